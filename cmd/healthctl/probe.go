@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// probeOptions is what `healthctl probe` runs with, filled by its RunE.
+type probeOptions struct {
+	urls   []string
+	flags  probeFlags
+	policy policyFlags
+}
+
+func (a *app) newProbeCmd() *cobra.Command {
+	opts := &probeOptions{}
+	cmd := &cobra.Command{
+		Use:   "probe URL...",
+		Short: "Probe URLs once and say why they are not healthy",
+		Long: `Probe each URL once on a fresh connection and classify the result into one of
+six outcomes with a precise reason, a timing waterfall, the certificate chain and
+the reconciler's decision. Several URLs are probed concurrently and printed in
+argument order; the exit code is that of the first URL that did not pass.`,
+		Example: `  healthctl probe https://app.example.com/health
+  healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
+  healthctl probe --age 10m --failure-threshold 3 http://127.0.0.1:8080/health`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("probe: missing URL (usage: healthctl probe URL...)")
+			}
+			opts.urls = args
+			return a.probeRun(cmd.Context(), opts)
+		},
+	}
+	opts.flags.register(cmd.Flags())
+	opts.policy.register(cmd.Flags(), true)
+	return cmd
+}
+
+func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
+	now := time.Now()
+	settings, err := opts.policy.settings()
+	if err != nil {
+		return err
+	}
+	age, known, err := opts.policy.ageAt(now)
+	if err != nil {
+		return err
+	}
+	tmpl, err := opts.flags.build(a.getenv)
+	if err != nil {
+		return err
+	}
+	all := make([]*probe.Options, len(opts.urls))
+	for i, raw := range opts.urls {
+		if all[i], err = tmpl.forURL(raw); err != nil {
+			return err
+		}
+	}
+
+	results := make([]probe.Result, len(all))
+	var wg sync.WaitGroup
+	for i, o := range all {
+		wg.Go(func() { results[i] = probe.Run(ctx, o) })
+	}
+	wg.Wait()
+
+	code := ExitPass
+	for _, r := range results {
+		if r.Canceled {
+			return silentExit(ExitSIGINT) // run() turns this into 130/143
+		}
+		d, _ := policy.Decide(policy.Input{
+			Outcome:  r.Outcome,
+			Reason:   r.Reason,
+			History:  policy.ForProbe(age, known, r.Started),
+			Settings: settings,
+			Now:      r.Started,
+		})
+		rc := ExitCode(r.Outcome)
+		if len(results) == 1 || code == ExitPass {
+			code = rc
+		}
+		a.printResult(r, &d, rc)
+	}
+	return silentExit(code)
+}
+
+// printResult renders one probe result in the chosen format.
+func (a *app) printResult(r probe.Result, d *policy.Decision, code int) {
+	s := a.streams
+	if a.json() {
+		_ = output.JSONLine(s.Out, output.NewResultJSON(r, d, code))
+		return
+	}
+	if a.global.quiet {
+		if r.Outcome != classify.Pass {
+			fmt.Fprintln(s.Err, output.FirstLine(r, s.ErrColor))
+		}
+		return
+	}
+	fmt.Fprintln(s.Out, output.FirstLine(r, s.OutColor))
+	if a.details() {
+		output.Details(s.Out, r, d, s.OutColor)
+	} else if r.Error != "" {
+		fmt.Fprintf(s.Out, "  error: %s\n", r.Error)
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/output"
+)
+
+// version is set by the release build (-ldflags "-X main.version=...").
+var version = ""
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "dev"
+}
+
+// env is how commands read the environment (tests pass a map).
+type env func(string) string
+
+// app is what every command shares for one invocation.
+type app struct {
+	streams *output.Streams
+	getenv  env
+	// signal is the signal that cancelled the run, if any.
+	signal atomic.Value // os.Signal
+	global globalFlags
+}
+
+// globalFlags are the persistent flags of every command.
+type globalFlags struct {
+	output  string
+	quiet   bool
+	verbose bool
+	config  string
+	noColor bool
+}
+
+// Main runs healthctl with the process's arguments and streams and returns
+// its exit code. A panic is a bug: it is reported and exits 70.
+func Main() (code int) {
+	streams := output.System()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(streams.Err, "healthctl: internal error (a bug, please report it): %v\n", r)
+			code = ExitInternal
+		}
+	}()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	a := &app{streams: streams, getenv: os.Getenv}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			a.signal.CompareAndSwap(nil, s)
+			stop()
+		}
+	}()
+	return a.run(ctx, os.Args[1:])
+}
+
+// run executes one command line on a fresh command tree, so tests can call
+// it in-process, and maps its error to an exit code, printing it once.
+func (a *app) run(ctx context.Context, args []string) int {
+	root := a.newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code := ExitPass
+	if err != nil {
+		code = ExitUsage // cobra's own errors: unknown command, bad args
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+			err = ee.err
+		}
+		if err != nil {
+			fmt.Fprintf(a.streams.Err, "healthctl: %s\n", oneLine(err.Error()))
+		}
+	}
+	if s, ok := a.signal.Load().(os.Signal); ok && code != ExitUsage {
+		if s == syscall.SIGTERM {
+			return ExitSIGTERM
+		}
+		return ExitSIGINT
+	}
+	return code
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func (a *app) newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "healthctl",
+		Short: "Probe HTTP health endpoints and say why they are not healthy",
+		Long: `healthctl probes HTTP health endpoints and tells why a service is not healthy:
+DNS, refused, TLS (which certificate problem), timeout (which phase), or an
+unexpected answer — with a timing waterfall, the certificate chain and the
+decision a reconciler would take. Exit codes are stable per outcome.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       versionString(),
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.prepare(cmd)
+		},
+	}
+	root.SetOut(a.streams.Out)
+	root.SetErr(a.streams.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&a.global.output, "output", "o", "text", "output format: text, json")
+	pf.BoolVarP(&a.global.quiet, "quiet", "q", false, "print only errors")
+	pf.BoolVarP(&a.global.verbose, "verbose", "v", false, "print details (waterfall, certificates, decision) also when not on a terminal")
+	pf.StringVar(&a.global.config, "config", "", "config file (default: ./healthctl.yaml, then the user config dir's healthctl/healthctl.yaml)")
+	pf.BoolVar(&a.global.noColor, "no-color", false, "never colour the output (so does a non-empty NO_COLOR)")
+
+	root.AddCommand(a.newProbeCmd(), a.newVersionCmd())
+	for _, add := range extraCommands {
+		root.AddCommand(add(a))
+	}
+	return root
+}
+
+// extraCommands lets each command file register itself (policy, wait-healthy,
+// watch, drain-test) without editing this file.
+var extraCommands []func(*app) *cobra.Command
+
+// prepare applies configuration (env, file) to the flags the user did not
+// set, then checks the global flags.
+func (a *app) prepare(cmd *cobra.Command) error {
+	if err := applyConfig(cmd, a.global.config, a.getenv); err != nil {
+		return usageError(err)
+	}
+	switch a.global.output {
+	case "text", "json":
+	default:
+		return usageErrorf("--output %q: want text or json", a.global.output)
+	}
+	if a.global.noColor || a.getenv("NO_COLOR") != "" {
+		a.streams.NoColor()
+	}
+	return nil
+}
+
+func (a *app) json() bool { return a.global.output == "json" }
+
+// details says whether text output shows more than the first line.
+func (a *app) details() bool { return a.global.verbose || a.streams.OutTTY }
+
+func (a *app) newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.json() {
+				return output.JSONLine(a.streams.Out, map[string]any{"schema_version": output.SchemaVersion, "version": versionString()})
+			}
+			fmt.Fprintf(a.streams.Out, "healthctl %s\n", versionString())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,204 @@
+package classify
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Stage is where a probe was when it stopped: the classifier names timeouts
+// after it and uses it to tell a TLS failure from an HTTP one.
+type Stage string
+
+// The stages of one request, in order.
+const (
+	StageDNS     Stage = "dns"
+	StageConnect Stage = "connect"
+	StageTLS     Stage = "tls"
+	// StageHeaders runs from the connection being ready to the response
+	// headers read (request written, waiting for the answer).
+	StageHeaders Stage = "headers"
+	StageBody    Stage = "body"
+	StageDone    Stage = "done"
+)
+
+// DNSAnswer is what a follow-up query learned about a name Go reported as
+// "no such host": Go alone cannot tell NXDOMAIN from an empty answer.
+type DNSAnswer int
+
+// The answers a follow-up query can give.
+const (
+	DNSUnknown DNSAnswer = iota
+	DNSNameMissing
+	DNSNoRecords
+)
+
+// Observation is everything the classifier needs; the probe fills it.
+type Observation struct {
+	// Err is the error that ended the probe, nil when a response arrived
+	// and its body was read.
+	Err error
+	// Stage is where the probe was when Err happened or its window closed.
+	Stage Stage
+	// WindowClosed is true when one of the probe's own windows (connect,
+	// read, max-time) ended it; Err is then only the symptom.
+	WindowClosed bool
+	// Proxied is true when the connection went to a proxy.
+	Proxied bool
+	// DNS is the follow-up answer for a "no such host" error.
+	DNS DNSAnswer
+
+	StatusCode      int
+	StatusExpected  bool
+	HasLocation     bool
+	ConditionFailed bool
+
+	// Now is when the error was seen; it tells an expired certificate from
+	// a not-yet-valid one (Go gives both the same x509.Expired reason).
+	Now time.Time
+}
+
+// Classify maps an observation to its outcome and reason. The order of the
+// checks matters: our own windows first (a closed window shows up as any
+// kind of error), DNS errors before generic timeouts (a DNS timeout also
+// matches context.DeadlineExceeded), certificates before resets.
+func Classify(o Observation) (Outcome, Reason) {
+	r := reason(o)
+	return r.Outcome(), r
+}
+
+func reason(o Observation) Reason {
+	if o.Err == nil {
+		switch {
+		case !o.StatusExpected && o.StatusCode >= 300 && o.StatusCode < 400 && o.HasLocation:
+			return Redirect
+		case !o.StatusExpected:
+			return HTTPStatus
+		case o.ConditionFailed:
+			return ConditionFailed
+		}
+		return OK
+	}
+	if o.WindowClosed {
+		return timeoutAt(o.Stage)
+	}
+	err := o.Err
+
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "proxyconnect" {
+		return ProxyError
+	}
+	if o.Proxied && (o.Stage == StageDNS || o.Stage == StageConnect) {
+		if isTimeout(err) {
+			return timeoutAt(o.Stage)
+		}
+		return ProxyError
+	}
+
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		switch {
+		case dnsErr.IsNotFound && o.DNS == DNSNoRecords:
+			return DNSNoAddress
+		case dnsErr.IsNotFound:
+			return DNSNXDomain
+		case dnsErr.IsTimeout:
+			return DNSTimeout
+		}
+		return DNSServfail
+	}
+
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ConnRefused
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return HostUnreachable
+	case errors.Is(err, syscall.ENETUNREACH):
+		return NetUnreachable
+	}
+
+	if r, ok := certReason(err, o.Now); ok {
+		return r
+	}
+	var rh tls.RecordHeaderError
+	if errors.As(err, &rh) {
+		return TLSNotTLS
+	}
+	if op != nil && op.Op == "remote error" {
+		return TLSRemoteAlert
+	}
+	var alert tls.AlertError
+	if errors.As(err, &alert) {
+		return TLSRemoteAlert
+	}
+
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return ConnReset
+	}
+	if isTimeout(err) {
+		return timeoutAt(o.Stage)
+	}
+	switch o.Stage {
+	case StageTLS:
+		return TLSHandshakeFailure
+	case StageDNS, StageConnect:
+		return HostUnreachable
+	}
+	// The connection was made and what came back was not a whole HTTP
+	// answer: garbage, nothing at all, or a body cut short.
+	return ProtocolError
+}
+
+func timeoutAt(s Stage) Reason {
+	switch s {
+	case StageDNS:
+		return DNSTimeout
+	case StageConnect:
+		return ConnectTimeout
+	case StageTLS:
+		return TLSHandshakeTimeout
+	case StageBody, StageDone:
+		return BodyTimeout
+	}
+	return HeadersTimeout
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, syscall.ETIMEDOUT) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// certReason recognises certificate verification failures. The x509 error
+// types are values, so errors.As needs value targets.
+func certReason(err error, now time.Time) (Reason, bool) {
+	var host x509.HostnameError
+	if errors.As(err, &host) {
+		return TLSHostnameMismatch, true
+	}
+	var ua x509.UnknownAuthorityError
+	if errors.As(err, &ua) {
+		return TLSUnknownAuthority, true
+	}
+	var inv x509.CertificateInvalidError
+	if errors.As(err, &inv) {
+		if inv.Reason == x509.Expired {
+			if inv.Cert != nil && now.Before(inv.Cert.NotBefore) {
+				return TLSNotYetValid, true
+			}
+			return TLSExpired, true
+		}
+		return TLSHandshakeFailure, true
+	}
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) {
+		return TLSHandshakeFailure, true
+	}
+	return "", false
+}

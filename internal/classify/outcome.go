@@ -1,0 +1,117 @@
+// Package classify maps what a probe observed to one outcome and one reason.
+// It is pure: no I/O, no clock; the probe hands it an Observation.
+package classify
+
+// Outcome is one of the six closed outcomes of SPEC.md §2 (seeds/004).
+type Outcome string
+
+// The outcomes. The set is closed: the reconciler's table is written against it.
+const (
+	Pass        Outcome = "pass"
+	Unreachable Outcome = "unreachable"
+	TLS         Outcome = "tls"
+	Timeout     Outcome = "timeout"
+	Refused     Outcome = "refused"
+	DNS         Outcome = "dns"
+)
+
+// Outcomes lists every outcome in the order of SPEC.md §2.
+var Outcomes = []Outcome{Pass, Unreachable, TLS, Timeout, Refused, DNS}
+
+// Decisive reports whether the outcome is one the reconciler may act on
+// (refused, dns, unreachable), as opposed to pass, a warming cert or slowness.
+func (o Outcome) Decisive() bool {
+	return o == Refused || o == DNS || o == Unreachable
+}
+
+// Reason refines an outcome. It is a closed set of snake_case strings; raw
+// error text never goes here.
+type Reason string
+
+// The reasons of SPEC.md §2.
+const (
+	OK Reason = "ok"
+
+	DNSNXDomain  Reason = "dns_nxdomain"
+	DNSNoAddress Reason = "dns_no_address"
+	DNSServfail  Reason = "dns_servfail"
+
+	DNSTimeout          Reason = "dns_timeout"
+	ConnectTimeout      Reason = "connect_timeout"
+	TLSHandshakeTimeout Reason = "tls_handshake_timeout"
+	HeadersTimeout      Reason = "headers_timeout"
+	BodyTimeout         Reason = "body_timeout"
+
+	ConnRefused Reason = "conn_refused"
+
+	TLSUnknownAuthority Reason = "tls_unknown_authority"
+	TLSHostnameMismatch Reason = "tls_hostname_mismatch"
+	TLSExpired          Reason = "tls_expired"
+	TLSNotYetValid      Reason = "tls_not_yet_valid"
+	TLSNotTLS           Reason = "tls_not_tls"
+	TLSRemoteAlert      Reason = "tls_remote_alert"
+	TLSHandshakeFailure Reason = "tls_handshake_failure"
+
+	HTTPStatus      Reason = "http_status"
+	Redirect        Reason = "redirect"
+	ConditionFailed Reason = "condition_failed"
+	ConnReset       Reason = "conn_reset"
+	HostUnreachable Reason = "host_unreachable"
+	NetUnreachable  Reason = "net_unreachable"
+	ProtocolError   Reason = "protocol_error"
+	ProxyError      Reason = "proxy_error"
+	NoURL           Reason = "no_url"
+)
+
+// reasonOutcome is the one table from reason to outcome.
+var reasonOutcome = map[Reason]Outcome{
+	OK: Pass,
+
+	DNSNXDomain:  DNS,
+	DNSNoAddress: DNS,
+	DNSServfail:  DNS,
+
+	DNSTimeout:          Timeout,
+	ConnectTimeout:      Timeout,
+	TLSHandshakeTimeout: Timeout,
+	HeadersTimeout:      Timeout,
+	BodyTimeout:         Timeout,
+
+	ConnRefused: Refused,
+
+	TLSUnknownAuthority: TLS,
+	TLSHostnameMismatch: TLS,
+	TLSExpired:          TLS,
+	TLSNotYetValid:      TLS,
+	TLSNotTLS:           TLS,
+	TLSRemoteAlert:      TLS,
+	TLSHandshakeFailure: TLS,
+
+	HTTPStatus:      Unreachable,
+	Redirect:        Unreachable,
+	ConditionFailed: Unreachable,
+	ConnReset:       Unreachable,
+	HostUnreachable: Unreachable,
+	NetUnreachable:  Unreachable,
+	ProtocolError:   Unreachable,
+	ProxyError:      Unreachable,
+	NoURL:           Unreachable,
+}
+
+// Reasons lists every reason, grouped by outcome in the order of SPEC.md §2.
+var Reasons = []Reason{
+	OK,
+	DNSNXDomain, DNSNoAddress, DNSServfail,
+	DNSTimeout, ConnectTimeout, TLSHandshakeTimeout, HeadersTimeout, BodyTimeout,
+	ConnRefused,
+	TLSUnknownAuthority, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSRemoteAlert, TLSHandshakeFailure,
+	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
+}
+
+// Outcome returns the outcome a reason belongs to.
+func (r Reason) Outcome() Outcome {
+	if o, ok := reasonOutcome[r]; ok {
+		return o
+	}
+	return Unreachable
+}

@@ -1,0 +1,190 @@
+package output
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// SchemaVersion is the version of every JSON object healthctl prints.
+const SchemaVersion = 1
+
+// ResultJSON is one probe result as JSON (SPEC.md §9). Fields a probe did
+// not reach are absent, never zero.
+type ResultJSON struct {
+	SchemaVersion int                `json:"schema_version"`
+	Target        string             `json:"target,omitempty"`
+	URL           string             `json:"url"`
+	Outcome       classify.Outcome   `json:"outcome"`
+	Reason        classify.Reason    `json:"reason"`
+	ExitCode      int                `json:"exit_code"`
+	HTTPStatus    int                `json:"http_status,omitempty"`
+	HTTPVersion   string             `json:"http_version,omitempty"`
+	Error         string             `json:"error,omitempty"`
+	Address       string             `json:"address,omitempty"`
+	IPFamily      int                `json:"ip_family,omitempty"`
+	TimingsMS     map[string]float64 `json:"timings_ms"`
+	Redirect      *probe.Redirect    `json:"redirect,omitempty"`
+	RetryAfterS   *float64           `json:"retry_after_s,omitempty"`
+	BodyTruncated bool               `json:"body_truncated"`
+	TLS           *probe.TLSInfo     `json:"tls,omitempty"`
+	Decision      *policy.Decision   `json:"decision,omitempty"`
+}
+
+// NewResultJSON converts a result, with its decision (may be nil) and the
+// exit code it maps to.
+func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
+	j := ResultJSON{
+		SchemaVersion: SchemaVersion,
+		URL:           r.URL,
+		Outcome:       r.Outcome,
+		Reason:        r.Reason,
+		ExitCode:      exitCode,
+		HTTPStatus:    r.HTTPStatus,
+		HTTPVersion:   r.HTTPVersion,
+		Error:         r.Error,
+		Address:       r.Address,
+		IPFamily:      r.IPFamily,
+		TimingsMS:     map[string]float64{},
+		Redirect:      r.Redirect,
+		BodyTruncated: r.BodyTruncated,
+		TLS:           r.TLS,
+		Decision:      d,
+	}
+	for ph, d := range r.Timings {
+		j.TimingsMS[string(ph)] = ms(d)
+	}
+	if r.RetryAfter != nil {
+		s := r.RetryAfter.Seconds()
+		j.RetryAfterS = &s
+	}
+	return j
+}
+
+// ms is a duration in fractional milliseconds, to the microsecond.
+func ms(d time.Duration) float64 {
+	return math.Round(float64(d.Microseconds())) / 1000
+}
+
+// JSONLine writes v as one line of JSON.
+func JSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// FirstLine is the stable, greppable summary of a result:
+// "PASS ok URL 200 12.4ms" or "FAIL refused conn_refused URL - 0.4ms".
+func FirstLine(r probe.Result, colored bool) string {
+	status := "-"
+	if r.HTTPStatus != 0 {
+		status = fmt.Sprint(r.HTTPStatus)
+	}
+	total := FormatMS(r.Timings[probe.PhaseTotal])
+	if r.Outcome == classify.Pass {
+		return fmt.Sprintf("%s %s %s %s %s", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, r.URL, status, total)
+	}
+	return fmt.Sprintf("%s %s %s %s %s %s", paint(colored, color.FgRed, color.Bold).Sprint("FAIL"),
+		paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, r.URL, status, total)
+}
+
+// FormatMS renders a duration as milliseconds with one decimal: 12.4ms.
+func FormatMS(d time.Duration) string {
+	return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+}
+
+// Details renders what follows the first line on a terminal or with -v: the
+// error, the connection, the waterfall, the certificate chain, the redirect
+// and the decision.
+func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
+	dim := paint(colored, color.Faint)
+	label := func(s string) string { return dim.Sprintf("  %-11s", s) }
+	if r.Error != "" {
+		fmt.Fprintf(w, "%s%s\n", label("error"), r.Error)
+	}
+	if r.Address != "" {
+		conn := fmt.Sprintf("%s (IPv%d)", r.Address, r.IPFamily)
+		if r.HTTPVersion != "" {
+			conn += " " + r.HTTPVersion
+		}
+		fmt.Fprintf(w, "%s%s\n", label("address"), conn)
+	}
+	waterfall(w, r.Timings, label, paint(colored, color.FgCyan))
+	if r.TLS != nil {
+		if r.TLS.Version != "" {
+			fmt.Fprintf(w, "%s%s %s\n", label("tls"), r.TLS.Version, r.TLS.Cipher)
+		}
+		for i, c := range r.TLS.Chain {
+			exp := fmt.Sprintf("%s (%d days left)", c.NotAfter.Format("2006-01-02"), c.DaysLeft)
+			switch {
+			case c.DaysLeft < 0:
+				exp = paint(colored, color.FgRed).Sprintf("expired %s", c.NotAfter.Format("2006-01-02"))
+			case r.Reason == classify.TLSNotYetValid && i == 0:
+				exp = paint(colored, color.FgRed).Sprintf("not valid before %s", c.NotBefore.Format(time.RFC3339))
+			}
+			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), c.Subject)
+			fmt.Fprintf(w, "%sissuer %s; SANs %s; expires %s\n", label(""), c.Issuer, strings.Join(c.SANs, ", "), exp)
+		}
+	}
+	if r.Redirect != nil {
+		other := ""
+		if r.Redirect.OtherHost {
+			other = paint(colored, color.FgYellow).Sprint(" (another host)")
+		}
+		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), r.Redirect.Location, other)
+	}
+	if r.RetryAfter != nil {
+		fmt.Fprintf(w, "%s%s\n", label("retry-after"), *r.RetryAfter)
+	}
+	if r.BodyTruncated {
+		fmt.Fprintf(w, "%sbody read up to --max-body only\n", label("body"))
+	}
+	if d != nil {
+		c := paint(colored, color.Bold)
+		fmt.Fprintf(w, "%s%s: %s\n", label("decision"), c.Sprint(d.Action), d.Why)
+	}
+}
+
+// waterfall draws one bar per phase reached, offset where the phase began.
+func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar interface{ Sprint(...any) string }) {
+	total := t[probe.PhaseTotal]
+	if total <= 0 {
+		return
+	}
+	const width = 40
+	offset := time.Duration(0)
+	for _, ph := range probe.Phases {
+		d, ok := t[ph]
+		if !ok {
+			continue
+		}
+		start := offset
+		if ph == probe.PhaseTotal {
+			start = 0
+		}
+		a := int(float64(start) / float64(total) * width)
+		n := int(math.Ceil(float64(d) / float64(total) * width))
+		if n < 1 {
+			n = 1
+		}
+		if a+n > width {
+			a = max(0, width-n)
+		}
+		fmt.Fprintf(w, "%s%9s %s%s\n", label(string(ph)), FormatMS(d), strings.Repeat(" ", a), bar.Sprint(strings.Repeat("=", n)))
+		if ph != probe.PhaseTotal {
+			offset += d
+		}
+	}
+}

@@ -1,0 +1,63 @@
+// Package output renders results: the stable first line, the details, the
+// JSON objects and tables. It owns every colour decision, per stream.
+package output
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+)
+
+// Streams are where a command writes: results to Out, progress and errors to
+// Err. TTY-ness and colour are decided once per stream, here.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	OutTTY bool
+	ErrTTY bool
+	// OutColor and ErrColor say whether each stream gets colour.
+	OutColor bool
+	ErrColor bool
+}
+
+// System returns the process's streams. Colour needs a terminal and no
+// non-empty NO_COLOR.
+func System() *Streams {
+	s := &Streams{
+		In:     os.Stdin,
+		Out:    os.Stdout,
+		Err:    os.Stderr,
+		OutTTY: isatty.IsTerminal(os.Stdout.Fd()),
+		ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
+	}
+	s.OutColor, s.ErrColor = s.OutTTY, s.ErrTTY
+	return s
+}
+
+// Test returns streams writing to buffers; tty forces terminal rendering
+// (colour and details) so tests can see what a terminal user sees.
+func Test(tty bool) (*Streams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &Streams{In: &bytes.Buffer{}, Out: &out, Err: &errb, OutTTY: tty, ErrTTY: tty, OutColor: tty, ErrColor: tty}, &out, &errb
+}
+
+// NoColor turns colour off on both streams (--no-color, NO_COLOR).
+func (s *Streams) NoColor() {
+	s.OutColor, s.ErrColor = false, false
+}
+
+// paint returns a colour that is on only when the stream wants colour; never
+// the package-global toggle of fatih/color.
+func paint(on bool, attrs ...color.Attribute) *color.Color {
+	c := color.New(attrs...)
+	if on {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return c
+}

@@ -1,0 +1,81 @@
+package probe
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"net/url"
+	"regexp"
+	"time"
+)
+
+// Defaults of the windows (seeds/004's two-second open and read timeouts).
+const (
+	DefaultConnectTimeout = 2 * time.Second
+	DefaultReadTimeout    = 2 * time.Second
+	DefaultMaxBody        = 64 << 10
+)
+
+// Options is everything one probe needs. It is built and validated by the
+// command layer (see Config.Build); the probe itself never parses flags.
+type Options struct {
+	URL    *url.URL
+	Method string
+	Body   []byte
+	Header http.Header
+	// Host overrides the request host (from -H 'Host: x').
+	Host      string
+	UserAgent string
+	// User and Password come from -u; the URL's own userinfo is used otherwise.
+	User, Password string
+	HasUser        bool
+
+	// Network is "tcp", "tcp4" or "tcp6" (-4 / -6).
+	Network string
+	// Resolve maps "host:port" to an address, as curl's --resolve.
+	Resolve map[string]string
+	// DNSServer, when set, is the only resolver used ("addr:port").
+	DNSServer string
+
+	TLSConfig *tls.Config
+
+	// Follow is how many redirects to follow (0: report, do not follow).
+	Follow int
+	// Proxy selects the proxy for a request URL; nil means no proxy.
+	Proxy func(*url.URL) (*url.URL, error)
+
+	ConnectTimeout time.Duration
+	ReadTimeout    time.Duration
+	MaxTime        time.Duration
+	MaxBody        int64
+
+	Expect Expectations
+
+	Redactor *Redactor
+}
+
+// Expectations are the conditions a response must meet to pass.
+type Expectations struct {
+	Status     StatusSet
+	BodyText   []string
+	BodyRegex  []*regexp.Regexp
+	JSON       []JSONExpect
+	HeaderRE   []HeaderExpect
+	hasBodyExp bool
+}
+
+// JSONExpect is one --expect-json PATH=VALUE.
+type JSONExpect struct{ Path, Value string }
+
+// HeaderExpect is one --expect-header NAME=RE.
+type HeaderExpect struct {
+	Name string
+	RE   *regexp.Regexp
+}
+
+// CertPool is a small helper so the command layer need not import x509 to
+// build --cacert pools.
+func CertPool(pem []byte) (*x509.CertPool, bool) {
+	p := x509.NewCertPool()
+	return p, p.AppendCertsFromPEM(pem)
+}

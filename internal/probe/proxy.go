@@ -1,0 +1,82 @@
+package probe
+
+import (
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// EnvProxy selects a proxy the way curl does: http_proxy / HTTP_PROXY for
+// http, https_proxy / HTTPS_PROXY for https, ALL_PROXY as a fallback, and
+// NO_PROXY (or noproxy, when not empty: --noproxy) listing hosts, domains
+// and CIDRs to reach directly, '*' for all. Unlike Go's
+// ProxyFromEnvironment it proxies loopback too, as curl does.
+func EnvProxy(getenv func(string) string, noproxy string) func(*url.URL) (*url.URL, error) {
+	first := func(names ...string) string {
+		for _, n := range names {
+			if v := strings.TrimSpace(getenv(n)); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	httpP := first("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
+	httpsP := first("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
+	if noproxy == "" {
+		noproxy = first("no_proxy", "NO_PROXY")
+	}
+	if httpP == "" && httpsP == "" {
+		return nil
+	}
+	return func(u *url.URL) (*url.URL, error) {
+		p := httpP
+		if u.Scheme == "https" {
+			p = httpsP
+		}
+		if p == "" || bypass(noproxy, u.Hostname()) {
+			return nil, nil
+		}
+		if !strings.Contains(p, "://") {
+			p = "http://" + p
+		}
+		return url.Parse(p)
+	}
+}
+
+// ParseProxy checks a proxy setting early, so a typo is a usage error.
+func ParseProxy(p string) error {
+	if !strings.Contains(p, "://") {
+		p = "http://" + p
+	}
+	_, err := url.Parse(p)
+	return err
+}
+
+func bypass(list, host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	ip, ipErr := netip.ParseAddr(host)
+	for _, e := range strings.Split(list, ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if e == "*" {
+			return true
+		}
+		if ipErr == nil {
+			if pfx, err := netip.ParsePrefix(e); err == nil && pfx.Contains(ip) {
+				return true
+			}
+		}
+		if h, _, err := net.SplitHostPort(e); err == nil {
+			e = h
+		}
+		e = strings.TrimPrefix(strings.TrimSuffix(e, "."), ".")
+		e = strings.Trim(e, "[]")
+		if host == e || strings.HasSuffix(host, "."+e) {
+			return true
+		}
+	}
+	return false
+}

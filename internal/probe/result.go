@@ -1,0 +1,75 @@
+package probe
+
+import (
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+)
+
+// Phase names a step of a probe, in the order they happen.
+type Phase string
+
+// The phases a probe records (SPEC.md §3). Request is the time between the
+// connection being ready and the request written; it is folded into ttfb's
+// window for classification.
+const (
+	PhaseDNS      Phase = "dns"
+	PhaseConnect  Phase = "connect"
+	PhaseTLS      Phase = "tls"
+	PhaseTTFB     Phase = "ttfb"
+	PhaseTransfer Phase = "transfer"
+	PhaseTotal    Phase = "total"
+)
+
+// Phases lists the phases in waterfall order.
+var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseTTFB, PhaseTransfer, PhaseTotal}
+
+// Timings holds the phases reached; a phase not reached is absent.
+type Timings map[Phase]time.Duration
+
+// Result is what one probe observed and how it was classified. Every string in
+// it is already redacted.
+type Result struct {
+	URL         string
+	Outcome     classify.Outcome
+	Reason      classify.Reason
+	Error       string
+	HTTPStatus  int
+	HTTPVersion string
+	Address     string
+	IPFamily    int
+	Timings     Timings
+	Redirect    *Redirect
+	// RetryAfter is the server's Retry-After, when it sent one.
+	RetryAfter    *time.Duration
+	BodyTruncated bool
+	TLS           *TLSInfo
+	// Canceled is true when the caller's context ended the probe (Ctrl-C):
+	// not a probe result at all.
+	Canceled bool
+	// Started is when the probe began (wall clock, for the policy's age).
+	Started time.Time
+}
+
+// Redirect is a 3xx answer that was reported rather than followed.
+type Redirect struct {
+	Location  string `json:"location"`
+	OtherHost bool   `json:"other_host"`
+}
+
+// TLSInfo describes the handshake, also when verification failed.
+type TLSInfo struct {
+	Version string     `json:"version,omitempty"`
+	Cipher  string     `json:"cipher,omitempty"`
+	Chain   []CertInfo `json:"chain"`
+}
+
+// CertInfo is one presented certificate.
+type CertInfo struct {
+	Subject   string    `json:"subject"`
+	Issuer    string    `json:"issuer"`
+	SANs      []string  `json:"sans"`
+	NotBefore time.Time `json:"not_before"`
+	NotAfter  time.Time `json:"not_after"`
+	DaysLeft  int       `json:"days_left"`
+}
