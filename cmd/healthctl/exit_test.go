@@ -1,0 +1,88 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/healthctl/healthctl/internal/classify"
+)
+
+// specOutcomes is a literal copy of SPEC.md §2's outcome table (outcome and
+// exit code), so the test fails when the code drifts from the contract.
+const specOutcomes = `
+| pass | 0 |
+| unreachable | 1 |
+| tls | 3 |
+| timeout | 4 |
+| refused | 5 |
+| dns | 6 |
+`
+
+// specReasons is a literal copy of SPEC.md §2's reason list, by outcome.
+const specReasons = `
+dns: dns_nxdomain dns_no_address dns_servfail
+timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout
+refused: conn_refused
+tls: tls_unknown_authority tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_remote_alert tls_handshake_failure
+unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url
+pass: ok
+`
+
+// specOtherCodes are the exit codes of SPEC.md §2 that are not outcomes.
+var specOtherCodes = map[string]int{"usage": 2, "drain": 7, "redeploy": 8, "internal": 70, "sigint": 130, "sigterm": 143}
+
+func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
+	want := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(specOutcomes), "\n") {
+		f := strings.Fields(strings.Trim(line, "| "))
+		var code int
+		for _, c := range f[2] {
+			code = code*10 + int(c-'0')
+		}
+		want[f[0]] = code
+	}
+	if len(want) != len(classify.Outcomes) {
+		t.Fatalf("spec has %d outcomes, code has %d", len(want), len(classify.Outcomes))
+	}
+	for _, o := range classify.Outcomes {
+		code, ok := want[string(o)]
+		if !ok {
+			t.Errorf("outcome %q is not in the spec", o)
+			continue
+		}
+		if got := ExitCode(o); got != code {
+			t.Errorf("ExitCode(%s) = %d, spec says %d", o, got, code)
+		}
+	}
+
+	var specAll []string
+	for _, line := range strings.Split(strings.TrimSpace(specReasons), "\n") {
+		outcome, list, _ := strings.Cut(line, ":")
+		for _, r := range strings.Fields(list) {
+			specAll = append(specAll, r)
+			reason := classify.Reason(r)
+			if got := reason.Outcome(); string(got) != outcome {
+				t.Errorf("reason %s: outcome %s, spec says %s", r, got, outcome)
+			}
+			if got, w := ExitCode(reason.Outcome()), want[outcome]; got != w {
+				t.Errorf("reason %s: exit %d, spec says %d", r, got, w)
+			}
+		}
+	}
+	var codeAll []string
+	for _, r := range classify.Reasons {
+		codeAll = append(codeAll, string(r))
+	}
+	slices.Sort(specAll)
+	slices.Sort(codeAll)
+	if !slices.Equal(specAll, codeAll) {
+		t.Errorf("reason sets differ:\n spec %v\n code %v", specAll, codeAll)
+	}
+
+	for name, code := range map[string]int{"usage": ExitUsage, "drain": ExitDrainFailed, "redeploy": ExitRedeploy, "internal": ExitInternal, "sigint": ExitSIGINT, "sigterm": ExitSIGTERM} {
+		if specOtherCodes[name] != code {
+			t.Errorf("%s exit code %d, spec says %d", name, code, specOtherCodes[name])
+		}
+	}
+}

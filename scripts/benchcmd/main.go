@@ -1,0 +1,73 @@
+// Command benchcmd runs commands many times, interleaved, and prints the
+// median and p90 wall time and the peak RSS of each: the side-by-side
+// measurement scripts/bench-probe.sh uses.
+//
+//	go run ./scripts/benchcmd -n 200 -- 'curl -sf URL' 'healthctl probe URL'
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 100, "runs per command (bounded: at most 5000)")
+	warm := flag.Int("warmup", 5, "unmeasured runs per command first")
+	flag.Parse()
+	cmds := flag.Args()
+	if len(cmds) == 0 || *n < 1 || *n > 5000 {
+		fmt.Fprintln(os.Stderr, "usage: benchcmd [-n RUNS] -- 'CMD ARGS' ['CMD ARGS'...]")
+		os.Exit(2)
+	}
+	walls := make([][]time.Duration, len(cmds))
+	rss := make([]int64, len(cmds))
+	fails := make([]int, len(cmds))
+	for i := 0; i < *warm+*n; i++ {
+		for c, line := range cmds {
+			args := strings.Fields(line)
+			cmd := exec.Command(args[0], args[1:]...)
+			start := time.Now()
+			err := cmd.Run()
+			d := time.Since(start)
+			if i < *warm {
+				continue
+			}
+			if err != nil {
+				fails[c]++
+			}
+			walls[c] = append(walls[c], d)
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > rss[c] {
+				rss[c] = ru.Maxrss
+			}
+		}
+	}
+	fmt.Printf("%-60s %6s %9s %9s %9s %8s\n", "command", "runs", "p50", "p90", "min", "peakRSS")
+	for c, line := range cmds {
+		w := walls[c]
+		slices.Sort(w)
+		fmt.Printf("%-60s %6d %9s %9s %9s %6.1fMiB", trim(line, 60), len(w), ms(w[len(w)/2]), ms(w[len(w)*9/10]), ms(w[0]), float64(rss[c])/1024)
+		if fails[c] > 0 {
+			fmt.Printf("  (%d runs exited non-zero)", fails[c])
+		}
+		fmt.Println()
+	}
+	if len(cmds) == 2 {
+		a, b := walls[0][len(walls[0])/2], walls[1][len(walls[1])/2]
+		fmt.Printf("ratio of medians (second / first): %.2fx\n", float64(b)/float64(a))
+	}
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
