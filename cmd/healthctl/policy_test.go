@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/policy"
+)
+
+// runPolicyFlags runs `healthctl ARGS` on a real root command whose policy
+// command captures its options instead of running, so precedence (flags,
+// env, config file) goes through the same PersistentPreRunE as a real run.
+func runPolicyFlags(t *testing.T, environ map[string]string, args ...string) (policy.Settings, int, string) {
+	t.Helper()
+	streams, _, errb := output.Test(false)
+	a := &app{streams: streams, getenv: func(k string) string { return environ[k] }}
+	root := a.newRootCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "policy" {
+			root.RemoveCommand(c)
+		}
+	}
+	var got *policyOptions
+	root.AddCommand(a.newPolicyCmd(func(o *policyOptions) error { got = o; return nil }))
+	root.SetArgs(args)
+	code := ExitPass
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		code = ExitUsage
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errb.WriteString(err.Error())
+	}
+	if got == nil {
+		return policy.Settings{}, code, errb.String()
+	}
+	s, err := got.policy.settings()
+	if err != nil {
+		return s, ExitUsage, err.Error()
+	}
+	return s, code, errb.String()
+}
+
+// hermetic keeps the user's own config file out of the test.
+func hermetic(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".config"))
+	t.Setenv("HOME", dir)
+	return dir
+}
+
+func TestPolicyFlags(t *testing.T) {
+	dir := hermetic(t)
+	cfg := filepath.Join(dir, "healthctl.yaml")
+	if err := os.WriteFile(cfg, []byte("grace: 5m\nfailure-threshold: 4\npolicy:\n  failure-threshold: 3\n  tls-pending-max: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	def := policy.DefaultSettings()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    policy.Settings
+		code    int
+		errPart string
+	}{
+		{name: "defaults", args: nil, want: def},
+		{
+			name: "flags",
+			args: []string{"--grace", "5m", "--failure-threshold", "3", "--escalate-timeouts-after", "2", "--tls-pending-max", "10m"},
+			want: policy.Settings{Grace: 5 * time.Minute, FailureThreshold: 3, EscalateTimeoutsAfter: 2, TLSPendingMax: 10 * time.Minute},
+		},
+		{
+			name: "HEALTHCTL_<FLAG>",
+			env:  map[string]string{"HEALTHCTL_GRACE": "5m", "HEALTHCTL_FAILURE_THRESHOLD": "3"},
+			want: policy.Settings{Grace: 5 * time.Minute, FailureThreshold: 3},
+		},
+		{
+			name: "HEALTHCTL_POLICY_<FLAG> beats HEALTHCTL_<FLAG>",
+			env:  map[string]string{"HEALTHCTL_FAILURE_THRESHOLD": "7", "HEALTHCTL_POLICY_FAILURE_THRESHOLD": "3", "HEALTHCTL_POLICY_ESCALATE_TIMEOUTS_AFTER": "4"},
+			want: policy.Settings{Grace: def.Grace, FailureThreshold: 3, EscalateTimeoutsAfter: 4},
+		},
+		{
+			name: "flag beats env",
+			env:  map[string]string{"HEALTHCTL_POLICY_FAILURE_THRESHOLD": "3"},
+			args: []string{"--failure-threshold", "2"},
+			want: policy.Settings{Grace: def.Grace, FailureThreshold: 2},
+		},
+		{
+			name: "config file: section beats top level",
+			args: []string{"--config", cfg},
+			want: policy.Settings{Grace: 5 * time.Minute, FailureThreshold: 3, TLSPendingMax: time.Hour},
+		},
+		{
+			name: "env beats config file",
+			env:  map[string]string{"HEALTHCTL_GRACE": "1m"},
+			args: []string{"--config", cfg},
+			want: policy.Settings{Grace: time.Minute, FailureThreshold: 3, TLSPendingMax: time.Hour},
+		},
+		{
+			name: "flag beats config file",
+			args: []string{"--config", cfg, "--tls-pending-max", "0"},
+			want: policy.Settings{Grace: 5 * time.Minute, FailureThreshold: 3},
+		},
+		{name: "threshold 0", args: []string{"--failure-threshold", "0"}, code: ExitUsage, errPart: "--failure-threshold must be at least 1, got 0"},
+		{name: "negative grace", args: []string{"--grace", "-1m"}, code: ExitUsage, errPart: "--grace must not be negative"},
+		{name: "bad duration", args: []string{"--grace", "soon"}, code: ExitUsage, errPart: "soon"},
+		{name: "bad env", env: map[string]string{"HEALTHCTL_GRACE": "soon"}, code: ExitUsage, errPart: "HEALTHCTL_GRACE"},
+		{name: "no arguments", args: []string{"extra"}, code: ExitUsage, errPart: "unknown command"},
+		{name: "age is not a policy flag", args: []string{"--age", "1m"}, code: ExitUsage, errPart: "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, code, errText := runPolicyFlags(t, tt.env, append([]string{"policy"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d (%s)", code, tt.code, errText)
+			}
+			if tt.errPart != "" {
+				if !strings.Contains(errText, tt.errPart) {
+					t.Fatalf("error %q does not contain %q", errText, tt.errPart)
+				}
+				return
+			}
+			if got != tt.want {
+				t.Fatalf("settings = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// runPolicy runs `healthctl policy ARGS` in-process for real.
+func runPolicy(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	streams, out, errb := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	code := a.run(context.Background(), append([]string{"policy"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestPolicyText(t *testing.T) {
+	hermetic(t)
+	code, out, errText := runPolicy(t, "--grace", "5m", "--failure-threshold", "3")
+	if code != 0 || errText != "" {
+		t.Fatalf("exit %d, stderr %q", code, errText)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if want := "settings: --grace 5m0s --failure-threshold 3 --escalate-timeouts-after 0 (never) --tls-pending-max 0 (forever)"; first != want {
+		t.Fatalf("first line %q, want %q", first, want)
+	}
+	for _, want := range []string{"RESULT", "CONDITION", "DECISION", "WHY", "age < 5m0s", "past grace, streak < 3", "streak reaches 3",
+		"ignore-grace", "ignore-blip", "redeploy", "pending-tls", "ignore-timeout", "stay"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour without a terminal:\n%s", out)
+	}
+}
+
+func TestPolicyJSON(t *testing.T) {
+	hermetic(t)
+	code, out, errText := runPolicy(t, "-o", "json", "--escalate-timeouts-after", "3", "--tls-pending-max", "1h")
+	if code != 0 || errText != "" {
+		t.Fatalf("exit %d, stderr %q", code, errText)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("want one JSON line, got:\n%s", out)
+	}
+	var got struct {
+		SchemaVersion *int `json:"schema_version"`
+		Settings      map[string]float64
+		Rows          []policy.Row
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.SchemaVersion == nil || *got.SchemaVersion != output.SchemaVersion {
+		t.Fatalf("schema_version missing: %s", out)
+	}
+	wantSettings := map[string]float64{"grace_s": 120, "failure_threshold": 1, "escalate_timeouts_after": 3, "tls_pending_max_s": 3600}
+	for k, v := range wantSettings {
+		if got.Settings[k] != v {
+			t.Errorf("settings.%s = %v, want %v", k, got.Settings[k], v)
+		}
+	}
+	want := policy.DecisionTable(policy.Settings{Grace: 2 * time.Minute, FailureThreshold: 1, EscalateTimeoutsAfter: 3, TLSPendingMax: time.Hour})
+	if len(got.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(got.Rows), len(want))
+	}
+	for i := range want {
+		if got.Rows[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, got.Rows[i], want[i])
+		}
+	}
+}
+
+func TestPolicyUsageError(t *testing.T) {
+	hermetic(t)
+	code, out, errText := runPolicy(t, "--failure-threshold", "0")
+	if code != ExitUsage || out != "" {
+		t.Fatalf("exit %d, stdout %q; want 2 and nothing", code, out)
+	}
+	if want := "healthctl: --failure-threshold must be at least 1, got 0\n"; errText != want {
+		t.Fatalf("stderr %q, want %q", errText, want)
+	}
+}

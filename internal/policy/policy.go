@@ -1,0 +1,298 @@
+// Package policy decides what a reconciler does with one probe result: the
+// decision table of SPEC.md §4, taken from seeds/004 ("ignore the blip,
+// redeploy the outage").
+//
+// It is pure: no I/O and no clock. Time arrives as Input.Now, and the only
+// state is the History the caller carries from one probe to the next.
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+)
+
+// Action is what the reconciler does with a target after one probe.
+type Action string
+
+// The actions, one per row of SPEC.md §4. Every action but Redeploy leaves the
+// target running untouched: the only lever is "enqueue a redeploy", never stop
+// or destroy.
+const (
+	Stay          Action = "stay"
+	PendingTLS    Action = "pending-tls"
+	IgnoreTimeout Action = "ignore-timeout"
+	IgnoreGrace   Action = "ignore-grace"
+	IgnoreBlip    Action = "ignore-blip"
+	Redeploy      Action = "redeploy"
+)
+
+// Settings are the knobs of the policy. DefaultSettings is the behaviour of
+// seeds/004.
+type Settings struct {
+	// Grace is how long a freshly started target is given to boot before a
+	// decisive failure counts against it.
+	Grace time.Duration
+	// FailureThreshold is how many decisive failures in a row, past grace,
+	// make an outage.
+	FailureThreshold int
+	// EscalateTimeoutsAfter makes the Nth timeout in a row, and every one
+	// after it, count as decisive; 0 never does (a host that accepts but
+	// never answers is then never redeployed).
+	EscalateTimeoutsAfter int
+	// TLSPendingMax makes a TLS error decisive once TLS has been failing for
+	// longer than this; 0 waits for the certificate forever.
+	TLSPendingMax time.Duration
+}
+
+// DefaultSettings returns the policy of seeds/004: a two-minute grace window,
+// one decisive failure past it is an outage, timeouts and TLS errors never are.
+func DefaultSettings() Settings {
+	return Settings{Grace: 2 * time.Minute, FailureThreshold: 1}
+}
+
+// Validate reports the first setting out of range, naming its flag.
+func (s Settings) Validate() error {
+	switch {
+	case s.Grace < 0:
+		return fmt.Errorf("--grace must not be negative, got %s", s.Grace)
+	case s.FailureThreshold < 1:
+		return fmt.Errorf("--failure-threshold must be at least 1, got %d", s.FailureThreshold)
+	case s.EscalateTimeoutsAfter < 0:
+		return fmt.Errorf("--escalate-timeouts-after must be 0 (never) or at least 1, got %d", s.EscalateTimeoutsAfter)
+	case s.TLSPendingMax < 0:
+		return fmt.Errorf("--tls-pending-max must not be negative (0 waits forever), got %s", s.TLSPendingMax)
+	}
+	return nil
+}
+
+// History is what a target carries from one probe to the next. watch persists
+// it as JSON in its state file, so it stays small and every field is a fact
+// about past probes.
+type History struct {
+	// StartedAt is when the target (or its last redeploy) started; zero means
+	// unknown, which counts as past grace (seeds/004).
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// Streak counts decisive failures in a row past grace.
+	Streak int `json:"streak,omitempty"`
+	// TimeoutStreak counts timeouts in a row.
+	TimeoutStreak int `json:"timeout_streak,omitempty"`
+	// TLSFailingSince is when the current run of TLS errors began; zero when
+	// the last result was not a TLS error.
+	TLSFailingSince time.Time `json:"tls_failing_since,omitzero"`
+	// RecoveryPending is set by a redeploy decision and cleared by the next
+	// pass: seeds/004's stale recovery marker.
+	RecoveryPending bool `json:"recovery_pending,omitempty"`
+}
+
+// Decision is the policy's answer for one probe result.
+type Decision struct {
+	Action Action `json:"action"`
+	// Why is one sentence for a human operator, with the numbers that led
+	// to the action.
+	Why string `json:"why"`
+	// Cleared is true when a pass cleared a recovery marker left by an
+	// earlier redeploy: self-healing leaves no scar.
+	Cleared bool `json:"cleared"`
+}
+
+// Input is everything Decide looks at.
+type Input struct {
+	Outcome  classify.Outcome
+	Reason   classify.Reason
+	History  History
+	Settings Settings
+	Now      time.Time
+}
+
+// Decide applies the rules of SPEC.md §4 in order and returns the decision and
+// the history to carry to the next probe. The rule order is the policy:
+//
+//  1. pass: stay, clearing a recovery marker;
+//  2. tls: pending-tls, unless it has been failing longer than TLSPendingMax;
+//  3. timeout: ignore-timeout, unless it is the EscalateTimeoutsAfter-th in a row or later;
+//  4. decisive and younger than Grace: ignore-grace;
+//  5. decisive past grace, streak below FailureThreshold: ignore-blip;
+//  6. otherwise redeploy, which resets the streaks and restarts the grace window.
+//
+// An outcome outside the closed set is treated as unreachable, the seed's
+// catch-all.
+func Decide(in Input) (Decision, History) {
+	s := in.Settings
+	if s.FailureThreshold < 1 {
+		s.FailureThreshold = 1
+	}
+	h := in.History
+	now := in.Now
+	outcome := in.Outcome
+	if !known(outcome) {
+		outcome = classify.Unreachable
+	}
+	result := describe(outcome, in.Reason)
+
+	// The run counters are facts about consecutive results; keep them first,
+	// whatever the rules below decide.
+	if outcome == classify.Timeout {
+		h.TimeoutStreak++
+	} else {
+		h.TimeoutStreak = 0
+	}
+	if outcome == classify.TLS {
+		if h.TLSFailingSince.IsZero() {
+			h.TLSFailingSince = now
+		}
+	} else {
+		h.TLSFailingSince = time.Time{}
+	}
+
+	// Rule 1: pass.
+	if outcome == classify.Pass {
+		d := Decision{Action: Stay, Why: result + ": the target answers, stay running"}
+		if h.RecoveryPending {
+			d.Cleared = true
+			d.Why = result + " after a redeploy was enqueued: the target has recovered, stay running and clear the recovery marker"
+		}
+		h.Streak = 0
+		h.RecoveryPending = false
+		return d, h
+	}
+
+	// Rules 2 and 3 either end here or turn the result into a decisive one;
+	// what says why it became decisive.
+	what := result
+	switch outcome {
+	case classify.TLS:
+		failing := now.Sub(h.TLSFailingSince)
+		if s.TLSPendingMax <= 0 {
+			return Decision{Action: PendingTLS,
+				Why: result + ": the certificate may still be warming, stay running (pending TLS)"}, h
+		}
+		if failing <= s.TLSPendingMax {
+			since := "failing for " + dur(failing)
+			if failing == 0 {
+				since = "the first TLS failure"
+			}
+			return Decision{Action: PendingTLS,
+				Why: fmt.Sprintf("%s, %s, within the %s TLS pending limit: the certificate may still be warming, stay running (pending TLS)",
+					result, since, dur(s.TLSPendingMax))}, h
+		}
+		what = fmt.Sprintf("%s, failing for %s, longer than the %s TLS pending limit, so decisive", result, dur(failing), dur(s.TLSPendingMax))
+	case classify.Timeout:
+		n := h.TimeoutStreak
+		if s.EscalateTimeoutsAfter <= 0 {
+			return Decision{Action: IgnoreTimeout,
+				Why: fmt.Sprintf("%s, the %s in a row: a slow host is not a dead one, ignore it", result, ordinal(n))}, h
+		}
+		if n < s.EscalateTimeoutsAfter {
+			return Decision{Action: IgnoreTimeout,
+				Why: fmt.Sprintf("%s, the %s in a row, timeouts turn decisive from the %s: a slow host is not a dead one, ignore it",
+					result, ordinal(n), ordinal(s.EscalateTimeoutsAfter))}, h
+		}
+		what = fmt.Sprintf("%s, the %s in a row, decisive from the %s", result, ordinal(n), ordinal(s.EscalateTimeoutsAfter))
+	}
+
+	// Rule 4: decisive, inside the grace window. Neither adds to the streak
+	// nor resets it.
+	age, ageKnown := time.Duration(0), !h.StartedAt.IsZero()
+	if ageKnown {
+		age = now.Sub(h.StartedAt)
+		if age < s.Grace {
+			return Decision{Action: IgnoreGrace,
+				Why: fmt.Sprintf("%s, but the target is %s old, inside the %s grace window: still booting, ignore it",
+					what, dur(age), dur(s.Grace))}, h
+		}
+	}
+
+	// Rules 5 and 6: decisive, past grace.
+	h.Streak++
+	past := fmt.Sprintf("past the %s grace window (no recorded start time)", dur(s.Grace))
+	if ageKnown {
+		past = fmt.Sprintf("past the %s grace window (age %s)", dur(s.Grace), dur(age))
+	}
+	count := fmt.Sprintf("%d of %d decisive %s in a row", h.Streak, s.FailureThreshold, plural(s.FailureThreshold, "failure", "failures"))
+	if h.Streak < s.FailureThreshold {
+		return Decision{Action: IgnoreBlip,
+			Why: fmt.Sprintf("%s, %s, %s: one failure is not an outage, ignore it", what, past, count)}, h
+	}
+
+	// A redeploy makes a new environment: the streaks start over and so does
+	// the grace window, which keeps a broken deploy from being redeployed in
+	// a tight loop; a certificate is issued again, so its warming clock
+	// restarts too.
+	h.Streak = 0
+	h.TimeoutStreak = 0
+	if outcome == classify.TLS {
+		h.TLSFailingSince = now
+	}
+	h.StartedAt = now
+	h.RecoveryPending = true
+	return Decision{Action: Redeploy,
+		Why: fmt.Sprintf("%s, %s, %s: enqueue a redeploy", what, past, count)}, h
+}
+
+// ForProbe builds the history of a one-shot probe, which has no past: the
+// start comes from the target's age (unknown, hence past grace, when !known or
+// age < 0), TLS is taken to have failed since that start (so --tls-pending-max
+// compares with the age), and the streaks are 0, so the probe's own result is
+// its whole streak.
+//
+// A probe of a target of unknown age never treats a TLS error as decisive:
+// with nothing to measure the failure against, it waits for the certificate.
+func ForProbe(age time.Duration, known bool, now time.Time) History {
+	if !known || age < 0 {
+		return History{}
+	}
+	start := now.Add(-age)
+	return History{StartedAt: start, TLSFailingSince: start}
+}
+
+func known(o classify.Outcome) bool {
+	for _, k := range classify.Outcomes {
+		if o == k {
+			return true
+		}
+	}
+	return false
+}
+
+// describe names a result the way the probe's text output does: outcome,
+// then reason, as in "refused (conn_refused)".
+func describe(o classify.Outcome, r classify.Reason) string {
+	if r == "" {
+		return string(o)
+	}
+	return string(o) + " (" + string(r) + ")"
+}
+
+// dur prints a duration without the noise of a clock's nanoseconds.
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Second || d <= -time.Second:
+		return d.Round(time.Second).String()
+	case d >= time.Millisecond || d <= -time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
