@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"syscall"
 	"time"
@@ -125,7 +126,7 @@ func reason(o Observation) Reason {
 		return r
 	}
 	var rh tls.RecordHeaderError
-	if errors.As(err, &rh) {
+	if errors.As(err, &rh) || errors.Is(err, http.ErrSchemeMismatch) {
 		return TLSNotTLS
 	}
 	if op != nil && op.Op == "remote error" {

@@ -75,14 +75,12 @@ func ms(d time.Duration) float64 {
 	return math.Round(float64(d.Microseconds())) / 1000
 }
 
-// JSONLine writes v as one line of JSON.
+// JSONLine writes v as one line of JSON, without HTML escaping ("<" stays
+// "<": the output is read by shells and jq, not browsers).
 func JSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // FirstLine is the stable, greppable summary of a result:

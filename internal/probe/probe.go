@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -52,9 +53,13 @@ type run struct {
 	proxied   bool
 	dnsAnswer classify.DNSAnswer
 	tlsStart  time.Time
-	tlsState  *tls.ConnectionState
-	wrote     time.Time
-	firstByte time.Time
+	// stageStart is when the running stage began, for the partial
+	// duration of a phase that a window or an error cut short.
+	stageStart time.Time
+	finished   bool
+	tlsState   *tls.ConnectionState
+	wrote      time.Time
+	firstByte  time.Time
 
 	cancel      context.CancelCauseFunc
 	connTimer   *time.Timer
@@ -65,10 +70,32 @@ type run struct {
 	windowStage classify.Stage
 }
 
+// setStage enters a stage; its phase's clock starts now.
 func (p *run) setStage(s classify.Stage) {
 	p.mu.Lock()
-	p.stage = s
+	p.enter(s)
 	p.mu.Unlock()
+}
+
+// enter is setStage with p.mu held.
+func (p *run) enter(s classify.Stage) {
+	p.stage = s
+	p.stageStart = time.Now()
+}
+
+// record sets a phase's duration with p.mu held, unless the probe has
+// already returned.
+func (p *run) record(ph Phase, d time.Duration) {
+	if !p.finished {
+		p.timings[ph] = d
+	}
+}
+
+// stagePhase is the waterfall phase a stage's time belongs to.
+var stagePhase = map[classify.Stage]Phase{
+	classify.StageDNS:     PhaseDNS,
+	classify.StageConnect: PhaseConnect,
+	classify.StageTLS:     PhaseTLS,
 }
 
 func (p *run) do(parent context.Context) Result {
@@ -109,7 +136,7 @@ func (p *run) do(parent context.Context) Result {
 		end := time.Now()
 		p.mu.Lock()
 		if !p.firstByte.IsZero() {
-			p.timings[PhaseTransfer] = end.Sub(p.firstByte)
+			p.record(PhaseTransfer, end.Sub(p.firstByte))
 		}
 		if err == nil {
 			p.stage = classify.StageDone
@@ -121,8 +148,17 @@ func (p *run) do(parent context.Context) Result {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// The transport returns as soon as the context ends, while its dial
+	// may still be running: record the cut-short phase here, hand out a
+	// copy, and let late hooks write only to the old map.
+	p.finished = true
+	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() {
+		if _, done := p.timings[ph]; !done {
+			p.timings[ph] = now.Sub(p.stageStart)
+		}
+	}
 	p.timings[PhaseTotal] = now.Sub(p.start)
-	res.Timings = p.timings
+	res.Timings = maps.Clone(p.timings)
 	res.Address = p.address
 	res.IPFamily = p.family
 
@@ -257,13 +293,13 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 		TLSHandshakeStart: func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			p.stage = classify.StageTLS
-			p.tlsStart = time.Now()
+			p.enter(classify.StageTLS)
+			p.tlsStart = p.stageStart
 		},
 		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			p.timings[PhaseTLS] = time.Since(p.tlsStart)
+			p.record(PhaseTLS, time.Since(p.tlsStart))
 			if err == nil {
 				p.tlsState = &cs
 			}
@@ -274,7 +310,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			if p.connTimer != nil {
 				p.connTimer.Stop()
 			}
-			p.stage = classify.StageHeaders
+			p.enter(classify.StageHeaders)
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			p.mu.Lock()
@@ -290,7 +326,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			defer p.mu.Unlock()
 			p.firstByte = time.Now()
 			if !p.wrote.IsZero() {
-				p.timings[PhaseTTFB] = p.firstByte.Sub(p.wrote)
+				p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
 			}
 		},
 	})
@@ -333,7 +369,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 		t0 := time.Now()
 		addrs, err = p.lookup(ctx, host)
 		p.mu.Lock()
-		p.timings[PhaseDNS] = time.Since(t0)
+		p.record(PhaseDNS, time.Since(t0))
 		p.mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -352,7 +388,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 		c, err := d.DialContext(ctx, dialNetwork(o.Network, a), target)
 		if err == nil {
 			p.mu.Lock()
-			p.timings[PhaseConnect] = time.Since(t0)
+			p.record(PhaseConnect, time.Since(t0))
 			p.mu.Unlock()
 			return c, nil
 		}
@@ -364,7 +400,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 		}
 	}
 	p.mu.Lock()
-	p.timings[PhaseConnect] = time.Since(t0)
+	p.record(PhaseConnect, time.Since(t0))
 	p.mu.Unlock()
 	return nil, firstErr
 }

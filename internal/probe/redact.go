@@ -105,9 +105,8 @@ func (r *Redactor) URL(u *url.URL) string {
 		return ""
 	}
 	c := *u
-	if c.User != nil {
-		c.User = url.User(Mask)
-	}
+	hadUser := c.User != nil
+	c.User = nil // url.User escapes "*": insert the mask by hand below
 	if c.RawQuery != "" && r != nil {
 		parts := strings.Split(c.RawQuery, "&")
 		for i, kv := range parts {
@@ -119,5 +118,11 @@ func (r *Redactor) URL(u *url.URL) string {
 		}
 		c.RawQuery = strings.Join(parts, "&")
 	}
-	return r.String(c.String())
+	out := c.String()
+	if hadUser {
+		if scheme, rest, ok := strings.Cut(out, "://"); ok {
+			out = scheme + "://" + Mask + "@" + rest
+		}
+	}
+	return r.String(out)
 }

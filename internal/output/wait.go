@@ -1,0 +1,185 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/wait"
+)
+
+// WaitJSON is wait-healthy's final object (SPEC.md §9): it adds healthy,
+// fail_open, bypassed, attempts, elapsed_ms and last (the last completed
+// probe per URL, in argument order; null for a URL none completed for).
+type WaitJSON struct {
+	SchemaVersion int           `json:"schema_version"`
+	Healthy       bool          `json:"healthy"`
+	FailOpen      bool          `json:"fail_open"`
+	Bypassed      bool          `json:"bypassed"`
+	Attempts      int           `json:"attempts"`
+	ElapsedMS     float64       `json:"elapsed_ms"`
+	ExitCode      int           `json:"exit_code"`
+	Last          []*ResultJSON `json:"last"`
+}
+
+// NewWaitJSON builds the final object; exitCode maps an outcome to its exit
+// code (each last result carries its own).
+func NewWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classify.Outcome) int) WaitJSON {
+	j := WaitJSON{
+		SchemaVersion: SchemaVersion,
+		Bypassed:      bypassed,
+		ExitCode:      code,
+		Last:          []*ResultJSON{},
+	}
+	if s == nil {
+		return j
+	}
+	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, ms(s.Elapsed)
+	for _, t := range s.Targets {
+		if t.Last == nil {
+			j.Last = append(j.Last, nil)
+			continue
+		}
+		r := NewResultJSON(*t.Last, nil, exitCode(t.Last.Outcome))
+		j.Last = append(j.Last, &r)
+	}
+	return j
+}
+
+// WaitProgress renders wait-healthy's progress on stderr: on a terminal one
+// status line rewritten in place; otherwise one line per change of outcome
+// (or reason) per URL, never one per attempt, so CI logs stay short.
+type WaitProgress struct {
+	w         io.Writer
+	tty       bool
+	colored   bool
+	successes int
+
+	mu     sync.Mutex
+	last   []*wait.Event
+	shown  bool
+	closed bool
+}
+
+// NewWaitProgress renders the progress of a wait on n URLs.
+func NewWaitProgress(w io.Writer, tty, colored bool, n, successes int) *WaitProgress {
+	return &WaitProgress{w: w, tty: tty, colored: colored, successes: successes, last: make([]*wait.Event, n)}
+}
+
+// Event records one completed probe (wait.Config.Observer).
+func (p *WaitProgress) Event(e wait.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.last[e.Index] = &e
+	if p.tty {
+		p.status(e.Elapsed)
+		return
+	}
+	if e.Changed {
+		fmt.Fprintln(p.w, p.changeLine(e))
+	}
+}
+
+// Tick refreshes the terminal status line's elapsed time between probes.
+func (p *WaitProgress) Tick(elapsed time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && !p.closed {
+		p.status(elapsed)
+	}
+}
+
+// Close clears the status line; no more output follows from p.
+func (p *WaitProgress) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.shown {
+		io.WriteString(p.w, "\r\x1b[K")
+	}
+	p.closed = true
+}
+
+// changeLine is "0.6s http://x/health unreachable http_status 503 (attempt 2, retry-after 2s)".
+func (p *WaitProgress) changeLine(e wait.Event) string {
+	r := e.Result
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", Seconds(e.Elapsed), e.URL, p.outcome(r))
+	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
+	if r.Outcome == classify.Pass && p.successes > 1 {
+		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
+	}
+	if r.RetryAfter != nil {
+		fmt.Fprintf(&b, ", retry-after %s", Seconds(*r.RetryAfter))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// outcome is "pass ok 200" or "unreachable http_status 503", coloured.
+func (p *WaitProgress) outcome(r probe.Result) string {
+	c := paint(p.colored, color.FgRed)
+	if r.Outcome == classify.Pass {
+		c = paint(p.colored, color.FgGreen)
+	}
+	s := c.Sprint(r.Outcome) + " " + string(r.Reason)
+	if r.HTTPStatus != 0 {
+		s += fmt.Sprintf(" %d", r.HTTPStatus)
+	}
+	return s
+}
+
+// status rewrites the terminal line: the first URL still waited for, with
+// the elapsed time, its attempts, last outcome and Retry-After.
+func (p *WaitProgress) status(elapsed time.Duration) {
+	var cur *wait.Event
+	done, attempts := 0, 0
+	for _, e := range p.last {
+		if e == nil {
+			continue
+		}
+		attempts += e.Attempt
+		if e.Done {
+			done++
+		} else if cur == nil {
+			cur = e
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\r\x1b[K")
+	fmt.Fprintf(&b, "waiting %s, %d attempt%s", Seconds(elapsed), attempts, plural(attempts))
+	if len(p.last) > 1 {
+		fmt.Fprintf(&b, ", %d/%d healthy", done, len(p.last))
+	}
+	if cur != nil {
+		fmt.Fprintf(&b, ": %s %s", cur.URL, p.outcome(cur.Result))
+		if cur.Result.Outcome == classify.Pass && p.successes > 1 {
+			fmt.Fprintf(&b, " (%d/%d in a row)", cur.Streak, p.successes)
+		}
+		if ra := cur.Result.RetryAfter; ra != nil {
+			fmt.Fprintf(&b, ", retry-after %s", Seconds(*ra))
+		}
+	}
+	io.WriteString(p.w, b.String())
+	p.shown = true
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Seconds renders a duration as seconds with one decimal: 2.5s.
+func Seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
