@@ -41,7 +41,7 @@ type probeFlags struct {
 	connectTimeout  time.Duration
 	readTimeout     time.Duration
 	maxTime         time.Duration
-	maxBody         string
+	maxBody         sizeValue
 	expectStatus    string
 	expectBody      []string
 	expectBodyRegex []string
@@ -72,7 +72,8 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", probe.DefaultConnectTimeout, "window for DNS + TCP connect + TLS handshake")
 	fs.DurationVar(&f.readTimeout, "read-timeout", probe.DefaultReadTimeout, "window from the request written to the last body byte")
 	fs.DurationVar(&f.maxTime, "max-time", 0, "cap on the whole probe (default connect + read timeout)")
-	fs.StringVar(&f.maxBody, "max-body", "64KiB", "read the body up to this size (more is not a failure)")
+	f.maxBody = sizeValue{text: "64KiB", n: probe.DefaultMaxBody}
+	fs.Var(&f.maxBody, "max-body", "read the body up to this size, e.g. 65536, 64KiB, 1MiB (more is not a failure)")
 	fs.StringVar(&f.expectStatus, "expect-status", "2xx", "expected status: codes, ranges, classes, comma lists (200, 200-399, 2xx)")
 	fs.StringArrayVar(&f.expectBody, "expect-body", nil, "the body must contain TEXT (repeatable)")
 	fs.StringArrayVar(&f.expectBodyRegex, "expect-body-regex", nil, "the body must match RE (repeatable)")
@@ -121,11 +122,8 @@ func (f *probeFlags) build(getenv env) (*template, error) {
 	if f.follow < 0 {
 		return nil, usageErrorf("--follow %d: want a number of redirects >= 0", f.follow)
 	}
-	size, err := parseSize(f.maxBody)
-	if err != nil {
-		return nil, usageErrorf("--max-body %q: %v", f.maxBody, err)
-	}
-	o.MaxBody = size
+	o.MaxBody = f.maxBody.n
+	var err error
 
 	if err := f.headersInto(&o, red); err != nil {
 		return nil, usageError(err)
@@ -389,6 +387,24 @@ func hostPortDefault(s, port string) (string, error) {
 		return "", fmt.Errorf("bad port %q", p)
 	}
 	return s, nil
+}
+
+// sizeValue is a byte size flag, checked when set (so a bad value from env
+// or file is reported with its origin).
+type sizeValue struct {
+	text string
+	n    int64
+}
+
+func (v *sizeValue) String() string { return v.text }
+func (v *sizeValue) Type() string   { return "size" }
+func (v *sizeValue) Set(s string) error {
+	n, err := parseSize(s)
+	if err != nil {
+		return err
+	}
+	v.text, v.n = s, n
+	return nil
 }
 
 // parseSize reads 65536, 64KiB, 64k, 1MiB, 1m.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -53,6 +55,9 @@ type globalFlags struct {
 // Main runs healthctl with the process's arguments and streams and returns
 // its exit code. A panic is a bug: it is reported and exits 70.
 func Main() (code int) {
+	// net/http logs oddities ("Unsolicited response ...") through the
+	// standard logger; a probe reports what matters in its result instead.
+	log.SetOutput(io.Discard)
 	streams := output.System()
 	defer func() {
 		if r := recover(); r != nil {

@@ -36,6 +36,10 @@ func (p *run) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	}
 	addrs, err := p.resolver().LookupNetIP(ctx, network, host)
 	var de *net.DNSError
+	if errors.As(err, &de) && p.opts.DNSServer != "" {
+		// Go names resolv.conf's server even when Dial went elsewhere.
+		de.Server = p.opts.DNSServer
+	}
 	if errors.As(err, &de) && de.IsNotFound {
 		a := p.askAgain(ctx, host, network)
 		p.mu.Lock()
