@@ -54,30 +54,38 @@ type globalFlags struct {
 
 // Main runs healthctl with the process's arguments and streams and returns
 // its exit code. A panic is a bug: it is reported and exits 70.
-func Main() (code int) {
+func Main() int {
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.
 	log.SetOutput(io.Discard)
 	streams := output.System()
+	return guard(streams.Err, func() int {
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		a := &app{streams: streams, getenv: os.Getenv}
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		go func() {
+			for s := range sigs {
+				a.signal.CompareAndSwap(nil, s)
+				stop()
+			}
+		}()
+		return a.run(ctx, os.Args[1:])
+	})
+}
+
+// guard runs f and turns a panic into one line on w and ExitInternal: a Go
+// panic would otherwise exit 2, the usage-error code.
+func guard(w io.Writer, f func() int) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(streams.Err, "healthctl: internal error (a bug, please report it): %v\n", r)
+			fmt.Fprintf(w, "healthctl: internal error (a bug, please report it): %v\n", r)
 			code = ExitInternal
 		}
 	}()
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	a := &app{streams: streams, getenv: os.Getenv}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		for s := range sigs {
-			a.signal.CompareAndSwap(nil, s)
-			stop()
-		}
-	}()
-	return a.run(ctx, os.Args[1:])
+	return f()
 }
 
 // run executes one command line on a fresh command tree, so tests can call

@@ -16,6 +16,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -375,7 +376,13 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 			return nil, err
 		}
 	}
+	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
+		return (o.Network == "tcp4" && family(a) != 4) || (o.Network == "tcp6" && family(a) != 6)
+	})
 	p.setStage(classify.StageConnect)
+	if len(addrs) == 0 {
+		return nil, &net.AddrError{Err: "no address of the family asked for (-4/-6)", Addr: host}
+	}
 	t0 := time.Now()
 	d := net.Dialer{KeepAlive: -1}
 	var firstErr error

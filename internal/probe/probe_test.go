@@ -180,3 +180,12 @@ func TestCanceledIsNotAFailure(t *testing.T) {
 		t.Errorf("not marked canceled: %s %s", r.Reason, r.Error)
 	}
 }
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
