@@ -72,8 +72,10 @@ func TestRequestOptions(t *testing.T) {
 func TestConditionsFail(t *testing.T) {
 	srv, _ := recorder(t, nil)
 	for name, mod := range map[string]func(*probe.Options){
-		"json":   func(o *probe.Options) { o.Expect.JSON = []probe.JSONExpect{{Path: "status", Value: "up"}} },
-		"header": func(o *probe.Options) { o.Expect.HeaderRE = []probe.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^2\.`)}} },
+		"json": func(o *probe.Options) { o.Expect.JSON = []probe.JSONExpect{{Path: "status", Value: "up"}} },
+		"header": func(o *probe.Options) {
+			o.Expect.HeaderRE = []probe.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^2\.`)}}
+		},
 		"regex":  func(o *probe.Options) { o.Expect.BodyRegex = []*regexp.Regexp{regexp.MustCompile(`starting`)} },
 		"status": func(o *probe.Options) { o.Expect.Status, _ = probe.ParseStatusSet("204") },
 	} {
