@@ -29,7 +29,10 @@ func (a *app) newProbeCmd() *cobra.Command {
 		Long: `Probe each URL once on a fresh connection and classify the result into one of
 six outcomes with a precise reason, a timing waterfall, the certificate chain and
 the reconciler's decision. Several URLs are probed concurrently and printed in
-argument order; the exit code is that of the first URL that did not pass.`,
+argument order; the exit code is that of the first URL that did not pass.
+
+Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
+6 dns, 70 internal error, 130/143 interrupted.`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
   healthctl probe --age 10m --failure-threshold 3 http://127.0.0.1:8080/health`,
