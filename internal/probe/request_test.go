@@ -216,3 +216,62 @@ func TestRedactor(t *testing.T) {
 		t.Errorf("secret headers wrong")
 	}
 }
+
+// TestProxy: a forward proxy on loopback is used for loopback targets too
+// (as curl does), NO_PROXY and --noproxy bypass it, and a CONNECT the proxy
+// rejects is proxy_error.
+func TestProxy(t *testing.T) {
+	target, seenTarget := recorder(t, nil)
+	var mu sync.Mutex
+	var via []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		via = append(via, r.Method+" "+r.RequestURI)
+		mu.Unlock()
+		if r.Method == http.MethodConnect {
+			http.Error(w, "no tunnels here", http.StatusForbidden)
+			return
+		}
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(proxy.Close)
+	env := func(noProxy string) func(string) string {
+		return func(k string) string {
+			switch k {
+			case "http_proxy", "HTTPS_PROXY":
+				return proxy.URL
+			case "NO_PROXY":
+				return noProxy
+			}
+			return ""
+		}
+	}
+
+	o := opts(t, target.URL+"/health", "", nil)
+	o.Proxy = probe.EnvProxy(env(""), "")
+	if r := probe.Run(context.Background(), o); r.Reason != classify.OK || len(via) != 1 || !strings.HasPrefix(via[0], "GET http://127.0.0.1") {
+		t.Fatalf("through proxy: %s %s, proxy saw %v", r.Reason, r.Error, via)
+	}
+	for _, np := range []string{"127.0.0.1", "127.0.0.0/8", "*"} {
+		o.Proxy = probe.EnvProxy(env(np), "")
+		probe.Run(context.Background(), o)
+		o.Proxy = probe.EnvProxy(env(""), np) // --noproxy
+		probe.Run(context.Background(), o)
+	}
+	if len(via) != 1 || len(seenTarget.reqs) != 7 {
+		t.Errorf("NO_PROXY/--noproxy not honoured: proxy saw %d, target %d", len(via), len(seenTarget.reqs))
+	}
+
+	o = opts(t, "https://app.invalid:1/health", "", nil)
+	o.Proxy = probe.EnvProxy(env(""), "")
+	if r := probe.Run(context.Background(), o); r.Reason != classify.ProxyError {
+		t.Errorf("rejected CONNECT: %s %s", r.Reason, r.Error)
+	}
+}
