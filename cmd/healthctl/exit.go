@@ -24,6 +24,14 @@ const (
 	ExitSIGTERM     = 143
 )
 
+// With -o nagios, probe uses monitoring-plugins' own codes instead.
+const (
+	NagiosOK       = 0
+	NagiosWarning  = 1
+	NagiosCritical = 2
+	NagiosUnknown  = 3
+)
+
 // outcomeExit maps a probe outcome to its exit code.
 var outcomeExit = map[classify.Outcome]int{
 	classify.Pass:        ExitPass,
@@ -47,6 +55,9 @@ func ExitCode(o classify.Outcome) int {
 type exitError struct {
 	code int
 	err  error
+	// plugin marks a monitoring-plugins code (-o nagios), which must not be
+	// read as one of ours (its 2 is CRITICAL, not a usage error).
+	plugin bool
 }
 
 func (e *exitError) Error() string {

@@ -32,7 +32,8 @@ the reconciler's decision. Several URLs are probed concurrently and printed in
 argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 70 internal error, 130/143 interrupted.`,
+6 dns, 70 internal error, 130/143 interrupted. With -o nagios: one
+monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
   healthctl probe --age 10m --failure-threshold 3 http://127.0.0.1:8080/health`,
@@ -78,6 +79,18 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 	wg.Wait()
 
 	code := ExitPass
+	if a.global.output == "nagios" {
+		for _, r := range results {
+			if r.Canceled {
+				return silentExit(ExitSIGINT)
+			}
+			fmt.Fprintln(a.streams.Out, output.NagiosLine(r))
+			if r.Outcome != classify.Pass {
+				code = NagiosCritical
+			}
+		}
+		return &exitError{code: code, plugin: true}
+	}
 	for _, r := range results {
 		if r.Canceled {
 			return silentExit(ExitSIGINT) // run() turns this into 130/143

@@ -94,17 +94,20 @@ func (a *app) run(ctx context.Context, args []string) int {
 	root := a.newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	code := ExitPass
+	code, plugin := ExitPass, false
 	if err != nil {
 		code = ExitUsage // cobra's own errors: unknown command, bad args
 		var ee *exitError
 		if errors.As(err, &ee) {
-			code = ee.code
+			code, plugin = ee.code, ee.plugin
 			err = ee.err
 		}
 		if err != nil {
 			fmt.Fprintf(a.streams.Err, "healthctl: %s\n", oneLine(err.Error()))
 		}
+	}
+	if a.global.output == "nagios" && !plugin && code == ExitUsage {
+		return NagiosUnknown
 	}
 	if s, ok := a.signal.Load().(os.Signal); ok && code != ExitUsage {
 		if s == syscall.SIGTERM {
@@ -139,7 +142,7 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	root.SetErr(a.streams.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	pf := root.PersistentFlags()
-	pf.StringVarP(&a.global.output, "output", "o", "text", "output format: text, json")
+	pf.StringVarP(&a.global.output, "output", "o", "text", "output format: text, json (probe also: nagios)")
 	pf.BoolVarP(&a.global.quiet, "quiet", "q", false, "print only errors")
 	pf.BoolVarP(&a.global.verbose, "verbose", "v", false, "print details (waterfall, certificates, decision) also when not on a terminal")
 	pf.StringVar(&a.global.config, "config", "", "config file (default: ./healthctl.yaml, then the user config dir's healthctl/healthctl.yaml)")
@@ -164,8 +167,12 @@ func (a *app) prepare(cmd *cobra.Command) error {
 	}
 	switch a.global.output {
 	case "text", "json":
+	case "nagios":
+		if cmd.Name() != "probe" {
+			return usageErrorf("--output nagios is for probe only")
+		}
 	default:
-		return usageErrorf("--output %q: want text or json", a.global.output)
+		return usageErrorf("--output %q: want text or json (or nagios, for probe)", a.global.output)
 	}
 	if a.global.noColor || a.getenv("NO_COLOR") != "" {
 		a.streams.NoColor()
