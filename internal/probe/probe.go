@@ -60,7 +60,9 @@ type run struct {
 	finished   bool
 	tlsState   *tls.ConnectionState
 	wrote      time.Time
-	firstByte  time.Time
+	// wroteHeaders is when the request headers went out.
+	wroteHeaders time.Time
+	firstByte    time.Time
 
 	cancel      context.CancelCauseFunc
 	connTimer   *time.Timer
@@ -313,24 +315,42 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			}
 			p.enter(classify.StageHeaders)
 		},
+		WroteHeaders: func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.wroteHeaders = time.Now()
+		},
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			p.wrote = time.Now()
-			if p.readTimer != nil {
-				p.readTimer.Stop()
+			if p.firstByte.IsZero() {
+				p.wrote = time.Now()
+				p.startReadWindow()
 			}
-			p.readTimer = time.AfterFunc(p.opts.ReadTimeout, func() { p.closeWindow(p.readWindow) })
 		},
 		GotFirstResponseByte: func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.firstByte = time.Now()
+			// HTTP/2 may see the answer before it reports the request
+			// written: count from the headers written then.
+			if p.wrote.IsZero() {
+				p.wrote = p.wroteHeaders
+				p.startReadWindow()
+			}
 			if !p.wrote.IsZero() {
 				p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
 			}
 		},
 	})
+}
+
+// startReadWindow starts the read window (p.mu held), once per hop.
+func (p *run) startReadWindow() {
+	if p.readTimer != nil {
+		p.readTimer.Stop()
+	}
+	p.readTimer = time.AfterFunc(p.opts.ReadTimeout, func() { p.closeWindow(p.readWindow) })
 }
 
 func (p *run) transport() *http.Transport {
@@ -435,6 +455,7 @@ func (p *run) checkRedirect(req *http.Request, via []*http.Request) error {
 		p.readTimer.Stop()
 	}
 	p.timings = Timings{}
+	p.wrote, p.wroteHeaders, p.firstByte = time.Time{}, time.Time{}, time.Time{}
 	p.mu.Unlock()
 	if !strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
 		// Across hosts credentials stay behind (curl's --location without
