@@ -16,7 +16,7 @@ import (
 
 // opts returns probe options for raw with short windows, using dns as the
 // only DNS server.
-func opts(t *testing.T, raw, dns string, pool *fixture.PKI) *probe.Options {
+func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *probe.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {

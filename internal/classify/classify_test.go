@@ -1,0 +1,106 @@
+package classify
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestClassify covers the decision order on error values shaped exactly as
+// Go returns them (the probe and script suites produce the same values from
+// real servers; this table pins the order of the checks).
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	future := &x509.Certificate{NotBefore: now.Add(time.Hour), NotAfter: now.Add(48 * time.Hour)}
+	past := &x509.Certificate{NotBefore: now.Add(-48 * time.Hour), NotAfter: now.Add(-time.Hour)}
+	dial := func(err error) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)}
+	}
+	read := func(err error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)}
+	}
+	verify := func(err error) error { return &tls.CertificateVerificationError{Err: err} }
+	dnsTimeout := &net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}
+
+	cases := []struct {
+		name string
+		obs  Observation
+		want Reason
+	}{
+		{"pass", Observation{StatusCode: 200, StatusExpected: true}, OK},
+		{"503", Observation{StatusCode: 503}, HTTPStatus},
+		{"302 with location", Observation{StatusCode: 302, HasLocation: true}, Redirect},
+		{"304 without location", Observation{StatusCode: 304}, HTTPStatus},
+		{"3xx expected", Observation{StatusCode: 302, HasLocation: true, StatusExpected: true}, OK},
+		{"condition", Observation{StatusCode: 200, StatusExpected: true, ConditionFailed: true}, ConditionFailed},
+		{"window in dns", Observation{Err: errors.New("context canceled"), WindowClosed: true, Stage: StageDNS}, DNSTimeout},
+		{"window in connect", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageConnect}, ConnectTimeout},
+		{"window in tls", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageTLS}, TLSHandshakeTimeout},
+		{"window in headers", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageHeaders}, HeadersTimeout},
+		{"window in body", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageBody}, BodyTimeout},
+		{"window beats refused", Observation{Err: dial(syscall.ECONNREFUSED), WindowClosed: true, Stage: StageConnect}, ConnectTimeout},
+		{"nxdomain", Observation{Err: &net.DNSError{Err: "no such host", IsNotFound: true}, Stage: StageDNS, DNS: DNSNameMissing}, DNSNXDomain},
+		{"nxdomain unknown", Observation{Err: &net.DNSError{Err: "no such host", IsNotFound: true}, Stage: StageDNS}, DNSNXDomain},
+		{"no address", Observation{Err: &net.DNSError{Err: "no such host", IsNotFound: true}, Stage: StageDNS, DNS: DNSNoRecords}, DNSNoAddress},
+		{"servfail", Observation{Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}, Stage: StageDNS}, DNSServfail},
+		// Since Go 1.23 a DNS timeout also matches DeadlineExceeded: DNS first.
+		{"dns timeout", Observation{Err: dnsTimeout, Stage: StageDNS}, DNSTimeout},
+		{"refused", Observation{Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"host unreachable", Observation{Err: dial(syscall.EHOSTUNREACH), Stage: StageConnect}, HostUnreachable},
+		{"net unreachable", Observation{Err: dial(syscall.ENETUNREACH), Stage: StageConnect}, NetUnreachable},
+		{"os connect timeout", Observation{Err: dial(syscall.ETIMEDOUT), Stage: StageConnect}, ConnectTimeout},
+		{"reset", Observation{Err: read(syscall.ECONNRESET), Stage: StageBody}, ConnReset},
+		{"unknown authority", Observation{Err: verify(x509.UnknownAuthorityError{}), Stage: StageTLS}, TLSUnknownAuthority},
+		{"hostname", Observation{Err: verify(x509.HostnameError{Host: "x"}), Stage: StageTLS}, TLSHostnameMismatch},
+		{"expired", Observation{Err: verify(x509.CertificateInvalidError{Cert: past, Reason: x509.Expired}), Stage: StageTLS, Now: now}, TLSExpired},
+		{"not yet valid", Observation{Err: verify(x509.CertificateInvalidError{Cert: future, Reason: x509.Expired}), Stage: StageTLS, Now: now}, TLSNotYetValid},
+		{"other invalid", Observation{Err: verify(x509.CertificateInvalidError{Reason: x509.NotAuthorizedToSign}), Stage: StageTLS}, TLSHandshakeFailure},
+		{"not tls", Observation{Err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, Stage: StageTLS}, TLSNotTLS},
+		{"scheme mismatch", Observation{Err: fmt.Errorf("get: %w", http.ErrSchemeMismatch), Stage: StageHeaders}, TLSNotTLS},
+		{"remote alert", Observation{Err: &net.OpError{Op: "remote error", Err: errors.New("tls: certificate required")}, Stage: StageHeaders}, TLSRemoteAlert},
+		{"eof in tls", Observation{Err: errors.New("EOF"), Stage: StageTLS}, TLSHandshakeFailure},
+		{"eof in headers", Observation{Err: errors.New("EOF"), Stage: StageHeaders}, ProtocolError},
+		{"proxyconnect", Observation{Err: &net.OpError{Op: "proxyconnect", Err: dial(syscall.ECONNREFUSED)}, Stage: StageConnect, Proxied: true}, ProxyError},
+		{"proxy refused CONNECT", Observation{Err: errors.New("Forbidden"), Stage: StageConnect, Proxied: true}, ProxyError},
+		{"proxy dns", Observation{Err: &net.DNSError{Err: "no such host", IsNotFound: true}, Stage: StageDNS, Proxied: true}, ProxyError},
+		{"proxy slow", Observation{Err: dial(syscall.ETIMEDOUT), Stage: StageConnect, Proxied: true}, ConnectTimeout},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, r := Classify(c.obs)
+			if r != c.want || o != c.want.Outcome() {
+				t.Errorf("got %s/%s, want %s/%s", o, r, c.want.Outcome(), c.want)
+			}
+		})
+	}
+}
+
+func TestEveryReasonHasAnOutcome(t *testing.T) {
+	seen := map[Reason]bool{}
+	for _, r := range Reasons {
+		if seen[r] {
+			t.Errorf("%s listed twice", r)
+		}
+		seen[r] = true
+		if _, ok := reasonOutcome[r]; !ok {
+			t.Errorf("%s has no outcome", r)
+		}
+	}
+	if len(seen) != len(reasonOutcome) {
+		t.Errorf("Reasons lists %d, the table has %d", len(seen), len(reasonOutcome))
+	}
+}
+
+func BenchmarkClassify(b *testing.B) {
+	obs := Observation{Err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, Stage: StageConnect}
+	for b.Loop() {
+		Classify(obs)
+	}
+}
