@@ -9,6 +9,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 )
 
 // Streams are where a command writes: results to Out, progress and errors to
@@ -22,6 +23,9 @@ type Streams struct {
 	// OutColor and ErrColor say whether each stream gets colour.
 	OutColor bool
 	ErrColor bool
+	// ErrWidth is stderr's terminal width in columns (0: not a terminal or
+	// unknown), for status lines redrawn in place.
+	ErrWidth int
 }
 
 // System returns the process's streams. Colour needs a terminal and no
@@ -35,6 +39,11 @@ func System() *Streams {
 		ErrTTY: isatty.IsTerminal(os.Stderr.Fd()),
 	}
 	s.OutColor, s.ErrColor = s.OutTTY, s.ErrTTY
+	if s.ErrTTY {
+		if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil {
+			s.ErrWidth = w
+		}
+	}
 	return s
 }
 

@@ -60,6 +60,9 @@ type WaitProgress struct {
 	tty       bool
 	colored   bool
 	successes int
+	// width is the terminal's; the status line is kept shorter than it so
+	// "\r" can redraw it (a wrapped line leaves debris behind).
+	width int
 
 	mu     sync.Mutex
 	last   []*wait.Event
@@ -67,9 +70,13 @@ type WaitProgress struct {
 	closed bool
 }
 
-// NewWaitProgress renders the progress of a wait on n URLs.
-func NewWaitProgress(w io.Writer, tty, colored bool, n, successes int) *WaitProgress {
-	return &WaitProgress{w: w, tty: tty, colored: colored, successes: successes, last: make([]*wait.Event, n)}
+// NewWaitProgress renders the progress of a wait on n URLs; width is the
+// terminal's width in columns (0: unknown, 80 is assumed).
+func NewWaitProgress(w io.Writer, tty, colored bool, width, n, successes int) *WaitProgress {
+	if width <= 0 {
+		width = 80
+	}
+	return &WaitProgress{w: w, tty: tty, colored: colored, width: width, successes: successes, last: make([]*wait.Event, n)}
 }
 
 // Event records one completed probe (wait.Config.Observer).
@@ -108,11 +115,11 @@ func (p *WaitProgress) Close() {
 	p.closed = true
 }
 
-// changeLine is "0.6s http://x/health unreachable http_status 503 (attempt 2, retry-after 2s)".
+// changeLine is "[0.6s] http://x/health unreachable http_status 503 (attempt 2, retry-after 2.0s)".
 func (p *WaitProgress) changeLine(e wait.Event) string {
 	r := e.Result
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s", Seconds(e.Elapsed), e.URL, p.outcome(r))
+	fmt.Fprintf(&b, "[%s] %s %s", Seconds(e.Elapsed), e.URL, p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
 	if r.Outcome == classify.Pass && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
@@ -153,23 +160,60 @@ func (p *WaitProgress) status(elapsed time.Duration) {
 			cur = e
 		}
 	}
-	var b strings.Builder
-	b.WriteString("\r\x1b[K")
-	fmt.Fprintf(&b, "waiting %s, %d attempt%s", Seconds(elapsed), attempts, plural(attempts))
+	head := fmt.Sprintf("waiting %s, %d attempt%s", Seconds(elapsed), attempts, plural(attempts))
 	if len(p.last) > 1 {
-		fmt.Fprintf(&b, ", %d/%d healthy", done, len(p.last))
+		head += fmt.Sprintf(", %d/%d healthy", done, len(p.last))
 	}
+	url, tail, plainTail := "", "", ""
 	if cur != nil {
-		fmt.Fprintf(&b, ": %s %s", cur.URL, p.outcome(cur.Result))
+		url = cur.URL
+		tail, plainTail = p.outcome(cur.Result), plainOutcome(cur.Result)
+		extra := ""
 		if cur.Result.Outcome == classify.Pass && p.successes > 1 {
-			fmt.Fprintf(&b, " (%d/%d in a row)", cur.Streak, p.successes)
+			extra += fmt.Sprintf(" (%d/%d in a row)", cur.Streak, p.successes)
 		}
 		if ra := cur.Result.RetryAfter; ra != nil {
-			fmt.Fprintf(&b, ", retry-after %s", Seconds(*ra))
+			extra += fmt.Sprintf(", retry-after %s", Seconds(*ra))
 		}
+		tail, plainTail = tail+extra, plainTail+extra
+		// Keep the line one column short of the terminal: cut the URL
+		// in the middle, where it says least.
+		room := p.width - 1 - len(head) - len(": ") - 1 - len(plainTail)
+		url = shorten(url, room)
 	}
-	io.WriteString(p.w, b.String())
+	line := "\r\x1b[K" + head
+	if cur != nil {
+		line += ": " + url + " " + tail
+	}
+	if len(line)-len(tail)+len(plainTail) > p.width-1+len("\r\x1b[K") {
+		line = "\r\x1b[K" + shorten(head, p.width-1)
+	}
+	io.WriteString(p.w, line)
 	p.shown = true
+}
+
+// plainOutcome is outcome without colour, to measure it.
+func plainOutcome(r probe.Result) string {
+	s := string(r.Outcome) + " " + string(r.Reason)
+	if r.HTTPStatus != 0 {
+		s += fmt.Sprintf(" %d", r.HTTPStatus)
+	}
+	return s
+}
+
+// shorten cuts s to at most n bytes by replacing its middle with "...".
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n < 8 {
+		if n < 0 {
+			n = 0
+		}
+		return s[:n]
+	}
+	keep := n - 3
+	return s[:keep/2] + "..." + s[len(s)-(keep-keep/2):]
 }
 
 func plural(n int) string {

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/output"
+)
+
+// runWait runs `healthctl wait-healthy args...` in-process.
+func runWait(t *testing.T, ctx context.Context, tty bool, environ map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	streams, out, errb := output.Test(tty)
+	a := &app{streams: streams, getenv: func(k string) string { return environ[k] }}
+	code := a.run(ctx, append([]string{"wait-healthy"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestWaitFlagsSplitAtDash(t *testing.T) {
+	streams, _, _ := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	var got *waitOptions
+	root := a.newRootCmd()
+	// Swap in a wait-healthy whose run function only records its options.
+	for _, c := range root.Commands() {
+		if c.Name() == "wait-healthy" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(a.newWaitCmd(func(_ context.Context, o *waitOptions) error { got = o; return nil }))
+	root.SetArgs([]string{"wait-healthy", "--interval", "250ms", "--successes", "3", "--fail-open",
+		"--statsd", "127.0.0.1:8125", "-H", "X-A: 1", "http://a/health", "http://b/health", "--", "echo", "--interval", "x"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.urls, []string{"http://a/health", "http://b/health"}) {
+		t.Errorf("urls = %q", got.urls)
+	}
+	if !slices.Equal(got.command, []string{"echo", "--interval", "x"}) {
+		t.Errorf("command = %q (flags after -- belong to the command)", got.command)
+	}
+	if got.interval != 250*time.Millisecond || got.successes != 3 || !got.failOpen || got.statsd != "127.0.0.1:8125" {
+		t.Errorf("options = %+v", got)
+	}
+	if got.timeout != 30*time.Second || got.statsdPrefix != "healthctl" {
+		t.Errorf("defaults: timeout %v, prefix %q", got.timeout, got.statsdPrefix)
+	}
+	if !slices.Equal(got.flags.headers, []string{"X-A: 1"}) {
+		t.Errorf("probe flags are shared: headers %q", got.flags.headers)
+	}
+}
+
+func TestWaitUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--", "echo"},
+		{"http://127.0.0.1:1/", "--"},
+		{"--interval", "0", "http://127.0.0.1:1/"},
+		{"--interval", "-1s", "http://127.0.0.1:1/"},
+		{"--timeout", "0", "http://127.0.0.1:1/"},
+		{"--successes", "0", "http://127.0.0.1:1/"},
+		{"--statsd", "nohostport", "http://127.0.0.1:1/"},
+		{"--statsd", "127.0.0.1:99999", "http://127.0.0.1:1/"},
+		{"--statsd", "127.0.0.1:8125", "--statsd-prefix", "a:b", "http://127.0.0.1:1/"},
+		{"ftp://127.0.0.1/"},
+		{"http://127.0.0.1:1/", "--", "healthctl-no-such-command-anywhere"},
+		{"--bypass", "--interval", "0", "http://127.0.0.1:1/"},
+	} {
+		code, out, errb := runWait(t, t.Context(), false, nil, args...)
+		if code != ExitUsage || out != "" || strings.Count(errb, "\n") != 1 || !strings.HasPrefix(errb, "healthctl: ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errb)
+		}
+	}
+}
+
+func TestWaitBypassFromEnvironment(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"HEALTHCTL_BYPASS": "true"},
+		{"HEALTHCTL_WAIT_HEALTHY_BYPASS": "true"},
+	} {
+		code, out, errb := runWait(t, t.Context(), false, env, "-o", "json", "http://127.0.0.1:1/")
+		if code != 0 || !strings.Contains(errb, "bypassed") {
+			t.Errorf("%v: exit %d, stderr %q", env, code, errb)
+		}
+		var j output.WaitJSON
+		if err := json.Unmarshal([]byte(out), &j); err != nil || !j.Bypassed || j.Healthy || j.Attempts != 0 || j.ExitCode != 0 {
+			t.Errorf("%v: JSON %s (%v)", env, out, err)
+		}
+	}
+}
+
+func TestWaitTTYStatusLine(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) < 3 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	code, out, errb := runWait(t, t.Context(), true, nil, "--interval", "50ms", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb)
+	}
+	if !strings.Contains(out, "PASS") {
+		t.Errorf("stdout %q, want the PASS line", out)
+	}
+	for _, want := range []string{"\r\x1b[K", "waiting ", "unreachable", "http_status 503", "retry-after 2.0s"} {
+		if !strings.Contains(errb, want) {
+			t.Errorf("stderr %q lacks %q", errb, want)
+		}
+	}
+	if strings.Contains(errb, "\n") {
+		t.Errorf("stderr %q: a terminal gets one line rewritten in place, no newlines", errb)
+	}
+	if !strings.HasSuffix(errb, "\r\x1b[K") {
+		t.Errorf("stderr %q: the status line is cleared at the end", errb)
+	}
+}
+
+func TestWaitLogLinesOnlyOnChange(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 6 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	code, _, errb := runWait(t, t.Context(), false, nil, "--interval", "20ms", srv.URL)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb)
+	}
+	lines := strings.Split(strings.TrimSpace(errb), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "unreachable http_status 503 (attempt 1)") || !strings.Contains(lines[1], "pass ok 200 (attempt 7)") {
+		t.Errorf("stderr lines %q, want one per change of outcome", lines)
+	}
+}
+
+func TestWaitQuiet(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	code, out, errb := runWait(t, t.Context(), false, nil, "-q", "--timeout", "200ms", "--interval", "50ms", srv.URL)
+	if code != ExitUnreachable || out != "" {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+	if want := "healthctl: no 2xx from " + srv.URL + " within 200ms (last: unreachable, http_status after "; !strings.HasPrefix(errb, want) || strings.Count(errb, "\n") != 1 {
+		t.Errorf("stderr %q, want only the final line %q...", errb, want)
+	}
+}
+
+func TestWaitSignalSummary(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	streams, out, errb := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(300*time.Millisecond, func() {
+		a.signal.CompareAndSwap(nil, syscall.SIGTERM)
+		cancel()
+	})
+	start := time.Now()
+	code := a.run(ctx, []string{"wait-healthy", "-o", "json", "--interval", "50ms", srv.URL})
+	if code != ExitSIGTERM || time.Since(start) > 5*time.Second {
+		t.Errorf("exit %d after %v, want 143 at once", code, time.Since(start))
+	}
+	var j output.WaitJSON
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Healthy || j.ExitCode != ExitSIGTERM || j.Attempts < 1 {
+		t.Errorf("JSON %s (%v)", out, err)
+	}
+	if !strings.Contains(errb.String(), "healthctl: interrupted after ") {
+		t.Errorf("stderr %q", errb)
+	}
+}
+
+func TestWaitDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		30 * time.Second: "30s", 2 * time.Minute: "2m", 90 * time.Second: "1m30s",
+		500 * time.Millisecond: "500ms", time.Hour: "1h",
+	} {
+		if got := waitDuration(d); got != want {
+			t.Errorf("waitDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package output
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/wait"
+)
+
+func TestFirstLine(t *testing.T) {
+	pass := probe.Result{URL: "https://app/health", Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
+		Timings: probe.Timings{probe.PhaseTotal: 12400 * time.Microsecond}}
+	fail := probe.Result{URL: "http://127.0.0.1:8080/health", Outcome: classify.Refused, Reason: classify.ConnRefused,
+		Timings: probe.Timings{probe.PhaseTotal: 400 * time.Microsecond}}
+	if got := FirstLine(pass, false); got != "PASS ok https://app/health 200 12.4ms" {
+		t.Errorf("pass: %q", got)
+	}
+	if got := FirstLine(fail, false); got != "FAIL refused conn_refused http://127.0.0.1:8080/health - 0.4ms" {
+		t.Errorf("fail: %q", got)
+	}
+	if got := FirstLine(fail, true); !strings.Contains(got, "\x1b[") {
+		t.Errorf("coloured line has no colour: %q", got)
+	}
+	if got := NagiosLine(fail); !regexp.MustCompile(`^HEALTHCTL CRITICAL: refused conn_refused http://127\.0\.0\.1:8080/health - 0\.4ms \| time=0\.000400s;;;0$`).MatchString(got) {
+		t.Errorf("nagios: %q", got)
+	}
+}
+
+func TestJSONAbsentPhases(t *testing.T) {
+	r := probe.Result{URL: "u", Outcome: classify.Refused, Reason: classify.ConnRefused,
+		Timings: probe.Timings{probe.PhaseConnect: 1500 * time.Microsecond, probe.PhaseTotal: 2 * time.Millisecond}}
+	var b bytes.Buffer
+	if err := JSONLine(&b, NewResultJSON(r, nil, 5)); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if !strings.Contains(got, `"timings_ms":{"connect":1.5,"total":2}`) || strings.Contains(got, `"tls"`) || strings.Contains(got, "http_status") {
+		t.Errorf("JSON: %s", got)
+	}
+}
+
+func TestStatusLineFitsTheTerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := NewWaitProgress(&b, true, true, 80, 1, 1)
+	long := "https://a-very-long-preview-hostname-for-pr-12345.example.com/api/v1/health?verbose=1"
+	p.Event(wait.Event{URL: long, Attempt: 3, Elapsed: 2 * time.Second, Changed: true,
+		Result: probe.Result{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503}})
+	line := regexp.MustCompile(`\x1b\[[0-9;]*[mK]`).ReplaceAllString(strings.TrimPrefix(b.String(), "\r"), "")
+	if len(line) >= 80 {
+		t.Errorf("status line is %d columns on an 80-column terminal: %q", len(line), line)
+	}
+	if !strings.Contains(line, "...") || !strings.Contains(line, "http_status 503") || !strings.HasPrefix(line, "waiting 2.0s, 3 attempts: https://") {
+		t.Errorf("status line: %q", line)
+	}
+}

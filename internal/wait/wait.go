@@ -1,0 +1,396 @@
+// Package wait polls health endpoints until they pass (healthctl
+// wait-healthy, SPEC.md §5): the first probe at once, then one probe per
+// interval, start to start, while a server answers anything; fast re-probes
+// only while nothing listens; a ceiling after which it gives up (or fails
+// open). It never prints: progress goes to an Observer, the outcome is the
+// returned Summary, and the per-wait counters go to a Metrics sink.
+//
+// Time comes from a Clock and probes from a Prober, so the loop is tested
+// inside a testing/synctest bubble with an in-memory prober.
+package wait
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// Defaults of the loop (SPEC.md §5, seeds/000's 500 ms poll and 30 s ceiling).
+const (
+	DefaultInterval  = 500 * time.Millisecond
+	DefaultTimeout   = 30 * time.Second
+	DefaultSuccesses = 1
+)
+
+// RefusedRetry is the delay, start to start, between re-probes of a URL that
+// refused the connection, and the spacing of such re-probes per host:port:
+// at most 20 a second on one port, however many URLs share it. A refused
+// connection costs the server nothing, and it is the moment a booting server
+// starts listening that a gate wants to catch.
+const RefusedRetry = 50 * time.Millisecond
+
+// The counters of one wait (SPEC.md §5): Started once, then exactly one of
+// the others. With them, seeds/000's alarm
+// rate(fail_open) / rate(started) > 0.1 means what it says.
+const (
+	MetricStarted  = "probe.started"
+	MetricHealthy  = "probe.healthy"
+	MetricFailOpen = "probe.fail_open"
+	MetricError    = "probe.error"
+	MetricAborted  = "probe.aborted"
+)
+
+// ErrCeiling is the cause of the context a probe gets once the ceiling
+// (--timeout) has passed.
+var ErrCeiling = errors.New("wait-healthy ceiling reached")
+
+// Prober runs one probe. probe.Run is the real one; it must return promptly
+// with Result.Canceled set when ctx ends.
+type Prober func(ctx context.Context, opts *probe.Options) probe.Result
+
+// Clock is the loop's time source.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has passed; stop
+	// prevents that if it has not happened yet.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// Real is the system clock. Inside a testing/synctest bubble its time is the
+// bubble's fake time, which is how the loop is tested.
+var Real Clock = realClock{}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// Metrics receives the per-wait counters (a StatsD client, or nothing).
+type Metrics interface {
+	Count(name string)
+}
+
+// Target is one URL to wait for.
+type Target struct {
+	Options *probe.Options
+	// URL is the redacted URL, for messages.
+	URL string
+	// Key is the host:port refused re-probes are rate-limited by; empty
+	// means derived from Options.URL.
+	Key string
+}
+
+// Config is one wait.
+type Config struct {
+	Targets   []Target
+	Interval  time.Duration
+	Timeout   time.Duration
+	Successes int
+	// FailOpen only changes what the wait is counted as when the ceiling
+	// comes (fail_open instead of error); deciding the exit is the caller's.
+	FailOpen bool
+	// RespectRetryAfter makes a Retry-After answer the next delay (never
+	// shorter than the interval, never past the ceiling).
+	RespectRetryAfter bool
+
+	Probe    Prober
+	Clock    Clock
+	Metrics  Metrics
+	Observer func(Event)
+}
+
+// Event is one completed probe, reported to the Observer. Events are
+// delivered one at a time, in the order they happened.
+type Event struct {
+	// Index is the target's position in Config.Targets.
+	Index  int
+	URL    string
+	Result probe.Result
+	// Attempt counts this target's completed probes; Attempts all targets'.
+	Attempt  int
+	Attempts int
+	// Changed is true when the outcome or reason differs from this target's
+	// previous probe (always true for the first).
+	Changed bool
+	// Streak is the passes in a row so far; Done says it reached
+	// Config.Successes (the target is not probed again).
+	Streak int
+	Done   bool
+	// Elapsed is since the wait began; Next is the delay until this target's
+	// next probe starts (0 when Done).
+	Elapsed time.Duration
+	Next    time.Duration
+}
+
+// Summary is how a wait ended.
+type Summary struct {
+	// Healthy: every target reached its successes.
+	Healthy bool
+	// Aborted: the caller's context ended first (a signal).
+	Aborted bool
+	// TimedOut: the ceiling came first; FailOpen repeats Config.FailOpen in
+	// that case.
+	TimedOut bool
+	FailOpen bool
+	Attempts int
+	Elapsed  time.Duration
+	Targets  []TargetSummary
+}
+
+// TargetSummary is how one target ended.
+type TargetSummary struct {
+	URL      string
+	Healthy  bool
+	Attempts int
+	Streak   int
+	// Last is the last completed probe (nil when none completed); a probe
+	// cut short by the ceiling or a signal never counts.
+	Last *probe.Result
+	// LastFailure is the last completed probe that did not pass.
+	LastFailure *probe.Result
+}
+
+// Metric is the one counter that ends this wait.
+func (s *Summary) Metric() string {
+	switch {
+	case s.Healthy:
+		return MetricHealthy
+	case s.Aborted:
+		return MetricAborted
+	case s.TimedOut && s.FailOpen:
+		return MetricFailOpen
+	}
+	return MetricError
+}
+
+// Culprit returns the first target (argument order) that is not healthy and
+// the outcome and reason that explain it: its last completed failure, or
+// timeout when no failure completed (every probe cut short, or passes too
+// few). ok is false when every target is healthy.
+func (s *Summary) Culprit() (index int, outcome classify.Outcome, reason classify.Reason, completed bool, ok bool) {
+	for i, t := range s.Targets {
+		if t.Healthy {
+			continue
+		}
+		if t.LastFailure != nil {
+			return i, t.LastFailure.Outcome, t.LastFailure.Reason, true, true
+		}
+		return i, classify.Timeout, "", false, true
+	}
+	return -1, "", "", false, false
+}
+
+// Run waits until every target is healthy, the ceiling passes, or ctx ends.
+func Run(ctx context.Context, cfg Config) Summary {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Successes < 1 {
+		cfg.Successes = DefaultSuccesses
+	}
+	if cfg.Probe == nil {
+		cfg.Probe = probe.Run
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = Real
+	}
+	w := &waiter{cfg: cfg, clock: cfg.Clock, slots: map[string]time.Time{}}
+	w.start = w.clock.Now()
+	w.deadline = w.start.Add(cfg.Timeout)
+	w.targets = make([]TargetSummary, len(cfg.Targets))
+	for i, t := range cfg.Targets {
+		w.targets[i].URL = t.URL
+	}
+	count(cfg.Metrics, MetricStarted)
+
+	ceil, cancel := context.WithCancelCause(ctx)
+	stop := w.clock.AfterFunc(cfg.Timeout, func() { cancel(ErrCeiling) })
+	var wg sync.WaitGroup
+	for i := range cfg.Targets {
+		wg.Go(func() { w.loop(ceil, i) })
+	}
+	wg.Wait()
+	stop()
+	cancel(nil)
+
+	s := Summary{Targets: w.targets, Attempts: w.attempts, Elapsed: w.clock.Now().Sub(w.start), Healthy: true}
+	for _, t := range s.Targets {
+		s.Healthy = s.Healthy && t.Healthy
+	}
+	if !s.Healthy {
+		if ctx.Err() != nil {
+			s.Aborted = true
+		} else {
+			s.TimedOut, s.FailOpen = true, cfg.FailOpen
+		}
+	}
+	count(cfg.Metrics, s.Metric())
+	return s
+}
+
+func count(m Metrics, name string) {
+	if m != nil {
+		m.Count(name)
+	}
+}
+
+// waiter is the shared state of one Run; mu guards everything below it.
+type waiter struct {
+	cfg      Config
+	clock    Clock
+	start    time.Time
+	deadline time.Time
+
+	mu       sync.Mutex
+	attempts int
+	targets  []TargetSummary
+	// slots is, per host:port, the earliest start of the next refused
+	// re-probe.
+	slots map[string]time.Time
+}
+
+// loop probes one target until it is done or ctx ends.
+func (w *waiter) loop(ctx context.Context, i int) {
+	t := w.cfg.Targets[i]
+	key := t.Key
+	if key == "" {
+		key = HostPort(t.Options)
+	}
+	var prev *probe.Result
+	streak, attempt := 0, 0
+	for {
+		started := w.clock.Now()
+		if !started.Before(w.deadline) {
+			return // the ceiling's timer may not have fired yet
+		}
+		w.noteStart(key, started)
+		r := w.cfg.Probe(ctx, t.Options)
+		if r.Canceled {
+			return // cut short by the ceiling or a signal: not an outcome
+		}
+		attempt++
+		if r.Outcome == classify.Pass {
+			streak++
+		} else {
+			streak = 0
+		}
+		done := streak >= w.cfg.Successes
+		now := w.clock.Now()
+		var next time.Time
+		if !done {
+			next = w.next(key, started, now, r)
+		}
+		changed := prev == nil || prev.Outcome != r.Outcome || prev.Reason != r.Reason
+		prev = &r
+
+		w.mu.Lock()
+		w.attempts++
+		ts := &w.targets[i]
+		ts.Attempts, ts.Streak, ts.Healthy = attempt, streak, done
+		last := r
+		ts.Last = &last
+		if r.Outcome != classify.Pass {
+			ts.LastFailure = &last
+		}
+		ev := Event{
+			Index: i, URL: t.URL, Result: r, Attempt: attempt, Attempts: w.attempts,
+			Changed: changed, Streak: streak, Done: done, Elapsed: now.Sub(w.start),
+		}
+		if !done {
+			ev.Next = max(0, next.Sub(now))
+		}
+		// Delivered under the lock so the observer sees events one at a
+		// time and in order.
+		if w.cfg.Observer != nil {
+			w.cfg.Observer(ev)
+		}
+		w.mu.Unlock()
+
+		if done || !sleepUntil(ctx, w.clock, next) {
+			return
+		}
+	}
+}
+
+// noteStart records a probe start on key: a refused re-probe of any URL on
+// the same host:port starts no sooner than RefusedRetry after it.
+func (w *waiter) noteStart(key string, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s := at.Add(RefusedRetry); s.After(w.slots[key]) {
+		w.slots[key] = s
+	}
+}
+
+// next is when the target's next probe may start.
+func (w *waiter) next(key string, started, now time.Time, r probe.Result) time.Time {
+	if r.Outcome == classify.Refused {
+		// Nothing listens: re-probe fast, in the next free slot of this
+		// host:port, and reserve it so URLs sharing the port share the rate.
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		at := later(started.Add(RefusedRetry), w.slots[key])
+		w.slots[key] = at.Add(RefusedRetry)
+		return at
+	}
+	// The server answers (or at least accepts): one request per interval,
+	// start to start; a slow probe is followed at once, never overlapped.
+	at := started.Add(w.cfg.Interval)
+	if w.cfg.RespectRetryAfter && r.RetryAfter != nil {
+		// Only ever a longer wait; the ceiling cuts it (sleepUntil).
+		at = later(at, now.Add(*r.RetryAfter))
+	}
+	return at
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// sleepUntil waits until t; it reports false when ctx ended first.
+func sleepUntil(ctx context.Context, c Clock, t time.Time) bool {
+	d := t.Sub(c.Now())
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	ch := make(chan struct{})
+	stop := c.AfterFunc(d, func() { close(ch) })
+	select {
+	case <-ch:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		stop()
+		return false
+	}
+}
+
+// HostPort is the host:port a probe connects to (lower-case host, the
+// scheme's default port when none is given): the unit of the refused rate
+// limit.
+func HostPort(o *probe.Options) string {
+	if o == nil || o.URL == nil {
+		return ""
+	}
+	port := o.URL.Port()
+	if port == "" {
+		port = "80"
+		if o.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(o.URL.Hostname()), port)
+}
