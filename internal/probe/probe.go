@@ -202,7 +202,13 @@ func (p *run) do(parent context.Context) Result {
 	res.Outcome, res.Reason = classify.Classify(obs)
 	if err != nil {
 		res.Error = o.Redactor.String(errorText(err))
-	} else if res.Reason == classify.HTTPStatus || res.Reason == classify.Redirect {
+	} else if res.Reason == classify.Redirect {
+		where := "the same host"
+		if res.Redirect.OtherHost {
+			where = "another host"
+		}
+		res.Error = fmt.Sprintf("status %d redirects to %s (%s; want %s, or --follow)", resp.StatusCode, res.Redirect.Location, where, o.Expect.Status)
+	} else if res.Reason == classify.HTTPStatus {
 		res.Error = fmt.Sprintf("unexpected status %d (want %s)", resp.StatusCode, o.Expect.Status)
 	}
 	return res
