@@ -15,6 +15,7 @@ trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"'
 
 echo "building release-like binary (CGO_ENABLED=0, -trimpath, -s -w)..."
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/bare" ./scripts/benchbare
 go build -o "$work/benchcmd" ./scripts/benchcmd
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -37,5 +38,7 @@ curl -sf "$url" >/dev/null || { echo "server did not come up on $url" >&2; exit 
 
 echo "server: $server on $url; runs: $runs per command; $(nproc) cores"
 "$work/benchcmd" -n "$runs" -- "curl -sf $url" "$work/healthctl probe $url"
+echo "anchors: a bare Go GET with cobra+viper+color+tablewriter linked; a Go binary that does nothing"
+"$work/benchcmd" -n "$runs" -- "$work/bare $url" "$work/healthctl version"
 echo "binary size: $(du -k "$work/healthctl" | cut -f1) KiB ($(( $(stat -c %s "$work/healthctl") / 1048576 )) MiB, stripped)"
 echo "targets: median <= 0.7x curl (minimum 1.5x), peak RSS <= 20 MiB, size <= 20 MiB"

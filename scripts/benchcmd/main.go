@@ -35,6 +35,10 @@ func main() {
 			start := time.Now()
 			err := cmd.Run()
 			d := time.Since(start)
+			if cmd.ProcessState == nil {
+				fmt.Fprintf(os.Stderr, "benchcmd: %s: %v\n", line, err)
+				os.Exit(1)
+			}
 			if i < *warm {
 				continue
 			}
