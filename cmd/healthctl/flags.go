@@ -319,6 +319,10 @@ func parseURL(raw string) (*url.URL, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, fmt.Errorf("empty URL")
 	}
+	if _, err := strconv.Atoi(raw); err == nil {
+		// "--follow 3 URL" parses 3 as a URL: --follow's value is optional.
+		return nil, fmt.Errorf("%q is not a URL (for a number of redirects write --follow=%s)", raw, raw)
+	}
 	s := raw
 	if !strings.Contains(s, "://") {
 		s = "http://" + s

@@ -72,6 +72,7 @@ func TestParseURL(t *testing.T) {
 		"":                         "error",
 		"http://h:0/":              "error",
 		"http://[::1/":             "error",
+		"3":                        "error",
 		"HTTP://App.Invalid:80/ok": "http://App.Invalid:80/ok",
 	} {
 		u, err := parseURL(raw)
