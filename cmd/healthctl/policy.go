@@ -1,12 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/output"
@@ -69,7 +65,7 @@ func (a *app) policyRun(opts *policyOptions) error {
 	}
 	rows := policy.DecisionTable(s)
 	if a.json() {
-		return jsonLineRaw(a.streams.Out, policyJSON{
+		return output.JSONLine(a.streams.Out, policyJSON{
 			SchemaVersion: output.SchemaVersion,
 			Settings: settingsJSON{
 				GraceS:                s.Grace.Seconds(),
@@ -81,15 +77,7 @@ func (a *app) policyRun(opts *policyOptions) error {
 		})
 	}
 	fmt.Fprintln(a.streams.Out, settingsLine(s))
-	return renderPolicyTable(a.streams.Out, rows)
-}
-
-// jsonLineRaw is output.JSONLine without HTML escaping: the conditions hold
-// "<" and ">", which json.Marshal would print as \u003c and \u003e.
-func jsonLineRaw(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return output.PolicyTable(a.streams.Out, rows)
 }
 
 // settingsLine states the settings in force, as the flags that set them.
@@ -104,20 +92,4 @@ func settingsLine(s policy.Settings) string {
 	}
 	return fmt.Sprintf("settings: --grace %s --failure-threshold %d --escalate-timeouts-after %s --tls-pending-max %s",
 		s.Grace, s.FailureThreshold, esc, tlsMax)
-}
-
-// renderPolicyTable draws the rows, wrapping the why so the table stays
-// readable in a terminal.
-func renderPolicyTable(w io.Writer, rows []policy.Row) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithColumnWidths(tw.NewMapper[int, int]().Set(3, 60)),
-	)
-	t.Header("result", "condition", "decision", "why")
-	for _, r := range rows {
-		if err := t.Append(r.Result, r.Condition, string(r.Action), r.Why); err != nil {
-			return err
-		}
-	}
-	return t.Render()
 }
