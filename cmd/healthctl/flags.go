@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -250,6 +251,9 @@ func (f *probeFlags) headersInto(o *probe.Options, red *probe.Redactor) error {
 			return fmt.Errorf("-H: want 'Name: value', got a header without a colon or with a bad name")
 		}
 		val = strings.TrimSpace(val)
+		if strings.ContainsFunc(val, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+			return fmt.Errorf("-H %s: the value has a control character (a newline?)", name)
+		}
 		if red.IsSecretHeader(name) {
 			red.AddSecret(val)
 			if _, cred, ok := strings.Cut(val, " "); ok {
@@ -257,6 +261,9 @@ func (f *probeFlags) headersInto(o *probe.Options, red *probe.Redactor) error {
 			}
 		}
 		if strings.EqualFold(name, "Host") {
+			if !httpguts.ValidHostHeader(val) || val == "" {
+				return fmt.Errorf("-H Host: %q is not a valid host", val)
+			}
 			o.Host = val
 			continue
 		}

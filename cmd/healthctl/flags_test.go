@@ -113,3 +113,12 @@ func TestParseResolveAndSizes(t *testing.T) {
 		}
 	}
 }
+
+func TestHeaderValueWithNewlineIsAUsageError(t *testing.T) {
+	if _, err := buildFlags(t, nil, "-H", "X-A: a\r\nInjected: b"); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := buildFlags(t, nil, "-H", "Host: a b"); err == nil || !strings.Contains(err.Error(), "not a valid host") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -36,7 +36,7 @@ func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.lim
 // whatever the server does; ctx cancellation (Ctrl-C) ends it early with
 // Result.Canceled set.
 func Run(ctx context.Context, opts *Options) Result {
-	p := &run{opts: opts, start: time.Now(), timings: Timings{}, stage: classify.StageDNS}
+	p := &run{opts: opts, start: time.Now(), timings: Timings{}}
 	return p.do(ctx)
 }
 
