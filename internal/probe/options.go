@@ -56,12 +56,11 @@ type Options struct {
 
 // Expectations are the conditions a response must meet to pass.
 type Expectations struct {
-	Status     StatusSet
-	BodyText   []string
-	BodyRegex  []*regexp.Regexp
-	JSON       []JSONExpect
-	HeaderRE   []HeaderExpect
-	hasBodyExp bool
+	Status    StatusSet
+	BodyText  []string
+	BodyRegex []*regexp.Regexp
+	JSON      []JSONExpect
+	HeaderRE  []HeaderExpect
 }
 
 // JSONExpect is one --expect-json PATH=VALUE.

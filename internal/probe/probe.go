@@ -53,7 +53,6 @@ type run struct {
 	family    int
 	proxied   bool
 	dnsAnswer classify.DNSAnswer
-	tlsStart  time.Time
 	// stageStart is when the running stage began, for the partial
 	// duration of a phase that a window or an error cut short.
 	stageStart time.Time
@@ -303,12 +302,12 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.enter(classify.StageTLS)
-			p.tlsStart = p.stageStart
 		},
 		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			p.record(PhaseTLS, time.Since(p.tlsStart))
+			// The stage is still tls: GotConn comes after this.
+			p.record(PhaseTLS, time.Since(p.stageStart))
 			if err == nil {
 				p.tlsState = &cs
 			}
@@ -362,11 +361,10 @@ func (p *run) startReadWindow() {
 func (p *run) transport() *http.Transport {
 	o := p.opts
 	tr := &http.Transport{
-		DialContext:        p.dial,
-		TLSClientConfig:    o.TLSConfig,
-		DisableKeepAlives:  true,
-		DisableCompression: false,
-		ForceAttemptHTTP2:  true,
+		DialContext:       p.dial,
+		TLSClientConfig:   o.TLSConfig,
+		DisableKeepAlives: true,
+		ForceAttemptHTTP2: true,
 		// Our own windows bound every phase; the transport's would only
 		// make the reasons less precise.
 		TLSHandshakeTimeout:    0,
@@ -418,7 +416,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 		p.address = target
 		p.family = family(a)
 		p.mu.Unlock()
-		c, err := d.DialContext(ctx, dialNetwork(o.Network, a), target)
+		c, err := d.DialContext(ctx, dialNetwork(a), target)
 		if err == nil {
 			p.mu.Lock()
 			p.record(PhaseConnect, time.Since(t0))
@@ -445,7 +443,7 @@ func family(a netip.Addr) int {
 	return 6
 }
 
-func dialNetwork(n string, a netip.Addr) string {
+func dialNetwork(a netip.Addr) string {
 	if family(a) == 4 {
 		return "tcp4"
 	}
