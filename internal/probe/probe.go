@@ -362,7 +362,7 @@ func (p *run) transport() *http.Transport {
 	o := p.opts
 	tr := &http.Transport{
 		DialContext:       p.dial,
-		TLSClientConfig:   o.TLSConfig,
+		TLSClientConfig:   o.TLSConfig.Clone(), // net/http writes NextProtos into it: one per transport
 		DisableKeepAlives: true,
 		ForceAttemptHTTP2: true,
 		// Our own windows bound every phase; the transport's would only

@@ -1,0 +1,320 @@
+// Package proc supervises child processes for every command that starts one:
+// wait-healthy's `-- CMD`, watch's --on-redeploy hook and drain-test's --exec.
+//
+// A child always runs in its own process group, so a terminal's Ctrl-C does
+// not reach it behind healthctl's back (it would get SIGINT twice: once from
+// the terminal, once forwarded), and so the whole group — a shell and what it
+// started — can be killed when a deadline passes. Its exit status is always
+// kept: a signal that stops healthctl is forwarded, then the child is waited
+// for, so the caller can exit with the child's own status.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec is what to start.
+type Spec struct {
+	// Argv is the program and its arguments, exec-style (no shell).
+	Argv []string
+	// Env is added to the current environment (later entries win).
+	Env []string
+	// Dir is the working directory (empty: the current one).
+	Dir string
+	// Stdin, Stdout and Stderr default to nothing (/dev/null).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Shell returns the Argv that runs line with /bin/sh -c, as cron and
+// Compose's shell form do.
+func Shell(line string) []string { return []string{"/bin/sh", "-c", line} }
+
+// Status is how a child ended.
+type Status struct {
+	// Exited is true when the child ended by itself with Code.
+	Exited bool
+	Code   int
+	// Signal is set when a signal ended the child.
+	Signal syscall.Signal
+	// Err is a failure to wait (not an exit status).
+	Err error
+}
+
+// ExitCode is the status as a shell reports it: the code, or 128+signal.
+func (s Status) ExitCode() int {
+	switch {
+	case s.Signal != 0:
+		return 128 + int(s.Signal)
+	case s.Exited:
+		return s.Code
+	}
+	return -1
+}
+
+// String says how the child ended: "exit status 1", "killed by SIGKILL".
+func (s Status) String() string {
+	switch {
+	case s.Signal != 0:
+		return "killed by " + SignalName(s.Signal)
+	case s.Exited:
+		return fmt.Sprintf("exit status %d", s.Code)
+	case s.Err != nil:
+		return s.Err.Error()
+	}
+	return "unknown status"
+}
+
+// SignalName is the conventional name of a signal: SIGTERM, SIGKILL.
+func SignalName(s syscall.Signal) string {
+	for name, sig := range signals {
+		if sig == s {
+			return "SIG" + name
+		}
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+var signals = map[string]syscall.Signal{
+	"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
+	"KILL": syscall.SIGKILL, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2,
+	"TERM": syscall.SIGTERM,
+}
+
+// ParseSignal reads TERM, SIGTERM, term or 15.
+func ParseSignal(s string) (syscall.Signal, error) {
+	t := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "SIG")
+	if sig, ok := signals[t]; ok {
+		return sig, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(t, "%d", &n); err == nil && fmt.Sprint(n) == t {
+		for _, sig := range signals {
+			if int(sig) == n {
+				return sig, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%q: want one of TERM, INT, QUIT, HUP, USR1, USR2, KILL", s)
+}
+
+// Child is a started process in its own process group.
+type Child struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	// status is written once, before done is closed.
+	status Status
+}
+
+// Start starts the child in a new process group. A program that cannot be
+// found or started is an error here, before anything runs.
+func Start(s Spec) (*Child, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return nil, errors.New("no command")
+	}
+	c := exec.Command(s.Argv[0], s.Argv[1:]...)
+	c.Dir = s.Dir
+	if len(s.Env) > 0 {
+		c.Env = append(os.Environ(), s.Env...)
+	}
+	c.Stdin, c.Stdout, c.Stderr = s.Stdin, s.Stdout, s.Stderr
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that keeps a captured pipe open must not keep Wait
+	// (and so the caller) waiting once the child itself has exited.
+	c.WaitDelay = 2 * time.Second
+	if err := c.Start(); err != nil {
+		return nil, err
+	}
+	ch := &Child{cmd: c, done: make(chan struct{})}
+	go ch.wait()
+	return ch, nil
+}
+
+func (c *Child) wait() {
+	defer close(c.done)
+	err := c.cmd.Wait()
+	st := Status{}
+	ps := c.cmd.ProcessState
+	if ps == nil {
+		st.Err = err
+		c.status = st
+		return
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Signaled():
+			st.Signal = ws.Signal()
+		case ws.Exited():
+			st.Exited, st.Code = true, ws.ExitStatus()
+		}
+	} else {
+		st.Exited, st.Code = true, ps.ExitCode()
+	}
+	if err != nil && st.Signal == 0 && !st.Exited {
+		st.Err = err
+	}
+	c.status = st
+}
+
+// Pid is the child's process ID (and its process group's).
+func (c *Child) Pid() int { return c.cmd.Process.Pid }
+
+// Done is closed once the child has exited and been reaped.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// Status is how the child ended; valid once Done is closed.
+func (c *Child) Status() Status {
+	<-c.done
+	return c.status
+}
+
+// Signal sends sig to the child process itself, as an orchestrator signals
+// a container's PID 1 (a shell wrapper in front of the service gets it, not
+// the service).
+func (c *Child) Signal(sig syscall.Signal) error {
+	select {
+	case <-c.done:
+		return os.ErrProcessDone
+	default:
+	}
+	return c.cmd.Process.Signal(sig)
+}
+
+// SignalGroup sends sig to the child's whole process group.
+func (c *Child) SignalGroup(sig syscall.Signal) error {
+	err := syscall.Kill(-c.Pid(), sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// Kill kills the whole process group with SIGKILL and waits for the child.
+// Whatever the group left behind is gone too.
+func (c *Child) Kill() Status {
+	_ = c.SignalGroup(syscall.SIGKILL)
+	return c.Status()
+}
+
+// WaitTimeout waits up to d for the child; past it the group gets SIGTERM,
+// then after grace SIGKILL. killed reports whether healthctl had to end it.
+func (c *Child) WaitTimeout(d, grace time.Duration) (st Status, killed bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return c.status, false
+	case <-t.C:
+	}
+	_ = c.SignalGroup(syscall.SIGTERM)
+	g := time.NewTimer(grace)
+	defer g.Stop()
+	select {
+	case <-c.done:
+	case <-g.C:
+		_ = c.SignalGroup(syscall.SIGKILL)
+		<-c.done
+	}
+	return c.status, true
+}
+
+// Foreground runs the child to its end with the caller's streams, the way
+// `wait-healthy -- CMD` does: the first signal from sigs (healthctl's own
+// SIGINT/SIGTERM) is forwarded to the child's group once, then the child is
+// waited for and its status returned. After forwarding, a child that is
+// still running after grace is killed.
+func (c *Child) Foreground(sigs <-chan os.Signal, grace time.Duration) Status {
+	select {
+	case <-c.done:
+		return c.status
+	case s := <-sigs:
+		if sig, ok := s.(syscall.Signal); ok {
+			_ = c.SignalGroup(sig)
+		}
+	}
+	st, _ := c.WaitTimeout(grace, time.Second)
+	return st
+}
+
+// Result is what Run returns about a bounded, captured run.
+type Result struct {
+	Status Status
+	// Output is the start of the child's combined stdout and stderr.
+	Output string
+	// Truncated says Output was cut at the limit.
+	Truncated bool
+	// TimedOut says the child outlived its timeout and was killed.
+	TimedOut bool
+	Duration time.Duration
+}
+
+// Run runs s to its end, bounded by timeout (then its group is terminated,
+// and killed 2s later), with stdout and stderr captured together up to
+// maxOutput bytes. ctx cancellation ends it like a timeout. A command that
+// cannot start is an error; anything after that is in the Result.
+func Run(ctx context.Context, s Spec, timeout time.Duration, maxOutput int) (Result, error) {
+	buf := &capWriter{max: maxOutput}
+	s.Stdout, s.Stderr = buf, buf
+	start := time.Now()
+	c, err := Start(s)
+	if err != nil {
+		return Result{}, err
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	res := Result{}
+	select {
+	case <-c.done:
+	case <-t.C:
+		res.TimedOut = true
+	case <-ctx.Done():
+		res.TimedOut = true
+	}
+	if res.TimedOut {
+		res.Status, _ = c.WaitTimeout(0, 2*time.Second)
+	} else {
+		res.Status = c.status
+	}
+	res.Duration = time.Since(start)
+	res.Output, res.Truncated = buf.result()
+	return res, nil
+}
+
+// capWriter keeps the first max bytes written to it; the rest is counted,
+// not kept, so a chatty hook cannot grow healthctl's memory.
+type capWriter struct {
+	mu        sync.Mutex
+	max       int
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.max - w.buf.Len(); room < len(p) {
+		if room > 0 {
+			w.buf.Write(p[:room])
+		}
+		w.truncated = true
+		return len(p), nil
+	}
+	w.buf.Write(p)
+	return len(p), nil
+}
+
+func (w *capWriter) result() (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String(), w.truncated
+}
