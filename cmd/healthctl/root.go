@@ -183,11 +183,12 @@ func (a *app) prepare(cmd *cobra.Command) error {
 }
 
 // noConfig says a command never reads the config file or environment: a
-// broken ./healthctl.yaml must not break `version` or shell completion.
+// broken ./healthctl.yaml must not break `version` or shell completion,
+// and nothing of the user's may change what `demo` shows.
 func noConfig(cmd *cobra.Command) bool {
 	for c := cmd; c != nil; c = c.Parent() {
 		switch c.Name() {
-		case "version", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		case "version", "completion", "help", "demo", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 			return true
 		}
 	}
