@@ -11,12 +11,12 @@ import (
 // DemoRow is one probed demo service: the fields of a probe's JSON object
 // the demo's table shows.
 type DemoRow struct {
-	Service  string  `json:"-"`
-	URL      string  `json:"url"`
-	Outcome  string  `json:"outcome"`
-	Reason   string  `json:"reason"`
-	ExitCode int     `json:"exit_code"`
-	Status   int     `json:"http_status"`
+	Service  string `json:"-"`
+	URL      string `json:"url"`
+	Outcome  string `json:"outcome"`
+	Reason   string `json:"reason"`
+	ExitCode int    `json:"exit_code"`
+	Status   int    `json:"http_status"`
 	Decision *struct {
 		Action string `json:"action"`
 	} `json:"decision"`
