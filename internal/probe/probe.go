@@ -30,6 +30,10 @@ type windowError struct {
 
 func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.limit) }
 
+// afterBody, when set (by tests only), runs between the body read and the
+// timers stopping: the moment a late window must not count.
+var afterBody func(*run)
+
 // window is one of the probe's timers. A timer that fires after it was
 // disarmed, re-armed or after the probe stopped its timers counts for
 // nothing: gen and active are checked under run.mu when it fires.
@@ -196,6 +200,9 @@ func (p *run) do(parent context.Context) Result {
 		p.setStage(classify.StageBody)
 		body, err = o.Expect.scanBody(resp.Body, o.MaxBody)
 		resp.Body.Close()
+		if afterBody != nil {
+			afterBody(p)
+		}
 		res.BodyTruncated = body.truncated
 		end := time.Now()
 		p.mu.Lock()
@@ -338,11 +345,14 @@ func (p *run) windowText(w *windowError) error {
 			what = "TCP connect to the proxy" + to + " did not finish"
 		}
 	case classify.StageProxy:
-		if p.hopURL != nil && p.hopURL.Scheme == "https" {
-			what = "proxy CONNECT" + to + " did not answer"
-		} else {
-			what = "proxy" + to + " did not answer the request (it or the server behind it)"
+		at := ""
+		if p.windowAddr != "" {
+			at = " (proxy " + p.windowAddr + ")"
 		}
+		if p.hopURL != nil && p.hopURL.Scheme == "https" {
+			return fmt.Errorf("proxy CONNECT did not answer within %s%s", w, at)
+		}
+		return fmt.Errorf("proxy did not answer the request within %s%s: the proxy or the server behind it hangs", w, at)
 	case classify.StageTLS:
 		what = "TLS handshake" + to + " did not finish"
 	case classify.StageHeaders:
