@@ -105,6 +105,7 @@ type textScan struct {
 	texts []string
 	found []bool
 	tail  []byte
+	edge  []byte
 	keep  int
 }
 
@@ -120,16 +121,22 @@ func (s *textScan) write(chunk []byte) {
 	if len(s.texts) == 0 {
 		return
 	}
-	win := append(s.tail, chunk...)
+	// A text is either inside the chunk or crosses from the kept tail
+	// into the chunk's first bytes.
+	s.edge = append(append(s.edge[:0], s.tail...), chunk[:min(len(chunk), s.keep)]...)
 	for i, t := range s.texts {
-		if !s.found[i] && bytes.Contains(win, []byte(t)) {
+		if !s.found[i] && (bytes.Contains(chunk, []byte(t)) || bytes.Contains(s.edge, []byte(t))) {
 			s.found[i] = true
 		}
 	}
-	if len(win) > s.keep {
-		win = win[len(win)-s.keep:]
+	if len(chunk) >= s.keep {
+		s.tail = append(s.tail[:0], chunk[len(chunk)-s.keep:]...)
+		return
 	}
-	s.tail = append(s.tail[:0], win...)
+	s.tail = append(s.tail, chunk...)
+	if len(s.tail) > s.keep {
+		s.tail = append(s.tail[:0], s.tail[len(s.tail)-s.keep:]...)
+	}
 }
 
 func (s *textScan) missing() (string, bool) {
