@@ -65,7 +65,16 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 		p.setStage(classify.StageConnect)
 		return nil, &net.AddrError{Err: "no address of the family asked for (-4/-6)", Addr: host}
 	}
-	p.setStage(classify.StageConnect)
+	// A window that closed while the lookup was answered ends the probe
+	// here: no connect stage begins. (Windows cancel under p.mu, so the
+	// check and the stage change are one step.)
+	p.mu.Lock()
+	if err := ctx.Err(); err != nil {
+		p.mu.Unlock()
+		return nil, err
+	}
+	p.enter(classify.StageConnect)
+	p.mu.Unlock()
 	t0 := time.Now()
 	c, err := p.race(ctx, addrs, port)
 	p.mu.Lock()

@@ -154,8 +154,11 @@ func (p *run) fire(w *window, gen int) {
 		p.windowStage = p.stage
 		p.windowAddr = p.address
 	}
-	p.mu.Unlock()
+	// Cancel under the lock, so no stage can begin between the stage
+	// noted and the cancellation (cancel only closes channels and starts
+	// goroutines: it never calls back into the hooks that take p.mu).
 	p.cancel(w.err)
+	p.mu.Unlock()
 }
 
 // stopTimers stops every window; from now on none can count.

@@ -86,12 +86,14 @@ func TestTinyWindows(t *testing.T) {
 		max     time.Duration
 		allowed []classify.Reason
 	}{
-		{"connect 1ns by IP", ok.URL, time.Nanosecond, 0, []classify.Reason{classify.ConnectTimeout}},
-		{"connect 1ns by name", "http://app.invalid:" + portOf(ok.URL), time.Nanosecond, 0, []classify.Reason{classify.DNSTimeout}},
+		// A timer whose goroutine runs only after the connection was made
+		// (or the probe finished) counts for nothing: ok is allowed.
+		{"connect 1ns by IP", ok.URL, time.Nanosecond, 0, []classify.Reason{classify.ConnectTimeout, classify.OK}},
+		{"connect 1ns by name", "http://app.invalid:" + portOf(ok.URL), time.Nanosecond, 0, []classify.Reason{classify.DNSTimeout, classify.ConnectTimeout, classify.OK}},
 		{"connect 100us", ok.URL, 100 * time.Microsecond, 0, []classify.Reason{classify.OK, classify.ConnectTimeout}},
 		{"max-time 3ms hang", hang.URL, 0, 3 * time.Millisecond, []classify.Reason{classify.ConnectTimeout, classify.HeadersTimeout}},
 		{"max-time 3ms ok", ok.URL, 0, 3 * time.Millisecond, []classify.Reason{classify.OK, classify.ConnectTimeout, classify.HeadersTimeout, classify.BodyTimeout}},
-		{"max-time 1ns", ok.URL, 0, time.Nanosecond, []classify.Reason{classify.ConnectTimeout}},
+		{"max-time 1ns", ok.URL, 0, time.Nanosecond, []classify.Reason{classify.ConnectTimeout, classify.HeadersTimeout, classify.BodyTimeout, classify.OK}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -121,9 +123,20 @@ func TestTinyWindows(t *testing.T) {
 				}
 				// A phase the reason says did not finish is not followed
 				// by a later phase in the waterfall.
-				if r.Reason == classify.ConnectTimeout || r.Reason == classify.DNSTimeout {
-					if _, ok := r.Timings[PhaseTTFB]; ok {
+				_, connected := r.Timings[PhaseConnect]
+				_, answered := r.Timings[PhaseTTFB]
+				switch r.Reason {
+				case classify.DNSTimeout:
+					if connected || answered {
+						t.Fatalf("run %d: %s but later phases recorded: %v", i, r.Reason, r.Timings)
+					}
+				case classify.ConnectTimeout:
+					if answered {
 						t.Fatalf("run %d: %s but ttfb recorded: %v", i, r.Reason, r.Timings)
+					}
+				case classify.HeadersTimeout:
+					if !connected {
+						t.Fatalf("run %d: %s but no connect recorded: %v", i, r.Reason, r.Timings)
 					}
 				}
 			}
