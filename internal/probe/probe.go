@@ -507,6 +507,8 @@ func (p *run) transport() *http.Transport {
 		if o.Proxy != nil {
 			pu, err = o.Proxy(r.URL)
 		}
+		// A proxy's credentials are secrets like the target's.
+		o.Redactor.AddURL(pu)
 		p.mu.Lock()
 		p.proxied, p.proxyURL = pu != nil, pu
 		p.mu.Unlock()
