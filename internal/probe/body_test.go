@@ -219,3 +219,30 @@ func (m *runtimeMem) read() {
 	runtime.ReadMemStats(&s)
 	m.total = s.TotalAlloc
 }
+
+// BenchmarkScanBody streams a 16 MiB body through one --expect-body text
+// (b.SetBytes: the MB/s is the scan's throughput).
+func BenchmarkScanBody(b *testing.B) {
+	const size = 16 << 20
+	e := &Expectations{BodyText: []string{"THE-END"}}
+	b.SetBytes(size)
+	for b.Loop() {
+		r := io.MultiReader(io.LimitReader(zeros{}, size), strings.NewReader("THE-END"))
+		if res, err := e.scanBody(r, math.MaxInt64); err != nil || res.hasMissingText {
+			b.Fatal(err, res.missingText)
+		}
+	}
+}
+
+// BenchmarkScanBodyRegex is the same through one --expect-body-regex.
+func BenchmarkScanBodyRegex(b *testing.B) {
+	const size = 4 << 20
+	e := &Expectations{BodyRegex: []*regexp.Regexp{regexp.MustCompile(`THE-E.D$`)}}
+	b.SetBytes(size)
+	for b.Loop() {
+		r := io.MultiReader(io.LimitReader(zeros{}, size), strings.NewReader("THE-END"))
+		if res, err := e.scanBody(r, math.MaxInt64); err != nil || res.failedRegex != nil {
+			b.Fatal(err)
+		}
+	}
+}
