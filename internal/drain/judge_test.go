@@ -45,7 +45,6 @@ func TestJudge(t *testing.T) {
 		change func(*Observation)
 		fail   []string
 		skip   []string
-		linger time.Duration
 	}{
 		{"good", func(*Observation) {}, nil, nil},
 		{"not ready before", func(o *Observation) { o.ReadyBefore, o.NotReadyWhy = false, "readiness answered 503" }, []string{NotReadyBefore}, nil},
@@ -91,8 +90,6 @@ func TestJudge(t *testing.T) {
 			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
 		}, []string{ShutdownHang}, []string{NonzeroExit}},
 		{"exit after S", func(o *Observation) { o.Exit.At = 2100 * msec }, []string{ShutdownHang}, nil},
-		{"lingers after drain", func(o *Observation) { o.Exit.At = 1200 * msec }, nil, nil, 500 * msec},
-		{"lingers too long", func(o *Observation) { o.Exit.At = 1400 * msec }, []string{ShutdownHang}, nil, 500 * msec},
 		{"exit 1", func(o *Observation) { o.Exit.Code = 1 }, []string{NonzeroExit}, nil},
 		{"killed by SIGTERM", func(o *Observation) { o.Exit.Signal = "SIGTERM" }, []string{NonzeroExit}, nil},
 		{"attached: unknown status", func(o *Observation) { o.Attached, o.Exit.Known = true, false }, nil, []string{ExitCodeUnknown}},
@@ -113,9 +110,7 @@ func TestJudge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := good()
 			tt.change(&o)
-			s := settings
-			s.Linger = tt.linger
-			r := Judge(o, s)
+			r := Judge(o, settings)
 			var fail, skip []string
 			for _, v := range r.Verdicts {
 				if !v.OK {
@@ -151,5 +146,21 @@ func TestJudgeTimeline(t *testing.T) {
 	}
 	if len(r.Verdicts) != 10 {
 		t.Errorf("%d verdicts, want one per invariant (10)", len(r.Verdicts))
+	}
+}
+
+func TestJudgeLinger(t *testing.T) {
+	s := settings
+	s.Linger = 500 * msec
+	for _, tt := range []struct {
+		exit time.Duration
+		ok   bool
+	}{{1200 * msec, true}, {1400 * msec, false}} {
+		o := good()
+		o.Exit.At = tt.exit
+		r := Judge(o, s)
+		if r.OK != tt.ok || r.Verdicts[7].Name != ShutdownHang || r.Verdicts[7].OK != tt.ok {
+			t.Errorf("exit at %v (drained at 800ms, linger 500ms): %+v", tt.exit, r.Verdicts[7])
+		}
 	}
 }
