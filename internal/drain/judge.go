@@ -532,3 +532,46 @@ func timeline(o Observation) []Event {
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TMS < ev[j].TMS })
 	return ev
 }
+
+// Formula is one of seeds/003's timing rules with this run's numbers.
+type Formula struct {
+	Formula string `json:"formula"`
+	// Result is "holds", "fails", or the setting the numbers call for.
+	Result string `json:"result"`
+	// Holds is false when the rule is broken by the numbers themselves.
+	Holds bool `json:"holds"`
+}
+
+// Formulas fills seeds/003's rules with P, S and what was measured: the
+// preStop, terminationGracePeriodSeconds and stop_grace_period a deployment
+// of this service needs.
+func Formulas(s Settings, f Facts) []Formula {
+	P, S := s.PreDrain.Milliseconds(), s.ShutdownTimeout.Milliseconds()
+	holds := func(ok bool) string {
+		if ok {
+			return "holds"
+		}
+		return "fails"
+	}
+	out := []Formula{{
+		Formula: fmt.Sprintf("PRE_DRAIN_MS (%d) < SHUTDOWN_TIMEOUT_MS (%d)", P, S),
+		Result:  holds(P < S), Holds: P < S,
+	}}
+	if f.Exit >= 0 {
+		ok := f.Exit <= s.ShutdownTimeout
+		out = append(out, Formula{
+			Formula: fmt.Sprintf("measured exit (%d ms) <= SHUTDOWN_TIMEOUT_MS (%d)", f.Exit.Milliseconds(), S),
+			Result:  holds(ok) + " (measured)", Holds: ok,
+		})
+	}
+	pre := secondsCeil(s.PreDrain)
+	grace := secondsCeil(s.PreDrain + s.ShutdownTimeout + Margin)
+	out = append(out,
+		Formula{Formula: fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS (%d)", P), Result: fmt.Sprintf("Kubernetes: preStop sleep %ds", pre), Holds: true},
+		Formula{Formula: fmt.Sprintf("terminationGracePeriodSeconds > PRE_DRAIN_MS (%d) + SHUTDOWN_TIMEOUT_MS (%d)", P, S),
+			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(grace <= 30)), Holds: true},
+		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, Margin),
+			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", secondsCeil(s.ShutdownTimeout+Margin), holds(s.ShutdownTimeout+Margin <= DefaultStopGrace)), Holds: true},
+	)
+	return out
+}
