@@ -69,6 +69,8 @@ type Poll struct {
 	Err string
 	// Refused says nothing accepted the connection.
 	Refused bool
+	// Took is how long the poll ran.
+	Took time.Duration
 }
 
 // answered says an HTTP answer came back.
@@ -418,9 +420,21 @@ func Judge(o Observation, s Settings) Report {
 			break
 		}
 	}
-	reacted := flipIdx >= 0 || closed >= 0 || liveBad >= 0 || (x.Gone && !x.Killed) || len(o.KeepAlive.Events) > 0
+	// Only what happened before healthctl killed the process counts.
+	before := func(t time.Duration) bool { return t >= 0 && (!x.Killed || t < x.KilledAt) }
+	reacted := (flipIdx >= 0 && before(flip)) || liveBad >= 0 || (x.Gone && !x.Killed)
+	for _, p := range o.Polls {
+		// A poll that failed because healthctl killed the process under it
+		// is no reaction: judge it by when it ended.
+		if p.At >= 0 && !p.answered() && before(p.At+p.Took) {
+			reacted = true
+		}
+	}
+	for _, e := range o.KeepAlive.Events {
+		reacted = reacted || before(e.At)
+	}
 	for _, q := range o.Inflight {
-		if q.End >= 0 && !q.ok() {
+		if !q.ok() && before(q.End) {
 			reacted = true
 		}
 	}

@@ -407,11 +407,13 @@ func poll(ctx context.Context, hc *http.Client, u string, probe Probe) timedPoll
 	resp, err := hc.Do(req)
 	if err != nil {
 		tp.Err, tp.Refused = shortErr(err), errors.Is(err, syscall.ECONNREFUSED)
+		tp.Took = time.Since(tp.start)
 		return tp
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	tp.Status = resp.StatusCode
+	tp.Took = time.Since(tp.start)
 	return tp
 }
 
@@ -446,8 +448,8 @@ type timedRequest struct {
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
-func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) timedRequest {
-	r := timedRequest{start: time.Now()}
+func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) (r timedRequest) {
+	r.start = time.Now()
 	defer func() { r.end = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -603,7 +605,7 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 		case partial > 0:
 			ev(KeepAliveReset, fmt.Sprintf("the connection ended %d bytes into a response: %s", partial, shortErr(err)))
 			return
-		case errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE):
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
 			// The server had closed it (FIN) as the request went out: a
 			// clean close racing the request, which clients retry.
 			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection between responses")

@@ -57,7 +57,7 @@ func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 	if len(r.Timeline) > 0 {
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
 		for _, e := range r.Timeline {
-			fmt.Fprintf(w, "  %9.1f  %-20s %s\n", e.TMS, e.Event, e.Detail)
+			fmt.Fprintf(w, "  %9.1f  %-22s %s\n", e.TMS, e.Event, e.Detail)
 		}
 	}
 	fmt.Fprintln(w)
