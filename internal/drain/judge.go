@@ -438,16 +438,19 @@ func Judge(o Observation, s Settings) Report {
 			reacted = true
 		}
 	}
-	switch {
-	case after != nil:
-		add(SignalNotForwarded, false, fmt.Sprintf("pid %d exited (%s) at %s, but %s still answered %d at %s: the signal reached a wrapper (a shell?), not the service; exec the service or use an init that forwards signals", o.Pid, x, ms(x.At), after.Probe, after.Status, ms(after.At)))
-	case !reacted:
-		add(SignalNotForwarded, false, fmt.Sprintf("nothing reacted to %s: readiness stayed 200, the listener stayed open and the process kept running (a wrapper that swallows the signal?)", o.Signal))
-	default:
-		add(SignalNotForwarded, true, "the service reacted to "+o.Signal)
+	var why []string
+	if after != nil {
+		why = append(why, fmt.Sprintf("pid %d exited (%s) at %s, but %s still answered %d at %s: the signal reached a wrapper (a shell?), not the service; exec the service or use an init that forwards signals", o.Pid, x, ms(x.At), after.Probe, after.Status, ms(after.At)))
+	} else if !reacted {
+		why = append(why, fmt.Sprintf("nothing reacted to %s: readiness stayed 200, the listener stayed open and the process kept running (a wrapper that swallows the signal?)", o.Signal))
 	}
 	if o.Leftover {
-		add(SignalNotForwarded, false, "processes of its group outlived the signalled process and were killed by healthctl")
+		why = append(why, "processes of its group outlived the signalled process (killed by healthctl)")
+	}
+	if len(why) > 0 {
+		add(SignalNotForwarded, false, strings.Join(why, "; "))
+	} else {
+		add(SignalNotForwarded, true, "the service reacted to "+o.Signal)
 	}
 
 	r.OK = true
