@@ -616,7 +616,11 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 				ev(KeepAliveClosedIdle, "no answer within 2s on the kept-alive connection; stopped watching it")
 				return
 			}
-			ev(KeepAliveReset, "before any byte of the response: "+shortErr(err))
+			// A reset before any byte of the response is the close race
+			// every keep-alive client meets: the server closed the idle
+			// connection as the request arrived (unread data turns its
+			// FIN into a reset). Clients retry it; it is not mid-response.
+			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection as a request arrived ("+shortErr(err)+" before any byte of the response)")
 			return
 		}
 		select {
