@@ -73,6 +73,9 @@ type Poll struct {
 	Took time.Duration
 }
 
+// end is when the poll ended, since the signal.
+func (p Poll) end() time.Duration { return p.At + p.Took }
+
 // answered says an HTTP answer came back.
 func (p Poll) answered() bool { return p.Status != 0 }
 
@@ -306,21 +309,23 @@ func Judge(o Observation, s Settings) Report {
 	}
 
 	// New connections are accepted and answered during [0, P).
+	// A poll fails when it ends, not when it starts: a connection made just
+	// before P that the closing listener drops failed at the close.
 	closed := notSeen
 	var early *Poll
 	for i, p := range o.Polls {
 		if p.At < 0 || p.answered() {
 			continue
 		}
-		if closed < 0 || p.At < closed {
-			closed = p.At
+		if closed < 0 || p.end() < closed {
+			closed = p.end()
 		}
-		if p.At < P && (early == nil || p.At < early.At) {
+		if p.end() < P && (early == nil || p.end() < early.end()) {
 			early = &o.Polls[i]
 		}
 	}
 	if early != nil {
-		add(ListenerClosedEarly, false, fmt.Sprintf("a new connection at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", ms(early.At), describe(*early), ms(P)))
+		add(ListenerClosedEarly, false, fmt.Sprintf("a new connection at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", ms(early.end()), describe(*early), ms(P)))
 	} else {
 		add(ListenerClosedEarly, true, fmt.Sprintf("new connections were accepted and answered during [0, %s)", ms(P)))
 	}
@@ -426,7 +431,7 @@ func Judge(o Observation, s Settings) Report {
 	for _, p := range o.Polls {
 		// A poll that failed because healthctl killed the process under it
 		// is no reaction: judge it by when it ended.
-		if p.At >= 0 && !p.answered() && before(p.At+p.Took) {
+		if p.At >= 0 && !p.answered() && before(p.end()) {
 			reacted = true
 		}
 	}
@@ -519,7 +524,7 @@ func timeline(o Observation) []Event {
 		}
 		if !p.answered() && !closed {
 			closed = true
-			ev = append(ev, Event{at(p.At), "listener_closed", "a new connection got " + describe(p)})
+			ev = append(ev, Event{at(p.end()), "listener_closed", "a new connection got " + describe(p)})
 		}
 		if o.Exit.Gone && !o.Exit.Killed && p.At > o.Exit.At && p.answered() {
 			ev = append(ev, Event{at(p.At), "answered_after_exit", fmt.Sprintf("%s answered %d after the process exited", p.Probe, p.Status)})
