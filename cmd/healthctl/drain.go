@@ -257,6 +257,10 @@ func (a *app) drainRun(cmd *cobra.Command, o *drainOptions) error {
 	if a.json() {
 		j := output.DrainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
 			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas}
+		if interrupted {
+			// Cut short: what was seen is not a shutdown to judge.
+			j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
+		}
 		if j.Timeline == nil {
 			j.Timeline = []drain.Event{}
 		}
