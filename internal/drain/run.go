@@ -110,8 +110,11 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		logf("started pid %d: %s", tg.pid, strings.Join(cfg.Argv, " "))
 	} else {
 		obs.Attached = true
-		if err := syscall.Kill(cfg.Pid, 0); errors.Is(err, syscall.ESRCH) {
+		switch err := syscall.Kill(cfg.Pid, 0); {
+		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
 			return obs, false, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
+		case errors.Is(err, syscall.EPERM):
+			return obs, false, &StartError{fmt.Errorf("--pid %d: not permitted to signal it (run drain-test as its user, or as root)", cfg.Pid)}
 		}
 		tg.pid = cfg.Pid
 		crash.Go(func() { watchPid(ctx, tg) })
@@ -245,7 +248,13 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		killedAt = time.Now()
 		logf("pid %d still running %s after the signal (SHUTDOWN_TIMEOUT %s + margin): killing it", tg.pid, killedAt.Sub(t0).Round(time.Millisecond), S)
 		tg.kill()
-		<-tg.gone
+		select {
+		case <-tg.gone:
+		case <-time.After(5 * time.Second):
+			// Unkillable (uninterruptible sleep) or not ours to kill: the
+			// report says it did not exit.
+			logf("pid %d still there 5s after SIGKILL; giving up", tg.pid)
+		}
 	case <-ctx.Done():
 		interrupted = true
 		logf("interrupted: killing pid %d", tg.pid)
@@ -259,8 +268,12 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		// the window) and a little past the exit (a wrapper's service still
 		// answering), and until the in-flight requests are done.
 		end := t0.Add(P)
-		if g := tg.goneAt.Add(4 * Interval); g.After(end) {
-			end = g
+		select {
+		case <-tg.gone:
+			if g := tg.goneAt.Add(4 * Interval); g.After(end) {
+				end = g
+			}
+		default:
 		}
 		select {
 		case <-time.After(time.Until(end)):
@@ -308,7 +321,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if !killedAt.IsZero() {
 		obs.Exit.Killed, obs.Exit.KilledAt = true, killedAt.Sub(t0)
 	}
-	if tg.child != nil {
+	if tg.child != nil && obs.Exit.Gone {
 		st := tg.child.Status()
 		obs.Exit.Known = st.Exited || st.Signal != 0
 		obs.Exit.Code = st.Code
