@@ -2,6 +2,7 @@ package drain
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestLint(t *testing.T) {
 			}
 			var got []string
 			for _, f := range res.Findings {
-				got = append(got, f.Name+"@"+itoa(f.Line))
+				got = append(got, f.Name+"@"+strconv.Itoa(f.Line))
 				if f.Fix == "" || f.Detail == "" || f.File != "m.yaml" || f.Resource == "" {
 					t.Errorf("incomplete finding %+v", f)
 				}
@@ -85,15 +86,6 @@ func TestLint(t *testing.T) {
 			}
 		})
 	}
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return fmtInt(n/10) + string(rune('0'+n%10))
 }
 
 func TestLintFlagsAndEnv(t *testing.T) {
