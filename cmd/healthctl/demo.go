@@ -13,11 +13,60 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/demo"
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
 func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newDemoCmd() })
+	extraCommands = append(extraCommands,
+		func(a *app) *cobra.Command { return a.newDemoCmd() },
+		func(a *app) *cobra.Command { return newDemoServiceCmd() })
+	demoSteps = append(demoSteps, demoStep{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain})
+}
+
+// demoServiceCmd is the demo's drain-test subject: a real process that
+// receives a real SIGTERM (fixture.DrainService), hidden from help.
+const demoServiceCmd = "__demo-service"
+
+// newDemoServiceCmd only reserves the name in the tree (hidden); Main runs
+// the service before any signal handling of its own.
+func newDemoServiceCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                demoServiceCmd,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return silentExit(fixture.DrainService(args))
+		},
+	}
+}
+
+// demoDrain runs drain-test against a service that drains as seeds/003 asks,
+// then against one that closes its listener at once.
+func demoDrain(ctx context.Context, a *app, _ *demo.Lab) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	w := a.streams.Out
+	for _, c := range []struct{ mode, say string }{
+		{"good", "A service that flips readiness to 503 on SIGTERM, keeps serving for the pre-drain, then exits 0:"},
+		{"closeearly", "One that closes its listener at once on SIGTERM (the rolling-deploy resets of seeds/003):"},
+	} {
+		addr, err := demo.FreePort()
+		if err != nil {
+			return err
+		}
+		u := "http://" + addr
+		fmt.Fprintf(w, "%s\n", c.say)
+		a.demoCommand(ctx, "drain-test", "--pre-drain", "500ms", "--shutdown-timeout", "2s",
+			"--ready", u+"/ready", "--live", u+"/live", "--inflight", u+"/slow",
+			"--", self, demoServiceCmd, "-addr", addr, "-mode", c.mode, "-slow", "300ms")
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // demoStep is one part of the demo after the probe table; watch and

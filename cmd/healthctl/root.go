@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -55,6 +56,10 @@ type globalFlags struct {
 // Main runs healthctl with the process's arguments and streams and returns
 // its exit code. A panic is a bug: it is reported and exits 70.
 func Main() int {
+	if len(os.Args) > 1 && os.Args[1] == demoServiceCmd {
+		// The demo's drain-test subject handles its own signals.
+		return fixture.DrainService(os.Args[2:])
+	}
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.
 	log.SetOutput(io.Discard)
@@ -188,7 +193,7 @@ func (a *app) prepare(cmd *cobra.Command) error {
 func noConfig(cmd *cobra.Command) bool {
 	for c := cmd; c != nil; c = c.Parent() {
 		switch c.Name() {
-		case "version", "completion", "help", "demo", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		case "version", "completion", "help", "demo", demoServiceCmd, cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 			return true
 		}
 	}

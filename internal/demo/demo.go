@@ -6,6 +6,7 @@ package demo
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -146,4 +147,15 @@ func (l *Lab) StartWarming(warmup time.Duration) (string, error) {
 		return "", err
 	}
 	return s.URL + "/health", nil
+}
+
+// FreePort returns a loopback address with a port nothing listens on now,
+// for a service the demo starts as its own process.
+func FreePort() (string, error) {
+	l, err := net.Listen("tcp4", fixture.Loopback4+":0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
