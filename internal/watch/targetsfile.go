@@ -59,8 +59,8 @@ type FileTarget struct {
 	Name string
 	// URL is empty for a target without one (reason no_url).
 	URL string
-	// Line is the line of the entry (its first key).
-	Line int
+	// Line is the line of the entry (its first key); URLLine that of url:.
+	Line, URLLine int
 	// StartedAt is the target's start (zero: unknown).
 	StartedAt time.Time
 	// Recover is false for `recover: false`: the decision is made, the hook
@@ -233,7 +233,7 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 				if err != nil {
 					return nil, fail(v.Line, t.Name, "url: %v", err)
 				}
-				t.URL = s
+				t.URL, t.URLLine = s, v.Line
 			case "started_at":
 				s, err := stringValue(v)
 				if err == nil {

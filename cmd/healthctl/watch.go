@@ -1,0 +1,504 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/output"
+	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+func init() {
+	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newWatchCmd(nil) })
+}
+
+// watchOptions is what `healthctl watch` runs with, filled by its RunE.
+type watchOptions struct {
+	urls        []string
+	targetsFile string
+	flags       probeFlags
+	policy      policyFlags
+	interval    time.Duration
+	once        bool
+	statePath   string
+	lockTimeout time.Duration
+	onRedeploy  string
+	hookTimeout time.Duration
+	promFile    string
+	listen      string
+	concurrency int
+	shard       string
+	// table is set when -o text was asked for explicitly: a table even when
+	// stdout is not a terminal.
+	table bool
+}
+
+// DefaultLockTimeout is how long a run waits for another run's lock on the
+// state file.
+const DefaultLockTimeout = 30 * time.Second
+
+func (a *app) newWatchCmd(runF func(context.Context, *watchOptions) error) *cobra.Command {
+	opts := &watchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch [URL...] [--targets FILE]",
+		Short: "Sweep many targets on a cadence and decide, per target, whether to redeploy",
+		Long: `Probe every target concurrently (at most --concurrency at once) every --interval,
+and apply the reconciler's policy to each with its history: ignore a blip,
+redeploy an outage past the grace window (see healthctl policy). Targets are
+URL arguments (named by their redacted URL) and/or the entries of a --targets
+YAML file, keyed by name.
+
+--once runs one sweep for cron, a systemd timer or a Kubernetes CronJob, with
+the history kept in --state FILE between runs (locked through FILE.lock,
+written atomically). --on-redeploy CMD runs through /bin/sh for each redeploy
+decision with HEALTHCTL_TARGET, HEALTHCTL_URL (redacted), HEALTHCTL_OUTCOME,
+HEALTHCTL_REASON and HEALTHCTL_DECISION_WHY set. --prom-file writes Prometheus
+metrics for node_exporter's textfile collector; --listen serves /metrics.
+
+Output: a table per sweep on a terminal (or with -o text), JSON lines
+otherwise: one object per target per sweep, then {"sweep":{...}}.
+
+Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
+2 usage, targets file or state file error (also: the state file stayed locked
+past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
+the probes that finished is saved).`,
+		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
+  healthctl watch --interval 30s --listen 127.0.0.1:9115 --targets targets.yaml
+  healthctl watch --once --failure-threshold 2 --on-redeploy './redeploy.sh "$HEALTHCTL_TARGET"' http://127.0.0.1:8080/health`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.urls = args
+			if f := cmd.Flag("output"); f != nil && f.Changed && a.global.output == "text" {
+				opts.table = true
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return a.watchRun(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	opts.flags.register(fs)
+	opts.policy.register(fs, false)
+	fs.StringVar(&opts.targetsFile, "targets", "", "YAML file of targets (name, url, started_at, headers, expectations, recover)")
+	fs.DurationVar(&opts.interval, "interval", watch.DefaultInterval, "time between sweeps, start to start")
+	fs.BoolVar(&opts.once, "once", false, "run one sweep and exit (0: no redeploy, 8: a redeploy decision)")
+	fs.StringVar(&opts.statePath, "state", "", "JSON file keeping each target's history between runs (locked through FILE.lock)")
+	fs.DurationVar(&opts.lockTimeout, "lock-timeout", DefaultLockTimeout, "how long to wait for another run holding --state's lock, then exit 2")
+	fs.StringVar(&opts.onRedeploy, "on-redeploy", "", "shell command run for each redeploy decision (HEALTHCTL_TARGET, HEALTHCTL_URL, ... set)")
+	fs.DurationVar(&opts.hookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
+	fs.StringVar(&opts.promFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
+	fs.StringVar(&opts.listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
+	fs.IntVar(&opts.concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
+	fs.StringVar(&opts.shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
+	return cmd
+}
+
+// watchRun validates everything, then sweeps once or until a signal.
+func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
+	switch {
+	case opts.interval <= 0:
+		return usageErrorf("--interval %v: must be positive", opts.interval)
+	case opts.concurrency < 0:
+		return usageErrorf("--concurrency %d: want at least 1 (0: the default)", opts.concurrency)
+	case opts.hookTimeout <= 0:
+		return usageErrorf("--hook-timeout %v: must be positive", opts.hookTimeout)
+	case opts.lockTimeout < 0:
+		return usageErrorf("--lock-timeout %v: must not be negative", opts.lockTimeout)
+	case opts.listen != "" && opts.once:
+		return usageErrorf("--listen serves metrics in long-running mode: drop --once (use --prom-file with --once)")
+	case len(opts.urls) == 0 && opts.targetsFile == "":
+		return usageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
+	}
+	var shard watch.Shard
+	if opts.shard != "" {
+		s, err := watch.ParseShard(opts.shard)
+		if err != nil {
+			return usageError(err)
+		}
+		shard = s
+	}
+	settings, err := opts.policy.settings()
+	if err != nil {
+		return err
+	}
+	if opts.promFile != "" {
+		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
+			return usageErrorf("--prom-file %s: its directory does not exist", opts.promFile)
+		}
+	}
+	targets, err := a.watchTargets(opts)
+	if err != nil {
+		return err
+	}
+	kept := targets[:0]
+	for _, t := range targets {
+		if shard.Keeps(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	targets = kept
+	concurrency := opts.concurrency
+	if concurrency == 0 {
+		concurrency = watch.DefaultConcurrency()
+	}
+
+	var ln net.Listener
+	if opts.listen != "" {
+		if ln, err = net.Listen("tcp", opts.listen); err != nil {
+			return usageErrorf("--listen %s: %v", opts.listen, err)
+		}
+		defer ln.Close()
+	}
+
+	var store *statestore.Store
+	file := statestore.New()
+	if opts.statePath != "" {
+		store, file, err = statestore.Open(ctx, opts.statePath, opts.lockTimeout)
+		if err != nil {
+			if ctx.Err() != nil {
+				return silentExit(ExitSIGINT)
+			}
+			return usageError(err)
+		}
+		defer store.Close()
+		defer crash.OnCrash(func() { store.Close() })()
+	}
+
+	cfg := watch.Config{Targets: targets, Settings: settings, Concurrency: concurrency, Interval: opts.interval}
+	if opts.onRedeploy != "" {
+		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
+	}
+	w := watch.New(cfg, file)
+	r := &watchReporter{a: a, opts: opts, w: w, store: store, shard: shard.String(),
+		jsonOut: a.json() || (!a.streams.OutTTY && !opts.table),
+		latest:  make([]watch.Item, len(targets))}
+	for i, t := range targets {
+		r.latest[i].Target = t
+	}
+	r.metrics.Store(&[]byte{})
+
+	if opts.once {
+		s := w.Sweep(ctx)
+		if err := r.report(s); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(a.streams.Err, "healthctl: watch interrupted: %s\n", output.SweepLine(s))
+			return silentExit(ExitSIGINT) // run() turns this into 130/143
+		}
+		if s.Redeploys > 0 {
+			return silentExit(ExitRedeploy)
+		}
+		return nil
+	}
+
+	if ln != nil {
+		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
+		crash.Go(func() { _ = srv.Serve(ln) })
+		defer srv.Close()
+	}
+	w.Run(ctx, func(s *watch.Sweep) {
+		if err := r.report(s); err != nil {
+			fmt.Fprintf(a.streams.Err, "healthctl: watch: %s\n", oneLine(err.Error()))
+		}
+	})
+	fmt.Fprintf(a.streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
+	return silentExit(ExitSIGINT)
+}
+
+// watchTargets builds the targets of the URL arguments and the targets file,
+// with every option validated before anything is probed.
+func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
+	var out []*watch.Target
+	names := map[string]string{}
+	add := func(t *watch.Target, where string) error {
+		if prev, dup := names[t.Name]; dup {
+			return usageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
+		}
+		names[t.Name] = where
+		out = append(out, t)
+		return nil
+	}
+	if len(opts.urls) > 0 {
+		tmpl, err := opts.flags.build(a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range opts.urls {
+			o, err := tmpl.forURL(raw)
+			if err != nil {
+				return nil, err
+			}
+			u := o.Redactor.URL(o.URL)
+			if err := add(&watch.Target{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if opts.targetsFile == "" {
+		return out, nil
+	}
+	fts, err := watch.ReadTargets(opts.targetsFile)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	var base *template
+	for i := range fts {
+		ft := &fts[i]
+		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
+		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
+		if ft.URL != "" {
+			var tmpl *template
+			if len(ft.Probe) == 0 {
+				// Targets without options of their own share one template.
+				if base == nil {
+					if base, err = opts.flags.build(a.getenv); err != nil {
+						return nil, err
+					}
+				}
+				tmpl = base
+			} else {
+				f, err := fileProbeFlags(opts.flags, opts.targetsFile, ft)
+				if err == nil {
+					tmpl, err = f.build(a.getenv)
+				}
+				if err != nil {
+					return nil, targetError(where, ft.Name, err)
+				}
+			}
+			o, err := tmpl.forURL(ft.URL)
+			if err != nil {
+				return nil, targetError(fmt.Sprintf("%s:%d", opts.targetsFile, ft.URLLine), ft.Name, fmt.Errorf("url: %w", unwrapUsage(err)))
+			}
+			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+		}
+		if err := add(t, where); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// targetError names the file, line and target of a bad target option.
+func targetError(where, name string, err error) error {
+	return usageErrorf("%s: target %q: %v", where, name, unwrapUsage(err))
+}
+
+// unwrapUsage returns the message of a usage error without its exit code.
+func unwrapUsage(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) && ee.err != nil {
+		return ee.err
+	}
+	return err
+}
+
+// fileProbeFlags applies a target's probe keys (defaults and its own) over
+// the command's probe flags. Types were checked when the file was read;
+// values are checked here (durations, sizes) or by build, like flags.
+func fileProbeFlags(base probeFlags, file string, ft *watch.FileTarget) (probeFlags, error) {
+	f := base
+	for key, v := range ft.Probe {
+		src := watch.Source(file, ft, key)
+		bad := func(err error) error { return fmt.Errorf("%s: %v", src, err) }
+		dur := func(dst *time.Duration) error {
+			d, err := time.ParseDuration(v.Str())
+			if err != nil {
+				return bad(fmt.Errorf("%q: want a duration like 2s or 500ms", v.Str()))
+			}
+			*dst = d
+			return nil
+		}
+		var err error
+		switch key {
+		case "headers":
+			f.headers = v.Strings
+		case "method":
+			f.method = v.Str()
+		case "data":
+			f.data = v.Str()
+		case "user":
+			f.user = v.Str()
+		case "user_agent":
+			f.userAgent = v.Str()
+		case "ipv4":
+			f.ipv4 = v.Str() == "true"
+		case "ipv6":
+			f.ipv6 = v.Str() == "true"
+		case "insecure":
+			f.insecure = v.Str() == "true"
+		case "cacert":
+			f.cacert = v.Str()
+		case "cert":
+			f.cert = v.Str()
+		case "key":
+			f.key = v.Str()
+		case "servername":
+			f.servername = v.Str()
+		case "resolve":
+			f.resolve = v.Strings
+		case "dns_server":
+			f.dnsServer = v.Str()
+		case "follow":
+			n, perr := strconv.Atoi(v.Str())
+			if perr != nil {
+				err = bad(fmt.Errorf("want an integer"))
+			}
+			f.follow = n
+		case "noproxy":
+			f.noproxy = v.Str()
+		case "connect_timeout":
+			err = dur(&f.connectTimeout)
+		case "read_timeout":
+			err = dur(&f.readTimeout)
+		case "max_time":
+			err = dur(&f.maxTime)
+		case "max_body":
+			mb := f.maxBody
+			if serr := mb.Set(v.Str()); serr != nil {
+				err = bad(serr)
+			}
+			f.maxBody = mb
+		case "expect_status":
+			f.expectStatus = v.Str()
+		case "expect_body":
+			f.expectBody = v.Strings
+		case "expect_body_regex":
+			f.expectBodyRegex = v.Strings
+		case "expect_json":
+			f.expectJSON = v.Strings
+		case "expect_header":
+			f.expectHeader = v.Strings
+		case "secret_header":
+			f.secretHeader = v.Strings
+		case "secret_param":
+			f.secretParam = v.Strings
+		default:
+			err = bad(fmt.Errorf("unknown key"))
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// watchReporter prints each sweep, saves the state and writes the metrics.
+type watchReporter struct {
+	a       *app
+	opts    *watchOptions
+	w       *watch.Watcher
+	store   *statestore.Store
+	shard   string
+	jsonOut bool
+	// latest is each target's last probed item (reports are serialised).
+	latest    []watch.Item
+	metrics   atomic.Pointer[[]byte]
+	sweeps    int
+	redeploys int
+}
+
+// report handles one finished sweep; its error is a state or metrics file
+// that could not be written.
+func (r *watchReporter) report(s *watch.Sweep) error {
+	r.sweeps++
+	r.redeploys += s.Redeploys
+	for i := range s.Items {
+		if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
+			r.latest[i] = *it
+		}
+	}
+	r.print(s)
+	st := r.w.State()
+	var errs []error
+	if r.store != nil {
+		if err := r.store.Save(st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.opts.promFile != "" || r.opts.listen != "" {
+		var buf bytes.Buffer
+		if err := output.WriteMetrics(&buf, output.MetricsInput{Latest: r.latest, State: st, Sweep: s}); err != nil {
+			errs = append(errs, err)
+		}
+		b := buf.Bytes()
+		r.metrics.Store(&b)
+		if r.opts.promFile != "" {
+			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
+				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
+			}
+		}
+	}
+	return usageError(errors.Join(errs...))
+}
+
+func (r *watchReporter) print(s *watch.Sweep) {
+	streams, quiet := r.a.streams, r.a.global.quiet
+	if r.jsonOut {
+		for i := range s.Items {
+			it := &s.Items[i]
+			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
+				continue
+			}
+			_ = output.JSONLine(streams.Out, output.NewWatchJSON(it, ExitCode(it.Result.Outcome)))
+		}
+		if !quiet {
+			_ = output.JSONLine(streams.Out, output.NewSweepJSON(s, r.shard))
+		}
+	} else {
+		if err := output.WatchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
+			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
+		}
+		if !quiet {
+			fmt.Fprintln(streams.Out, output.SweepLine(s))
+		}
+	}
+	// Hook runs go to stderr: a failure always, the output in text mode
+	// (JSON carries it in the target's line).
+	for i := range s.Items {
+		h := s.Items[i].Hook
+		if h == nil || (h.OK && r.jsonOut) {
+			continue
+		}
+		verdict := "ran"
+		if !h.OK {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
+		if !r.jsonOut && h.Output != "" {
+			for _, l := range strings.Split(strings.TrimRight(h.Output, "\n"), "\n") {
+				fmt.Fprintf(streams.Err, "  | %s\n", l)
+			}
+			if h.Truncated {
+				fmt.Fprintf(streams.Err, "  | (output cut at %d bytes)\n", watch.HookMaxOutput)
+			}
+		}
+	}
+}
+
+// mux serves /metrics (the last sweep's metrics) and /healthz.
+func (r *watchReporter) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(*r.metrics.Load())
+	})
+	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	return m
+}
