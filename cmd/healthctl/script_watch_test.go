@@ -18,6 +18,9 @@
 //	promcheck FILE
 //	    parses FILE with prometheus/common/expfmt's text parser, and runs
 //	    `promtool check metrics` on it when promtool is installed.
+//	envsubst SRC DST
+//	    writes SRC to DST with $VAR and ${VAR} replaced by the script's
+//	    variables (for targets files that name fixture URLs).
 //	sweepwithin FILE DURATION
 //	    reads watch's JSON lines from FILE (cp stdout FILE) and fails unless
 //	    the sweep line's duration_ms is at most DURATION.
@@ -59,6 +62,7 @@ func init() {
 	extraCmds["holdlock"] = cmdHoldLock
 	extraCmds["promcheck"] = cmdPromCheck
 	extraCmds["sweepwithin"] = cmdSweepWithin
+	extraCmds["envsubst"] = cmdEnvSubst
 	extraSetup = append(extraSetup, func(env *testscript.Env) error {
 		env.Values[switchesKey{}] = &switches{m: map[string]*fixture.Switch{}}
 		return nil
@@ -217,6 +221,16 @@ func cmdSweepWithin(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Fatalf("sweepwithin: no sweep line in %s", args[0])
+}
+
+func cmdEnvSubst(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "envsubst")
+	if len(args) != 2 {
+		ts.Fatalf("usage: envsubst SRC DST")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(string(data), ts.Getenv)), 0o644))
 }
 
 // TestWatchStateSurvivesSIGKILL kills `watch --once --state F` (the real

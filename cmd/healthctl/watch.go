@@ -273,10 +273,10 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 				tmpl = base
 			} else {
 				f, err := fileProbeFlags(opts.flags, opts.targetsFile, ft)
-				if err == nil {
-					tmpl, err = f.build(a.getenv)
-				}
 				if err != nil {
+					return nil, usageError(err) // it names file, line, target and key
+				}
+				if tmpl, err = f.build(a.getenv); err != nil {
 					return nil, targetError(where, ft.Name, err)
 				}
 			}
