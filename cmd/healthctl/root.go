@@ -162,8 +162,10 @@ var extraCommands []func(*app) *cobra.Command
 // prepare applies configuration (env, file) to the flags the user did not
 // set, then checks the global flags.
 func (a *app) prepare(cmd *cobra.Command) error {
-	if err := applyConfig(cmd, a.global.config, a.getenv); err != nil {
-		return usageError(err)
+	if !noConfig(cmd) {
+		if err := applyConfig(cmd, a.global.config, a.getenv); err != nil {
+			return usageError(err)
+		}
 	}
 	switch a.global.output {
 	case "text", "json":
@@ -178,6 +180,19 @@ func (a *app) prepare(cmd *cobra.Command) error {
 		a.streams.NoColor()
 	}
 	return nil
+}
+
+// noConfig says a command never reads the config file or environment: a
+// broken ./healthctl.yaml must not break `version` or shell completion,
+// and nothing of the user's may change what `demo` shows.
+func noConfig(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "version", "completion", "help", "demo", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) json() bool { return a.global.output == "json" }
