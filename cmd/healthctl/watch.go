@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -262,7 +262,7 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
 		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 		if ft.URL != "" {
-			var tmpl *template
+			var tmpl *target.Template
 			if len(ft.Probe) == 0 {
 				// Targets without options of their own share one template.
 				if base == nil {
@@ -270,19 +270,21 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 						return nil, err
 					}
 				}
-				tmpl = base
+				tmpl = base.Template
 			} else {
-				f, err := fileProbeFlags(opts.flags, opts.targetsFile, ft)
-				if err != nil {
-					return nil, usageError(err) // it names file, line, target and key
+				// The file's values over the flags; errors name file, line,
+				// target and key (or the flag, for a flag's value).
+				in, err := ft.Input(opts.flags.input(), opts.targetsFile)
+				if err == nil {
+					tmpl, err = in.Build(a.getenv)
 				}
-				if tmpl, err = f.build(a.getenv); err != nil {
-					return nil, targetError(where, ft.Name, err)
+				if err != nil {
+					return nil, usageError(err)
 				}
 			}
-			o, err := tmpl.forURL(ft.URL)
+			o, err := tmpl.ForURLFrom(ft.URL, ft.URLSource(opts.targetsFile))
 			if err != nil {
-				return nil, targetError(fmt.Sprintf("%s:%d", opts.targetsFile, ft.URLLine), ft.Name, fmt.Errorf("url: %w", unwrapUsage(err)))
+				return nil, usageError(err)
 			}
 			t.Options, t.URL = o, o.Redactor.URL(o.URL)
 		}
@@ -291,110 +293,6 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 		}
 	}
 	return out, nil
-}
-
-// targetError names the file, line and target of a bad target option.
-func targetError(where, name string, err error) error {
-	return usageErrorf("%s: target %q: %v", where, name, unwrapUsage(err))
-}
-
-// unwrapUsage returns the message of a usage error without its exit code.
-func unwrapUsage(err error) error {
-	var ee *exitError
-	if errors.As(err, &ee) && ee.err != nil {
-		return ee.err
-	}
-	return err
-}
-
-// fileProbeFlags applies a target's probe keys (defaults and its own) over
-// the command's probe flags. Types were checked when the file was read;
-// values are checked here (durations, sizes) or by build, like flags.
-func fileProbeFlags(base probeFlags, file string, ft *watch.FileTarget) (probeFlags, error) {
-	f := base
-	for key, v := range ft.Probe {
-		src := watch.Source(file, ft, key)
-		bad := func(err error) error { return fmt.Errorf("%s: %v", src, err) }
-		dur := func(dst *time.Duration) error {
-			d, err := time.ParseDuration(v.Str())
-			if err != nil {
-				return bad(fmt.Errorf("%q: want a duration like 2s or 500ms", v.Str()))
-			}
-			*dst = d
-			return nil
-		}
-		var err error
-		switch key {
-		case "headers":
-			f.headers = v.Strings
-		case "method":
-			f.method = v.Str()
-		case "data":
-			f.data = v.Str()
-		case "user":
-			f.user = v.Str()
-		case "user_agent":
-			f.userAgent = v.Str()
-		case "ipv4":
-			f.ipv4 = v.Str() == "true"
-		case "ipv6":
-			f.ipv6 = v.Str() == "true"
-		case "insecure":
-			f.insecure = v.Str() == "true"
-		case "cacert":
-			f.cacert = v.Str()
-		case "cert":
-			f.cert = v.Str()
-		case "key":
-			f.key = v.Str()
-		case "servername":
-			f.servername = v.Str()
-		case "resolve":
-			f.resolve = v.Strings
-		case "dns_server":
-			f.dnsServer = v.Str()
-		case "follow":
-			n, perr := strconv.Atoi(v.Str())
-			if perr != nil {
-				err = bad(fmt.Errorf("want an integer"))
-			}
-			f.follow = n
-		case "noproxy":
-			f.noproxy = v.Str()
-		case "connect_timeout":
-			err = dur(&f.connectTimeout)
-		case "read_timeout":
-			err = dur(&f.readTimeout)
-		case "max_time":
-			err = dur(&f.maxTime)
-		case "max_body":
-			mb := f.maxBody
-			if serr := mb.Set(v.Str()); serr != nil {
-				err = bad(serr)
-			}
-			f.maxBody = mb
-		case "expect_status":
-			f.expectStatus = v.Str()
-		case "expect_body":
-			f.expectBody = v.Strings
-		case "expect_body_regex":
-			f.expectBodyRegex = v.Strings
-		case "expect_json":
-			f.expectJSON = v.Strings
-		case "expect_header":
-			f.expectHeader = v.Strings
-		case "secret_header":
-			f.secretHeader = v.Strings
-		case "secret_param":
-			f.secretParam = v.Strings
-		default:
-			err = bad(fmt.Errorf("unknown key"))
-		}
-		if err != nil {
-			return f, err
-		}
-	}
-	return f, nil
 }
 
 // watchReporter prints each sweep, saves the state and writes the metrics.

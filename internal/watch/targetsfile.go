@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/healthctl/healthctl/internal/target"
 )
 
 // Kind is the type a targets-file key wants.
@@ -236,11 +238,11 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 				t.URL, t.URLLine = s, v.Line
 			case "started_at":
 				s, err := stringValue(v)
-				if err == nil {
-					t.StartedAt, err = ParseTime(s)
-				}
 				if err != nil {
 					return nil, fail(v.Line, t.Name, "started_at: %v", err)
+				}
+				if t.StartedAt, err = target.ParseTime(s); err != nil {
+					return nil, fail(v.Line, t.Name, "started_at: %q: %v", s, err)
 				}
 			case "recover":
 				b, err := boolValue(v)
@@ -333,16 +335,4 @@ func boolValue(v *yaml.Node) (bool, error) {
 		return false, errors.New("want true or false")
 	}
 	return b, nil
-}
-
-// ParseTime reads RFC 3339 or unix seconds.
-func ParseTime(s string) (time.Time, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.Unix(n, 0), nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want RFC 3339 (2026-01-02T15:04:05Z) or unix seconds", s)
-	}
-	return t, nil
 }

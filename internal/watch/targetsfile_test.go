@@ -3,6 +3,9 @@ package watch
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/target"
 )
 
 func TestParseTargets(t *testing.T) {
@@ -66,5 +69,29 @@ func TestParseTargetsErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want prefix %q", tc.src, err, tc.want)
 		}
+	}
+}
+
+func TestFileTargetInputSources(t *testing.T) {
+	ts, err := ParseTargets("t.yaml", []byte("defaults:\n  read_timeout: 1s\ntargets:\n  - name: api\n    url: http://127.0.0.1:1/\n    expect_status: banana\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ts[0].Input(target.Defaults(), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.ReadTimeout != time.Second {
+		t.Fatalf("read_timeout from defaults: %v", in.ReadTimeout)
+	}
+	_, err = in.Build(func(string) string { return "" })
+	if err == nil || !strings.HasPrefix(err.Error(), `t.yaml:6: target "api": expect_status "banana": `) {
+		t.Fatalf("Build error %v does not name file, line, target and key", err)
+	}
+	if got := in.SourceOf("connect-timeout"); got != "--connect-timeout" {
+		t.Fatalf("a flag's own value is named %q", got)
+	}
+	if got := in.SourceOf("read-timeout"); got != `t.yaml:2: target "api": read_timeout` {
+		t.Fatalf("a default's value is named %q", got)
 	}
 }

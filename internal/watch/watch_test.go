@@ -61,7 +61,7 @@ func (f *fake) probe(ctx context.Context, o *probe.Options) probe.Result {
 		Timings: probe.Timings{probe.PhaseTotal: time.Since(start)}}
 }
 
-func target(name string) *Target {
+func newTarget(name string) *Target {
 	return &Target{Name: name, URL: "http://" + name, Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: name}}}
 }
 
@@ -87,7 +87,7 @@ func TestBlipOutageAndGrace(t *testing.T) {
 			for i, want := range tc.want {
 				// A fresh watcher per sweep, with the state carried over, as
 				// --once runs from cron do.
-				w := New(Config{Targets: []*Target{target("a")}, Settings: policy.Settings{Grace: time.Minute, FailureThreshold: 2},
+				w := New(Config{Targets: []*Target{newTarget("a")}, Settings: policy.Settings{Grace: time.Minute, FailureThreshold: 2},
 					Concurrency: 4, Probe: f.probe,
 					Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
 						hooks.Add(1)
@@ -116,7 +116,7 @@ func TestBlipOutageAndGrace(t *testing.T) {
 func TestRecoverFalseNeverRunsTheHook(t *testing.T) {
 	f := newFake()
 	f.outcomes["a"] = []classify.Outcome{classify.Refused}
-	tg := target("a")
+	tg := newTarget("a")
 	tg.Recover = false
 	w := New(Config{Targets: []*Target{tg}, Settings: policy.DefaultSettings(), Probe: f.probe,
 		Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
@@ -151,7 +151,7 @@ func TestConcurrencyBound(t *testing.T) {
 		for i := range 50 {
 			name := fmt.Sprintf("t%d", i)
 			f.delay[name] = 100 * time.Millisecond
-			ts = append(ts, target(name))
+			ts = append(ts, newTarget(name))
 		}
 		w := New(Config{Targets: ts, Settings: policy.DefaultSettings(), Concurrency: 7, Probe: f.probe}, nil)
 		s := w.Sweep(context.Background())
@@ -172,7 +172,7 @@ func TestHangingTargetIsSkippedNotDelaying(t *testing.T) {
 		f := newFake()
 		f.delay["slow"] = 25 * time.Second
 		f.delay["fast"] = 10 * time.Millisecond
-		w := New(Config{Targets: []*Target{target("slow"), target("fast")}, Settings: policy.DefaultSettings(),
+		w := New(Config{Targets: []*Target{newTarget("slow"), newTarget("fast")}, Settings: policy.DefaultSettings(),
 			Concurrency: 4, Interval: 10 * time.Second, Probe: f.probe}, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		start := time.Now()
