@@ -32,7 +32,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,6 +53,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/output"
 	statestore "github.com/healthctl/healthctl/internal/state"
 )
 
@@ -308,5 +311,56 @@ func TestWatchStateSurvivesSIGKILL(t *testing.T) {
 	t.Logf("%d runs, %d killed while running; the state parsed every time", tries, landed)
 	if _, err := statestore.Read(statePath); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWatchListen runs a long-running watch in-process with --listen and
+// reads /metrics and /healthz from it.
+func TestWatchListen(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer up.Close()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	streams, _, errb := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- a.run(ctx, []string{"watch", "--interval", "100ms", "--listen", addr, up.URL + "/health"}) }()
+	var body string
+	ok := fixture.WaitFor(10*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, "probe_success{")
+	})
+	if !ok {
+		cancel()
+		t.Fatalf("no metrics from --listen %s (last %q; stderr %s)", addr, body, errb)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := p.TextToMetricFamilies(strings.NewReader(body)); err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/healthz: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitSIGINT {
+			t.Fatalf("exit %d, want %d", code, ExitSIGINT)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not stop")
 	}
 }
