@@ -329,7 +329,9 @@ func TestWatchListen(t *testing.T) {
 	a := &app{streams: streams, getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- a.run(ctx, []string{"watch", "--interval", "100ms", "--listen", addr, up.URL + "/health"}) }()
+	go func() {
+		done <- a.run(ctx, []string{"watch", "--interval", "100ms", "--listen", addr, up.URL + "/health"})
+	}()
 	var body string
 	ok := fixture.WaitFor(10*time.Second, func() bool {
 		resp, err := http.Get("http://" + addr + "/metrics")
