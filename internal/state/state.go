@@ -175,7 +175,9 @@ func (s *Store) Close() error {
 // itself survives a power loss. Readers see the old or the new content,
 // never a mix. (Also used for the Prometheus textfile.)
 func WriteFile(name string, data []byte, perm os.FileMode) error {
-	if err := renameio.WriteFile(name, data, perm); err != nil {
+	// The temporary file goes next to name, never to $TMPDIR: a kill leaves
+	// it where it is seen (".NAME123…", not matching *.prom or NAME).
+	if err := renameio.WriteFile(name, data, perm, renameio.WithTempDir(filepath.Dir(name))); err != nil {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(name))
