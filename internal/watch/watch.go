@@ -102,8 +102,14 @@ type Watcher struct {
 	st       *state.File
 	inflight []atomic.Bool
 	sem      chan struct{}
+	hooks    chan struct{}
 	sweeps   atomic.Int64
 }
+
+// HookConcurrency bounds the --on-redeploy commands running at once: a mass
+// outage (or the watcher's own network failing) must not fork hundreds of
+// redeploy scripts at the same moment. The others wait their turn.
+const HookConcurrency = 4
 
 // New returns a watcher over cfg's targets starting from st (which it owns
 // from now on). Targets no longer configured drop out of the state.
@@ -127,7 +133,8 @@ func New(cfg Config, st *state.File) *Watcher {
 		}
 	}
 	st.Targets = keep
-	w := &Watcher{cfg: cfg, st: st, inflight: make([]atomic.Bool, len(cfg.Targets)), sem: make(chan struct{}, cfg.Concurrency)}
+	w := &Watcher{cfg: cfg, st: st, inflight: make([]atomic.Bool, len(cfg.Targets)), sem: make(chan struct{}, cfg.Concurrency),
+		hooks: make(chan struct{}, HookConcurrency)}
 	w.sweeps.Store(st.Sweeps)
 	return w
 }
@@ -269,7 +276,13 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 		it.Transition = d.Action != policy.Stay
 	}
 	if d.Action == policy.Redeploy && t.Recover && w.cfg.Hook != nil {
-		it.Hook = w.cfg.Hook(ctx, t, r, d)
+		select {
+		case w.hooks <- struct{}{}:
+			it.Hook = w.cfg.Hook(ctx, t, r, d)
+			<-w.hooks
+		case <-ctx.Done():
+			it.Hook = &HookResult{Status: "not run: interrupted"}
+		}
 	}
 }
 

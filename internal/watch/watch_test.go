@@ -245,3 +245,34 @@ func TestShard(t *testing.T) {
 		t.Error("no shard keeps everything")
 	}
 }
+
+// A mass outage runs the hooks HookConcurrency at a time, not all at once.
+func TestHookConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake()
+		var ts []*Target
+		for i := range 12 {
+			name := fmt.Sprintf("t%d", i)
+			f.outcomes[name] = []classify.Outcome{classify.Refused}
+			ts = append(ts, newTarget(name))
+		}
+		var running, most atomic.Int32
+		w := New(Config{Targets: ts, Settings: policy.DefaultSettings(), Concurrency: 12, Probe: f.probe,
+			Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
+				n := running.Add(1)
+				if n > most.Load() {
+					most.Store(n)
+				}
+				time.Sleep(time.Second)
+				running.Add(-1)
+				return &HookResult{OK: true}
+			}}, nil)
+		s := w.Sweep(context.Background())
+		if s.Redeploys != 12 || most.Load() != HookConcurrency {
+			t.Fatalf("%d redeploys, at most %d hooks at once; want 12 and %d", s.Redeploys, most.Load(), HookConcurrency)
+		}
+		if s.Duration != 3*time.Second {
+			t.Fatalf("sweep took %v, want 3s (12 hooks of 1s, 4 at a time)", s.Duration)
+		}
+	})
+}
