@@ -102,25 +102,25 @@ func WriteMetrics(w io.Writer, in MetricsInput) error {
 		}
 		return in.State.Targets[name]
 	}
-	m.family("healthctl_streak", "gauge", "Decisive failures in a row past grace.")
-	for i := range in.Latest {
-		name := in.Latest[i].Target.Name
-		m.sample("healthctl_streak", float64(st(name).Streak), "target", name)
-	}
-	m.family("healthctl_recovery_pending", "gauge", "1 after a redeploy decision until the target passes again.")
-	for i := range in.Latest {
-		name := in.Latest[i].Target.Name
-		m.sample("healthctl_recovery_pending", boolf(st(name).RecoveryPending), "target", name)
-	}
-	m.family("healthctl_redeploys_total", "counter", "Redeploy decisions made for the target (kept in the state file across runs).")
-	for i := range in.Latest {
-		name := in.Latest[i].Target.Name
-		m.sample("healthctl_redeploys_total", float64(st(name).Redeploys), "target", name)
-	}
-	m.family("healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.")
-	for i := range in.Latest {
-		name := in.Latest[i].Target.Name
-		m.sample("healthctl_skipped_probes_total", float64(st(name).Skipped), "target", name)
+	// The per-target facts kept in the state, every configured target.
+	for _, f := range []struct {
+		name, typ, help string
+		value           func(state.Target) float64
+	}{
+		{"healthctl_streak", "gauge", "Decisive failures in a row past grace.",
+			func(t state.Target) float64 { return float64(t.Streak) }},
+		{"healthctl_recovery_pending", "gauge", "1 after a redeploy decision until the target passes again.",
+			func(t state.Target) float64 { return boolf(t.RecoveryPending) }},
+		{"healthctl_redeploys_total", "counter", "Redeploy decisions made for the target (kept in the state file across runs).",
+			func(t state.Target) float64 { return float64(t.Redeploys) }},
+		{"healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.",
+			func(t state.Target) float64 { return float64(t.Skipped) }},
+	} {
+		m.family(f.name, f.typ, f.help)
+		for i := range in.Latest {
+			name := in.Latest[i].Target.Name
+			m.sample(f.name, f.value(st(name)), "target", name)
+		}
 	}
 	if s := in.Sweep; s != nil {
 		m.family("healthctl_sweep_duration_seconds", "gauge", "How long the last sweep took, in seconds.")
