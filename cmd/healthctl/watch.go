@@ -263,8 +263,12 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 		if ft.URL != "" {
 			var tmpl *target.Template
-			if len(ft.Probe) == 0 {
+			if len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?") {
 				// Targets without options of their own share one template.
+				// Not those whose URL may carry secrets (userinfo, query):
+				// each secret is registered with the template's redactor, and
+				// thousands of them in one redactor would make every line of
+				// output scrub every other target's secrets.
 				if base == nil {
 					if base, err = opts.flags.build(a.getenv); err != nil {
 						return nil, err
