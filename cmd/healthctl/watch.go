@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -351,16 +352,19 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 func (r *watchReporter) print(s *watch.Sweep) {
 	streams, quiet := r.a.streams, r.a.global.quiet
 	if r.jsonOut {
+		// One write per buffer, not per target: 10,000 lines per sweep.
+		out := bufio.NewWriterSize(streams.Out, 64<<10)
 		for i := range s.Items {
 			it := &s.Items[i]
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(streams.Out, output.NewWatchJSON(it, ExitCode(it.Result.Outcome)))
+			_ = output.JSONLine(out, output.NewWatchJSON(it, ExitCode(it.Result.Outcome)))
 		}
 		if !quiet {
-			_ = output.JSONLine(streams.Out, output.NewSweepJSON(s, r.shard))
+			_ = output.JSONLine(out, output.NewSweepJSON(s, r.shard))
 		}
+		_ = out.Flush()
 	} else {
 		if err := output.WatchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
 			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
