@@ -46,6 +46,9 @@ type watchOptions struct {
 	// table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
 	table bool
+	// source names where a flag's value came from ("--shard",
+	// "HEALTHCTL_WATCH_SHARD", "healthctl.yaml: watch.shard").
+	source func(flag string) string
 }
 
 // DefaultLockTimeout is how long a run waits for another run's lock on the
@@ -92,6 +95,7 @@ the probes that finished is saved).`,
 		},
 	}
 	fs := cmd.Flags()
+	opts.source = func(name string) string { return flagSource(fs, name) }
 	opts.flags.register(fs)
 	opts.policy.register(fs, false)
 	fs.StringVar(&opts.targetsFile, "targets", "", "YAML file of targets (name, url, started_at, headers, expectations, recover)")
@@ -110,17 +114,21 @@ the probes that finished is saved).`,
 
 // watchRun validates everything, then sweeps once or until a signal.
 func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
+	src := opts.source
+	if src == nil {
+		src = func(name string) string { return "--" + name }
+	}
 	switch {
 	case opts.interval <= 0:
-		return usageErrorf("--interval %v: must be positive", opts.interval)
+		return usageErrorf("%s %v: must be positive", src("interval"), opts.interval)
 	case opts.concurrency < 0:
-		return usageErrorf("--concurrency %d: want at least 1 (0: the default)", opts.concurrency)
+		return usageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
 	case opts.hookTimeout <= 0:
-		return usageErrorf("--hook-timeout %v: must be positive", opts.hookTimeout)
+		return usageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
 	case opts.lockTimeout < 0:
-		return usageErrorf("--lock-timeout %v: must not be negative", opts.lockTimeout)
+		return usageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
 	case opts.listen != "" && opts.once:
-		return usageErrorf("--listen serves metrics in long-running mode: drop --once (use --prom-file with --once)")
+		return usageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
 	case len(opts.urls) == 0 && opts.targetsFile == "":
 		return usageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
 	}
@@ -128,7 +136,7 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	if opts.shard != "" {
 		s, err := watch.ParseShard(opts.shard)
 		if err != nil {
-			return usageError(err)
+			return usageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
 		}
 		shard = s
 	}
@@ -138,7 +146,7 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	}
 	if opts.promFile != "" {
 		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
-			return usageErrorf("--prom-file %s: its directory does not exist", opts.promFile)
+			return usageErrorf("%s %s: its directory does not exist", src("prom-file"), opts.promFile)
 		}
 	}
 	targets, err := a.watchTargets(opts)
@@ -160,7 +168,7 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	var ln net.Listener
 	if opts.listen != "" {
 		if ln, err = net.Listen("tcp", opts.listen); err != nil {
-			return usageErrorf("--listen %s: %v", opts.listen, err)
+			return usageErrorf("%s %s: %v", src("listen"), opts.listen, err)
 		}
 		defer ln.Close()
 	}
@@ -219,6 +227,15 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	})
 	fmt.Fprintf(a.streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
 	return silentExit(ExitSIGINT)
+}
+
+// quoteValue shows a value after its source the way it was typed:
+// HEALTHCTL_X="v" for a variable, --x "v" or "file: key" "v" otherwise.
+func quoteValue(source, value string) string {
+	if source != "" && !strings.HasPrefix(source, "-") && !strings.ContainsAny(source, " :") && strings.ToUpper(source) == source {
+		return fmt.Sprintf("%s=%q", source, value)
+	}
+	return fmt.Sprintf("%s %q", source, value)
 }
 
 // watchTargets builds the targets of the URL arguments and the targets file,

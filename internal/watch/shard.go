@@ -18,10 +18,10 @@ func ParseShard(s string) (Shard, error) {
 	k, err1 := strconv.Atoi(strings.TrimSpace(ks))
 	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
 	if !ok || err1 != nil || err2 != nil {
-		return Shard{}, fmt.Errorf("--shard %q: want K/N, e.g. 0/3 (K from 0 to N-1)", s)
+		return Shard{}, fmt.Errorf("want K/N, e.g. 0/3 (K from 0 to N-1)")
 	}
 	if n < 1 || k < 0 || k >= n {
-		return Shard{}, fmt.Errorf("--shard %q: want 0 <= K < N and N >= 1", s)
+		return Shard{}, fmt.Errorf("want 0 <= K < N and N >= 1")
 	}
 	return Shard{K: k, N: n}, nil
 }
