@@ -379,3 +379,24 @@ func TestWatchListen(t *testing.T) {
 		t.Fatal("watch did not stop")
 	}
 }
+
+// TestWatchTTYTable: on a terminal (streams forced to TTY) watch prints a
+// coloured table and the sweep line, not JSON.
+func TestWatchTTYTable(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer up.Close()
+	streams, out, errb := output.Test(true)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	if code := a.run(context.Background(), []string{"watch", "--once", up.URL + "/health"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	got := out.String()
+	for _, want := range []string{"TARGET", "OUTCOME", "\x1b[", "stay", "sweep 1: 1 targets, 1 pass"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("TTY output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"schema_version"`) {
+		t.Errorf("TTY output is JSON:\n%s", got)
+	}
+}
