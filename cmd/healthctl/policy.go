@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,11 +77,33 @@ func (a *app) policyRun(opts *policyOptions) error {
 			Rows: rows,
 		})
 	}
-	fmt.Fprintln(a.streams.Out, settingsLine(s))
-	return output.PolicyTable(a.streams.Out, rows)
+	w := a.streams.Out
+	fmt.Fprintln(w, settingsLine(s))
+	if err := output.PolicyTable(w, rows); err != nil {
+		return err
+	}
+	young, old := policy.ExampleAges(s.Grace)
+	fmt.Fprintf(w, `How to read it: after each probe the rules are tried from the top and the first
+that matches decides; # is the rule's number (1 stay ... 6 redeploy). "refused,
+dns, unreachable" are decisive: the service said no (refused the connection, its
+name does not exist, it answered 503), unlike a timeout (slow is not dead) or a
+TLS error (a certificate may still be warming). The why column is what healthctl
+prints for one example: a target %s old is inside the %s grace window, one %s
+old is past it.
+The streak counts decisive failures in a row past grace; a pass resets it, and a
+redeploy resets it and restarts the grace window, so a broken deploy is not
+redeployed in a loop. Change the rules with the flags above (see --help).
+`, policyAge(young), policyAge(s.Grace), policyAge(old))
+	return nil
 }
 
-// settingsLine states the settings in force, as the flags that set them.
+// policyAge prints 30s, 10m, 1h30m (not 10m0s).
+func policyAge(d time.Duration) string {
+	return waitDuration(d)
+}
+
+// settingsLine states the settings in force, as the flags that set them, on
+// two lines so they fit 100 columns.
 func settingsLine(s policy.Settings) string {
 	esc := "0 (never)"
 	if s.EscalateTimeoutsAfter > 0 {
@@ -90,6 +113,6 @@ func settingsLine(s policy.Settings) string {
 	if s.TLSPendingMax > 0 {
 		tlsMax = s.TLSPendingMax.String()
 	}
-	return fmt.Sprintf("settings: --grace %s --failure-threshold %d --escalate-timeouts-after %s --tls-pending-max %s",
+	return fmt.Sprintf("settings: --grace %s --failure-threshold %d\n          --escalate-timeouts-after %s --tls-pending-max %s",
 		s.Grace, s.FailureThreshold, esc, tlsMax)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
@@ -152,8 +153,8 @@ func TestPolicyText(t *testing.T) {
 	if code != 0 || errText != "" {
 		t.Fatalf("exit %d, stderr %q", code, errText)
 	}
-	first, _, _ := strings.Cut(out, "\n")
-	if want := "settings: --grace 5m0s --failure-threshold 3 --escalate-timeouts-after 0 (never) --tls-pending-max 0 (forever)"; first != want {
+	first := strings.Join(strings.SplitN(out, "\n", 3)[:2], "\n")
+	if want := "settings: --grace 5m0s --failure-threshold 3\n          --escalate-timeouts-after 0 (never) --tls-pending-max 0 (forever)"; first != want {
 		t.Fatalf("first line %q, want %q", first, want)
 	}
 	for _, want := range []string{"RESULT", "CONDITION", "DECISION", "WHY", "age < 5m0s", "past grace, streak < 3", "streak reaches 3",
@@ -212,5 +213,34 @@ func TestPolicyUsageError(t *testing.T) {
 	}
 	if want := "healthctl: --failure-threshold must be at least 1, got 0\n"; errText != want {
 		t.Fatalf("stderr %q, want %q", errText, want)
+	}
+}
+
+// TestPolicyFitsHundredColumns: the table and its explanation fit a
+// 100-column terminal whatever the settings, and number their rules.
+func TestPolicyFitsHundredColumns(t *testing.T) {
+	for _, args := range [][]string{
+		{"policy"},
+		{"policy", "--grace", "5m", "--failure-threshold", "3", "--escalate-timeouts-after", "3", "--tls-pending-max", "1h"},
+		{"policy", "--grace", "0s", "--failure-threshold", "12", "--escalate-timeouts-after", "1", "--tls-pending-max", "90m"},
+	} {
+		streams, out, _ := output.Test(false)
+		a := &app{streams: streams, getenv: func(string) string { return "" }}
+		if code := a.run(context.Background(), args); code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > 100 {
+				t.Errorf("%v: %d columns: %s", args, n, l)
+			}
+		}
+		for _, rule := range []string{"│ 1 │", "│ 6 │"} {
+			if !strings.Contains(out.String(), rule) {
+				t.Errorf("%v: no row numbered %q", args, rule)
+			}
+		}
+		if !strings.Contains(out.String(), "How to read it") {
+			t.Errorf("%v: no explanation", args)
+		}
 	}
 }

@@ -10,6 +10,9 @@ import (
 // Row is one line of the decision table: a kind of probe result, the
 // condition under which the action applies, and the action with its why.
 type Row struct {
+	// Rule is the number of the rule in SPEC.md §4's order (1 stay … 6
+	// redeploy): the first rule that matches decides.
+	Rule      int    `json:"rule"`
 	Result    string `json:"result"`
 	Condition string `json:"condition"`
 	Action    Action `json:"action"`
@@ -72,7 +75,7 @@ type tableBuilder struct {
 
 func (b *tableBuilder) add(result, cond string, o classify.Outcome, r classify.Reason, h History) {
 	d, _ := Decide(Input{Outcome: o, Reason: r, History: h, Settings: b.s, Now: tableNow})
-	b.rows = append(b.rows, Row{Result: result, Condition: cond, Action: d.Action, Why: d.Why})
+	b.rows = append(b.rows, Row{Rule: RuleOf(d.Action), Result: result, Condition: cond, Action: d.Action, Why: d.Why})
 }
 
 // decisive adds the grace, blip and redeploy rows of a result that counts
@@ -100,4 +103,20 @@ func pastGraceAge(grace time.Duration) time.Duration {
 		return 10 * time.Minute
 	}
 	return 5 * grace
+}
+
+// RuleOf is the number of the rule of SPEC.md §4 that gives action.
+func RuleOf(a Action) int {
+	for i, x := range []Action{Stay, PendingTLS, IgnoreTimeout, IgnoreGrace, IgnoreBlip, Redeploy} {
+		if x == a {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// ExampleAges are the ages the table's examples use: inside the grace
+// window (a quarter of it) and well past it (five times it, 10m by default).
+func ExampleAges(grace time.Duration) (young, old time.Duration) {
+	return grace / 4, pastGraceAge(grace)
 }
