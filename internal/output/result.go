@@ -98,10 +98,10 @@ func FirstLine(r probe.Result, colored bool) string {
 	}
 	total := FormatMS(r.Timings[probe.PhaseTotal])
 	if r.Outcome == classify.Pass {
-		return fmt.Sprintf("%s %s %s %s %s", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, r.URL, status, total)
+		return fmt.Sprintf("%s %s %s %s %s", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, DisplayURL(r.URL), status, total)
 	}
 	return fmt.Sprintf("%s %s %s %s %s %s", paint(colored, color.FgRed, color.Bold).Sprint("FAIL"),
-		paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, r.URL, status, total)
+		paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, DisplayURL(r.URL), status, total)
 }
 
 // FormatMS renders a duration as milliseconds with one decimal: 12.4ms.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 
@@ -119,7 +120,7 @@ func (p *WaitProgress) Close() {
 func (p *WaitProgress) changeLine(e wait.Event) string {
 	r := e.Result
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s] %s %s", Seconds(e.Elapsed), e.URL, p.outcome(r))
+	fmt.Fprintf(&b, "[%s] %s %s", Seconds(e.Elapsed), DisplayURL(e.URL), p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
 	if r.Outcome == classify.Pass && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
@@ -164,32 +165,70 @@ func (p *WaitProgress) status(elapsed time.Duration) {
 	if len(p.last) > 1 {
 		head += fmt.Sprintf(", %d/%d healthy", done, len(p.last))
 	}
-	url, tail, plainTail := "", "", ""
-	if cur != nil {
-		url = cur.URL
-		tail, plainTail = p.outcome(cur.Result), plainOutcome(cur.Result)
-		extra := ""
-		if cur.Result.Outcome == classify.Pass && p.successes > 1 {
-			extra += fmt.Sprintf(" (%d/%d in a row)", cur.Streak, p.successes)
-		}
-		if ra := cur.Result.RetryAfter; ra != nil {
-			extra += fmt.Sprintf(", retry-after %s", Seconds(*ra))
-		}
-		tail, plainTail = tail+extra, plainTail+extra
-		// Keep the line one column short of the terminal: cut the URL
-		// in the middle, where it says least.
-		room := p.width - 1 - len(head) - len(": ") - 1 - len(plainTail)
-		url = shorten(url, room)
-	}
 	line := "\r\x1b[K" + head
 	if cur != nil {
-		line += ": " + url + " " + tail
-	}
-	if len(line)-len(tail)+len(plainTail) > p.width-1+len("\r\x1b[K") {
-		line = "\r\x1b[K" + shorten(head, p.width-1)
+		line += ": " + p.fit(DisplayURL(cur.URL), cur, p.width-1-utf8.RuneCountInString(head)-len(": "))
+	} else if utf8.RuneCountInString(head) > p.width-1 {
+		line = "\r\x1b[K" + shortenRunes(head, p.width-1)
 	}
 	io.WriteString(p.w, line)
 	p.shown = true
+}
+
+// fit renders "URL outcome reason status, extras" in at most room columns.
+// The host stays visible: the details go first (retry-after and the streak,
+// then the reason), then the path is elided in the middle, and only a host
+// that cannot fit alone is cut.
+func (p *WaitProgress) fit(url string, e *wait.Event, room int) string {
+	r := e.Result
+	extra := ""
+	if r.Outcome == classify.Pass && p.successes > 1 {
+		extra += fmt.Sprintf(" (%d/%d in a row)", e.Streak, p.successes)
+	}
+	if ra := r.RetryAfter; ra != nil {
+		extra += fmt.Sprintf(", retry-after %s", Seconds(*ra))
+	}
+	status := ""
+	if r.HTTPStatus != 0 {
+		status = fmt.Sprintf(" %d", r.HTTPStatus)
+	}
+	c := paint(p.colored, color.FgRed)
+	if r.Outcome == classify.Pass {
+		c = paint(p.colored, color.FgGreen)
+	}
+	variants := []struct{ plain, shown string }{
+		{string(r.Outcome) + " " + string(r.Reason) + status + extra, c.Sprint(r.Outcome) + " " + string(r.Reason) + status + extra},
+		{string(r.Outcome) + " " + string(r.Reason) + status, c.Sprint(r.Outcome) + " " + string(r.Reason) + status},
+		{string(r.Outcome) + status, c.Sprint(r.Outcome) + status},
+	}
+	if status != "" {
+		variants = append(variants, struct{ plain, shown string }{status[1:], c.Sprint(status[1:])})
+	}
+	host := originOf(url)
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+	}
+	need := min(utf8.RuneCountInString(url), utf8.RuneCountInString(host)+1)
+	for i, v := range variants {
+		left := room - 1 - utf8.RuneCountInString(v.plain)
+		if left >= need || i == len(variants)-1 {
+			if left < 1 {
+				return shortenRunes(v.plain, room)
+			}
+			return ElideURL(url, left) + " " + v.shown
+		}
+	}
+	return ""
+}
+
+// originOf is a URL's scheme, host and port.
+func originOf(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		if j := strings.IndexAny(s[i+3:], "/?#"); j >= 0 {
+			return s[:i+3+j]
+		}
+	}
+	return s
 }
 
 // plainOutcome is outcome without colour, to measure it.
