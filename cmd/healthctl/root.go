@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -67,6 +68,7 @@ func Main() int {
 		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 		defer signal.Stop(sigs)
 		go func() {
+			defer crash.Recover()
 			for s := range sigs {
 				a.signal.CompareAndSwap(nil, s)
 				stop()
@@ -93,29 +95,40 @@ func guard(w io.Writer, f func() int) (code int) {
 func (a *app) run(ctx context.Context, args []string) int {
 	root := a.newRootCmd()
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	code, plugin := ExitPass, false
+	if len(args) > 0 && args[0] == "completion" {
+		strictCompletion(root)
+	}
+	cmd, err := root.ExecuteContextC(ctx)
+	code, plugin, child := ExitPass, false, false
 	if err != nil {
 		code = ExitUsage // cobra's own errors: unknown command, bad args
 		var ee *exitError
 		if errors.As(err, &ee) {
-			code, plugin = ee.code, ee.plugin
+			code, plugin, child = ee.code, ee.plugin, ee.childStatus
 			err = ee.err
 		}
 		if err != nil {
 			fmt.Fprintf(a.streams.Err, "healthctl: %s\n", oneLine(err.Error()))
 		}
 	}
-	if a.global.output == "nagios" && !plugin && code == ExitUsage {
+	if child {
+		return code
+	}
+	// Only probe speaks monitoring-plugins' codes: for the others 3 is tls.
+	if a.global.output == "nagios" && !plugin && code == ExitUsage && cmd != nil && cmd.Name() == "probe" {
 		return NagiosUnknown
 	}
 	if s, ok := a.signal.Load().(os.Signal); ok && code != ExitUsage {
-		if s == syscall.SIGTERM {
-			return ExitSIGTERM
-		}
-		return ExitSIGINT
+		return signalExit(s)
 	}
 	return code
+}
+
+// signalCode is the exit code for the signal that cancelled this run
+// (130 when none was recorded: the context ended some other way).
+func (a *app) signalCode() int {
+	s, _ := a.signal.Load().(os.Signal)
+	return signalExit(s)
 }
 
 // oneLine keeps an error message on one line.
@@ -155,6 +168,24 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	return root
 }
 
+// strictCompletion makes `completion SHELL` with a shell Cobra cannot write
+// for a usage error (Cobra's own command prints its help and exits 0).
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usageErrorf("completion %q: unsupported shell (want bash, zsh, fish or powershell)", args[0])
+		}
+	}
+}
+
 // extraCommands lets each command file register itself (policy, wait-healthy,
 // watch, drain-test) without editing this file.
 var extraCommands []func(*app) *cobra.Command
@@ -162,6 +193,7 @@ var extraCommands []func(*app) *cobra.Command
 // prepare applies configuration (env, file) to the flags the user did not
 // set, then checks the global flags.
 func (a *app) prepare(cmd *cobra.Command) error {
+	outputOnCommandLine := cmd.Flags().Changed("output")
 	if err := applyConfig(cmd, a.global.config, a.getenv); err != nil {
 		return usageError(err)
 	}
@@ -169,7 +201,8 @@ func (a *app) prepare(cmd *cobra.Command) error {
 	case "text", "json":
 	case "nagios":
 		if cmd.Name() != "probe" {
-			return usageErrorf("--output nagios is for probe only")
+			return usageErrorf("%s: nagios output is for probe only (%s: want text or json)",
+				a.outputSource(cmd, outputOnCommandLine), cmd.Name())
 		}
 	default:
 		return usageErrorf("--output %q: want text or json (or nagios, for probe)", a.global.output)
@@ -178,6 +211,24 @@ func (a *app) prepare(cmd *cobra.Command) error {
 		a.streams.NoColor()
 	}
 	return nil
+}
+
+// outputSource names where -o's value came from, in applyConfig's order of
+// precedence: the command line, HEALTHCTL_<COMMAND>_OUTPUT, HEALTHCTL_OUTPUT,
+// the config file.
+func (a *app) outputSource(cmd *cobra.Command, onCommandLine bool) string {
+	if onCommandLine {
+		return "--output " + a.global.output
+	}
+	for _, name := range []string{"HEALTHCTL_" + envName(cmd.Name()) + "_OUTPUT", "HEALTHCTL_OUTPUT"} {
+		if v := a.getenv(name); v != "" {
+			return fmt.Sprintf("%s=%q", name, v)
+		}
+	}
+	if _, path, err := readConfigFile(a.global.config, a.getenv); err == nil && path != "" {
+		return fmt.Sprintf("config %s: output", path)
+	}
+	return "output " + a.global.output
 }
 
 func (a *app) json() bool { return a.global.output == "json" }
