@@ -38,8 +38,8 @@
 //	    a listener that never accepts, its accept queue full: connects time out;
 //	    sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
 //	statsd NAME
-//	    a StatsD UDP listener; sets $NAME_ADDR and $NAME_FILE (every line
-//	    received is appended to that file).
+//	    a StatsD UDP listener; sets $NAME_ADDR (127.0.0.1:PORT), $NAME_PORT and
+//	    $NAME_FILE (every line received is appended to that file).
 //	waitfile [-timeout D] FILE REGEXP
 //	    waits (default 10s) until FILE exists and its content matches REGEXP;
 //	    the way to wait for a background process instead of sleeping.
@@ -309,6 +309,8 @@ func cmdStatsD(ts *testscript.TestScript, neg bool, args []string) {
 	s, err := fixture.NewStatsD(cleaner(ts), file)
 	ts.Check(err)
 	ts.Setenv(args[0]+"_ADDR", s.Addr)
+	_, port, _ := strings.Cut(s.Addr, ":")
+	ts.Setenv(args[0]+"_PORT", port)
 	ts.Setenv(args[0]+"_FILE", file)
 }
 

@@ -153,7 +153,8 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 			statsdNotes.lines = append(statsdNotes.lines, fmt.Sprintf(format, args...))
 			statsdNotes.Unlock()
 		}
-		if metrics, err = statsd.New(opts.statsd, opts.statsdPrefix, logf); err != nil {
+		so := statsd.Options{Logf: logf, DNSServer: targets[0].Options.DNSServer}
+		if metrics, err = statsd.New(opts.statsd, opts.statsdPrefix, so); err != nil {
 			return usageErrorf("--statsd %q: %v", opts.statsd, err)
 		}
 	}
