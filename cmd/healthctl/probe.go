@@ -79,7 +79,7 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 	for i, o := range all {
 		wg.Go(func() {
 			defer crash.Recover()
-			results[i] = probe.Run(ctx, o)
+			results[i] = a.probe(ctx, o)
 		})
 	}
 	wg.Wait()

@@ -17,6 +17,8 @@ import (
 
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/wait"
 )
 
 // version is set by the release build (-ldflags "-X main.version=...").
@@ -42,6 +44,16 @@ type app struct {
 	// signal is the signal that cancelled the run, if any.
 	signal atomic.Value // os.Signal
 	global globalFlags
+	// prober runs every probe (nil: probe.Run); tests inject faults here.
+	prober wait.Prober
+}
+
+// probe runs one probe with the app's prober.
+func (a *app) probe(ctx context.Context, o *probe.Options) probe.Result {
+	if a.prober != nil {
+		return a.prober(ctx, o)
+	}
+	return probe.Run(ctx, o)
 }
 
 // globalFlags are the persistent flags of every command.
@@ -55,7 +67,11 @@ type globalFlags struct {
 
 // Main runs healthctl with the process's arguments and streams and returns
 // its exit code. A panic is a bug: it is reported and exits 70.
-func Main() int {
+func Main() int { return mainWith(nil) }
+
+// mainWith is Main with a hook that adjusts the app before it runs (tests
+// inject a failing prober through it).
+func mainWith(configure func(*app)) int {
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.
 	log.SetOutput(io.Discard)
@@ -64,6 +80,9 @@ func Main() int {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		a := &app{streams: streams, getenv: os.Getenv}
+		if configure != nil {
+			configure(a)
+		}
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 		defer signal.Stop(sigs)

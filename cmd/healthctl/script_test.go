@@ -59,6 +59,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -76,6 +77,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/probe"
 )
 
 // extraCmds are custom script commands registered by other test files.
@@ -91,6 +93,15 @@ var extraSetup []func(env *testscript.Env) error
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"healthctl": func() { os.Exit(Main()) },
+		// healthctl-prober-panics is healthctl whose every probe panics on
+		// the goroutine that runs it (probe's per-URL goroutines,
+		// wait-healthy's per-target loops): the panic must become exit 70
+		// and one line, not Go's exit 2 and a stack trace.
+		"healthctl-prober-panics": func() {
+			os.Exit(mainWith(func(a *app) {
+				a.prober = func(context.Context, *probe.Options) probe.Result { panic("injected: the prober panicked") }
+			}))
+		},
 	})
 }
 

@@ -170,6 +170,7 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 		Successes:         opts.successes,
 		FailOpen:          opts.failOpen,
 		RespectRetryAfter: opts.respectRetryAfter,
+		Probe:             a.probe,
 	}
 	if metrics != nil {
 		cfg.Metrics = metrics

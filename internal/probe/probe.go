@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/crash"
 )
 
 // windowError is the cause a probe's own window cancels its context with.
@@ -221,6 +222,7 @@ func isWindow(err error) bool {
 // closeWindow ends the probe because one of its windows closed, remembering
 // the stage that was running at that moment.
 func (p *run) closeWindow(w *windowError) {
+	defer crash.Recover() // runs on a timer's goroutine
 	p.mu.Lock()
 	if p.windowStage == "" {
 		p.windowStage = p.stage
