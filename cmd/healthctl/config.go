@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,11 @@ func applyConfig(cmd *cobra.Command, configPath string, getenv env) error {
 	if err != nil {
 		return err
 	}
+	if file != nil {
+		if err := checkConfigKeys(cmd.Root(), file.AllSettings(), path); err != nil {
+			return err
+		}
+	}
 	cmdKey := cmd.Name()
 	cmdEnv := "HEALTHCTL_" + envName(cmdKey) + "_"
 	var firstErr error
@@ -35,6 +41,7 @@ func applyConfig(cmd *cobra.Command, configPath string, getenv env) error {
 				if err := setFlag(f, envValues(f, v)); err != nil {
 					firstErr = fmt.Errorf("%s=%q: %v", name, redactedValue(f, v), err)
 				}
+				annotateSource(f, name)
 				return
 			}
 		}
@@ -52,10 +59,19 @@ func applyConfig(cmd *cobra.Command, configPath string, getenv env) error {
 			if err != nil {
 				firstErr = fmt.Errorf("config %s: %s: %v", path, key, err)
 			}
+			annotateSource(f, fmt.Sprintf("config %s: %s", path, key))
 			return
 		}
 	})
 	return firstErr
+}
+
+// annotateSource records where a flag's value came from (see flagSource).
+func annotateSource(f *pflag.Flag, source string) {
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[sourceAnnotation] = []string{source}
 }
 
 // skipConfig are flags that make no sense outside the command line.
@@ -162,4 +178,96 @@ func readConfigFile(explicit string, getenv env) (*viper.Viper, string, error) {
 		return nil, "", fmt.Errorf("config %s: %v", path, oneLine(err.Error()))
 	}
 	return v, path, nil
+}
+
+// checkConfigKeys rejects what would otherwise be silently ignored: a key
+// that is no flag of any command (a typo such as conect-timeout), a command
+// section that is not a map, and a key in a section that the command does
+// not have.
+func checkConfigKeys(root *cobra.Command, settings map[string]any, path string) error {
+	all := map[string]bool{}
+	addFlags := func(c *cobra.Command, into map[string]bool) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { into[f.Name] = true })
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { into[f.Name] = true })
+	}
+	addFlags(root, all)
+	sections := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		sections[c.Name()] = c
+		addFlags(c, all)
+	}
+	for _, key := range sortedKeys(settings) {
+		val := settings[key]
+		if c, ok := sections[key]; ok {
+			sec, ok := val.(map[string]any)
+			if !ok {
+				return fmt.Errorf("config %s: %s: want a section of %s's flags (key: value), got %s", path, key, key, shapeOf(val))
+			}
+			own := map[string]bool{}
+			addFlags(c, own)
+			for _, k := range sortedKeys(sec) {
+				if !own[k] || skipConfig[k] {
+					return fmt.Errorf("config %s: %s.%s: %s has no flag --%s%s", path, key, k, key, k, suggest(k, own))
+				}
+			}
+			continue
+		}
+		if !all[key] || skipConfig[key] {
+			return fmt.Errorf("config %s: %s: unknown key (no command has a flag --%s)%s", path, key, key, suggest(key, all))
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func shapeOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "a list"
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprintf("the value %v", v)
+}
+
+// suggest names the closest known key when the typo is small.
+func suggest(key string, known map[string]bool) string {
+	best, bestD := "", 3
+	for k := range known {
+		if d := editDistance(key, k); d < bestD || (d == bestD && best != "" && k < best) {
+			best, bestD = k, d
+		}
+	}
+	if best == "" || skipConfig[best] {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s?", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

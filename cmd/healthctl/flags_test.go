@@ -31,7 +31,7 @@ func TestHeadersFromFileAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := tm.opts
+	o := tm.Options()
 	if got := o.Header.Get("X-From-File"); got != "one, two" {
 		t.Errorf("header from file %q", got)
 	}
@@ -58,59 +58,6 @@ func TestHeadersFromFileAndFlags(t *testing.T) {
 	u, err := tm.forURL("https://127.0.0.1:8443/health")
 	if err != nil || u.TLSConfig.ServerName != "app.example" {
 		t.Errorf("TLS server name %q (%v)", u.TLSConfig.ServerName, err)
-	}
-}
-
-func TestParseURL(t *testing.T) {
-	for raw, want := range map[string]string{
-		"127.0.0.1:8080/health":    "http://127.0.0.1:8080/health",
-		"http://[::1]:8080/":       "http://[::1]:8080/",
-		"https://app.invalid/h?x":  "https://app.invalid/h?x",
-		"localhost:9000":           "http://localhost:9000",
-		"ftp://x/":                 "error",
-		"http://":                  "error",
-		"":                         "error",
-		"http://h:0/":              "error",
-		"http://[::1/":             "error",
-		"3":                        "error",
-		"HTTP://App.Invalid:80/ok": "http://App.Invalid:80/ok",
-	} {
-		u, err := parseURL(raw)
-		got := "error"
-		if err == nil {
-			got = u.String()
-		}
-		if got != want {
-			t.Errorf("parseURL(%q) = %s (%v), want %s", raw, got, err, want)
-		}
-	}
-}
-
-func TestParseResolveAndSizes(t *testing.T) {
-	for in, want := range map[string]string{
-		"App.invalid:443:127.0.0.1": "app.invalid:443=127.0.0.1",
-		"h:80:[::1]":                "h:80=::1",
-		"h:80":                      "error",
-		"h:x:127.0.0.1":             "error",
-		"h:80:example":              "error",
-	} {
-		k, a, err := parseResolve(in)
-		got := k + "=" + a
-		if err != nil {
-			got = "error"
-		}
-		if got != want {
-			t.Errorf("parseResolve(%q) = %s, want %s", in, got, want)
-		}
-	}
-	for in, want := range map[string]int64{"65536": 65536, "64KiB": 65536, "1MiB": 1 << 20, "2k": 2048, "1mb": 1000000, "x": -1, "-1": -1} {
-		got, err := parseSize(in)
-		if err != nil {
-			got = -1
-		}
-		if got != want {
-			t.Errorf("parseSize(%q) = %d, want %d", in, got, want)
-		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/target"
 )
 
 // FuzzUserInput: whatever a user types as a URL, a status set, a --resolve
@@ -15,7 +16,7 @@ func FuzzUserInput(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if u, err := parseURL(s); err == nil {
+		if u, err := target.ParseURL(s); err == nil {
 			r := probe.NewRedactor(nil, nil)
 			r.AddURL(u)
 			_ = r.URL(u)
@@ -23,9 +24,9 @@ func FuzzUserInput(f *testing.F) {
 		if set, err := probe.ParseStatusSet(s); err == nil {
 			_ = set.Contains(200)
 		}
-		_, _, _ = parseResolve(s)
-		_, _ = parseSize(s)
-		_, _ = hostPortDefault(s, "53")
-		_, _ = parseTime(s)
+		_, _, _ = target.ParseResolve(s)
+		_, _ = target.ParseSize(s)
+		_, _ = target.HostPortDefault(s, "53")
+		_, _ = target.ParseTime(s)
 	})
 }

@@ -59,9 +59,12 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 	if err != nil {
 		return err
 	}
-	age, known, err := opts.policy.ageAt(now)
+	age, known, warning, err := opts.policy.ageAt(now)
 	if err != nil {
 		return err
+	}
+	if warning != "" {
+		fmt.Fprintf(a.streams.Err, "healthctl: warning: %s\n", warning)
 	}
 	tmpl, err := opts.flags.build(a.getenv)
 	if err != nil {

@@ -212,16 +212,17 @@ var extraCommands []func(*app) *cobra.Command
 // prepare applies configuration (env, file) to the flags the user did not
 // set, then checks the global flags.
 func (a *app) prepare(cmd *cobra.Command) error {
-	outputOnCommandLine := cmd.Flags().Changed("output")
-	if err := applyConfig(cmd, a.global.config, a.getenv); err != nil {
-		return usageError(err)
+	if !noConfig(cmd) {
+		if err := applyConfig(cmd, a.global.config, a.getenv); err != nil {
+			return usageError(err)
+		}
 	}
 	switch a.global.output {
 	case "text", "json":
 	case "nagios":
 		if cmd.Name() != "probe" {
 			return usageErrorf("%s: nagios output is for probe only (%s: want text or json)",
-				a.outputSource(cmd, outputOnCommandLine), cmd.Name())
+				outputSource(cmd), cmd.Name())
 		}
 	default:
 		return usageErrorf("--output %q: want text or json (or nagios, for probe)", a.global.output)
@@ -232,22 +233,25 @@ func (a *app) prepare(cmd *cobra.Command) error {
 	return nil
 }
 
-// outputSource names where -o's value came from, in applyConfig's order of
-// precedence: the command line, HEALTHCTL_<COMMAND>_OUTPUT, HEALTHCTL_OUTPUT,
-// the config file.
-func (a *app) outputSource(cmd *cobra.Command, onCommandLine bool) string {
-	if onCommandLine {
-		return "--output " + a.global.output
-	}
-	for _, name := range []string{"HEALTHCTL_" + envName(cmd.Name()) + "_OUTPUT", "HEALTHCTL_OUTPUT"} {
-		if v := a.getenv(name); v != "" {
-			return fmt.Sprintf("%s=%q", name, v)
+// noConfig says a command never reads the config file or environment: a
+// broken ./healthctl.yaml must not break `version` or shell completion.
+func noConfig(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "version", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
 		}
 	}
-	if _, path, err := readConfigFile(a.global.config, a.getenv); err == nil && path != "" {
-		return fmt.Sprintf("config %s: output", path)
+	return false
+}
+
+// outputSource names where -o's value came from: "--output nagios", the
+// variable, or the config file and key.
+func outputSource(cmd *cobra.Command) string {
+	if s := flagSource(cmd.Flags(), "output"); s != "--output" {
+		return s
 	}
-	return "output " + a.global.output
+	return "--output nagios"
 }
 
 func (a *app) json() bool { return a.global.output == "json" }

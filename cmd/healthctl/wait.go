@@ -276,8 +276,7 @@ func (a *app) waitVerdict(s *wait.Summary, opts *waitOptions) (int, string) {
 
 // wantPhrase names what never came: "no 2xx" with the default expectation.
 func (a *app) wantPhrase(opts *waitOptions) string {
-	f := &opts.flags
-	custom := f.expectStatus != "2xx" || len(f.expectBody)+len(f.expectBodyRegex)+len(f.expectJSON)+len(f.expectHeader) > 0
+	custom := opts.flags.customExpectations()
 	prefix := ""
 	if opts.successes > 1 {
 		prefix = fmt.Sprintf("%d in a row: ", opts.successes)

@@ -53,8 +53,8 @@ func TestWaitFlagsSplitAtDash(t *testing.T) {
 	if got.timeout != 30*time.Second || got.statsdPrefix != "healthctl" {
 		t.Errorf("defaults: timeout %v, prefix %q", got.timeout, got.statsdPrefix)
 	}
-	if !slices.Equal(got.flags.headers, []string{"X-A: 1"}) {
-		t.Errorf("probe flags are shared: headers %q", got.flags.headers)
+	if !slices.Equal(got.flags.in.Headers, []string{"X-A: 1"}) {
+		t.Errorf("probe flags are shared: headers %q", got.flags.in.Headers)
 	}
 }
 

@@ -56,16 +56,25 @@ func DefaultSettings() Settings {
 func (s Settings) Validate() error {
 	switch {
 	case s.Grace < 0:
-		return fmt.Errorf("--grace must not be negative, got %s", s.Grace)
+		return &SettingError{"grace", fmt.Sprintf("must not be negative, got %s", s.Grace)}
 	case s.FailureThreshold < 1:
-		return fmt.Errorf("--failure-threshold must be at least 1, got %d", s.FailureThreshold)
+		return &SettingError{"failure-threshold", fmt.Sprintf("must be at least 1, got %d", s.FailureThreshold)}
 	case s.EscalateTimeoutsAfter < 0:
-		return fmt.Errorf("--escalate-timeouts-after must be 0 (never) or at least 1, got %d", s.EscalateTimeoutsAfter)
+		return &SettingError{"escalate-timeouts-after", fmt.Sprintf("must be 0 (never) or at least 1, got %d", s.EscalateTimeoutsAfter)}
 	case s.TLSPendingMax < 0:
-		return fmt.Errorf("--tls-pending-max must not be negative (0 waits forever), got %s", s.TLSPendingMax)
+		return &SettingError{"tls-pending-max", fmt.Sprintf("must not be negative (0 waits forever), got %s", s.TLSPendingMax)}
 	}
 	return nil
 }
+
+// SettingError is a setting out of range; Setting is its flag name, so the
+// caller can say where the value came from.
+type SettingError struct {
+	Setting string
+	Msg     string
+}
+
+func (e *SettingError) Error() string { return "--" + e.Setting + " " + e.Msg }
 
 // History is what a target carries from one probe to the next. watch persists
 // it as JSON in its state file, so it stays small and every field is a fact

@@ -27,7 +27,7 @@ func ParseStatusSet(s string) (StatusSet, error) {
 		part = strings.TrimSpace(part)
 		switch {
 		case part == "":
-			return set, fmt.Errorf("--expect-status %q: empty entry", s)
+			return set, fmt.Errorf("empty entry")
 		case len(part) == 3 && strings.HasSuffix(strings.ToLower(part), "xx") && part[0] >= '1' && part[0] <= '5':
 			c := int(part[0]-'0') * 100
 			set.ranges = append(set.ranges, [2]int{c, c + 99})
@@ -36,13 +36,13 @@ func ParseStatusSet(s string) (StatusSet, error) {
 			a, err1 := statusCode(lo)
 			b, err2 := statusCode(hi)
 			if err1 != nil || err2 != nil || a > b {
-				return set, fmt.Errorf("--expect-status %q: bad range %q", s, part)
+				return set, fmt.Errorf("bad range %q", part)
 			}
 			set.ranges = append(set.ranges, [2]int{a, b})
 		default:
 			c, err := statusCode(part)
 			if err != nil {
-				return set, fmt.Errorf("--expect-status %q: %q is not a status code, range or class", s, part)
+				return set, fmt.Errorf("%q is not a status code, range or class", part)
 			}
 			set.ranges = append(set.ranges, [2]int{c, c})
 		}

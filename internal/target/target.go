@@ -1,0 +1,567 @@
+// Package target builds a probe's options from what a user typed: flags,
+// environment variables, the config file, or an entry of watch's targets
+// file. Every caller gets the same validation, and every error names where
+// the bad value came from (`--resolve`, `HEALTHCTL_RESOLVE`,
+// `config healthctl.yaml: probe.resolve`, `targets.yaml:12: target "api"`).
+//
+// Errors are *Error; only cmd/healthctl turns them into exit code 2.
+package target
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// Error is bad user input, with where it came from.
+type Error struct {
+	// Source names the flag, variable, or file and key of the value.
+	Source string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Source == "" {
+		return e.Err.Error()
+	}
+	return e.Source + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Input is the raw user input for a probe's options, one field per probe
+// flag, as typed.
+type Input struct {
+	Headers         []string
+	Method          string
+	Data            string
+	User            string
+	UserAgent       string
+	IPv4, IPv6      bool
+	Insecure        bool
+	CACert          string
+	Cert, Key       string
+	ServerName      string
+	Resolve         []string
+	DNSServer       string
+	Follow          int
+	NoProxy         string
+	ConnectTimeout  time.Duration
+	ReadTimeout     time.Duration
+	MaxTime         time.Duration
+	MaxBody         int64
+	ExpectStatus    string
+	ExpectBody      []string
+	ExpectBodyRegex []string
+	ExpectJSON      []string
+	ExpectHeader    []string
+	SecretHeader    []string
+	SecretParam     []string
+
+	// Source names where the value of a flag (by flag name, "header") came
+	// from; nil, or an empty answer, means the command line: "--header".
+	Source func(flag string) string
+}
+
+// Defaults returns the input every command starts from.
+func Defaults() Input {
+	return Input{
+		ConnectTimeout: probe.DefaultConnectTimeout,
+		ReadTimeout:    probe.DefaultReadTimeout,
+		MaxBody:        probe.DefaultMaxBody,
+		ExpectStatus:   "2xx",
+	}
+}
+
+// SourceOf names where a flag's value came from.
+func (in *Input) SourceOf(flag string) string {
+	if in.Source != nil {
+		if s := in.Source(flag); s != "" {
+			return s
+		}
+	}
+	return "--" + flag
+}
+
+// bad is an input error about flag. When value is shown, it is quoted after
+// the source, the way a user would have typed it (NAME="v" for variables).
+func (in *Input) bad(flag string, value *string, format string, args ...any) error {
+	src := in.SourceOf(flag)
+	if value != nil {
+		if isEnvName(src) {
+			src = fmt.Sprintf("%s=%q", src, *value)
+		} else {
+			src = fmt.Sprintf("%s %q", src, *value)
+		}
+	}
+	return &Error{Source: src, Err: fmt.Errorf(format, args...)}
+}
+
+func isEnvName(s string) bool {
+	if s == "" || strings.ContainsAny(s, " :") {
+		return false
+	}
+	return strings.ToUpper(s) == s && !strings.HasPrefix(s, "-")
+}
+
+func ptr(s string) *string { return &s }
+
+// Template is an Input once validated and its files read: everything but the
+// URL.
+type Template struct {
+	opts probe.Options
+	in   *Input
+}
+
+// Options returns a copy of the template's options without a URL.
+func (t *Template) Options() probe.Options { return t.opts }
+
+// Build validates the input and reads its files (CA, client certificate,
+// -H @file, --data @file), so bad input is found before anything is probed.
+// getenv reads the proxy variables.
+func (in *Input) Build(getenv func(string) string) (*Template, error) {
+	o := probe.Options{
+		Header:         http.Header{},
+		UserAgent:      in.UserAgent,
+		Network:        "tcp",
+		Resolve:        map[string]string{},
+		Follow:         in.Follow,
+		ConnectTimeout: in.ConnectTimeout,
+		ReadTimeout:    in.ReadTimeout,
+		MaxTime:        in.MaxTime,
+		MaxBody:        in.MaxBody,
+	}
+	red := probe.NewRedactor(in.SecretHeader, in.SecretParam)
+	o.Redactor = red
+
+	switch {
+	case in.IPv4 && in.IPv6:
+		e := &Error{Err: errors.New("-4 and -6 contradict each other")}
+		if a, b := in.SourceOf("ipv4"), in.SourceOf("ipv6"); a != "--ipv4" || b != "--ipv6" {
+			e.Source = a + " and " + b
+		}
+		return nil, e
+	case in.IPv4:
+		o.Network = "tcp4"
+	case in.IPv6:
+		o.Network = "tcp6"
+	}
+	if in.ConnectTimeout <= 0 {
+		return nil, in.bad("connect-timeout", ptr(in.ConnectTimeout.String()), "must be positive")
+	}
+	if in.ReadTimeout <= 0 {
+		return nil, in.bad("read-timeout", ptr(in.ReadTimeout.String()), "must be positive")
+	}
+	if in.MaxTime < 0 {
+		return nil, in.bad("max-time", ptr(in.MaxTime.String()), "must not be negative (0: connect + read timeout)")
+	}
+	if o.MaxTime == 0 {
+		o.MaxTime = in.ConnectTimeout + in.ReadTimeout
+	}
+	if in.Follow < 0 {
+		return nil, in.bad("follow", ptr(strconv.Itoa(in.Follow)), "want a number of redirects >= 0")
+	}
+	if in.MaxBody < 0 || in.MaxBody > MaxSize {
+		return nil, in.bad("max-body", ptr(strconv.FormatInt(in.MaxBody, 10)), "want a size from 0 to %s", FormatSize(MaxSize))
+	}
+	if in.UserAgent != "" && hasControl(in.UserAgent) {
+		return nil, in.bad("user-agent", nil, "the value has a control character (a newline?)")
+	}
+
+	if err := in.headersInto(&o, red); err != nil {
+		return nil, err
+	}
+	if in.User != "" {
+		u, pw, ok := strings.Cut(in.User, ":")
+		if !ok {
+			return nil, in.bad("user", nil, "want user:password")
+		}
+		if hasControl(in.User) {
+			return nil, in.bad("user", nil, "the value has a control character (a newline?)")
+		}
+		o.User, o.Password, o.HasUser = u, pw, true
+		red.AddSecret(pw)
+	}
+	if in.Data != "" {
+		body := []byte(in.Data)
+		if name, ok := strings.CutPrefix(in.Data, "@"); ok {
+			var err error
+			if body, err = os.ReadFile(name); err != nil {
+				return nil, in.bad("data", ptr(in.Data), "%v", pathErr(err))
+			}
+		}
+		o.Body = body
+		if o.Header.Get("Content-Type") == "" {
+			o.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
+	o.Method = strings.ToUpper(in.Method)
+	if o.Method == "" {
+		o.Method = http.MethodGet
+		if o.Body != nil {
+			o.Method = http.MethodPost
+		}
+	}
+	if !ValidToken(o.Method) {
+		return nil, in.bad("method", ptr(in.Method), "not an HTTP method")
+	}
+
+	for _, r := range in.Resolve {
+		key, addr, err := ParseResolve(r)
+		if err != nil {
+			return nil, in.bad("resolve", ptr(r), "%v", err)
+		}
+		o.Resolve[key] = addr
+	}
+	if in.DNSServer != "" {
+		srv, err := HostPortDefault(in.DNSServer, "53")
+		if err != nil {
+			return nil, in.bad("dns-server", ptr(in.DNSServer), "%v", err)
+		}
+		o.DNSServer = srv
+	}
+
+	tc, err := in.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	o.TLSConfig = tc
+
+	for _, name := range []string{"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"} {
+		if v := getenv(name); v != "" {
+			if err := probe.ParseProxy(v); err != nil {
+				return nil, &Error{Source: name, Err: err}
+			}
+		}
+	}
+	o.Proxy = probe.EnvProxy(getenv, in.NoProxy)
+
+	if o.Expect.Status, err = probe.ParseStatusSet(in.ExpectStatus); err != nil {
+		return nil, in.bad("expect-status", ptr(in.ExpectStatus), "%v", err)
+	}
+	o.Expect.BodyText = in.ExpectBody
+	for _, s := range in.ExpectBodyRegex {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, in.bad("expect-body-regex", ptr(s), "%v", err)
+		}
+		o.Expect.BodyRegex = append(o.Expect.BodyRegex, re)
+	}
+	for _, s := range in.ExpectJSON {
+		path, val, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return nil, in.bad("expect-json", ptr(s), "want PATH=VALUE")
+		}
+		o.Expect.JSON = append(o.Expect.JSON, probe.JSONExpect{Path: path, Value: val})
+	}
+	for _, s := range in.ExpectHeader {
+		name, expr, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return nil, in.bad("expect-header", ptr(s), "want NAME=RE")
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, in.bad("expect-header", ptr(s), "%v", err)
+		}
+		o.Expect.HeaderRE = append(o.Expect.HeaderRE, probe.HeaderExpect{Name: name, RE: re})
+	}
+	return &Template{opts: o, in: in}, nil
+}
+
+// pathErr drops the "open" verb Go puts before a file error.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f })
+}
+
+// headersInto reads -H values (and @FILE lists) into the request header,
+// registering secret values with the redactor.
+func (in *Input) headersInto(o *probe.Options, red *probe.Redactor) error {
+	var lines []string
+	for _, h := range in.Headers {
+		name, ok := strings.CutPrefix(h, "@")
+		if !ok {
+			lines = append(lines, h)
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return in.bad("header", ptr(h), "%v", pathErr(err))
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	for _, l := range lines {
+		name, val, ok := strings.Cut(l, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || !ValidToken(name) {
+			// Never echo the line: it may be "Authorization Bearer x".
+			return in.bad("header", nil, "want 'Name: value', got a header without a colon or with a bad name")
+		}
+		val = strings.TrimSpace(val)
+		if hasControl(val) {
+			return in.bad("header", nil, "%s: the value has a control character (a newline?)", name)
+		}
+		if red.IsSecretHeader(name) {
+			red.AddSecret(val)
+			if _, cred, ok := strings.Cut(val, " "); ok {
+				red.AddSecret(strings.TrimSpace(cred))
+			}
+		}
+		if strings.EqualFold(name, "Host") {
+			if !httpguts.ValidHostHeader(val) || val == "" {
+				return in.bad("header", nil, "Host: %q is not a valid host", val)
+			}
+			o.Host = val
+			continue
+		}
+		ck := http.CanonicalHeaderKey(name)
+		if val == "" {
+			o.Header[ck] = []string{""}
+			continue
+		}
+		o.Header.Add(ck, val)
+	}
+	return nil
+}
+
+func (in *Input) tlsConfig() (*tls.Config, error) {
+	tc := &tls.Config{InsecureSkipVerify: in.Insecure, ServerName: in.ServerName}
+	if in.CACert != "" {
+		pem, err := os.ReadFile(in.CACert)
+		if err != nil {
+			return nil, in.bad("cacert", ptr(in.CACert), "%v", pathErr(err))
+		}
+		pool, ok := probe.CertPool(pem)
+		if !ok {
+			return nil, in.bad("cacert", ptr(in.CACert), "no PEM certificate in it")
+		}
+		tc.RootCAs = pool
+	}
+	switch {
+	case in.Cert != "" && in.Key == "":
+		return nil, in.bad("cert", nil, "no --key (--cert and --key go together)")
+	case in.Cert == "" && in.Key != "":
+		return nil, in.bad("key", nil, "no --cert (--cert and --key go together)")
+	case in.Cert != "":
+		pair, err := tls.LoadX509KeyPair(in.Cert, in.Key)
+		if err != nil {
+			return nil, &Error{Source: in.SourceOf("cert") + "/" + in.SourceOf("key"), Err: pathErr(err)}
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return tc, nil
+}
+
+// ForURL returns the options for one URL given on the command line.
+func (t *Template) ForURL(raw string) (*probe.Options, error) {
+	return t.ForURLFrom(raw, "")
+}
+
+// ForURLFrom returns the options for one URL, validated; source names where
+// the URL came from in errors ("" for a command-line argument).
+func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
+	u, err := ParseURL(raw)
+	if err != nil {
+		return nil, &Error{Source: source, Err: err}
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+		switch {
+		case t.opts.Network == "tcp4" && !ip.Unmap().Is4():
+			return nil, &Error{Source: source, Err: fmt.Errorf("%s is an IPv6 address, but %s asks for IPv4 only", u.Hostname(), t.in.SourceOf("ipv4"))}
+		case t.opts.Network == "tcp6" && ip.Is4():
+			return nil, &Error{Source: source, Err: fmt.Errorf("%s is an IPv4 address, but %s asks for IPv6 only", u.Hostname(), t.in.SourceOf("ipv6"))}
+		}
+	}
+	o := t.opts
+	o.URL = u
+	o.Redactor.AddURL(u)
+	if u.Scheme == "https" && o.TLSConfig.ServerName == "" && o.Host != "" {
+		tc := o.TLSConfig.Clone()
+		tc.ServerName = hostOnly(o.Host)
+		o.TLSConfig = tc
+	}
+	return &o, nil
+}
+
+// ParseURL accepts what curl accepts for health URLs: http and https, with
+// "http://" assumed when no scheme is given.
+func ParseURL(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, fmt.Errorf("empty URL")
+	}
+	if _, err := strconv.Atoi(raw); err == nil {
+		// "--follow 3 URL" parses 3 as a URL: --follow's value is optional.
+		return nil, fmt.Errorf("%q is not a URL (for a number of redirects write --follow=%s)", raw, raw)
+	}
+	s := raw
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		msg := err.Error()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			msg = ue.Err.Error()
+		}
+		return nil, fmt.Errorf("malformed URL: %s", msg)
+	}
+	switch u.Scheme {
+	case "http", "https":
+	default:
+		return nil, fmt.Errorf("unsupported scheme %q (want http or https)", u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("URL has no host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("URL port %q out of range", p)
+		}
+	}
+	return u, nil
+}
+
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
+}
+
+// ParseResolve reads curl's --resolve HOST:PORT:ADDR (ADDR may be [v6]) into
+// the key "host:port" and the address.
+func ParseResolve(s string) (key, addr string, err error) {
+	parts := strings.SplitN(s, ":", 3)
+	if len(parts) != 3 || parts[0] == "" {
+		return "", "", fmt.Errorf("want HOST:PORT:ADDR")
+	}
+	if n, err := strconv.Atoi(parts[1]); err != nil || n < 1 || n > 65535 {
+		return "", "", fmt.Errorf("bad port %q", parts[1])
+	}
+	ip, err := netip.ParseAddr(strings.Trim(parts[2], "[]"))
+	if err != nil {
+		return "", "", fmt.Errorf("%q is not an IP address", parts[2])
+	}
+	return strings.ToLower(parts[0]) + ":" + parts[1], ip.String(), nil
+}
+
+// HostPortDefault reads ADDR[:PORT] with an IP address, adding port when
+// none is given.
+func HostPortDefault(s, port string) (string, error) {
+	if ip, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
+		return net.JoinHostPort(ip.String(), port), nil
+	}
+	h, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", fmt.Errorf("want ADDR[:PORT]")
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil {
+		return "", fmt.Errorf("%q is not an IP address", h)
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("bad port %q", p)
+	}
+	return net.JoinHostPort(ip.String(), p), nil
+}
+
+// MaxSize is the largest size ParseSize accepts (1 TiB): far past any body a
+// health endpoint sends, and far from int64 overflow.
+const MaxSize = int64(1) << 40
+
+var sizeUnits = []struct {
+	suffix string
+	m      int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000}, {"tb", 1000 * 1000 * 1000 * 1000},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1},
+}
+
+// ParseSize reads 65536, 64KiB, 64k, 1MiB, 1m, 1GiB (binary units for k, m,
+// g, t; kB, MB, GB, TB are decimal), from 0 to MaxSize.
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("want a size like 65536, 64KiB or 1MiB")
+	}
+	if n > math.MaxInt64/mult || n*mult > MaxSize {
+		return 0, fmt.Errorf("too large: at most %s", FormatSize(MaxSize))
+	}
+	return n * mult, nil
+}
+
+// FormatSize prints a size the way ParseSize reads it back: 64KiB, 1TiB.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// ValidToken reports whether s is an HTTP token (method or header name).
+func ValidToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseTime reads RFC 3339 or unix seconds.
+func ParseTime(s string) (time.Time, error) {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+		return time.Unix(n, 0), nil
+	}
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want RFC 3339 (2026-01-02T15:04:05Z) or unix seconds")
+	}
+	return t, nil
+}

@@ -1,0 +1,121 @@
+package target
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"127.0.0.1:8080/health":    "http://127.0.0.1:8080/health",
+		"http://[::1]:8080/":       "http://[::1]:8080/",
+		"https://app.invalid/h?x":  "https://app.invalid/h?x",
+		"localhost:9000":           "http://localhost:9000",
+		"ftp://x/":                 "error",
+		"http://":                  "error",
+		"":                         "error",
+		"http://h:0/":              "error",
+		"http://[::1/":             "error",
+		"3":                        "error",
+		"HTTP://App.Invalid:80/ok": "http://App.Invalid:80/ok",
+	} {
+		u, err := ParseURL(raw)
+		got := "error"
+		if err == nil {
+			got = u.String()
+		}
+		if got != want {
+			t.Errorf("ParseURL(%q) = %s (%v), want %s", raw, got, err, want)
+		}
+	}
+}
+
+func TestParseResolveAndSizes(t *testing.T) {
+	for in, want := range map[string]string{
+		"App.invalid:443:127.0.0.1": "app.invalid:443=127.0.0.1",
+		"h:80:[::1]":                "h:80=::1",
+		"h:80":                      "error",
+		"h:x:127.0.0.1":             "error",
+		"h:80:example":              "error",
+	} {
+		k, a, err := ParseResolve(in)
+		got := k + "=" + a
+		if err != nil {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("ParseResolve(%q) = %s, want %s", in, got, want)
+		}
+	}
+	for in, want := range map[string]int64{"65536": 65536, "64KiB": 65536, "1MiB": 1 << 20, "2k": 2048, "1mb": 1000000, "x": -1, "-1": -1, "1GiB": 1 << 30, "2048MiB": 2 << 30, "1TiB": 1 << 40, "1025GiB": -1, "9007199254740992k": -1, "9223372036854775807": -1} {
+		got, err := ParseSize(in)
+		if err != nil {
+			got = -1
+		}
+		if got != want {
+			t.Errorf("ParseSize(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestErrorsNameTheirSource(t *testing.T) {
+	src := func(flag string) string { return `targets.yaml:12: target "api": ` + flag }
+	for _, tc := range []struct {
+		name string
+		mod  func(*Input)
+		want string
+	}{
+		{"resolve", func(in *Input) { in.Resolve = []string{"bad"} }, `targets.yaml:12: target "api": resolve "bad": want HOST:PORT:ADDR`},
+		{"status", func(in *Input) { in.ExpectStatus = "99" }, `targets.yaml:12: target "api": expect-status "99": "99" is not a status code, range or class`},
+		{"header", func(in *Input) { in.Headers = []string{"Authorization Bearer sekrit"} }, `targets.yaml:12: target "api": header: want 'Name: value', got a header without a colon or with a bad name`},
+		{"ua", func(in *Input) { in.UserAgent = "a\nb" }, `targets.yaml:12: target "api": user-agent: the value has a control character (a newline?)`},
+		{"timeout", func(in *Input) { in.ConnectTimeout = 0 }, `targets.yaml:12: target "api": connect-timeout "0s": must be positive`},
+	} {
+		in := Defaults()
+		in.Source = src
+		tc.mod(&in)
+		_, err := in.Build(func(string) string { return "" })
+		var te *Error
+		if !errors.As(err, &te) || err.Error() != tc.want {
+			t.Errorf("%s: got %v, want %s", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("%s: a header value leaked into the error", tc.name)
+		}
+	}
+	// Variables are shown as NAME="value".
+	in := Defaults()
+	in.Resolve = []string{"bad"}
+	in.Source = func(string) string { return "HEALTHCTL_RESOLVE" }
+	if _, err := in.Build(func(string) string { return "" }); err == nil || err.Error() != `HEALTHCTL_RESOLVE="bad": want HOST:PORT:ADDR` {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestFamilyAndLiteral(t *testing.T) {
+	in := Defaults()
+	in.IPv4 = true
+	tm, err := in.Build(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tm.ForURL("http://[::1]:8080/"); err == nil {
+		t.Error("-4 with an IPv6 literal must be an error")
+	}
+	if _, err := tm.ForURLFrom("http://[::ffff:127.0.0.1]:8080/", `t.yaml:3`); err != nil {
+		t.Errorf("a v4-mapped literal is IPv4: %v", err)
+	}
+	if _, err := tm.ForURLFrom("ftp://x/", `t.yaml:3: target "a": url`); err == nil || !strings.HasPrefix(err.Error(), `t.yaml:3: target "a": url: unsupported scheme`) {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestFormatSizeRoundTrips(t *testing.T) {
+	for _, n := range []int64{0, 1, 1023, 1024, 65536, 1 << 20, 3 << 30, MaxSize} {
+		got, err := ParseSize(FormatSize(n))
+		if err != nil || got != n {
+			t.Errorf("%d: %s parsed as %d (%v)", n, FormatSize(n), got, err)
+		}
+	}
+}
