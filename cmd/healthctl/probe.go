@@ -106,7 +106,7 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 	if a.global.output == "nagios" {
 		for _, r := range results {
 			if r.Canceled {
-				fmt.Fprintf(a.streams.Out, "HEALTHCTL UNKNOWN - %s interrupted\n", r.URL)
+				fmt.Fprintf(a.streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", r.URL)
 				continue
 			}
 			fmt.Fprintln(a.streams.Out, output.NagiosLine(r))

@@ -174,7 +174,7 @@ func lookPath(ts *testscript.TestScript, prog string) (string, error) {
 // outside ts.Exec: the test's own, with the variables the script setup
 // controls taken from the script.
 func scriptEnv(ts *testscript.TestScript) []string {
-	controlled := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "HEALTHCTL_DNS_SERVER", "WORK", "TMPDIR"}, proxyVars...)
+	controlled := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "HEALTHCTL_DNS_SERVER", "WORK", "TMPDIR", "GORACE", reasonsFileVar}, proxyVars...)
 	skip := map[string]bool{"NO_COLOR": true}
 	for _, k := range controlled {
 		skip[k] = true
