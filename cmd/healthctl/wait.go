@@ -50,7 +50,8 @@ func (a *app) newWaitCmd(runF func(context.Context, *waitOptions) error) *cobra.
 		Long: `Poll each URL until it passes --successes times in a row, or the --timeout
 ceiling passes. The first probe goes at once, then one per --interval (start to
 start) while a server answers anything; while nothing listens (connection
-refused) a URL is re-probed every 50ms, at most 20 times a second per host:port.
+refused) a URL is re-probed every 50ms, at most 20 times a second per address
+dialled (127.0.0.1:8080 and localhost:8080 share one budget).
 
 Exit 0 when every URL is healthy. Otherwise the exit code of the last completed
 failure of the first URL (argument order) that is not healthy (4, timeout, if no
