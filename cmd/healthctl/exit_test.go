@@ -129,3 +129,27 @@ func TestCompletionUnsupportedShell(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeBuiltForTheCommandRun: a run builds only the command it names,
+// and help (or anything else) still sees every command.
+func TestTreeBuiltForTheCommandRun(t *testing.T) {
+	streams, _, _ := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	if cmds := a.newRootCmdFor([]string{"probe", "http://x/"}).Commands(); len(cmds) != 1 || cmds[0].Name() != "probe" {
+		t.Errorf("probe run builds %d commands", len(cmds))
+	}
+	var names []string
+	for _, c := range a.newRootCmdFor([]string{"--help"}).Commands() {
+		names = append(names, c.Name())
+	}
+	for _, want := range []string{"probe", "version", "wait-healthy", "policy"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("full tree %v lacks %s", names, want)
+		}
+	}
+	streams, out, _ := output.Test(false)
+	a = &app{streams: streams, getenv: func(string) string { return "" }}
+	if code := a.run(t.Context(), []string{"help"}); code != 0 || !strings.Contains(out.String(), "wait-healthy") {
+		t.Errorf("help: exit %d, %q", code, out)
+	}
+}

@@ -77,15 +77,21 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 		}
 	}
 
+	a.signalsCaught()
 	results := make([]probe.Result, len(all))
-	var wg sync.WaitGroup
-	for i, o := range all {
-		wg.Go(func() {
-			defer crash.Recover()
-			results[i] = a.probe(ctx, o)
-		})
+	if len(all) == 1 {
+		// One URL: no goroutine to start (it costs start-up time).
+		results[0] = a.probe(ctx, all[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, o := range all {
+			wg.Go(func() {
+				defer crash.Recover()
+				results[i] = a.probe(ctx, o)
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 
 	// A signal (SIGINT, SIGTERM) cuts the unfinished probes short; the
 	// finished ones are still reported, the others as interrupted, and the

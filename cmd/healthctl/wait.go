@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newWaitCmd(nil) })
+	registerCommand("wait-healthy", func(a *app) *cobra.Command { return a.newWaitCmd(nil) })
 }
 
 // waitOptions is what `healthctl wait-healthy` runs with, filled by its RunE.
@@ -130,6 +130,7 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 		}
 	}
 
+	a.signalsCaught()
 	s := a.streams
 	if opts.bypass {
 		// The kill switch: nothing probed, nothing counted (a bypassed gate
