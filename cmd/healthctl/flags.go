@@ -43,7 +43,7 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
 	in := &f.in
 	d := target.Defaults()
-	fs.StringArrayVarP(&in.Headers, "header", "H", nil, "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' sends it empty")
+	fs.StringArrayVarP(&in.Headers, "header", "H", nil, "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)")
 	fs.StringVar(&in.Method, "method", "", "request method (default GET, or POST with --data)")
 	fs.StringVar(&in.Data, "data", "", "request body; @FILE reads it from a file")
 	fs.StringVarP(&in.User, "user", "u", "", "basic auth 'user:password' (never printed)")

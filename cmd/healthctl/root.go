@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/wait"
@@ -72,7 +73,13 @@ type globalFlags struct {
 
 // Main runs healthctl with the process's arguments and streams and returns
 // its exit code. A panic is a bug: it is reported and exits 70.
-func Main() int { return mainWith(nil) }
+func Main() int {
+	if len(os.Args) > 1 && os.Args[1] == demoServiceCmd {
+		// The demo's drain-test subject handles its own signals.
+		return fixture.DrainService(os.Args[2:])
+	}
+	return mainWith(nil)
+}
 
 // mainWith is Main with a hook that adjusts the app before it runs (tests
 // inject a failing prober through it).
@@ -268,7 +275,8 @@ func strictCompletion(root *cobra.Command) {
 }
 
 // extraCommands lets a command file register itself without a name; such
-// commands are built for every run (registerCommand is cheaper).
+// commands are in the whole tree only, which a run builds when its first
+// word names no command registered with registerCommand.
 var extraCommands []func(*app) *cobra.Command
 
 // prepare applies configuration (env, file) to the flags the user did not
@@ -297,11 +305,12 @@ func (a *app) prepare(cmd *cobra.Command) error {
 }
 
 // noConfig says a command never reads the config file or environment: a
-// broken ./healthctl.yaml must not break `version` or shell completion.
+// broken ./healthctl.yaml must not break `version` or shell completion,
+// and nothing of the user's may change what `demo` shows.
 func noConfig(cmd *cobra.Command) bool {
 	for c := cmd; c != nil; c = c.Parent() {
 		switch c.Name() {
-		case "version", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		case "version", "completion", "help", "demo", demoServiceCmd, cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
 			return true
 		}
 	}

@@ -20,6 +20,10 @@ const (
 	StageDNS     Stage = "dns"
 	StageConnect Stage = "connect"
 	StageTLS     Stage = "tls"
+	// StageProxy runs from the connection to a proxy being made to the
+	// proxy's answer: to CONNECT (https), or to the request itself (plain
+	// http, where the proxy answers for the server behind it).
+	StageProxy Stage = "proxy"
 	// StageHeaders runs from the connection being ready to the response
 	// headers read (request written, waiting for the answer).
 	StageHeaders Stage = "headers"
@@ -75,6 +79,9 @@ func Classify(o Observation) (Outcome, Reason) {
 func reason(o Observation) Reason {
 	if o.Err == nil {
 		switch {
+		case o.Proxied && o.StatusCode == http.StatusProxyAuthRequired:
+			// Only a proxy sends 407: it refused to forward the request.
+			return ProxyError
 		case !o.StatusExpected && o.StatusCode >= 300 && o.StatusCode < 400 && o.HasLocation:
 			return Redirect
 		case !o.StatusExpected:
@@ -85,12 +92,19 @@ func reason(o Observation) Reason {
 		return OK
 	}
 	if o.WindowClosed {
+		if o.Stage == StageProxy {
+			// The proxy took the connection and did not answer.
+			return ProxyError
+		}
 		return timeoutAt(o.Stage)
 	}
 	err := o.Err
 
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "proxyconnect" {
+		return ProxyError
+	}
+	if o.Proxied && o.Stage == StageProxy {
 		return ProxyError
 	}
 	if o.Proxied && (o.Stage == StageDNS || o.Stage == StageConnect) {

@@ -71,14 +71,70 @@ func TestClassify(t *testing.T) {
 		{"proxy refused CONNECT", Observation{Err: errors.New("Forbidden"), Stage: StageConnect, Proxied: true}, ProxyError},
 		{"proxy dns", Observation{Err: &net.DNSError{Err: "no such host", IsNotFound: true}, Stage: StageDNS, Proxied: true}, ProxyError},
 		{"proxy slow", Observation{Err: dial(syscall.ETIMEDOUT), Stage: StageConnect, Proxied: true}, ConnectTimeout},
+		{"proxy hangs (window)", Observation{Err: errors.New("context canceled"), WindowClosed: true, Stage: StageProxy, Proxied: true}, ProxyError},
+		{"proxy closes", Observation{Err: errors.New("EOF"), Stage: StageProxy, Proxied: true}, ProxyError},
+		{"proxy refuses CONNECT", Observation{Err: errors.New("Proxy Authentication Required"), Stage: StageProxy, Proxied: true}, ProxyError},
+		{"proxy 407", Observation{StatusCode: 407, Proxied: true}, ProxyError},
+		{"407 without a proxy", Observation{StatusCode: 407}, HTTPStatus},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o, r := Classify(c.obs)
-			if r != c.want || o != c.want.Outcome() {
-				t.Errorf("got %s/%s, want %s/%s", o, r, c.want.Outcome(), c.want)
+			// The outcome is checked against the literal copy of SPEC.md
+			// §2 below, not against the code's own table.
+			want, ok := specOutcome[c.want]
+			if !ok {
+				t.Fatalf("%s is not in SPEC.md §2", c.want)
+			}
+			if r != c.want || o != want {
+				t.Errorf("got %s/%s, want %s/%s", o, r, want, c.want)
 			}
 		})
+	}
+}
+
+// specOutcome is a literal copy of SPEC.md §2's reasons by outcome.
+var specOutcome = map[Reason]Outcome{
+	"ok":                    "pass",
+	"dns_nxdomain":          "dns",
+	"dns_no_address":        "dns",
+	"dns_servfail":          "dns",
+	"dns_timeout":           "timeout",
+	"connect_timeout":       "timeout",
+	"tls_handshake_timeout": "timeout",
+	"headers_timeout":       "timeout",
+	"body_timeout":          "timeout",
+	"conn_refused":          "refused",
+	"tls_unknown_authority": "tls",
+	"tls_hostname_mismatch": "tls",
+	"tls_expired":           "tls",
+	"tls_not_yet_valid":     "tls",
+	"tls_not_tls":           "tls",
+	"tls_remote_alert":      "tls",
+	"tls_handshake_failure": "tls",
+	"http_status":           "unreachable",
+	"redirect":              "unreachable",
+	"condition_failed":      "unreachable",
+	"conn_reset":            "unreachable",
+	"host_unreachable":      "unreachable",
+	"net_unreachable":       "unreachable",
+	"protocol_error":        "unreachable",
+	"proxy_error":           "unreachable",
+	"no_url":                "unreachable",
+}
+
+// TestReasonOutcomeMatchesSpec compares the code's table with the literal
+// copy of SPEC.md §2, both ways.
+func TestReasonOutcomeMatchesSpec(t *testing.T) {
+	for r, want := range specOutcome {
+		if got := r.Outcome(); got != want {
+			t.Errorf("%s: code says %s, SPEC.md says %s", r, got, want)
+		}
+	}
+	for _, r := range Reasons {
+		if _, ok := specOutcome[r]; !ok {
+			t.Errorf("%s is in the code, not in SPEC.md §2", r)
+		}
 	}
 }
 

@@ -21,23 +21,26 @@ const SchemaVersion = 1
 // ResultJSON is one probe result as JSON (SPEC.md §9). Fields a probe did
 // not reach are absent, never zero.
 type ResultJSON struct {
-	SchemaVersion int                `json:"schema_version"`
-	Target        string             `json:"target,omitempty"`
-	URL           string             `json:"url"`
-	Outcome       classify.Outcome   `json:"outcome"`
-	Reason        classify.Reason    `json:"reason"`
-	ExitCode      int                `json:"exit_code"`
-	HTTPStatus    int                `json:"http_status,omitempty"`
-	HTTPVersion   string             `json:"http_version,omitempty"`
-	Error         string             `json:"error,omitempty"`
-	Address       string             `json:"address,omitempty"`
-	IPFamily      int                `json:"ip_family,omitempty"`
-	TimingsMS     map[string]float64 `json:"timings_ms"`
-	Redirect      *probe.Redirect    `json:"redirect,omitempty"`
-	RetryAfterS   *float64           `json:"retry_after_s,omitempty"`
-	BodyTruncated bool               `json:"body_truncated"`
-	TLS           *probe.TLSInfo     `json:"tls,omitempty"`
-	Decision      *policy.Decision   `json:"decision,omitempty"`
+	SchemaVersion int                 `json:"schema_version"`
+	Target        string              `json:"target,omitempty"`
+	URL           string              `json:"url"`
+	Outcome       classify.Outcome    `json:"outcome"`
+	Reason        classify.Reason     `json:"reason"`
+	ExitCode      int                 `json:"exit_code"`
+	HTTPStatus    int                 `json:"http_status,omitempty"`
+	HTTPVersion   string              `json:"http_version,omitempty"`
+	Error         string              `json:"error,omitempty"`
+	Address       string              `json:"address,omitempty"`
+	IPFamily      int                 `json:"ip_family,omitempty"`
+	TimingsMS     map[string]float64  `json:"timings_ms"`
+	Redirect      *probe.Redirect     `json:"redirect,omitempty"`
+	Redirects     []probe.Hop         `json:"redirects,omitempty"`
+	Proxy         string              `json:"proxy,omitempty"`
+	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
+	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
+	BodyTruncated bool                `json:"body_truncated"`
+	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
+	Decision      *policy.Decision    `json:"decision,omitempty"`
 }
 
 // NewResultJSON converts a result, with its decision (may be nil) and the
@@ -56,6 +59,9 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		IPFamily:      r.IPFamily,
 		TimingsMS:     map[string]float64{},
 		Redirect:      r.Redirect,
+		Redirects:     r.Hops,
+		Proxy:         r.Proxy,
+		DialErrors:    r.DialErrors,
 		BodyTruncated: r.BodyTruncated,
 		TLS:           r.TLS,
 		Decision:      d,
@@ -108,16 +114,27 @@ func FormatMS(d time.Duration) string {
 // and the decision.
 func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	dim := paint(colored, color.Faint)
-	label := func(s string) string { return dim.Sprintf("  %-11s", s) }
+	label := func(s string) string {
+		if len(s) >= 11 {
+			return dim.Sprint("  "+s) + " " // never run into the value
+		}
+		return dim.Sprintf("  %-11s", s)
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "%s%s\n", label("error"), r.Error)
 	}
 	if r.Address != "" {
 		conn := fmt.Sprintf("%s (IPv%d)", r.Address, r.IPFamily)
+		if r.Proxy != "" {
+			conn = fmt.Sprintf("%s (IPv%d, the proxy %s)", r.Address, r.IPFamily, r.Proxy)
+		}
 		if r.HTTPVersion != "" {
 			conn += " " + r.HTTPVersion
 		}
 		fmt.Fprintf(w, "%s%s\n", label("address"), conn)
+	}
+	for _, a := range r.DialErrors {
+		fmt.Fprintf(w, "%s%s: %s\n", label("tried"), a.Address, a.Error)
 	}
 	waterfall(w, r.Timings, label, paint(colored, color.FgCyan))
 	if r.TLS != nil {
@@ -125,16 +142,19 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			fmt.Fprintf(w, "%s%s %s\n", label("tls"), r.TLS.Version, r.TLS.Cipher)
 		}
 		for i, c := range r.TLS.Chain {
-			exp := fmt.Sprintf("%s (%d days left)", c.NotAfter.Format("2006-01-02"), c.DaysLeft)
+			exp := fmt.Sprintf("expires %s (%d days left)", c.NotAfter.Format("2006-01-02"), c.DaysLeft)
 			switch {
 			case c.DaysLeft < 0:
 				exp = paint(colored, color.FgRed).Sprintf("expired %s", c.NotAfter.Format("2006-01-02"))
-			case r.Reason == classify.TLSNotYetValid && i == 0:
+			case (r.Reason == classify.TLSNotYetValid && i == 0) || (!r.Started.IsZero() && r.Started.Before(c.NotBefore)):
 				exp = paint(colored, color.FgRed).Sprintf("not valid before %s", c.NotBefore.Format(time.RFC3339))
 			}
 			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), c.Subject)
-			fmt.Fprintf(w, "%sissuer %s; SANs %s; expires %s\n", label(""), c.Issuer, strings.Join(c.SANs, ", "), exp)
+			fmt.Fprintf(w, "%sissuer %s; SANs %s; %s\n", label(""), c.Issuer, strings.Join(c.SANs, ", "), exp)
 		}
+	}
+	for i, h := range r.Hops {
+		fmt.Fprintf(w, "%s%d %s -> %s\n", label(fmt.Sprintf("hop[%d]", i)), h.Status, h.URL, h.Location)
 	}
 	if r.Redirect != nil {
 		other := ""
@@ -144,7 +164,7 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), r.Redirect.Location, other)
 	}
 	if r.RetryAfter != nil {
-		fmt.Fprintf(w, "%s%s\n", label("retry-after"), *r.RetryAfter)
+		fmt.Fprintf(w, "%s%s\n", label("retry-after"), Seconds(*r.RetryAfter))
 	}
 	if r.BodyTruncated {
 		fmt.Fprintf(w, "%sbody read up to --max-body only\n", label("body"))

@@ -35,6 +35,12 @@ func (p *run) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 		network = "ip6"
 	}
 	addrs, err := p.resolver().LookupNetIP(ctx, network, host)
+	var ae *net.AddrError
+	if errors.As(err, &ae) && network != "ip" {
+		// The hosts file knows the name, but not with this family's
+		// address: the name exists and has no such record.
+		return nil, p.noAddress(host)
+	}
 	var de *net.DNSError
 	if errors.As(err, &de) && p.opts.DNSServer != "" {
 		// Go names resolv.conf's server even when Dial went elsewhere.

@@ -79,24 +79,24 @@ func (s StatusSet) String() string {
 }
 
 // check returns a description of the first condition that failed, or "".
-func (e *Expectations) check(resp *http.Response, body []byte) string {
-	for _, t := range e.BodyText {
-		if !strings.Contains(string(body), t) {
-			return fmt.Sprintf("body does not contain %q", t)
-		}
+// A failed body condition on a truncated body says so.
+func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64) string {
+	if body.hasMissingText {
+		return fmt.Sprintf("body does not contain %q", body.missingText) + truncNote(body, maxBody)
 	}
-	for _, re := range e.BodyRegex {
-		if !re.Match(body) {
-			return fmt.Sprintf("body does not match /%s/", re)
-		}
+	if body.failedRegex != nil {
+		return fmt.Sprintf("body does not match /%s/", body.failedRegex) + truncNote(body, maxBody)
 	}
 	for _, j := range e.JSON {
-		if !gjson.ValidBytes(body) {
-			return fmt.Sprintf("body is not JSON (wanted %s=%s)", j.Path, j.Value)
+		if body.jsonOver {
+			return fmt.Sprintf("body is longer than the %s kept for --expect-json (wanted %s=%s)", sizeText(MaxJSONBody), j.Path, j.Value)
 		}
-		got := gjson.GetBytes(body, j.Path)
+		if !gjson.ValidBytes(body.json) {
+			return fmt.Sprintf("body is not JSON (wanted %s=%s)", j.Path, j.Value) + truncNote(body, maxBody)
+		}
+		got := gjson.GetBytes(body.json, j.Path)
 		if !got.Exists() {
-			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value)
+			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value) + truncNote(body, maxBody)
 		}
 		if got.String() != j.Value {
 			return fmt.Sprintf("JSON %s is %q, want %q", j.Path, got.String(), j.Value)
@@ -131,7 +131,8 @@ func retryAfter(v string, now time.Time) *time.Duration {
 		return &d
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(now)
+		// An HTTP date has whole seconds; so has the delay.
+		d := t.Sub(now).Round(time.Second)
 		if d < 0 {
 			d = 0
 		}

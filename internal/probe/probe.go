@@ -11,12 +11,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +30,20 @@ type windowError struct {
 }
 
 func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.limit) }
+
+// afterBody, when set (by tests only), runs between the body read and the
+// timers stopping: the moment a late window must not count.
+var afterBody func(*run)
+
+// window is one of the probe's timers. A timer that fires after it was
+// disarmed, re-armed or after the probe stopped its timers counts for
+// nothing: gen and active are checked under run.mu when it fires.
+type window struct {
+	err    *windowError
+	timer  *time.Timer
+	gen    int
+	active bool
+}
 
 // Run probes once. It returns within opts.MaxTime (plus scheduling noise)
 // whatever the server does; ctx cancellation (Ctrl-C) ends it early with
@@ -52,8 +64,10 @@ type run struct {
 	timings   Timings
 	address   string
 	family    int
-	proxied   bool
 	dnsAnswer classify.DNSAnswer
+	// attempts are the failed dials of the last connect, in the order of
+	// the address list (kept when every address failed).
+	attempts []DialAttempt
 	// stageStart is when the running stage began, for the partial
 	// duration of a phase that a window or an error cut short.
 	stageStart time.Time
@@ -64,13 +78,20 @@ type run struct {
 	wroteHeaders time.Time
 	firstByte    time.Time
 
+	// The hop being requested: its URL, whether it goes through a proxy
+	// (and which), and the name its certificate must carry.
+	hopURL     *url.URL
+	proxied    bool
+	proxyURL   *url.URL
+	serverName string
+
 	cancel      context.CancelCauseFunc
-	connTimer   *time.Timer
-	readTimer   *time.Timer
-	connWindow  *windowError
-	readWindow  *windowError
-	maxWindow   *windowError
+	stopped     bool
+	connWin     window
+	readWin     window
+	maxWin      window
 	windowStage classify.Stage
+	windowAddr  string
 }
 
 // setStage enters a stage; its phase's clock starts now.
@@ -101,17 +122,70 @@ var stagePhase = map[classify.Stage]Phase{
 	classify.StageTLS:     PhaseTLS,
 }
 
+// arm starts (or restarts) a window with p.mu held.
+func (p *run) arm(w *window, d time.Duration) {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.gen++
+	w.active = true
+	gen := w.gen
+	w.timer = time.AfterFunc(d, func() { p.fire(w, gen) })
+}
+
+// disarm stops a window with p.mu held; a callback already running for it
+// sees the new generation and does nothing.
+func (p *run) disarm(w *window) {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.gen++
+	w.active = false
+}
+
+// fire ends the probe because a window closed, remembering the stage that
+// was running at that moment, unless the window was stopped meanwhile.
+func (p *run) fire(w *window, gen int) {
+	defer crash.Recover() // runs on a timer's goroutine
+	p.mu.Lock()
+	if p.stopped || !w.active || w.gen != gen {
+		p.mu.Unlock()
+		return
+	}
+	if p.windowStage == "" {
+		p.windowStage = p.stage
+		p.windowAddr = p.address
+	}
+	// Cancel under the lock, so no stage can begin between the stage
+	// noted and the cancellation (cancel only closes channels and starts
+	// goroutines: it never calls back into the hooks that take p.mu).
+	p.cancel(w.err)
+	p.mu.Unlock()
+}
+
+// stopTimers stops every window; from now on none can count.
+func (p *run) stopTimers() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	p.disarm(&p.connWin)
+	p.disarm(&p.readWin)
+	p.disarm(&p.maxWin)
+}
+
 func (p *run) do(parent context.Context) Result {
 	o := p.opts
-	p.connWindow = &windowError{"--connect-timeout", o.ConnectTimeout}
-	p.readWindow = &windowError{"--read-timeout", o.ReadTimeout}
-	p.maxWindow = &windowError{"--max-time", o.MaxTime}
+	p.connWin.err = &windowError{"--connect-timeout", o.ConnectTimeout}
+	p.readWin.err = &windowError{"--read-timeout", o.ReadTimeout}
+	p.maxWin.err = &windowError{"--max-time", o.MaxTime}
 
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	p.cancel = cancel
-	maxTimer := time.AfterFunc(o.MaxTime, func() { p.closeWindow(p.maxWindow) })
-	defer maxTimer.Stop()
+	p.mu.Lock()
+	p.enter(p.firstStage(o.URL, false))
+	p.arm(&p.maxWin, o.MaxTime)
+	p.mu.Unlock()
 	defer p.stopTimers()
 
 	res := Result{URL: o.Redactor.URL(o.URL), Started: p.start}
@@ -123,19 +197,18 @@ func (p *run) do(parent context.Context) Result {
 		res.Error = o.Redactor.String(err.Error())
 		return res
 	}
-	if o.Proxy != nil {
-		if pu, _ := o.Proxy(req.URL); pu != nil {
-			p.proxied = true
-		}
-	}
 
-	client := &http.Client{Transport: p.transport(), CheckRedirect: p.checkRedirect}
-	resp, err := client.Do(req)
-	var body []byte
+	ex := p.exchange(ctx, p.transport(), req)
+	resp, err := ex.resp, ex.err
+	var body bodyResult
 	if err == nil {
 		p.setStage(classify.StageBody)
-		body, res.BodyTruncated, err = readCapped(resp.Body, o.MaxBody)
+		body, err = o.Expect.scanBody(resp.Body, o.MaxBody)
 		resp.Body.Close()
+		if afterBody != nil {
+			afterBody(p)
+		}
+		res.BodyTruncated = body.truncated
 		end := time.Now()
 		p.mu.Lock()
 		if !p.firstByte.IsZero() {
@@ -146,6 +219,9 @@ func (p *run) do(parent context.Context) Result {
 		}
 		p.mu.Unlock()
 	}
+	// Every timer stops before anything is judged: a window that closes
+	// after the last byte was read must not turn a finished probe into a
+	// timeout.
 	p.stopTimers()
 	now := time.Now()
 
@@ -164,6 +240,10 @@ func (p *run) do(parent context.Context) Result {
 	res.Timings = maps.Clone(p.timings)
 	res.Address = p.address
 	res.IPFamily = p.family
+	res.Hops = ex.hops
+	if p.proxied {
+		res.Proxy = o.Redactor.URL(p.proxyURL)
+	}
 
 	obs := classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now}
 	if resp != nil {
@@ -172,9 +252,9 @@ func (p *run) do(parent context.Context) Result {
 		res.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 		obs.StatusCode = resp.StatusCode
 		obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)
-		if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if ex.location != "" {
 			obs.HasLocation = true
-			res.Redirect = p.redirect(resp.Request.URL, loc)
+			res.Redirect = p.redirect(resp.Request.URL, ex.location)
 		}
 		if resp.TLS != nil {
 			p.tlsState = resp.TLS
@@ -183,78 +263,107 @@ func (p *run) do(parent context.Context) Result {
 	res.TLS = tlsInfo(p.tlsState, err, now)
 
 	cause := context.Cause(ctx)
+	var win *windowError
 	switch {
 	case parent.Err() != nil:
 		res.Canceled = true
 		err = parent.Err()
-	case isWindow(cause):
+	case err != nil && errors.As(cause, &win):
+		// A window counts only when it ended the probe with an error.
 		obs.WindowClosed = true
 		obs.Stage = p.windowStage
-		err = p.windowText(cause.(*windowError), err)
+		res.Address = p.windowAddr
+		err = p.windowText(win)
+	}
+	if err != nil && len(p.attempts) > 1 && !obs.WindowClosed {
+		res.DialErrors = append([]DialAttempt(nil), p.attempts...)
+		for i := range res.DialErrors {
+			res.DialErrors[i].Error = o.Redactor.String(res.DialErrors[i].Error)
+		}
 	}
 	obs.Err = err
 	if err == nil && resp != nil && obs.StatusExpected {
-		if msg := o.Expect.check(resp, body); msg != "" {
+		if msg := o.Expect.check(resp, body, o.MaxBody); msg != "" {
 			obs.ConditionFailed = true
 			res.Error = o.Redactor.String(msg)
 		}
 	}
 	res.Outcome, res.Reason = classify.Classify(obs)
-	if err != nil {
+	switch {
+	case err != nil && res.Reason == classify.ProxyError && !obs.WindowClosed:
+		res.Error = o.Redactor.String("proxy " + res.Proxy + ": " + errorText(err))
+	case err != nil:
 		res.Error = o.Redactor.String(errorText(err))
-	} else if res.Reason == classify.Redirect {
-		where := "the same host"
-		if res.Redirect.OtherHost {
-			where = "another host"
-		}
-		res.Error = fmt.Sprintf("status %d redirects to %s (%s; want %s, or --follow)", resp.StatusCode, res.Redirect.Location, where, o.Expect.Status)
-	} else if res.Reason == classify.HTTPStatus {
+	case res.Reason == classify.ProxyError:
+		res.Error = fmt.Sprintf("proxy %s answered %s", res.Proxy, resp.Status)
+	case res.Reason == classify.Redirect:
+		res.Error = p.redirectText(resp.StatusCode, res.Redirect, ex)
+	case res.Reason == classify.HTTPStatus:
 		res.Error = fmt.Sprintf("unexpected status %d (want %s)", resp.StatusCode, o.Expect.Status)
+	}
+	if res.Error != "" && ex.credentialsDropped && res.Reason != classify.OK {
+		res.Error += " (credentials were not sent to the redirect's origin)"
 	}
 	return res
 }
 
-func isWindow(err error) bool {
-	var w *windowError
-	return errors.As(err, &w)
-}
-
-// closeWindow ends the probe because one of its windows closed, remembering
-// the stage that was running at that moment.
-func (p *run) closeWindow(w *windowError) {
-	defer crash.Recover() // runs on a timer's goroutine
-	p.mu.Lock()
-	if p.windowStage == "" {
-		p.windowStage = p.stage
+// firstStage is the stage a connection to u starts in (p.mu held): DNS when
+// its host must be looked up, otherwise connect.
+func (p *run) firstStage(u *url.URL, proxied bool) classify.Stage {
+	if proxied || u == nil {
+		return classify.StageConnect
 	}
-	p.mu.Unlock()
-	p.cancel(w)
-}
-
-func (p *run) stopTimers() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.connTimer != nil {
-		p.connTimer.Stop()
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
 	}
-	if p.readTimer != nil {
-		p.readTimer.Stop()
+	if _, ok := p.opts.Resolve[strings.ToLower(host)+":"+port]; ok {
+		return classify.StageConnect
 	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return classify.StageConnect
+	}
+	return classify.StageDNS
 }
 
 // windowText says which window closed during which phase, e.g.
-// "no response headers within --read-timeout 2s".
-func (p *run) windowText(w *windowError, err error) error {
-	what := map[classify.Stage]string{
-		classify.StageDNS:     "DNS lookup of " + p.opts.URL.Hostname() + " did not finish",
-		classify.StageConnect: "TCP connect did not finish",
-		classify.StageTLS:     "TLS handshake did not finish",
-		classify.StageHeaders: "no response headers",
-		classify.StageBody:    "response body not complete",
-		classify.StageDone:    "response body not complete",
-	}[p.windowStage]
-	if p.address != "" && (p.windowStage == classify.StageConnect || p.windowStage == classify.StageTLS) {
-		what += " to " + p.address
+// "no response headers within --read-timeout 2s". It never is empty.
+func (p *run) windowText(w *windowError) error {
+	host := p.opts.URL.Hostname()
+	if p.hopURL != nil {
+		host = p.hopURL.Hostname()
+	}
+	to := ""
+	if p.windowAddr != "" {
+		to = " to " + p.windowAddr
+	}
+	var what string
+	switch p.windowStage {
+	case classify.StageDNS:
+		what = "DNS lookup of " + host + " did not finish"
+	case classify.StageConnect:
+		what = "TCP connect" + to + " did not finish"
+		if p.proxied {
+			what = "TCP connect to the proxy" + to + " did not finish"
+		}
+	case classify.StageProxy:
+		at := ""
+		if p.windowAddr != "" {
+			at = " (proxy " + p.windowAddr + ")"
+		}
+		if p.hopURL != nil && p.hopURL.Scheme == "https" {
+			return fmt.Errorf("proxy CONNECT did not answer within %s%s", w, at)
+		}
+		return fmt.Errorf("proxy did not answer the request within %s%s: the proxy or the server behind it hangs", w, at)
+	case classify.StageTLS:
+		what = "TLS handshake" + to + " did not finish"
+	case classify.StageHeaders:
+		what = "no response headers"
+	default:
+		what = "response body not complete"
 	}
 	return fmt.Errorf("%s within %s", what, w)
 }
@@ -272,6 +381,11 @@ func (p *run) newRequest(ctx context.Context) (*http.Request, error) {
 		return nil, err
 	}
 	for k, vs := range o.Header {
+		if len(vs) == 1 && vs[0] == "" && k != "User-Agent" {
+			// "Name:" removes the header (curl's rule); the transport's
+			// own Accept-Encoding is turned off in transport().
+			continue
+		}
 		req.Header[k] = append([]string(nil), vs...)
 	}
 	if o.Host != "" {
@@ -280,14 +394,24 @@ func (p *run) newRequest(ctx context.Context) (*http.Request, error) {
 	if _, set := o.Header["User-Agent"]; !set {
 		req.Header.Set("User-Agent", o.UserAgent)
 	}
-	switch {
-	case o.HasUser:
-		req.SetBasicAuth(o.User, o.Password)
-	case o.URL.User != nil:
-		pw, _ := o.URL.User.Password()
-		req.SetBasicAuth(o.URL.User.Username(), pw)
+	// An explicit -H Authorization wins over -u and URL userinfo (curl's
+	// rule).
+	if _, set := o.Header["Authorization"]; !set {
+		switch {
+		case o.HasUser:
+			req.SetBasicAuth(o.User, o.Password)
+		case o.URL.User != nil:
+			pw, _ := o.URL.User.Password()
+			req.SetBasicAuth(o.URL.User.Username(), pw)
+		}
 	}
 	return req, nil
+}
+
+// removesHeader reports whether -H 'Name:' asked to remove a header.
+func (o *Options) removesHeader(name string) bool {
+	vs, ok := o.Header[name]
+	return ok && len(vs) == 1 && vs[0] == ""
 }
 
 func (p *run) traceContext(ctx context.Context) context.Context {
@@ -295,10 +419,8 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 		GetConn: func(string) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			if p.connTimer != nil {
-				p.connTimer.Stop()
-			}
-			p.connTimer = time.AfterFunc(p.opts.ConnectTimeout, func() { p.closeWindow(p.connWindow) })
+			p.enter(p.firstStage(p.hopURL, p.proxied))
+			p.arm(&p.connWin, p.opts.ConnectTimeout)
 		},
 		TLSHandshakeStart: func() {
 			p.mu.Lock()
@@ -317,8 +439,12 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 		GotConn: func(httptrace.GotConnInfo) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			if p.connTimer != nil {
-				p.connTimer.Stop()
+			p.disarm(&p.connWin)
+			if p.proxied && p.hopURL != nil && p.hopURL.Scheme == "http" {
+				// Plain HTTP through a proxy: the answer is the proxy's
+				// to give.
+				p.enter(classify.StageProxy)
+				return
 			}
 			p.enter(classify.StageHeaders)
 		},
@@ -332,7 +458,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			defer p.mu.Unlock()
 			if p.firstByte.IsZero() {
 				p.wrote = time.Now()
-				p.startReadWindow()
+				p.arm(&p.readWin, p.opts.ReadTimeout)
 			}
 		},
 		GotFirstResponseByte: func() {
@@ -343,7 +469,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			// written: count from the headers written then.
 			if p.wrote.IsZero() {
 				p.wrote = p.wroteHeaders
-				p.startReadWindow()
+				p.arm(&p.readWin, p.opts.ReadTimeout)
 			}
 			if !p.wrote.IsZero() {
 				p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
@@ -352,149 +478,45 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 	})
 }
 
-// startReadWindow starts the read window (p.mu held), once per hop.
-func (p *run) startReadWindow() {
-	if p.readTimer != nil {
-		p.readTimer.Stop()
-	}
-	p.readTimer = time.AfterFunc(p.opts.ReadTimeout, func() { p.closeWindow(p.readWindow) })
-}
-
 func (p *run) transport() *http.Transport {
 	o := p.opts
+	tc := o.TLSConfig.Clone() // net/http writes NextProtos into it: one per transport
+	if tc == nil {
+		tc = &tls.Config{}
+	}
+	if !tc.InsecureSkipVerify {
+		// Verify after the handshake, so version and cipher are known
+		// also when the certificate is refused.
+		tc.InsecureSkipVerify = true
+		tc.VerifyConnection = p.verifyConnection
+	} else {
+		tc.VerifyConnection = p.keepState
+	}
 	tr := &http.Transport{
-		DialContext:       p.dial,
-		TLSClientConfig:   o.TLSConfig.Clone(), // net/http writes NextProtos into it: one per transport
-		DisableKeepAlives: true,
-		ForceAttemptHTTP2: true,
+		DialContext:        p.dial,
+		TLSClientConfig:    tc,
+		DisableKeepAlives:  true,
+		ForceAttemptHTTP2:  true,
+		DisableCompression: o.removesHeader("Accept-Encoding"),
 		// Our own windows bound every phase; the transport's would only
 		// make the reasons less precise.
 		TLSHandshakeTimeout:    0,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
-	if o.Proxy != nil {
-		tr.Proxy = func(r *http.Request) (*url.URL, error) { return o.Proxy(r.URL) }
+	tr.Proxy = func(r *http.Request) (*url.URL, error) {
+		var pu *url.URL
+		var err error
+		if o.Proxy != nil {
+			pu, err = o.Proxy(r.URL)
+		}
+		// A proxy's credentials are secrets like the target's.
+		o.Redactor.AddURL(pu)
+		p.mu.Lock()
+		p.proxied, p.proxyURL = pu != nil, pu
+		p.mu.Unlock()
+		return pu, err
 	}
 	return tr
-}
-
-// dial resolves and connects, recording the dns and connect phases. It tries
-// every address in turn within the connect window, as curl does.
-func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	o := p.opts
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	var addrs []netip.Addr
-	if a, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
-		addrs = []netip.Addr{netip.MustParseAddr(a)}
-	} else if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		addrs = []netip.Addr{ip}
-	} else {
-		p.setStage(classify.StageDNS)
-		t0 := time.Now()
-		addrs, err = p.lookup(ctx, host)
-		p.mu.Lock()
-		p.record(PhaseDNS, time.Since(t0))
-		p.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-	}
-	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
-		return (o.Network == "tcp4" && family(a) != 4) || (o.Network == "tcp6" && family(a) != 6)
-	})
-	p.setStage(classify.StageConnect)
-	if len(addrs) == 0 {
-		return nil, &net.AddrError{Err: "no address of the family asked for (-4/-6)", Addr: host}
-	}
-	t0 := time.Now()
-	d := net.Dialer{KeepAlive: -1}
-	var firstErr error
-	for _, a := range addrs {
-		target := net.JoinHostPort(a.Unmap().String(), port)
-		p.mu.Lock()
-		p.address = target
-		p.family = family(a)
-		p.mu.Unlock()
-		c, err := d.DialContext(ctx, dialNetwork(a), target)
-		if err == nil {
-			p.mu.Lock()
-			p.record(PhaseConnect, time.Since(t0))
-			p.mu.Unlock()
-			return c, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	p.mu.Lock()
-	p.record(PhaseConnect, time.Since(t0))
-	p.mu.Unlock()
-	return nil, firstErr
-}
-
-func family(a netip.Addr) int {
-	if a.Unmap().Is4() {
-		return 4
-	}
-	return 6
-}
-
-func dialNetwork(a netip.Addr) string {
-	if family(a) == 4 {
-		return "tcp4"
-	}
-	return "tcp6"
-}
-
-func (p *run) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > p.opts.Follow {
-		return http.ErrUseLastResponse
-	}
-	p.mu.Lock()
-	if p.readTimer != nil {
-		p.readTimer.Stop()
-	}
-	p.timings = Timings{}
-	p.wrote, p.wroteHeaders, p.firstByte = time.Time{}, time.Time{}, time.Time{}
-	p.mu.Unlock()
-	if !strings.EqualFold(req.URL.Hostname(), via[0].URL.Hostname()) {
-		// Across hosts credentials stay behind (curl's --location without
-		// --location-trusted).
-		for _, h := range []string{"Authorization", "Proxy-Authorization", "Cookie"} {
-			req.Header.Del(h)
-		}
-		for _, h := range p.opts.Redactor.headers {
-			req.Header.Del(h)
-		}
-		req.URL.User = nil
-	}
-	return nil
-}
-
-func (p *run) redirect(base *url.URL, loc string) *Redirect {
-	u, err := base.Parse(loc)
-	if err != nil {
-		return &Redirect{Location: p.opts.Redactor.String(loc)}
-	}
-	return &Redirect{
-		Location:  p.opts.Redactor.URL(u),
-		OtherHost: !strings.EqualFold(u.Hostname(), p.opts.URL.Hostname()),
-	}
-}
-
-// readCapped reads up to max bytes; more is not an error, only truncation.
-func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
-	if int64(len(b)) > max {
-		return b[:max], true, nil
-	}
-	return b, false, err
 }
 
 // errorText strips the *url.Error wrapper (it repeats the URL, which may

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // DefaultSecretHeaders and DefaultSecretParams are always redacted
@@ -22,9 +23,14 @@ const minSecret = 3
 
 // Redactor keeps secrets out of every output: URLs lose their userinfo and
 // secret query values; free text loses every known secret value.
+//
+// A Redactor is safe for concurrent use: probes of several URLs share one,
+// and AddURL/AddSecret may run while others redact.
 type Redactor struct {
 	headers []string
 	params  map[string]bool
+
+	mu      sync.RWMutex
 	secrets []string
 }
 
@@ -57,6 +63,8 @@ func (r *Redactor) AddSecret(v string) {
 	if r == nil || len(v) < minSecret {
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, s := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
 		dup := false
 		for _, have := range r.secrets {
@@ -70,6 +78,9 @@ func (r *Redactor) AddSecret(v string) {
 
 // AddURL registers the secrets a URL carries: userinfo and secret params.
 func (r *Redactor) AddURL(u *url.URL) {
+	if r == nil || u == nil {
+		return
+	}
 	if u.User != nil {
 		r.AddSecret(u.User.Username())
 		if pw, ok := u.User.Password(); ok {
@@ -92,6 +103,8 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, Mask)
 	}
@@ -125,4 +138,42 @@ func (r *Redactor) URL(u *url.URL) string {
 		}
 	}
 	return r.String(out)
+}
+
+// RawURL redacts text that looks like a URL but may not parse (a server's
+// Location): userinfo before the host becomes ***, secret query values
+// become ***, and known secrets are scrubbed.
+func (r *Redactor) RawURL(s string) string {
+	if r == nil {
+		return s
+	}
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			rest = Mask + rest[at:]
+		}
+		s = scheme + "://" + rest
+	}
+	if base, query, ok := strings.Cut(s, "?"); ok {
+		query, frag, hasFrag := strings.Cut(query, "#")
+		parts := strings.Split(query, "&")
+		for i, kv := range parts {
+			k, _, hasV := strings.Cut(kv, "=")
+			uk, err := url.QueryUnescape(k)
+			if err != nil {
+				uk = k
+			}
+			if hasV && r.params[strings.ToLower(uk)] {
+				parts[i] = k + "=" + Mask
+			}
+		}
+		s = base + "?" + strings.Join(parts, "&")
+		if hasFrag {
+			s += "#" + frag
+		}
+	}
+	return r.String(s)
 }

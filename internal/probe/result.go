@@ -40,6 +40,14 @@ type Result struct {
 	IPFamily    int
 	Timings     Timings
 	Redirect    *Redirect
+	// Hops are the redirects followed (--follow), in order.
+	Hops []Hop
+	// Proxy is the proxy the request went through (redacted), "" when
+	// direct; Address is then the proxy's.
+	Proxy string
+	// DialErrors lists every address tried and its error when all of
+	// them failed (more than one address).
+	DialErrors []DialAttempt
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter    *time.Duration
 	BodyTruncated bool
@@ -55,6 +63,17 @@ type Result struct {
 type Redirect struct {
 	Location  string `json:"location"`
 	OtherHost bool   `json:"other_host"`
+	// Invalid is set when the Location is not an http(s) URL; Location
+	// is then the server's text, redacted.
+	Invalid bool `json:"invalid,omitempty"`
+}
+
+// Hop is one redirect that was followed: the URL asked, its status and
+// where it sent the probe (both redacted).
+type Hop struct {
+	URL      string `json:"url"`
+	Status   int    `json:"status"`
+	Location string `json:"location"`
 }
 
 // TLSInfo describes the handshake, also when verification failed.

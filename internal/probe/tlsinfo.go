@@ -4,7 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"math"
+	"fmt"
 	"time"
 )
 
@@ -45,8 +45,59 @@ func chain(certs []*x509.Certificate, now time.Time) []CertInfo {
 			SANs:      sans,
 			NotBefore: c.NotBefore.UTC(),
 			NotAfter:  c.NotAfter.UTC(),
-			DaysLeft:  int(math.Floor(c.NotAfter.Sub(now).Hours() / 24)),
+			DaysLeft:  DaysLeft(c.NotAfter, now),
 		})
 	}
 	return out
+}
+
+// DaysLeft is the number of whole days until notAfter, rounded toward zero
+// (29.5 days left is 29), except that an expired certificate is at least
+// -1: one that expired a day ago is -1, an hour ago -1 too.
+func DaysLeft(notAfter, now time.Time) int {
+	d := notAfter.Sub(now)
+	days := int(d / (24 * time.Hour))
+	if d < 0 && days == 0 {
+		return -1
+	}
+	return days
+}
+
+// keepState records the handshake's state (--insecure: nothing to verify).
+func (p *run) keepState(cs tls.ConnectionState) error {
+	p.mu.Lock()
+	p.tlsState = &cs
+	p.mu.Unlock()
+	return nil
+}
+
+// verifyConnection verifies the server's chain after the handshake, as
+// crypto/tls would have during it, so that the version, cipher and chain
+// are recorded also when verification fails. Its errors are the ones
+// crypto/tls returns: a *tls.CertificateVerificationError wrapping the x509
+// error, with the presented chain.
+func (p *run) verifyConnection(cs tls.ConnectionState) error {
+	p.mu.Lock()
+	p.tlsState = &cs
+	name := p.serverName
+	p.mu.Unlock()
+	certs := cs.PeerCertificates
+	if len(certs) == 0 {
+		return fmt.Errorf("tls: the server presented no certificate")
+	}
+	opts := x509.VerifyOptions{
+		Roots:         p.opts.TLSConfig.RootCAs,
+		DNSName:       name,
+		Intermediates: x509.NewCertPool(),
+	}
+	if tc := p.opts.TLSConfig; tc.Time != nil {
+		opts.CurrentTime = tc.Time()
+	}
+	for _, c := range certs[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := certs[0].Verify(opts); err != nil {
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+	}
+	return nil
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/demo"
+	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/output"
+)
+
+func init() {
+	extraCommands = append(extraCommands,
+		func(a *app) *cobra.Command { return a.newDemoCmd() },
+		func(a *app) *cobra.Command { return newDemoServiceCmd() })
+	demoSteps = append(demoSteps, demoStep{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain})
+}
+
+// demoServiceCmd is the demo's drain-test subject: a real process that
+// receives a real SIGTERM (fixture.DrainService), hidden from help.
+const demoServiceCmd = "__demo-service"
+
+// newDemoServiceCmd only reserves the name in the tree (hidden); Main runs
+// the service before any signal handling of its own.
+func newDemoServiceCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                demoServiceCmd,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return silentExit(fixture.DrainService(args))
+		},
+	}
+}
+
+// demoDrain runs drain-test against a service that drains as seeds/003 asks,
+// then against one that closes its listener at once.
+func demoDrain(ctx context.Context, a *app, _ *demo.Lab) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	w := a.streams.Out
+	for _, c := range []struct{ mode, say string }{
+		{"good", "A service that flips readiness to 503 on SIGTERM, keeps serving for the pre-drain, then exits 0:"},
+		{"closeearly", "One that closes its listener at once on SIGTERM (the rolling-deploy resets of seeds/003):"},
+	} {
+		addr, err := demo.FreePort()
+		if err != nil {
+			return err
+		}
+		u := "http://" + addr
+		fmt.Fprintf(w, "%s\n", c.say)
+		a.demoCommand(ctx, "drain-test", "--pre-drain", "500ms", "--shutdown-timeout", "2s",
+			"--ready", u+"/ready", "--live", u+"/live", "--inflight", u+"/slow",
+			"--", self, demoServiceCmd, "-addr", addr, "-mode", c.mode, "-slow", "300ms")
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// demoStep is one part of the demo after the probe table; watch and
+// drain-test add theirs.
+type demoStep struct {
+	title string
+	run   func(ctx context.Context, a *app, lab *demo.Lab) error
+}
+
+// demoSteps run in order after the probe table and the wait-healthy example.
+var demoSteps []demoStep
+
+func (a *app) newDemoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "demo",
+		Short: "Show every command against built-in services on loopback (offline, ~10s)",
+		Long: `Start built-in services on 127.0.0.1 that each fail in one real way (healthy,
+503, a redirect to another site, nothing listening, a hang, a self-signed and an
+expired certificate, a name that does not exist — answered by a DNS server on
+loopback), probe them all and show outcome, reason, exit code and decision; then
+wait-healthy against a service that becomes healthy after two seconds, and the
+other commands. Every command is printed as you would type it. Nothing leaves
+this machine and nothing is left running.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.demoRun(cmd.Context())
+		},
+	}
+}
+
+func (a *app) demoRun(ctx context.Context) error {
+	if a.json() {
+		return usageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
+	}
+	start := time.Now()
+	lab, err := demo.Start()
+	if err != nil {
+		return fmt.Errorf("demo: starting the services: %v", err)
+	}
+	defer lab.Close()
+	w := a.streams.Out
+	heading := output.Heading(a.streams.OutColor)
+
+	fmt.Fprintf(w, "%s\n", heading("healthctl demo: %d services on 127.0.0.1, each failing in one real way; nothing leaves this machine", len(lab.Services)))
+	fmt.Fprintf(w, "\n%s\n", heading("1. probe: one look says why"))
+	if err := a.demoProbeTable(ctx, lab); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return silentExit(ExitSIGINT)
+	}
+
+	// One failure in full: the waterfall, the chain and the decision.
+	var expired demo.Service
+	for _, s := range lab.Services {
+		if strings.Contains(s.Name, "expired") {
+			expired = s
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", heading("Details of one (-v; on a terminal they are shown by default):"))
+	a.demoCommand(ctx, append(append([]string{"probe", "-v"}, expired.Args...), expired.URL)...)
+
+	fmt.Fprintf(w, "\n%s\n", heading("2. wait-healthy: gate a pipeline until the service really serves"))
+	warming, err := lab.StartWarming(2 * time.Second)
+	if err != nil {
+		return fmt.Errorf("demo: %v", err)
+	}
+	fmt.Fprintln(w, "A service that answers 503 (Retry-After: 1) for 2s, then 200:")
+	a.demoCommand(ctx, "wait-healthy", "--interval", "250ms", "--timeout", "10s", warming)
+
+	for i, step := range demoSteps {
+		if ctx.Err() != nil {
+			return silentExit(ExitSIGINT)
+		}
+		fmt.Fprintf(w, "\n%s\n", heading("%d. %s", i+3, step.title))
+		if err := step.run(ctx, a, lab); err != nil {
+			return fmt.Errorf("demo: %s: %v", step.title, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return silentExit(ExitSIGINT)
+	}
+	fmt.Fprintf(w, "\nDemo done in %s; every service is stopped. Next: `healthctl probe --help`, and the README's guides.\n",
+		time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// demoProbeTable probes every service at once and shows one row each.
+func (a *app) demoProbeTable(ctx context.Context, lab *demo.Lab) error {
+	args := []string{"probe", "-o", "json", "--dns-server", lab.DNS, "--cacert", lab.CAFile, "--read-timeout", "1s"}
+	for _, s := range lab.Services {
+		args = append(args, s.URL)
+	}
+	out, _, _ := a.demoCapture(ctx, args...)
+	byURL := map[string]output.DemoRow{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r output.DemoRow
+		if json.Unmarshal(sc.Bytes(), &r) == nil {
+			byURL[r.URL] = r
+		}
+	}
+	rows := make([]output.DemoRow, 0, len(lab.Services))
+	for _, s := range lab.Services {
+		r, ok := byURL[s.URL]
+		if !ok {
+			return fmt.Errorf("demo: no result for %s", s.URL)
+		}
+		r.Service = s.Name
+		rows = append(rows, r)
+	}
+	w := a.streams.Out
+	if err := output.DemoTable(w, rows, a.streams.OutColor); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "Exit codes: 0 pass, 1 unreachable, 3 tls, 4 timeout, 5 refused, 6 dns. The decision is what a")
+	fmt.Fprintln(w, "reconciler would do with this one result (`healthctl policy` prints the rules). The same, yourself:")
+	fmt.Fprintf(w, "  $ healthctl %s\n", strings.Join(args, " "))
+	return nil
+}
+
+// demoCommand prints a command line and runs it in-process with the demo's
+// isolation: no variables, no config file, no proxies.
+func (a *app) demoCommand(ctx context.Context, args ...string) int {
+	fmt.Fprintf(a.streams.Out, "$ healthctl %s\n", strings.Join(args, " "))
+	sub := &app{streams: a.streams, getenv: demoEnv(a.getenv)}
+	code := sub.run(ctx, args)
+	fmt.Fprintf(a.streams.Out, "(exit %d)\n", code)
+	return code
+}
+
+// demoCapture runs a command in-process with its output captured.
+func (a *app) demoCapture(ctx context.Context, args ...string) (stdout, stderr []byte, code int) {
+	var out, errb bytes.Buffer
+	s := *a.streams
+	s.Out, s.Err, s.OutTTY, s.ErrTTY, s.OutColor, s.ErrColor, s.ErrWidth = &out, &errb, false, false, false, false, 0
+	sub := &app{streams: &s, getenv: demoEnv(a.getenv)}
+	code = sub.run(ctx, args)
+	return out.Bytes(), errb.Bytes(), code
+}
+
+// demoEnv keeps only NO_COLOR from the user's environment, and points the
+// config file at nothing, so HEALTHCTL_* variables, a ./healthctl.yaml or a
+// proxy cannot change what the demo shows.
+func demoEnv(getenv env) env {
+	return func(k string) string {
+		switch k {
+		case "NO_COLOR":
+			return getenv(k)
+		case "HEALTHCTL_CONFIG":
+			return os.DevNull
+		}
+		return ""
+	}
+}

@@ -1,0 +1,599 @@
+// Package drain is healthctl drain-test (SPEC.md §7, seeds/003): it starts
+// or attaches to a service, signals it as an orchestrator signals PID 1,
+// watches its shutdown from the outside, and judges it; and it lints a
+// Kubernetes or Compose manifest's shutdown timing without running anything.
+//
+// The judging (Judge) and the lint (Lint) are pure functions; Run does the
+// I/O and returns an Observation for Judge.
+package drain
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The verdict names (SPEC.md §7, §9): each names the invariant that failed.
+const (
+	NotReadyBefore            = "NOT_READY_BEFORE"
+	ReadinessNeverFlips       = "READINESS_NEVER_FLIPS"
+	ReadyFlipLate             = "READY_FLIP_LATE"
+	ReadinessFlaps            = "READINESS_FLAPS"
+	LivenessFailedDuringDrain = "LIVENESS_FAILED_DURING_DRAIN"
+	ListenerClosedEarly       = "LISTENER_CLOSED_EARLY"
+	InflightAborted           = "INFLIGHT_ABORTED"
+	KeepaliveReset            = "KEEPALIVE_RESET"
+	ShutdownHang              = "SHUTDOWN_HANG"
+	NonzeroExit               = "NONZERO_EXIT"
+	SignalNotForwarded        = "SIGNAL_NOT_FORWARDED"
+	ExitCodeUnknown           = "EXIT_CODE_UNKNOWN"
+)
+
+// Settings are the timing a service promises, from drain-test's flags.
+type Settings struct {
+	// PreDrain is P (--pre-drain, PRE_DRAIN_MS): readiness 503 while the
+	// listener still serves.
+	PreDrain time.Duration
+	// ShutdownTimeout is S (--shutdown-timeout, SHUTDOWN_TIMEOUT_MS): the
+	// process is gone by then.
+	ShutdownTimeout time.Duration
+	// ReadyFlipMax is how soon after the signal readiness must answer 503.
+	ReadyFlipMax time.Duration
+	// Linger is how long after max(P, last in-flight request done) the
+	// process may take to exit before it counts as hanging.
+	Linger time.Duration
+}
+
+// DefaultLinger is Settings.Linger's default: time to flush and close after
+// the drain (traces, database pools), not time to hang.
+const DefaultLinger = 2 * time.Second
+
+// Probe names a health endpoint.
+type Probe string
+
+// The polled endpoints.
+const (
+	Ready Probe = "readiness"
+	Live  Probe = "liveness"
+)
+
+// Poll is one health request on a fresh connection.
+type Poll struct {
+	Probe Probe
+	// At is when the request started, since the signal (negative before).
+	At time.Duration
+	// Status is the HTTP status; 0 when no answer came.
+	Status int
+	// Err is the transport error when no answer came.
+	Err string
+	// Refused says nothing accepted the connection.
+	Refused bool
+	// Took is how long the poll ran.
+	Took time.Duration
+}
+
+// end is when the poll ended, since the signal.
+func (p Poll) end() time.Duration { return p.At + p.Took }
+
+// answered says an HTTP answer came back.
+func (p Poll) answered() bool { return p.Status != 0 }
+
+// Request is one slow request on --inflight, started before the signal.
+type Request struct {
+	Start, End time.Duration
+	Status     int
+	// Complete says the whole body arrived (as long as Content-Length said).
+	Complete bool
+	Bytes    int64
+	Err      string
+}
+
+func (r Request) ok() bool { return r.Err == "" && r.Complete && r.Status >= 200 && r.Status < 300 }
+
+// KeepAliveKind is what happened on the watched kept-alive connection.
+type KeepAliveKind string
+
+// What the kept-alive connection can see.
+const (
+	// KeepAliveClosedIdle: the server closed it between responses (FIN), as
+	// a graceful server does with idle connections.
+	KeepAliveClosedIdle KeepAliveKind = "closed_idle"
+	// KeepAliveClosedByHeader: a response said Connection: close.
+	KeepAliveClosedByHeader KeepAliveKind = "closed_by_header"
+	// KeepAliveReset: a TCP reset, or the connection ended mid-response.
+	KeepAliveReset KeepAliveKind = "reset"
+)
+
+// KeepAliveEvent is something seen on the kept-alive connection.
+type KeepAliveEvent struct {
+	At     time.Duration
+	Kind   KeepAliveKind
+	Detail string
+}
+
+// KeepAlive is what the watched kept-alive connection saw.
+type KeepAlive struct {
+	// Watched says a kept-alive connection was open at the signal; Why says
+	// why not otherwise.
+	Watched bool
+	Why     string
+	// Requests counts responses read on it after the signal.
+	Requests int
+	Events   []KeepAliveEvent
+}
+
+// Exit is how the process ended.
+type Exit struct {
+	// Gone says the process is no longer running, At since the signal.
+	Gone bool
+	At   time.Duration
+	// Known says the exit status could be read (a child of healthctl).
+	Known bool
+	Code  int
+	// Signal names the signal that ended it ("SIGTERM"), if one did.
+	Signal string
+	// Killed says healthctl killed it, past S plus a margin, at KilledAt.
+	Killed   bool
+	KilledAt time.Duration
+}
+
+func (e Exit) String() string {
+	switch {
+	case !e.Known:
+		return "gone (exit status unknown)"
+	case e.Signal != "":
+		return "killed by " + e.Signal
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}
+
+// Observation is everything drain-test saw, for Judge.
+type Observation struct {
+	Pid    int
+	Signal string
+	// Attached says --pid (healthctl did not start the process).
+	Attached bool
+	// ReadyBefore says readiness and liveness both answered 200 before the
+	// signal; NotReadyWhy says what they answered otherwise (then nothing
+	// was signalled and nothing else is judged).
+	ReadyBefore bool
+	NotReadyWhy string
+	Polls       []Poll
+	// InflightURL says --inflight was given.
+	InflightURL bool
+	Inflight    []Request
+	KeepAlive   KeepAlive
+	Exit        Exit
+	// Leftover says processes of the child's group outlived it (and were
+	// killed).
+	Leftover bool
+}
+
+// Verdict is one invariant judged.
+type Verdict struct {
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+	// Skipped says the invariant could not be judged in this run (no
+	// --inflight URL, exit status unknown, ...); it does not fail the run.
+	Skipped bool   `json:"skipped,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// Event is one point of the timeline, in ms since the signal.
+type Event struct {
+	TMS    float64 `json:"t_ms"`
+	Event  string  `json:"event"`
+	Detail string  `json:"detail,omitempty"`
+}
+
+// Report is Judge's answer.
+type Report struct {
+	OK       bool
+	Verdicts []Verdict
+	Timeline []Event
+	// Facts are the measured times the formulas use.
+	Facts Facts
+}
+
+// Facts are the measured moments, since the signal (negative: not seen).
+type Facts struct {
+	Flip, ListenerClosed, LastInflight, Exit time.Duration
+}
+
+const notSeen = time.Duration(-1)
+
+// ms renders a duration as whole milliseconds.
+func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+// Judge checks every invariant of SPEC.md §7 against what was observed. It
+// is pure: the same observation always gives the same report.
+func Judge(o Observation, s Settings) Report {
+	if s.Linger <= 0 {
+		s.Linger = DefaultLinger
+	}
+	r := Report{Timeline: timeline(o)}
+	add := func(name string, ok bool, detail string) {
+		r.Verdicts = append(r.Verdicts, Verdict{Name: name, OK: ok, Detail: detail})
+	}
+	skip := func(name, detail string) {
+		r.Verdicts = append(r.Verdicts, Verdict{Name: name, OK: true, Skipped: true, Detail: detail})
+	}
+	if !o.ReadyBefore {
+		add(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")
+		r.Facts = Facts{notSeen, notSeen, notSeen, notSeen}
+		return r
+	}
+	add(NotReadyBefore, true, "readiness and liveness answered 200 before the signal")
+
+	P, S := s.PreDrain, s.ShutdownTimeout
+	// Polls that started while the process could still answer.
+	alive := func(p Poll) bool { return p.At >= 0 && (!o.Exit.Gone || p.At < o.Exit.At) }
+	var ready, live []Poll
+	for _, p := range o.Polls {
+		if p.At < 0 {
+			continue
+		}
+		if p.Probe == Ready {
+			ready = append(ready, p)
+		} else {
+			live = append(live, p)
+		}
+	}
+	sort.SliceStable(ready, func(i, j int) bool { return ready[i].At < ready[j].At })
+	sort.SliceStable(live, func(i, j int) bool { return live[i].At < live[j].At })
+
+	// Readiness flips to 503 (a status, not a transport error) in time.
+	flip := notSeen
+	flipIdx := -1
+	for i, p := range ready {
+		if p.Status == 503 {
+			flip, flipIdx = p.At, i
+			break
+		}
+	}
+	switch {
+	case flipIdx < 0:
+		seen := "200 on every poll"
+		for _, p := range ready {
+			if p.Status != 200 {
+				seen = describe(p) + " at " + ms(p.At)
+				break
+			}
+		}
+		add(ReadinessNeverFlips, false, "readiness never answered 503 after the signal (first non-200: "+seen+")")
+	case flip > s.ReadyFlipMax:
+		add(ReadyFlipLate, false, fmt.Sprintf("readiness answered 503 at %s > --ready-flip-max %s", ms(flip), ms(s.ReadyFlipMax)))
+	default:
+		add(ReadyFlipLate, true, fmt.Sprintf("readiness answered 503 at %s <= --ready-flip-max %s", ms(flip), ms(s.ReadyFlipMax)))
+	}
+
+	// Readiness never answers 200 again once flipped.
+	if flipIdx < 0 {
+		skip(ReadinessFlaps, "readiness never flipped")
+	} else {
+		flapAt := notSeen
+		for _, p := range ready[flipIdx+1:] {
+			if p.Status == 200 {
+				flapAt = p.At
+				break
+			}
+		}
+		if flapAt >= 0 {
+			add(ReadinessFlaps, false, fmt.Sprintf("readiness answered 200 again at %s after flipping at %s", ms(flapAt), ms(flip)))
+		} else {
+			add(ReadinessFlaps, true, "readiness stayed not-ready after the flip")
+		}
+	}
+
+	// Liveness answers 200 on every poll during [0, P). A poll that got no
+	// HTTP answer at all is the listener's verdict, not liveness's.
+	liveBad, liveN := -1, 0
+	for i, p := range live {
+		if p.At >= P || !alive(p) {
+			continue
+		}
+		liveN++
+		if p.answered() && p.Status != 200 && liveBad < 0 {
+			liveBad = i
+		}
+		if !p.answered() && !p.Refused && strings.Contains(p.Err, "timeout") && liveBad < 0 {
+			liveBad = i
+		}
+	}
+	if liveBad >= 0 {
+		p := live[liveBad]
+		add(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s at %s, inside the pre-drain window (P = %s): the kubelet would restart the pod instead of draining it", describe(p), ms(p.At), ms(P)))
+	} else {
+		add(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200 on all %d polls in [0, %s)", liveN, ms(P)))
+	}
+
+	// New connections are accepted and answered during [0, P).
+	// A poll fails when it ends, not when it starts: a connection made just
+	// before P that the closing listener drops failed at the close.
+	closed := notSeen
+	var early *Poll
+	for i, p := range o.Polls {
+		if p.At < 0 || p.answered() {
+			continue
+		}
+		if closed < 0 || p.end() < closed {
+			closed = p.end()
+		}
+		if p.end() < P && (early == nil || p.end() < early.end()) {
+			early = &o.Polls[i]
+		}
+	}
+	if early != nil {
+		add(ListenerClosedEarly, false, fmt.Sprintf("a new connection at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", ms(early.end()), describe(*early), ms(P)))
+	} else {
+		add(ListenerClosedEarly, true, fmt.Sprintf("new connections were accepted and answered during [0, %s)", ms(P)))
+	}
+
+	// Every request in flight at the signal completes 2xx with its body.
+	lastInflight := notSeen
+	switch {
+	case !o.InflightURL:
+		skip(InflightAborted, "no --inflight URL")
+	case len(o.Inflight) == 0:
+		skip(InflightAborted, "no in-flight request could be started")
+	default:
+		var bad []string
+		inFlight := 0
+		for i, q := range o.Inflight {
+			if q.End > lastInflight {
+				lastInflight = q.End
+			}
+			if q.End < 0 && q.ok() {
+				continue // done before the signal: not in flight
+			}
+			inFlight++
+			if !q.ok() {
+				bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
+			}
+		}
+		switch {
+		case len(bad) > 0:
+			add(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; "))
+		case inFlight == 0:
+			skip(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint")
+		default:
+			add(InflightAborted, true, fmt.Sprintf("all %d in-flight requests completed 2xx with their full body (last at %s)", inFlight, ms(lastInflight)))
+		}
+	}
+
+	// No reset mid-response on a kept-alive connection.
+	if !o.KeepAlive.Watched {
+		skip(KeepaliveReset, o.KeepAlive.Why)
+	} else {
+		var reset *KeepAliveEvent
+		for i, e := range o.KeepAlive.Events {
+			if e.Kind == KeepAliveReset {
+				reset = &o.KeepAlive.Events[i]
+				break
+			}
+		}
+		if reset != nil {
+			add(KeepaliveReset, false, fmt.Sprintf("the kept-alive connection was reset at %s: %s", ms(reset.At), reset.Detail))
+		} else {
+			how := "stayed open"
+			if n := len(o.KeepAlive.Events); n > 0 {
+				how = fmt.Sprintf("was closed cleanly at %s (%s)", ms(o.KeepAlive.Events[n-1].At), o.KeepAlive.Events[n-1].Kind)
+			}
+			add(KeepaliveReset, true, fmt.Sprintf("%d responses on the kept-alive connection after the signal; it %s", o.KeepAlive.Requests, how))
+		}
+	}
+
+	// The process exits by S, and soon after its drain.
+	x := o.Exit
+	drained := max(P, lastInflight)
+	switch {
+	case x.Killed:
+		add(ShutdownHang, false, fmt.Sprintf("still running at %s > SHUTDOWN_TIMEOUT %s: killed by healthctl", ms(x.KilledAt), ms(S)))
+	case !x.Gone:
+		add(ShutdownHang, false, "the process did not exit")
+	case x.At > S:
+		add(ShutdownHang, false, fmt.Sprintf("exited at %s > SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
+	case x.At > drained+s.Linger:
+		add(ShutdownHang, false, fmt.Sprintf("exited at %s, %s after its drain ended (max(P, last in-flight) = %s; allowed %s)", ms(x.At), ms(x.At-drained), ms(drained), ms(s.Linger)))
+	default:
+		add(ShutdownHang, true, fmt.Sprintf("exited at %s <= SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
+	}
+
+	// Exit status 0, not killed by a signal.
+	switch {
+	case x.Killed:
+		skip(NonzeroExit, "killed by healthctl (see "+ShutdownHang+")")
+	case !x.Gone:
+		skip(NonzeroExit, "the process did not exit")
+	case !x.Known:
+		r.Verdicts = append(r.Verdicts, Verdict{Name: ExitCodeUnknown, OK: true, Skipped: true,
+			Detail: "pid " + fmt.Sprint(o.Pid) + " is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)"})
+	case x.Signal != "":
+		add(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
+	case x.Code != 0:
+		add(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
+	default:
+		add(NonzeroExit, true, "exit status 0")
+	}
+
+	// Something reacted to the signal, and it was the service.
+	var after *Poll
+	for i, p := range o.Polls {
+		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
+			after = &o.Polls[i]
+			break
+		}
+	}
+	// Only what happened before healthctl killed the process counts.
+	before := func(t time.Duration) bool { return t >= 0 && (!x.Killed || t < x.KilledAt) }
+	reacted := (flipIdx >= 0 && before(flip)) || liveBad >= 0 || (x.Gone && !x.Killed)
+	for _, p := range o.Polls {
+		// A poll that failed because healthctl killed the process under it
+		// is no reaction: judge it by when it ended.
+		if p.At >= 0 && !p.answered() && before(p.end()) {
+			reacted = true
+		}
+	}
+	for _, e := range o.KeepAlive.Events {
+		reacted = reacted || before(e.At)
+	}
+	for _, q := range o.Inflight {
+		if !q.ok() && before(q.End) {
+			reacted = true
+		}
+	}
+	var why []string
+	if after != nil {
+		why = append(why, fmt.Sprintf("pid %d exited (%s) at %s, but %s still answered %d at %s: the signal reached a wrapper (a shell?), not the service; exec the service or use an init that forwards signals", o.Pid, x, ms(x.At), after.Probe, after.Status, ms(after.At)))
+	} else if !reacted {
+		why = append(why, fmt.Sprintf("nothing reacted to %s: readiness stayed 200, the listener stayed open and the process kept running (a wrapper that swallows the signal?)", o.Signal))
+	}
+	if o.Leftover {
+		why = append(why, "processes of its group outlived the signalled process (killed by healthctl)")
+	}
+	if len(why) > 0 {
+		add(SignalNotForwarded, false, strings.Join(why, "; "))
+	} else {
+		add(SignalNotForwarded, true, "the service reacted to "+o.Signal)
+	}
+
+	r.OK = true
+	for _, v := range r.Verdicts {
+		if !v.OK {
+			r.OK = false
+		}
+	}
+	exitAt := notSeen
+	if x.Gone && !x.Killed {
+		exitAt = x.At
+	}
+	r.Facts = Facts{Flip: flip, ListenerClosed: closed, LastInflight: lastInflight, Exit: exitAt}
+	return r
+}
+
+// describe says what a poll got: "503", "connection refused", "timeout".
+func describe(p Poll) string {
+	switch {
+	case p.answered():
+		return fmt.Sprintf("HTTP %d", p.Status)
+	case p.Refused:
+		return "connection refused"
+	case p.Err != "":
+		return p.Err
+	}
+	return "no answer"
+}
+
+func describeRequest(q Request) string {
+	switch {
+	case q.Err != "":
+		return q.Err
+	case q.Status < 200 || q.Status > 299:
+		return fmt.Sprintf("HTTP %d", q.Status)
+	case !q.Complete:
+		return fmt.Sprintf("body cut after %d bytes", q.Bytes)
+	}
+	return "ok"
+}
+
+// timeline orders what happened after the signal.
+func timeline(o Observation) []Event {
+	if !o.ReadyBefore {
+		return nil
+	}
+	at := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	ev := []Event{{0, "signal", fmt.Sprintf("%s sent to pid %d", o.Signal, o.Pid)}}
+	var flipped, flapped, liveFailed, closed bool
+	polls := append([]Poll(nil), o.Polls...)
+	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
+	for _, p := range polls {
+		if p.At < 0 {
+			continue
+		}
+		switch {
+		case p.Probe == Ready && p.Status == 503 && !flipped:
+			flipped = true
+			ev = append(ev, Event{at(p.At), "ready_flip", "readiness answered 503"})
+		case p.Probe == Ready && p.Status == 200 && flipped && !flapped:
+			flapped = true
+			ev = append(ev, Event{at(p.At), "ready_flap", "readiness answered 200 again"})
+		case p.Probe == Live && p.answered() && p.Status != 200 && !liveFailed:
+			liveFailed = true
+			ev = append(ev, Event{at(p.At), "live_fail", fmt.Sprintf("liveness answered %d", p.Status)})
+		}
+		if !p.answered() && !closed {
+			closed = true
+			ev = append(ev, Event{at(p.end()), "listener_closed", "a new connection got " + describe(p)})
+		}
+		if o.Exit.Gone && !o.Exit.Killed && p.At > o.Exit.At && p.answered() {
+			ev = append(ev, Event{at(p.At), "answered_after_exit", fmt.Sprintf("%s answered %d after the process exited", p.Probe, p.Status)})
+			break
+		}
+	}
+	last, done := notSeen, 0
+	for i, q := range o.Inflight {
+		if !q.ok() {
+			ev = append(ev, Event{at(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
+			continue
+		}
+		done++
+		last = max(last, q.End)
+	}
+	if last >= 0 {
+		ev = append(ev, Event{at(last), "inflight_done", fmt.Sprintf("last of %d completed in-flight requests done", done)})
+	}
+	for _, e := range o.KeepAlive.Events {
+		ev = append(ev, Event{at(e.At), "keepalive_" + string(e.Kind), e.Detail})
+	}
+	if o.Exit.Killed {
+		ev = append(ev, Event{at(o.Exit.KilledAt), "killed", "still running past SHUTDOWN_TIMEOUT plus a margin: process group killed by healthctl"})
+	} else if o.Exit.Gone {
+		ev = append(ev, Event{at(o.Exit.At), "exit", o.Exit.String()})
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TMS < ev[j].TMS })
+	return ev
+}
+
+// Formula is one of seeds/003's timing rules with this run's numbers.
+type Formula struct {
+	Formula string `json:"formula"`
+	// Result is "holds", "fails", or the setting the numbers call for.
+	Result string `json:"result"`
+	// Holds is false when the rule is broken by the numbers themselves.
+	Holds bool `json:"holds"`
+}
+
+// Formulas fills seeds/003's rules with P, S and what was measured: the
+// preStop, terminationGracePeriodSeconds and stop_grace_period a deployment
+// of this service needs.
+func Formulas(s Settings, f Facts) []Formula {
+	P, S := s.PreDrain.Milliseconds(), s.ShutdownTimeout.Milliseconds()
+	holds := func(ok bool) string {
+		if ok {
+			return "holds"
+		}
+		return "fails"
+	}
+	out := []Formula{{
+		Formula: fmt.Sprintf("PRE_DRAIN_MS (%d) < SHUTDOWN_TIMEOUT_MS (%d)", P, S),
+		Result:  holds(P < S), Holds: P < S,
+	}}
+	if f.Exit >= 0 {
+		ok := f.Exit <= s.ShutdownTimeout
+		out = append(out, Formula{
+			Formula: fmt.Sprintf("measured exit (%d ms) <= SHUTDOWN_TIMEOUT_MS (%d)", f.Exit.Milliseconds(), S),
+			Result:  holds(ok) + " (measured)", Holds: ok,
+		})
+	}
+	pre := secondsCeil(s.PreDrain)
+	grace := secondsCeil(s.PreDrain + s.ShutdownTimeout + Margin)
+	out = append(out,
+		Formula{Formula: fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS (%d)", P), Result: fmt.Sprintf("Kubernetes: preStop sleep %ds", pre), Holds: true},
+		Formula{Formula: fmt.Sprintf("terminationGracePeriodSeconds > PRE_DRAIN_MS (%d) + SHUTDOWN_TIMEOUT_MS (%d)", P, S),
+			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(grace <= 30)), Holds: true},
+		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, Margin),
+			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", secondsCeil(s.ShutdownTimeout+Margin), holds(s.ShutdownTimeout+Margin <= DefaultStopGrace)), Holds: true},
+	)
+	return out
+}

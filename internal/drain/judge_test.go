@@ -1,0 +1,166 @@
+package drain
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const msec = time.Millisecond
+
+var settings = Settings{PreDrain: 500 * msec, ShutdownTimeout: 2 * time.Second, ReadyFlipMax: 300 * msec}
+
+// polls returns polls of probe every 50 ms in [from, to) answering status
+// (0: refused).
+func polls(probe Probe, from, to time.Duration, status int) []Poll {
+	var ps []Poll
+	for t := from; t < to; t += 50 * msec {
+		p := Poll{Probe: probe, At: t, Status: status}
+		if status == 0 {
+			p.Refused, p.Err = true, "connection refused"
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// good is a service that drains as seeds/003 asks, with P = 500 ms.
+func good() Observation {
+	o := Observation{Pid: 42, Signal: "SIGTERM", ReadyBefore: true, InflightURL: true}
+	o.Polls = append(o.Polls, Poll{Probe: Ready, At: -100 * msec, Status: 200}, Poll{Probe: Live, At: -100 * msec, Status: 200})
+	o.Polls = append(o.Polls, polls(Ready, 0, 10*msec, 200)...)
+	o.Polls = append(o.Polls, polls(Ready, 50*msec, 500*msec, 503)...)
+	o.Polls = append(o.Polls, polls(Ready, 500*msec, 900*msec, 0)...)
+	o.Polls = append(o.Polls, polls(Live, 0, 500*msec, 200)...)
+	o.Polls = append(o.Polls, polls(Live, 500*msec, 900*msec, 0)...)
+	o.Inflight = []Request{{Start: -200 * msec, End: 800 * msec, Status: 200, Complete: true, Bytes: 100}}
+	o.KeepAlive = KeepAlive{Watched: true, Requests: 5, Events: []KeepAliveEvent{{At: 500 * msec, Kind: KeepAliveClosedIdle}}}
+	o.Exit = Exit{Gone: true, At: 850 * msec, Known: true}
+	return o
+}
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*Observation)
+		fail   []string
+		skip   []string
+	}{
+		{"good", func(*Observation) {}, nil, nil},
+		{"not ready before", func(o *Observation) { o.ReadyBefore, o.NotReadyWhy = false, "readiness answered 503" }, []string{NotReadyBefore}, nil},
+		{"never flips", func(o *Observation) {
+			for i := range o.Polls {
+				if o.Polls[i].Status == 503 {
+					o.Polls[i].Status = 200
+				}
+			}
+		}, []string{ReadinessNeverFlips}, []string{ReadinessFlaps}},
+		{"refused is no flip", func(o *Observation) {
+			for i := range o.Polls {
+				if o.Polls[i].Probe == Ready && o.Polls[i].Status == 503 {
+					o.Polls[i] = Poll{Probe: Ready, At: o.Polls[i].At, Refused: true, Err: "connection refused"}
+				}
+			}
+		}, []string{ReadinessNeverFlips, ListenerClosedEarly}, []string{ReadinessFlaps}},
+		{"late flip", func(o *Observation) {
+			for i := range o.Polls {
+				if o.Polls[i].Probe == Ready && o.Polls[i].Status == 503 && o.Polls[i].At < 400*msec {
+					o.Polls[i].Status = 200
+				}
+			}
+		}, []string{ReadyFlipLate}, nil},
+		{"flaps", func(o *Observation) { o.Polls = append(o.Polls, Poll{Probe: Ready, At: 320 * msec, Status: 200}) }, []string{ReadinessFlaps}, nil},
+		{"liveness 503 in P", func(o *Observation) { o.Polls = append(o.Polls, Poll{Probe: Live, At: 200 * msec, Status: 503}) }, []string{LivenessFailedDuringDrain}, nil},
+		{"liveness 503 after P is fine", func(o *Observation) { o.Polls = append(o.Polls, Poll{Probe: Live, At: 600 * msec, Status: 503}) }, nil, nil},
+		{"listener closed in P", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 100 * msec, Refused: true, Err: "connection refused"})
+		}, []string{ListenerClosedEarly}, nil},
+		{"inflight cut", func(o *Observation) {
+			o.Inflight[0] = Request{Start: -200 * msec, End: 500 * msec, Err: "read: connection reset by peer"}
+		}, []string{InflightAborted}, nil},
+		{"inflight short body", func(o *Observation) { o.Inflight[0].Complete = false }, []string{InflightAborted}, nil},
+		{"inflight 500", func(o *Observation) { o.Inflight[0].Status = 500 }, []string{InflightAborted}, nil},
+		{"inflight done before the signal", func(o *Observation) { o.Inflight[0].End = -10 * msec }, nil, []string{InflightAborted}},
+		{"no inflight URL", func(o *Observation) { o.InflightURL, o.Inflight = false, nil }, nil, []string{InflightAborted}},
+		{"keep-alive reset", func(o *Observation) {
+			o.KeepAlive.Events = []KeepAliveEvent{{At: 500 * msec, Kind: KeepAliveReset, Detail: "connection reset by peer"}}
+		}, []string{KeepaliveReset}, nil},
+		{"keep-alive not watched", func(o *Observation) { o.KeepAlive = KeepAlive{Why: "https"} }, nil, []string{KeepaliveReset}},
+		{"killed", func(o *Observation) {
+			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
+		}, []string{ShutdownHang}, []string{NonzeroExit}},
+		{"exit after S", func(o *Observation) { o.Exit.At = 2100 * msec }, []string{ShutdownHang}, nil},
+		{"exit 1", func(o *Observation) { o.Exit.Code = 1 }, []string{NonzeroExit}, nil},
+		{"killed by SIGTERM", func(o *Observation) { o.Exit.Signal = "SIGTERM" }, []string{NonzeroExit}, nil},
+		{"attached: unknown status", func(o *Observation) { o.Attached, o.Exit.Known = true, false }, nil, []string{ExitCodeUnknown}},
+		{"wrapper exits, service answers", func(o *Observation) {
+			o.Exit = Exit{Gone: true, At: 2 * msec, Known: true, Signal: "SIGTERM"}
+			o.Polls = append(polls(Ready, 0, 900*msec, 200), polls(Live, 0, 900*msec, 200)...)
+			o.KeepAlive.Events = nil
+		}, []string{ReadinessNeverFlips, NonzeroExit, SignalNotForwarded}, []string{ReadinessFlaps}},
+		{"nothing reacts", func(o *Observation) {
+			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
+			o.Polls = append(polls(Ready, 0, 3*time.Second, 200), polls(Live, 0, 3*time.Second, 200)...)
+			o.KeepAlive.Events = nil
+			o.Inflight[0].End = 1 * time.Second
+		}, []string{ReadinessNeverFlips, ShutdownHang, SignalNotForwarded}, []string{ReadinessFlaps, NonzeroExit}},
+		{"leftover group", func(o *Observation) { o.Leftover = true }, []string{SignalNotForwarded}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := good()
+			tt.change(&o)
+			r := Judge(o, settings)
+			var fail, skip []string
+			for _, v := range r.Verdicts {
+				if !v.OK {
+					fail = append(fail, v.Name)
+				}
+				if v.Skipped {
+					skip = append(skip, v.Name)
+				}
+			}
+			if strings.Join(fail, ",") != strings.Join(tt.fail, ",") || strings.Join(skip, ",") != strings.Join(tt.skip, ",") {
+				t.Errorf("failed %v skipped %v, want failed %v skipped %v\n%+v", fail, skip, tt.fail, tt.skip, r.Verdicts)
+			}
+			if r.OK != (len(tt.fail) == 0) {
+				t.Errorf("OK = %v with failures %v", r.OK, fail)
+			}
+		})
+	}
+}
+
+func TestJudgeTimeline(t *testing.T) {
+	r := Judge(good(), settings)
+	var got []string
+	for _, e := range r.Timeline {
+		got = append(got, e.Event)
+	}
+	want := "signal ready_flip listener_closed keepalive_closed_idle inflight_done exit"
+	if strings.Join(got, " ") != want {
+		t.Errorf("timeline %v, want %s", got, want)
+	}
+	f := r.Facts
+	if f.Flip != 50*msec || f.ListenerClosed != 500*msec || f.LastInflight != 800*msec || f.Exit != 850*msec {
+		t.Errorf("facts %+v", f)
+	}
+	if len(r.Verdicts) != 10 {
+		t.Errorf("%d verdicts, want one per invariant (10)", len(r.Verdicts))
+	}
+}
+
+func TestJudgeLinger(t *testing.T) {
+	s := settings
+	s.Linger = 500 * msec
+	for _, tt := range []struct {
+		exit time.Duration
+		ok   bool
+	}{{1200 * msec, true}, {1400 * msec, false}} {
+		o := good()
+		o.Exit.At = tt.exit
+		r := Judge(o, s)
+		if r.OK != tt.ok || r.Verdicts[7].Name != ShutdownHang || r.Verdicts[7].OK != tt.ok {
+			t.Errorf("exit at %v (drained at 800ms, linger 500ms): %+v", tt.exit, r.Verdicts[7])
+		}
+	}
+}

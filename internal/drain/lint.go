@@ -1,0 +1,617 @@
+package drain
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The lint's finding names (SPEC.md §7).
+const (
+	PrestopTooShort        = "PRESTOP_TOO_SHORT"
+	GraceTooShort          = "GRACE_TOO_SHORT"
+	ReadinessDetectionSlow = "READINESS_DETECTION_SLOW"
+	LivenessEqReadiness    = "LIVENESS_EQ_READINESS"
+	StopGraceTooShort      = "STOP_GRACE_TOO_SHORT"
+	SignalWrapper          = "SIGNAL_WRAPPER"
+	PreDrainTooLong        = "PRE_DRAIN_TOO_LONG"
+)
+
+// Platform defaults and the margin the formulas keep.
+const (
+	// DefaultTerminationGrace is Kubernetes' terminationGracePeriodSeconds.
+	DefaultTerminationGrace = 30 * time.Second
+	// DefaultStopGrace is Compose's stop_grace_period.
+	DefaultStopGrace = 10 * time.Second
+	// Margin is kept between S (plus preStop) and the platform's kill: the
+	// process must be reaped before SIGKILL comes, not at the same instant.
+	Margin = time.Second
+)
+
+// Timing is a service's P and S and where each came from ("--pre-drain",
+// "default", "env PRE_DRAIN_MS line 12").
+type Timing struct {
+	PreDrain, ShutdownTimeout             time.Duration
+	PreDrainSource, ShutdownTimeoutSource string
+}
+
+// Finding is one lint failure.
+type Finding struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Resource is "Deployment/api" or "service api".
+	Resource  string `json:"resource"`
+	Container string `json:"container,omitempty"`
+	Detail    string `json:"detail"`
+	Fix       string `json:"fix"`
+}
+
+// ParseError is a manifest that cannot be read: exit 2, naming file and line.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+// LintResult is what Lint found.
+type LintResult struct {
+	// Checked lists the containers and services whose timing was checked.
+	Checked  []string
+	Findings []Finding
+}
+
+// Field is a YAML value with the line it was written on; Set says it was
+// present at all.
+type Field[T any] struct {
+	V    T
+	Line int
+	Set  bool
+}
+
+// UnmarshalYAML keeps the node's line.
+func (f *Field[T]) UnmarshalYAML(n *yaml.Node) error {
+	f.Line, f.Set = n.Line, true
+	return n.Decode(&f.V)
+}
+
+// The few Kubernetes API fields the lint reads, named as in the API.
+type (
+	k8sObject struct {
+		APIVersion string                `yaml:"apiVersion"`
+		Kind       Field[string]         `yaml:"kind"`
+		Metadata   struct{ Name string } `yaml:"metadata"`
+		Spec       yaml.Node             `yaml:"spec"`
+		Items      []yaml.Node           `yaml:"items"`
+	}
+	podTemplateHolder struct {
+		Template struct {
+			Spec *PodSpec `yaml:"spec"`
+		} `yaml:"template"`
+		JobTemplate struct {
+			Spec struct {
+				Template struct {
+					Spec *PodSpec `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
+		} `yaml:"jobTemplate"`
+	}
+	// PodSpec is the part of a pod's spec that decides its shutdown.
+	PodSpec struct {
+		TerminationGracePeriodSeconds Field[int64] `yaml:"terminationGracePeriodSeconds"`
+		Containers                    []Container  `yaml:"containers"`
+	}
+	// Container is one container of a pod.
+	Container struct {
+		Name      Field[string]   `yaml:"name"`
+		Command   Field[[]string] `yaml:"command"`
+		Args      []string        `yaml:"args"`
+		Env       []EnvVar        `yaml:"env"`
+		Lifecycle struct {
+			PreStop *LifecycleHandler `yaml:"preStop"`
+		} `yaml:"lifecycle"`
+		ReadinessProbe *ProbeSpec `yaml:"readinessProbe"`
+		LivenessProbe  *ProbeSpec `yaml:"livenessProbe"`
+	}
+	// EnvVar is a container's environment entry (valueFrom is not read).
+	EnvVar struct {
+		Name  string        `yaml:"name"`
+		Value Field[string] `yaml:"value"`
+	}
+	// LifecycleHandler is a preStop hook.
+	LifecycleHandler struct {
+		Exec    *struct{ Command Field[[]string] } `yaml:"exec"`
+		Sleep   *struct{ Seconds Field[int64] }    `yaml:"sleep"`
+		HTTPGet *HTTPGetAction                     `yaml:"httpGet"`
+	}
+	// ProbeSpec is a readiness or liveness probe.
+	ProbeSpec struct {
+		HTTPGet          *HTTPGetAction `yaml:"httpGet"`
+		PeriodSeconds    Field[int64]   `yaml:"periodSeconds"`
+		FailureThreshold Field[int64]   `yaml:"failureThreshold"`
+		TimeoutSeconds   Field[int64]   `yaml:"timeoutSeconds"`
+		line             int
+	}
+	// HTTPGetAction is an httpGet probe or hook.
+	HTTPGetAction struct {
+		Path string `yaml:"path"`
+		Port string `yaml:"port"`
+	}
+)
+
+// UnmarshalYAML keeps the probe's line.
+func (p *ProbeSpec) UnmarshalYAML(n *yaml.Node) error {
+	type plain ProbeSpec
+	if err := n.Decode((*plain)(p)); err != nil {
+		return err
+	}
+	p.line = n.Line
+	return nil
+}
+
+// The few Compose fields the lint reads, named as in the Compose spec.
+type (
+	// Service is one Compose service.
+	Service struct {
+		Command         Words         `yaml:"command"`
+		Entrypoint      Words         `yaml:"entrypoint"`
+		StopGracePeriod Field[string] `yaml:"stop_grace_period"`
+		Environment     Environment   `yaml:"environment"`
+	}
+	// Words is a command: a string (split as Compose splits it, shell-style
+	// words, no shell) or a list.
+	Words struct {
+		Argv []string
+		Line int
+	}
+	// Environment is a service's environment, list or map form.
+	Environment map[string]Field[string]
+)
+
+// UnmarshalYAML reads either form of a command.
+func (w *Words) UnmarshalYAML(n *yaml.Node) error {
+	w.Line = n.Line
+	if n.Kind == yaml.ScalarNode {
+		if n.Tag == "!!null" {
+			return nil
+		}
+		argv, err := SplitWords(n.Value)
+		if err != nil {
+			return err
+		}
+		w.Argv = argv
+		return nil
+	}
+	return n.Decode(&w.Argv)
+}
+
+// UnmarshalYAML reads `- KEY=value` lists and `KEY: value` maps.
+func (e *Environment) UnmarshalYAML(n *yaml.Node) error {
+	*e = Environment{}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			k, v, _ := strings.Cut(c.Value, "=")
+			(*e)[k] = Field[string]{V: v, Line: c.Line, Set: true}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			(*e)[k.Value] = Field[string]{V: v.Value, Line: v.Line, Set: v.Tag != "!!null"}
+		}
+	default:
+		return fmt.Errorf("line %d: environment: want a list or a map", n.Line)
+	}
+	return nil
+}
+
+// Lint checks a manifest's shutdown timing against SPEC.md §7's formulas.
+// It is pure: data is the file's content, name is used in findings. P and S
+// come from each container's (service's) PRE_DRAIN_MS / SHUTDOWN_TIMEOUT_MS,
+// else from t. A file that cannot be read is a *ParseError.
+func Lint(name string, data []byte, t Timing) (LintResult, error) {
+	var res LintResult
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return res, parseError(name, err)
+		}
+		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+			continue
+		}
+		root := doc.Content[0]
+		switch {
+		case mapKey(root, "kind") != nil:
+			if err := lintK8s(name, root, t, &res); err != nil {
+				return res, err
+			}
+		case mapKey(root, "services") != nil:
+			if err := lintCompose(name, root, t, &res); err != nil {
+				return res, err
+			}
+		}
+	}
+	if len(res.Checked) == 0 {
+		return res, &ParseError{File: name, Msg: "no Kubernetes workload (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod or a List of them) and no Compose services found"}
+	}
+	return res, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func parseError(name string, err error) error {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = strings.TrimSpace(strings.Replace(strings.Replace(msg, m[0]+":", "", 1), m[0], "", 1))
+	}
+	msg = strings.TrimPrefix(msg, "unmarshal errors: ")
+	return &ParseError{File: name, Line: line, Msg: oneLine(msg)}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func mapKey(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
+	var obj k8sObject
+	if err := root.Decode(&obj); err != nil {
+		return parseError(name, err)
+	}
+	kind := obj.Kind.V
+	var spec *PodSpec
+	switch kind {
+	case "List":
+		for _, it := range obj.Items {
+			if it.Kind == yaml.MappingNode {
+				if err := lintK8s(name, &it, t, res); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case "Pod":
+		spec = &PodSpec{}
+		if err := obj.Spec.Decode(spec); err != nil {
+			return parseError(name, err)
+		}
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob":
+		var h podTemplateHolder
+		if err := obj.Spec.Decode(&h); err != nil {
+			return parseError(name, err)
+		}
+		spec = h.Template.Spec
+		if kind == "CronJob" {
+			spec = h.JobTemplate.Spec.Template.Spec
+		}
+		if spec == nil {
+			return &ParseError{File: name, Line: obj.Kind.Line, Msg: kind + " " + obj.Metadata.Name + ": no spec.template.spec"}
+		}
+	default:
+		return nil
+	}
+	resource := kind + "/" + obj.Metadata.Name
+	grace, graceLine := DefaultTerminationGrace, obj.Kind.Line
+	graceSrc := "default"
+	if f := spec.TerminationGracePeriodSeconds; f.Set {
+		grace, graceLine, graceSrc = time.Duration(f.V)*time.Second, f.Line, fmt.Sprintf("line %d", f.Line)
+	}
+	for _, c := range spec.Containers {
+		res.Checked = append(res.Checked, resource+" container "+c.Name.V)
+		env := Environment{}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		ct, err := timingFrom(name, env, t)
+		if err != nil {
+			return err
+		}
+		f := Finding{File: name, Resource: resource, Container: c.Name.V}
+		add := func(code string, line int, detail, fix string) {
+			g := f
+			g.Name, g.Line, g.Detail, g.Fix = code, line, detail, fix
+			res.Findings = append(res.Findings, g)
+		}
+		P, S := ct.PreDrain, ct.ShutdownTimeout
+		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
+		if P >= S {
+			add(PreDrainTooLong, c.Name.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
+				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS (seeds/003), with room for the real drain")
+		}
+
+		// preStop sleep >= P.
+		preStop, psLine, psKnown, psWhat := time.Duration(0), c.Name.Line, true, "no preStop hook"
+		if h := c.Lifecycle.PreStop; h != nil {
+			switch {
+			case h.Sleep != nil:
+				preStop, psLine, psWhat = time.Duration(h.Sleep.Seconds.V)*time.Second, h.Sleep.Seconds.Line, fmt.Sprintf("preStop sleep %ds", h.Sleep.Seconds.V)
+			case h.Exec != nil:
+				psLine = h.Exec.Command.Line
+				if d, ok := SleepOf(h.Exec.Command.V); ok {
+					preStop, psWhat = d, fmt.Sprintf("preStop exec %q sleeps %s", h.Exec.Command.V, d)
+				} else {
+					psKnown, psWhat = false, fmt.Sprintf("preStop exec %q (no sleep found)", h.Exec.Command.V)
+				}
+			default:
+				psKnown, psWhat = false, "preStop httpGet (duration unknown)"
+			}
+		}
+		need := secondsCeil(P)
+		if psKnown && preStop < P {
+			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS),
+				fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need))
+		}
+
+		// terminationGracePeriodSeconds >= preStop + S + margin.
+		if want := preStop + S + Margin; grace < want {
+			add(GraceTooShort, graceLine, fmt.Sprintf("terminationGracePeriodSeconds %d (%s) < preStop %s + %s + margin %s = %s: SIGKILL comes mid-drain",
+				int(grace.Seconds()), graceSrc, preStop, sS, Margin, want),
+				fmt.Sprintf("terminationGracePeriodSeconds: %d", secondsCeil(want)))
+		}
+
+		// Readiness detection fits in P.
+		if p := c.ReadinessProbe; p != nil {
+			period, fail, to := orDefault(p.PeriodSeconds, 10), orDefault(p.FailureThreshold, 3), orDefault(p.TimeoutSeconds, 1)
+			detect := time.Duration(period*fail+to) * time.Second
+			if detect > P {
+				add(ReadinessDetectionSlow, p.line, fmt.Sprintf("readiness periodSeconds %d x failureThreshold %d + timeoutSeconds %d = %s > %s: the kubelet sees the 503 after the pre-drain ends",
+					period, fail, to, detect, pS),
+					fmt.Sprintf("make periodSeconds x failureThreshold + timeoutSeconds <= %ds (e.g. periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1) or raise PRE_DRAIN_MS to %d", int(P.Seconds()), detect.Milliseconds()))
+			}
+		}
+		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
+			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, the kubelet restarts the pod", r.HTTPGet.Path, r.HTTPGet.Port),
+				"give liveness its own process-only endpoint that stays 200 during the drain (seeds/003)")
+		}
+		if c.Command.Set {
+			if why, bad := Wrapper(append(append([]string{}, c.Command.V...), c.Args...)); bad {
+				add(SignalWrapper, c.Command.Line, why, wrapperFix)
+			}
+		}
+	}
+	return nil
+}
+
+const wrapperFix = `exec the service: the exec form (["node", "server.js"]) or "exec" in the script (sh -c 'exec node server.js'), or an init that forwards signals (tini, dumb-init)`
+
+func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error {
+	services := mapKey(root, "services")
+	if services.Kind != yaml.MappingNode {
+		return &ParseError{File: name, Line: services.Line, Msg: "services: want a map of services"}
+	}
+	for i := 0; i+1 < len(services.Content); i += 2 {
+		key, node := services.Content[i], services.Content[i+1]
+		var svc Service
+		if err := node.Decode(&svc); err != nil {
+			return parseError(name, err)
+		}
+		res.Checked = append(res.Checked, "service "+key.Value)
+		ct, err := timingFrom(name, svc.Environment, t)
+		if err != nil {
+			return err
+		}
+		add := func(code string, line int, detail, fix string) {
+			res.Findings = append(res.Findings, Finding{Name: code, File: name, Line: line, Resource: "service " + key.Value, Detail: detail, Fix: fix})
+		}
+		P, S := ct.PreDrain, ct.ShutdownTimeout
+		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
+		if P >= S {
+			add(PreDrainTooLong, key.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
+				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS (seeds/003), with room for the real drain")
+		}
+		grace, line, src := DefaultStopGrace, key.Line, "default"
+		if f := svc.StopGracePeriod; f.Set {
+			d, err := composeDuration(f.V)
+			if err != nil {
+				return &ParseError{File: name, Line: f.Line, Msg: fmt.Sprintf("service %s: stop_grace_period %q: %v", key.Value, f.V, err)}
+			}
+			grace, line, src = d, f.Line, fmt.Sprintf("line %d", f.Line)
+		}
+		if want := S + Margin; grace < want {
+			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
+				fmt.Sprintf("stop_grace_period: %ds", secondsCeil(want)))
+		}
+		argv, wline := svc.Entrypoint.Argv, svc.Entrypoint.Line
+		if len(argv) == 0 {
+			argv, wline = svc.Command.Argv, svc.Command.Line
+		} else {
+			argv = append(append([]string{}, argv...), svc.Command.Argv...)
+		}
+		if why, bad := Wrapper(argv); bad {
+			add(SignalWrapper, wline, why, wrapperFix)
+		}
+	}
+	return nil
+}
+
+// timingFrom reads PRE_DRAIN_MS and SHUTDOWN_TIMEOUT_MS from env, falling
+// back to t.
+func timingFrom(file string, env Environment, t Timing) (Timing, error) {
+	for _, v := range []struct {
+		name string
+		d    *time.Duration
+		src  *string
+	}{{"PRE_DRAIN_MS", &t.PreDrain, &t.PreDrainSource}, {"SHUTDOWN_TIMEOUT_MS", &t.ShutdownTimeout, &t.ShutdownTimeoutSource}} {
+		f, ok := env[v.name]
+		if !ok || !f.Set {
+			continue
+		}
+		if strings.Contains(f.V, "${") {
+			continue // interpolated at deploy time: use the flag's value
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(f.V), 10, 64)
+		if err != nil || n < 0 {
+			return t, &ParseError{File: file, Line: f.Line, Msg: fmt.Sprintf("%s=%q: want a number of milliseconds", v.name, f.V)}
+		}
+		*v.d, *v.src = time.Duration(n)*time.Millisecond, fmt.Sprintf("env, line %d", f.Line)
+	}
+	return t, nil
+}
+
+func orDefault(f Field[int64], d int64) int64 {
+	if f.Set && f.V > 0 {
+		return f.V
+	}
+	return d
+}
+
+func secondsCeil(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
+
+// composeDuration reads a Compose duration: "1m30s", "500ms", or bare seconds.
+func composeDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	return time.ParseDuration(s)
+}
+
+var shells = map[string]bool{"sh": true, "bash": true, "ash": true, "dash": true, "zsh": true, "ksh": true}
+
+// sleepRe finds `sleep N` in a shell script.
+var sleepRe = regexp.MustCompile(`(?:^|[;&|(\s])sleep\s+([0-9.]+[smh]?)\b`)
+
+// SleepOf returns how long a preStop exec command sleeps: ["sleep", "5"],
+// ["/bin/sleep", "5s"], ["sh", "-c", "sleep 5"].
+func SleepOf(argv []string) (time.Duration, bool) {
+	if len(argv) >= 2 && path.Base(argv[0]) == "sleep" {
+		return sleepArg(argv[1])
+	}
+	if len(argv) >= 3 && shells[path.Base(argv[0])] && argv[1] == "-c" {
+		if m := sleepRe.FindStringSubmatch(argv[2]); m != nil {
+			return sleepArg(m[1])
+		}
+	}
+	return 0, false
+}
+
+func sleepArg(s string) (time.Duration, bool) {
+	unit := time.Second
+	switch {
+	case strings.HasSuffix(s, "s"):
+		s = strings.TrimSuffix(s, "s")
+	case strings.HasSuffix(s, "m"):
+		s, unit = strings.TrimSuffix(s, "m"), time.Minute
+	case strings.HasSuffix(s, "h"):
+		s, unit = strings.TrimSuffix(s, "h"), time.Hour
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n * float64(unit)), true
+}
+
+// Wrapper reports whether argv puts a shell in front of the service that
+// will not pass a signal on: `sh -c 'node server.js; echo'`. A script that
+// starts with exec replaces the shell, so it is fine.
+func Wrapper(argv []string) (string, bool) {
+	if len(argv) < 3 || !shells[path.Base(argv[0])] {
+		return "", false
+	}
+	i := 1
+	for i < len(argv) && strings.HasPrefix(argv[i], "-") && argv[i] != "-c" {
+		i++
+	}
+	if i+1 >= len(argv) || argv[i] != "-c" {
+		return "", false
+	}
+	script := strings.TrimSpace(argv[i+1])
+	if strings.HasPrefix(script, "exec ") {
+		return "", false
+	}
+	return fmt.Sprintf("%s -c %q runs the service under a shell: the shell is PID 1 and gets SIGTERM, the service never does", argv[0], script), true
+}
+
+// SplitWords splits a command line into words the way Compose and
+// drain-test's --exec do: whitespace separates, single and double quotes
+// group, backslash escapes; no variables, globs or operators (no shell).
+func SplitWords(s string) ([]string, error) {
+	var (
+		words []string
+		cur   strings.Builder
+		in    bool
+		quote rune
+	)
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case quote == '"':
+			switch {
+			case r == '"':
+				quote = 0
+			case r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
+				i++
+				cur.WriteRune(rs[i])
+			default:
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == '\\' && i+1 < len(rs):
+			i++
+			cur.WriteRune(rs[i])
+			in = true
+		case r == ' ' || r == '\t' || r == '\n':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unterminated %c quote in %q", quote, s)
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}

@@ -1,0 +1,165 @@
+package drain
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var defaults = Timing{PreDrain: 5 * time.Second, ShutdownTimeout: 20 * time.Second, PreDrainSource: "default", ShutdownTimeoutSource: "default"}
+
+const goodDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: 30
+      containers:
+        - name: app
+          command: ["node", "server.js"]
+          env:
+            - name: PRE_DRAIN_MS
+              value: "5000"
+            - name: SHUTDOWN_TIMEOUT_MS
+              value: "20000"
+          lifecycle:
+            preStop:
+              sleep:
+                seconds: 5
+          readinessProbe:
+            httpGet: {path: /readiness, port: 8080}
+            periodSeconds: 1
+            failureThreshold: 2
+            timeoutSeconds: 1
+          livenessProbe:
+            httpGet: {path: /healthcheck, port: 8080}
+`
+
+func TestLint(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // "CODE@line"
+	}{
+		{"good deployment", goodDeployment, nil},
+		{"preStop exec sleep 2", strings.Replace(goodDeployment, "sleep:\n                seconds: 5", `exec: {command: ["sleep", "2"]}`, 1), []string{"PRESTOP_TOO_SHORT@19"}},
+		{"preStop sh -c sleep 2", strings.Replace(goodDeployment, "sleep:\n                seconds: 5", `exec: {command: ["/bin/sh", "-c", "sleep 2"]}`, 1), []string{"PRESTOP_TOO_SHORT@19"}},
+		{"native sleep 2", strings.Replace(goodDeployment, "seconds: 5", "seconds: 2", 1), []string{"PRESTOP_TOO_SHORT@20"}},
+		{"no preStop", strings.Replace(goodDeployment, "          lifecycle:\n            preStop:\n              sleep:\n                seconds: 5\n", "", 1), []string{"PRESTOP_TOO_SHORT@10"}},
+		{"grace 25", strings.Replace(goodDeployment, "GracePeriodSeconds: 30", "GracePeriodSeconds: 25", 1), []string{"GRACE_TOO_SHORT@8"}},
+		{"default grace", strings.Replace(goodDeployment, "      terminationGracePeriodSeconds: 30\n", "", 1), nil},
+		{"default grace, S 30s", strings.Replace(strings.Replace(goodDeployment, "      terminationGracePeriodSeconds: 30\n", "", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@2"}},
+		{"slow readiness", strings.Replace(goodDeployment, "periodSeconds: 1", "periodSeconds: 10", 1), []string{"READINESS_DETECTION_SLOW@22"}},
+		{"liveness = readiness", strings.Replace(goodDeployment, "/healthcheck", "/readiness", 1), []string{"LIVENESS_EQ_READINESS@27"}},
+		{"shell wrapper", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "node server.js; echo bye"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"exec in shell is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "exec node server.js"]`, 1), nil},
+		{"pre-drain too long", strings.Replace(goodDeployment, `"5000"`, `"20000"`, 1), []string{"PRE_DRAIN_TOO_LONG@10", "PRESTOP_TOO_SHORT@20"}},
+		{"List and several documents", "kind: ConfigMap\n---\napiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec:\n    terminationGracePeriodSeconds: 10\n    containers: [{name: c, lifecycle: {preStop: {sleep: {seconds: 5}}}}]\n",
+			[]string{"GRACE_TOO_SHORT@9"}},
+		{"compose default grace", "services:\n  api:\n    image: x\n    environment:\n      SHUTDOWN_TIMEOUT_MS: 20000\n", []string{"STOP_GRACE_TOO_SHORT@2"}},
+		{"compose list env", "services:\n  api:\n    image: x\n    environment:\n      - SHUTDOWN_TIMEOUT_MS=5000\n      - PRE_DRAIN_MS=1000\n", nil},
+		{"compose grace ok", "services:\n  api:\n    stop_grace_period: 25s\n", nil},
+		{"compose grace 1m30s", "services:\n  api:\n    stop_grace_period: 1m30s\n    environment: {SHUTDOWN_TIMEOUT_MS: '95000'}\n", []string{"STOP_GRACE_TOO_SHORT@3"}},
+		{"compose shell form", "services:\n  api:\n    stop_grace_period: 25s\n    command: sh -c 'node server.js'\n", []string{"SIGNAL_WRAPPER@4"}},
+		{"compose entrypoint list", "services:\n  api:\n    stop_grace_period: 25s\n    entrypoint: [\"/bin/bash\", \"-c\"]\n    command: [\"./run.sh && wait\"]\n", []string{"SIGNAL_WRAPPER@4"}},
+		{"compose exec form", "services:\n  api:\n    stop_grace_period: 25s\n    command: node server.js\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Lint("m.yaml", []byte(tt.yaml), defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Findings {
+				got = append(got, f.Name+"@"+strconv.Itoa(f.Line))
+				if f.Fix == "" || f.Detail == "" || f.File != "m.yaml" || f.Resource == "" {
+					t.Errorf("incomplete finding %+v", f)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("got %v, want %v\n%+v", got, tt.want, res.Findings)
+			}
+		})
+	}
+}
+
+func TestLintFlagsAndEnv(t *testing.T) {
+	// Without env in the manifest, the flags' P and S apply.
+	y := "services:\n  api:\n    stop_grace_period: 3s\n"
+	res, err := Lint("c.yaml", []byte(y), Timing{PreDrain: 500 * time.Millisecond, ShutdownTimeout: 2 * time.Second, PreDrainSource: "--pre-drain", ShutdownTimeoutSource: "--shutdown-timeout"})
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("%v %+v", err, res.Findings)
+	}
+	res, _ = Lint("c.yaml", []byte(y), defaults)
+	if len(res.Findings) != 1 || !strings.Contains(res.Findings[0].Detail, "SHUTDOWN_TIMEOUT_MS 20000 (default)") {
+		t.Fatalf("%+v", res.Findings)
+	}
+}
+
+func TestLintErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		line       int
+		msg        string
+	}{
+		{"syntax", "services:\n  api:\n    image: x\n\tbad: y\n", 3, "tab character"},
+		{"bad grace type", "kind: Pod\nmetadata: {name: p}\nspec:\n  terminationGracePeriodSeconds: soon\n  containers: []\n", 4, "soon"},
+		{"bad env", "services:\n  api:\n    environment: {PRE_DRAIN_MS: five}\n", 3, "PRE_DRAIN_MS"},
+		{"bad stop_grace_period", "services:\n  api:\n    stop_grace_period: later\n", 3, "stop_grace_period"},
+		{"nothing to lint", "kind: ConfigMap\n", 0, "no Kubernetes workload"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Lint("m.yaml", []byte(tt.yaml), defaults)
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err %v, want a *ParseError", err)
+			}
+			if pe.Line != tt.line || !strings.Contains(pe.Error(), tt.msg) || pe.File != "m.yaml" {
+				t.Errorf("%v (line %d), want line %d and %q", pe, pe.Line, tt.line, tt.msg)
+			}
+		})
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	for in, want := range map[string]string{
+		`a b  c`:                    "a|b|c",
+		`sh -c 'svc -x; echo done'`: "sh|-c|svc -x; echo done",
+		`x "a \"b\" c" d\ e`:        `x|a "b" c|d e`,
+		`  `:                        "",
+		`prog --flag=''`:            "prog|--flag=",
+	} {
+		got, err := SplitWords(in)
+		if err != nil || strings.Join(got, "|") != want {
+			t.Errorf("SplitWords(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := SplitWords(`a 'b`); err == nil {
+		t.Error("unterminated quote: no error")
+	}
+}
+
+func TestSleepOf(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		want time.Duration
+		ok   bool
+	}{
+		{[]string{"sleep", "5"}, 5 * time.Second, true},
+		{[]string{"/bin/sleep", "1.5s"}, 1500 * time.Millisecond, true},
+		{[]string{"/bin/sh", "-c", "sleep 15"}, 15 * time.Second, true},
+		{[]string{"sh", "-c", "echo x; sleep 1m && true"}, time.Minute, true},
+		{[]string{"curl", "-X", "POST", "http://127.0.0.1/drain"}, 0, false},
+	} {
+		got, ok := SleepOf(tt.argv)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("SleepOf(%q) = %v %v", tt.argv, got, ok)
+		}
+	}
+}

@@ -1,0 +1,645 @@
+package drain
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/proc"
+)
+
+// Config is one drain-test run.
+type Config struct {
+	// Argv starts the service (--exec); Pid attaches to a running one
+	// (--pid). Exactly one is set.
+	Argv []string
+	// Env is added to the service's environment.
+	Env []string
+	Pid int
+	// ReadyURL and LiveURL are polled; InflightURL (optional) answers slowly.
+	ReadyURL, LiveURL, InflightURL string
+	Signal                         syscall.Signal
+	Settings                       Settings
+	// ReadyTimeout bounds the wait for readiness before the signal.
+	ReadyTimeout time.Duration
+	// Inflight is how many slow requests are in flight at the signal.
+	Inflight int
+	// Stdout and Stderr receive the service's output (nil: discarded).
+	Stdout, Stderr io.Writer
+	// Log receives one line per step (nil: none).
+	Log func(format string, args ...any)
+}
+
+// Interval is how often readiness and liveness are polled.
+const Interval = 50 * time.Millisecond
+
+// KillMargin is how long past S drain-test waits before it kills.
+func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }
+
+// pollTimeout bounds one health poll.
+const pollTimeout = time.Second
+
+// StartError is a service that could not be started or attached to.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// target is the process under test, started or attached.
+type target struct {
+	child *proc.Child
+	pid   int
+	gone  chan struct{}
+	// goneAt is when the process was seen gone; written before gone closes.
+	goneAt time.Time
+}
+
+// Run starts (or attaches to) the service, waits for it to be ready,
+// signals it and watches its shutdown. It returns what it saw for Judge.
+// It never leaves a process it started running: on every return path the
+// child's process group is killed. ctx cancellation (drain-test itself got
+// SIGINT/SIGTERM) ends the run early, with interrupted set.
+func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, err error) {
+	logf := cfg.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if cfg.Inflight <= 0 {
+		cfg.Inflight = 2
+	}
+	obs.Signal = proc.SignalName(cfg.Signal)
+	obs.InflightURL = cfg.InflightURL != ""
+	tg := &target{gone: make(chan struct{})}
+	if len(cfg.Argv) > 0 {
+		c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
+		if err != nil {
+			return obs, false, &StartError{fmt.Errorf("--exec %q: %w", cfg.Argv[0], err)}
+		}
+		tg.child, tg.pid = c, c.Pid()
+		remove := crash.OnCrash(func() { c.Kill() })
+		defer remove()
+		defer func() {
+			// Whatever the group still holds (a wrapper's orphan, a helper)
+			// goes with it.
+			if syscall.Kill(-tg.pid, 0) == nil {
+				if obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
+					obs.Leftover = true
+				}
+				logf("killing what is left of process group %d", tg.pid)
+			}
+			c.Kill()
+		}()
+		crash.Go(func() {
+			<-c.Done()
+			tg.goneAt = time.Now()
+			close(tg.gone)
+		})
+		logf("started pid %d: %s", tg.pid, strings.Join(cfg.Argv, " "))
+	} else {
+		obs.Attached = true
+		switch err := syscall.Kill(cfg.Pid, 0); {
+		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
+			return obs, false, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
+		case errors.Is(err, syscall.EPERM):
+			return obs, false, &StartError{fmt.Errorf("--pid %d: not permitted to signal it (run drain-test as its user, or as root)", cfg.Pid)}
+		}
+		tg.pid = cfg.Pid
+		crash.Go(func() { watchPid(ctx, tg) })
+	}
+	obs.Pid = tg.pid
+
+	hc := &http.Client{
+		Transport: &http.Transport{
+			Proxy:             nil,
+			DisableKeepAlives: true,
+			DialContext:       (&net.Dialer{Timeout: pollTimeout}).DialContext,
+		},
+		Timeout:       pollTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+
+	// 1. Ready before the signal.
+	if why, ok := waitReady(ctx, hc, cfg, tg); !ok {
+		if ctx.Err() != nil {
+			return obs, true, nil
+		}
+		obs.NotReadyWhy = why
+		return obs, false, nil
+	}
+	obs.ReadyBefore = true
+	logf("readiness and liveness answer 200")
+
+	// 2. A kept-alive connection, and slow requests in flight.
+	ka := openKeepAlive(cfg.LiveURL)
+	if ka.conn == nil {
+		obs.KeepAlive.Why = ka.why
+	}
+	inflightCtx, stopInflight := context.WithCancel(context.Background())
+	defer stopInflight()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		requests []timedRequest
+	)
+	if cfg.InflightURL != "" {
+		wrote := make(chan struct{}, cfg.Inflight)
+		ic := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+			Timeout: cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second}
+		for i := 0; i < cfg.Inflight; i++ {
+			wg.Add(1)
+			crash.Go(func() {
+				defer wg.Done()
+				r := slowRequest(inflightCtx, ic, cfg.InflightURL, wrote)
+				mu.Lock()
+				requests = append(requests, r)
+				mu.Unlock()
+			})
+		}
+		timeout := time.NewTimer(2 * time.Second)
+		for n := 0; n < cfg.Inflight; n++ {
+			select {
+			case <-wrote:
+			case <-timeout.C:
+				n = cfg.Inflight
+			}
+		}
+		timeout.Stop()
+		// Give the server a moment to start handling what it has read.
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// 3. t=0: the signal, to the process itself.
+	t0 := time.Now()
+	var sigErr error
+	if tg.child != nil {
+		sigErr = tg.child.Signal(cfg.Signal)
+	} else {
+		sigErr = syscall.Kill(tg.pid, cfg.Signal)
+	}
+	if sigErr != nil {
+		logf("signalling pid %d: %v", tg.pid, sigErr)
+	}
+	logf("sent %s to pid %d", obs.Signal, tg.pid)
+
+	// 4. Watch: polls, the kept-alive connection, the exit.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	var pollsMu sync.Mutex
+	var polls []timedPoll
+	var pw sync.WaitGroup
+	for _, p := range []struct {
+		probe Probe
+		url   string
+	}{{Ready, cfg.ReadyURL}, {Live, cfg.LiveURL}} {
+		pw.Add(1)
+		crash.Go(func() {
+			defer pw.Done()
+			next := time.Now()
+			for watchCtx.Err() == nil {
+				tp := poll(watchCtx, hc, p.url, p.probe)
+				if watchCtx.Err() != nil && tp.Status == 0 {
+					return // cut by the end of the watch, not by the service
+				}
+				pollsMu.Lock()
+				polls = append(polls, tp)
+				pollsMu.Unlock()
+				next = next.Add(Interval)
+				if d := time.Until(next); d > 0 {
+					select {
+					case <-watchCtx.Done():
+					case <-time.After(d):
+					}
+				} else {
+					next = time.Now()
+				}
+			}
+		})
+	}
+	var kaEvents []timedKA
+	var kaRequests int
+	if ka.conn != nil {
+		obs.KeepAlive.Watched = true
+		pw.Add(1)
+		crash.Go(func() {
+			defer pw.Done()
+			kaEvents, kaRequests = ka.watch(watchCtx)
+		})
+	}
+
+	S, P := cfg.Settings.ShutdownTimeout, cfg.Settings.PreDrain
+	deadline := time.NewTimer(S + KillMargin(S))
+	defer deadline.Stop()
+	var killedAt time.Time
+	select {
+	case <-tg.gone:
+	case <-deadline.C:
+		killedAt = time.Now()
+		logf("pid %d still running %s after the signal (SHUTDOWN_TIMEOUT %s + margin): killing it", tg.pid, killedAt.Sub(t0).Round(time.Millisecond), S)
+		tg.kill()
+		select {
+		case <-tg.gone:
+		case <-time.After(5 * time.Second):
+			// Unkillable (uninterruptible sleep) or not ours to kill: the
+			// report says it did not exit.
+			logf("pid %d still there 5s after SIGKILL; giving up", tg.pid)
+		}
+	case <-ctx.Done():
+		interrupted = true
+		logf("interrupted: killing pid %d", tg.pid)
+		if tg.child != nil {
+			tg.child.Kill()
+			<-tg.gone
+		}
+	}
+	if !interrupted {
+		// Keep watching through P (an early exit leaves refused polls in
+		// the window) and a little past the exit (a wrapper's service still
+		// answering), and until the in-flight requests are done.
+		end := t0.Add(P)
+		select {
+		case <-tg.gone:
+			if g := tg.goneAt.Add(4 * Interval); g.After(end) {
+				end = g
+			}
+		default:
+		}
+		select {
+		case <-time.After(time.Until(end)):
+		case <-ctx.Done():
+			interrupted = true
+		}
+		done := make(chan struct{})
+		crash.Go(func() { wg.Wait(); close(done) })
+		select {
+		case <-done:
+		case <-ctx.Done():
+			interrupted = true
+		case <-time.After(KillMargin(S) + 2*time.Second):
+		}
+	}
+	stopWatch()
+	stopInflight()
+	if ka.conn != nil {
+		ka.conn.Close()
+	}
+	pw.Wait()
+	wg.Wait()
+
+	// 5. What was seen, relative to t=0.
+	for _, p := range polls {
+		p.Poll.At = p.start.Sub(t0)
+		obs.Polls = append(obs.Polls, p.Poll)
+	}
+	for _, r := range requests {
+		q := r.Request
+		q.Start, q.End = r.start.Sub(t0), r.end.Sub(t0)
+		obs.Inflight = append(obs.Inflight, q)
+	}
+	for _, e := range kaEvents {
+		ev := e.KeepAliveEvent
+		ev.At = e.at.Sub(t0)
+		obs.KeepAlive.Events = append(obs.KeepAlive.Events, ev)
+	}
+	obs.KeepAlive.Requests = kaRequests
+	select {
+	case <-tg.gone:
+		obs.Exit = Exit{Gone: true, At: tg.goneAt.Sub(t0)}
+	default:
+	}
+	if !killedAt.IsZero() {
+		obs.Exit.Killed, obs.Exit.KilledAt = true, killedAt.Sub(t0)
+	}
+	if tg.child != nil && obs.Exit.Gone {
+		st := tg.child.Status()
+		obs.Exit.Known = st.Exited || st.Signal != 0
+		obs.Exit.Code = st.Code
+		if st.Signal != 0 {
+			obs.Exit.Signal = proc.SignalName(st.Signal)
+		}
+	}
+	return obs, interrupted, nil
+}
+
+// kill ends the process past the deadline: the child's whole group, or the
+// attached pid (as an orchestrator's SIGKILL would).
+func (tg *target) kill() {
+	if tg.child != nil {
+		_ = tg.child.SignalGroup(syscall.SIGKILL)
+		return
+	}
+	_ = syscall.Kill(tg.pid, syscall.SIGKILL)
+}
+
+// watchPid closes tg.gone once the attached pid no longer runs (no such
+// process, or a zombie its parent has not reaped yet).
+func watchPid(ctx context.Context, tg *target) {
+	for {
+		if !Alive(tg.pid) {
+			tg.goneAt = time.Now()
+			close(tg.gone)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Alive reports whether pid is a running process (a zombie is not).
+func Alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
+}
+
+// waitReady polls readiness and liveness until both answer 200, bounded by
+// cfg.ReadyTimeout; it says what they answered when they did not.
+func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (string, bool) {
+	deadline := time.Now().Add(cfg.ReadyTimeout)
+	var lastR, lastL timedPoll
+	for {
+		lastR = poll(ctx, hc, cfg.ReadyURL, Ready)
+		lastL = poll(ctx, hc, cfg.LiveURL, Live)
+		if lastR.Status == 200 && lastL.Status == 200 {
+			return "", true
+		}
+		select {
+		case <-tg.gone:
+			st := "gone"
+			if tg.child != nil {
+				st = tg.child.Status().String()
+			}
+			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200", tg.pid, st), false
+		case <-ctx.Done():
+			return "interrupted", false
+		case <-time.After(Interval):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Sprintf("not both 200 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
+		}
+	}
+}
+
+type timedPoll struct {
+	Poll
+	start time.Time
+}
+
+// poll is one GET on a fresh connection.
+func poll(ctx context.Context, hc *http.Client, u string, probe Probe) timedPoll {
+	tp := timedPoll{Poll: Poll{Probe: probe}, start: time.Now()}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		tp.Err = err.Error()
+		return tp
+	}
+	req.Header.Set("User-Agent", "healthctl-drain-test")
+	resp, err := hc.Do(req)
+	if err != nil {
+		tp.Err, tp.Refused = shortErr(err), errors.Is(err, syscall.ECONNREFUSED)
+		tp.Took = time.Since(tp.start)
+		return tp
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	tp.Status = resp.StatusCode
+	tp.Took = time.Since(tp.start)
+	return tp
+}
+
+// shortErr names a transport failure without Go's wrapping.
+func shortErr(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected EOF"
+	case errors.Is(err, io.EOF):
+		return "EOF (closed without an answer)"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+type timedRequest struct {
+	Request
+	start, end time.Time
+}
+
+// slowRequest runs one in-flight request; wrote is told once the request
+// has been written.
+func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) (r timedRequest) {
+	r.start = time.Now()
+	defer func() { r.end = time.Now() }()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		r.Err = err.Error()
+		wrote <- struct{}{}
+		return r
+	}
+	var once sync.Once
+	tell := func() { once.Do(func() { wrote <- struct{}{} }) }
+	defer tell()
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { tell() }}))
+	req.Header.Set("User-Agent", "healthctl-drain-test")
+	resp, err := hc.Do(req)
+	if err != nil {
+		r.Err = shortErr(err)
+		return r
+	}
+	defer resp.Body.Close()
+	r.Status = resp.StatusCode
+	n, err := io.Copy(io.Discard, resp.Body)
+	r.Bytes = n
+	if err != nil {
+		r.Err = shortErr(err)
+		return r
+	}
+	r.Complete = resp.ContentLength < 0 || n == resp.ContentLength
+	return r
+}
+
+// keepAlive is the watched kept-alive connection, read by hand: Go's
+// Transport would silently retry a request whose connection died.
+type keepAlive struct {
+	conn       net.Conn
+	br         *bufio.Reader
+	cr         *countReader
+	host, path string
+	why        string
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type timedKA struct {
+	KeepAliveEvent
+	at time.Time
+}
+
+// openKeepAlive connects to u's host and reads one response, to check that
+// the server keeps the connection open.
+func openKeepAlive(u string) *keepAlive {
+	ka := &keepAlive{}
+	pu, err := url.Parse(u)
+	if err != nil {
+		ka.why = err.Error()
+		return ka
+	}
+	ka.host, ka.path = pu.Host, pu.RequestURI()
+	addr := pu.Host
+	if pu.Port() == "" {
+		if pu.Scheme == "https" {
+			addr = net.JoinHostPort(pu.Hostname(), "443")
+		} else {
+			addr = net.JoinHostPort(pu.Hostname(), "80")
+		}
+	}
+	d := &net.Dialer{Timeout: pollTimeout}
+	var c net.Conn
+	if pu.Scheme == "https" {
+		c, err = tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: pu.Hostname(), NextProtos: []string{"http/1.1"}})
+	} else {
+		c, err = d.Dial("tcp", addr)
+	}
+	if err != nil {
+		ka.why = "could not open a kept-alive connection: " + shortErr(err)
+		return ka
+	}
+	ka.conn = c
+	ka.cr = &countReader{r: c}
+	ka.br = bufio.NewReader(ka.cr)
+	if closeHdr, _, err := ka.exchange(); err != nil || closeHdr {
+		c.Close()
+		ka.conn = nil
+		if err != nil {
+			ka.why = "the kept-alive connection failed before the signal: " + shortErr(err)
+		} else {
+			ka.why = "the server closes connections after each response (no keep-alive to watch)"
+		}
+	}
+	return ka
+}
+
+// exchange writes one request and reads its response. partial is the
+// number of response bytes read when it failed.
+func (ka *keepAlive) exchange() (closeHdr bool, partial int64, err error) {
+	_ = ka.conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := fmt.Fprintf(ka.conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: healthctl-drain-test\r\n\r\n", ka.path, ka.host); err != nil {
+		return false, 0, err
+	}
+	start := ka.cr.n - int64(ka.br.Buffered())
+	resp, err := http.ReadResponse(ka.br, nil)
+	if err != nil {
+		return false, ka.cr.n - int64(ka.br.Buffered()) - start, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return false, max(1, ka.cr.n-int64(ka.br.Buffered())-start), err
+	}
+	return resp.Close, 0, nil
+}
+
+// watch sends a request on the kept-alive connection every 100 ms until ctx
+// ends or the connection does; before each it checks whether the server
+// has closed the idle connection (a FIN is a clean close, a reset is not).
+func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int) {
+	ev := func(kind KeepAliveKind, detail string) {
+		events = append(events, timedKA{KeepAliveEvent{Kind: kind, Detail: detail}, time.Now()})
+	}
+	for ctx.Err() == nil {
+		_ = ka.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := ka.br.Peek(1); err != nil {
+			var ne net.Error
+			switch {
+			case errors.As(err, &ne) && ne.Timeout():
+			case errors.Is(err, io.EOF):
+				ev(KeepAliveClosedIdle, "the server closed the idle kept-alive connection")
+				return
+			case ctx.Err() != nil:
+				return
+			default:
+				ev(KeepAliveReset, "idle connection: "+shortErr(err))
+				return
+			}
+		}
+		closeHdr, partial, err := ka.exchange()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil && closeHdr:
+			requests++
+			ev(KeepAliveClosedByHeader, "a response said Connection: close")
+			return
+		case err == nil:
+			requests++
+		case partial > 0:
+			ev(KeepAliveReset, fmt.Sprintf("the connection ended %d bytes into a response: %s", partial, shortErr(err)))
+			return
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
+			// The server had closed it (FIN) as the request went out: a
+			// clean close racing the request, which clients retry.
+			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection between responses")
+			return
+		default:
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				ev(KeepAliveClosedIdle, "no answer within 2s on the kept-alive connection; stopped watching it")
+				return
+			}
+			// A reset before any byte of the response is the close race
+			// every keep-alive client meets: the server closed the idle
+			// connection as the request arrived (unread data turns its
+			// FIN into a reset). Clients retry it; it is not mid-response.
+			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection as a request arrived ("+shortErr(err)+" before any byte of the response)")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return events, requests
+}

@@ -1,0 +1,67 @@
+package output
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// TestDetailsText pins the -v lines that were wrong once: a label as long
+// as the column ran into its value ("retry-after2s"), and a not-yet-valid
+// certificate read "expires not valid before …".
+func TestDetailsText(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	ra := 2 * time.Second
+	r := probe.Result{
+		URL: "https://app/health", Outcome: classify.TLS, Reason: classify.TLSNotYetValid, Started: now,
+		Error: "x509: certificate has expired or is not yet valid", RetryAfter: &ra,
+		Address: "127.0.0.1:8443", IPFamily: 4, Proxy: "http://127.0.0.1:3128",
+		TLS: &probe.TLSInfo{Version: "TLS 1.3", Cipher: "TLS_AES_128_GCM_SHA256", Chain: []probe.CertInfo{{
+			Subject: "CN=a", Issuer: "CN=ca", SANs: []string{"a"},
+			NotBefore: now.Add(24 * time.Hour), NotAfter: now.Add(72 * time.Hour), DaysLeft: 3,
+		}}},
+		Hops:       []probe.Hop{{URL: "http://a/", Status: 301, Location: "https://a/"}},
+		DialErrors: []probe.DialAttempt{{Address: "[::1]:80", Error: "refused"}, {Address: "127.0.0.1:80", Error: "refused"}},
+	}
+	var b bytes.Buffer
+	Details(&b, r, nil, false)
+	got := b.String()
+	for _, want := range []string{
+		"  retry-after 2.0s\n",
+		"; not valid before 2026-11-30T12:00:00Z\n",
+		"  tls        TLS 1.3 TLS_AES_128_GCM_SHA256\n",
+		"  address    127.0.0.1:8443 (IPv4, the proxy http://127.0.0.1:3128)\n",
+		"  hop[0]     301 http://a/ -> https://a/\n",
+		"  tried      [::1]:80: refused\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "expires not valid") {
+		t.Errorf("says \"expires not valid\":\n%s", got)
+	}
+}
+
+func TestJSONNewFields(t *testing.T) {
+	r := probe.Result{URL: "u", Outcome: classify.Unreachable, Reason: classify.Redirect,
+		Hops:  []probe.Hop{{URL: "http://a/", Status: 302, Location: "http://a/next"}},
+		Proxy: "http://p:3128"}
+	var b bytes.Buffer
+	if err := JSONLine(&b, NewResultJSON(r, nil, 1)); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{`"redirects":[{"url":"http://a/","status":302,"location":"http://a/next"}]`, `"proxy":"http://p:3128"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %s in %s", want, got)
+		}
+	}
+	if strings.Contains(got, "dial_errors") {
+		t.Errorf("empty dial_errors shown: %s", got)
+	}
+}

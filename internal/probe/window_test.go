@@ -1,0 +1,148 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/fixture"
+)
+
+func testOptions(t *testing.T, raw, dns string) *Options {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Options{
+		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
+		Network: "tcp", Resolve: map[string]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
+		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
+		MaxTime: 4 * time.Second, MaxBody: 64 << 10, Redactor: NewRedactor(nil, nil),
+	}
+}
+
+// TestLateWindowDoesNotCount: a window that closes between the last body
+// byte and the judgement (here: --max-time fired by hand at that moment) does
+// not turn a finished probe into body_timeout at stage done.
+func TestLateWindowDoesNotCount(t *testing.T) {
+	s, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired := false
+	afterBody = func(p *run) {
+		p.mu.Lock()
+		gen := p.maxWin.gen
+		p.mu.Unlock()
+		p.fire(&p.maxWin, gen)
+		fired = true
+	}
+	defer func() { afterBody = nil }()
+	r := Run(context.Background(), testOptions(t, s.URL, ""))
+	if !fired {
+		t.Fatal("the hook did not run")
+	}
+	if r.Reason != classify.OK || r.Error != "" {
+		t.Errorf("got %s %q after a window closed past the last byte, want ok", r.Reason, r.Error)
+	}
+}
+
+// TestTinyWindows runs tiny windows many times against real loopback
+// servers: the reason is always the stage that was running, consistent with
+// the waterfall, and the error text is never empty or the wrong phase.
+func TestTinyWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loop test")
+	}
+	dns, err := fixture.NewDNSServer(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Mode: fixture.ModeHang})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// text says which error text each reason must have.
+	text := map[classify.Reason]string{
+		classify.DNSTimeout:     "DNS lookup of ",
+		classify.ConnectTimeout: "TCP connect ",
+		classify.HeadersTimeout: "no response headers within ",
+		classify.BodyTimeout:    "response body not complete within ",
+	}
+	cases := []struct {
+		name    string
+		url     string
+		connect time.Duration
+		max     time.Duration
+		allowed []classify.Reason
+	}{
+		// A timer whose goroutine runs only after the connection was made
+		// (or the probe finished) counts for nothing: ok is allowed.
+		{"connect 1ns by IP", ok.URL, time.Nanosecond, 0, []classify.Reason{classify.ConnectTimeout, classify.OK}},
+		{"connect 1ns by name", "http://app.invalid:" + portOf(ok.URL), time.Nanosecond, 0, []classify.Reason{classify.DNSTimeout, classify.ConnectTimeout, classify.OK}},
+		{"connect 100us", ok.URL, 100 * time.Microsecond, 0, []classify.Reason{classify.OK, classify.ConnectTimeout}},
+		{"max-time 3ms hang", hang.URL, 0, 3 * time.Millisecond, []classify.Reason{classify.ConnectTimeout, classify.HeadersTimeout}},
+		{"max-time 3ms ok", ok.URL, 0, 3 * time.Millisecond, []classify.Reason{classify.OK, classify.ConnectTimeout, classify.HeadersTimeout, classify.BodyTimeout}},
+		{"max-time 1ns", ok.URL, 0, time.Nanosecond, []classify.Reason{classify.ConnectTimeout, classify.HeadersTimeout, classify.BodyTimeout, classify.OK}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			seen := map[classify.Reason]int{}
+			for i := 0; i < 40; i++ {
+				o := testOptions(t, c.url, dns.Addr)
+				if c.connect > 0 {
+					o.ConnectTimeout = c.connect
+				}
+				if c.max > 0 {
+					o.MaxTime = c.max
+				}
+				r := Run(context.Background(), o)
+				seen[r.Reason]++
+				allowed := false
+				for _, a := range c.allowed {
+					allowed = allowed || a == r.Reason
+				}
+				if !allowed {
+					t.Fatalf("run %d: reason %s (%q), want one of %v", i, r.Reason, r.Error, c.allowed)
+				}
+				if r.Reason == classify.OK {
+					continue
+				}
+				if want := text[r.Reason]; !strings.HasPrefix(r.Error, want) || strings.HasPrefix(r.Error, " ") {
+					t.Fatalf("run %d: %s with error %q, want it to start %q", i, r.Reason, r.Error, want)
+				}
+				// A phase the reason says did not finish is not followed
+				// by a later phase in the waterfall.
+				_, connected := r.Timings[PhaseConnect]
+				_, answered := r.Timings[PhaseTTFB]
+				switch r.Reason {
+				case classify.DNSTimeout:
+					if connected || answered {
+						t.Fatalf("run %d: %s but later phases recorded: %v", i, r.Reason, r.Timings)
+					}
+				case classify.ConnectTimeout:
+					if answered {
+						t.Fatalf("run %d: %s but ttfb recorded: %v", i, r.Reason, r.Timings)
+					}
+				case classify.HeadersTimeout:
+					if !connected {
+						t.Fatalf("run %d: %s but no connect recorded: %v", i, r.Reason, r.Timings)
+					}
+				}
+			}
+			t.Logf("reasons: %v", seen)
+		})
+	}
+}
+
+func portOf(u string) string { return u[strings.LastIndex(u, ":")+1:] }
