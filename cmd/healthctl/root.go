@@ -73,17 +73,15 @@ type globalFlags struct {
 
 // Main runs healthctl with the process's arguments and streams and returns
 // its exit code. A panic is a bug: it is reported and exits 70.
-func Main() int {
-	if len(os.Args) > 1 && os.Args[1] == demoServiceCmd {
-		// The demo's drain-test subject handles its own signals.
-		return fixture.DrainService(os.Args[2:])
-	}
-	return mainWith(nil)
-}
+func Main() int { return mainWith(nil) }
 
 // mainWith is Main with a hook that adjusts the app before it runs (tests
 // inject a failing prober through it).
 func mainWith(configure func(*app)) int {
+	if len(os.Args) > 1 && os.Args[1] == demoServiceCmd {
+		// The demo's drain-test subject handles its own signals.
+		return fixture.DrainService(os.Args[2:])
+	}
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.
 	log.SetOutput(io.Discard)
