@@ -35,7 +35,9 @@ the reconciler's decision. Several URLs are probed concurrently and printed in
 argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 70 internal error, 130/143 interrupted. With -o nagios: one
+6 dns, 70 internal error, 130/143 interrupted (the finished results are still
+printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
+with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready

@@ -58,8 +58,9 @@ failure of the first URL (argument order) that is not healthy (4, timeout, if no
 probe completed), with one line saying why and for how long it tried.
 --fail-open exits 0 after the ceiling with one WARN line; --bypass (or
 HEALTHCTL_BYPASS=true) exits 0 at once without probing: a kill switch for a
-broken gate. After --, CMD runs once healthy (or failed open) and its exit
-status is healthctl's.`,
+broken gate. After --, CMD runs once healthy (or failed open), in its own
+process group; a SIGINT/SIGTERM to healthctl is forwarded to it once, and its
+exit status is healthctl's (126/127 when it cannot be started after probing).`,
 		Example: `  healthctl wait-healthy http://127.0.0.1:8080/health
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
