@@ -21,7 +21,9 @@ func init() {
 	extraCommands = append(extraCommands,
 		func(a *app) *cobra.Command { return a.newDemoCmd() },
 		func(a *app) *cobra.Command { return newDemoServiceCmd() })
-	demoSteps = append(demoSteps, demoStep{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain})
+	demoSteps = append(demoSteps,
+		demoStep{title: "watch: tell a blip from an outage across cron runs (--once, state in a file)", run: demoWatch},
+		demoStep{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain})
 }
 
 // demoServiceCmd is the demo's drain-test subject: a real process that
@@ -39,6 +41,41 @@ func newDemoServiceCmd() *cobra.Command {
 			return silentExit(fixture.DrainService(args))
 		},
 	}
+}
+
+// demoWatch runs three `watch --once` sweeps, as cron would, over two
+// targets: checkout fails once (a blip), billing keeps failing (an outage,
+// redeployed once its streak reaches the threshold).
+func demoWatch(ctx context.Context, a *app, lab *demo.Lab) error {
+	f, err := lab.StartFleet()
+	if err != nil {
+		return err
+	}
+	w := a.streams.Out
+	args := []string{"watch", "--once", "-o", "text", "--targets", f.TargetsFile, "--state", f.StateFile,
+		"--failure-threshold", "2", "--on-redeploy", `echo "redeploying $HEALTHCTL_TARGET ($HEALTHCTL_REASON)"`}
+	for _, sweep := range []struct {
+		say               string
+		checkout, billing fixture.SwitchState
+	}{
+		{"Sweep 1: both serve.", fixture.SwitchUp, fixture.SwitchUp},
+		{"Sweep 2: both stop listening. One failure is not an outage (--failure-threshold 2).", fixture.SwitchDown, fixture.SwitchDown},
+		{"Sweep 3: checkout is back (it was a blip); billing is still down: an outage, redeployed once.", fixture.SwitchUp, fixture.SwitchDown},
+	} {
+		if err := f.Blip.Set(sweep.checkout); err != nil {
+			return err
+		}
+		if err := f.Outage.Set(sweep.billing); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, sweep.say)
+		a.demoCommand(ctx, args...)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	fmt.Fprintln(w, "Exit 8 says a sweep decided a redeploy; the state file carries the streaks between runs.")
+	return nil
 }
 
 // demoDrain runs drain-test against a service that drains as seeds/003 asks,
@@ -185,14 +222,14 @@ func (a *app) demoProbeTable(ctx context.Context, lab *demo.Lab) error {
 	}
 	fmt.Fprintln(w, "Exit codes: 0 pass, 1 unreachable, 3 tls, 4 timeout, 5 refused, 6 dns. The decision is what a")
 	fmt.Fprintln(w, "reconciler would do with this one result (`healthctl policy` prints the rules). The same, yourself:")
-	fmt.Fprintf(w, "  $ healthctl %s\n", strings.Join(args, " "))
+	fmt.Fprintf(w, "  $ healthctl %s\n", shellJoin(args))
 	return nil
 }
 
 // demoCommand prints a command line and runs it in-process with the demo's
 // isolation: no variables, no config file, no proxies.
 func (a *app) demoCommand(ctx context.Context, args ...string) int {
-	fmt.Fprintf(a.streams.Out, "$ healthctl %s\n", strings.Join(args, " "))
+	fmt.Fprintf(a.streams.Out, "$ healthctl %s\n", shellJoin(args))
 	sub := &app{streams: a.streams, getenv: demoEnv(a.getenv)}
 	code := sub.run(ctx, args)
 	fmt.Fprintf(a.streams.Out, "(exit %d)\n", code)
@@ -222,4 +259,25 @@ func demoEnv(getenv env) env {
 		}
 		return ""
 	}
+}
+
+// shellJoin prints arguments the way a POSIX shell reads them back: words
+// with anything but safe characters in single quotes.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		safe := a != ""
+		for _, r := range a {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r)) {
+				safe = false
+				break
+			}
+		}
+		if safe {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
 }

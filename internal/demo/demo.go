@@ -159,3 +159,31 @@ func FreePort() (string, error) {
 	defer l.Close()
 	return l.Addr().String(), nil
 }
+
+// Fleet is the watch example: two targets whose state the demo switches
+// between sweeps, and the targets file that names them.
+type Fleet struct {
+	Blip, Outage *fixture.Switch
+	TargetsFile  string
+	StateFile    string
+}
+
+// StartFleet starts the watch example's two services (both up) and writes
+// its targets file.
+func (l *Lab) StartFleet() (*Fleet, error) {
+	f := &Fleet{TargetsFile: filepath.Join(l.Dir, "targets.yaml"), StateFile: filepath.Join(l.Dir, "state.json")}
+	var err error
+	if f.Blip, err = fixture.NewSwitch(l, fixture.SwitchUp); err != nil {
+		return nil, err
+	}
+	if f.Outage, err = fixture.NewSwitch(l, fixture.SwitchUp); err != nil {
+		return nil, err
+	}
+	yaml := "targets:\n" +
+		"  - name: checkout\n    url: " + f.Blip.URL() + "/health\n" +
+		"  - name: billing\n    url: " + f.Outage.URL() + "/health\n"
+	if err := os.WriteFile(f.TargetsFile, []byte(yaml), 0o644); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/healthctl/healthctl/internal/output"
+)
+
+// TestREADMECommands keeps the README from rotting: every healthctl command
+// line in it (fenced blocks, inline code, Dockerfile and Kubernetes JSON
+// arrays, cron and systemd lines) must name a real command and parse with
+// its real flags — an unknown flag, a bad duration or a removed command
+// fails here. What the commands then do is the scripts' job
+// (testdata/script/readme_*.txtar run the guide's examples end to end).
+func TestREADMECommands(t *testing.T) {
+	for _, file := range []string{"../../README.md", "../../action.yml"} {
+		b, err := os.ReadFile(file)
+		if os.IsNotExist(err) && file != "../../README.md" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds := readmeCommands(string(b))
+		if file == "../../README.md" && len(cmds) < 30 {
+			t.Fatalf("%s: only %d healthctl command lines found; the extractor is broken", file, len(cmds))
+		}
+		for _, c := range cmds {
+			if err := parseOnly(c.args); err != nil {
+				t.Errorf("%s:%d: healthctl %s\n\t%v", file, c.line, strings.Join(c.args, " "), err)
+			}
+		}
+		t.Logf("%s: %d command lines parse", file, len(cmds))
+	}
+}
+
+type docCommand struct {
+	line int
+	args []string
+}
+
+var (
+	// A shell-style invocation: healthctl (maybe with a path) then a word.
+	shellCmd = regexp.MustCompile(`(?:^|[\s'"=(/])(?:\./|/usr/local/bin/|/)?healthctl\s+([a-z-]+.*)$`)
+	// A JSON/YAML array invocation: ["/healthctl", "probe", ...].
+	arrayCmd = regexp.MustCompile(`\[\s*"(?:/usr/local/bin/|/|\./)?healthctl"\s*,[^\]]*\]`)
+	inline   = regexp.MustCompile("`((?:\\./)?healthctl [^`]+)`")
+)
+
+// readmeCommands extracts healthctl invocations from markdown or YAML text.
+func readmeCommands(doc string) []docCommand {
+	var out []docCommand
+	lines := strings.Split(doc, "\n")
+	inFence := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+			continue
+		}
+		n := i + 1
+		if m := arrayCmd.FindString(l); m != "" {
+			var arr []string
+			if json.Unmarshal([]byte(m), &arr) == nil && len(arr) > 1 {
+				out = append(out, docCommand{n, arr[1:]})
+			}
+			continue
+		}
+		if !inFence {
+			for _, m := range inline.FindAllStringSubmatch(l, -1) {
+				if args, ok := shellWords(strings.TrimPrefix(strings.TrimPrefix(m[1], "./"), "healthctl ")); ok {
+					out = append(out, docCommand{n, args})
+				}
+			}
+			continue
+		}
+		m := shellCmd.FindStringSubmatch(l)
+		if m == nil || strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		text := m[1]
+		for strings.HasSuffix(strings.TrimSpace(text), `\`) && i+1 < len(lines) {
+			i++
+			text = strings.TrimSuffix(strings.TrimSpace(text), `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		if args, ok := shellWords(text); ok {
+			out = append(out, docCommand{n, args})
+		}
+	}
+	return out
+}
+
+// shellWords splits a command line the way sh would, stopping at an
+// operator or a comment, with variables and GitHub expressions replaced by
+// a plausible value. Synopses (`[flags]`, `URL...`) are not commands.
+func shellWords(s string) ([]string, bool) {
+	s = regexp.MustCompile(`\$\{\{[^}]*\}\}`).ReplaceAllString(s, "1")
+	if strings.Contains(s, "[flags]") || strings.Contains(s, "...") || strings.Contains(s, "URL…") {
+		return nil, false
+	}
+	var words []string
+	var cur strings.Builder
+	have := false
+	quote := byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'' || quote == '"' && c != '$':
+			cur.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote, have = c, true
+		case c == ' ' || c == '\t':
+			if have {
+				words = append(words, cur.String())
+				cur.Reset()
+				have = false
+			}
+		case c == '#' && !have:
+			return words, true
+		case strings.IndexByte("|;&><", c) >= 0 && !have:
+			return words, true
+		case c == '$':
+			// $VAR, ${VAR}, $(cmd): a value the shell would fill in.
+			j := i + 1
+			if j < len(s) && (s[j] == '{' || s[j] == '(') {
+				end := strings.IndexAny(s[j:], "})")
+				if end < 0 {
+					return nil, false
+				}
+				j += end + 1
+			} else {
+				for j < len(s) && (s[j] == '_' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= '0' && s[j] <= '9') {
+					j++
+				}
+			}
+			cur.WriteString("1")
+			have = true
+			i = j - 1
+		default:
+			cur.WriteByte(c)
+			have = true
+		}
+	}
+	if have {
+		words = append(words, cur.String())
+	}
+	return words, quote == 0
+}
+
+// parseOnly resolves the command and parses its flags, running nothing.
+func parseOnly(args []string) error {
+	streams, _, _ := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	root := a.newRootCmd()
+	if len(args) > 0 && args[0] == "completion" {
+		return nil // cobra adds it while executing
+	}
+	cmd, rest, err := root.Find(args)
+	if err != nil {
+		return err
+	}
+	if dash := indexOf(rest, "--"); dash >= 0 {
+		rest = rest[:dash]
+	}
+	return cmd.ParseFlags(rest)
+}
+
+func indexOf(s []string, w string) int {
+	for i, x := range s {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestShellWords(t *testing.T) {
+	for in, want := range map[string]string{
+		`probe -v http://x/ # comment`:                                        "probe|-v|http://x/",
+		`wait-healthy --timeout 120s $URL && gh pr`:                           "wait-healthy|--timeout|120s|1",
+		`watch --on-redeploy 'echo "a b"' x > /dev/null`:                      `watch|--on-redeploy|echo "a b"|x`,
+		`probe https://preview-${{ github.event.number }}.example.com/health`: "probe|https://preview-1.example.com/health",
+	} {
+		got, ok := shellWords(in)
+		if !ok || strings.Join(got, "|") != want {
+			t.Errorf("%q: got %q %v", in, got, ok)
+		}
+	}
+}
+
+func TestREADMECheckCanFail(t *testing.T) {
+	doc := "```sh\nhealthctl probe --conect-timeout 2s http://x/\nhealthctl wait-healthy --timeout soon http://x/\nhealthctl wach --once\n```\n" +
+		"Run `healthctl probe --no-such http://x/` or\n" + `HEALTHCHECK CMD ["/healthctl", "probe", "--max-time", "4"]` + "\n"
+	cmds := readmeCommands(doc)
+	if len(cmds) != 5 {
+		t.Fatalf("found %d commands, want 5: %v", len(cmds), cmds)
+	}
+	for _, c := range cmds {
+		if parseOnly(c.args) == nil {
+			t.Errorf("line %d: %q parsed, want an error", c.line, c.args)
+		}
+	}
+}

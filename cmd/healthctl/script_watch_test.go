@@ -1,0 +1,402 @@
+// Script commands for the watch scripts (testdata/script/watch_*.txtar):
+//
+//	switchd NAME up|down|hang|503
+//	    an HTTP fixture on a fixed loopback port whose state the script
+//	    switches between runs (fixture.Switch); sets $NAME_URL,
+//	    $NAME_HOSTPORT, $NAME_PORT.
+//	switch NAME up|down|hang|503
+//	    switches the switchd fixture NAME.
+//	unixnow VAR [OFFSET]
+//	    sets $VAR to the current unix time in seconds, plus OFFSET (a Go
+//	    duration, may be negative).
+//	statecheck FILE [sweeps=N] [has=NAME]... [gone=NAME]...
+//	    parses FILE as a watch state file (internal/state) and fails unless
+//	    it is valid and meets every condition.
+//	holdlock FILE
+//	    holds the lock of the state file FILE (FILE.lock) until the script
+//	    ends, as another watch run would.
+//	promcheck FILE
+//	    parses FILE with prometheus/common/expfmt's text parser, and runs
+//	    `promtool check metrics` on it when promtool is installed.
+//	envsubst SRC DST
+//	    writes SRC to DST with $VAR and ${VAR} replaced by the script's
+//	    variables (for targets files that name fixture URLs).
+//	sweepwithin FILE DURATION
+//	    reads watch's JSON lines from FILE (cp stdout FILE) and fails unless
+//	    the sweep line's duration_ms is at most DURATION.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/output"
+	statestore "github.com/healthctl/healthctl/internal/state"
+)
+
+func init() {
+	extraCmds["switchd"] = cmdSwitchd
+	extraCmds["switch"] = cmdSwitch
+	extraCmds["unixnow"] = cmdUnixNow
+	extraCmds["statecheck"] = cmdStateCheck
+	extraCmds["holdlock"] = cmdHoldLock
+	extraCmds["promcheck"] = cmdPromCheck
+	extraCmds["sweepwithin"] = cmdSweepWithin
+	extraCmds["envsubst"] = cmdEnvSubst
+	extraSetup = append(extraSetup, func(env *testscript.Env) error {
+		env.Values[switchesKey{}] = &switches{m: map[string]*fixture.Switch{}}
+		return nil
+	})
+}
+
+// switchesKey is the Env.Values key of a script's switchd fixtures.
+type switchesKey struct{}
+
+type switches struct {
+	mu sync.Mutex
+	m  map[string]*fixture.Switch
+}
+
+func cmdSwitchd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "switchd")
+	if len(args) != 2 {
+		ts.Fatalf("usage: switchd NAME up|down|hang|503")
+	}
+	sw, err := fixture.NewSwitch(cleaner(ts), fixture.SwitchState(args[1]))
+	ts.Check(err)
+	all := ts.Value(switchesKey{}).(*switches)
+	all.mu.Lock()
+	all.m[args[0]] = sw
+	all.mu.Unlock()
+	setAddrVars(ts, args[0], sw.URL(), sw.Addr, sw.Port)
+}
+
+func cmdSwitch(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "switch")
+	if len(args) != 2 {
+		ts.Fatalf("usage: switch NAME up|down|hang|503")
+	}
+	all := ts.Value(switchesKey{}).(*switches)
+	all.mu.Lock()
+	sw := all.m[args[0]]
+	all.mu.Unlock()
+	if sw == nil {
+		ts.Fatalf("switch: no switchd fixture %q", args[0])
+	}
+	ts.Check(sw.Set(fixture.SwitchState(args[1])))
+}
+
+func cmdUnixNow(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "unixnow")
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: unixnow VAR [OFFSET]")
+	}
+	t := time.Now()
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		t = t.Add(d)
+	}
+	ts.Setenv(args[0], strconv.FormatInt(t.Unix(), 10))
+}
+
+func cmdStateCheck(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "statecheck")
+	if len(args) < 1 {
+		ts.Fatalf("usage: statecheck FILE [sweeps=N] [has=NAME]... [gone=NAME]...")
+	}
+	path := ts.MkAbs(args[0])
+	if _, err := os.Stat(path); err != nil {
+		ts.Fatalf("statecheck: %v", err)
+	}
+	f, err := statestore.Read(path)
+	if err != nil {
+		ts.Fatalf("statecheck: %v", err)
+	}
+	for _, c := range args[1:] {
+		k, v, _ := strings.Cut(c, "=")
+		switch k {
+		case "sweeps":
+			if fmt.Sprint(f.Sweeps) != v {
+				ts.Fatalf("statecheck: %d sweeps recorded, want %s", f.Sweeps, v)
+			}
+		case "has":
+			if _, ok := f.Targets[v]; !ok {
+				ts.Fatalf("statecheck: no target %q in the state", v)
+			}
+		case "gone":
+			if _, ok := f.Targets[v]; ok {
+				ts.Fatalf("statecheck: target %q still in the state", v)
+			}
+		default:
+			ts.Fatalf("statecheck: unknown condition %q", c)
+		}
+	}
+}
+
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "holdlock")
+	if len(args) != 1 {
+		ts.Fatalf("usage: holdlock FILE")
+	}
+	lk := flock.New(statestore.LockPath(ts.MkAbs(args[0])))
+	ok, err := lk.TryLock()
+	if err != nil || !ok {
+		ts.Fatalf("holdlock: %v (locked: %v)", err, ok)
+	}
+	ts.Defer(func() { lk.Close() })
+}
+
+func cmdPromCheck(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "promcheck")
+	if len(args) != 1 {
+		ts.Fatalf("usage: promcheck FILE")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(data))
+	if err != nil {
+		ts.Fatalf("promcheck: expfmt: %v", err)
+	}
+	if len(fams) == 0 {
+		ts.Fatalf("promcheck: no metrics")
+	}
+	if pt, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(pt, "check", "metrics")
+		cmd.Stdin = bytes.NewReader(data)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			ts.Fatalf("promcheck: promtool check metrics: %v\n%s", err, out)
+		}
+		ts.Logf("promtool check metrics: ok")
+	} else {
+		ts.Logf("promtool not installed: checked with expfmt only")
+	}
+}
+
+func cmdSweepWithin(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "sweepwithin")
+	if len(args) != 2 {
+		ts.Fatalf("usage: sweepwithin FILE DURATION")
+	}
+	max, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var l struct {
+			Sweep *struct {
+				DurationMS float64 `json:"duration_ms"`
+			} `json:"sweep"`
+		}
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Sweep == nil {
+			continue
+		}
+		got := time.Duration(l.Sweep.DurationMS * float64(time.Millisecond))
+		if got > max {
+			ts.Fatalf("sweepwithin: the sweep took %v, more than %v", got, max)
+		}
+		ts.Logf("sweep took %v (at most %v)", got, max)
+		return
+	}
+	ts.Fatalf("sweepwithin: no sweep line in %s", args[0])
+}
+
+func cmdEnvSubst(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "envsubst")
+	if len(args) != 2 {
+		ts.Fatalf("usage: envsubst SRC DST")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(string(data), ts.Getenv)), 0o644))
+}
+
+// TestWatchStateSurvivesSIGKILL kills `watch --once --state F` (the real
+// binary) at random moments of its life, over and over, and checks that
+// the state file always parses: the old content or the new, never torn.
+func TestWatchStateSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	bin, err := exec.LookPath("healthctl")
+	if err != nil {
+		t.Skipf("the healthctl test binary is not on PATH: %v", err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/down") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	targets := filepath.Join(dir, "targets.yaml")
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	for i := range 20 {
+		path := "up"
+		if i%3 == 0 {
+			path = "down"
+		}
+		fmt.Fprintf(&b, "  - name: t%d\n    url: %s/%d/%s\n", i, srv.URL, i, path)
+	}
+	if err := os.WriteFile(targets, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	statePath := filepath.Join(dir, "state.json")
+	run := func(ctx context.Context) *exec.Cmd {
+		c := exec.CommandContext(ctx, bin, "watch", "--once", "--state", statePath, "--targets", targets,
+			"--failure-threshold", "3", "--grace", "0s", "-o", "json", "--lock-timeout", "20s")
+		// The race runtime sleeps 1s at exit by default (atexit_sleep_ms).
+		c.Env = append(os.Environ(), "NO_PROXY=*", "GORACE=halt_on_error=1 atexit_sleep_ms=0")
+		return c
+	}
+	// How long one run lives, to spread the kills over its whole life: the
+	// median of three (the first is a cold start).
+	var lives []time.Duration
+	for range 3 {
+		start := time.Now()
+		if out, err := run(context.Background()).CombinedOutput(); err != nil && !strings.Contains(err.Error(), "exit status 8") {
+			t.Fatalf("a full run failed: %v\n%s", err, out)
+		}
+		lives = append(lives, time.Since(start))
+	}
+	slices.Sort(lives)
+	life := lives[1]
+	t.Logf("one run takes %v", life)
+	// Kills are spread over the whole life of a run, every other one over
+	// its second half, where the state is written. A kill that came after
+	// the exit does not count. On a loaded machine (the whole suite in
+	// parallel) runs slow down: the deadline is generous, the count is not.
+	deadline := time.Now().Add(100 * time.Second)
+	tries, landed := 0, 0
+	for landed < 100 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d kills landed in time (%d tries)", landed, tries)
+		}
+		tries++
+		c := run(context.Background())
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		from, to := time.Duration(0), life*21/20
+		if tries%2 == 0 {
+			from = life * 6 / 10
+		}
+		time.Sleep(from + time.Duration(rand.Int64N(int64(to-from))))
+		_ = c.Process.Signal(syscall.SIGKILL)
+		err := c.Wait()
+		if ee, ok := err.(*exec.ExitError); ok && ee.Sys().(syscall.WaitStatus).Signaled() {
+			landed++
+		}
+		if _, err := os.Stat(statePath); err != nil {
+			continue
+		}
+		if _, err := statestore.Read(statePath); err != nil {
+			t.Fatalf("after kill %d the state does not parse: %v", landed, err)
+		}
+	}
+	t.Logf("%d runs, %d killed while running; the state parsed every time", tries, landed)
+	if _, err := statestore.Read(statePath); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchListen runs a long-running watch in-process with --listen and
+// reads /metrics and /healthz from it.
+func TestWatchListen(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer up.Close()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	streams, _, errb := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- a.run(ctx, []string{"watch", "--interval", "100ms", "--listen", addr, up.URL + "/health"})
+	}()
+	var body string
+	ok := fixture.WaitFor(10*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return strings.Contains(body, "probe_success{")
+	})
+	if !ok {
+		cancel()
+		t.Fatalf("no metrics from --listen %s (last %q; stderr %s)", addr, body, errb)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := p.TextToMetricFamilies(strings.NewReader(body)); err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/healthz: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitSIGINT {
+			t.Fatalf("exit %d, want %d", code, ExitSIGINT)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not stop")
+	}
+}
+
+// TestWatchTTYTable: on a terminal (streams forced to TTY) watch prints a
+// coloured table and the sweep line, not JSON.
+func TestWatchTTYTable(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer up.Close()
+	streams, out, errb := output.Test(true)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	if code := a.run(context.Background(), []string{"watch", "--once", up.URL + "/health"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	got := out.String()
+	for _, want := range []string{"TARGET", "OUTCOME", "\x1b[", "stay", "sweep 1: 1 targets, 1 pass"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("TTY output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"schema_version"`) {
+		t.Errorf("TTY output is JSON:\n%s", got)
+	}
+}

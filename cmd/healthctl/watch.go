@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/output"
+	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+func init() {
+	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newWatchCmd(nil) })
+}
+
+// watchOptions is what `healthctl watch` runs with, filled by its RunE.
+type watchOptions struct {
+	urls        []string
+	targetsFile string
+	flags       probeFlags
+	policy      policyFlags
+	interval    time.Duration
+	once        bool
+	statePath   string
+	lockTimeout time.Duration
+	onRedeploy  string
+	hookTimeout time.Duration
+	promFile    string
+	listen      string
+	concurrency int
+	shard       string
+	// table is set when -o text was asked for explicitly: a table even when
+	// stdout is not a terminal.
+	table bool
+	// source names where a flag's value came from ("--shard",
+	// "HEALTHCTL_WATCH_SHARD", "healthctl.yaml: watch.shard").
+	source func(flag string) string
+}
+
+// DefaultLockTimeout is how long a run waits for another run's lock on the
+// state file.
+const DefaultLockTimeout = 30 * time.Second
+
+func (a *app) newWatchCmd(runF func(context.Context, *watchOptions) error) *cobra.Command {
+	opts := &watchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch [URL...] [--targets FILE]",
+		Short: "Sweep many targets on a cadence and decide, per target, whether to redeploy",
+		Long: `Probe every target concurrently (at most --concurrency at once) every --interval,
+and apply the reconciler's policy to each with its history: ignore a blip,
+redeploy an outage past the grace window (see healthctl policy). Targets are
+URL arguments (named by their redacted URL) and/or the entries of a --targets
+YAML file, keyed by name.
+
+--once runs one sweep for cron, a systemd timer or a Kubernetes CronJob, with
+the history kept in --state FILE between runs (locked through FILE.lock,
+written atomically). --on-redeploy CMD runs through /bin/sh for each redeploy
+decision with HEALTHCTL_TARGET, HEALTHCTL_URL (redacted), HEALTHCTL_OUTCOME,
+HEALTHCTL_REASON and HEALTHCTL_DECISION_WHY set. --prom-file writes Prometheus
+metrics for node_exporter's textfile collector; --listen serves /metrics.
+
+Output: a table per sweep on a terminal (or with -o text), JSON lines
+otherwise: one object per target per sweep, then {"sweep":{...}}.
+
+Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
+2 usage, targets file or state file error (also: the state file stayed locked
+past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
+the probes that finished is saved).`,
+		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
+  healthctl watch --interval 30s --listen 127.0.0.1:9115 --targets targets.yaml
+  healthctl watch --once --failure-threshold 2 --on-redeploy './redeploy.sh "$HEALTHCTL_TARGET"' http://127.0.0.1:8080/health`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.urls = args
+			if f := cmd.Flag("output"); f != nil && f.Changed && a.global.output == "text" {
+				opts.table = true
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return a.watchRun(cmd.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	opts.source = func(name string) string { return flagSource(fs, name) }
+	opts.flags.register(fs)
+	opts.policy.register(fs, false)
+	fs.StringVar(&opts.targetsFile, "targets", "", "YAML file of targets (name, url, started_at, headers, expectations, recover)")
+	fs.DurationVar(&opts.interval, "interval", watch.DefaultInterval, "time between sweeps, start to start")
+	fs.BoolVar(&opts.once, "once", false, "run one sweep and exit (0: no redeploy, 8: a redeploy decision)")
+	fs.StringVar(&opts.statePath, "state", "", "JSON file keeping each target's history between runs (locked through FILE.lock)")
+	fs.DurationVar(&opts.lockTimeout, "lock-timeout", DefaultLockTimeout, "how long to wait for another run holding --state's lock, then exit 2")
+	fs.StringVar(&opts.onRedeploy, "on-redeploy", "", "shell command run for each redeploy decision (HEALTHCTL_TARGET, HEALTHCTL_URL, ... set)")
+	fs.DurationVar(&opts.hookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
+	fs.StringVar(&opts.promFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
+	fs.StringVar(&opts.listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
+	fs.IntVar(&opts.concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
+	fs.StringVar(&opts.shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
+	return cmd
+}
+
+// watchRun validates everything, then sweeps once or until a signal.
+func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
+	src := opts.source
+	if src == nil {
+		src = func(name string) string { return "--" + name }
+	}
+	switch {
+	case opts.interval <= 0:
+		return usageErrorf("%s %v: must be positive", src("interval"), opts.interval)
+	case opts.concurrency < 0:
+		return usageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
+	case opts.hookTimeout <= 0:
+		return usageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
+	case opts.lockTimeout < 0:
+		return usageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
+	case opts.listen != "" && opts.once:
+		return usageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
+	case len(opts.urls) == 0 && opts.targetsFile == "":
+		return usageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
+	}
+	var shard watch.Shard
+	if opts.shard != "" {
+		s, err := watch.ParseShard(opts.shard)
+		if err != nil {
+			return usageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
+		}
+		shard = s
+	}
+	settings, err := opts.policy.settings()
+	if err != nil {
+		return err
+	}
+	if opts.promFile != "" {
+		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
+			return usageErrorf("%s %s: its directory does not exist", src("prom-file"), opts.promFile)
+		}
+	}
+	targets, err := a.watchTargets(opts)
+	if err != nil {
+		return err
+	}
+	kept := targets[:0]
+	for _, t := range targets {
+		if shard.Keeps(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	targets = kept
+	concurrency := opts.concurrency
+	if concurrency == 0 {
+		concurrency = watch.DefaultConcurrency()
+	}
+
+	var ln net.Listener
+	if opts.listen != "" {
+		if ln, err = net.Listen("tcp", opts.listen); err != nil {
+			return usageErrorf("%s %s: %v", src("listen"), opts.listen, err)
+		}
+		defer ln.Close()
+	}
+
+	var store *statestore.Store
+	file := statestore.New()
+	if opts.statePath != "" {
+		store, file, err = statestore.Open(ctx, opts.statePath, opts.lockTimeout)
+		if err != nil {
+			if ctx.Err() != nil {
+				return silentExit(ExitSIGINT)
+			}
+			return usageError(err)
+		}
+		defer store.Close()
+		defer crash.OnCrash(func() { store.Close() })()
+	}
+
+	cfg := watch.Config{Targets: targets, Settings: settings, Concurrency: concurrency, Interval: opts.interval}
+	if opts.onRedeploy != "" {
+		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
+	}
+	w := watch.New(cfg, file)
+	r := &watchReporter{a: a, opts: opts, w: w, store: store, shard: shard.String(),
+		jsonOut: a.json() || (!a.streams.OutTTY && !opts.table),
+		latest:  make([]watch.Item, len(targets))}
+	for i, t := range targets {
+		r.latest[i].Target = t
+	}
+	r.metrics.Store(&[]byte{})
+
+	if opts.once {
+		s := w.Sweep(ctx)
+		if err := r.report(s); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(a.streams.Err, "healthctl: watch interrupted: %s\n", output.SweepLine(s))
+			return silentExit(ExitSIGINT) // run() turns this into 130/143
+		}
+		if s.Redeploys > 0 {
+			return silentExit(ExitRedeploy)
+		}
+		return nil
+	}
+
+	if ln != nil {
+		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
+		crash.Go(func() { _ = srv.Serve(ln) })
+		defer srv.Close()
+	}
+	w.Run(ctx, func(s *watch.Sweep) {
+		if err := r.report(s); err != nil {
+			fmt.Fprintf(a.streams.Err, "healthctl: watch: %s\n", oneLine(err.Error()))
+		}
+	})
+	fmt.Fprintf(a.streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
+	return silentExit(ExitSIGINT)
+}
+
+// quoteValue shows a value after its source the way it was typed:
+// HEALTHCTL_X="v" for a variable, --x "v" or "file: key" "v" otherwise.
+func quoteValue(source, value string) string {
+	if source != "" && !strings.HasPrefix(source, "-") && !strings.ContainsAny(source, " :") && strings.ToUpper(source) == source {
+		return fmt.Sprintf("%s=%q", source, value)
+	}
+	return fmt.Sprintf("%s %q", source, value)
+}
+
+// watchTargets builds the targets of the URL arguments and the targets file,
+// with every option validated before anything is probed.
+func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
+	var out []*watch.Target
+	names := map[string]string{}
+	add := func(t *watch.Target, where string) error {
+		if prev, dup := names[t.Name]; dup {
+			return usageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
+		}
+		names[t.Name] = where
+		out = append(out, t)
+		return nil
+	}
+	if len(opts.urls) > 0 {
+		tmpl, err := opts.flags.build(a.getenv)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range opts.urls {
+			o, err := tmpl.forURL(raw)
+			if err != nil {
+				return nil, err
+			}
+			u := o.Redactor.URL(o.URL)
+			if err := add(&watch.Target{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if opts.targetsFile == "" {
+		return out, nil
+	}
+	fts, err := watch.ReadTargets(opts.targetsFile)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	var base *template
+	for i := range fts {
+		ft := &fts[i]
+		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
+		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
+		if ft.URL != "" {
+			var tmpl *target.Template
+			if len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?") {
+				// Targets without options of their own share one template.
+				// Not those whose URL may carry secrets (userinfo, query):
+				// each secret is registered with the template's redactor, and
+				// thousands of them in one redactor would make every line of
+				// output scrub every other target's secrets.
+				if base == nil {
+					if base, err = opts.flags.build(a.getenv); err != nil {
+						return nil, err
+					}
+				}
+				tmpl = base.Template
+			} else {
+				// The file's values over the flags; errors name file, line,
+				// target and key (or the flag, for a flag's value).
+				in, err := ft.Input(opts.flags.input(), opts.targetsFile)
+				if err == nil {
+					tmpl, err = in.Build(a.getenv)
+				}
+				if err != nil {
+					return nil, usageError(err)
+				}
+			}
+			o, err := tmpl.ForURLFrom(ft.URL, ft.URLSource(opts.targetsFile))
+			if err != nil {
+				return nil, usageError(err)
+			}
+			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+		}
+		if err := add(t, where); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// watchReporter prints each sweep, saves the state and writes the metrics.
+type watchReporter struct {
+	a       *app
+	opts    *watchOptions
+	w       *watch.Watcher
+	store   *statestore.Store
+	shard   string
+	jsonOut bool
+	// latest is each target's last probed item (reports are serialised).
+	latest    []watch.Item
+	metrics   atomic.Pointer[[]byte]
+	sweeps    int
+	redeploys int
+}
+
+// report handles one finished sweep; its error is a state or metrics file
+// that could not be written.
+func (r *watchReporter) report(s *watch.Sweep) error {
+	r.sweeps++
+	r.redeploys += s.Redeploys
+	for i := range s.Items {
+		if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
+			r.latest[i] = *it
+		}
+	}
+	r.print(s)
+	st := r.w.State()
+	var errs []error
+	if r.store != nil {
+		if err := r.store.Save(st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.opts.promFile != "" || r.opts.listen != "" {
+		var buf bytes.Buffer
+		if err := output.WriteMetrics(&buf, output.MetricsInput{Latest: r.latest, State: st, Sweep: s}); err != nil {
+			errs = append(errs, err)
+		}
+		b := buf.Bytes()
+		r.metrics.Store(&b)
+		if r.opts.promFile != "" {
+			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
+				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
+			}
+		}
+	}
+	return usageError(errors.Join(errs...))
+}
+
+func (r *watchReporter) print(s *watch.Sweep) {
+	streams, quiet := r.a.streams, r.a.global.quiet
+	if r.jsonOut {
+		// One write per buffer, not per target: 10,000 lines per sweep.
+		out := bufio.NewWriterSize(streams.Out, 64<<10)
+		for i := range s.Items {
+			it := &s.Items[i]
+			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
+				continue
+			}
+			_ = output.JSONLine(out, output.NewWatchJSON(it, ExitCode(it.Result.Outcome)))
+		}
+		if !quiet {
+			_ = output.JSONLine(out, output.NewSweepJSON(s, r.shard))
+		}
+		_ = out.Flush()
+	} else {
+		if err := output.WatchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
+			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
+		}
+		if !quiet {
+			fmt.Fprintln(streams.Out, output.SweepLine(s))
+		}
+	}
+	// Hook runs go to stderr: a failure always, the output in text mode
+	// (JSON carries it in the target's line).
+	for i := range s.Items {
+		h := s.Items[i].Hook
+		if h == nil || (h.OK && r.jsonOut) {
+			continue
+		}
+		verdict := "ran"
+		if !h.OK {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
+		if !r.jsonOut && h.Output != "" {
+			for _, l := range strings.Split(strings.TrimRight(h.Output, "\n"), "\n") {
+				fmt.Fprintf(streams.Err, "  | %s\n", l)
+			}
+			if h.Truncated {
+				fmt.Fprintf(streams.Err, "  | (output cut at %d bytes)\n", watch.HookMaxOutput)
+			}
+		}
+	}
+}
+
+// mux serves /metrics (the last sweep's metrics) and /healthz.
+func (r *watchReporter) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(*r.metrics.Load())
+	})
+	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	return m
+}

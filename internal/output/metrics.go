@@ -1,0 +1,186 @@
+package output
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+// This file writes the Prometheus text exposition format (version 0.0.4) by
+// hand. Every Prometheus library measured costs start-up time that every
+// command, probe included, pays (SPEC.md §10: client_golang +5.1 ms, expfmt
+// +3.5 ms, VictoriaMetrics/metrics +1.3 ms, against a budget of ~1.5 ms);
+// the format is small, and metrics_test.go checks the output with
+// prometheus/common/expfmt's parser (and promtool when installed), which are
+// test-only and never linked into healthctl.
+
+// MetricsInput is what the metrics describe: the latest probed item of each
+// target (a target never probed has Target set and a zero Result), the
+// state (counters that survive short-lived runs) and the last sweep.
+type MetricsInput struct {
+	Latest []watch.Item
+	State  *state.File
+	Sweep  *watch.Sweep
+}
+
+// blackboxPhase maps a healthctl phase to blackbox_exporter's phase label of
+// probe_http_duration_seconds.
+var blackboxPhase = []struct {
+	ph    probe.Phase
+	label string
+}{
+	{probe.PhaseDNS, "resolve"}, {probe.PhaseConnect, "connect"}, {probe.PhaseTLS, "tls"},
+	{probe.PhaseTTFB, "processing"}, {probe.PhaseTransfer, "transfer"},
+}
+
+// WriteMetrics writes the exposition: blackbox_exporter's probe_* names
+// (so existing dashboards work) with a target label holding the target's
+// name, and healthctl_* for the decision, streaks, counters and the sweep.
+// Labels never carry URLs, error text or header values.
+func WriteMetrics(w io.Writer, in MetricsInput) error {
+	b := bufio.NewWriter(w)
+	m := &metricWriter{b: b}
+	probed := make([]*watch.Item, 0, len(in.Latest))
+	for i := range in.Latest {
+		if in.Latest[i].Result.Outcome != "" {
+			probed = append(probed, &in.Latest[i])
+		}
+	}
+	m.family("probe_success", "gauge", "Whether the last probe of the target passed (1) or not (0).")
+	for _, it := range probed {
+		m.sample("probe_success", boolf(it.Result.Outcome == classify.Pass), "target", it.Target.Name)
+	}
+	m.family("probe_duration_seconds", "gauge", "How long the last probe took, in seconds.")
+	for _, it := range probed {
+		m.sample("probe_duration_seconds", it.Result.Timings[probe.PhaseTotal].Seconds(), "target", it.Target.Name)
+	}
+	m.family("probe_http_status_code", "gauge", "The HTTP status of the last probe (0: no response).")
+	for _, it := range probed {
+		m.sample("probe_http_status_code", float64(it.Result.HTTPStatus), "target", it.Target.Name)
+	}
+	m.family("probe_http_duration_seconds", "gauge", "Duration of the last probe's phases, in seconds (phases reached only).")
+	for _, it := range probed {
+		for _, p := range blackboxPhase {
+			if d, ok := it.Result.Timings[p.ph]; ok {
+				m.sample("probe_http_duration_seconds", d.Seconds(), "target", it.Target.Name, "phase", p.label)
+			}
+		}
+	}
+	m.family("probe_ssl_earliest_cert_expiry", "gauge", "Earliest expiry of the presented certificates, unix seconds.")
+	for _, it := range probed {
+		if it.Result.TLS == nil || len(it.Result.TLS.Chain) == 0 {
+			continue
+		}
+		earliest := it.Result.TLS.Chain[0].NotAfter
+		for _, c := range it.Result.TLS.Chain[1:] {
+			if c.NotAfter.Before(earliest) {
+				earliest = c.NotAfter
+			}
+		}
+		m.sample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), "target", it.Target.Name)
+	}
+	m.family("healthctl_probe_result", "gauge", "The last probe's outcome and reason (always 1; reasons are a closed set).")
+	for _, it := range probed {
+		m.sample("healthctl_probe_result", 1, "target", it.Target.Name, "outcome", string(it.Result.Outcome), "reason", string(it.Result.Reason))
+	}
+	m.family("healthctl_decision", "gauge", "The policy's last decision for the target: 1 for the decision taken, 0 for the others.")
+	for _, it := range probed {
+		for _, a := range actions {
+			m.sample("healthctl_decision", boolf(it.Decision.Action == a), "target", it.Target.Name, "decision", string(a))
+		}
+	}
+	st := func(name string) state.Target {
+		if in.State == nil {
+			return state.Target{}
+		}
+		return in.State.Targets[name]
+	}
+	// The per-target facts kept in the state, every configured target.
+	for _, f := range []struct {
+		name, typ, help string
+		value           func(state.Target) float64
+	}{
+		{"healthctl_streak", "gauge", "Decisive failures in a row past grace.",
+			func(t state.Target) float64 { return float64(t.Streak) }},
+		{"healthctl_recovery_pending", "gauge", "1 after a redeploy decision until the target passes again.",
+			func(t state.Target) float64 { return boolf(t.RecoveryPending) }},
+		{"healthctl_redeploys_total", "counter", "Redeploy decisions made for the target (kept in the state file across runs).",
+			func(t state.Target) float64 { return float64(t.Redeploys) }},
+		{"healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.",
+			func(t state.Target) float64 { return float64(t.Skipped) }},
+	} {
+		m.family(f.name, f.typ, f.help)
+		for i := range in.Latest {
+			name := in.Latest[i].Target.Name
+			m.sample(f.name, f.value(st(name)), "target", name)
+		}
+	}
+	if s := in.Sweep; s != nil {
+		m.family("healthctl_sweep_duration_seconds", "gauge", "How long the last sweep took, in seconds.")
+		m.sample("healthctl_sweep_duration_seconds", s.Duration.Seconds())
+		m.family("healthctl_sweep_timestamp_seconds", "gauge", "When the last sweep started, unix seconds (alert when it gets old).")
+		m.sample("healthctl_sweep_timestamp_seconds", float64(s.Started.UnixMilli())/1000)
+		m.family("healthctl_sweep_targets", "gauge", "Targets in the last sweep (after --shard).")
+		m.sample("healthctl_sweep_targets", float64(s.Targets))
+	}
+	if in.State != nil {
+		m.family("healthctl_sweeps_total", "counter", "Sweeps run (kept in the state file across runs).")
+		m.sample("healthctl_sweeps_total", float64(in.State.Sweeps))
+	}
+	return b.Flush()
+}
+
+// actions are the policy's decisions, in SPEC.md §4's order.
+var actions = []policy.Action{policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy}
+
+type metricWriter struct {
+	b *bufio.Writer
+}
+
+func (m *metricWriter) family(name, typ, help string) {
+	m.b.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " " + typ + "\n")
+}
+
+// sample writes name{k="v",...} value; labels come in name, value pairs.
+func (m *metricWriter) sample(name string, v float64, labels ...string) {
+	m.b.WriteString(name)
+	for i := 0; i+1 < len(labels); i += 2 {
+		if i == 0 {
+			m.b.WriteByte('{')
+		} else {
+			m.b.WriteByte(',')
+		}
+		m.b.WriteString(labels[i])
+		m.b.WriteString(`="`)
+		m.b.WriteString(EscapeLabel(labels[i+1]))
+		m.b.WriteByte('"')
+	}
+	if len(labels) > 0 {
+		m.b.WriteByte('}')
+	}
+	m.b.WriteByte(' ')
+	m.b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	m.b.WriteByte('\n')
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+// EscapeLabel escapes a label value as the text format wants: backslash,
+// double quote and newline. Invalid UTF-8 becomes U+FFFD (the format is UTF-8).
+func EscapeLabel(s string) string {
+	return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

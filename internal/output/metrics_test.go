@@ -1,0 +1,137 @@
+package output
+
+import (
+	"bytes"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+// hostileNames are target names that a careless encoder would break.
+var hostileNames = []string{"api", "quo\"te", `back\slash`, "new\nline", "ünïcödé", "bad\xffutf8", "{braces} = 1"}
+
+func metricsSample(t *testing.T) []byte {
+	t.Helper()
+	exp := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := state.New()
+	st.Sweeps = 7
+	var items []watch.Item
+	for i, name := range hostileNames {
+		tg := &watch.Target{Name: name, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "x"}}}
+		it := watch.Item{Target: tg, Decision: policy.Decision{Action: policy.IgnoreBlip}}
+		if i%2 == 0 {
+			it.Result = probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
+				Timings: probe.Timings{probe.PhaseDNS: time.Millisecond, probe.PhaseConnect: 2 * time.Millisecond, probe.PhaseTLS: 3 * time.Millisecond,
+					probe.PhaseTTFB: 4 * time.Millisecond, probe.PhaseTransfer: time.Microsecond, probe.PhaseTotal: 11 * time.Millisecond},
+				TLS: &probe.TLSInfo{Chain: []probe.CertInfo{{NotAfter: exp.Add(time.Hour)}, {NotAfter: exp}}}}
+			it.Decision.Action = policy.Stay
+		} else if i != 5 {
+			it.Result = probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Error: "secret \"error\" text",
+				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}
+		}
+		items = append(items, it)
+		st.Targets[name] = state.Target{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}
+	}
+	var buf bytes.Buffer
+	err := WriteMetrics(&buf, MetricsInput{Latest: items, State: st,
+		Sweep: &watch.Sweep{N: 3, Started: exp, Duration: 1500 * time.Millisecond, Targets: len(items)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestMetricsParse(t *testing.T) {
+	out := metricsSample(t)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("expfmt rejects the output: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "secret") {
+		t.Fatal("error text leaked into the metrics")
+	}
+	names := map[string]bool{}
+	for _, m := range fams["probe_success"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "target" {
+				names[l.GetValue()] = true
+			}
+		}
+	}
+	for i, n := range hostileNames {
+		if i == 5 {
+			continue // never probed: no probe_* sample
+		}
+		n = strings.ToValidUTF8(n, "\uFFFD")
+		if !names[n] {
+			t.Errorf("target %q did not survive the round trip (got %v)", n, names)
+		}
+	}
+	if got := len(fams["healthctl_streak"].GetMetric()); got != len(hostileNames) {
+		t.Errorf("healthctl_streak has %d samples, want %d", got, len(hostileNames))
+	}
+	if v := fams["probe_ssl_earliest_cert_expiry"].GetMetric()[0].GetGauge().GetValue(); v != float64(time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC).Unix()) {
+		t.Errorf("earliest expiry %v", v)
+	}
+	phases := 0
+	for _, m := range fams["probe_http_duration_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "phase" && l.GetValue() == "processing" {
+				phases++
+			}
+		}
+	}
+	if phases == 0 {
+		t.Error("no processing phase sample")
+	}
+	for _, want := range []string{"healthctl_decision", "healthctl_redeploys_total", "healthctl_skipped_probes_total",
+		"healthctl_sweep_duration_seconds", "probe_duration_seconds", "probe_http_status_code", "healthctl_probe_result"} {
+		if len(fams[want].GetMetric()) == 0 {
+			t.Errorf("no %s", want)
+		}
+	}
+	if fams["healthctl_redeploys_total"].GetType().String() != "COUNTER" {
+		t.Error("healthctl_redeploys_total is not a counter")
+	}
+}
+
+// TestMetricsPromtool runs `promtool check metrics` when promtool is
+// installed (Debian: apt-get install prometheus); it skips otherwise.
+func TestMetricsPromtool(t *testing.T) {
+	pt, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed")
+	}
+	f := filepath.Join(t.TempDir(), "m.prom")
+	if err := os.WriteFile(f, metricsSample(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := os.Open(f)
+	defer in.Close()
+	cmd := exec.Command(pt, "check", "metrics")
+	cmd.Stdin = in
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func TestEscapeLabel(t *testing.T) {
+	if got := EscapeLabel("a\"b\\c\nd"); got != `a\"b\\c\nd` {
+		t.Fatalf("EscapeLabel = %s", got)
+	}
+}

@@ -1,0 +1,189 @@
+// Package state keeps watch's per-target history in a file between runs: cron
+// and systemd runs are short-lived, so the policy's memory (streaks, grace
+// start, recovery marker) lives on disk.
+//
+// The file is JSON with a schema_version. It is locked through a sibling
+// FILE.lock (never the file that is renamed over, whose inode changes on
+// every save), so overlapping runs take turns; it is written atomically
+// (temporary file in the same directory, fsync, rename, directory fsync), so
+// a kill at any moment leaves the old or the new file, never a torn one. A
+// file that cannot be read or parsed is an error, and is never rewritten.
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/google/renameio/v2"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/policy"
+)
+
+// SchemaVersion is the version of the state file's layout. A file with
+// another version is refused (exit 2), not guessed at.
+const SchemaVersion = 1
+
+// File is the whole state file.
+type File struct {
+	SchemaVersion int `json:"schema_version"`
+	// Saved is when the file was last written.
+	Saved time.Time `json:"saved,omitzero"`
+	// Sweeps counts the sweeps ever run against this file.
+	Sweeps int64 `json:"sweeps,omitempty"`
+	// Targets is keyed by target name (names are identity, not URLs).
+	Targets map[string]Target `json:"targets"`
+}
+
+// Target is what one target carries between runs: the policy's history and
+// the facts the next run needs to mark transitions and keep counters.
+type Target struct {
+	policy.History
+	LastOutcome classify.Outcome `json:"last_outcome,omitempty"`
+	LastReason  classify.Reason  `json:"last_reason,omitempty"`
+	LastAction  policy.Action    `json:"last_action,omitempty"`
+	LastProbe   time.Time        `json:"last_probe,omitzero"`
+	// Redeploys counts redeploy decisions ever made (a Prometheus counter
+	// that survives short-lived runs).
+	Redeploys int64 `json:"redeploys,omitempty"`
+	// Skipped counts turns skipped because the previous probe was still
+	// running.
+	Skipped int64 `json:"skipped,omitempty"`
+}
+
+// New returns an empty state.
+func New() *File {
+	return &File{SchemaVersion: SchemaVersion, Targets: map[string]Target{}}
+}
+
+// Error is a state file that cannot be used: unreadable, corrupt, of
+// another schema, or locked by another run for too long. The file is left
+// as it was.
+type Error struct {
+	Path string
+	Err  error
+	// Locked is true when another run held the lock past the timeout.
+	Locked bool
+}
+
+func (e *Error) Error() string { return "state " + e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Store is an open, locked state file.
+type Store struct {
+	path string
+	lock *flock.Flock
+}
+
+// LockPath is the lock file of a state file: a sibling FILE.lock.
+func LockPath(path string) string { return path + ".lock" }
+
+// Open locks path (through FILE.lock), waiting at most lockTimeout for a run
+// that holds it, then reads it. A missing file is an empty state (the first
+// run); anything else that cannot be read or parsed is an *Error and the
+// lock is released.
+func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, *File, error) {
+	lk := flock.New(LockPath(path))
+	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
+	defer cancel()
+	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
+	if !ok {
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, &Error{Path: path, Locked: true,
+				Err: fmt.Errorf("locked by another run (%s) for more than --lock-timeout %s; giving up", LockPath(path), lockTimeout)}
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil, nil, err
+		}
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(path), err)}
+	}
+	s := &Store{path: path, lock: lk}
+	f, err := Read(path)
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return s, f, nil
+}
+
+// Read reads and checks a state file without locking it. A missing file is
+// an empty state.
+func Read(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return New(), nil
+	}
+	if err != nil {
+		return nil, &Error{Path: path, Err: err}
+	}
+	return Parse(path, data)
+}
+
+// Parse checks and decodes a state file's content.
+func Parse(path string, data []byte) (*File, error) {
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&f); err != nil {
+		return nil, &Error{Path: path, Err: fmt.Errorf("corrupt (not the JSON healthctl writes: %v); left untouched: fix or remove it", err)}
+	}
+	if dec.More() {
+		return nil, &Error{Path: path, Err: errors.New("corrupt (data after the JSON object); left untouched: fix or remove it")}
+	}
+	if f.SchemaVersion != SchemaVersion {
+		return nil, &Error{Path: path, Err: fmt.Errorf("schema_version %d, this healthctl reads %d; left untouched", f.SchemaVersion, SchemaVersion)}
+	}
+	if f.Targets == nil {
+		f.Targets = map[string]Target{}
+	}
+	return &f, nil
+}
+
+// Save writes f atomically in place of the file.
+func (s *Store) Save(f *File) error {
+	f.SchemaVersion = SchemaVersion
+	data, err := json.MarshalIndent(f, "", " ")
+	if err != nil {
+		return &Error{Path: s.path, Err: err}
+	}
+	if err := WriteFile(s.path, append(data, '\n'), 0o644); err != nil {
+		return &Error{Path: s.path, Err: err}
+	}
+	return nil
+}
+
+// Close releases the lock.
+func (s *Store) Close() error {
+	if s == nil || s.lock == nil {
+		return nil
+	}
+	return s.lock.Close()
+}
+
+// WriteFile replaces name with data atomically: a temporary file in the same
+// directory, fsync, rename, then an fsync of the directory so the rename
+// itself survives a power loss. Readers see the old or the new content,
+// never a mix. (Also used for the Prometheus textfile.)
+func WriteFile(name string, data []byte, perm os.FileMode) error {
+	// The temporary file goes next to name, never to $TMPDIR: a kill leaves
+	// it where it is seen (".NAME123…", not matching *.prom or NAME).
+	if err := renameio.WriteFile(name, data, perm, renameio.WithTempDir(filepath.Dir(name))); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,93 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/policy"
+)
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, f, err := Open(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Targets) != 0 {
+		t.Fatalf("a missing file should be an empty state, got %v", f.Targets)
+	}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f.Targets["a \"b\"\n"] = Target{History: policy.History{StartedAt: start, Streak: 2, RecoveryPending: true},
+		LastOutcome: classify.Refused, LastAction: policy.IgnoreBlip, Redeploys: 3}
+	if err := s.Save(f); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	g, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := g.Targets["a \"b\"\n"]
+	if got.Streak != 2 || !got.StartedAt.Equal(start) || !got.RecoveryPending || got.Redeploys != 3 || got.LastAction != policy.IgnoreBlip {
+		t.Fatalf("round trip lost data: %+v", got)
+	}
+	if g.SchemaVersion != SchemaVersion {
+		t.Fatalf("schema_version %d", g.SchemaVersion)
+	}
+}
+
+func TestCorruptIsAnErrorAndUntouched(t *testing.T) {
+	for name, content := range map[string]string{
+		"garbage":   "not json",
+		"torn":      `{"schema_version":1,"targets":{"a":`,
+		"schema":    `{"schema_version":99,"targets":{}}`,
+		"empty":     ``,
+		"two":       `{"schema_version":1,"targets":{}} {}`,
+		"wrongtype": `{"schema_version":1,"targets":[]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Open(context.Background(), path, time.Second)
+			var se *Error
+			if !errors.As(err, &se) || se.Locked {
+				t.Fatalf("want a state error, got %v", err)
+			}
+			b, _ := os.ReadFile(path)
+			if string(b) != content {
+				t.Fatalf("file changed: %q", b)
+			}
+			// The lock was released: the next open does not wait.
+			if _, _, err := Open(context.Background(), path, 50*time.Millisecond); errors.As(err, &se) && se.Locked {
+				t.Fatal("the lock was kept after a read error")
+			}
+		})
+	}
+}
+
+func TestLockTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, _, err := Open(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, _, err = Open(context.Background(), path, 100*time.Millisecond)
+	var se *Error
+	if !errors.As(err, &se) || !se.Locked {
+		t.Fatalf("want a lock timeout, got %v", err)
+	}
+	s.Close()
+	s2, _, err := Open(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	s2.Close()
+}

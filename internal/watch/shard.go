@@ -1,0 +1,63 @@
+package watch
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// Shard is --shard K/N: keep the targets whose name hashes (FNV-1a, 32 bit)
+// to K modulo N. K counts from 0, as a Kubernetes Indexed Job's
+// JOB_COMPLETION_INDEX does. The zero Shard keeps everything.
+type Shard struct{ K, N int }
+
+// ParseShard reads K/N with 0 <= K < N.
+func ParseShard(s string) (Shard, error) {
+	ks, ns, ok := strings.Cut(s, "/")
+	k, err1 := strconv.Atoi(strings.TrimSpace(ks))
+	n, err2 := strconv.Atoi(strings.TrimSpace(ns))
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("want K/N, e.g. 0/3 (K from 0 to N-1)")
+	}
+	if n < 1 || k < 0 || k >= n {
+		return Shard{}, fmt.Errorf("want 0 <= K < N and N >= 1")
+	}
+	return Shard{K: k, N: n}, nil
+}
+
+// Keeps reports whether the target named name belongs to this shard. The
+// split depends only on the name, so it is stable across runs and machines.
+func (s Shard) Keeps(name string) bool {
+	if s.N <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32()%uint32(s.N)) == s.K
+}
+
+// String is "K/N" ("" for no sharding).
+func (s Shard) String() string {
+	if s.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.K, s.N)
+}
+
+// DefaultConcurrency is --concurrency's default: 256 probes at once, fewer
+// when the soft limit of open files is low. Each probe holds one socket (two
+// while a proxy is used), and the process needs a reserve for its own files
+// (state, lock, hook pipes, the --listen server), so it is
+// min(256, (soft NOFILE - 64) / 2), at least 1.
+func DefaultConcurrency() int {
+	return concurrencyFor(softNOFILE())
+}
+
+func concurrencyFor(nofile uint64) int {
+	const reserve, most = 64, 256
+	if nofile <= reserve+2 {
+		return 1
+	}
+	return int(min(most, (nofile-reserve)/2))
+}

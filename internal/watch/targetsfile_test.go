@@ -1,0 +1,97 @@
+package watch
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/target"
+)
+
+func TestParseTargets(t *testing.T) {
+	src := `defaults:
+  expect_status: 2xx
+  headers: ["X-A: 1"]
+  recover: false
+targets:
+  - name: "api\nv2"
+    url: http://127.0.0.1:1/health
+    started_at: 2026-01-02T15:04:05Z
+    recover: true
+    expect_json: status=ready
+  - name: 42
+    headers:
+      - "X-B: 2"
+    follow: 3
+  - name: bare
+`
+	ts, err := ParseTargets("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 3 {
+		t.Fatalf("%d targets", len(ts))
+	}
+	a, b, c := ts[0], ts[1], ts[2]
+	if a.Name != "api\nv2" || a.URL == "" || a.StartedAt.IsZero() || !a.Recover || a.Probe["expect_json"].Str() != "status=ready" || a.Line != 6 {
+		t.Fatalf("first: %+v", a)
+	}
+	if a.Probe["expect_status"].Str() != "2xx" || a.Probe["expect_status"].Line != 2 {
+		t.Fatalf("defaults not applied: %+v", a.Probe)
+	}
+	if b.Name != "42" || b.Recover || b.Probe["headers"].Strings[0] != "X-B: 2" || b.Probe["follow"].Str() != "3" {
+		t.Fatalf("second: %+v", b)
+	}
+	if c.URL != "" || c.Probe["headers"].Strings[0] != "X-A: 1" {
+		t.Fatalf("third: %+v", c)
+	}
+	if got := Source("t.yaml", &b, "headers"); got != `t.yaml:12: target "42": headers` {
+		t.Fatalf("Source = %s", got)
+	}
+}
+
+func TestParseTargetsErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"targets:\n  - name: a\n  - name: a\n", `t.yaml:3: target "a": duplicate name (first at line 2)`},
+		{"targets:\n  - name: a\n    urll: x\n", `t.yaml:3: target "a": unknown key "urll"`},
+		{"targets:\n  - name: a\n    follow: lots\n", `t.yaml:3: target "a": follow: want an integer`},
+		{"targets:\n  - name: a\n    recover: maybe\n", `t.yaml:3: target "a": recover: want true or false`},
+		{"targets:\n  - name: a\n    headers: {a: b}\n", `t.yaml:3: target "a": headers: want a string or a list`},
+		{"targets:\n  - name: a\n    started_at: yesterday\n", `t.yaml:3: target "a": started_at: "yesterday": want RFC 3339`},
+		{"targets:\n  - url: http://x\n", `t.yaml:2: a target without name:`},
+		{"defaults:\n  bogus: 1\ntargets: []\n", `t.yaml:2: defaults: unknown key "bogus"`},
+		{"target:\n  - name: a\n", `t.yaml:1: unknown key "target"`},
+		{"targets: [\n", `t.yaml: `},
+		{"", `t.yaml: empty`},
+		{"targets:\n  - name: a\n    name: b\n", `t.yaml:3: target "b": name: given twice`},
+	} {
+		_, err := ParseTargets("t.yaml", []byte(tc.src))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want prefix %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+func TestFileTargetInputSources(t *testing.T) {
+	ts, err := ParseTargets("t.yaml", []byte("defaults:\n  read_timeout: 1s\ntargets:\n  - name: api\n    url: http://127.0.0.1:1/\n    expect_status: banana\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ts[0].Input(target.Defaults(), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.ReadTimeout != time.Second {
+		t.Fatalf("read_timeout from defaults: %v", in.ReadTimeout)
+	}
+	_, err = in.Build(func(string) string { return "" })
+	if err == nil || !strings.HasPrefix(err.Error(), `t.yaml:6: target "api": expect_status "banana": `) {
+		t.Fatalf("Build error %v does not name file, line, target and key", err)
+	}
+	if got := in.SourceOf("connect-timeout"); got != "--connect-timeout" {
+		t.Fatalf("a flag's own value is named %q", got)
+	}
+	if got := in.SourceOf("read-timeout"); got != `t.yaml:2: target "api": read_timeout` {
+		t.Fatalf("a default's value is named %q", got)
+	}
+}
