@@ -1,0 +1,16 @@
+# healthctl as a container image: one static binary on distroless (no shell,
+# no curl). Also the stage to copy from for a HEALTHCHECK in your own image:
+#   COPY --from=ghcr.io/healthctl/healthctl:latest /healthctl /healthctl
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /healthctl ./cmd/healthctl \
+ && /healthctl version
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /healthctl /healthctl
+ENTRYPOINT ["/healthctl"]
+CMD ["--help"]
