@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# bench-probe.sh — `healthctl probe` side by side with `curl -sf` against the
-# same loopback server: median/p90 wall time and peak RSS over many
-# interleaved runs, plus the binary's size. Loopback only; bounded runs.
+# bench-probe.sh — `healthctl probe` start-up against SPEC.md §10's design
+# floor: the static stripped binary as released (CGO_ENABLED=0, -trimpath,
+# -ldflags '-s -w') and scripts/benchbare (a bare Go GET with cobra, viper,
+# color and tablewriter linked) built the same way, run as paired,
+# interleaved runs (../shared/tools/paired.py) against one loopback server.
+# Prints each command's median and its ratio to the floor (the last line's
+# command), then curl's for reference, peak RSS and the binary's size.
+# Loopback only; bounded runs; installs nothing.
 #
-#   scripts/bench-probe.sh [RUNS]        (default 300)
+#   scripts/bench-probe.sh [RUNS]        (default 150)
 #
-# The server is nginx (as in SPEC.md §10) when installed
-# (apt-get install nginx-light), else python3's http.server.
+# The server is nginx (as in SPEC.md §10) when installed, else python3's
+# http.server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-300}
+runs=${1:-150}
+paired=${PAIRED:-../shared/tools/paired.py}
+[ -f "$paired" ] || paired=/work/shared/tools/paired.py
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-echo "building release-like binary (CGO_ENABLED=0, -trimpath, -s -w)..."
+echo "building as released (CGO_ENABLED=0, -trimpath, -ldflags '-s -w')..."
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/bare" ./scripts/benchbare
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/benchbare" ./scripts/benchbare
 go build -o "$work/benchcmd" ./scripts/benchcmd
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -35,10 +42,15 @@ fi
 url="http://127.0.0.1:$port/health"
 for _ in $(seq 100); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.05; done
 curl -sf "$url" >/dev/null || { echo "server did not come up on $url" >&2; exit 1; }
+# The probe must succeed, or the timing measures an error path.
+"$work/healthctl" probe "$url" >/dev/null
 
-echo "server: $server on $url; runs: $runs per command; $(nproc) cores"
-"$work/benchcmd" -n "$runs" -- "curl -sf $url" "$work/healthctl probe $url"
-echo "anchors: a bare Go GET with cobra+viper+color+tablewriter linked; a Go binary that does nothing"
-"$work/benchcmd" -n "$runs" -- "$work/bare $url" "$work/healthctl version"
+echo "server: $server on $url; runs: $runs paired; $(nproc) cores"
+echo "median_ms ratio_to_floor command"
+out=$(python3 "$paired" "$runs" "$work/healthctl probe $url" "$work/healthctl version" "curl -sf $url" "$work/benchbare $url")
+echo "$out"
+ratio=$(echo "$out" | awk 'NR==1 {print $2}')
+echo "floor ratio (healthctl probe / benchbare, paired medians): ${ratio}x  (SPEC.md §10 target <= 1.1x)"
+echo "peak RSS (benchcmd, 20 runs):"
+"$work/benchcmd" -n 20 -- "$work/healthctl probe $url" "$work/benchbare $url" | grep -v '^ratio' | sed 's/^/  /'
 echo "binary size: $(du -k "$work/healthctl" | cut -f1) KiB ($(( $(stat -c %s "$work/healthctl") / 1048576 )) MiB, stripped)"
-echo "targets: median <= 0.7x curl (minimum 1.5x), peak RSS <= 20 MiB, size <= 20 MiB"

@@ -25,7 +25,7 @@ func applyConfig(cmd *cobra.Command, configPath string, getenv env) error {
 		return err
 	}
 	if file != nil {
-		if err := checkConfigKeys(cmd.Root(), file.AllSettings(), path); err != nil {
+		if err := checkConfigKeys(everyCommand(cmd), file.AllSettings(), path); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 
 	"github.com/healthctl/healthctl/internal/classify"
 )
@@ -20,9 +22,22 @@ const (
 	ExitDrainFailed = 7
 	ExitRedeploy    = 8
 	ExitInternal    = 70
-	ExitSIGINT      = 130
-	ExitSIGTERM     = 143
+	// A shell's codes for `-- CMD` that could not be started after the
+	// probes ran: found but not executable, and not found.
+	ExitCannotExecute = 126
+	ExitNotFound      = 127
+	ExitSIGINT        = 130
+	ExitSIGTERM       = 143
 )
+
+// signalExit is the exit code after healthctl was stopped by sig: 143 for
+// SIGTERM, 130 for SIGINT (and anything else that cancels a run).
+func signalExit(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return ExitSIGTERM
+	}
+	return ExitSIGINT
+}
 
 // With -o nagios, probe uses monitoring-plugins' own codes instead.
 const (
@@ -58,6 +73,9 @@ type exitError struct {
 	// plugin marks a monitoring-plugins code (-o nagios), which must not be
 	// read as one of ours (its 2 is CRITICAL, not a usage error).
 	plugin bool
+	// childStatus marks the exit status of `-- CMD`, passed through as it
+	// is (its 2 is not our usage error, and a signal does not replace it).
+	childStatus bool
 }
 
 func (e *exitError) Error() string {

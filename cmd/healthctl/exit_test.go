@@ -1,11 +1,15 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
 // specOutcomes is a literal copy of SPEC.md §2's outcome table (outcome and
@@ -84,5 +88,68 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 		if specOtherCodes[name] != code {
 			t.Errorf("%s exit code %d, spec says %d", name, code, specOtherCodes[name])
 		}
+	}
+}
+
+// TestCrashExitCodeIsOurs: internal/crash keeps its own copy of the
+// internal-error code (it cannot import cmd); it must be this one.
+func TestCrashExitCodeIsOurs(t *testing.T) {
+	if crash.ExitInternal != ExitInternal {
+		t.Errorf("crash.ExitInternal = %d, exit.go says %d", crash.ExitInternal, ExitInternal)
+	}
+}
+
+func TestSignalExit(t *testing.T) {
+	for sig, want := range map[os.Signal]int{syscall.SIGTERM: ExitSIGTERM, syscall.SIGINT: ExitSIGINT, nil: ExitSIGINT} {
+		if got := signalExit(sig); got != want {
+			t.Errorf("signalExit(%v) = %d, want %d", sig, got, want)
+		}
+	}
+}
+
+// TestCompletionUnsupportedShell: Cobra's completion command prints its
+// help and exits 0 for a shell it cannot write for; that is a usage error.
+func TestCompletionUnsupportedShell(t *testing.T) {
+	streams, out, errb := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	code := a.run(t.Context(), []string{"completion", "tcsh"})
+	if code != ExitUsage || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one line", code, out, errb)
+	}
+	for _, sh := range []string{"tcsh", "bash", "zsh", "fish", "powershell"} {
+		if !strings.Contains(errb.String(), sh) {
+			t.Errorf("stderr %q does not name %s", errb, sh)
+		}
+	}
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		streams, out, errb := output.Test(false)
+		a := &app{streams: streams, getenv: func(string) string { return "" }}
+		if code := a.run(t.Context(), []string{"completion", sh}); code != 0 || out.Len() == 0 {
+			t.Errorf("completion %s: exit %d, %d bytes, stderr %q", sh, code, out.Len(), errb)
+		}
+	}
+}
+
+// TestTreeBuiltForTheCommandRun: a run builds only the command it names,
+// and help (or anything else) still sees every command.
+func TestTreeBuiltForTheCommandRun(t *testing.T) {
+	streams, _, _ := output.Test(false)
+	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	if cmds := a.newRootCmdFor([]string{"probe", "http://x/"}).Commands(); len(cmds) != 1 || cmds[0].Name() != "probe" {
+		t.Errorf("probe run builds %d commands", len(cmds))
+	}
+	var names []string
+	for _, c := range a.newRootCmdFor([]string{"--help"}).Commands() {
+		names = append(names, c.Name())
+	}
+	for _, want := range []string{"probe", "version", "wait-healthy", "policy"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("full tree %v lacks %s", names, want)
+		}
+	}
+	streams, out, _ := output.Test(false)
+	a = &app{streams: streams, getenv: func(string) string { return "" }}
+	if code := a.run(t.Context(), []string{"help"}); code != 0 || !strings.Contains(out.String(), "wait-healthy") {
+		t.Errorf("help: exit %d, %q", code, out)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newPolicyCmd(nil) })
+	registerCommand("policy", func(a *app) *cobra.Command { return a.newPolicyCmd(nil) })
 }
 
 // policyOptions is what `healthctl policy` runs with, filled by its RunE.

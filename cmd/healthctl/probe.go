@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proc"
 )
 
 // probeOptions is what `healthctl probe` runs with, filled by its RunE.
@@ -32,7 +35,9 @@ the reconciler's decision. Several URLs are probed concurrently and printed in
 argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 70 internal error, 130/143 interrupted. With -o nagios: one
+6 dns, 70 internal error, 130/143 interrupted (the finished results are still
+printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
+with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
@@ -74,29 +79,62 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 		}
 	}
 
+	// Signals are not awaited here (signalsCaught): catching them needs a
+	// thread the runtime starts at its own pace, 0.1-3 ms on a loaded
+	// machine, which is most of a probe. A signal in that first instant
+	// ends healthctl as the default action does (exit 130/143, no summary,
+	// and there is no finished result to report yet).
 	results := make([]probe.Result, len(all))
-	var wg sync.WaitGroup
-	for i, o := range all {
-		wg.Go(func() { results[i] = probe.Run(ctx, o) })
+	if len(all) == 1 {
+		// One URL: no goroutine to start (it costs start-up time).
+		results[0] = a.probe(ctx, all[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, o := range all {
+			wg.Go(func() {
+				defer crash.Recover()
+				results[i] = a.probe(ctx, o)
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+
+	// A signal (SIGINT, SIGTERM) cuts the unfinished probes short; the
+	// finished ones are still reported, the others as interrupted, and the
+	// run exits 130/143.
+	interrupted := 0
+	for _, r := range results {
+		if r.Canceled {
+			interrupted++
+		}
+	}
+	sigCode := a.signalCode()
+	if interrupted > 0 {
+		defer fmt.Fprintf(a.streams.Err, "healthctl: interrupted (%s): %d of %d probe%s cut short\n",
+			signalName(a), interrupted, len(results), waitPlural(len(results)))
+	}
 
 	code := ExitPass
 	if a.global.output == "nagios" {
 		for _, r := range results {
 			if r.Canceled {
-				return silentExit(ExitSIGINT)
+				fmt.Fprintf(a.streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", r.URL)
+				continue
 			}
 			fmt.Fprintln(a.streams.Out, output.NagiosLine(r))
 			if r.Outcome != classify.Pass {
 				code = NagiosCritical
 			}
 		}
+		if interrupted > 0 {
+			return silentExit(sigCode)
+		}
 		return &exitError{code: code, plugin: true}
 	}
 	for _, r := range results {
 		if r.Canceled {
-			return silentExit(ExitSIGINT) // run() turns this into 130/143
+			a.printInterrupted(r, sigCode)
+			continue
 		}
 		d, _ := policy.Decide(policy.Input{
 			Outcome:  r.Outcome,
@@ -111,7 +149,31 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 		}
 		a.printResult(r, &d, rc)
 	}
+	if interrupted > 0 {
+		return silentExit(sigCode)
+	}
 	return silentExit(code)
+}
+
+// printInterrupted renders a probe a signal cut short.
+func (a *app) printInterrupted(r probe.Result, code int) {
+	s := a.streams
+	switch {
+	case a.json():
+		_ = output.JSONLine(s.Out, output.NewInterruptedJSON(r, code))
+	case a.global.quiet:
+		fmt.Fprintln(s.Err, output.InterruptedLine(r, s.ErrColor))
+	default:
+		fmt.Fprintln(s.Out, output.InterruptedLine(r, s.OutColor))
+	}
+}
+
+// signalName names the signal that stopped this run, for messages.
+func signalName(a *app) string {
+	if s, ok := a.signal.Load().(syscall.Signal); ok {
+		return proc.SignalName(s)
+	}
+	return "cancelled"
 }
 
 // printResult renders one probe result in the chosen format.

@@ -11,6 +11,12 @@
 //	                                whole test (see fixture.DNSServer for its names),
 //	                                so no script can reach the machine's resolver
 //	HOME, XDG_CONFIG_HOME           $WORK and $WORK/.config
+//	GORACE=halt_on_error=1          a data race in healthctl (built with -race)
+//	                                fails its script
+//	HCTEST_REASONS_FILE             where each healthctl run appends the reasons
+//	                                it printed; after all scripts, TestScripts
+//	                                fails for a reason no run printed (see
+//	                                checkReasonCoverage)
 //	no NO_COLOR, no proxy variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY
 //	                                and lower-case forms are set empty)
 //
@@ -38,8 +44,8 @@
 //	    a listener that never accepts, its accept queue full: connects time out;
 //	    sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
 //	statsd NAME
-//	    a StatsD UDP listener; sets $NAME_ADDR and $NAME_FILE (every line
-//	    received is appended to that file).
+//	    a StatsD UDP listener; sets $NAME_ADDR (127.0.0.1:PORT), $NAME_PORT and
+//	    $NAME_FILE (every line received is appended to that file).
 //	waitfile [-timeout D] FILE REGEXP
 //	    waits (default 10s) until FILE exists and its content matches REGEXP;
 //	    the way to wait for a background process instead of sleeping.
@@ -59,6 +65,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -70,12 +77,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/probe"
 )
 
 // extraCmds are custom script commands registered by other test files.
@@ -90,7 +99,16 @@ var extraSetup []func(env *testscript.Env) error
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"healthctl": func() { os.Exit(Main()) },
+		"healthctl": func() { os.Exit(mainRecordingReasons(nil)) },
+		// healthctl-prober-panics is healthctl whose every probe panics on
+		// the goroutine that runs it (probe's per-URL goroutines,
+		// wait-healthy's per-target loops): the panic must become exit 70
+		// and one line, not Go's exit 2 and a stack trace.
+		"healthctl-prober-panics": func() {
+			os.Exit(mainRecordingReasons(func(a *app) {
+				a.prober = func(context.Context, *probe.Options) probe.Result { panic("injected: the prober panicked") }
+			}))
+		},
 	})
 }
 
@@ -149,6 +167,15 @@ func TestScripts(t *testing.T) {
 		}
 		conds[name] = f
 	}
+	// Every healthctl run appends the reasons it printed here; once all
+	// scripts have finished, checkReasonCoverage reads them.
+	reasonsFile := filepath.Join(t.TempDir(), "reasons")
+	scripts, err := filepath.Glob(filepath.Join("..", "..", "testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scriptsRun atomic.Int32
+	t.Cleanup(func() { checkReasonCoverage(t, reasonsFile, int(scriptsRun.Load()), len(scripts), conds) })
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
@@ -178,6 +205,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			env.Setenv("HEALTHCTL_DNS_SERVER", dns.Addr)
 			env.Setenv("DNS_ADDR", dns.Addr)
+			// A data race in healthctl fails the script, not just a log line.
+			env.Setenv("GORACE", "halt_on_error=1")
+			env.Setenv(reasonsFileVar, reasonsFile)
+			scriptsRun.Add(1)
 			env.Values[scriptStateKey{}] = &scriptState{}
 			for _, f := range extraSetup {
 				if err := f(env); err != nil {
@@ -309,6 +340,8 @@ func cmdStatsD(ts *testscript.TestScript, neg bool, args []string) {
 	s, err := fixture.NewStatsD(cleaner(ts), file)
 	ts.Check(err)
 	ts.Setenv(args[0]+"_ADDR", s.Addr)
+	_, port, _ := strings.Cut(s.Addr, ":")
+	ts.Setenv(args[0]+"_PORT", port)
 	ts.Setenv(args[0]+"_FILE", file)
 }
 

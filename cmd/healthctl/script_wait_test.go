@@ -3,12 +3,14 @@
 //	flapd NAME STATUS...
 //	    an HTTP fixture that answers the given statuses in order, one per
 //	    request, then repeats the last one; sets $NAME_URL.
-//	sigwhen INT|TERM WANT FILE REGEXP PROG [ARGS...]
+//	sigwhen [-group] INT|TERM WANT FILE REGEXP PROG [ARGS...]
 //	    starts PROG (found on the script's PATH, with the script's
 //	    environment), waits (10s at most) until FILE matches REGEXP, sends it
 //	    the signal, waits (10s at most) for it to exit, and fails unless its
 //	    exit code is WANT; its stdout and stderr are then what the stdout and
 //	    stderr commands check. The built-in kill sends only KILL or INT.
+//	    With -group PROG runs in a process group of its own and the signal
+//	    goes to that whole group, as a terminal's Ctrl-C does.
 //	waitrate FILE PERSEC MIN
 //	    reads wait-healthy's final JSON object from FILE (cp stdout FILE) and
 //	    fails unless MIN <= attempts <= PERSEC * elapsed seconds + 1.
@@ -79,7 +81,11 @@ func cmdFlapd(ts *testscript.TestScript, neg bool, args []string) {
 // cmdSigWhen implements sigwhen INT|TERM WANT FILE REGEXP PROG [ARGS...].
 func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sigwhen")
-	const usage = "usage: sigwhen INT|TERM WANT FILE REGEXP PROG [ARGS...]"
+	const usage = "usage: sigwhen [-group] INT|TERM WANT FILE REGEXP PROG [ARGS...]"
+	group := len(args) > 0 && args[0] == "-group"
+	if group {
+		args = args[1:]
+	}
 	if len(args) < 5 {
 		ts.Fatalf(usage)
 	}
@@ -109,6 +115,9 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Env = scriptEnv(ts)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	ts.Check(cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -127,7 +136,11 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 		report()
 		ts.Fatalf("sigwhen: %s did not match %q within 10s", args[2], args[3])
 	}
-	ts.Check(cmd.Process.Signal(sig))
+	if group {
+		ts.Check(syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal)))
+	} else {
+		ts.Check(cmd.Process.Signal(sig))
+	}
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):
@@ -161,7 +174,7 @@ func lookPath(ts *testscript.TestScript, prog string) (string, error) {
 // outside ts.Exec: the test's own, with the variables the script setup
 // controls taken from the script.
 func scriptEnv(ts *testscript.TestScript) []string {
-	controlled := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "HEALTHCTL_DNS_SERVER", "WORK", "TMPDIR"}, proxyVars...)
+	controlled := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "HEALTHCTL_DNS_SERVER", "WORK", "TMPDIR", "GORACE", reasonsFileVar}, proxyVars...)
 	skip := map[string]bool{"NO_COLOR": true}
 	for _, k := range controlled {
 		skip[k] = true

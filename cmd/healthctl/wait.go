@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,13 +14,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/statsd"
 	"github.com/healthctl/healthctl/internal/wait"
 )
 
 func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newWaitCmd(nil) })
+	registerCommand("wait-healthy", func(a *app) *cobra.Command { return a.newWaitCmd(nil) })
 }
 
 // waitOptions is what `healthctl wait-healthy` runs with, filled by its RunE.
@@ -47,15 +50,17 @@ func (a *app) newWaitCmd(runF func(context.Context, *waitOptions) error) *cobra.
 		Long: `Poll each URL until it passes --successes times in a row, or the --timeout
 ceiling passes. The first probe goes at once, then one per --interval (start to
 start) while a server answers anything; while nothing listens (connection
-refused) a URL is re-probed every 50ms, at most 20 times a second per host:port.
+refused) a URL is re-probed every 50ms, at most 20 times a second per address
+dialled (127.0.0.1:8080 and localhost:8080 share one budget).
 
 Exit 0 when every URL is healthy. Otherwise the exit code of the last completed
 failure of the first URL (argument order) that is not healthy (4, timeout, if no
 probe completed), with one line saying why and for how long it tried.
 --fail-open exits 0 after the ceiling with one WARN line; --bypass (or
 HEALTHCTL_BYPASS=true) exits 0 at once without probing: a kill switch for a
-broken gate. After --, CMD runs once healthy (or failed open) and its exit
-status is healthctl's.`,
+broken gate. After --, CMD runs once healthy (or failed open), in its own
+process group; a SIGINT/SIGTERM to healthctl is forwarded to it once, and its
+exit status is healthctl's (126/127 when it cannot be started after probing).`,
 		Example: `  healthctl wait-healthy http://127.0.0.1:8080/health
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
@@ -126,6 +131,7 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 		}
 	}
 
+	a.signalsCaught()
 	s := a.streams
 	if opts.bypass {
 		// The kill switch: nothing probed, nothing counted (a bypassed gate
@@ -150,7 +156,8 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 			statsdNotes.lines = append(statsdNotes.lines, fmt.Sprintf(format, args...))
 			statsdNotes.Unlock()
 		}
-		if metrics, err = statsd.New(opts.statsd, opts.statsdPrefix, logf); err != nil {
+		so := statsd.Options{Logf: logf, DNSServer: targets[0].Options.DNSServer}
+		if metrics, err = statsd.New(opts.statsd, opts.statsdPrefix, so); err != nil {
 			return usageErrorf("--statsd %q: %v", opts.statsd, err)
 		}
 	}
@@ -166,6 +173,7 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 		Successes:         opts.successes,
 		FailOpen:          opts.failOpen,
 		RespectRetryAfter: opts.respectRetryAfter,
+		Probe:             a.probe,
 	}
 	if metrics != nil {
 		cfg.Metrics = metrics
@@ -220,6 +228,7 @@ func (a *app) waitWithTicker(ctx context.Context, cfg wait.Config, p *output.Wai
 	stop := make(chan struct{})
 	ticked := make(chan struct{})
 	go func() {
+		defer crash.Recover()
 		defer close(ticked)
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
@@ -259,11 +268,7 @@ func (a *app) waitVerdict(s *wait.Summary, opts *waitOptions) (int, string) {
 		last = "no probe completed: timeout"
 	}
 	if s.Aborted {
-		code := ExitSIGINT
-		if sig, ok := a.signal.Load().(os.Signal); ok && sig == syscall.SIGTERM {
-			code = ExitSIGTERM
-		}
-		return code, fmt.Sprintf("interrupted after %s waiting for %s (%s)", output.Seconds(s.Elapsed), t.URL, last)
+		return a.signalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)", output.Seconds(s.Elapsed), t.URL, last)
 	}
 	code := ExitCode(outcome)
 	if s.FailOpen {
@@ -285,46 +290,60 @@ func (a *app) wantPhrase(opts *waitOptions) string {
 	return prefix + "no 2xx"
 }
 
-// runAfter runs the command given after --, with healthctl's streams, and
-// returns its exit status. A signal to healthctl is passed on to it.
+// runAfter runs the command given after --, with healthctl's streams, in
+// its own process group (internal/proc), and returns its exit status. A
+// signal to healthctl is forwarded to it once (the terminal's Ctrl-C does not
+// reach it directly, so it never gets SIGINT twice); healthctl then waits for
+// it and exits with its status, so a child that exits 0 on SIGTERM makes
+// healthctl exit 0. A command that cannot be started now, after the probes
+// ran, is 127 (not found) or 126 (cannot execute), as a shell says.
 func (a *app) runAfter(ctx context.Context, argv []string) error {
 	if len(argv) == 0 {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return silentExit(ExitSIGINT) // run() turns this into 130/143
+		return silentExit(a.signalCode())
 	}
 	s := a.streams
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = s.In, s.Out, s.Err
-	if err := c.Start(); err != nil {
-		return usageErrorf("wait-healthy: command after --: %v", err)
+	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: s.Out, Stderr: s.Err})
+	if err != nil {
+		return &exitError{code: startExit(err), err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
-	exited := make(chan struct{})
+	remove := crash.OnCrash(func() { child.Kill() })
+	defer remove()
+	sigs := make(chan os.Signal, 1)
+	stop := make(chan struct{})
+	defer close(stop)
 	go func() {
+		defer crash.Recover()
 		select {
 		case <-ctx.Done():
 			sig, _ := a.signal.Load().(os.Signal)
 			if sig == nil {
 				sig = syscall.SIGTERM
 			}
-			_ = c.Process.Signal(sig)
-		case <-exited:
+			sigs <- sig
+		case <-stop:
 		}
 	}()
-	err := c.Wait()
-	close(exited)
-	if err == nil {
-		return nil
+	st := child.Foreground(sigs, childGrace)
+	if st.Err != nil && !st.Exited && st.Signal == 0 {
+		return &exitError{code: ExitInternal, err: fmt.Errorf("wait-healthy: command after --: %v", st.Err)}
 	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return usageErrorf("wait-healthy: command after --: %v", err)
+	return &exitError{code: st.ExitCode(), childStatus: true}
+}
+
+// childGrace is how long `-- CMD` has to end after healthctl forwarded a
+// signal to it, before its process group is killed.
+const childGrace = 10 * time.Second
+
+// startExit is a shell's exit code for a command that could not be
+// started: 127 when it is not found, 126 when it cannot be executed.
+func startExit(err error) int {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return ExitNotFound
 	}
-	if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-		return silentExit(128 + int(st.Signal())) // as a shell reports it
-	}
-	return silentExit(ee.ExitCode())
+	return ExitCannotExecute
 }
 
 // waitDuration prints 30s, 2m, 1m30s, 500ms (not 2m0s).

@@ -18,12 +18,6 @@ const (
 // Outcomes lists every outcome in the order of SPEC.md §2.
 var Outcomes = []Outcome{Pass, Unreachable, TLS, Timeout, Refused, DNS}
 
-// Decisive reports whether the outcome is one the reconciler may act on
-// (refused, dns, unreachable), as opposed to pass, a warming cert or slowness.
-func (o Outcome) Decisive() bool {
-	return o == Refused || o == DNS || o == Unreachable
-}
-
 // Reason refines an outcome. It is a closed set of snake_case strings; raw
 // error text never goes here.
 type Reason string

@@ -52,9 +52,16 @@ func Recover() {
 	}
 }
 
+// reporting is held by the goroutine that reports a panic: when two
+// goroutines panic at once, the second waits here while the first prints
+// its one line and exits.
+var reporting sync.Mutex
+
 // Report prints the panic value as one line (the stack only with
 // HEALTHCTL_DEBUG set), runs the cleanups and exits 70.
 func Report(r any) {
+	reporting.Lock()
+	defer reporting.Unlock() // reached only when Exit returns (tests)
 	mu.Lock()
 	fs := cleanups
 	cleanups = nil

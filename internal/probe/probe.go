@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/crash"
 )
 
 // windowError is the cause a probe's own window cancels its context with.
@@ -145,6 +146,7 @@ func (p *run) disarm(w *window) {
 // fire ends the probe because a window closed, remembering the stage that
 // was running at that moment, unless the window was stopped meanwhile.
 func (p *run) fire(w *window, gen int) {
+	defer crash.Recover() // runs on a timer's goroutine
 	p.mu.Lock()
 	if p.stopped || !w.active || w.gen != gen {
 		p.mu.Unlock()

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/crash"
 )
 
 // Spec is what to start.
@@ -141,6 +143,7 @@ func Start(s Spec) (*Child, error) {
 }
 
 func (c *Child) wait() {
+	defer crash.Recover()
 	defer close(c.done)
 	err := c.cmd.Wait()
 	st := Status{}

@@ -1,15 +1,19 @@
 // Package statsd sends StatsD counters over UDP without ever making the
-// caller wait: lines are queued, a goroutine dials and writes them with a
-// short deadline, and errors are reported to a log function, never
-// returned. Close flushes what is queued, within a bound.
+// caller wait: lines are queued, a goroutine resolves the host (with the
+// wait's --dns-server when given), dials and writes them with short
+// deadlines, and errors are reported to a log function, never returned.
+// Close flushes what is queued, within a bound.
 package statsd
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/crash"
 )
 
 // DefaultPrefix is prepended to every counter (--statsd-prefix).
@@ -29,8 +33,20 @@ type Client struct {
 	addr   string
 	prefix string
 	logf   func(format string, args ...any)
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 	lines  chan string
 	done   chan struct{}
+	// cancel ends a name lookup or dial still running when Close gives up.
+	cancel context.CancelFunc
+}
+
+// Options are a client's optional settings.
+type Options struct {
+	// Logf receives the errors that are otherwise ignored (nil: none).
+	Logf func(format string, args ...any)
+	// DNSServer ("addr:port"), when set, is the only server asked for the
+	// StatsD host's address, as --dns-server is for probes.
+	DNSServer string
 }
 
 // ParseAddr checks a host:port StatsD address without resolving it.
@@ -57,20 +73,35 @@ func ParsePrefix(p string) error {
 	return nil
 }
 
-// New validates addr and prefix and starts the sender. logf (may be nil)
-// receives the errors that are otherwise ignored.
-func New(addr, prefix string, logf func(format string, args ...any)) (*Client, error) {
+// New validates addr and prefix and starts the sender, which resolves and
+// dials in the background: nothing here waits on the network.
+func New(addr, prefix string, opts Options) (*Client, error) {
 	if err := ParseAddr(addr); err != nil {
 		return nil, err
 	}
 	if err := ParsePrefix(prefix); err != nil {
 		return nil, err
 	}
+	logf := opts.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	c := &Client{addr: addr, prefix: strings.TrimSuffix(prefix, "."), logf: logf, lines: make(chan string, 16), done: make(chan struct{})}
-	go c.send()
+	d := &net.Dialer{Resolver: &net.Resolver{PreferGo: true}}
+	if srv := opts.DNSServer; srv != "" {
+		d.Resolver.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var nd net.Dialer
+			return nd.DialContext(ctx, network, srv)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	c := &Client{
+		addr: addr, prefix: strings.TrimSuffix(prefix, "."), logf: logf, dial: d.DialContext,
+		lines: make(chan string, 16), done: make(chan struct{}), cancel: cancel,
+	}
+	go func() {
+		defer crash.Recover()
+		c.send(ctx)
+	}()
 	return c, nil
 }
 
@@ -94,7 +125,7 @@ func (c *Client) Count(name string) {
 }
 
 // Close sends what is queued, waiting at most timeout, and stops the
-// sender.
+// sender (a lookup or dial still running is abandoned).
 func (c *Client) Close(timeout time.Duration) {
 	close(c.lines)
 	t := time.NewTimer(timeout)
@@ -104,11 +135,12 @@ func (c *Client) Close(timeout time.Duration) {
 	case <-t.C:
 		c.logf("statsd: %s: not flushed within %v, lines dropped", c.addr, timeout)
 	}
+	c.cancel()
 }
 
-func (c *Client) send() {
+func (c *Client) send(ctx context.Context) {
 	defer close(c.done)
-	conn, err := net.DialTimeout("udp", c.addr, dialTimeout)
+	conn, err := c.dial(ctx, "udp", c.addr)
 	if err != nil {
 		c.logf("statsd: %v", err)
 		for range c.lines { // drain so Close returns

@@ -5,8 +5,9 @@
 // open). It never prints: progress goes to an Observer, the outcome is the
 // returned Summary, and the per-wait counters go to a Metrics sink.
 //
-// Time comes from a Clock and probes from a Prober, so the loop is tested
-// inside a testing/synctest bubble with an in-memory prober.
+// Probes come from a Prober, so the loop is tested inside a testing/synctest
+// bubble (whose fake time the time package then reports) with an in-memory
+// prober.
 package wait
 
 import (
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -29,8 +31,9 @@ const (
 )
 
 // RefusedRetry is the delay, start to start, between re-probes of a URL that
-// refused the connection, and the spacing of such re-probes per host:port:
-// at most 20 a second on one port, however many URLs share it. A refused
+// refused the connection, and the spacing of such re-probes per dialled
+// address (ip:port): at most 20 a second on one port, however many URLs (and
+// host names) lead to it. A refused
 // connection costs the server nothing, and it is the moment a booting server
 // starts listening that a gate wants to catch.
 const RefusedRetry = 50 * time.Millisecond
@@ -54,25 +57,6 @@ var ErrCeiling = errors.New("wait-healthy ceiling reached")
 // with Result.Canceled set when ctx ends.
 type Prober func(ctx context.Context, opts *probe.Options) probe.Result
 
-// Clock is the loop's time source.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine once d has passed; stop
-	// prevents that if it has not happened yet.
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-// Real is the system clock. Inside a testing/synctest bubble its time is the
-// bubble's fake time, which is how the loop is tested.
-var Real Clock = realClock{}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
-
 // Metrics receives the per-wait counters (a StatsD client, or nothing).
 type Metrics interface {
 	Count(name string)
@@ -83,9 +67,6 @@ type Target struct {
 	Options *probe.Options
 	// URL is the redacted URL, for messages.
 	URL string
-	// Key is the host:port refused re-probes are rate-limited by; empty
-	// means derived from Options.URL.
-	Key string
 }
 
 // Config is one wait.
@@ -102,7 +83,6 @@ type Config struct {
 	RespectRetryAfter bool
 
 	Probe    Prober
-	Clock    Clock
 	Metrics  Metrics
 	Observer func(Event)
 }
@@ -202,11 +182,8 @@ func Run(ctx context.Context, cfg Config) Summary {
 	if cfg.Probe == nil {
 		cfg.Probe = probe.Run
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = Real
-	}
-	w := &waiter{cfg: cfg, clock: cfg.Clock, slots: map[string]time.Time{}}
-	w.start = w.clock.Now()
+	w := &waiter{cfg: cfg, slots: map[string]time.Time{}}
+	w.start = time.Now()
 	w.deadline = w.start.Add(cfg.Timeout)
 	w.targets = make([]TargetSummary, len(cfg.Targets))
 	for i, t := range cfg.Targets {
@@ -215,16 +192,22 @@ func Run(ctx context.Context, cfg Config) Summary {
 	count(cfg.Metrics, MetricStarted)
 
 	ceil, cancel := context.WithCancelCause(ctx)
-	stop := w.clock.AfterFunc(cfg.Timeout, func() { cancel(ErrCeiling) })
+	ceiling := time.AfterFunc(cfg.Timeout, func() {
+		defer crash.Recover()
+		cancel(ErrCeiling)
+	})
 	var wg sync.WaitGroup
 	for i := range cfg.Targets {
-		wg.Go(func() { w.loop(ceil, i) })
+		wg.Go(func() {
+			defer crash.Recover()
+			w.loop(ceil, i)
+		})
 	}
 	wg.Wait()
-	stop()
+	ceiling.Stop()
 	cancel(nil)
 
-	s := Summary{Targets: w.targets, Attempts: w.attempts, Elapsed: w.clock.Now().Sub(w.start), Healthy: true}
+	s := Summary{Targets: w.targets, Attempts: w.attempts, Elapsed: time.Since(w.start), Healthy: true}
 	for _, t := range s.Targets {
 		s.Healthy = s.Healthy && t.Healthy
 	}
@@ -248,29 +231,28 @@ func count(m Metrics, name string) {
 // waiter is the shared state of one Run; mu guards everything below it.
 type waiter struct {
 	cfg      Config
-	clock    Clock
 	start    time.Time
 	deadline time.Time
 
 	mu       sync.Mutex
 	attempts int
 	targets  []TargetSummary
-	// slots is, per host:port, the earliest start of the next refused
-	// re-probe.
+	// slots is, per dialled address (ip:port), the earliest start of the
+	// next refused re-probe.
 	slots map[string]time.Time
 }
 
 // loop probes one target until it is done or ctx ends.
 func (w *waiter) loop(ctx context.Context, i int) {
 	t := w.cfg.Targets[i]
-	key := t.Key
-	if key == "" {
-		key = HostPort(t.Options)
-	}
+	// The refused rate limit's unit is the address a probe dialled, so
+	// 127.0.0.1:P and localhost:P share one budget. Until a probe has
+	// dialled, the URL's host:port stands in for it.
+	key := HostPort(t.Options)
 	var prev *probe.Result
 	streak, attempt := 0, 0
 	for {
-		started := w.clock.Now()
+		started := time.Now()
 		if !started.Before(w.deadline) {
 			return // the ceiling's timer may not have fired yet
 		}
@@ -280,13 +262,16 @@ func (w *waiter) loop(ctx context.Context, i int) {
 			return // cut short by the ceiling or a signal: not an outcome
 		}
 		attempt++
+		if r.Address != "" {
+			key = r.Address
+		}
 		if r.Outcome == classify.Pass {
 			streak++
 		} else {
 			streak = 0
 		}
 		done := streak >= w.cfg.Successes
-		now := w.clock.Now()
+		now := time.Now()
 		var next time.Time
 		if !done {
 			next = w.next(key, started, now, r)
@@ -317,14 +302,14 @@ func (w *waiter) loop(ctx context.Context, i int) {
 		}
 		w.mu.Unlock()
 
-		if done || !sleepUntil(ctx, w.clock, next) {
+		if done || !sleepUntil(ctx, next) {
 			return
 		}
 	}
 }
 
-// noteStart records a probe start on key: a refused re-probe of any URL on
-// the same host:port starts no sooner than RefusedRetry after it.
+// noteStart records a probe start on key: a refused re-probe of any URL
+// dialling the same address starts no sooner than RefusedRetry after it.
 func (w *waiter) noteStart(key string, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -337,7 +322,7 @@ func (w *waiter) noteStart(key string, at time.Time) {
 func (w *waiter) next(key string, started, now time.Time, r probe.Result) time.Time {
 	if r.Outcome == classify.Refused {
 		// Nothing listens: re-probe fast, in the next free slot of this
-		// host:port, and reserve it so URLs sharing the port share the rate.
+		// address, and reserve it so URLs dialling it share the rate.
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		at := later(started.Add(RefusedRetry), w.slots[key])
@@ -362,25 +347,24 @@ func later(a, b time.Time) time.Time {
 }
 
 // sleepUntil waits until t; it reports false when ctx ended first.
-func sleepUntil(ctx context.Context, c Clock, t time.Time) bool {
-	d := t.Sub(c.Now())
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	ch := make(chan struct{})
-	stop := c.AfterFunc(d, func() { close(ch) })
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
-	case <-ch:
+	case <-timer.C:
 		return ctx.Err() == nil
 	case <-ctx.Done():
-		stop()
 		return false
 	}
 }
 
-// HostPort is the host:port a probe connects to (lower-case host, the
-// scheme's default port when none is given): the unit of the refused rate
-// limit.
+// HostPort is the host:port a URL names (lower-case host, the scheme's
+// default port when none is given): the refused rate limit's unit until a
+// probe has reported the address it dialled.
 func HostPort(o *probe.Options) string {
 	if o == nil || o.URL == nil {
 		return ""

@@ -37,6 +37,9 @@ func (a answer) taking(d time.Duration) answer { a.took = d; return a }
 type fakeProber struct {
 	t0      time.Time
 	respond map[string]func(n int, at time.Duration) answer
+	// dialled is the address each URL's probes report having dialled
+	// (none when absent).
+	dialled map[string]string
 
 	mu     sync.Mutex
 	starts map[string][]time.Duration
@@ -54,7 +57,7 @@ func (f *fakeProber) probe(ctx context.Context, o *probe.Options) probe.Result {
 	n := len(f.starts[u])
 	f.mu.Unlock()
 	a := f.respond[u](n, at)
-	r := probe.Result{URL: u, Outcome: a.outcome, Reason: a.reason, RetryAfter: a.retry, Started: time.Now()}
+	r := probe.Result{URL: u, Outcome: a.outcome, Reason: a.reason, RetryAfter: a.retry, Started: time.Now(), Address: f.dialled[u]}
 	t := time.NewTimer(a.took)
 	defer t.Stop()
 	select {
@@ -225,6 +228,30 @@ func TestWaitRefusedRateIsSharedPerHostPort(t *testing.T) {
 		}
 		if !s.TimedOut || s.Healthy {
 			t.Errorf("summary = %+v, want timed out", s)
+		}
+	})
+}
+
+// TestWaitRefusedRateIsSharedPerDialledAddress: two URLs whose host names
+// differ but lead to one address (127.0.0.1:8080 and localhost:8080) share
+// that address's 20 re-probes a second.
+func TestWaitRefusedRateIsSharedPerDialledAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := "http://127.0.0.1:8080/health", "http://localhost:8080/ready"
+		never := always(refused)
+		f := newFake(map[string]func(int, time.Duration) answer{a: never, b: never})
+		f.dialled = map[string]string{a: "127.0.0.1:8080", b: "127.0.0.1:8080"}
+		run(t, Config{Timeout: 2 * time.Second}, f, a, b)
+		var shared []time.Duration
+		shared = append(append(shared, f.startsOf(a)...), f.startsOf(b)...)
+		slices.Sort(shared)
+		for i := 2; i < len(shared); i++ {
+			if d := shared[i] - shared[i-1]; d < RefusedRetry {
+				t.Fatalf("two probes of 127.0.0.1:8080 %v apart (at %v), want >= %v", d, shared[i], RefusedRetry)
+			}
+		}
+		if n := len(shared); n > 2*20+1 {
+			t.Errorf("%d probes of 127.0.0.1:8080 in 2s through two host names, want at most 41", n)
 		}
 	})
 }
