@@ -119,7 +119,7 @@ var demoSteps []demoStep
 func (a *app) newDemoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
-		Short: "Show every command against built-in services on loopback (offline, ~10s)",
+		Short: "Show every command against built-in services on loopback (offline, ~5s)",
 		Long: `Start built-in services on 127.0.0.1 that each fail in one real way (healthy,
 503, a redirect to another site, nothing listening, a hang, a self-signed and an
 expired certificate, a name that does not exist — answered by a DNS server on
