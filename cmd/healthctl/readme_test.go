@@ -52,12 +52,16 @@ var (
 func readmeCommands(doc string) []docCommand {
 	var out []docCommand
 	lines := strings.Split(doc, "\n")
-	inFence := false
+	inFence, console := false, false
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") {
 			inFence = !inFence
+			console = inFence && strings.TrimPrefix(t, "```") == "console"
 			continue
+		}
+		if console && !strings.HasPrefix(l, "$ ") {
+			continue // a program's output, not a command
 		}
 		n := i + 1
 		if m := arrayCmd.FindString(l); m != "" {
@@ -202,5 +206,12 @@ func TestREADMECheckCanFail(t *testing.T) {
 		if parseOnly(c.args) == nil {
 			t.Errorf("line %d: %q parsed, want an error", c.line, c.args)
 		}
+	}
+}
+
+func TestREADMEConsoleOutputIsNotACommand(t *testing.T) {
+	doc := "```console\n$ healthctl probe -v http://x/\n  cert[0]    CN=healthctl fixture expired\n```\n"
+	if cmds := readmeCommands(doc); len(cmds) != 1 || cmds[0].args[0] != "probe" {
+		t.Fatalf("got %v", cmds)
 	}
 }
