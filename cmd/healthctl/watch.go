@@ -18,6 +18,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -193,10 +194,15 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	}
 	w := watch.New(cfg, file)
 	r := &watchReporter{a: a, opts: opts, w: w, store: store, shard: shard.String(),
-		jsonOut: a.json() || (!a.streams.OutTTY && !opts.table),
-		latest:  make([]watch.Item, len(targets))}
-	for i, t := range targets {
-		r.latest[i].Target = t
+		jsonOut:   a.json() || (!a.streams.OutTTY && !opts.table),
+		metricsOn: opts.promFile != "" || opts.listen != ""}
+	if r.metricsOn && !opts.once {
+		// Sweeps overlap and skip targets: the metrics need each target's
+		// last probed item. One sweep (--once) is its own latest.
+		r.latest = make([]watch.Item, len(targets))
+		for i, t := range targets {
+			r.latest[i].Target = t
+		}
 	}
 	r.metrics.Store(&[]byte{})
 
@@ -281,7 +287,8 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 		if ft.URL != "" {
 			var tmpl *target.Template
-			if len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?") {
+			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
+			if shared {
 				// Targets without options of their own share one template.
 				// Not those whose URL may carry secrets (userinfo, query):
 				// each secret is registered with the template's redactor, and
@@ -304,11 +311,19 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 					return nil, usageError(err)
 				}
 			}
-			o, err := tmpl.ForURLFrom(ft.URL, ft.URLSource(opts.targetsFile))
+			raw, src := ft.URL, ft.URLSource(opts.targetsFile)
+			o, err := tmpl.ForURLFrom(raw, src)
 			if err != nil {
 				return nil, usageError(err)
 			}
 			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+			if shared {
+				// A shared template's options are a copy of the template's
+				// with this URL: made again for each probe (checked just
+				// now), so 10,000 targets do not keep 10,000 copies.
+				t.Options = nil
+				t.Build = func() (*probe.Options, error) { return tmpl.ForURLFrom(raw, src) }
+			}
 		}
 		if err := add(t, where); err != nil {
 			return nil, err
@@ -325,7 +340,10 @@ type watchReporter struct {
 	store   *statestore.Store
 	shard   string
 	jsonOut bool
-	// latest is each target's last probed item (reports are serialised).
+	// metricsOn is --prom-file or --listen.
+	metricsOn bool
+	// latest is each target's last probed item (reports are serialised),
+	// kept only for the metrics of a long-running watch.
 	latest    []watch.Item
 	metrics   atomic.Pointer[[]byte]
 	sweeps    int
@@ -337,12 +355,19 @@ type watchReporter struct {
 func (r *watchReporter) report(s *watch.Sweep) error {
 	r.sweeps++
 	r.redeploys += s.Redeploys
-	for i := range s.Items {
-		if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-			r.latest[i] = *it
+	latest := s.Items // --once: a target interrupted has a zero Result, as one never probed
+	if r.latest != nil {
+		for i := range s.Items {
+			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
+				r.latest[i] = *it
+			}
 		}
+		latest = r.latest
 	}
 	r.print(s)
+	if r.store == nil && !r.metricsOn {
+		return nil
+	}
 	st := r.w.State()
 	var errs []error
 	if r.store != nil {
@@ -350,9 +375,9 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			errs = append(errs, err)
 		}
 	}
-	if r.opts.promFile != "" || r.opts.listen != "" {
+	if r.metricsOn {
 		var buf bytes.Buffer
-		if err := output.WriteMetrics(&buf, output.MetricsInput{Latest: r.latest, State: st, Sweep: s}); err != nil {
+		if err := output.WriteMetrics(&buf, output.MetricsInput{Latest: latest, State: st, Sweep: s}); err != nil {
 			errs = append(errs, err)
 		}
 		b := buf.Bytes()
