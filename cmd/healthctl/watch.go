@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -375,9 +376,12 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			errs = append(errs, err)
 		}
 	}
-	if r.metricsOn {
+	in := output.MetricsInput{Latest: latest, State: st, Sweep: s}
+	switch {
+	case r.opts.listen != "":
+		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
-		if err := output.WriteMetrics(&buf, output.MetricsInput{Latest: latest, State: st, Sweep: s}); err != nil {
+		if err := output.WriteMetrics(&buf, in); err != nil {
 			errs = append(errs, err)
 		}
 		b := buf.Bytes()
@@ -386,6 +390,12 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 			}
+		}
+	case r.opts.promFile != "":
+		// Straight to the file: 10,000 targets' metrics are ~10 MB.
+		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return output.WriteMetrics(w, in) })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 		}
 	}
 	return usageError(errors.Join(errs...))
