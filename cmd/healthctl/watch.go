@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -162,6 +163,10 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 		}
 	}
 	targets = kept
+	if a.getenv("GOMEMLIMIT") == "" {
+		// A soft limit sized for the fleet (GOMEMLIMIT, "off" included, wins).
+		debug.SetMemoryLimit(watch.MemoryLimit(len(targets)))
+	}
 	concurrency := opts.concurrency
 	if concurrency == 0 {
 		concurrency = watch.DefaultConcurrency()
