@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	bin := flag.String("bin", "healthctl", "the healthctl binary")
+	bin := flag.String("bin", "healthctl", "the healthctl binary (a comma list: runs alternate between them)")
 	counts := flag.String("n", "1000,10000", "comma list of target counts, one sweep each")
 	runs := flag.Int("runs", 3, "sweeps per count (the median is reported)")
 	timeout := flag.Duration("timeout", 60*time.Second, "limit of one sweep")
@@ -55,25 +55,39 @@ func main() {
 		}
 		file := filepath.Join(dir, fmt.Sprintf("targets-%d.yaml", n))
 		writeTargets(file, base, n)
-		var walls, cpus, sweeps []time.Duration
-		var rss []int64
+		// With several binaries (-bin a,b), runs alternate between them so
+		// the machine's drift hits all alike.
+		bins := strings.Split(*bin, ",")
+		res := make([][]result, len(bins))
 		for range *runs {
-			r, err := sweep(*bin, file, *timeout, strings.Fields(*extra))
-			if err != nil {
-				fail(err)
+			for b, path := range bins {
+				r, err := sweep(path, file, *timeout, strings.Fields(*extra))
+				if err != nil {
+					fail(err)
+				}
+				if r.pass != n {
+					fail(fmt.Errorf("%s, %d targets: %d passed", path, n, r.pass))
+				}
+				res[b] = append(res[b], r)
 			}
-			if r.pass != n {
-				fail(fmt.Errorf("%d targets: %d passed", n, r.pass))
-			}
-			walls = append(walls, r.wall)
-			cpus = append(cpus, r.cpu)
-			sweeps = append(sweeps, r.sweep)
-			rss = append(rss, r.maxrss)
 		}
-		fmt.Printf("%6d targets: wall %s  peak RSS %s  (runs %d; each: %s)\n", n,
-			median(walls), mib(medianInt(rss)), *runs, list(walls, rss))
-		fmt.Printf("%6s          healthctl CPU (user+sys) %s, the sweep itself (duration_ms) %s (medians)\n", "",
-			median(cpus), median(sweeps))
+		for b, rs := range res {
+			var walls, cpus, sweeps []time.Duration
+			var rss []int64
+			for _, r := range rs {
+				walls = append(walls, r.wall)
+				cpus = append(cpus, r.cpu)
+				sweeps = append(sweeps, r.sweep)
+				rss = append(rss, r.maxrss)
+			}
+			if len(bins) > 1 {
+				fmt.Printf("%s:\n", bins[b])
+			}
+			fmt.Printf("%6d targets: wall %s  peak RSS %s  (runs %d; each: %s)\n", n,
+				median(walls), mib(medianInt(rss)), *runs, list(walls, rss))
+			fmt.Printf("%6s          healthctl CPU (user+sys) %s, the sweep itself (duration_ms) %s (medians)\n", "",
+				median(cpus), median(sweeps))
+		}
 	}
 }
 
