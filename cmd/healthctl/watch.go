@@ -163,8 +163,11 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 		}
 	}
 	targets = kept
-	if a.getenv("GOMEMLIMIT") == "" {
-		// A soft limit sized for the fleet (GOMEMLIMIT, "off" included, wins).
+	if opts.once && a.getenv("GOMEMLIMIT") == "" {
+		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
+		// included, wins). Not for a long-running watch: its live heap also
+		// holds the served metrics and overlapping sweeps, and a limit sized
+		// for one sweep made its collector run ~30 % more.
 		debug.SetMemoryLimit(watch.MemoryLimit(len(targets)))
 	}
 	concurrency := opts.concurrency

@@ -62,8 +62,8 @@ func concurrencyFor(nofile uint64) int {
 	return int(min(most, (nofile-reserve)/2))
 }
 
-// MemoryLimit is the Go runtime's soft memory limit for a watch over n
-// targets, set unless GOMEMLIMIT is. A sweep's live heap is ~8 MiB of
+// MemoryLimit is the Go runtime's soft memory limit for one sweep (--once)
+// over n targets, set unless GOMEMLIMIT is. A sweep's live heap is ~8 MiB of
 // probes in flight plus ~1.7 KiB per target, and GOGC alone lets the heap
 // grow to twice that: 10,000 targets peaked at 63-65 MiB RSS, at the edge of
 // SPEC.md §10's 64 MiB. The limit holds the runtime near 52 MiB up to
