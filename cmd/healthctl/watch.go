@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -160,6 +163,13 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 		}
 	}
 	targets = kept
+	if opts.once && a.getenv("GOMEMLIMIT") == "" {
+		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
+		// included, wins). Not for a long-running watch: its live heap also
+		// holds the served metrics and overlapping sweeps, and a limit sized
+		// for one sweep made its collector run ~30 % more.
+		debug.SetMemoryLimit(watch.MemoryLimit(len(targets)))
+	}
 	concurrency := opts.concurrency
 	if concurrency == 0 {
 		concurrency = watch.DefaultConcurrency()
@@ -193,10 +203,15 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	}
 	w := watch.New(cfg, file)
 	r := &watchReporter{a: a, opts: opts, w: w, store: store, shard: shard.String(),
-		jsonOut: a.json() || (!a.streams.OutTTY && !opts.table),
-		latest:  make([]watch.Item, len(targets))}
-	for i, t := range targets {
-		r.latest[i].Target = t
+		jsonOut:   a.json() || (!a.streams.OutTTY && !opts.table),
+		metricsOn: opts.promFile != "" || opts.listen != ""}
+	if r.metricsOn && !opts.once {
+		// Sweeps overlap and skip targets: the metrics need each target's
+		// last probed item. One sweep (--once) is its own latest.
+		r.latest = make([]watch.Item, len(targets))
+		for i, t := range targets {
+			r.latest[i].Target = t
+		}
 	}
 	r.metrics.Store(&[]byte{})
 
@@ -281,7 +296,8 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 		if ft.URL != "" {
 			var tmpl *target.Template
-			if len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?") {
+			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
+			if shared {
 				// Targets without options of their own share one template.
 				// Not those whose URL may carry secrets (userinfo, query):
 				// each secret is registered with the template's redactor, and
@@ -304,11 +320,19 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 					return nil, usageError(err)
 				}
 			}
-			o, err := tmpl.ForURLFrom(ft.URL, ft.URLSource(opts.targetsFile))
+			raw, src := ft.URL, ft.URLSource(opts.targetsFile)
+			o, err := tmpl.ForURLFrom(raw, src)
 			if err != nil {
 				return nil, usageError(err)
 			}
 			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+			if shared {
+				// A shared template's options are a copy of the template's
+				// with this URL: made again for each probe (checked just
+				// now), so 10,000 targets do not keep 10,000 copies.
+				t.Options = nil
+				t.Build = func() (*probe.Options, error) { return tmpl.ForURLFrom(raw, src) }
+			}
 		}
 		if err := add(t, where); err != nil {
 			return nil, err
@@ -325,7 +349,10 @@ type watchReporter struct {
 	store   *statestore.Store
 	shard   string
 	jsonOut bool
-	// latest is each target's last probed item (reports are serialised).
+	// metricsOn is --prom-file or --listen.
+	metricsOn bool
+	// latest is each target's last probed item (reports are serialised),
+	// kept only for the metrics of a long-running watch.
 	latest    []watch.Item
 	metrics   atomic.Pointer[[]byte]
 	sweeps    int
@@ -337,12 +364,19 @@ type watchReporter struct {
 func (r *watchReporter) report(s *watch.Sweep) error {
 	r.sweeps++
 	r.redeploys += s.Redeploys
-	for i := range s.Items {
-		if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-			r.latest[i] = *it
+	latest := s.Items // --once: a target interrupted has a zero Result, as one never probed
+	if r.latest != nil {
+		for i := range s.Items {
+			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
+				r.latest[i] = *it
+			}
 		}
+		latest = r.latest
 	}
 	r.print(s)
+	if r.store == nil && !r.metricsOn {
+		return nil
+	}
 	st := r.w.State()
 	var errs []error
 	if r.store != nil {
@@ -350,9 +384,12 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			errs = append(errs, err)
 		}
 	}
-	if r.opts.promFile != "" || r.opts.listen != "" {
+	in := output.MetricsInput{Latest: latest, State: st, Sweep: s}
+	switch {
+	case r.opts.listen != "":
+		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
-		if err := output.WriteMetrics(&buf, output.MetricsInput{Latest: r.latest, State: st, Sweep: s}); err != nil {
+		if err := output.WriteMetrics(&buf, in); err != nil {
 			errs = append(errs, err)
 		}
 		b := buf.Bytes()
@@ -361,6 +398,12 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 			}
+		}
+	case r.opts.promFile != "":
+		// Straight to the file: 10,000 targets' metrics are ~10 MB.
+		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return output.WriteMetrics(w, in) })
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 		}
 	}
 	return usageError(errors.Join(errs...))

@@ -11,11 +11,13 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -152,11 +154,12 @@ func Parse(path string, data []byte) (*File, error) {
 // Save writes f atomically in place of the file.
 func (s *Store) Save(f *File) error {
 	f.SchemaVersion = SchemaVersion
-	data, err := json.MarshalIndent(f, "", " ")
+	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w) // as json.MarshalIndent, and a newline
+		enc.SetIndent("", " ")
+		return enc.Encode(f)
+	})
 	if err != nil {
-		return &Error{Path: s.path, Err: err}
-	}
-	if err := WriteFile(s.path, append(data, '\n'), 0o644); err != nil {
 		return &Error{Path: s.path, Err: err}
 	}
 	return nil
@@ -175,9 +178,32 @@ func (s *Store) Close() error {
 // itself survives a power loss. Readers see the old or the new content,
 // never a mix. (Also used for the Prometheus textfile.)
 func WriteFile(name string, data []byte, perm os.FileMode) error {
+	return WriteFileFunc(name, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is WriteFile with the content written by write through a
+// buffer, so a large file (10,000 targets' metrics) is never held whole in
+// memory. The file is replaced only when write returns nil.
+func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
 	// The temporary file goes next to name, never to $TMPDIR: a kill leaves
 	// it where it is seen (".NAME123…", not matching *.prom or NAME).
-	if err := renameio.WriteFile(name, data, perm, renameio.WithTempDir(filepath.Dir(name))); err != nil {
+	t, err := renameio.NewPendingFile(name, renameio.WithPermissions(perm), renameio.WithExistingPermissions(),
+		renameio.WithTempDir(filepath.Dir(name)))
+	if err != nil {
+		return err
+	}
+	defer t.Cleanup()
+	b := bufio.NewWriterSize(t, 64<<10)
+	if err := write(b); err != nil {
+		return err
+	}
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	if err := t.CloseAtomicallyReplace(); err != nil {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(name))

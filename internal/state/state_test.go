@@ -1,8 +1,11 @@
 package state
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,4 +93,43 @@ func TestLockTimeout(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	s2.Close()
+}
+
+// WriteFileFunc streams the content; a writer that fails leaves the old file
+// as it was and no temporary file behind. Save writes what MarshalIndent
+// wrote before it streamed.
+func TestWriteFileFuncAndSaveFormat(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "m.prom")
+	if err := WriteFile(name, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFileFunc(name, 0o644, func(w io.Writer) error {
+		w.Write(bytes.Repeat([]byte("x"), 200<<10)) // past the buffer: some reached the temporary file
+		return errors.New("render failed")
+	})
+	if err == nil {
+		t.Fatal("a failing writer should fail the write")
+	}
+	if b, _ := os.ReadFile(name); string(b) != "old\n" {
+		t.Fatalf("file changed by a failed write: %.20q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("left behind: %v", ents)
+	}
+
+	path := filepath.Join(dir, "state.json")
+	s, f, err := Open(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f.Targets["<a&b>"] = Target{LastOutcome: classify.Pass, Redeploys: 1}
+	if err := s.Save(f); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.MarshalIndent(f, "", " ")
+	if got, _ := os.ReadFile(path); string(got) != string(want)+"\n" {
+		t.Fatalf("saved\n%s\nwant\n%s", got, want)
+	}
 }

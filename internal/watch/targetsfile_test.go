@@ -95,3 +95,14 @@ func TestFileTargetInputSources(t *testing.T) {
 		t.Fatalf("a default's value is named %q", got)
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want int64
+	}{{0, 52 << 20}, {10000, 52 << 20}, {30000, 52<<20 + 20000*3584}} {
+		if got := MemoryLimit(tc.n); got != tc.want {
+			t.Errorf("MemoryLimit(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}

@@ -32,6 +32,12 @@ type Target struct {
 	// Options are the probe's; nil for a target without a URL, which is
 	// unreachable/no_url without any I/O.
 	Options *probe.Options
+	// Build, when set, makes the probe's options afresh for each probe
+	// instead of Options (nil then): thousands of targets sharing one
+	// template keep their URL between sweeps, not a copy of every option
+	// each. The caller has checked it once before the first sweep; an error
+	// all the same is the target's result (unreachable/protocol_error).
+	Build func() (*probe.Options, error)
 	// Recover false means: decide, but never run the hook.
 	Recover bool
 	// StartedAt is the start the targets file gives (zero: unknown). A later
@@ -230,7 +236,7 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 	}
 	t := it.Target
 	var r probe.Result
-	if t.Options == nil {
+	if t.Options == nil && t.Build == nil {
 		r = probe.Result{URL: t.URL, Outcome: classify.Unreachable, Reason: classify.NoURL,
 			Error: "the target has no URL", Timings: probe.Timings{}, Started: w.cfg.Now()}
 	} else {
@@ -240,7 +246,7 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 			it.Interrupted = true
 			return
 		}
-		r = w.cfg.Probe(ctx, t.Options)
+		r = w.probe(ctx, t)
 		<-w.sem
 	}
 	if r.Canceled {
@@ -284,6 +290,20 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 			it.Hook = &HookResult{Status: "not run: interrupted"}
 		}
 	}
+}
+
+// probe runs t's probe with its options, built for this probe when t has
+// a Build.
+func (w *Watcher) probe(ctx context.Context, t *Target) probe.Result {
+	o := t.Options
+	if o == nil {
+		var err error
+		if o, err = t.Build(); err != nil {
+			return probe.Result{URL: t.URL, Outcome: classify.Unreachable, Reason: classify.ProtocolError,
+				Error: err.Error(), Timings: probe.Timings{}, Started: w.cfg.Now()}
+		}
+	}
+	return w.cfg.Probe(ctx, o)
 }
 
 // Run sweeps at once, then every Interval, until ctx is done; report gets

@@ -276,3 +276,30 @@ func TestHookConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// A target with Build is probed with the options it builds, afresh each
+// probe; a Build that fails is that target's result, not a crash.
+func TestBuildOptionsPerProbe(t *testing.T) {
+	f := newFake()
+	var builds atomic.Int32
+	good := &Target{Name: "b", URL: "http://b", Recover: true, Build: func() (*probe.Options, error) {
+		builds.Add(1)
+		return &probe.Options{URL: &url.URL{Scheme: "http", Host: "b"}}, nil
+	}}
+	bad := &Target{Name: "c", URL: "http://c", Recover: true, Build: func() (*probe.Options, error) {
+		return nil, fmt.Errorf("no options")
+	}}
+	w := New(Config{Targets: []*Target{good, bad}, Settings: policy.DefaultSettings(), Probe: f.probe, Concurrency: 2}, nil)
+	for range 2 {
+		s := w.Sweep(context.Background())
+		if it := s.Items[0]; it.Result.Outcome != classify.Pass {
+			t.Fatalf("built target: %+v", it.Result)
+		}
+		if it := s.Items[1]; it.Result.Outcome != classify.Unreachable || it.Result.Reason != classify.ProtocolError || it.Result.Error != "no options" {
+			t.Fatalf("failing build: %+v", it.Result)
+		}
+	}
+	if builds.Load() != 2 {
+		t.Fatalf("built %d times, want once per probe (2)", builds.Load())
+	}
+}

@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	bin := flag.String("bin", "healthctl", "the healthctl binary")
+	bin := flag.String("bin", "healthctl", "the healthctl binary (a comma list: runs alternate between them)")
 	counts := flag.String("n", "1000,10000", "comma list of target counts, one sweep each")
 	runs := flag.Int("runs", 3, "sweeps per count (the median is reported)")
 	timeout := flag.Duration("timeout", 60*time.Second, "limit of one sweep")
@@ -55,21 +55,39 @@ func main() {
 		}
 		file := filepath.Join(dir, fmt.Sprintf("targets-%d.yaml", n))
 		writeTargets(file, base, n)
-		var walls []time.Duration
-		var rss []int64
+		// With several binaries (-bin a,b), runs alternate between them so
+		// the machine's drift hits all alike.
+		bins := strings.Split(*bin, ",")
+		res := make([][]result, len(bins))
 		for range *runs {
-			wall, maxrss, pass, err := sweep(*bin, file, *timeout, strings.Fields(*extra))
-			if err != nil {
-				fail(err)
+			for b, path := range bins {
+				r, err := sweep(path, file, *timeout, strings.Fields(*extra))
+				if err != nil {
+					fail(err)
+				}
+				if r.pass != n {
+					fail(fmt.Errorf("%s, %d targets: %d passed", path, n, r.pass))
+				}
+				res[b] = append(res[b], r)
 			}
-			if pass != n {
-				fail(fmt.Errorf("%d targets: %d passed", n, pass))
-			}
-			walls = append(walls, wall)
-			rss = append(rss, maxrss)
 		}
-		fmt.Printf("%6d targets: wall %s  peak RSS %s  (runs %d; each: %s)\n", n,
-			median(walls), mib(medianInt(rss)), *runs, list(walls, rss))
+		for b, rs := range res {
+			var walls, cpus, sweeps []time.Duration
+			var rss []int64
+			for _, r := range rs {
+				walls = append(walls, r.wall)
+				cpus = append(cpus, r.cpu)
+				sweeps = append(sweeps, r.sweep)
+				rss = append(rss, r.maxrss)
+			}
+			if len(bins) > 1 {
+				fmt.Printf("%s:\n", bins[b])
+			}
+			fmt.Printf("%6d targets: wall %s  peak RSS %s  (runs %d; each: %s)\n", n,
+				median(walls), mib(medianInt(rss)), *runs, list(walls, rss))
+			fmt.Printf("%6s          healthctl CPU (user+sys) %s, the sweep itself (duration_ms) %s (medians)\n", "",
+				median(cpus), median(sweeps))
+		}
 	}
 }
 
@@ -89,33 +107,56 @@ func writeTargets(file, base string, n int) {
 	f.Close()
 }
 
-// sweep runs one --once sweep and returns its wall time, the peak RSS of
-// healthctl (KiB) and how many targets passed (from the sweep line).
-func sweep(bin, file string, timeout time.Duration, extra []string) (time.Duration, int64, int, error) {
+// result is one sweep as measured from outside (wall, CPU, peak RSS in KiB)
+// and as the sweep line reports it (its own duration, the targets passed).
+type result struct {
+	wall, cpu, sweep time.Duration
+	maxrss           int64
+	pass             int
+}
+
+// sweep runs one --once sweep and measures it.
+func sweep(bin, file string, timeout time.Duration, extra []string) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	args := append([]string{"watch", "--once", "-o", "json", "--targets", file}, extra...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), "NO_PROXY=*")
 	cmd.Stderr = os.Stderr
+	// Stdout goes to a file, as a cron job's would: a pipe read by this
+	// process (busy with the fixture's 10,000 connections) would measure
+	// how fast we drain it, not how fast healthctl writes.
+	f, err := os.CreateTemp("", "benchwatch-out")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	cmd.Stdout = f
 	start := time.Now()
-	out, err := cmd.Output()
+	err = cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
+		return result{}, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	out, err := os.ReadFile(f.Name())
+	if err != nil {
+		return result{}, err
+	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var last struct {
 		Sweep struct {
-			Pass int `json:"pass"`
+			Pass       int     `json:"pass"`
+			DurationMS float64 `json:"duration_ms"`
 		} `json:"sweep"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
-		return 0, 0, 0, fmt.Errorf("no sweep line: %v", err)
+		return result{}, fmt.Errorf("no sweep line: %v", err)
 	}
-	pass := last.Sweep.Pass
-	return wall, ru.Maxrss, pass, nil
+	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
+		sweep: time.Duration(last.Sweep.DurationMS * float64(time.Millisecond)), maxrss: ru.Maxrss,
+		pass: last.Sweep.Pass}, nil
 }
 
 func median(d []time.Duration) string {
