@@ -21,6 +21,9 @@ const MaxJSONBody = 8 << 20
 // readChunk is the size of one read of the body.
 const readChunk = 32 << 10
 
+// readBufs holds readChunk-sized read buffers.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
+
 // bodyResult is what reading the body learned.
 type bodyResult struct {
 	// truncated is set when the body went on past --max-body.
@@ -45,11 +48,17 @@ type bodyResult struct {
 // most MaxJSONBody. More than max bytes is truncation, not an error.
 func (e *Expectations) scanBody(r io.Reader, max int64) (bodyResult, error) {
 	var res bodyResult
+	// The read buffer is reused across probes (watch runs thousands): it was
+	// over half of a sweep's allocations. It goes back only after the regex
+	// matchers have stopped (defers run last-in, first-out); a chunk handed
+	// to them is consumed before their write returns (io.Pipe).
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
 	st := newTextScan(e.BodyText)
 	rm := startRegexMatchers(e.BodyRegex)
 	defer rm.abort()
 	keepJSON := len(e.JSON) > 0
-	buf := make([]byte, readChunk)
+	buf := *bp
 	var err error
 	for res.read < max {
 		n := int64(len(buf))

@@ -68,9 +68,14 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 	// A window that closed while the lookup was answered ends the probe
 	// here: no connect stage begins. (Windows cancel under p.mu, so the
 	// check and the stage change are one step.)
+	// The window's mark is checked, not only ctx: the context net/http
+	// hands the dialer may learn of the cancellation a moment later.
 	p.mu.Lock()
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil || p.windowStage != "" {
 		p.mu.Unlock()
+		if err == nil {
+			err = context.Canceled
+		}
 		return nil, err
 	}
 	p.enter(classify.StageConnect)
