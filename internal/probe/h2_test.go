@@ -39,3 +39,27 @@ func TestHTTP2(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP2AfterPlainRedirect: a plain http:// URL followed (--follow) to an
+// https server that offers h2 still speaks HTTP/2 there; only a probe that
+// cannot leave plain HTTP skips the HTTP/2 set-up.
+func TestHTTP2AfterPlainRedirect(t *testing.T) {
+	secure := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	secure.EnableHTTP2 = true
+	secure.StartTLS()
+	defer secure.Close()
+	plain := httptest.NewServer(http.RedirectHandler(secure.URL+"/health", http.StatusFound))
+	defer plain.Close()
+	o := opts(t, plain.URL+"/", "", nil)
+	o.TLSConfig.RootCAs = secure.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	o.Follow = 1
+	r := probe.Run(context.Background(), o)
+	if r.Reason != classify.OK {
+		t.Fatalf("%s: %s", r.Reason, r.Error)
+	}
+	if r.HTTPVersion != "HTTP/2.0" || r.TLS == nil {
+		t.Errorf("after the redirect: HTTP version %q, TLS %v; want HTTP/2.0 over TLS", r.HTTPVersion, r.TLS)
+	}
+}
