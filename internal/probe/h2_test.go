@@ -11,16 +11,23 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// TestHTTP2 checks that a TLS server offering h2 is spoken to in HTTP/2 (a
-// custom dialer and TLS config would silently turn it off) and that the
-// TLS details are recorded.
-func TestHTTP2(t *testing.T) {
+// h2Server is a TLS server that offers h2 and answers "ok"; it closes
+// when the test ends.
+func h2Server(t *testing.T) *httptest.Server {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok")
 	}))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestHTTP2 checks that a TLS server offering h2 is spoken to in HTTP/2 (a
+// custom dialer and TLS config would silently turn it off) and that the
+// TLS details are recorded.
+func TestHTTP2(t *testing.T) {
+	srv := h2Server(t)
 	o := opts(t, srv.URL+"/health", "", nil)
 	o.TLSConfig.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	r := probe.Run(context.Background(), o)
@@ -44,12 +51,7 @@ func TestHTTP2(t *testing.T) {
 // https server that offers h2 still speaks HTTP/2 there; only a probe that
 // cannot leave plain HTTP skips the HTTP/2 set-up.
 func TestHTTP2AfterPlainRedirect(t *testing.T) {
-	secure := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, "ok")
-	}))
-	secure.EnableHTTP2 = true
-	secure.StartTLS()
-	defer secure.Close()
+	secure := h2Server(t)
 	plain := httptest.NewServer(http.RedirectHandler(secure.URL+"/health", http.StatusFound))
 	defer plain.Close()
 	o := opts(t, plain.URL+"/", "", nil)
