@@ -43,7 +43,7 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
 	in := &f.in
 	d := target.Defaults()
-	fs.StringArrayVarP(&in.Headers, "header", "H", nil, "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)")
+	stringArrayVar(fs, &in.Headers, "header", "H", "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)")
 	fs.StringVar(&in.Method, "method", "", "request method (default GET, or POST with --data)")
 	fs.StringVar(&in.Data, "data", "", "request body; @FILE reads it from a file")
 	fs.StringVarP(&in.User, "user", "u", "", "basic auth 'user:password' (never printed)")
@@ -55,7 +55,7 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&in.Cert, "cert", "", "PEM client certificate (with --key)")
 	fs.StringVar(&in.Key, "key", "", "PEM client key (with --cert)")
 	fs.StringVar(&in.ServerName, "servername", "", "TLS server name (SNI and verification) instead of the URL's host")
-	fs.StringArrayVar(&in.Resolve, "resolve", nil, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)")
+	stringArrayVar(fs, &in.Resolve, "resolve", "", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)")
 	fs.StringVar(&in.DNSServer, "dns-server", "", "ADDR[:PORT] of the only DNS server to ask")
 	fs.IntVar(&in.Follow, "follow", 0, "follow up to N redirects (--follow alone: 10); a hop to another host, port or scheme drops credentials")
 	fs.Lookup("follow").NoOptDefVal = "10"
@@ -66,12 +66,12 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	f.maxBody = sizeValue{text: "64KiB", n: d.MaxBody}
 	fs.Var(&f.maxBody, "max-body", "read the body up to this size, e.g. 65536, 64KiB, 1MiB, 1GiB (more is not a failure)")
 	fs.StringVar(&in.ExpectStatus, "expect-status", d.ExpectStatus, "expected status: codes, ranges, classes, comma lists (200, 200-399, 2xx)")
-	fs.StringArrayVar(&in.ExpectBody, "expect-body", nil, "the body must contain TEXT (repeatable)")
-	fs.StringArrayVar(&in.ExpectBodyRegex, "expect-body-regex", nil, "the body must match RE (repeatable)")
-	fs.StringArrayVar(&in.ExpectJSON, "expect-json", nil, "PATH=VALUE: the JSON body at gjson PATH must equal VALUE (repeatable)")
-	fs.StringArrayVar(&in.ExpectHeader, "expect-header", nil, "NAME=RE: a response header must match RE (repeatable)")
-	fs.StringArrayVar(&in.SecretHeader, "secret-header", nil, "also redact this request header's value (repeatable)")
-	fs.StringArrayVar(&in.SecretParam, "secret-param", nil, "also redact this query parameter's value (repeatable)")
+	stringArrayVar(fs, &in.ExpectBody, "expect-body", "", "the body must contain TEXT (repeatable)")
+	stringArrayVar(fs, &in.ExpectBodyRegex, "expect-body-regex", "", "the body must match RE (repeatable)")
+	stringArrayVar(fs, &in.ExpectJSON, "expect-json", "", "PATH=VALUE: the JSON body at gjson PATH must equal VALUE (repeatable)")
+	stringArrayVar(fs, &in.ExpectHeader, "expect-header", "", "NAME=RE: a response header must match RE (repeatable)")
+	stringArrayVar(fs, &in.SecretHeader, "secret-header", "", "also redact this request header's value (repeatable)")
+	stringArrayVar(fs, &in.SecretParam, "secret-param", "", "also redact this query parameter's value (repeatable)")
 }
 
 // input returns the registered flags as a target.Input whose errors name

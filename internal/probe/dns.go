@@ -3,11 +3,14 @@ package probe
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
+	"time"
 
-	"github.com/miekg/dns"
+	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/healthctl/healthctl/internal/classify"
 )
@@ -70,33 +73,103 @@ func addrKind(network string) string {
 }
 
 // askAgain tells NXDOMAIN from an empty NOERROR answer, which Go reports
-// alike, with one direct query to the first configured server.
+// alike, with one direct query over UDP to the first configured server
+// (--dns-server, else resolv.conf's first nameserver). Only the answer's
+// header is read: its rcode is all the question needs, and a truncated
+// answer carries it as well as a whole one.
 func (p *run) askAgain(ctx context.Context, host, network string) classify.DNSAnswer {
 	server := p.opts.DNSServer
 	if server == "" {
-		conf, err := dns.ClientConfigFromFile("/etc/resolv.conf")
-		if err != nil || len(conf.Servers) == 0 {
+		ns, err := firstNameserver("/etc/resolv.conf")
+		if err != nil || ns == "" {
 			return classify.DNSUnknown
 		}
-		server = net.JoinHostPort(conf.Servers[0], conf.Port)
+		server = net.JoinHostPort(ns, "53")
 	}
-	qtype := dns.TypeA
+	qtype := dnsmessage.TypeA
 	if network == "ip6" {
-		qtype = dns.TypeAAAA
+		qtype = dnsmessage.TypeAAAA
 	}
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(strings.TrimSuffix(host, ".")), qtype)
-	m.RecursionDesired = true
-	c := &dns.Client{}
-	in, _, err := c.ExchangeContext(ctx, m, server)
-	if err != nil || in == nil {
+	rcode, err := exchangeRcode(ctx, server, strings.TrimSuffix(host, ".")+".", qtype)
+	if err != nil {
 		return classify.DNSUnknown
 	}
-	switch in.Rcode {
-	case dns.RcodeNameError:
+	switch rcode {
+	case dnsmessage.RCodeNameError:
 		return classify.DNSNameMissing
-	case dns.RcodeSuccess:
+	case dnsmessage.RCodeSuccess:
 		return classify.DNSNoRecords
 	}
 	return classify.DNSUnknown
+}
+
+// askTimeout bounds each of askAgain's dial, write and read, within the
+// context's deadline.
+const askTimeout = 2 * time.Second
+
+// exchangeRcode sends one recursive query for name (fully qualified) over
+// UDP and returns the rcode of the answer with the same ID, skipping
+// answers to other IDs (to earlier queries that timed out).
+func exchangeRcode(ctx context.Context, server, name string, qtype dnsmessage.Type) (dnsmessage.RCode, error) {
+	n, err := dnsmessage.NewName(name)
+	if err != nil {
+		return 0, err
+	}
+	id := uint16(rand.Uint32())
+	b := dnsmessage.NewBuilder(make([]byte, 0, 512), dnsmessage.Header{ID: id, RecursionDesired: true})
+	if err := b.StartQuestions(); err != nil {
+		return 0, err
+	}
+	if err := b.Question(dnsmessage.Question{Name: n, Type: qtype, Class: dnsmessage.ClassINET}); err != nil {
+		return 0, err
+	}
+	q, err := b.Finish()
+	if err != nil {
+		return 0, err
+	}
+	d := net.Dialer{Timeout: askTimeout}
+	conn, err := d.DialContext(ctx, "udp", server)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(askTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	conn.SetDeadline(deadline)
+	if _, err := conn.Write(q); err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 512)
+	for {
+		k, err := conn.Read(buf)
+		if err != nil {
+			return 0, err
+		}
+		var pr dnsmessage.Parser
+		h, err := pr.Start(buf[:k])
+		if err != nil {
+			return 0, err
+		}
+		if h.ID == id {
+			return h.RCode, nil
+		}
+	}
+}
+
+// firstNameserver returns the first "nameserver" entry of a resolv.conf
+// file, or "" when it has none.
+func firstNameserver(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && f[0] == "nameserver" {
+			return f[1], nil
+		}
+	}
+	return "", nil
 }

@@ -480,28 +480,37 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 
 func (p *run) transport() *http.Transport {
 	o := p.opts
-	tc := o.TLSConfig.Clone() // net/http writes NextProtos into it: one per transport
-	if tc == nil {
-		tc = &tls.Config{}
-	}
-	if !tc.InsecureSkipVerify {
-		// Verify after the handshake, so version and cipher are known
-		// also when the certificate is refused.
-		tc.InsecureSkipVerify = true
-		tc.VerifyConnection = p.verifyConnection
-	} else {
-		tc.VerifyConnection = p.keepState
-	}
 	tr := &http.Transport{
 		DialContext:        p.dial,
-		TLSClientConfig:    tc,
 		DisableKeepAlives:  true,
-		ForceAttemptHTTP2:  true,
 		DisableCompression: o.removesHeader("Accept-Encoding"),
 		// Our own windows bound every phase; the transport's would only
 		// make the reasons less precise.
 		TLSHandshakeTimeout:    0,
 		MaxResponseHeaderBytes: 1 << 20,
+	}
+	if p.plainOnly() {
+		// No TLS and no HTTP/2 can happen: leave both unset. With a
+		// custom DialContext and no TLS config, net/http never builds
+		// its HTTP/2 transport, which it would otherwise do on the
+		// first RoundTrip (ForceAttemptHTTP2) for nothing.
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP1(true)
+	} else {
+		tc := o.TLSConfig.Clone() // net/http writes NextProtos into it: one per transport
+		if tc == nil {
+			tc = &tls.Config{}
+		}
+		if !tc.InsecureSkipVerify {
+			// Verify after the handshake, so version and cipher are known
+			// also when the certificate is refused.
+			tc.InsecureSkipVerify = true
+			tc.VerifyConnection = p.verifyConnection
+		} else {
+			tc.VerifyConnection = p.keepState
+		}
+		tr.TLSClientConfig = tc
+		tr.ForceAttemptHTTP2 = true
 	}
 	tr.Proxy = func(r *http.Request) (*url.URL, error) {
 		var pu *url.URL
@@ -517,6 +526,24 @@ func (p *run) transport() *http.Transport {
 		return pu, err
 	}
 	return tr
+}
+
+// plainOnly reports whether this probe can only ever speak plain HTTP/1.1
+// over TCP: an http:// URL, no redirects followed (--follow 0, so no hop
+// can go to https), and no proxy for the URL that is itself reached over
+// TLS. Then the transport needs neither a TLS configuration nor HTTP/2.
+// When in doubt (a proxy function that fails) it says false and the
+// transport is set up in full.
+func (p *run) plainOnly() bool {
+	o := p.opts
+	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 {
+		return false
+	}
+	if o.Proxy == nil {
+		return true
+	}
+	pu, err := o.Proxy(o.URL)
+	return err == nil && (pu == nil || pu.Scheme != "https")
 }
 
 // errorText strips the *url.Error wrapper (it repeats the URL, which may
