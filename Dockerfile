@@ -1,6 +1,7 @@
 # healthctl as a container image: one static binary on distroless (no shell,
 # no curl). Also the stage to copy from for a HEALTHCHECK in your own image:
-#   COPY --from=ghcr.io/healthctl/healthctl:latest /healthctl /healthctl
+#   docker build -t healthctl .
+#   COPY --from=healthctl /healthctl /healthctl       (in your Dockerfile)
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

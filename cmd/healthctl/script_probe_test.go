@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"net"
 	"os"
 	"strconv"
@@ -14,12 +13,6 @@ import (
 
 // Commands and conditions of the probe scripts:
 //
-//	httprec NAME [-record FILE] [-size N] [-status N] [-body S] [-redirect URL] [-tls good] [-6]
-//	    an HTTP(S) fixture like httpd's normal mode that can also record every
-//	    request it receives into FILE (a "METHOD TARGET" line, "Host: h", the
-//	    headers sorted, an empty line; rewritten atomically per request) and
-//	    serve a body of N bytes (-size; filler, then -body as the last bytes).
-//	    Sets the same variables as httpd.
 //	hangv6 NAME PORT
 //	    a listener on [::1]:PORT that never accepts (connects hang); with a
 //	    server on 127.0.0.1:PORT, dual.invalid:PORT has one hanging family.
@@ -44,50 +37,7 @@ func init() {
 		}
 		ts.Setenv(args[0], strings.TrimSuffix(ts.ReadFile(args[1]), "\n"))
 	}
-	extraCmds["httprec"] = cmdHTTPRec
 	extraCmds["hangv6"] = cmdHangV6
-}
-
-const httprecUsage = "usage: httprec NAME [-record FILE] [-size N] [-status N] [-body S] [-redirect URL] [-tls good] [-6]"
-
-// cmdHTTPRec implements httprec (see above).
-func cmdHTTPRec(ts *testscript.TestScript, neg bool, args []string) {
-	noNeg(ts, neg, "httprec")
-	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
-		ts.Fatalf("%s", httprecUsage)
-	}
-	name := args[0]
-	var (
-		opts        fixture.HTTPOptions
-		tls, record string
-	)
-	fs := flag.NewFlagSet("httprec", flag.ContinueOnError)
-	fs.SetOutput(new(strings.Builder))
-	fs.StringVar(&record, "record", "", "")
-	fs.Int64Var(&opts.BodySize, "size", 0, "")
-	fs.IntVar(&opts.Status, "status", 0, "")
-	fs.StringVar(&opts.Body, "body", "", "")
-	fs.StringVar(&opts.Redirect, "redirect", "", "")
-	fs.StringVar(&tls, "tls", "", "")
-	fs.BoolVar(&opts.IPv6, "6", false, "")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
-		ts.Fatalf("httprec: %v\n%s", err, httprecUsage)
-	}
-	opts.TLS = fixture.TLSMode(tls)
-	if opts.TLS != fixture.TLSNone {
-		opts.PKI = state(ts).PKI(ts)
-	}
-	if record != "" {
-		opts.RecordFile = ts.MkAbs(record)
-	}
-	s, err := fixture.NewHTTPServer(cleaner(ts), opts)
-	if err != nil {
-		ts.Fatalf("httprec %s: %v", name, err)
-	}
-	setAddrVars(ts, name, s.URL, s.Addr, s.Port)
-	if opts.PKI != nil {
-		ts.Setenv(name+"_CA", opts.PKI.CAFile)
-	}
 }
 
 // cmdHangV6 implements hangv6 NAME PORT.

@@ -29,6 +29,7 @@
 //	      [-mode hang|trickle|reset|garbage|empty]
 //	      [-tls good|expired|notyet|wrongname|selfsigned|clientcert|stall|eof]
 //	      [-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6]
+//	      [-record FILE] [-size N]
 //	    starts an HTTP(S) fixture and sets $NAME_URL (http://127.0.0.1:PORT or
 //	    https://…), $NAME_HOSTPORT, $NAME_PORT, and with -count-file $NAME_COUNT
 //	    (the file gets "total N", "before N", "after N" lines, rewritten on every
@@ -36,7 +37,10 @@
 //	    (a client certificate for --cert/--key); all TLS fixtures of a script share
 //	    one CA. -switch-after D answers -status (default 503) until D has passed,
 //	    then 200; -listen-after D refuses connections until D has passed, then
-//	    listens on the same port.
+//	    listens on the same port. -record FILE records every request into FILE
+//	    (a "METHOD TARGET" line, "Host: h", the headers sorted, an empty line;
+//	    rewritten atomically per request); -size N serves a body of N bytes
+//	    (filler, then -body as the last bytes).
 //	closedport NAME
 //	    reserves a port where nothing listens (connections are refused); sets
 //	    $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
@@ -244,7 +248,7 @@ func (h headerFlags) Set(s string) error {
 
 const httpdUsage = "usage: httpd NAME [-status N] [-body S] [-header 'K: V']... [-retry-after S] [-redirect URL] " +
 	"[-mode hang|trickle|reset|garbage|empty] [-tls good|expired|notyet|wrongname|selfsigned|clientcert|stall|eof] " +
-	"[-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6]"
+	"[-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6] [-record FILE] [-size N]"
 
 // cmdHTTPD implements httpd (see the file comment).
 func cmdHTTPD(ts *testscript.TestScript, neg bool, args []string) {
@@ -258,6 +262,7 @@ func cmdHTTPD(ts *testscript.TestScript, neg bool, args []string) {
 		header    = headerFlags{}
 		mode, tls string
 		countFile string
+		record    string
 	)
 	fs := flag.NewFlagSet("httpd", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
@@ -273,8 +278,13 @@ func cmdHTTPD(ts *testscript.TestScript, neg bool, args []string) {
 	fs.StringVar(&countFile, "count-file", "", "")
 	fs.DurationVar(&opts.TrickleInterval, "trickle-interval", 0, "")
 	fs.BoolVar(&opts.IPv6, "6", false, "")
+	fs.StringVar(&record, "record", "", "")
+	fs.Int64Var(&opts.BodySize, "size", 0, "")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
 		ts.Fatalf("httpd: %v\n%s", err, httpdUsage)
+	}
+	if record != "" {
+		opts.RecordFile = ts.MkAbs(record)
 	}
 	opts.Header = http.Header(header)
 	opts.Mode = fixture.Mode(mode)

@@ -31,6 +31,9 @@ func DisplayURL(s string) string {
 	if k := strings.LastIndex(host, ":"); k >= 0 {
 		host = host[:k]
 	}
+	if !strings.Contains(host, "%") && !strings.Contains(strings.ToLower(host), "xn--") {
+		return s // ASCII as typed: nothing to show differently (the common case)
+	}
 	plain, err := url.PathUnescape(host)
 	if err != nil || host == "" {
 		return s

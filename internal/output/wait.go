@@ -231,30 +231,6 @@ func originOf(s string) string {
 	return s
 }
 
-// plainOutcome is outcome without colour, to measure it.
-func plainOutcome(r probe.Result) string {
-	s := string(r.Outcome) + " " + string(r.Reason)
-	if r.HTTPStatus != 0 {
-		s += fmt.Sprintf(" %d", r.HTTPStatus)
-	}
-	return s
-}
-
-// shorten cuts s to at most n bytes by replacing its middle with "...".
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	if n < 8 {
-		if n < 0 {
-			n = 0
-		}
-		return s[:n]
-	}
-	keep := n - 3
-	return s[:keep/2] + "..." + s[len(s)-(keep-keep/2):]
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
