@@ -8,7 +8,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /healthctl ./cmd/healthctl \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/healthctl/healthctl/internal/version.version=${VERSION}" -o /healthctl ./cmd/healthctl \
  && /healthctl version
 
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 )
@@ -51,7 +52,7 @@ func TestActionYAML(t *testing.T) {
 		t.Fatalf("runs.using %q, url required %v", a.Runs.Using, a.Inputs["url"].Required)
 	}
 	streams, _, _ := output.Test(false)
-	root := (&app{streams: streams, getenv: func(string) string { return "" }}).newRootCmd()
+	root := newRoot(testFactory(streams, func(string) string { return "" }), nil)
 	wait, _, err := root.Find([]string{"wait-healthy"})
 	if err != nil {
 		t.Fatal(err)
@@ -130,15 +131,15 @@ func TestActionYAML(t *testing.T) {
 		t.Errorf("three healthy URLs: exit %d\n%s", code, out)
 	}
 	out, code = run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms"})
-	if code != ExitRefused || !strings.Contains(out, "conn_refused") {
-		t.Errorf("refused: exit %d, want %d\n%s", code, ExitRefused, out)
+	if code != exitcode.Refused || !strings.Contains(out, "conn_refused") {
+		t.Errorf("refused: exit %d, want %d\n%s", code, exitcode.Refused, out)
 	}
 	out, code = run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms", "fail-open": "true"})
 	if code != 0 || !strings.Contains(out, "WARN") {
 		t.Errorf("fail-open: exit %d\n%s", code, out)
 	}
 	out, code = run(map[string]string{"url": up.URL + "/health", "timeout": "300ms", "args": "--expect-body\nnot there"})
-	if code != ExitUnreachable {
+	if code != exitcode.Unreachable {
 		t.Errorf("condition: exit %d\n%s", code, out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli"
 )
 
 // reasonsFileVar names the file every healthctl run under TestScripts appends
@@ -48,18 +49,18 @@ func (l *lockedBuffer) String() string {
 // mainRecordingReasons runs healthctl like Main (configure as mainWith's)
 // and, when $HCTEST_REASONS_FILE is set, appends the reasons it printed to
 // that file.
-func mainRecordingReasons(configure func(*app)) int {
+func mainRecordingReasons(configure func(*cli.Factory)) int {
 	file := os.Getenv(reasonsFileVar)
 	if file == "" {
 		return mainWith(configure)
 	}
 	var seen lockedBuffer
-	code := mainWith(func(a *app) {
+	code := mainWith(func(a *cli.Factory) {
 		if configure != nil {
 			configure(a)
 		}
-		a.streams.Out = io.MultiWriter(a.streams.Out, &seen)
-		a.streams.Err = io.MultiWriter(a.streams.Err, &seen)
+		a.Streams.Out = io.MultiWriter(a.Streams.Out, &seen)
+		a.Streams.Err = io.MultiWriter(a.Streams.Err, &seen)
 	})
 	var lines strings.Builder
 	for _, m := range printedReason.FindAllStringSubmatch(seen.String(), -1) {

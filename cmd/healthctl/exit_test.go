@@ -9,6 +9,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -55,8 +56,8 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 			t.Errorf("outcome %q is not in the spec", o)
 			continue
 		}
-		if got := ExitCode(o); got != code {
-			t.Errorf("ExitCode(%s) = %d, spec says %d", o, got, code)
+		if got := exitcode.ForOutcome(o); got != code {
+			t.Errorf("exitcode.ForOutcome(%s) = %d, spec says %d", o, got, code)
 		}
 	}
 
@@ -69,7 +70,7 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 			if got := reason.Outcome(); string(got) != outcome {
 				t.Errorf("reason %s: outcome %s, spec says %s", r, got, outcome)
 			}
-			if got, w := ExitCode(reason.Outcome()), want[outcome]; got != w {
+			if got, w := exitcode.ForOutcome(reason.Outcome()), want[outcome]; got != w {
 				t.Errorf("reason %s: exit %d, spec says %d", r, got, w)
 			}
 		}
@@ -84,7 +85,7 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 		t.Errorf("reason sets differ:\n spec %v\n code %v", specAll, codeAll)
 	}
 
-	for name, code := range map[string]int{"usage": ExitUsage, "drain": ExitDrainFailed, "redeploy": ExitRedeploy, "internal": ExitInternal, "sigint": ExitSIGINT, "sigterm": ExitSIGTERM} {
+	for name, code := range map[string]int{"usage": exitcode.Usage, "drain": exitcode.DrainFailed, "redeploy": exitcode.Redeploy, "internal": exitcode.Internal, "sigint": exitcode.SIGINT, "sigterm": exitcode.SIGTERM} {
 		if specOtherCodes[name] != code {
 			t.Errorf("%s exit code %d, spec says %d", name, code, specOtherCodes[name])
 		}
@@ -94,15 +95,15 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 // TestCrashExitCodeIsOurs: internal/crash keeps its own copy of the
 // internal-error code (it cannot import cmd); it must be this one.
 func TestCrashExitCodeIsOurs(t *testing.T) {
-	if crash.ExitInternal != ExitInternal {
-		t.Errorf("crash.ExitInternal = %d, exit.go says %d", crash.ExitInternal, ExitInternal)
+	if crash.ExitInternal != exitcode.Internal {
+		t.Errorf("crash.ExitInternal = %d, exit.go says %d", crash.ExitInternal, exitcode.Internal)
 	}
 }
 
 func TestSignalExit(t *testing.T) {
-	for sig, want := range map[os.Signal]int{syscall.SIGTERM: ExitSIGTERM, syscall.SIGINT: ExitSIGINT, nil: ExitSIGINT} {
-		if got := signalExit(sig); got != want {
-			t.Errorf("signalExit(%v) = %d, want %d", sig, got, want)
+	for sig, want := range map[os.Signal]int{syscall.SIGTERM: exitcode.SIGTERM, syscall.SIGINT: exitcode.SIGINT, nil: exitcode.SIGINT} {
+		if got := exitcode.ForSignal(sig); got != want {
+			t.Errorf("exitcode.ForSignal(%v) = %d, want %d", sig, got, want)
 		}
 	}
 }
@@ -111,9 +112,9 @@ func TestSignalExit(t *testing.T) {
 // help and exits 0 for a shell it cannot write for; that is a usage error.
 func TestCompletionUnsupportedShell(t *testing.T) {
 	streams, out, errb := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
-	code := a.run(t.Context(), []string{"completion", "tcsh"})
-	if code != ExitUsage || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 {
+	a := testFactory(streams, func(string) string { return "" })
+	code := run(t.Context(), a, []string{"completion", "tcsh"})
+	if code != exitcode.Usage || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one line", code, out, errb)
 	}
 	for _, sh := range []string{"tcsh", "bash", "zsh", "fish", "powershell"} {
@@ -123,8 +124,8 @@ func TestCompletionUnsupportedShell(t *testing.T) {
 	}
 	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
 		streams, out, errb := output.Test(false)
-		a := &app{streams: streams, getenv: func(string) string { return "" }}
-		if code := a.run(t.Context(), []string{"completion", sh}); code != 0 || out.Len() == 0 {
+		a := testFactory(streams, func(string) string { return "" })
+		if code := run(t.Context(), a, []string{"completion", sh}); code != 0 || out.Len() == 0 {
 			t.Errorf("completion %s: exit %d, %d bytes, stderr %q", sh, code, out.Len(), errb)
 		}
 	}
@@ -134,12 +135,12 @@ func TestCompletionUnsupportedShell(t *testing.T) {
 // and help (or anything else) still sees every command.
 func TestTreeBuiltForTheCommandRun(t *testing.T) {
 	streams, _, _ := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
-	if cmds := a.newRootCmdFor([]string{"probe", "http://x/"}).Commands(); len(cmds) != 1 || cmds[0].Name() != "probe" {
+	a := testFactory(streams, func(string) string { return "" })
+	if cmds := newRoot(a, []string{"probe", "http://x/"}).Commands(); len(cmds) != 1 || cmds[0].Name() != "probe" {
 		t.Errorf("probe run builds %d commands", len(cmds))
 	}
 	var names []string
-	for _, c := range a.newRootCmdFor([]string{"--help"}).Commands() {
+	for _, c := range newRoot(a, []string{"--help"}).Commands() {
 		names = append(names, c.Name())
 	}
 	for _, want := range []string{"probe", "version", "wait-healthy", "policy"} {
@@ -148,8 +149,8 @@ func TestTreeBuiltForTheCommandRun(t *testing.T) {
 		}
 	}
 	streams, out, _ := output.Test(false)
-	a = &app{streams: streams, getenv: func(string) string { return "" }}
-	if code := a.run(t.Context(), []string{"help"}); code != 0 || !strings.Contains(out.String(), "wait-healthy") {
+	a = testFactory(streams, func(string) string { return "" })
+	if code := run(t.Context(), a, []string{"help"}); code != 0 || !strings.Contains(out.String(), "wait-healthy") {
 		t.Errorf("help: exit %d, %q", code, out)
 	}
 }

@@ -6,18 +6,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/spf13/pflag"
 )
 
-func buildFlags(t *testing.T, env map[string]string, args ...string) (*template, error) {
+func buildFlags(t *testing.T, env map[string]string, args ...string) (*cli.Template, error) {
 	t.Helper()
-	var f probeFlags
+	var f cli.ProbeFlags
 	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
-	f.register(fs)
+	f.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	return f.build(func(k string) string { return env[k] })
+	return f.Build(func(k string) string { return env[k] })
 }
 
 func TestHeadersFromFileAndFlags(t *testing.T) {
@@ -55,7 +56,7 @@ func TestHeadersFromFileAndFlags(t *testing.T) {
 		t.Errorf("secrets from -H @file / -u not registered: %s", text)
 	}
 	// The Host header names the TLS server too (unless --servername).
-	u, err := tm.forURL("https://127.0.0.1:8443/health")
+	u, err := tm.ForURL("https://127.0.0.1:8443/health")
 	if err != nil || u.TLSConfig.ServerName != "app.example" {
 		t.Errorf("TLS server name %q (%v)", u.TLSConfig.ServerName, err)
 	}

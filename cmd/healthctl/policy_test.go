@@ -11,6 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	policycmd "github.com/healthctl/healthctl/internal/cmd/policy"
+
+	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 )
@@ -21,31 +25,31 @@ import (
 func runPolicyFlags(t *testing.T, environ map[string]string, args ...string) (policy.Settings, int, string) {
 	t.Helper()
 	streams, _, errb := output.Test(false)
-	a := &app{streams: streams, getenv: func(k string) string { return environ[k] }}
-	root := a.newRootCmd()
+	a := testFactory(streams, func(k string) string { return environ[k] })
+	root := newRoot(a, nil)
 	for _, c := range root.Commands() {
 		if c.Name() == "policy" {
 			root.RemoveCommand(c)
 		}
 	}
-	var got *policyOptions
-	root.AddCommand(a.newPolicyCmd(func(o *policyOptions) error { got = o; return nil }))
+	var got *policycmd.Options
+	root.AddCommand(policycmd.NewCmd(a, func(o *policycmd.Options) error { got = o; return nil }))
 	root.SetArgs(args)
-	code := ExitPass
+	code := exitcode.Pass
 	if err := root.ExecuteContext(context.Background()); err != nil {
-		code = ExitUsage
-		var ee *exitError
+		code = exitcode.Usage
+		var ee *cli.ExitError
 		if errors.As(err, &ee) {
-			code = ee.code
+			code = ee.Code
 		}
 		errb.WriteString(err.Error())
 	}
 	if got == nil {
 		return policy.Settings{}, code, errb.String()
 	}
-	s, err := got.policy.settings()
+	s, err := got.Settings()
 	if err != nil {
-		return s, ExitUsage, err.Error()
+		return s, exitcode.Usage, err.Error()
 	}
 	return s, code, errb.String()
 }
@@ -112,12 +116,12 @@ func TestPolicyFlags(t *testing.T) {
 			args: []string{"--config", cfg, "--tls-pending-max", "0"},
 			want: policy.Settings{Grace: 5 * time.Minute, FailureThreshold: 3},
 		},
-		{name: "threshold 0", args: []string{"--failure-threshold", "0"}, code: ExitUsage, errPart: "--failure-threshold must be at least 1, got 0"},
-		{name: "negative grace", args: []string{"--grace", "-1m"}, code: ExitUsage, errPart: "--grace must not be negative"},
-		{name: "bad duration", args: []string{"--grace", "soon"}, code: ExitUsage, errPart: "soon"},
-		{name: "bad env", env: map[string]string{"HEALTHCTL_GRACE": "soon"}, code: ExitUsage, errPart: "HEALTHCTL_GRACE"},
-		{name: "no arguments", args: []string{"extra"}, code: ExitUsage, errPart: "unknown command"},
-		{name: "age is not a policy flag", args: []string{"--age", "1m"}, code: ExitUsage, errPart: "unknown flag"},
+		{name: "threshold 0", args: []string{"--failure-threshold", "0"}, code: exitcode.Usage, errPart: "--failure-threshold must be at least 1, got 0"},
+		{name: "negative grace", args: []string{"--grace", "-1m"}, code: exitcode.Usage, errPart: "--grace must not be negative"},
+		{name: "bad duration", args: []string{"--grace", "soon"}, code: exitcode.Usage, errPart: "soon"},
+		{name: "bad env", env: map[string]string{"HEALTHCTL_GRACE": "soon"}, code: exitcode.Usage, errPart: "HEALTHCTL_GRACE"},
+		{name: "no arguments", args: []string{"extra"}, code: exitcode.Usage, errPart: "unknown command"},
+		{name: "age is not a policy flag", args: []string{"--age", "1m"}, code: exitcode.Usage, errPart: "unknown flag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,8 +146,8 @@ func TestPolicyFlags(t *testing.T) {
 func runPolicy(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	streams, out, errb := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
-	code := a.run(context.Background(), append([]string{"policy"}, args...))
+	a := testFactory(streams, func(string) string { return "" })
+	code := run(context.Background(), a, append([]string{"policy"}, args...))
 	return code, out.String(), errb.String()
 }
 
@@ -208,7 +212,7 @@ func TestPolicyJSON(t *testing.T) {
 func TestPolicyUsageError(t *testing.T) {
 	hermetic(t)
 	code, out, errText := runPolicy(t, "--failure-threshold", "0")
-	if code != ExitUsage || out != "" {
+	if code != exitcode.Usage || out != "" {
 		t.Fatalf("exit %d, stdout %q; want 2 and nothing", code, out)
 	}
 	if want := "healthctl: --failure-threshold must be at least 1, got 0\n"; errText != want {
@@ -225,8 +229,8 @@ func TestPolicyFitsHundredColumns(t *testing.T) {
 		{"policy", "--grace", "0s", "--failure-threshold", "12", "--escalate-timeouts-after", "1", "--tls-pending-max", "90m"},
 	} {
 		streams, out, _ := output.Test(false)
-		a := &app{streams: streams, getenv: func(string) string { return "" }}
-		if code := a.run(context.Background(), args); code != 0 {
+		a := testFactory(streams, func(string) string { return "" })
+		if code := run(context.Background(), a, args); code != 0 {
 			t.Fatalf("%v: exit %d", args, code)
 		}
 		for _, l := range strings.Split(out.String(), "\n") {

@@ -157,8 +157,8 @@ func shellWords(s string) ([]string, bool) {
 // parseOnly resolves the command and parses its flags, running nothing.
 func parseOnly(args []string) error {
 	streams, _, _ := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
-	root := a.newRootCmd()
+	a := testFactory(streams, func(string) string { return "" })
+	root := newRoot(a, nil)
 	if len(args) > 0 && args[0] == "completion" {
 		return nil // cobra adds it while executing
 	}

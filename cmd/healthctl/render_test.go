@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 )
@@ -14,8 +15,8 @@ import (
 func runApp(t *testing.T, tty bool, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	s, out, errb := output.Test(tty)
-	a := &app{streams: s, getenv: func(k string) string { return env[k] }}
-	code := a.run(context.Background(), args)
+	a := testFactory(s, func(k string) string { return env[k] })
+	code := run(context.Background(), a, args)
 	return code, out.String(), errb.String()
 }
 
@@ -37,7 +38,7 @@ func TestTTYRendering(t *testing.T) {
 	args := []string{"probe", "--cacert", pki.CAFile, srv.URL + "/health"}
 
 	code, out, _ := runApp(t, true, nil, args...)
-	if code != ExitTLS {
+	if code != exitcode.TLS {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	first, rest, _ := strings.Cut(out, "\n")
@@ -87,7 +88,7 @@ func TestTTYRendering(t *testing.T) {
 func TestGuardTurnsPanicsIntoExit70(t *testing.T) {
 	var buf bytes.Buffer
 	code := guard(&buf, func() int { panic("boom") })
-	if code != ExitInternal || !strings.HasPrefix(buf.String(), "healthctl: internal error") || strings.Count(buf.String(), "\n") != 1 {
+	if code != exitcode.Internal || !strings.HasPrefix(buf.String(), "healthctl: internal error") || strings.Count(buf.String(), "\n") != 1 {
 		t.Errorf("code %d, output %q", code, buf.String())
 	}
 	if code := guard(&buf, func() int { return 4 }); code != 4 {

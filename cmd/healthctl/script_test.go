@@ -87,6 +87,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
 )
@@ -109,8 +110,8 @@ func TestMain(m *testing.M) {
 		// wait-healthy's per-target loops): the panic must become exit 70
 		// and one line, not Go's exit 2 and a stack trace.
 		"healthctl-prober-panics": func() {
-			os.Exit(mainRecordingReasons(func(a *app) {
-				a.prober = func(context.Context, *probe.Options) probe.Result { panic("injected: the prober panicked") }
+			os.Exit(mainRecordingReasons(func(a *cli.Factory) {
+				a.Prober = func(context.Context, *probe.Options) probe.Result { panic("injected: the prober panicked") }
 			}))
 		},
 	})

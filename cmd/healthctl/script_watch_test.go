@@ -53,6 +53,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 	statestore "github.com/healthctl/healthctl/internal/state"
@@ -339,11 +340,11 @@ func TestWatchListen(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	streams, _, errb := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	a := testFactory(streams, func(string) string { return "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- a.run(ctx, []string{"watch", "--interval", "100ms", "--listen", addr, up.URL + "/health"})
+		done <- run(ctx, a, []string{"watch", "--interval", "100ms", "--listen", addr, up.URL + "/health"})
 	}()
 	var body string
 	ok := fixture.WaitFor(10*time.Second, func() bool {
@@ -372,8 +373,8 @@ func TestWatchListen(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != ExitSIGINT {
-			t.Fatalf("exit %d, want %d", code, ExitSIGINT)
+		if code != exitcode.SIGINT {
+			t.Fatalf("exit %d, want %d", code, exitcode.SIGINT)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch did not stop")
@@ -386,8 +387,8 @@ func TestWatchTTYTable(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer up.Close()
 	streams, out, errb := output.Test(true)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
-	if code := a.run(context.Background(), []string{"watch", "--once", up.URL + "/health"}); code != 0 {
+	a := testFactory(streams, func(string) string { return "" })
+	if code := run(context.Background(), a, []string{"watch", "--once", up.URL + "/health"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	got := out.String()

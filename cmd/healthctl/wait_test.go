@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	waitcmd "github.com/healthctl/healthctl/internal/cmd/wait"
+
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -19,42 +22,42 @@ import (
 func runWait(t *testing.T, ctx context.Context, tty bool, environ map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	streams, out, errb := output.Test(tty)
-	a := &app{streams: streams, getenv: func(k string) string { return environ[k] }}
-	code := a.run(ctx, append([]string{"wait-healthy"}, args...))
+	a := testFactory(streams, func(k string) string { return environ[k] })
+	code := run(ctx, a, append([]string{"wait-healthy"}, args...))
 	return code, out.String(), errb.String()
 }
 
 func TestWaitFlagsSplitAtDash(t *testing.T) {
 	streams, _, _ := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
-	var got *waitOptions
-	root := a.newRootCmd()
+	a := testFactory(streams, func(string) string { return "" })
+	var got *waitcmd.Options
+	root := newRoot(a, nil)
 	// Swap in a wait-healthy whose run function only records its options.
 	for _, c := range root.Commands() {
 		if c.Name() == "wait-healthy" {
 			root.RemoveCommand(c)
 		}
 	}
-	root.AddCommand(a.newWaitCmd(func(_ context.Context, o *waitOptions) error { got = o; return nil }))
+	root.AddCommand(waitcmd.NewCmd(a, func(_ context.Context, o *waitcmd.Options) error { got = o; return nil }))
 	root.SetArgs([]string{"wait-healthy", "--interval", "250ms", "--successes", "3", "--fail-open",
 		"--statsd", "127.0.0.1:8125", "-H", "X-A: 1", "http://a/health", "http://b/health", "--", "echo", "--interval", "x"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.urls, []string{"http://a/health", "http://b/health"}) {
-		t.Errorf("urls = %q", got.urls)
+	if !slices.Equal(got.URLs, []string{"http://a/health", "http://b/health"}) {
+		t.Errorf("urls = %q", got.URLs)
 	}
-	if !slices.Equal(got.command, []string{"echo", "--interval", "x"}) {
-		t.Errorf("command = %q (flags after -- belong to the command)", got.command)
+	if !slices.Equal(got.Command, []string{"echo", "--interval", "x"}) {
+		t.Errorf("command = %q (flags after -- belong to the command)", got.Command)
 	}
-	if got.interval != 250*time.Millisecond || got.successes != 3 || !got.failOpen || got.statsd != "127.0.0.1:8125" {
+	if got.Interval != 250*time.Millisecond || got.Successes != 3 || !got.FailOpen || got.Statsd != "127.0.0.1:8125" {
 		t.Errorf("options = %+v", got)
 	}
-	if got.timeout != 30*time.Second || got.statsdPrefix != "healthctl" {
-		t.Errorf("defaults: timeout %v, prefix %q", got.timeout, got.statsdPrefix)
+	if got.Timeout != 30*time.Second || got.StatsdPrefix != "healthctl" {
+		t.Errorf("defaults: timeout %v, prefix %q", got.Timeout, got.StatsdPrefix)
 	}
-	if !slices.Equal(got.flags.in.Headers, []string{"X-A: 1"}) {
-		t.Errorf("probe flags are shared: headers %q", got.flags.in.Headers)
+	if !slices.Equal(got.Flags.Input().Headers, []string{"X-A: 1"}) {
+		t.Errorf("probe flags are shared: headers %q", got.Flags.Input().Headers)
 	}
 }
 
@@ -75,7 +78,7 @@ func TestWaitUsageErrors(t *testing.T) {
 		{"--bypass", "--interval", "0", "http://127.0.0.1:1/"},
 	} {
 		code, out, errb := runWait(t, t.Context(), false, nil, args...)
-		if code != ExitUsage || out != "" || strings.Count(errb, "\n") != 1 || !strings.HasPrefix(errb, "healthctl: ") {
+		if code != exitcode.Usage || out != "" || strings.Count(errb, "\n") != 1 || !strings.HasPrefix(errb, "healthctl: ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errb)
 		}
 	}
@@ -90,7 +93,11 @@ func TestWaitBypassFromEnvironment(t *testing.T) {
 		if code != 0 || !strings.Contains(errb, "bypassed") {
 			t.Errorf("%v: exit %d, stderr %q", env, code, errb)
 		}
-		var j output.WaitJSON
+		var j struct {
+			Bypassed, Healthy bool
+			Attempts          int
+			ExitCode          int `json:"exit_code"`
+		}
 		if err := json.Unmarshal([]byte(out), &j); err != nil || !j.Bypassed || j.Healthy || j.Attempts != 0 || j.ExitCode != 0 {
 			t.Errorf("%v: JSON %s (%v)", env, out, err)
 		}
@@ -158,7 +165,7 @@ func TestWaitQuiet(t *testing.T) {
 	// The ceiling is wide: on a loaded machine (-race, two cores) a first
 	// probe must complete within it, or the wait ends as a timeout.
 	code, out, errb := runWait(t, t.Context(), false, nil, "-q", "--timeout", "3s", "--interval", "500ms", srv.URL)
-	if code != ExitUnreachable || out != "" {
+	if code != exitcode.Unreachable || out != "" {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 	if want := "healthctl: no 2xx from " + srv.URL + " within 3s (last: unreachable, http_status after "; !strings.HasPrefix(errb, want) || strings.Count(errb, "\n") != 1 {
@@ -168,25 +175,29 @@ func TestWaitQuiet(t *testing.T) {
 
 func TestWaitSignalSummary(t *testing.T) {
 	streams, out, errb := output.Test(false)
-	a := &app{streams: streams, getenv: func(string) string { return "" }}
+	a := testFactory(streams, func(string) string { return "" })
 	ctx, cancel := context.WithCancel(t.Context())
 	// The signal comes when the second request arrives: one probe in flight
 	// per URL, so the first has completed. No timing is assumed.
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 2 {
-			a.signal.CompareAndSwap(nil, syscall.SIGTERM)
+			a.SetSignal(syscall.SIGTERM)
 			cancel()
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	code := a.run(ctx, []string{"wait-healthy", "-o", "json", "--interval", "50ms", srv.URL})
-	if code != ExitSIGTERM {
+	code := run(ctx, a, []string{"wait-healthy", "-o", "json", "--interval", "50ms", srv.URL})
+	if code != exitcode.SIGTERM {
 		t.Errorf("exit %d, want 143", code)
 	}
-	var j output.WaitJSON
-	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Healthy || j.ExitCode != ExitSIGTERM || j.Attempts < 1 {
+	var j struct {
+		Healthy  bool
+		Attempts int
+		ExitCode int `json:"exit_code"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Healthy || j.ExitCode != exitcode.SIGTERM || j.Attempts < 1 {
 		t.Errorf("JSON %s (%v)", out, err)
 	}
 	if !strings.Contains(errb.String(), "healthctl: interrupted after ") {
@@ -199,8 +210,8 @@ func TestWaitDuration(t *testing.T) {
 		30 * time.Second: "30s", 2 * time.Minute: "2m", 90 * time.Second: "1m30s",
 		500 * time.Millisecond: "500ms", time.Hour: "1h",
 	} {
-		if got := waitDuration(d); got != want {
-			t.Errorf("waitDuration(%v) = %q, want %q", d, got, want)
+		if got := output.Duration(d); got != want {
+			t.Errorf("output.Duration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

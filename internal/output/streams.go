@@ -1,5 +1,7 @@
-// Package output renders results: the stable first line, the details, the
-// JSON objects and tables. It owns every colour decision, per stream.
+// Package output holds what every command's rendering shares and nothing
+// command-specific: the streams and their terminal and colour decisions,
+// widths, URL display, duration formats, JSON lines and the table
+// primitive. It imports no command package.
 package output
 
 import (

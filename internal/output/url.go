@@ -60,15 +60,15 @@ func ElideURL(s string, n int) string {
 		}
 	}
 	if room := n - utf8.RuneCountInString(origin); room >= 5 && path != "" {
-		return origin + shortenRunes(path, room)
+		return origin + ShortenRunes(path, room)
 	}
 	origin = strings.TrimPrefix(strings.TrimPrefix(origin, "https://"), "http://")
-	return shortenRunes(origin, n)
+	return ShortenRunes(origin, n)
 }
 
-// shortenRunes cuts s to at most n runes by replacing its middle with "..."
+// ShortenRunes cuts s to at most n runes by replacing its middle with "..."
 // (ASCII, so a byte count of an ASCII URL stays its width).
-func shortenRunes(s string, n int) string {
+func ShortenRunes(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

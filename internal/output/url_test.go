@@ -3,12 +3,7 @@ package output
 import (
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
-
-	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/wait"
 )
 
 func TestDisplayURL(t *testing.T) {
@@ -43,28 +38,5 @@ func TestElideURLKeepsTheHost(t *testing.T) {
 	}
 	if got := ElideURL("http://a.invalid/h", 80); got != "http://a.invalid/h" {
 		t.Errorf("short URL changed: %q", got)
-	}
-}
-
-func TestStatusLineKeepsHostAt80(t *testing.T) {
-	var b strings.Builder
-	p := NewWaitProgress(&b, true, false, 80, 1, 1)
-	ra := 2 * time.Second
-	p.Event(wait.Event{URL: "https://preview-1234.staging.example.com:8443/api/v2/internal/health/readiness", Attempt: 12,
-		Result: probe.Result{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503, RetryAfter: &ra}})
-	p.Tick(12 * time.Second)
-	lines := strings.Split(b.String(), "\r\x1b[K")
-	last := lines[len(lines)-1]
-	if n := utf8.RuneCountInString(last); n > 79 {
-		t.Errorf("%d columns: %q", n, last)
-	}
-	if !strings.Contains(last, "preview-1234.staging.example.com:8443") || !strings.Contains(last, "503") {
-		t.Errorf("host or status lost: %q", last)
-	}
-	b.Reset()
-	p = NewWaitProgress(&b, true, false, 80, 1, 1)
-	p.Event(wait.Event{URL: "http://xn--bcher-kva.invalid/health", Attempt: 1, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused}})
-	if !strings.Contains(b.String(), "http://bücher.invalid/health refused conn_refused") {
-		t.Errorf("IDN host: %q", b.String())
 	}
 }

@@ -1,7 +1,10 @@
-package output
+// Package report renders one probe result for every command that shows
+// them (probe, wait-healthy, watch): the stable first line, the details
+// (waterfall, certificates, decision), the JSON object, the Nagios line and
+// the line of a probe a signal cut short.
+package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -11,12 +14,10 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 )
-
-// SchemaVersion is the version of every JSON object healthctl prints.
-const SchemaVersion = 1
 
 // ResultJSON is one probe result as JSON (SPEC.md §9). Fields a probe did
 // not reach are absent, never zero.
@@ -47,7 +48,7 @@ type ResultJSON struct {
 // exit code it maps to.
 func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
 	j := ResultJSON{
-		SchemaVersion: SchemaVersion,
+		SchemaVersion: output.SchemaVersion,
 		URL:           r.URL,
 		Outcome:       r.Outcome,
 		Reason:        r.Reason,
@@ -67,7 +68,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		Decision:      d,
 	}
 	for ph, d := range r.Timings {
-		j.TimingsMS[string(ph)] = ms(d)
+		j.TimingsMS[string(ph)] = output.JSONMillis(d)
 	}
 	if r.RetryAfter != nil {
 		s := r.RetryAfter.Seconds()
@@ -77,17 +78,6 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 }
 
 // ms is a duration in fractional milliseconds, to the microsecond.
-func ms(d time.Duration) float64 {
-	return math.Round(float64(d.Microseconds())) / 1000
-}
-
-// JSONLine writes v as one line of JSON, without HTML escaping ("<" stays
-// "<": the output is read by shells and jq, not browsers).
-func JSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
 
 // FirstLine is the stable, greppable summary of a result:
 // "PASS ok URL 200 12.4ms" or "FAIL refused conn_refused URL - 0.4ms".
@@ -96,24 +86,19 @@ func FirstLine(r probe.Result, colored bool) string {
 	if r.HTTPStatus != 0 {
 		status = fmt.Sprint(r.HTTPStatus)
 	}
-	total := FormatMS(r.Timings[probe.PhaseTotal])
+	total := output.FormatMS(r.Timings[probe.PhaseTotal])
 	if r.Outcome == classify.Pass {
-		return fmt.Sprintf("%s %s %s %s %s", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, DisplayURL(r.URL), status, total)
+		return fmt.Sprintf("%s %s %s %s %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, output.DisplayURL(r.URL), status, total)
 	}
-	return fmt.Sprintf("%s %s %s %s %s %s", paint(colored, color.FgRed, color.Bold).Sprint("FAIL"),
-		paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, DisplayURL(r.URL), status, total)
-}
-
-// FormatMS renders a duration as milliseconds with one decimal: 12.4ms.
-func FormatMS(d time.Duration) string {
-	return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	return fmt.Sprintf("%s %s %s %s %s %s", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"),
+		output.Paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, output.DisplayURL(r.URL), status, total)
 }
 
 // Details renders what follows the first line on a terminal or with -v: the
 // error, the connection, the waterfall, the certificate chain, the redirect
 // and the decision.
 func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
-	dim := paint(colored, color.Faint)
+	dim := output.Paint(colored, color.Faint)
 	label := func(s string) string {
 		if len(s) >= 11 {
 			return dim.Sprint("  "+s) + " " // never run into the value
@@ -136,7 +121,7 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	for _, a := range r.DialErrors {
 		fmt.Fprintf(w, "%s%s: %s\n", label("tried"), a.Address, a.Error)
 	}
-	waterfall(w, r.Timings, label, paint(colored, color.FgCyan))
+	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {
 		if r.TLS.Version != "" {
 			fmt.Fprintf(w, "%s%s %s\n", label("tls"), r.TLS.Version, r.TLS.Cipher)
@@ -145,9 +130,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			exp := fmt.Sprintf("expires %s (%d days left)", c.NotAfter.Format("2006-01-02"), c.DaysLeft)
 			switch {
 			case c.DaysLeft < 0:
-				exp = paint(colored, color.FgRed).Sprintf("expired %s", c.NotAfter.Format("2006-01-02"))
+				exp = output.Paint(colored, color.FgRed).Sprintf("expired %s", c.NotAfter.Format("2006-01-02"))
 			case (r.Reason == classify.TLSNotYetValid && i == 0) || (!r.Started.IsZero() && r.Started.Before(c.NotBefore)):
-				exp = paint(colored, color.FgRed).Sprintf("not valid before %s", c.NotBefore.Format(time.RFC3339))
+				exp = output.Paint(colored, color.FgRed).Sprintf("not valid before %s", c.NotBefore.Format(time.RFC3339))
 			}
 			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), c.Subject)
 			fmt.Fprintf(w, "%sissuer %s; SANs %s; %s\n", label(""), c.Issuer, strings.Join(c.SANs, ", "), exp)
@@ -159,18 +144,18 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	if r.Redirect != nil {
 		other := ""
 		if r.Redirect.OtherHost {
-			other = paint(colored, color.FgYellow).Sprint(" (another host)")
+			other = output.Paint(colored, color.FgYellow).Sprint(" (another host)")
 		}
 		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), r.Redirect.Location, other)
 	}
 	if r.RetryAfter != nil {
-		fmt.Fprintf(w, "%s%s\n", label("retry-after"), Seconds(*r.RetryAfter))
+		fmt.Fprintf(w, "%s%s\n", label("retry-after"), output.Seconds(*r.RetryAfter))
 	}
 	if r.BodyTruncated {
 		fmt.Fprintf(w, "%sbody read up to --max-body only\n", label("body"))
 	}
 	if d != nil {
-		c := paint(colored, color.Bold)
+		c := output.Paint(colored, color.Bold)
 		fmt.Fprintf(w, "%s%s: %s\n", label("decision"), c.Sprint(d.Action), d.Why)
 	}
 }
@@ -200,7 +185,7 @@ func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar inte
 		if a+n > width {
 			a = max(0, width-n)
 		}
-		fmt.Fprintf(w, "%s%9s %s%s\n", label(string(ph)), FormatMS(d), strings.Repeat(" ", a), bar.Sprint(strings.Repeat("=", n)))
+		fmt.Fprintf(w, "%s%9s %s%s\n", label(string(ph)), output.FormatMS(d), strings.Repeat(" ", a), bar.Sprint(strings.Repeat("=", n)))
 		if ph != probe.PhaseTotal {
 			offset += d
 		}

@@ -1,4 +1,9 @@
-package main
+// Package config fills a command's flags from the environment
+// (HEALTHCTL_<COMMAND>_<FLAG>, HEALTHCTL_<FLAG>) and the config file, and
+// records where each value came from so errors can name it. It takes its
+// environment and directories as inputs: nothing here reads the process's
+// own.
+package config
 
 import (
 	"errors"
@@ -9,30 +14,52 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
 
-// applyConfig fills every flag the user did not set on the command line, in
-// this order of precedence: HEALTHCTL_<COMMAND>_<FLAG>, HEALTHCTL_<FLAG>, the
-// config file's section for the command, the file's top level. The flags
-// stay the one typed store commands read, so a value from env or file is
-// parsed (and rejected) exactly like the same value on the command line.
-func applyConfig(cmd *cobra.Command, configPath string, getenv env) error {
-	file, path, err := readConfigFile(configPath, getenv)
+// Sources are where configuration comes from, for one run.
+type Sources struct {
+	// Explicit is --config's value ("" when not given).
+	Explicit string
+	// Getenv reads the environment.
+	Getenv func(string) string
+	// UserConfigDir is the directory holding healthctl/healthctl.yaml (nil:
+	// none is looked for).
+	UserConfigDir func() (string, error)
+	// Known returns the flags of the root (persistent) and of every command
+	// by name, to check the file's keys against; called only when a file
+	// is read.
+	Known func() Known
+}
+
+// Known are the flag names a config file may use.
+type Known struct {
+	Root     *pflag.FlagSet
+	Commands map[string]*pflag.FlagSet
+}
+
+// Apply fills every flag of the command cmdName that the user did not set on
+// the command line, in this order of precedence:
+// HEALTHCTL_<COMMAND>_<FLAG>, HEALTHCTL_<FLAG>, the config file's section
+// for the command, the file's top level. The flags stay the one typed store
+// commands read, so a value from env or file is parsed (and rejected)
+// exactly like the same value on the command line.
+func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
+	getenv := src.Getenv
+	file, path, err := readConfigFile(src)
 	if err != nil {
 		return err
 	}
-	if file != nil {
-		if err := checkConfigKeys(everyCommand(cmd), file.AllSettings(), path); err != nil {
+	if file != nil && src.Known != nil {
+		if err := checkConfigKeys(src.Known(), file.AllSettings(), path); err != nil {
 			return err
 		}
 	}
-	cmdKey := cmd.Name()
+	cmdKey := cmdName
 	cmdEnv := "HEALTHCTL_" + envName(cmdKey) + "_"
 	var firstErr error
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+	flags.VisitAll(func(f *pflag.Flag) {
 		if firstErr != nil || f.Changed || skipConfig[f.Name] {
 			return
 		}
@@ -66,12 +93,29 @@ func applyConfig(cmd *cobra.Command, configPath string, getenv env) error {
 	return firstErr
 }
 
-// annotateSource records where a flag's value came from (see flagSource).
+// SourceAnnotation is the pflag annotation Apply sets on a flag whose value
+// came from a variable or the config file, so errors can name it.
+const SourceAnnotation = "healthctl-source"
+
+// Source names where a flag's value came from: the variable or the config
+// file and key when Apply set it, else "--name".
+func Source(fs *pflag.FlagSet, name string) string {
+	if fs != nil {
+		if f := fs.Lookup(name); f != nil {
+			if s := f.Annotations[SourceAnnotation]; len(s) > 0 {
+				return s[0]
+			}
+		}
+	}
+	return "--" + name
+}
+
+// annotateSource records where a flag's value came from (see Source).
 func annotateSource(f *pflag.Flag, source string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[sourceAnnotation] = []string{source}
+	f.Annotations[SourceAnnotation] = []string{source}
 }
 
 // skipConfig are flags that make no sense outside the command line.
@@ -141,15 +185,18 @@ func redactedValue(f *pflag.Flag, v string) string {
 // readConfigFile reads --config, else ./healthctl.yaml, else the user config
 // dir's healthctl/healthctl.yaml; a missing default file is no error, a
 // named one that cannot be read is.
-func readConfigFile(explicit string, getenv env) (*viper.Viper, string, error) {
+func readConfigFile(src Sources) (*viper.Viper, string, error) {
+	explicit := src.Explicit
 	if explicit == "" {
-		explicit = getenv("HEALTHCTL_CONFIG")
+		explicit = src.Getenv("HEALTHCTL_CONFIG")
 	}
 	path := explicit
 	if path == "" {
 		candidates := []string{"healthctl.yaml"}
-		if dir, err := os.UserConfigDir(); err == nil {
-			candidates = append(candidates, filepath.Join(dir, "healthctl", "healthctl.yaml"))
+		if src.UserConfigDir != nil {
+			if dir, err := src.UserConfigDir(); err == nil {
+				candidates = append(candidates, filepath.Join(dir, "healthctl", "healthctl.yaml"))
+			}
 		}
 		for _, c := range candidates {
 			if _, err := os.Stat(c); err == nil {
@@ -175,7 +222,7 @@ func readConfigFile(explicit string, getenv env) (*viper.Viper, string, error) {
 		v.SetConfigType("yaml")
 	}
 	if err := v.ReadInConfig(); err != nil {
-		return nil, "", fmt.Errorf("config %s: %v", path, oneLine(err.Error()))
+		return nil, "", fmt.Errorf("config %s: %v", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return v, path, nil
 }
@@ -184,17 +231,17 @@ func readConfigFile(explicit string, getenv env) (*viper.Viper, string, error) {
 // that is no flag of any command (a typo such as conect-timeout), a command
 // section that is not a map, and a key in a section that the command does
 // not have.
-func checkConfigKeys(root *cobra.Command, settings map[string]any, path string) error {
+func checkConfigKeys(known Known, settings map[string]any, path string) error {
 	all := map[string]bool{}
-	addFlags := func(c *cobra.Command, into map[string]bool) {
-		c.Flags().VisitAll(func(f *pflag.Flag) { into[f.Name] = true })
-		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { into[f.Name] = true })
+	addFlags := func(fs *pflag.FlagSet, into map[string]bool) {
+		if fs != nil {
+			fs.VisitAll(func(f *pflag.Flag) { into[f.Name] = true })
+		}
 	}
-	addFlags(root, all)
-	sections := map[string]*cobra.Command{}
-	for _, c := range root.Commands() {
-		sections[c.Name()] = c
-		addFlags(c, all)
+	addFlags(known.Root, all)
+	sections := known.Commands
+	for _, fs := range sections {
+		addFlags(fs, all)
 	}
 	for _, key := range sortedKeys(settings) {
 		val := settings[key]
@@ -204,6 +251,7 @@ func checkConfigKeys(root *cobra.Command, settings map[string]any, path string) 
 				return fmt.Errorf("config %s: %s: want a section of %s's flags (key: value), got %s", path, key, key, shapeOf(val))
 			}
 			own := map[string]bool{}
+			addFlags(known.Root, own)
 			addFlags(c, own)
 			for _, k := range sortedKeys(sec) {
 				if !own[k] || skipConfig[k] {

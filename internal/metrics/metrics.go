@@ -1,4 +1,7 @@
-package output
+// Package metrics writes watch's Prometheus text exposition: blackbox
+// exporter's probe_* names plus healthctl_* ones, escaped, with no raw
+// error text or secrets in any label.
+package metrics
 
 import (
 	"bufio"
@@ -21,10 +24,10 @@ import (
 // prometheus/common/expfmt's parser (and promtool when installed), which are
 // test-only and never linked into healthctl.
 
-// MetricsInput is what the metrics describe: the latest probed item of each
+// Input is what the metrics describe: the latest probed item of each
 // target (a target never probed has Target set and a zero Result), the
 // state (counters that survive short-lived runs) and the last sweep.
-type MetricsInput struct {
+type Input struct {
 	Latest []watch.Item
 	State  *state.File
 	Sweep  *watch.Sweep
@@ -40,11 +43,11 @@ var blackboxPhase = []struct {
 	{probe.PhaseTTFB, "processing"}, {probe.PhaseTransfer, "transfer"},
 }
 
-// WriteMetrics writes the exposition: blackbox_exporter's probe_* names
+// Write writes the exposition: blackbox_exporter's probe_* names
 // (so existing dashboards work) with a target label holding the target's
 // name, and healthctl_* for the decision, streaks, counters and the sweep.
 // Labels never carry URLs, error text or header values.
-func WriteMetrics(w io.Writer, in MetricsInput) error {
+func Write(w io.Writer, in Input) error {
 	b := bufio.NewWriter(w)
 	m := &metricWriter{b: b}
 	probed := make([]*watch.Item, 0, len(in.Latest))

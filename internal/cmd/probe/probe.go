@@ -1,31 +1,35 @@
-package main
+// Package probecmd is `healthctl probe`: its options, its run function and
+// how it prints results (text, JSON, Nagios).
+package probecmd
 
 import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/proc"
+	"github.com/healthctl/healthctl/internal/report"
 )
 
-// probeOptions is what `healthctl probe` runs with, filled by its RunE.
-type probeOptions struct {
-	urls   []string
-	flags  probeFlags
-	policy policyFlags
+// Options is what `healthctl probe` runs with, filled by its RunE.
+type Options struct {
+	URLs   []string
+	flags  cli.ProbeFlags
+	policy cli.PolicyFlags
 }
 
-func (a *app) newProbeCmd() *cobra.Command {
-	opts := &probeOptions{}
+// NewCmd builds the command; runF replaces Run in flag-parsing tests (nil:
+// the real run).
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "probe URL...",
 		Short: "Probe URLs once and say why they are not healthy",
@@ -44,37 +48,42 @@ monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
   healthctl probe --age 10m --failure-threshold 3 http://127.0.0.1:8080/health`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("probe: missing URL (usage: healthctl probe URL...)")
+				return cli.UsageErrorf("probe: missing URL (usage: healthctl probe URL...)")
 			}
-			opts.urls = args
-			return a.probeRun(cmd.Context(), opts)
+			opts.URLs = args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
 		},
 	}
-	opts.flags.register(cmd.Flags())
-	opts.policy.register(cmd.Flags(), true)
+	opts.flags.Register(cmd.Flags())
+	opts.policy.Register(cmd.Flags(), true)
 	return cmd
 }
 
-func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
-	now := time.Now()
-	settings, err := opts.policy.settings()
+// Run probes every URL, concurrently, and prints the results in argument
+// order; its error carries the exit code.
+func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
+	now := f.Clock()
+	settings, err := opts.policy.Settings()
 	if err != nil {
 		return err
 	}
-	age, known, warning, err := opts.policy.ageAt(now)
+	age, known, warning, err := opts.policy.AgeAt(now)
 	if err != nil {
 		return err
 	}
 	if warning != "" {
-		fmt.Fprintf(a.streams.Err, "healthctl: warning: %s\n", warning)
+		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
 	}
-	tmpl, err := opts.flags.build(a.getenv)
+	tmpl, err := opts.flags.Build(f.Getenv)
 	if err != nil {
 		return err
 	}
-	all := make([]*probe.Options, len(opts.urls))
-	for i, raw := range opts.urls {
-		if all[i], err = tmpl.forURL(raw); err != nil {
+	all := make([]*probe.Options, len(opts.URLs))
+	for i, raw := range opts.URLs {
+		if all[i], err = tmpl.ForURL(raw); err != nil {
 			return err
 		}
 	}
@@ -87,13 +96,13 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 	results := make([]probe.Result, len(all))
 	if len(all) == 1 {
 		// One URL: no goroutine to start (it costs start-up time).
-		results[0] = a.probe(ctx, all[0])
+		results[0] = f.Probe(ctx, all[0])
 	} else {
 		var wg sync.WaitGroup
 		for i, o := range all {
 			wg.Go(func() {
 				defer crash.Recover()
-				results[i] = a.probe(ctx, o)
+				results[i] = f.Probe(ctx, o)
 			})
 		}
 		wg.Wait()
@@ -108,32 +117,32 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 			interrupted++
 		}
 	}
-	sigCode := a.signalCode()
+	sigCode := f.SignalCode()
 	if interrupted > 0 {
-		defer fmt.Fprintf(a.streams.Err, "healthctl: interrupted (%s): %d of %d probe%s cut short\n",
-			signalName(a), interrupted, len(results), waitPlural(len(results)))
+		defer fmt.Fprintf(f.Streams.Err, "healthctl: interrupted (%s): %d of %d probe%s cut short\n",
+			f.SignalName(), interrupted, len(results), cli.Plural(len(results)))
 	}
 
-	code := ExitPass
-	if a.global.output == "nagios" {
+	code := exitcode.Pass
+	if f.Global.Output == "nagios" {
 		for _, r := range results {
 			if r.Canceled {
-				fmt.Fprintf(a.streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", r.URL)
+				fmt.Fprintf(f.Streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", r.URL)
 				continue
 			}
-			fmt.Fprintln(a.streams.Out, output.NagiosLine(r))
+			fmt.Fprintln(f.Streams.Out, report.NagiosLine(r))
 			if r.Outcome != classify.Pass {
-				code = NagiosCritical
+				code = exitcode.NagiosCritical
 			}
 		}
 		if interrupted > 0 {
-			return silentExit(sigCode)
+			return cli.SilentExit(sigCode)
 		}
-		return &exitError{code: code, plugin: true}
+		return &cli.ExitError{Code: code, Plugin: true}
 	}
 	for _, r := range results {
 		if r.Canceled {
-			a.printInterrupted(r, sigCode)
+			printInterrupted(f, r, sigCode)
 			continue
 		}
 		d, _ := policy.Decide(policy.Input{
@@ -143,55 +152,47 @@ func (a *app) probeRun(ctx context.Context, opts *probeOptions) error {
 			Settings: settings,
 			Now:      r.Started,
 		})
-		rc := ExitCode(r.Outcome)
-		if len(results) == 1 || code == ExitPass {
+		rc := exitcode.ForOutcome(r.Outcome)
+		if len(results) == 1 || code == exitcode.Pass {
 			code = rc
 		}
-		a.printResult(r, &d, rc)
+		printResult(f, r, &d, rc)
 	}
 	if interrupted > 0 {
-		return silentExit(sigCode)
+		return cli.SilentExit(sigCode)
 	}
-	return silentExit(code)
+	return cli.SilentExit(code)
 }
 
 // printInterrupted renders a probe a signal cut short.
-func (a *app) printInterrupted(r probe.Result, code int) {
-	s := a.streams
+func printInterrupted(f *cli.Factory, r probe.Result, code int) {
+	s := f.Streams
 	switch {
-	case a.json():
-		_ = output.JSONLine(s.Out, output.NewInterruptedJSON(r, code))
-	case a.global.quiet:
-		fmt.Fprintln(s.Err, output.InterruptedLine(r, s.ErrColor))
+	case f.JSON():
+		_ = output.JSONLine(s.Out, report.NewInterruptedJSON(r, code))
+	case f.Global.Quiet:
+		fmt.Fprintln(s.Err, report.InterruptedLine(r, s.ErrColor))
 	default:
-		fmt.Fprintln(s.Out, output.InterruptedLine(r, s.OutColor))
+		fmt.Fprintln(s.Out, report.InterruptedLine(r, s.OutColor))
 	}
-}
-
-// signalName names the signal that stopped this run, for messages.
-func signalName(a *app) string {
-	if s, ok := a.signal.Load().(syscall.Signal); ok {
-		return proc.SignalName(s)
-	}
-	return "cancelled"
 }
 
 // printResult renders one probe result in the chosen format.
-func (a *app) printResult(r probe.Result, d *policy.Decision, code int) {
-	s := a.streams
-	if a.json() {
-		_ = output.JSONLine(s.Out, output.NewResultJSON(r, d, code))
+func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
+	s := f.Streams
+	if f.JSON() {
+		_ = output.JSONLine(s.Out, report.NewResultJSON(r, d, code))
 		return
 	}
-	if a.global.quiet {
+	if f.Global.Quiet {
 		if r.Outcome != classify.Pass {
-			fmt.Fprintln(s.Err, output.FirstLine(r, s.ErrColor))
+			fmt.Fprintln(s.Err, report.FirstLine(r, s.ErrColor))
 		}
 		return
 	}
-	fmt.Fprintln(s.Out, output.FirstLine(r, s.OutColor))
-	if a.details() {
-		output.Details(s.Out, r, d, s.OutColor)
+	fmt.Fprintln(s.Out, report.FirstLine(r, s.OutColor))
+	if f.Details() {
+		report.Details(s.Out, r, d, s.OutColor)
 	} else if r.Error != "" {
 		fmt.Fprintf(s.Out, "  error: %s\n", r.Error)
 	}

@@ -1,4 +1,4 @@
-package output
+package report
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -52,7 +53,7 @@ func TestJSONNewFields(t *testing.T) {
 		Hops:  []probe.Hop{{URL: "http://a/", Status: 302, Location: "http://a/next"}},
 		Proxy: "http://p:3128"}
 	var b bytes.Buffer
-	if err := JSONLine(&b, NewResultJSON(r, nil, 1)); err != nil {
+	if err := output.JSONLine(&b, NewResultJSON(r, nil, 1)); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()

@@ -1,4 +1,6 @@
-package main
+// Package policycmd is `healthctl policy`: the decision table built from the
+// policy function itself, with the settings in force.
+package policycmd
 
 import (
 	"fmt"
@@ -6,27 +8,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 )
 
-func init() {
-	registerCommand("policy", func(a *app) *cobra.Command { return a.newPolicyCmd(nil) })
+// Options is what `healthctl policy` runs with, filled by its RunE.
+type Options struct {
+	policy cli.PolicyFlags
 }
 
-// policyOptions is what `healthctl policy` runs with, filled by its RunE.
-type policyOptions struct {
-	policy policyFlags
-}
+// Settings are the settings in force, validated.
+func (o *Options) Settings() (policy.Settings, error) { return o.policy.Settings() }
 
-// newPolicyCmd builds the policy command; runF replaces policyRun in flag
-// parsing tests (nil: the real run).
-func (a *app) newPolicyCmd(runF func(*policyOptions) error) *cobra.Command {
-	opts := &policyOptions{}
+// NewCmd builds the policy command; runF replaces Run in flag parsing tests
+// (nil: the real run).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "policy",
 		Short: "Print the decision table with the settings in force",
-		Long: `Print the reconciler's decision table (SPEC §4, seeds/004): what probe and
+		Long: `Print the reconciler's decision table: what probe and
 watch decide for each probe result, in rule order, with the settings in force
 (flags, HEALTHCTL_* environment, config file). The table is built by running
 the policy itself on one example per row, so it cannot disagree with it.`,
@@ -38,10 +40,10 @@ the policy itself on one example per row, so it cannot disagree with it.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return a.policyRun(opts)
+			return Run(f, opts)
 		},
 	}
-	opts.policy.register(cmd.Flags(), false)
+	opts.policy.Register(cmd.Flags(), false)
 	return cmd
 }
 
@@ -59,14 +61,15 @@ type settingsJSON struct {
 	TLSPendingMaxS        float64 `json:"tls_pending_max_s"`
 }
 
-func (a *app) policyRun(opts *policyOptions) error {
-	s, err := opts.policy.settings()
+// Run prints the table (text or JSON).
+func Run(f *cli.Factory, opts *Options) error {
+	s, err := opts.policy.Settings()
 	if err != nil {
 		return err
 	}
 	rows := policy.DecisionTable(s)
-	if a.json() {
-		return output.JSONLine(a.streams.Out, policyJSON{
+	if f.JSON() {
+		return output.JSONLine(f.Streams.Out, policyJSON{
 			SchemaVersion: output.SchemaVersion,
 			Settings: settingsJSON{
 				GraceS:                s.Grace.Seconds(),
@@ -77,9 +80,9 @@ func (a *app) policyRun(opts *policyOptions) error {
 			Rows: rows,
 		})
 	}
-	w := a.streams.Out
+	w := f.Streams.Out
 	fmt.Fprintln(w, settingsLine(s))
-	if err := output.PolicyTable(w, rows); err != nil {
+	if err := policyTable(w, rows); err != nil {
 		return err
 	}
 	young, old := policy.ExampleAges(s.Grace)
@@ -98,9 +101,7 @@ redeployed in a loop. Change the rules with the flags above (see --help).
 }
 
 // policyAge prints 30s, 10m, 1h30m (not 10m0s).
-func policyAge(d time.Duration) string {
-	return waitDuration(d)
-}
+func policyAge(d time.Duration) string { return output.Duration(d) }
 
 // settingsLine states the settings in force, as the flags that set them, on
 // two lines so they fit 100 columns.

@@ -1,4 +1,4 @@
-package output
+package watchcmd
 
 import (
 	"fmt"
@@ -7,28 +7,29 @@ import (
 	"time"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-// WatchJSON is one target in one sweep: the probe result (SPEC.md §9) with
+// watchJSON is one target in one sweep: the probe result (SPEC.md §9) with
 // its target name and decision, the streak after it, whether it is a
 // transition, and the hook run, if any.
-type WatchJSON struct {
-	ResultJSON
+type watchJSON struct {
+	report.ResultJSON
 	Streak     int               `json:"streak"`
 	Transition bool              `json:"transition"`
 	Hook       *watch.HookResult `json:"hook,omitempty"`
 }
 
-// NewWatchJSON converts one probed item; exitCode maps its outcome.
-func NewWatchJSON(it *watch.Item, exitCode int) WatchJSON {
+// newWatchJSON converts one probed item; exitCode maps its outcome.
+func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
 	d := it.Decision
-	j := WatchJSON{ResultJSON: NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
+	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
 	j.Target = it.Target.Name
 	if j.URL == "" {
 		j.URL = it.Target.URL
@@ -36,15 +37,15 @@ func NewWatchJSON(it *watch.Item, exitCode int) WatchJSON {
 	return j
 }
 
-// SweepJSON is the line that ends each sweep in JSON output:
+// sweepJSON is the line that ends each sweep in JSON output:
 // {"schema_version":1,"sweep":{...}}.
-type SweepJSON struct {
+type sweepJSON struct {
 	SchemaVersion int          `json:"schema_version"`
-	Sweep         SweepSummary `json:"sweep"`
+	Sweep         sweepSummary `json:"sweep"`
 }
 
-// SweepSummary counts one sweep's targets.
-type SweepSummary struct {
+// sweepSummary counts one sweep's targets.
+type sweepSummary struct {
 	// N numbers the sweeps (it continues across runs sharing a state file).
 	N          int64     `json:"n"`
 	Started    time.Time `json:"started"`
@@ -63,19 +64,19 @@ type SweepSummary struct {
 	Shard        string `json:"shard,omitempty"`
 }
 
-// NewSweepJSON summarises a sweep.
-func NewSweepJSON(s *watch.Sweep, shard string) SweepJSON {
-	return SweepJSON{SchemaVersion: SchemaVersion, Sweep: SweepSummary{
-		N: s.N, Started: s.Started.UTC(), DurationMS: ms(s.Duration), Targets: s.Targets,
+// newSweepJSON summarises a sweep.
+func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
+	return sweepJSON{SchemaVersion: output.SchemaVersion, Sweep: sweepSummary{
+		N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
 		Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys,
 		HookFailures: s.HookFailures, Transitions: s.Transitions, Interrupted: s.Interrupted, Shard: shard,
 	}}
 }
 
-// SweepLine is the one-line text summary of a sweep.
-func SweepLine(s *watch.Sweep) string {
+// sweepLine is the one-line text summary of a sweep.
+func sweepLine(s *watch.Sweep) string {
 	line := fmt.Sprintf("sweep %d: %d targets, %d pass, %d fail, %d skipped, %d redeploy in %s",
-		s.N, s.Targets, s.Pass, s.Fail, s.Skipped, s.Redeploys, FormatMS(s.Duration))
+		s.N, s.Targets, s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
 	if s.HookFailures > 0 {
 		line += fmt.Sprintf(", %d hook failures", s.HookFailures)
 	}
@@ -85,14 +86,13 @@ func SweepLine(s *watch.Sweep) string {
 	return line
 }
 
-// WatchTable draws one sweep as a table: target, outcome, reason, latency,
+// watchTable draws one sweep as a table: target, outcome, reason, latency,
 // decision, streak. A transition is marked with "*" before the target (and
 // in colour: the new decision stands out). onlyTransitions keeps just those
 // rows (-q).
-func WatchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) error {
-	t := tablewriter.NewTable(w)
-	t.Header("target", "outcome", "reason", "latency", "decision", "streak")
-	mark := paint(colored, color.FgYellow, color.Bold)
+func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) error {
+	t := output.NewTable(w, output.TableOptions{}, "target", "outcome", "reason", "latency", "decision", "streak")
+	mark := output.Paint(colored, color.FgYellow, color.Bold)
 	rows := 0
 	for i := range s.Items {
 		it := &s.Items[i]
@@ -118,13 +118,13 @@ func WatchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) erro
 		} else {
 			name = " " + name
 		}
-		oc := paint(colored, color.FgRed)
+		oc := output.Paint(colored, color.FgRed)
 		if it.Result.Outcome == classify.Pass {
-			oc = paint(colored, color.FgGreen)
+			oc = output.Paint(colored, color.FgGreen)
 		}
 		lat := "-"
 		if d, ok := it.Result.Timings[probe.PhaseTotal]; ok {
-			lat = FormatMS(d)
+			lat = output.FormatMS(d)
 		}
 		if err := t.Append(name, oc.Sprint(it.Result.Outcome), string(it.Result.Reason), lat,
 			decisionColor(colored, it.Decision.Action).Sprint(it.Decision.Action), strconv.Itoa(it.State.Streak)); err != nil {
@@ -141,9 +141,9 @@ func WatchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) erro
 func decisionColor(colored bool, a policy.Action) *color.Color {
 	switch a {
 	case policy.Redeploy:
-		return paint(colored, color.FgRed, color.Bold)
+		return output.Paint(colored, color.FgRed, color.Bold)
 	case policy.Stay:
-		return paint(colored, color.FgGreen)
+		return output.Paint(colored, color.FgGreen)
 	}
-	return paint(colored, color.FgYellow)
+	return output.Paint(colored, color.FgYellow)
 }

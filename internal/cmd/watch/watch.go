@@ -1,4 +1,6 @@
-package main
+// Package watchcmd is `healthctl watch`: build the targets, sweep them once
+// or on a cadence, print each sweep, save the state and write the metrics.
+package watchcmd
 
 import (
 	"bufio"
@@ -11,14 +13,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	statestore "github.com/healthctl/healthctl/internal/state"
@@ -26,16 +30,12 @@ import (
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.newWatchCmd(nil) })
-}
-
-// watchOptions is what `healthctl watch` runs with, filled by its RunE.
-type watchOptions struct {
-	urls        []string
+// Options is what `healthctl watch` runs with, filled by its RunE.
+type Options struct {
+	URLs        []string
 	targetsFile string
-	flags       probeFlags
-	policy      policyFlags
+	flags       cli.ProbeFlags
+	policy      cli.PolicyFlags
 	interval    time.Duration
 	once        bool
 	statePath   string
@@ -58,8 +58,9 @@ type watchOptions struct {
 // state file.
 const DefaultLockTimeout = 30 * time.Second
 
-func (a *app) newWatchCmd(runF func(context.Context, *watchOptions) error) *cobra.Command {
-	opts := &watchOptions{}
+// NewCmd builds the command; runF replaces Run in flag-parsing tests.
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "watch [URL...] [--targets FILE]",
 		Short: "Sweep many targets on a cadence and decide, per target, whether to redeploy",
@@ -87,20 +88,20 @@ the probes that finished is saved).`,
   healthctl watch --interval 30s --listen 127.0.0.1:9115 --targets targets.yaml
   healthctl watch --once --failure-threshold 2 --on-redeploy './redeploy.sh "$HEALTHCTL_TARGET"' http://127.0.0.1:8080/health`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.urls = args
-			if f := cmd.Flag("output"); f != nil && f.Changed && a.global.output == "text" {
+			opts.URLs = args
+			if fl := cmd.Flag("output"); fl != nil && fl.Changed && f.Global.Output == "text" {
 				opts.table = true
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return a.watchRun(cmd.Context(), opts)
+			return Run(cmd.Context(), f, opts)
 		},
 	}
 	fs := cmd.Flags()
-	opts.source = func(name string) string { return flagSource(fs, name) }
-	opts.flags.register(fs)
-	opts.policy.register(fs, false)
+	opts.source = func(name string) string { return cli.FlagSource(fs, name) }
+	opts.flags.Register(fs)
+	opts.policy.Register(fs, false)
 	fs.StringVar(&opts.targetsFile, "targets", "", "YAML file of targets (name, url, started_at, headers, expectations, recover)")
 	fs.DurationVar(&opts.interval, "interval", watch.DefaultInterval, "time between sweeps, start to start")
 	fs.BoolVar(&opts.once, "once", false, "run one sweep and exit (0: no redeploy, 8: a redeploy decision)")
@@ -115,44 +116,44 @@ the probes that finished is saved).`,
 	return cmd
 }
 
-// watchRun validates everything, then sweeps once or until a signal.
-func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
+// Run validates everything, then sweeps once or until a signal.
+func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	src := opts.source
 	if src == nil {
 		src = func(name string) string { return "--" + name }
 	}
 	switch {
 	case opts.interval <= 0:
-		return usageErrorf("%s %v: must be positive", src("interval"), opts.interval)
+		return cli.UsageErrorf("%s %v: must be positive", src("interval"), opts.interval)
 	case opts.concurrency < 0:
-		return usageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
+		return cli.UsageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
 	case opts.hookTimeout <= 0:
-		return usageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
+		return cli.UsageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
 	case opts.lockTimeout < 0:
-		return usageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
+		return cli.UsageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
 	case opts.listen != "" && opts.once:
-		return usageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
-	case len(opts.urls) == 0 && opts.targetsFile == "":
-		return usageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
+		return cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
+	case len(opts.URLs) == 0 && opts.targetsFile == "":
+		return cli.UsageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
 	}
 	var shard watch.Shard
 	if opts.shard != "" {
 		s, err := watch.ParseShard(opts.shard)
 		if err != nil {
-			return usageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
+			return cli.UsageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
 		}
 		shard = s
 	}
-	settings, err := opts.policy.settings()
+	settings, err := opts.policy.Settings()
 	if err != nil {
 		return err
 	}
 	if opts.promFile != "" {
 		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
-			return usageErrorf("%s %s: its directory does not exist", src("prom-file"), opts.promFile)
+			return cli.UsageErrorf("%s %s: its directory does not exist", src("prom-file"), opts.promFile)
 		}
 	}
-	targets, err := a.watchTargets(opts)
+	targets, err := watchTargets(f, opts)
 	if err != nil {
 		return err
 	}
@@ -163,12 +164,12 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 		}
 	}
 	targets = kept
-	if opts.once && a.getenv("GOMEMLIMIT") == "" {
+	if opts.once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
 		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
 		// included, wins). Not for a long-running watch: its live heap also
 		// holds the served metrics and overlapping sweeps, and a limit sized
 		// for one sweep made its collector run ~30 % more.
-		debug.SetMemoryLimit(watch.MemoryLimit(len(targets)))
+		f.SetMemoryLimit(watch.MemoryLimit(len(targets)))
 	}
 	concurrency := opts.concurrency
 	if concurrency == 0 {
@@ -178,7 +179,7 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	var ln net.Listener
 	if opts.listen != "" {
 		if ln, err = net.Listen("tcp", opts.listen); err != nil {
-			return usageErrorf("%s %s: %v", src("listen"), opts.listen, err)
+			return cli.UsageErrorf("%s %s: %v", src("listen"), opts.listen, err)
 		}
 		defer ln.Close()
 	}
@@ -189,9 +190,9 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 		store, file, err = statestore.Open(ctx, opts.statePath, opts.lockTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
-				return silentExit(ExitSIGINT)
+				return cli.SilentExit(exitcode.SIGINT)
 			}
-			return usageError(err)
+			return cli.UsageError(err)
 		}
 		defer store.Close()
 		defer crash.OnCrash(func() { store.Close() })()
@@ -202,8 +203,8 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
 	}
 	w := watch.New(cfg, file)
-	r := &watchReporter{a: a, opts: opts, w: w, store: store, shard: shard.String(),
-		jsonOut:   a.json() || (!a.streams.OutTTY && !opts.table),
+	r := &watchReporter{f: f, opts: opts, w: w, store: store, shard: shard.String(),
+		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.table),
 		metricsOn: opts.promFile != "" || opts.listen != ""}
 	if r.metricsOn && !opts.once {
 		// Sweeps overlap and skip targets: the metrics need each target's
@@ -221,11 +222,11 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 			return err
 		}
 		if ctx.Err() != nil {
-			fmt.Fprintf(a.streams.Err, "healthctl: watch interrupted: %s\n", output.SweepLine(s))
-			return silentExit(ExitSIGINT) // run() turns this into 130/143
+			fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
+			return cli.SilentExit(exitcode.SIGINT) // run() turns this into 130/143
 		}
 		if s.Redeploys > 0 {
-			return silentExit(ExitRedeploy)
+			return cli.SilentExit(exitcode.Redeploy)
 		}
 		return nil
 	}
@@ -237,11 +238,11 @@ func (a *app) watchRun(ctx context.Context, opts *watchOptions) error {
 	}
 	w.Run(ctx, func(s *watch.Sweep) {
 		if err := r.report(s); err != nil {
-			fmt.Fprintf(a.streams.Err, "healthctl: watch: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(f.Streams.Err, "healthctl: watch: %s\n", cli.OneLine(err.Error()))
 		}
 	})
-	fmt.Fprintf(a.streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
-	return silentExit(ExitSIGINT)
+	fmt.Fprintf(f.Streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
+	return cli.SilentExit(exitcode.SIGINT)
 }
 
 // quoteValue shows a value after its source the way it was typed:
@@ -255,24 +256,24 @@ func quoteValue(source, value string) string {
 
 // watchTargets builds the targets of the URL arguments and the targets file,
 // with every option validated before anything is probed.
-func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
+func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 	var out []*watch.Target
 	names := map[string]string{}
 	add := func(t *watch.Target, where string) error {
 		if prev, dup := names[t.Name]; dup {
-			return usageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
+			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
 		}
 		names[t.Name] = where
 		out = append(out, t)
 		return nil
 	}
-	if len(opts.urls) > 0 {
-		tmpl, err := opts.flags.build(a.getenv)
+	if len(opts.URLs) > 0 {
+		tmpl, err := opts.flags.Build(f.Getenv)
 		if err != nil {
 			return nil, err
 		}
-		for _, raw := range opts.urls {
-			o, err := tmpl.forURL(raw)
+		for _, raw := range opts.URLs {
+			o, err := tmpl.ForURL(raw)
 			if err != nil {
 				return nil, err
 			}
@@ -287,9 +288,9 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 	}
 	fts, err := watch.ReadTargets(opts.targetsFile)
 	if err != nil {
-		return nil, usageError(err)
+		return nil, cli.UsageError(err)
 	}
-	var base *template
+	var base *cli.Template
 	for i := range fts {
 		ft := &fts[i]
 		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
@@ -304,7 +305,7 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 				// thousands of them in one redactor would make every line of
 				// output scrub every other target's secrets.
 				if base == nil {
-					if base, err = opts.flags.build(a.getenv); err != nil {
+					if base, err = opts.flags.Build(f.Getenv); err != nil {
 						return nil, err
 					}
 				}
@@ -312,18 +313,18 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 			} else {
 				// The file's values over the flags; errors name file, line,
 				// target and key (or the flag, for a flag's value).
-				in, err := ft.Input(opts.flags.input(), opts.targetsFile)
+				in, err := ft.Input(opts.flags.Input(), opts.targetsFile)
 				if err == nil {
-					tmpl, err = in.Build(a.getenv)
+					tmpl, err = in.Build(f.Getenv)
 				}
 				if err != nil {
-					return nil, usageError(err)
+					return nil, cli.UsageError(err)
 				}
 			}
 			raw, src := ft.URL, ft.URLSource(opts.targetsFile)
 			o, err := tmpl.ForURLFrom(raw, src)
 			if err != nil {
-				return nil, usageError(err)
+				return nil, cli.UsageError(err)
 			}
 			t.Options, t.URL = o, o.Redactor.URL(o.URL)
 			if shared {
@@ -343,8 +344,8 @@ func (a *app) watchTargets(opts *watchOptions) ([]*watch.Target, error) {
 
 // watchReporter prints each sweep, saves the state and writes the metrics.
 type watchReporter struct {
-	a       *app
-	opts    *watchOptions
+	f       *cli.Factory
+	opts    *Options
 	w       *watch.Watcher
 	store   *statestore.Store
 	shard   string
@@ -384,12 +385,12 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			errs = append(errs, err)
 		}
 	}
-	in := output.MetricsInput{Latest: latest, State: st, Sweep: s}
+	in := metrics.Input{Latest: latest, State: st, Sweep: s}
 	switch {
 	case r.opts.listen != "":
 		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
-		if err := output.WriteMetrics(&buf, in); err != nil {
+		if err := metrics.Write(&buf, in); err != nil {
 			errs = append(errs, err)
 		}
 		b := buf.Bytes()
@@ -401,16 +402,16 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		}
 	case r.opts.promFile != "":
 		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return output.WriteMetrics(w, in) })
+		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 		}
 	}
-	return usageError(errors.Join(errs...))
+	return cli.UsageError(errors.Join(errs...))
 }
 
 func (r *watchReporter) print(s *watch.Sweep) {
-	streams, quiet := r.a.streams, r.a.global.quiet
+	streams, quiet := r.f.Streams, r.f.Global.Quiet
 	if r.jsonOut {
 		// One write per buffer, not per target: 10,000 lines per sweep.
 		out := bufio.NewWriterSize(streams.Out, 64<<10)
@@ -419,18 +420,18 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(out, output.NewWatchJSON(it, ExitCode(it.Result.Outcome)))
+			_ = output.JSONLine(out, newWatchJSON(it, exitcode.ForOutcome(it.Result.Outcome)))
 		}
 		if !quiet {
-			_ = output.JSONLine(out, output.NewSweepJSON(s, r.shard))
+			_ = output.JSONLine(out, newSweepJSON(s, r.shard))
 		}
 		_ = out.Flush()
 	} else {
-		if err := output.WatchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
+		if err := watchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
 			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
 		}
 		if !quiet {
-			fmt.Fprintln(streams.Out, output.SweepLine(s))
+			fmt.Fprintln(streams.Out, sweepLine(s))
 		}
 	}
 	// Hook runs go to stderr: a failure always, the output in text mode

@@ -1,4 +1,4 @@
-package output
+package watchcmd
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func sweepSample() *watch.Sweep {
 
 func TestWatchTableTTY(t *testing.T) {
 	var b bytes.Buffer
-	if err := WatchTable(&b, sweepSample(), true, false); err != nil {
+	if err := watchTable(&b, sweepSample(), true, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -36,7 +36,7 @@ func TestWatchTableTTY(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WatchTable(&b, sweepSample(), false, true); err != nil {
+	if err := watchTable(&b, sweepSample(), false, true); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "api") || strings.Contains(out, "slow") || !strings.Contains(out, "*billing") || strings.Contains(out, "\x1b[") {
@@ -45,7 +45,7 @@ func TestWatchTableTTY(t *testing.T) {
 }
 
 func TestSweepLine(t *testing.T) {
-	if got := SweepLine(sweepSample()); got != "sweep 3: 3 targets, 1 pass, 1 fail, 1 skipped, 1 redeploy in 0.0ms" {
-		t.Fatalf("SweepLine = %q", got)
+	if got := sweepLine(sweepSample()); got != "sweep 3: 3 targets, 1 pass, 1 fail, 1 skipped, 1 redeploy in 0.0ms" {
+		t.Fatalf("sweepLine = %q", got)
 	}
 }

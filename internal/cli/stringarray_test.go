@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestStringArrayMatchesPflag: stringArrayVar behaves as pflag's
+// TestStringArrayMatchesPflag: StringArrayVar behaves as pflag's
 // StringArrayVarP does: the same help text, the same values after parsing
 // (repeats append, commas do not split), the same String and Type, and the
 // same slice operations.
@@ -16,7 +16,7 @@ func TestStringArrayMatchesPflag(t *testing.T) {
 	pf := pflag.NewFlagSet("pflag", pflag.ContinueOnError)
 	pf.StringArrayVarP(&theirs, "header", "H", nil, "request header (repeatable)")
 	of := pflag.NewFlagSet("ours", pflag.ContinueOnError)
-	stringArrayVar(of, &ours, "header", "H", "request header (repeatable)")
+	StringArrayVar(of, &ours, "header", "H", "request header (repeatable)")
 
 	if p, o := pf.FlagUsages(), of.FlagUsages(); p != o {
 		t.Errorf("help differs:\npflag: %q\nours:  %q", p, o)

@@ -1,4 +1,4 @@
-package output
+package metrics
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func metricsSample(t *testing.T) []byte {
 		st.Targets[name] = state.Target{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}
 	}
 	var buf bytes.Buffer
-	err := WriteMetrics(&buf, MetricsInput{Latest: items, State: st,
+	err := Write(&buf, Input{Latest: items, State: st,
 		Sweep: &watch.Sweep{N: 3, Started: exp, Duration: 1500 * time.Millisecond, Targets: len(items)}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package output
+package report
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/wait"
 )
 
 func TestFirstLine(t *testing.T) {
@@ -35,28 +35,11 @@ func TestJSONAbsentPhases(t *testing.T) {
 	r := probe.Result{URL: "u", Outcome: classify.Refused, Reason: classify.ConnRefused,
 		Timings: probe.Timings{probe.PhaseConnect: 1500 * time.Microsecond, probe.PhaseTotal: 2 * time.Millisecond}}
 	var b bytes.Buffer
-	if err := JSONLine(&b, NewResultJSON(r, nil, 5)); err != nil {
+	if err := output.JSONLine(&b, NewResultJSON(r, nil, 5)); err != nil {
 		t.Fatal(err)
 	}
 	got := b.String()
 	if !strings.Contains(got, `"timings_ms":{"connect":1.5,"total":2}`) || strings.Contains(got, `"tls"`) || strings.Contains(got, "http_status") {
 		t.Errorf("JSON: %s", got)
-	}
-}
-
-func TestStatusLineFitsTheTerminal(t *testing.T) {
-	var b bytes.Buffer
-	p := NewWaitProgress(&b, true, true, 80, 1, 1)
-	long := "https://a-very-long-preview-hostname-for-pr-12345.example.com/api/v1/health?verbose=1"
-	p.Event(wait.Event{URL: long, Attempt: 3, Elapsed: 2 * time.Second, Changed: true,
-		Result: probe.Result{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503}})
-	line := regexp.MustCompile(`\x1b\[[0-9;]*[mK]`).ReplaceAllString(strings.TrimPrefix(b.String(), "\r"), "")
-	if len(line) >= 80 {
-		t.Errorf("status line is %d columns on an 80-column terminal: %q", len(line), line)
-	}
-	// The host alone is longer than the room: the details give way, then
-	// the host is cut in its middle; the status stays.
-	if !strings.Contains(line, "...") || !strings.HasSuffix(line, " 503") || !strings.HasPrefix(line, "waiting 2.0s, 3 attempts: a-very-long-") {
-		t.Errorf("status line: %q", line)
 	}
 }

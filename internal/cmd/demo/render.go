@@ -1,16 +1,16 @@
-package output
+package democmd
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
-// DemoRow is one probed demo service: the fields of a probe's JSON object
+// demoRow is one probed demo service: the fields of a probe's JSON object
 // the demo's table shows.
-type DemoRow struct {
+type demoRow struct {
 	Service  string `json:"-"`
 	URL      string `json:"url"`
 	Outcome  string `json:"outcome"`
@@ -23,13 +23,12 @@ type DemoRow struct {
 	TimingsMS map[string]float64 `json:"timings_ms"`
 }
 
-// DemoTable draws the demo's probe table: service, outcome, reason, exit
+// demoTable draws the demo's probe table: service, outcome, reason, exit
 // code, status, total time, decision; outcomes coloured as in FirstLine.
-func DemoTable(w io.Writer, rows []DemoRow, colour bool) error {
-	t := tablewriter.NewTable(w)
-	t.Header("service", "outcome", "reason", "exit", "status", "time", "decision")
-	pass := paint(colour, color.FgGreen)
-	fail := paint(colour, color.FgRed)
+func demoTable(w io.Writer, rows []demoRow, colour bool) error {
+	t := output.NewTable(w, output.TableOptions{}, "service", "outcome", "reason", "exit", "status", "time", "decision")
+	pass := output.Paint(colour, color.FgGreen)
+	fail := output.Paint(colour, color.FgRed)
 	for _, r := range rows {
 		outcome := fail.Sprint(r.Outcome)
 		if r.Outcome == "pass" {
@@ -45,7 +44,7 @@ func DemoTable(w io.Writer, rows []DemoRow, colour bool) error {
 		}
 		total := "-"
 		if ms, ok := r.TimingsMS["total"]; ok {
-			total = Millis(ms)
+			total = millis(ms)
 		}
 		if err := t.Append(r.Service, outcome, r.Reason, fmt.Sprint(r.ExitCode), status, total, action); err != nil {
 			return err
@@ -54,18 +53,18 @@ func DemoTable(w io.Writer, rows []DemoRow, colour bool) error {
 	return t.Render()
 }
 
-// Millis prints a duration in fractional milliseconds the way the first
+// millis prints a duration in fractional milliseconds the way the first
 // line does: 0.4ms, 12.4ms, 1002ms.
-func Millis(ms float64) string {
+func millis(ms float64) string {
 	if ms >= 1000 {
 		return fmt.Sprintf("%.0fms", ms)
 	}
 	return fmt.Sprintf("%.1fms", ms)
 }
 
-// Heading returns a printf-style function for section headings: bold on a
+// heading returns a printf-style function for section headings: bold on a
 // colour stream, plain otherwise.
-func Heading(colour bool) func(format string, args ...any) string {
-	c := paint(colour, color.Bold)
+func heading(colour bool) func(format string, args ...any) string {
+	c := output.Paint(colour, color.Bold)
 	return func(format string, args ...any) string { return c.Sprintf(format, args...) }
 }

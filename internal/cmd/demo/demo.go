@@ -1,4 +1,6 @@
-package main
+// Package democmd is `healthctl demo`: every command, run in-process against
+// the loopback services of internal/demo, printed as a user would type it.
+package democmd
 
 import (
 	"bufio"
@@ -12,33 +14,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/demo"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
-	"github.com/healthctl/healthctl/internal/output"
 )
 
-func init() {
-	extraCommands = append(extraCommands,
-		func(a *app) *cobra.Command { return a.newDemoCmd() },
-		func(a *app) *cobra.Command { return newDemoServiceCmd() })
-	demoSteps = append(demoSteps,
-		demoStep{title: "watch: tell a blip from an outage across cron runs (--once, state in a file)", run: demoWatch},
-		demoStep{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain})
-}
-
-// demoServiceCmd is the demo's drain-test subject: a real process that
+// ServiceCmd is the demo's drain-test subject: a real process that
 // receives a real SIGTERM (fixture.DrainService), hidden from help.
-const demoServiceCmd = "__demo-service"
+const ServiceCmd = "__demo-service"
 
-// newDemoServiceCmd only reserves the name in the tree (hidden); Main runs
+// NewServiceCmd only reserves the name in the tree (hidden); Main runs
 // the service before any signal handling of its own.
-func newDemoServiceCmd() *cobra.Command {
+func NewServiceCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                demoServiceCmd,
+		Use:                ServiceCmd,
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return silentExit(fixture.DrainService(args))
+			return cli.SilentExit(fixture.DrainService(args))
 		},
 	}
 }
@@ -46,13 +40,13 @@ func newDemoServiceCmd() *cobra.Command {
 // demoWatch runs three `watch --once` sweeps, as cron would, over two
 // targets: checkout fails once (a blip), billing keeps failing (an outage,
 // redeployed once its streak reaches the threshold).
-func demoWatch(ctx context.Context, a *app, lab *demo.Lab) error {
-	f, err := lab.StartFleet()
+func demoWatch(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
+	fleet, err := lab.StartFleet()
 	if err != nil {
 		return err
 	}
-	w := a.streams.Out
-	args := []string{"watch", "--once", "-o", "text", "--targets", f.TargetsFile, "--state", f.StateFile,
+	w := f.Streams.Out
+	args := []string{"watch", "--once", "-o", "text", "--targets", fleet.TargetsFile, "--state", fleet.StateFile,
 		"--failure-threshold", "2", "--on-redeploy", `echo "redeploying $HEALTHCTL_TARGET ($HEALTHCTL_REASON)"`}
 	for _, sweep := range []struct {
 		say               string
@@ -62,14 +56,14 @@ func demoWatch(ctx context.Context, a *app, lab *demo.Lab) error {
 		{"Sweep 2: both stop listening. One failure is not an outage (--failure-threshold 2).", fixture.SwitchDown, fixture.SwitchDown},
 		{"Sweep 3: checkout is back (it was a blip); billing is still down: an outage, redeployed once.", fixture.SwitchUp, fixture.SwitchDown},
 	} {
-		if err := f.Blip.Set(sweep.checkout); err != nil {
+		if err := fleet.Blip.Set(sweep.checkout); err != nil {
 			return err
 		}
-		if err := f.Outage.Set(sweep.billing); err != nil {
+		if err := fleet.Outage.Set(sweep.billing); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, sweep.say)
-		a.demoCommand(ctx, args...)
+		demoCommand(ctx, f, args...)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -78,17 +72,17 @@ func demoWatch(ctx context.Context, a *app, lab *demo.Lab) error {
 	return nil
 }
 
-// demoDrain runs drain-test against a service that drains as seeds/003 asks,
+// demoDrain runs drain-test against a service that drains as it should,
 // then against one that closes its listener at once.
-func demoDrain(ctx context.Context, a *app, _ *demo.Lab) error {
+func demoDrain(ctx context.Context, f *cli.Factory, _ *demo.Lab) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	w := a.streams.Out
+	w := f.Streams.Out
 	for _, c := range []struct{ mode, say string }{
 		{"good", "A service that flips readiness to 503 on SIGTERM, keeps serving for the pre-drain, then exits 0:"},
-		{"closeearly", "One that closes its listener at once on SIGTERM (the rolling-deploy resets of seeds/003):"},
+		{"closeearly", "One that closes its listener at once on SIGTERM (the resets a rolling deploy sees):"},
 	} {
 		addr, err := demo.FreePort()
 		if err != nil {
@@ -96,9 +90,9 @@ func demoDrain(ctx context.Context, a *app, _ *demo.Lab) error {
 		}
 		u := "http://" + addr
 		fmt.Fprintf(w, "%s\n", c.say)
-		a.demoCommand(ctx, "drain-test", "--pre-drain", "500ms", "--shutdown-timeout", "2s",
+		demoCommand(ctx, f, "drain-test", "--pre-drain", "500ms", "--shutdown-timeout", "2s",
 			"--ready", u+"/ready", "--live", u+"/live", "--inflight", u+"/slow",
-			"--", self, demoServiceCmd, "-addr", addr, "-mode", c.mode, "-slow", "300ms")
+			"--", self, ServiceCmd, "-addr", addr, "-mode", c.mode, "-slow", "300ms")
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -106,17 +100,20 @@ func demoDrain(ctx context.Context, a *app, _ *demo.Lab) error {
 	return nil
 }
 
-// demoStep is one part of the demo after the probe table; watch and
-// drain-test add theirs.
+// demoStep is one part of the demo after the probe table.
 type demoStep struct {
 	title string
-	run   func(ctx context.Context, a *app, lab *demo.Lab) error
+	run   func(ctx context.Context, f *cli.Factory, lab *demo.Lab) error
 }
 
 // demoSteps run in order after the probe table and the wait-healthy example.
-var demoSteps []demoStep
+var demoSteps = []demoStep{
+	{title: "watch: tell a blip from an outage across cron runs (--once, state in a file)", run: demoWatch},
+	{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain},
+}
 
-func (a *app) newDemoCmd() *cobra.Command {
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Show every command against built-in services on loopback (offline, ~5s)",
@@ -129,14 +126,15 @@ other commands. Every command is printed as you would type it. Nothing leaves
 this machine and nothing is left running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.demoRun(cmd.Context())
+			return Run(cmd.Context(), f)
 		},
 	}
 }
 
-func (a *app) demoRun(ctx context.Context) error {
-	if a.json() {
-		return usageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
+// Run runs the demo.
+func Run(ctx context.Context, f *cli.Factory) error {
+	if f.JSON() {
+		return cli.UsageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
 	}
 	start := time.Now()
 	lab, err := demo.Start()
@@ -144,16 +142,16 @@ func (a *app) demoRun(ctx context.Context) error {
 		return fmt.Errorf("demo: starting the services: %v", err)
 	}
 	defer lab.Close()
-	w := a.streams.Out
-	heading := output.Heading(a.streams.OutColor)
+	w := f.Streams.Out
+	heading := heading(f.Streams.OutColor)
 
 	fmt.Fprintf(w, "%s\n", heading("healthctl demo: %d services on 127.0.0.1, each failing in one real way; nothing leaves this machine", len(lab.Services)))
 	fmt.Fprintf(w, "\n%s\n", heading("1. probe: one look says why"))
-	if err := a.demoProbeTable(ctx, lab); err != nil {
+	if err := demoProbeTable(ctx, f, lab); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
-		return silentExit(ExitSIGINT)
+		return cli.SilentExit(exitcode.SIGINT)
 	}
 
 	// One failure in full: the waterfall, the chain and the decision.
@@ -164,7 +162,7 @@ func (a *app) demoRun(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", heading("Details of one (-v; on a terminal they are shown by default):"))
-	a.demoCommand(ctx, append(append([]string{"probe", "-v"}, expired.Args...), expired.URL)...)
+	demoCommand(ctx, f, append(append([]string{"probe", "-v"}, expired.Args...), expired.URL)...)
 
 	fmt.Fprintf(w, "\n%s\n", heading("2. wait-healthy: gate a pipeline until the service really serves"))
 	warming, err := lab.StartWarming(2 * time.Second)
@@ -172,19 +170,19 @@ func (a *app) demoRun(ctx context.Context) error {
 		return fmt.Errorf("demo: %v", err)
 	}
 	fmt.Fprintln(w, "A service that answers 503 (Retry-After: 1) for 2s, then 200:")
-	a.demoCommand(ctx, "wait-healthy", "--interval", "250ms", "--timeout", "10s", warming)
+	demoCommand(ctx, f, "wait-healthy", "--interval", "250ms", "--timeout", "10s", warming)
 
 	for i, step := range demoSteps {
 		if ctx.Err() != nil {
-			return silentExit(ExitSIGINT)
+			return cli.SilentExit(exitcode.SIGINT)
 		}
 		fmt.Fprintf(w, "\n%s\n", heading("%d. %s", i+3, step.title))
-		if err := step.run(ctx, a, lab); err != nil {
+		if err := step.run(ctx, f, lab); err != nil {
 			return fmt.Errorf("demo: %s: %v", step.title, err)
 		}
 	}
 	if ctx.Err() != nil {
-		return silentExit(ExitSIGINT)
+		return cli.SilentExit(exitcode.SIGINT)
 	}
 	fmt.Fprintf(w, "\nDemo done in %s; every service is stopped. Next: `healthctl probe --help`, and the README's guides.\n",
 		time.Since(start).Round(100*time.Millisecond))
@@ -192,22 +190,22 @@ func (a *app) demoRun(ctx context.Context) error {
 }
 
 // demoProbeTable probes every service at once and shows one row each.
-func (a *app) demoProbeTable(ctx context.Context, lab *demo.Lab) error {
+func demoProbeTable(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 	args := []string{"probe", "-o", "json", "--dns-server", lab.DNS, "--cacert", lab.CAFile, "--read-timeout", "1s"}
 	for _, s := range lab.Services {
 		args = append(args, s.URL)
 	}
-	out, _, _ := a.demoCapture(ctx, args...)
-	byURL := map[string]output.DemoRow{}
+	out, _, _ := demoCapture(ctx, f, args...)
+	byURL := map[string]demoRow{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		var r output.DemoRow
+		var r demoRow
 		if json.Unmarshal(sc.Bytes(), &r) == nil {
 			byURL[r.URL] = r
 		}
 	}
-	rows := make([]output.DemoRow, 0, len(lab.Services))
+	rows := make([]demoRow, 0, len(lab.Services))
 	for _, s := range lab.Services {
 		r, ok := byURL[s.URL]
 		if !ok {
@@ -216,8 +214,8 @@ func (a *app) demoProbeTable(ctx context.Context, lab *demo.Lab) error {
 		r.Service = s.Name
 		rows = append(rows, r)
 	}
-	w := a.streams.Out
-	if err := output.DemoTable(w, rows, a.streams.OutColor); err != nil {
+	w := f.Streams.Out
+	if err := demoTable(w, rows, f.Streams.OutColor); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "Exit codes: 0 pass, 1 unreachable, 3 tls, 4 timeout, 5 refused, 6 dns. The decision is what a")
@@ -228,28 +226,26 @@ func (a *app) demoProbeTable(ctx context.Context, lab *demo.Lab) error {
 
 // demoCommand prints a command line and runs it in-process with the demo's
 // isolation: no variables, no config file, no proxies.
-func (a *app) demoCommand(ctx context.Context, args ...string) int {
-	fmt.Fprintf(a.streams.Out, "$ healthctl %s\n", shellJoin(args))
-	sub := &app{streams: a.streams, getenv: demoEnv(a.getenv)}
-	code := sub.run(ctx, args)
-	fmt.Fprintf(a.streams.Out, "(exit %d)\n", code)
+func demoCommand(ctx context.Context, f *cli.Factory, args ...string) int {
+	fmt.Fprintf(f.Streams.Out, "$ healthctl %s\n", shellJoin(args))
+	code := f.Exec(ctx, &cli.Factory{Streams: f.Streams, Getenv: demoEnv(f.Getenv), Exec: f.Exec}, args)
+	fmt.Fprintf(f.Streams.Out, "(exit %d)\n", code)
 	return code
 }
 
 // demoCapture runs a command in-process with its output captured.
-func (a *app) demoCapture(ctx context.Context, args ...string) (stdout, stderr []byte, code int) {
+func demoCapture(ctx context.Context, f *cli.Factory, args ...string) (stdout, stderr []byte, code int) {
 	var out, errb bytes.Buffer
-	s := *a.streams
+	s := *f.Streams
 	s.Out, s.Err, s.OutTTY, s.ErrTTY, s.OutColor, s.ErrColor, s.ErrWidth = &out, &errb, false, false, false, false, 0
-	sub := &app{streams: &s, getenv: demoEnv(a.getenv)}
-	code = sub.run(ctx, args)
+	code = f.Exec(ctx, &cli.Factory{Streams: &s, Getenv: demoEnv(f.Getenv), Exec: f.Exec}, args)
 	return out.Bytes(), errb.Bytes(), code
 }
 
 // demoEnv keeps only NO_COLOR from the user's environment, and points the
 // config file at nothing, so HEALTHCTL_* variables, a ./healthctl.yaml or a
 // proxy cannot change what the demo shows.
-func demoEnv(getenv env) env {
+func demoEnv(getenv func(string) string) func(string) string {
 	return func(k string) string {
 		switch k {
 		case "NO_COLOR":

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 )
 
 // stringArray is pflag's stringArray value (same Type, Set, Append,
-// Replace, GetSlice and String), registered by stringArrayVar. pflag renders
+// Replace, GetSlice and String), registered by StringArrayVar. pflag renders
 // a flag's default with String when the flag is defined, and its own
 // stringArray does that through an encoding/csv writer (a 4 KiB buffer)
 // even for an empty default: for the eight repeatable probe flags that was
@@ -19,9 +19,9 @@ type stringArray struct {
 	changed bool
 }
 
-// stringArrayVar defines a repeatable string flag like pflag's
+// StringArrayVar defines a repeatable string flag like pflag's
 // StringArrayVarP with a nil default, with identical help text.
-func stringArrayVar(fs *pflag.FlagSet, p *[]string, name, short, usage string) {
+func StringArrayVar(fs *pflag.FlagSet, p *[]string, name, short, usage string) {
 	*p = nil
 	f := fs.VarPF(&stringArray{value: p}, name, short, usage)
 	// pflag knows "[]" as an empty default only for its own slice types;

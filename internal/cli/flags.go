@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -8,46 +8,35 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/version"
 )
 
-// sourceAnnotation is the pflag annotation applyConfig sets on a flag whose
-// value came from a variable or the config file, so errors can name it.
-const sourceAnnotation = "healthctl-source"
+// FlagSource names where a flag's value came from: the variable or the
+// config file and key when the config loader set it, else "--name".
+func FlagSource(fs *pflag.FlagSet, name string) string { return config.Source(fs, name) }
 
-// flagSource names where a flag's value came from: the variable or the
-// config file and key when applyConfig set it, else "--name".
-func flagSource(fs *pflag.FlagSet, name string) string {
-	if fs != nil {
-		if f := fs.Lookup(name); f != nil {
-			if s := f.Annotations[sourceAnnotation]; len(s) > 0 {
-				return s[0]
-			}
-		}
-	}
-	return "--" + name
-}
-
-// probeFlags registers the request, TLS, window and expectation flags shared
+// ProbeFlags registers the request, TLS, window and expectation flags shared
 // by probe, wait-healthy and watch into a target.Input; building the probe
 // options is internal/target's job.
-type probeFlags struct {
+type ProbeFlags struct {
 	in      target.Input
 	maxBody sizeValue
 	fs      *pflag.FlagSet
 }
 
-func (f *probeFlags) register(fs *pflag.FlagSet) {
+func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
 	f.fs = fs
 	in := &f.in
 	d := target.Defaults()
-	stringArrayVar(fs, &in.Headers, "header", "H", "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)")
+	StringArrayVar(fs, &in.Headers, "header", "H", "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)")
 	fs.StringVar(&in.Method, "method", "", "request method (default GET, or POST with --data)")
 	fs.StringVar(&in.Data, "data", "", "request body; @FILE reads it from a file")
 	fs.StringVarP(&in.User, "user", "u", "", "basic auth 'user:password' (never printed)")
-	fs.StringVar(&in.UserAgent, "user-agent", "healthctl/"+versionString(), "User-Agent header")
+	fs.StringVar(&in.UserAgent, "user-agent", "healthctl/"+version.String(), "User-Agent header")
 	fs.BoolVarP(&in.IPv4, "ipv4", "4", false, "resolve and connect over IPv4 only")
 	fs.BoolVarP(&in.IPv6, "ipv6", "6", false, "resolve and connect over IPv6 only")
 	fs.BoolVar(&in.Insecure, "insecure", false, "do not verify the server certificate (the chain is still shown)")
@@ -55,7 +44,7 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&in.Cert, "cert", "", "PEM client certificate (with --key)")
 	fs.StringVar(&in.Key, "key", "", "PEM client key (with --cert)")
 	fs.StringVar(&in.ServerName, "servername", "", "TLS server name (SNI and verification) instead of the URL's host")
-	stringArrayVar(fs, &in.Resolve, "resolve", "", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)")
+	StringArrayVar(fs, &in.Resolve, "resolve", "", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)")
 	fs.StringVar(&in.DNSServer, "dns-server", "", "ADDR[:PORT] of the only DNS server to ask")
 	fs.IntVar(&in.Follow, "follow", 0, "follow up to N redirects (--follow alone: 10); a hop to another host, port or scheme drops credentials")
 	fs.Lookup("follow").NoOptDefVal = "10"
@@ -66,46 +55,46 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	f.maxBody = sizeValue{text: "64KiB", n: d.MaxBody}
 	fs.Var(&f.maxBody, "max-body", "read the body up to this size, e.g. 65536, 64KiB, 1MiB, 1GiB (more is not a failure)")
 	fs.StringVar(&in.ExpectStatus, "expect-status", d.ExpectStatus, "expected status: codes, ranges, classes, comma lists (200, 200-399, 2xx)")
-	stringArrayVar(fs, &in.ExpectBody, "expect-body", "", "the body must contain TEXT (repeatable)")
-	stringArrayVar(fs, &in.ExpectBodyRegex, "expect-body-regex", "", "the body must match RE (repeatable)")
-	stringArrayVar(fs, &in.ExpectJSON, "expect-json", "", "PATH=VALUE: the JSON body at gjson PATH must equal VALUE (repeatable)")
-	stringArrayVar(fs, &in.ExpectHeader, "expect-header", "", "NAME=RE: a response header must match RE (repeatable)")
-	stringArrayVar(fs, &in.SecretHeader, "secret-header", "", "also redact this request header's value (repeatable)")
-	stringArrayVar(fs, &in.SecretParam, "secret-param", "", "also redact this query parameter's value (repeatable)")
+	StringArrayVar(fs, &in.ExpectBody, "expect-body", "", "the body must contain TEXT (repeatable)")
+	StringArrayVar(fs, &in.ExpectBodyRegex, "expect-body-regex", "", "the body must match RE (repeatable)")
+	StringArrayVar(fs, &in.ExpectJSON, "expect-json", "", "PATH=VALUE: the JSON body at gjson PATH must equal VALUE (repeatable)")
+	StringArrayVar(fs, &in.ExpectHeader, "expect-header", "", "NAME=RE: a response header must match RE (repeatable)")
+	StringArrayVar(fs, &in.SecretHeader, "secret-header", "", "also redact this request header's value (repeatable)")
+	StringArrayVar(fs, &in.SecretParam, "secret-param", "", "also redact this query parameter's value (repeatable)")
 }
 
-// input returns the registered flags as a target.Input whose errors name
+// Input returns the registered flags as a target.Input whose errors name
 // each value's source.
-func (f *probeFlags) input() target.Input {
+func (f *ProbeFlags) Input() target.Input {
 	in := f.in
 	in.MaxBody = f.maxBody.n
 	fs := f.fs
-	in.Source = func(name string) string { return flagSource(fs, name) }
+	in.Source = func(name string) string { return FlagSource(fs, name) }
 	return in
 }
 
-// template is a validated target.Template for URL arguments.
-type template struct{ *target.Template }
+// Template is a validated target.Template for URL arguments.
+type Template struct{ *target.Template }
 
-// build validates the flags and returns the shared options.
-func (f *probeFlags) build(getenv env) (*template, error) {
-	in := f.input()
+// Build validates the flags and returns the shared options.
+func (f *ProbeFlags) Build(getenv func(string) string) (*Template, error) {
+	in := f.Input()
 	t, err := in.Build(getenv)
 	if err != nil {
-		return nil, usageError(err)
+		return nil, UsageError(err)
 	}
-	return &template{t}, nil
+	return &Template{t}, nil
 }
 
-// forURL returns the options for one URL argument, validated.
-func (t *template) forURL(raw string) (*probe.Options, error) {
-	o, err := t.ForURL(raw)
-	return o, usageError(err)
+// ForURL returns the options for one URL argument, validated.
+func (t *Template) ForURL(raw string) (*probe.Options, error) {
+	o, err := t.Template.ForURL(raw)
+	return o, UsageError(err)
 }
 
-// customExpectations reports whether anything beyond the default 2xx is
+// CustomExpectations reports whether anything beyond the default 2xx is
 // asked of an answer.
-func (f *probeFlags) customExpectations() bool {
+func (f *ProbeFlags) CustomExpectations() bool {
 	in := &f.in
 	return in.ExpectStatus != "2xx" || len(in.ExpectBody)+len(in.ExpectBodyRegex)+len(in.ExpectJSON)+len(in.ExpectHeader) > 0
 }
@@ -153,8 +142,8 @@ func (v *ageValue) Set(s string) error {
 	return nil
 }
 
-// policyFlags are the reconciler settings and the target's age.
-type policyFlags struct {
+// PolicyFlags are the reconciler settings and the target's age.
+type PolicyFlags struct {
 	startedAt             string
 	age                   ageValue
 	grace                 time.Duration
@@ -164,7 +153,7 @@ type policyFlags struct {
 	fs                    *pflag.FlagSet
 }
 
-func (f *policyFlags) register(fs *pflag.FlagSet, withAge bool) {
+func (f *PolicyFlags) Register(fs *pflag.FlagSet, withAge bool) {
 	f.fs = fs
 	d := policy.DefaultSettings()
 	if withAge {
@@ -177,7 +166,7 @@ func (f *policyFlags) register(fs *pflag.FlagSet, withAge bool) {
 	fs.DurationVar(&f.tlsPendingMax, "tls-pending-max", d.TLSPendingMax, "a TLS error older than this counts as decisive (0: wait forever)")
 }
 
-func (f *policyFlags) settings() (policy.Settings, error) {
+func (f *PolicyFlags) Settings() (policy.Settings, error) {
 	s := policy.Settings{
 		Grace:                 f.grace,
 		FailureThreshold:      f.failureThreshold,
@@ -187,29 +176,29 @@ func (f *policyFlags) settings() (policy.Settings, error) {
 	err := s.Validate()
 	var se *policy.SettingError
 	if errors.As(err, &se) {
-		if src := flagSource(f.fs, se.Setting); !strings.HasPrefix(src, "--") {
-			return s, usageError(&target.Error{Source: src, Err: errors.New(se.Msg)})
+		if src := FlagSource(f.fs, se.Setting); !strings.HasPrefix(src, "--") {
+			return s, UsageError(&target.Error{Source: src, Err: errors.New(se.Msg)})
 		}
 	}
-	return s, usageError(err)
+	return s, UsageError(err)
 }
 
-// ageAt returns the target's age at now, whether it is known, and a warning
+// AgeAt returns the target's age at now, whether it is known, and a warning
 // to show when --started-at lies in the future (clock skew: counted as age 0).
-func (f *policyFlags) ageAt(now time.Time) (age time.Duration, known bool, warning string, err error) {
+func (f *PolicyFlags) AgeAt(now time.Time) (age time.Duration, known bool, warning string, err error) {
 	switch {
 	case f.startedAt != "" && f.age.set:
-		return 0, false, "", usageErrorf("%s and %s contradict each other: give one", flagSource(f.fs, "started-at"), flagSource(f.fs, "age"))
+		return 0, false, "", UsageErrorf("%s and %s contradict each other: give one", FlagSource(f.fs, "started-at"), FlagSource(f.fs, "age"))
 	case f.age.set:
 		return f.age.d, true, "", nil
 	case f.startedAt != "":
 		t, err := target.ParseTime(f.startedAt)
 		if err != nil {
-			return 0, false, "", usageError(&target.Error{Source: fmt.Sprintf("%s %q", flagSource(f.fs, "started-at"), f.startedAt), Err: err})
+			return 0, false, "", UsageError(&target.Error{Source: fmt.Sprintf("%s %q", FlagSource(f.fs, "started-at"), f.startedAt), Err: err})
 		}
 		if t.After(now) {
 			return 0, true, fmt.Sprintf("%s %s is %s in the future (clock skew?): counting the age as 0",
-				flagSource(f.fs, "started-at"), f.startedAt, t.Sub(now).Round(time.Second)), nil
+				FlagSource(f.fs, "started-at"), f.startedAt, t.Sub(now).Round(time.Second)), nil
 		}
 		return now.Sub(t), true, "", nil
 	}

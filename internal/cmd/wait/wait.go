@@ -1,4 +1,6 @@
-package main
+// Package waitcmd is `healthctl wait-healthy`: poll URLs until they pass or
+// a ceiling, report how the wait ended, then (after --) run a command.
+package waitcmd
 
 import (
 	"context"
@@ -7,43 +9,41 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/proc"
+	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/statsd"
 	"github.com/healthctl/healthctl/internal/wait"
 )
 
-func init() {
-	registerCommand("wait-healthy", func(a *app) *cobra.Command { return a.newWaitCmd(nil) })
-}
-
-// waitOptions is what `healthctl wait-healthy` runs with, filled by its RunE.
-type waitOptions struct {
-	urls []string
-	// command is what runs once healthy (after --), exec-style.
-	command           []string
-	flags             probeFlags
-	interval          time.Duration
-	timeout           time.Duration
-	successes         int
-	failOpen          bool
+// Options is what `healthctl wait-healthy` runs with, filled by its RunE.
+type Options struct {
+	URLs []string
+	// Command is what runs once healthy (after --), exec-style.
+	Command           []string
+	Flags             cli.ProbeFlags
+	Interval          time.Duration
+	Timeout           time.Duration
+	Successes         int
+	FailOpen          bool
 	bypass            bool
 	respectRetryAfter bool
-	statsd            string
-	statsdPrefix      string
+	Statsd            string
+	StatsdPrefix      string
 }
 
-// newWaitCmd builds the command; runF replaces waitRun in flag-parsing tests.
-func (a *app) newWaitCmd(runF func(context.Context, *waitOptions) error) *cobra.Command {
-	opts := &waitOptions{}
+// NewCmd builds the command; runF replaces Run in flag-parsing tests.
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "wait-healthy URL... [-- CMD ARGS...]",
 		Short: "Wait until URLs pass, then exit 0 (or run CMD)",
@@ -65,82 +65,82 @@ exit status is healthctl's (126/127 when it cannot be started after probing).`,
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.urls = args
+			opts.URLs = args
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				opts.urls, opts.command = args[:dash], args[dash:]
-				if len(opts.command) == 0 {
-					return usageErrorf("wait-healthy: nothing after -- (usage: healthctl wait-healthy URL... [-- CMD ARGS...])")
+				opts.URLs, opts.Command = args[:dash], args[dash:]
+				if len(opts.Command) == 0 {
+					return cli.UsageErrorf("wait-healthy: nothing after -- (usage: healthctl wait-healthy URL... [-- CMD ARGS...])")
 				}
 			}
-			if len(opts.urls) == 0 {
-				return usageErrorf("wait-healthy: missing URL (usage: healthctl wait-healthy URL... [-- CMD ARGS...])")
+			if len(opts.URLs) == 0 {
+				return cli.UsageErrorf("wait-healthy: missing URL (usage: healthctl wait-healthy URL... [-- CMD ARGS...])")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return a.waitRun(cmd.Context(), opts)
+			return Run(cmd.Context(), f, opts)
 		},
 	}
 	fs := cmd.Flags()
-	opts.flags.register(fs)
-	fs.DurationVar(&opts.interval, "interval", wait.DefaultInterval, "time between probes of a URL that answers, start to start")
-	fs.DurationVar(&opts.timeout, "timeout", wait.DefaultTimeout, "ceiling: give up (or fail open) after this long")
-	fs.IntVar(&opts.successes, "successes", wait.DefaultSuccesses, "passes in a row each URL needs")
-	fs.BoolVar(&opts.failOpen, "fail-open", false, "after the ceiling, exit 0 with a WARN line instead of failing")
+	opts.Flags.Register(fs)
+	fs.DurationVar(&opts.Interval, "interval", wait.DefaultInterval, "time between probes of a URL that answers, start to start")
+	fs.DurationVar(&opts.Timeout, "timeout", wait.DefaultTimeout, "ceiling: give up (or fail open) after this long")
+	fs.IntVar(&opts.Successes, "successes", wait.DefaultSuccesses, "passes in a row each URL needs")
+	fs.BoolVar(&opts.FailOpen, "fail-open", false, "after the ceiling, exit 0 with a WARN line instead of failing")
 	fs.BoolVar(&opts.bypass, "bypass", false, "exit 0 at once without probing (kill switch; also HEALTHCTL_BYPASS=true)")
 	fs.BoolVar(&opts.respectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling)")
-	fs.StringVar(&opts.statsd, "statsd", "", "HOST:PORT to send per-wait StatsD counters to (UDP)")
-	fs.StringVar(&opts.statsdPrefix, "statsd-prefix", statsd.DefaultPrefix, "prefix of the StatsD counters")
+	fs.StringVar(&opts.Statsd, "statsd", "", "HOST:PORT to send per-wait StatsD counters to (UDP)")
+	fs.StringVar(&opts.StatsdPrefix, "statsd-prefix", statsd.DefaultPrefix, "prefix of the StatsD counters")
 	return cmd
 }
 
-// waitRun validates the options, waits, reports and runs CMD.
-func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
+// Run validates the options, waits, reports and runs CMD.
+func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	switch {
-	case opts.interval <= 0:
-		return usageErrorf("--interval %v: must be positive", opts.interval)
-	case opts.timeout <= 0:
-		return usageErrorf("--timeout %v: must be positive", opts.timeout)
-	case opts.successes < 1:
-		return usageErrorf("--successes %d: want at least 1", opts.successes)
+	case opts.Interval <= 0:
+		return cli.UsageErrorf("--interval %v: must be positive", opts.Interval)
+	case opts.Timeout <= 0:
+		return cli.UsageErrorf("--timeout %v: must be positive", opts.Timeout)
+	case opts.Successes < 1:
+		return cli.UsageErrorf("--successes %d: want at least 1", opts.Successes)
 	}
-	if opts.statsd != "" {
-		if err := statsd.ParseAddr(opts.statsd); err != nil {
-			return usageErrorf("--statsd %q: %v", opts.statsd, err)
+	if opts.Statsd != "" {
+		if err := statsd.ParseAddr(opts.Statsd); err != nil {
+			return cli.UsageErrorf("--statsd %q: %v", opts.Statsd, err)
 		}
 	}
-	if err := statsd.ParsePrefix(opts.statsdPrefix); err != nil {
-		return usageErrorf("--statsd-prefix %q: %v", opts.statsdPrefix, err)
+	if err := statsd.ParsePrefix(opts.StatsdPrefix); err != nil {
+		return cli.UsageErrorf("--statsd-prefix %q: %v", opts.StatsdPrefix, err)
 	}
-	tmpl, err := opts.flags.build(a.getenv)
+	tmpl, err := opts.Flags.Build(f.Getenv)
 	if err != nil {
 		return err
 	}
-	targets := make([]wait.Target, len(opts.urls))
-	for i, raw := range opts.urls {
-		o, err := tmpl.forURL(raw)
+	targets := make([]wait.Target, len(opts.URLs))
+	for i, raw := range opts.URLs {
+		o, err := tmpl.ForURL(raw)
 		if err != nil {
 			return err
 		}
 		targets[i] = wait.Target{Options: o, URL: o.Redactor.URL(o.URL)}
 	}
-	if len(opts.command) > 0 {
+	if len(opts.Command) > 0 {
 		// Found now, not after a 30 s wait.
-		if _, err := exec.LookPath(opts.command[0]); err != nil {
-			return usageErrorf("wait-healthy: command after --: %v", err)
+		if _, err := exec.LookPath(opts.Command[0]); err != nil {
+			return cli.UsageErrorf("wait-healthy: command after --: %v", err)
 		}
 	}
 
-	a.signalsCaught()
-	s := a.streams
+	f.SignalsCaught()
+	s := f.Streams
 	if opts.bypass {
 		// The kill switch: nothing probed, nothing counted (a bypassed gate
 		// is not a wait, and must not move the fail-open alarm's ratio).
 		fmt.Fprintln(s.Err, "healthctl: wait-healthy bypassed (--bypass or HEALTHCTL_BYPASS): nothing probed")
-		if a.json() {
-			_ = output.JSONLine(s.Out, output.NewWaitJSON(nil, true, ExitPass, ExitCode))
+		if f.JSON() {
+			_ = output.JSONLine(s.Out, newWaitJSON(nil, true, exitcode.Pass, exitcode.ForOutcome))
 		}
-		return a.runAfter(ctx, opts.command)
+		return runAfter(ctx, f, opts.Command)
 	}
 
 	var metrics *statsd.Client
@@ -148,7 +148,7 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 		sync.Mutex
 		lines []string
 	}
-	if opts.statsd != "" {
+	if opts.Statsd != "" {
 		// StatsD trouble never stops a wait; with -v it is noted after the
 		// wait, not in the middle of the status line.
 		logf := func(format string, args ...any) {
@@ -157,23 +157,23 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 			statsdNotes.Unlock()
 		}
 		so := statsd.Options{Logf: logf, DNSServer: targets[0].Options.DNSServer}
-		if metrics, err = statsd.New(opts.statsd, opts.statsdPrefix, so); err != nil {
-			return usageErrorf("--statsd %q: %v", opts.statsd, err)
+		if metrics, err = statsd.New(opts.Statsd, opts.StatsdPrefix, so); err != nil {
+			return cli.UsageErrorf("--statsd %q: %v", opts.Statsd, err)
 		}
 	}
 
-	var progress *output.WaitProgress
-	if !a.global.quiet {
-		progress = output.NewWaitProgress(s.Err, s.ErrTTY, s.ErrColor, s.ErrWidth, len(targets), opts.successes)
+	var progress *waitProgress
+	if !f.Global.Quiet {
+		progress = newWaitProgress(s.Err, s.ErrTTY, s.ErrColor, s.ErrWidth, len(targets), opts.Successes)
 	}
 	cfg := wait.Config{
 		Targets:           targets,
-		Interval:          opts.interval,
-		Timeout:           opts.timeout,
-		Successes:         opts.successes,
-		FailOpen:          opts.failOpen,
+		Interval:          opts.Interval,
+		Timeout:           opts.Timeout,
+		Successes:         opts.Successes,
+		FailOpen:          opts.FailOpen,
 		RespectRetryAfter: opts.respectRetryAfter,
-		Probe:             a.probe,
+		Probe:             f.Probe,
 	}
 	if metrics != nil {
 		cfg.Metrics = metrics
@@ -181,14 +181,14 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 	if progress != nil {
 		cfg.Observer = progress.Event
 	}
-	sum := a.waitWithTicker(ctx, cfg, progress)
+	sum := waitWithTicker(ctx, f, cfg, progress)
 	if progress != nil {
 		progress.Close()
 	}
 	if metrics != nil {
 		metrics.Close(statsd.FlushTimeout)
 		statsdNotes.Lock()
-		if a.global.verbose {
+		if f.Global.Verbose {
 			for _, l := range statsdNotes.lines {
 				fmt.Fprintf(s.Err, "healthctl: %s\n", l)
 			}
@@ -196,32 +196,32 @@ func (a *app) waitRun(ctx context.Context, opts *waitOptions) error {
 		statsdNotes.Unlock()
 	}
 
-	code, msg := a.waitVerdict(&sum, opts)
-	if a.json() {
-		_ = output.JSONLine(s.Out, output.NewWaitJSON(&sum, false, code, ExitCode))
+	code, msg := waitVerdict(f, &sum, opts)
+	if f.JSON() {
+		_ = output.JSONLine(s.Out, newWaitJSON(&sum, false, code, exitcode.ForOutcome))
 	}
 	switch {
 	case sum.Healthy:
-		if !a.json() && !a.global.quiet {
+		if !f.JSON() && !f.Global.Quiet {
 			for _, t := range sum.Targets {
-				fmt.Fprintln(s.Out, output.FirstLine(*t.Last, s.OutColor))
-				if a.global.verbose {
-					output.Details(s.Out, *t.Last, nil, s.OutColor)
+				fmt.Fprintln(s.Out, report.FirstLine(*t.Last, s.OutColor))
+				if f.Global.Verbose {
+					report.Details(s.Out, *t.Last, nil, s.OutColor)
 				}
 			}
 		}
-	case sum.TimedOut && opts.failOpen:
+	case sum.TimedOut && opts.FailOpen:
 		fmt.Fprintf(s.Err, "healthctl: WARN: %s; failing open (--fail-open)\n", msg)
 	default:
-		return &exitError{code: code, err: errors.New(msg)}
+		return &cli.ExitError{Code: code, Err: errors.New(msg)}
 	}
-	return a.runAfter(ctx, opts.command)
+	return runAfter(ctx, f, opts.Command)
 }
 
 // waitWithTicker runs the wait; on a terminal it refreshes the status
 // line's elapsed time between probes.
-func (a *app) waitWithTicker(ctx context.Context, cfg wait.Config, p *output.WaitProgress) wait.Summary {
-	if p == nil || !a.streams.ErrTTY {
+func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *waitProgress) wait.Summary {
+	if p == nil || !f.Streams.ErrTTY {
 		return wait.Run(ctx, cfg)
 	}
 	start := time.Now()
@@ -249,40 +249,40 @@ func (a *app) waitWithTicker(ctx context.Context, cfg wait.Config, p *output.Wai
 
 // waitVerdict is the exit code of a finished wait and, when not healthy,
 // the one line that says why.
-func (a *app) waitVerdict(s *wait.Summary, opts *waitOptions) (int, string) {
+func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	if s.Healthy {
-		return ExitPass, ""
+		return exitcode.Pass, ""
 	}
 	i, outcome, reason, completed, _ := s.Culprit()
 	t := s.Targets[i]
 	var last string
 	switch {
 	case completed:
-		last = fmt.Sprintf("last: %s, %s after %d attempt%s", outcome, reason, t.Attempts, waitPlural(t.Attempts))
+		last = fmt.Sprintf("last: %s, %s after %d attempt%s", outcome, reason, t.Attempts, cli.Plural(t.Attempts))
 	case t.Attempts > 0:
 		last = fmt.Sprintf("%d pass%s in a row of %d after %d attempt%s; counted as timeout",
-			t.Streak, waitPluralES(t.Streak), opts.successes, t.Attempts, waitPlural(t.Attempts))
+			t.Streak, waitPluralES(t.Streak), opts.Successes, t.Attempts, cli.Plural(t.Attempts))
 	case s.Aborted:
 		last = "no probe completed"
 	default:
 		last = "no probe completed: timeout"
 	}
 	if s.Aborted {
-		return a.signalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)", output.Seconds(s.Elapsed), t.URL, last)
+		return f.SignalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)", output.Seconds(s.Elapsed), t.URL, last)
 	}
-	code := ExitCode(outcome)
+	code := exitcode.ForOutcome(outcome)
 	if s.FailOpen {
-		code = ExitPass
+		code = exitcode.Pass
 	}
-	return code, fmt.Sprintf("%s from %s within %s (%s)", a.wantPhrase(opts), t.URL, waitDuration(opts.timeout), last)
+	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhrase(opts), t.URL, output.Duration(opts.Timeout), last)
 }
 
 // wantPhrase names what never came: "no 2xx" with the default expectation.
-func (a *app) wantPhrase(opts *waitOptions) string {
-	custom := opts.flags.customExpectations()
+func wantPhrase(opts *Options) string {
+	custom := opts.Flags.CustomExpectations()
 	prefix := ""
-	if opts.successes > 1 {
-		prefix = fmt.Sprintf("%d in a row: ", opts.successes)
+	if opts.Successes > 1 {
+		prefix = fmt.Sprintf("%d in a row: ", opts.Successes)
 	}
 	if custom {
 		return prefix + "no passing answer"
@@ -297,17 +297,17 @@ func (a *app) wantPhrase(opts *waitOptions) string {
 // it and exits with its status, so a child that exits 0 on SIGTERM makes
 // healthctl exit 0. A command that cannot be started now, after the probes
 // ran, is 127 (not found) or 126 (cannot execute), as a shell says.
-func (a *app) runAfter(ctx context.Context, argv []string) error {
+func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 	if len(argv) == 0 {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return silentExit(a.signalCode())
+		return cli.SilentExit(f.SignalCode())
 	}
-	s := a.streams
+	s := f.Streams
 	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: s.Out, Stderr: s.Err})
 	if err != nil {
-		return &exitError{code: startExit(err), err: fmt.Errorf("wait-healthy: command after --: %w", err)}
+		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
 	remove := crash.OnCrash(func() { child.Kill() })
 	defer remove()
@@ -318,7 +318,7 @@ func (a *app) runAfter(ctx context.Context, argv []string) error {
 		defer crash.Recover()
 		select {
 		case <-ctx.Done():
-			sig, _ := a.signal.Load().(os.Signal)
+			sig := f.Signal()
 			if sig == nil {
 				sig = syscall.SIGTERM
 			}
@@ -328,9 +328,9 @@ func (a *app) runAfter(ctx context.Context, argv []string) error {
 	}()
 	st := child.Foreground(sigs, childGrace)
 	if st.Err != nil && !st.Exited && st.Signal == 0 {
-		return &exitError{code: ExitInternal, err: fmt.Errorf("wait-healthy: command after --: %v", st.Err)}
+		return &cli.ExitError{Code: exitcode.Internal, Err: fmt.Errorf("wait-healthy: command after --: %v", st.Err)}
 	}
-	return &exitError{code: st.ExitCode(), childStatus: true}
+	return &cli.ExitError{Code: st.ExitCode(), ChildStatus: true}
 }
 
 // childGrace is how long `-- CMD` has to end after healthctl forwarded a
@@ -341,28 +341,9 @@ const childGrace = 10 * time.Second
 // started: 127 when it is not found, 126 when it cannot be executed.
 func startExit(err error) int {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return ExitNotFound
+		return exitcode.NotFound
 	}
-	return ExitCannotExecute
-}
-
-// waitDuration prints 30s, 2m, 1m30s, 500ms (not 2m0s).
-func waitDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-func waitPlural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return exitcode.CannotExecute
 }
 
 func waitPluralES(n int) string {

@@ -1,4 +1,4 @@
-package output
+package waitcmd
 
 import (
 	"fmt"
@@ -11,52 +11,54 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/wait"
 )
 
-// WaitJSON is wait-healthy's final object (SPEC.md §9): it adds healthy,
+// waitJSON is wait-healthy's final object (SPEC.md §9): it adds healthy,
 // fail_open, bypassed, attempts, elapsed_ms and last (the last completed
 // probe per URL, in argument order; null for a URL none completed for).
-type WaitJSON struct {
-	SchemaVersion int           `json:"schema_version"`
-	Healthy       bool          `json:"healthy"`
-	FailOpen      bool          `json:"fail_open"`
-	Bypassed      bool          `json:"bypassed"`
-	Attempts      int           `json:"attempts"`
-	ElapsedMS     float64       `json:"elapsed_ms"`
-	ExitCode      int           `json:"exit_code"`
-	Last          []*ResultJSON `json:"last"`
+type waitJSON struct {
+	SchemaVersion int                  `json:"schema_version"`
+	Healthy       bool                 `json:"healthy"`
+	FailOpen      bool                 `json:"fail_open"`
+	Bypassed      bool                 `json:"bypassed"`
+	Attempts      int                  `json:"attempts"`
+	ElapsedMS     float64              `json:"elapsed_ms"`
+	ExitCode      int                  `json:"exit_code"`
+	Last          []*report.ResultJSON `json:"last"`
 }
 
-// NewWaitJSON builds the final object; exitCode maps an outcome to its exit
+// newWaitJSON builds the final object; exitCode maps an outcome to its exit
 // code (each last result carries its own).
-func NewWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classify.Outcome) int) WaitJSON {
-	j := WaitJSON{
-		SchemaVersion: SchemaVersion,
+func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classify.Outcome) int) waitJSON {
+	j := waitJSON{
+		SchemaVersion: output.SchemaVersion,
 		Bypassed:      bypassed,
 		ExitCode:      code,
-		Last:          []*ResultJSON{},
+		Last:          []*report.ResultJSON{},
 	}
 	if s == nil {
 		return j
 	}
-	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, ms(s.Elapsed)
+	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, output.JSONMillis(s.Elapsed)
 	for _, t := range s.Targets {
 		if t.Last == nil {
 			j.Last = append(j.Last, nil)
 			continue
 		}
-		r := NewResultJSON(*t.Last, nil, exitCode(t.Last.Outcome))
+		r := report.NewResultJSON(*t.Last, nil, exitCode(t.Last.Outcome))
 		j.Last = append(j.Last, &r)
 	}
 	return j
 }
 
-// WaitProgress renders wait-healthy's progress on stderr: on a terminal one
+// waitProgress renders wait-healthy's progress on stderr: on a terminal one
 // status line rewritten in place; otherwise one line per change of outcome
 // (or reason) per URL, never one per attempt, so CI logs stay short.
-type WaitProgress struct {
+type waitProgress struct {
 	w         io.Writer
 	tty       bool
 	colored   bool
@@ -71,17 +73,17 @@ type WaitProgress struct {
 	closed bool
 }
 
-// NewWaitProgress renders the progress of a wait on n URLs; width is the
+// newWaitProgress renders the progress of a wait on n URLs; width is the
 // terminal's width in columns (0: unknown, 80 is assumed).
-func NewWaitProgress(w io.Writer, tty, colored bool, width, n, successes int) *WaitProgress {
+func newWaitProgress(w io.Writer, tty, colored bool, width, n, successes int) *waitProgress {
 	if width <= 0 {
 		width = 80
 	}
-	return &WaitProgress{w: w, tty: tty, colored: colored, width: width, successes: successes, last: make([]*wait.Event, n)}
+	return &waitProgress{w: w, tty: tty, colored: colored, width: width, successes: successes, last: make([]*wait.Event, n)}
 }
 
 // Event records one completed probe (wait.Config.Observer).
-func (p *WaitProgress) Event(e wait.Event) {
+func (p *waitProgress) Event(e wait.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -98,7 +100,7 @@ func (p *WaitProgress) Event(e wait.Event) {
 }
 
 // Tick refreshes the terminal status line's elapsed time between probes.
-func (p *WaitProgress) Tick(elapsed time.Duration) {
+func (p *waitProgress) Tick(elapsed time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && !p.closed {
@@ -107,7 +109,7 @@ func (p *WaitProgress) Tick(elapsed time.Duration) {
 }
 
 // Close clears the status line; no more output follows from p.
-func (p *WaitProgress) Close() {
+func (p *waitProgress) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && p.shown {
@@ -117,26 +119,26 @@ func (p *WaitProgress) Close() {
 }
 
 // changeLine is "[0.6s] http://x/health unreachable http_status 503 (attempt 2, retry-after 2.0s)".
-func (p *WaitProgress) changeLine(e wait.Event) string {
+func (p *waitProgress) changeLine(e wait.Event) string {
 	r := e.Result
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s] %s %s", Seconds(e.Elapsed), DisplayURL(e.URL), p.outcome(r))
+	fmt.Fprintf(&b, "[%s] %s %s", output.Seconds(e.Elapsed), output.DisplayURL(e.URL), p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
 	if r.Outcome == classify.Pass && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
 	}
 	if r.RetryAfter != nil {
-		fmt.Fprintf(&b, ", retry-after %s", Seconds(*r.RetryAfter))
+		fmt.Fprintf(&b, ", retry-after %s", output.Seconds(*r.RetryAfter))
 	}
 	b.WriteString(")")
 	return b.String()
 }
 
 // outcome is "pass ok 200" or "unreachable http_status 503", coloured.
-func (p *WaitProgress) outcome(r probe.Result) string {
-	c := paint(p.colored, color.FgRed)
+func (p *waitProgress) outcome(r probe.Result) string {
+	c := output.Paint(p.colored, color.FgRed)
 	if r.Outcome == classify.Pass {
-		c = paint(p.colored, color.FgGreen)
+		c = output.Paint(p.colored, color.FgGreen)
 	}
 	s := c.Sprint(r.Outcome) + " " + string(r.Reason)
 	if r.HTTPStatus != 0 {
@@ -147,7 +149,7 @@ func (p *WaitProgress) outcome(r probe.Result) string {
 
 // status rewrites the terminal line: the first URL still waited for, with
 // the elapsed time, its attempts, last outcome and Retry-After.
-func (p *WaitProgress) status(elapsed time.Duration) {
+func (p *waitProgress) status(elapsed time.Duration) {
 	var cur *wait.Event
 	done, attempts := 0, 0
 	for _, e := range p.last {
@@ -161,15 +163,15 @@ func (p *WaitProgress) status(elapsed time.Duration) {
 			cur = e
 		}
 	}
-	head := fmt.Sprintf("waiting %s, %d attempt%s", Seconds(elapsed), attempts, plural(attempts))
+	head := fmt.Sprintf("waiting %s, %d attempt%s", output.Seconds(elapsed), attempts, plural(attempts))
 	if len(p.last) > 1 {
 		head += fmt.Sprintf(", %d/%d healthy", done, len(p.last))
 	}
 	line := "\r\x1b[K" + head
 	if cur != nil {
-		line += ": " + p.fit(DisplayURL(cur.URL), cur, p.width-1-utf8.RuneCountInString(head)-len(": "))
+		line += ": " + p.fit(output.DisplayURL(cur.URL), cur, p.width-1-utf8.RuneCountInString(head)-len(": "))
 	} else if utf8.RuneCountInString(head) > p.width-1 {
-		line = "\r\x1b[K" + shortenRunes(head, p.width-1)
+		line = "\r\x1b[K" + output.ShortenRunes(head, p.width-1)
 	}
 	io.WriteString(p.w, line)
 	p.shown = true
@@ -179,22 +181,22 @@ func (p *WaitProgress) status(elapsed time.Duration) {
 // The host stays visible: the details go first (retry-after and the streak,
 // then the reason), then the path is elided in the middle, and only a host
 // that cannot fit alone is cut.
-func (p *WaitProgress) fit(url string, e *wait.Event, room int) string {
+func (p *waitProgress) fit(url string, e *wait.Event, room int) string {
 	r := e.Result
 	extra := ""
 	if r.Outcome == classify.Pass && p.successes > 1 {
 		extra += fmt.Sprintf(" (%d/%d in a row)", e.Streak, p.successes)
 	}
 	if ra := r.RetryAfter; ra != nil {
-		extra += fmt.Sprintf(", retry-after %s", Seconds(*ra))
+		extra += fmt.Sprintf(", retry-after %s", output.Seconds(*ra))
 	}
 	status := ""
 	if r.HTTPStatus != 0 {
 		status = fmt.Sprintf(" %d", r.HTTPStatus)
 	}
-	c := paint(p.colored, color.FgRed)
+	c := output.Paint(p.colored, color.FgRed)
 	if r.Outcome == classify.Pass {
-		c = paint(p.colored, color.FgGreen)
+		c = output.Paint(p.colored, color.FgGreen)
 	}
 	variants := []struct{ plain, shown string }{
 		{string(r.Outcome) + " " + string(r.Reason) + status + extra, c.Sprint(r.Outcome) + " " + string(r.Reason) + status + extra},
@@ -213,9 +215,9 @@ func (p *WaitProgress) fit(url string, e *wait.Event, room int) string {
 		left := room - 1 - utf8.RuneCountInString(v.plain)
 		if left >= need || i == len(variants)-1 {
 			if left < 1 {
-				return shortenRunes(v.plain, room)
+				return output.ShortenRunes(v.plain, room)
 			}
-			return ElideURL(url, left) + " " + v.shown
+			return output.ElideURL(url, left) + " " + v.shown
 		}
 	}
 	return ""
@@ -236,9 +238,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// Seconds renders a duration as seconds with one decimal: 2.5s.
-func Seconds(d time.Duration) string {
-	return fmt.Sprintf("%.1fs", d.Seconds())
 }

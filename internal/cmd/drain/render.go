@@ -1,4 +1,4 @@
-package output
+package draincmd
 
 import (
 	"fmt"
@@ -10,10 +10,11 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
-// DrainJSON is `drain-test -o json` (SPEC.md §9): ok, verdicts, timeline.
-type DrainJSON struct {
+// drainJSON is `drain-test -o json` (SPEC.md §9): ok, verdicts, timeline.
+type drainJSON struct {
 	SchemaVersion int             `json:"schema_version"`
 	OK            bool            `json:"ok"`
 	ExitCode      int             `json:"exit_code"`
@@ -25,8 +26,8 @@ type DrainJSON struct {
 	Formulas      []drain.Formula `json:"formulas"`
 }
 
-// LintJSON is `drain-test --manifest FILE -o json`.
-type LintJSON struct {
+// lintJSON is `drain-test --manifest FILE -o json`.
+type lintJSON struct {
 	SchemaVersion int             `json:"schema_version"`
 	OK            bool            `json:"ok"`
 	ExitCode      int             `json:"exit_code"`
@@ -35,11 +36,11 @@ type LintJSON struct {
 	Findings      []drain.Finding `json:"findings"`
 }
 
-// DrainFirstLine is drain-test's stable first line: "PASS drain-test pid N
+// drainFirstLine is drain-test's stable first line: "PASS drain-test pid N
 // SIGTERM" or "FAIL drain-test VERDICT...".
-func DrainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
+func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
 	if r.OK {
-		return fmt.Sprintf("%s drain-test pid %d %s", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
+		return fmt.Sprintf("%s drain-test pid %d %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
 	}
 	var names []string
 	for _, v := range r.Verdicts {
@@ -47,13 +48,13 @@ func DrainFirstLine(r drain.Report, pid int, signal string, colored bool) string
 			names = append(names, v.Name)
 		}
 	}
-	return fmt.Sprintf("%s drain-test %s", paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), strings.Join(names, " "))
+	return fmt.Sprintf("%s drain-test %s", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), strings.Join(names, " "))
 }
 
-// DrainReport renders the first line, the timeline, the verdict table and
+// drainReport renders the first line, the timeline, the verdict table and
 // the formulas.
-func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool) error {
-	fmt.Fprintln(w, DrainFirstLine(r, pid, signal, colored))
+func drainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool) error {
+	fmt.Fprintln(w, drainFirstLine(r, pid, signal, colored))
 	if len(r.Timeline) > 0 {
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
 		for _, e := range r.Timeline {
@@ -67,12 +68,12 @@ func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 	)
 	t.Header("verdict", "result", "detail")
 	for _, v := range r.Verdicts {
-		res := paint(colored, color.FgGreen).Sprint("ok")
+		res := output.Paint(colored, color.FgGreen).Sprint("ok")
 		switch {
 		case v.Skipped:
-			res = paint(colored, color.FgYellow).Sprint("skipped")
+			res = output.Paint(colored, color.FgYellow).Sprint("skipped")
 		case !v.OK:
-			res = paint(colored, color.FgRed, color.Bold).Sprint("FAIL")
+			res = output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL")
 		}
 		if err := t.Append(v.Name, res, v.Detail); err != nil {
 			return err
@@ -82,7 +83,7 @@ func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 		return err
 	}
 	if len(formulas) > 0 {
-		fmt.Fprintln(w, "\nseeds/003 formulas with these numbers:")
+		fmt.Fprintln(w, "\nshutdown timing rules with these numbers:")
 		for _, f := range formulas {
 			fmt.Fprintf(w, "  %-80s %s\n", f.Formula, f.Result)
 		}
@@ -90,19 +91,19 @@ func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 	return nil
 }
 
-// LintReport renders the lint's first line and one block per finding:
+// lintReport renders the lint's first line and one block per finding:
 // "FILE:LINE: NAME resource, container: detail" and its fix.
-func LintReport(w io.Writer, file string, res drain.LintResult, colored bool) {
+func lintReport(w io.Writer, file string, res drain.LintResult, colored bool) {
 	if len(res.Findings) == 0 {
-		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
+		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
 		return
 	}
-	fmt.Fprintf(w, "%s drain-test --manifest %s: %d findings in %d checked\n", paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), len(res.Checked))
+	fmt.Fprintf(w, "%s drain-test --manifest %s: %d findings in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), len(res.Checked))
 	for _, f := range res.Findings {
 		where := f.Resource
 		if f.Container != "" {
 			where += ", container " + f.Container
 		}
-		fmt.Fprintf(w, "%s:%d: %s %s: %s\n    fix: %s\n", f.File, f.Line, paint(colored, color.FgRed).Sprint(f.Name), where, f.Detail, f.Fix)
+		fmt.Fprintf(w, "%s:%d: %s %s: %s\n    fix: %s\n", f.File, f.Line, output.Paint(colored, color.FgRed).Sprint(f.Name), where, f.Detail, f.Fix)
 	}
 }

@@ -1,0 +1,112 @@
+// Package cli is what every command package shares: the factory that hands
+// a command its streams, environment, clock and prober; the typed errors
+// that carry an exit code up to main; and the flag groups several commands
+// register (the probe options, the policy settings).
+package cli
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proc"
+)
+
+// Prober runs one probe (probe.Run, or a fake in tests).
+type Prober func(ctx context.Context, o *probe.Options) probe.Result
+
+// Global are the persistent flags of every command.
+type Global struct {
+	Output  string
+	Quiet   bool
+	Verbose bool
+	Config  string
+	NoColor bool
+}
+
+// Factory is what one invocation hands every command: where to write, how
+// to read the environment, the clock and the prober. Tests build one with
+// buffers, a map for the environment and a fake prober.
+type Factory struct {
+	Streams *output.Streams
+	// Getenv reads the environment (tests pass a map's lookup).
+	Getenv func(string) string
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Prober runs every probe (nil: probe.Run); tests inject faults here.
+	Prober Prober
+	// UserConfigDir is where the user's healthctl/healthctl.yaml lives (nil:
+	// os.UserConfigDir). Tests point it at an empty directory, so a user's
+	// own config never changes what a test sees.
+	UserConfigDir func() (string, error)
+	// Version is healthctl's version string.
+	Version string
+	// Exec runs a command line in-process with the factory sub and returns
+	// its exit code (the demo runs the other commands this way); set by the
+	// root.
+	Exec func(ctx context.Context, sub *Factory, args []string) int
+	// SetMemoryLimit sets the process's soft memory limit (main passes
+	// debug.SetMemoryLimit; nil in-process, where the limit would hold for
+	// the whole test binary).
+	SetMemoryLimit func(int64) int64
+	// Global holds the persistent flags' values once parsed.
+	Global Global
+
+	// signal is the signal that cancelled the run, if any.
+	signal atomic.Value // os.Signal
+	// SignalsReady is closed once SIGINT/SIGTERM are being caught (nil
+	// in-process, where nothing is caught).
+	SignalsReady chan struct{}
+}
+
+// Probe runs one probe with the factory's prober.
+func (f *Factory) Probe(ctx context.Context, o *probe.Options) probe.Result {
+	if f.Prober != nil {
+		return f.Prober(ctx, o)
+	}
+	return probe.Run(ctx, o)
+}
+
+// Clock returns the current time from the factory's clock.
+func (f *Factory) Clock() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+// SetSignal records the first signal that cancelled the run.
+func (f *Factory) SetSignal(s os.Signal) { f.signal.CompareAndSwap(nil, s) }
+
+// Signal is the signal that cancelled the run, or nil.
+func (f *Factory) Signal() os.Signal {
+	s, _ := f.signal.Load().(os.Signal)
+	return s
+}
+
+// SignalName names the signal that stopped this run, for messages.
+func (f *Factory) SignalName() string {
+	if s, ok := f.Signal().(syscall.Signal); ok {
+		return proc.SignalName(s)
+	}
+	return "cancelled"
+}
+
+// SignalsCaught returns once SIGINT/SIGTERM are caught (main starts that
+// alongside building the command): a command calls it before it probes or
+// starts anything a signal must interrupt gracefully.
+func (f *Factory) SignalsCaught() {
+	if f.SignalsReady != nil {
+		<-f.SignalsReady
+	}
+}
+
+// JSON says whether -o json was asked for.
+func (f *Factory) JSON() bool { return f.Global.Output == "json" }
+
+// Details says whether text output shows more than the first line.
+func (f *Factory) Details() bool { return f.Global.Verbose || f.Streams.OutTTY }

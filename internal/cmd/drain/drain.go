@@ -1,0 +1,290 @@
+// Package draincmd is `healthctl drain-test`: run the shutdown experiment
+// (internal/drain) or lint a manifest (internal/manifest), and print the
+// verdicts.
+package draincmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/proc"
+)
+
+// Options is what `healthctl drain-test` runs with, filled by its RunE.
+type Options struct {
+	exec                        string
+	Argv                        []string // --exec split, or the words after --
+	Pid                         int
+	ready, live, inflight       string
+	PreDrain, Shutdown, FlipMax time.Duration
+	readyTimeout                time.Duration
+	signal                      string
+	Sig                         syscall.Signal
+	Manifest                    string
+	// preDrainSource and shutdownSource say where P and S came from, for
+	// the lint's findings.
+	PreDrainSource, shutdownSource string
+}
+
+// NewCmd builds the command; runF replaces the run in flag-parsing tests.
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "drain-test (--exec 'CMD' | --pid N | -- CMD ARGS...) --ready URL --live URL [--inflight URL] | --manifest FILE",
+		Short: "Prove a graceful shutdown from the outside, or lint a manifest's shutdown timing",
+		Long: `drain-test starts a service (--exec, or a command after --) or attaches to one
+(--pid), waits until readiness and liveness answer 200, starts slow requests on
+--inflight and keeps a kept-alive connection open, then sends --signal to the
+process itself (as an orchestrator signals PID 1) and watches its shutdown:
+readiness must answer 503 within --ready-flip-max and stay 503, liveness must
+stay 200 and the listener keep serving during --pre-drain, in-flight requests
+must finish, and the process must exit 0 within --shutdown-timeout. Each broken
+invariant is named. Exit 0 when all hold, 7 when any fails.
+
+--exec is split into words (quotes group, no shell): no shell is put in front
+of the service, because a shell that does not pass the signal on is exactly the
+failure SIGNAL_NOT_FORWARDED detects. Write sh -c '...' yourself if you want one.
+The service gets PRE_DRAIN_MS and SHUTDOWN_TIMEOUT_MS from --pre-drain and
+--shutdown-timeout unless they are already in the environment.
+
+--manifest FILE lints a Kubernetes manifest or a Compose file's shutdown timing
+without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
+		Example: `  healthctl drain-test --pre-drain 5s --shutdown-timeout 20s \
+    --ready http://127.0.0.1:8080/readiness --live http://127.0.0.1:8080/healthcheck \
+    --inflight http://127.0.0.1:8080/slow -- node server.js
+  healthctl drain-test --pid 4242 --ready http://127.0.0.1:8080/ready --live http://127.0.0.1:8080/live
+  healthctl drain-test --manifest deploy/kubernetes.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.check(cmd, args); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			if opts.Manifest != "" {
+				return lintRun(f, opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.exec, "exec", "", "start this command (split into words, no shell) and test its shutdown")
+	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
+	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200 before the signal, 503 after")
+	fl.StringVar(&opts.live, "live", "", "liveness URL: 200 throughout the pre-drain")
+	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete")
+	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
+	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
+	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
+	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
+	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
+	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
+	return cmd
+}
+
+// check validates the flags: every bad value is a usage error naming it.
+func (o *Options) check(cmd *cobra.Command, args []string) error {
+	changed := cmd.Flags().Changed
+	o.PreDrainSource, o.shutdownSource = "default", "default"
+	if changed("pre-drain") || o.PreDrain != 5*time.Second {
+		o.PreDrainSource = "--pre-drain"
+	}
+	if changed("shutdown-timeout") || o.Shutdown != 20*time.Second {
+		o.shutdownSource = "--shutdown-timeout"
+	}
+	if o.PreDrain < 0 {
+		return cli.UsageErrorf("--pre-drain %s: want 0 or more", o.PreDrain)
+	}
+	if o.Shutdown <= 0 {
+		return cli.UsageErrorf("--shutdown-timeout %s: want more than 0", o.Shutdown)
+	}
+	if o.Manifest != "" {
+		if o.exec != "" || o.Pid != 0 || len(args) > 0 {
+			return cli.UsageErrorf("--manifest lints a file and runs nothing: it excludes --exec, --pid and a command")
+		}
+		return nil
+	}
+	if o.PreDrain >= o.Shutdown {
+		return cli.UsageErrorf("--pre-drain %s must be shorter than --shutdown-timeout %s (PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS: the pre-drain runs inside the shutdown timeout)", o.PreDrain, o.Shutdown)
+	}
+	if o.FlipMax <= 0 || o.readyTimeout <= 0 {
+		return cli.UsageErrorf("--ready-flip-max and --ready-timeout must be more than 0")
+	}
+	sig, err := proc.ParseSignal(o.signal)
+	if err != nil || sig == syscall.SIGKILL {
+		return cli.UsageErrorf("--signal %q: want one of TERM, INT, QUIT, HUP, USR1, USR2 (KILL cannot be handled, there is nothing to test)", o.signal)
+	}
+	o.Sig = sig
+	n := 0
+	if o.exec != "" {
+		n++
+		words, err := drain.SplitWords(o.exec)
+		if err != nil {
+			return cli.UsageErrorf("--exec: %v", err)
+		}
+		if len(words) == 0 {
+			return cli.UsageErrorf("--exec: empty command")
+		}
+		o.Argv = words
+	}
+	if len(args) > 0 {
+		n++
+		o.Argv = args
+	}
+	if changed("pid") {
+		n++
+		if o.Pid <= 0 {
+			return cli.UsageErrorf("--pid %d: want a process ID", o.Pid)
+		}
+		if o.Pid == os.Getpid() {
+			return cli.UsageErrorf("--pid %d is healthctl itself", o.Pid)
+		}
+	}
+	switch {
+	case n == 0:
+		return cli.UsageErrorf("drain-test needs a service: --exec 'CMD', a command after --, or --pid N (or --manifest FILE to lint)")
+	case n > 1:
+		return cli.UsageErrorf("--exec, --pid and a command after -- are mutually exclusive")
+	}
+	for _, u := range []struct{ flag, val string }{{"--ready", o.ready}, {"--live", o.live}, {"--inflight", o.inflight}} {
+		if u.val == "" {
+			if u.flag == "--inflight" {
+				continue
+			}
+			return cli.UsageErrorf("%s URL is required", u.flag)
+		}
+		pu, err := url.Parse(u.val)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return cli.UsageErrorf("%s %q: want an http:// or https:// URL", u.flag, u.val)
+		}
+	}
+	return nil
+}
+
+func lintRun(f *cli.Factory, o *Options) error {
+	data, err := os.ReadFile(o.Manifest)
+	if err != nil {
+		return cli.UsageErrorf("--manifest: %v", err)
+	}
+	res, err := drain.Lint(o.Manifest, data, drain.Timing{
+		PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown,
+		PreDrainSource: o.PreDrainSource, ShutdownTimeoutSource: o.shutdownSource,
+	})
+	if err != nil {
+		var pe *drain.ParseError
+		if errors.As(err, &pe) {
+			return cli.UsageErrorf("--manifest %s", pe.Error())
+		}
+		return cli.UsageError(err)
+	}
+	code := exitcode.Pass
+	if len(res.Findings) > 0 {
+		code = exitcode.DrainFailed
+	}
+	if f.JSON() {
+		if res.Findings == nil {
+			res.Findings = []drain.Finding{}
+		}
+		if err := output.JSONLine(f.Streams.Out, lintJSON{SchemaVersion: output.SchemaVersion, OK: code == 0, ExitCode: code,
+			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings}); err != nil {
+			return err
+		}
+		return cli.SilentExit(code)
+	}
+	if !f.Global.Quiet || code != 0 {
+		w := f.Streams.Out
+		if f.Global.Quiet {
+			w = f.Streams.Err
+		}
+		lintReport(w, o.Manifest, res, f.Streams.OutColor)
+	}
+	return cli.SilentExit(code)
+}
+
+// Run starts or attaches to the service, signals it, judges its shutdown
+// and prints the verdicts.
+func Run(ctx context.Context, f *cli.Factory, o *Options) error {
+	s := drain.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
+	cfg := drain.Config{
+		Argv: o.Argv, Pid: o.Pid,
+		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight,
+		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
+		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
+	}
+	if !f.Global.Quiet {
+		cfg.Log = func(format string, args ...any) {
+			fmt.Fprintf(f.Streams.Err, "drain-test: "+format+"\n", args...)
+		}
+	}
+	if len(o.Argv) > 0 {
+		for _, kv := range []struct {
+			name string
+			d    time.Duration
+		}{{"PRE_DRAIN_MS", o.PreDrain}, {"SHUTDOWN_TIMEOUT_MS", o.Shutdown}} {
+			want := strconv.FormatInt(kv.d.Milliseconds(), 10)
+			if have := f.Getenv(kv.name); have != "" {
+				if have != want {
+					fmt.Fprintf(f.Streams.Err, "drain-test: WARN: %s=%s in the environment: the service runs with it, but is judged against %s ms\n", kv.name, have, want)
+				}
+				continue
+			}
+			cfg.Env = append(cfg.Env, kv.name+"="+want)
+		}
+	}
+	obs, interrupted, err := drain.Run(ctx, cfg)
+	if err != nil {
+		var se *drain.StartError
+		if errors.As(err, &se) {
+			return cli.UsageError(err)
+		}
+		return err
+	}
+	r := drain.Judge(obs, s)
+	formulas := drain.Formulas(s, r.Facts)
+	code := exitcode.Pass
+	if !r.OK || interrupted {
+		code = exitcode.DrainFailed
+	}
+	if f.JSON() {
+		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
+			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas}
+		if interrupted {
+			// Cut short: what was seen is not a shutdown to judge.
+			j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
+		}
+		if j.Timeline == nil {
+			j.Timeline = []drain.Event{}
+		}
+		if err := output.JSONLine(f.Streams.Out, j); err != nil {
+			return err
+		}
+		return cli.SilentExit(code)
+	}
+	if interrupted {
+		fmt.Fprintln(f.Streams.Err, "drain-test: interrupted: the service was killed, nothing was judged")
+		return cli.SilentExit(code)
+	}
+	w := f.Streams.Out
+	if f.Global.Quiet {
+		if r.OK {
+			return nil
+		}
+		w = f.Streams.Err
+	}
+	if err := drainReport(w, r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor); err != nil {
+		return err
+	}
+	return cli.SilentExit(code)
+}

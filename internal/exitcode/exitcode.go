@@ -1,0 +1,66 @@
+// Package exitcode holds every exit code healthctl can end with: the only
+// place they are defined (the README's table and SPEC's are checked against
+// it by cmd/healthctl's tests).
+package exitcode
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/healthctl/healthctl/internal/classify"
+)
+
+// The exit codes.
+const (
+	Pass        = 0
+	Unreachable = 1
+	Usage       = 2
+	TLS         = 3
+	Timeout     = 4
+	Refused     = 5
+	DNS         = 6
+	DrainFailed = 7
+	Redeploy    = 8
+	Internal    = 70
+	// A shell's codes for `-- CMD` that could not be started after the
+	// probes ran: found but not executable, and not found.
+	CannotExecute = 126
+	NotFound      = 127
+	SIGINT        = 130
+	SIGTERM       = 143
+)
+
+// With -o nagios, probe uses monitoring-plugins' own codes instead.
+const (
+	NagiosOK       = 0
+	NagiosWarning  = 1
+	NagiosCritical = 2
+	NagiosUnknown  = 3
+)
+
+// byOutcome maps a probe outcome to its exit code.
+var byOutcome = map[classify.Outcome]int{
+	classify.Pass:        Pass,
+	classify.Unreachable: Unreachable,
+	classify.TLS:         TLS,
+	classify.Timeout:     Timeout,
+	classify.Refused:     Refused,
+	classify.DNS:         DNS,
+}
+
+// ForOutcome returns the exit code of an outcome.
+func ForOutcome(o classify.Outcome) int {
+	if c, ok := byOutcome[o]; ok {
+		return c
+	}
+	return Unreachable
+}
+
+// ForSignal is the exit code after healthctl was stopped by sig: 143 for
+// SIGTERM, 130 for SIGINT (and anything else that cancels a run).
+func ForSignal(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return SIGTERM
+	}
+	return SIGINT
+}
