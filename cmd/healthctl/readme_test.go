@@ -3,35 +3,52 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
-// TestREADMECommands keeps the README from rotting: every healthctl command
-// line in it (fenced blocks, inline code, Dockerfile and Kubernetes JSON
-// arrays, cron and systemd lines) must name a real command and parse with
-// its real flags — an unknown flag, a bad duration or a removed command
-// fails here. What the commands then do is the scripts' job
-// (testdata/script/readme_*.txtar run the guide's examples end to end).
+// TestREADMECommands keeps the README and the reference in docs/ from
+// rotting: every healthctl command line in them (fenced blocks, inline code,
+// Dockerfile and Kubernetes JSON arrays, cron and systemd lines) must name a
+// real command and parse with its real flags — an unknown flag, a bad
+// duration or a removed command fails here. What the commands then do is
+// the scripts' job (testdata/script/readme_*.txtar run the guides' examples
+// end to end).
 func TestREADMECommands(t *testing.T) {
-	for _, file := range []string{"../../README.md"} {
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) == 0 {
+		t.Fatal("no docs/*.md found")
+	}
+	total := 0
+	for _, file := range append([]string{"../../README.md"}, docs...) {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmds := readmeCommands(string(b))
-		if len(cmds) < 30 {
-			t.Fatalf("%s: only %d healthctl command lines found; the extractor is broken", file, len(cmds))
-		}
+		total += len(cmds)
 		for _, c := range cmds {
 			if err := parseOnly(c.args); err != nil {
 				t.Errorf("%s:%d: healthctl %s\n\t%v", file, c.line, strings.Join(c.args, " "), err)
 			}
 		}
 		t.Logf("%s: %d command lines parse", file, len(cmds))
+	}
+	// The sanity check is on the total: a page may rightly hold no command
+	// (benchmarks, outcomes), but the whole set holding few means the
+	// extractor is broken.
+	if total < 30 {
+		t.Fatalf("only %d healthctl command lines found in README.md and docs/*.md; the extractor is broken", total)
 	}
 }
 
@@ -213,5 +230,95 @@ func TestREADMEConsoleOutputIsNotACommand(t *testing.T) {
 	doc := "```console\n$ healthctl probe -v http://x/\n  cert[0]    CN=healthctl fixture expired\n```\n"
 	if cmds := readmeCommands(doc); len(cmds) != 1 || cmds[0].args[0] != "probe" {
 		t.Fatalf("got %v", cmds)
+	}
+}
+
+// TestREADMEExitCodeTable checks the exit-code table of the README (and its
+// copy in docs/outcomes.md) against the code: each outcome row's code is
+// ExitCode's, its reasons are exactly the classifier's reasons of that
+// outcome, and every other exit code of exit.go has its row.
+func TestREADMEExitCodeTable(t *testing.T) {
+	others := map[string][]int{
+		"usage":          {ExitUsage},
+		"`drain-test`":   {ExitDrainFailed},
+		"`watch --once`": {ExitRedeploy},
+		"internal error": {ExitInternal},
+		"`wait-healthy":  {ExitCannotExecute, ExitNotFound},
+		"interrupted":    {ExitSIGINT, ExitSIGTERM},
+	}
+	reasonRE := regexp.MustCompile("`([a-z_]+)`")
+	for _, file := range []string{"../../README.md", "../../docs/outcomes.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(b), "| exit | meaning | reasons |\n| --- | --- | --- |\n")
+		if !ok {
+			t.Fatalf("%s: no exit-code table", file)
+		}
+		section, _, _ = strings.Cut(section, "\n\n")
+		seenOutcome := map[classify.Outcome]bool{}
+		seenOther := map[string]bool{}
+		for _, row := range strings.Split(section, "\n") {
+			cols := strings.Split(strings.Trim(row, "| "), " | ")
+			if len(cols) < 2 {
+				t.Errorf("%s: malformed row %q", file, row)
+				continue
+			}
+			var codes []int
+			for _, f := range strings.Split(cols[0], " / ") {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					t.Errorf("%s: row %q: exit %q", file, row, cols[0])
+				}
+				codes = append(codes, n)
+			}
+			if o, _, isOutcome := strings.Cut(strings.TrimPrefix(cols[1], "`"), "`:"); isOutcome && slices.Contains(classify.Outcomes, classify.Outcome(o)) {
+				out := classify.Outcome(o)
+				seenOutcome[out] = true
+				if len(codes) != 1 || codes[0] != ExitCode(out) {
+					t.Errorf("%s: %s: table says exit %v, ExitCode says %d", file, out, codes, ExitCode(out))
+				}
+				var got, want []string
+				if len(cols) > 2 {
+					for _, m := range reasonRE.FindAllStringSubmatch(cols[2], -1) {
+						got = append(got, m[1])
+					}
+				}
+				for _, r := range classify.Reasons {
+					if r.Outcome() == out {
+						want = append(want, string(r))
+					}
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: %s: table lists reasons %v, the classifier has %v", file, out, got, want)
+				}
+				continue
+			}
+			matched := false
+			for prefix, want := range others {
+				if strings.HasPrefix(cols[1], prefix) {
+					matched, seenOther[prefix] = true, true
+					if !slices.Equal(codes, want) {
+						t.Errorf("%s: %q row: table says exit %v, exit.go says %v", file, prefix, codes, want)
+					}
+				}
+			}
+			if !matched {
+				t.Errorf("%s: row for exit %v is neither an outcome nor a known exit code", file, codes)
+			}
+		}
+		for _, o := range classify.Outcomes {
+			if !seenOutcome[o] {
+				t.Errorf("%s: no row for outcome %s", file, o)
+			}
+		}
+		for prefix := range others {
+			if !seenOther[prefix] {
+				t.Errorf("%s: no row for %q", file, prefix)
+			}
+		}
 	}
 }
