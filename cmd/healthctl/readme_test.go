@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -239,12 +240,12 @@ func TestREADMEConsoleOutputIsNotACommand(t *testing.T) {
 // outcome, and every other exit code of exit.go has its row.
 func TestREADMEExitCodeTable(t *testing.T) {
 	others := map[string][]int{
-		"usage":          {ExitUsage},
-		"`drain-test`":   {ExitDrainFailed},
-		"`watch --once`": {ExitRedeploy},
-		"internal error": {ExitInternal},
-		"`wait-healthy":  {ExitCannotExecute, ExitNotFound},
-		"interrupted":    {ExitSIGINT, ExitSIGTERM},
+		"usage":          {exitcode.Usage},
+		"`drain-test`":   {exitcode.DrainFailed},
+		"`watch --once`": {exitcode.Redeploy},
+		"internal error": {exitcode.Internal},
+		"`wait-healthy":  {exitcode.CannotExecute, exitcode.NotFound},
+		"interrupted":    {exitcode.SIGINT, exitcode.SIGTERM},
 	}
 	reasonRE := regexp.MustCompile("`([a-z_]+)`")
 	for _, file := range []string{"../../README.md", "../../docs/outcomes.md"} {
@@ -276,8 +277,8 @@ func TestREADMEExitCodeTable(t *testing.T) {
 			if o, _, isOutcome := strings.Cut(strings.TrimPrefix(cols[1], "`"), "`:"); isOutcome && slices.Contains(classify.Outcomes, classify.Outcome(o)) {
 				out := classify.Outcome(o)
 				seenOutcome[out] = true
-				if len(codes) != 1 || codes[0] != ExitCode(out) {
-					t.Errorf("%s: %s: table says exit %v, ExitCode says %d", file, out, codes, ExitCode(out))
+				if len(codes) != 1 || codes[0] != exitcode.ForOutcome(out) {
+					t.Errorf("%s: %s: table says exit %v, ExitCode says %d", file, out, codes, exitcode.ForOutcome(out))
 				}
 				var got, want []string
 				if len(cols) > 2 {
