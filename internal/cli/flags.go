@@ -23,51 +23,41 @@ func FlagSource(fs *pflag.FlagSet, name string) string { return config.Source(fs
 // by probe, wait-healthy and watch into a target.Input; building the probe
 // options is internal/target's job.
 type ProbeFlags struct {
-	in      target.Input
-	maxBody sizeValue
-	fs      *pflag.FlagSet
+	in target.Input
+	fs *pflag.FlagSet
 }
 
 func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
 	f.fs = fs
-	in := &f.in
-	d := target.Defaults()
-	StringArrayVar(fs, &in.Headers, "header", "H", "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)")
-	fs.StringVar(&in.Method, "method", "", "request method (default GET, or POST with --data)")
-	fs.StringVar(&in.Data, "data", "", "request body; @FILE reads it from a file")
-	fs.StringVarP(&in.User, "user", "u", "", "basic auth 'user:password' (never printed)")
-	fs.StringVar(&in.UserAgent, "user-agent", "healthctl/"+version.String(), "User-Agent header")
-	fs.BoolVarP(&in.IPv4, "ipv4", "4", false, "resolve and connect over IPv4 only")
-	fs.BoolVarP(&in.IPv6, "ipv6", "6", false, "resolve and connect over IPv6 only")
-	fs.BoolVar(&in.Insecure, "insecure", false, "do not verify the server certificate (the chain is still shown)")
-	fs.StringVar(&in.CACert, "cacert", "", "PEM file of CA certificates to trust instead of the system's")
-	fs.StringVar(&in.Cert, "cert", "", "PEM client certificate (with --key)")
-	fs.StringVar(&in.Key, "key", "", "PEM client key (with --cert)")
-	fs.StringVar(&in.ServerName, "servername", "", "TLS server name (SNI and verification) instead of the URL's host")
-	StringArrayVar(fs, &in.Resolve, "resolve", "", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)")
-	fs.StringVar(&in.DNSServer, "dns-server", "", "ADDR[:PORT] of the only DNS server to ask")
-	fs.IntVar(&in.Follow, "follow", 0, "follow up to N redirects (--follow alone: 10); a hop to another host, port or scheme drops credentials")
-	fs.Lookup("follow").NoOptDefVal = "10"
-	fs.StringVar(&in.NoProxy, "noproxy", "", "comma list of hosts to reach without a proxy ('*': none), instead of NO_PROXY")
-	fs.DurationVar(&in.ConnectTimeout, "connect-timeout", d.ConnectTimeout, "window for DNS + TCP connect + TLS handshake")
-	fs.DurationVar(&in.ReadTimeout, "read-timeout", d.ReadTimeout, "window from the request written to the last body byte")
-	fs.DurationVar(&in.MaxTime, "max-time", 0, "cap on the whole probe (default connect + read timeout)")
-	f.maxBody = sizeValue{text: "64KiB", n: d.MaxBody}
-	fs.Var(&f.maxBody, "max-body", "read the body up to this size, e.g. 65536, 64KiB, 1MiB, 1GiB (more is not a failure)")
-	fs.StringVar(&in.ExpectStatus, "expect-status", d.ExpectStatus, "expected status: codes, ranges, classes, comma lists (200, 200-399, 2xx)")
-	StringArrayVar(fs, &in.ExpectBody, "expect-body", "", "the body must contain TEXT (repeatable)")
-	StringArrayVar(fs, &in.ExpectBodyRegex, "expect-body-regex", "", "the body must match RE (repeatable)")
-	StringArrayVar(fs, &in.ExpectJSON, "expect-json", "", "PATH=VALUE: the JSON body at gjson PATH must equal VALUE (repeatable)")
-	StringArrayVar(fs, &in.ExpectHeader, "expect-header", "", "NAME=RE: a response header must match RE (repeatable)")
-	StringArrayVar(fs, &in.SecretHeader, "secret-header", "", "also redact this request header's value (repeatable)")
-	StringArrayVar(fs, &in.SecretParam, "secret-param", "", "also redact this query parameter's value (repeatable)")
+	f.in = target.Defaults()
+	f.in.UserAgent = "healthctl/" + version.String()
+	for i := range target.Options {
+		o := &target.Options[i]
+		switch p := o.Field(&f.in).(type) {
+		case *[]string:
+			StringArrayVar(fs, p, o.Flag, o.Short, o.Usage)
+			continue
+		case *string:
+			fs.StringVarP(p, o.Flag, o.Short, *p, o.Usage)
+		case *bool:
+			fs.BoolVarP(p, o.Flag, o.Short, *p, o.Usage)
+		case *int:
+			fs.IntVarP(p, o.Flag, o.Short, *p, o.Usage)
+		case *time.Duration:
+			fs.DurationVarP(p, o.Flag, o.Short, *p, o.Usage)
+		case *int64:
+			fs.VarP(&sizeValue{text: target.FormatSize(*p), n: p}, o.Flag, o.Short, o.Usage)
+		}
+		if o.NoOptDefault != "" {
+			fs.Lookup(o.Flag).NoOptDefVal = o.NoOptDefault
+		}
+	}
 }
 
 // Input returns the registered flags as a target.Input whose errors name
 // each value's source.
 func (f *ProbeFlags) Input() target.Input {
 	in := f.in
-	in.MaxBody = f.maxBody.n
 	fs := f.fs
 	in.Source = func(name string) string { return FlagSource(fs, name) }
 	return in
@@ -103,7 +93,7 @@ func (f *ProbeFlags) CustomExpectations() bool {
 // or file is reported with its origin).
 type sizeValue struct {
 	text string
-	n    int64
+	n    *int64
 }
 
 func (v *sizeValue) String() string { return v.text }
@@ -113,7 +103,7 @@ func (v *sizeValue) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	v.text, v.n = s, n
+	v.text, *v.n = s, n
 	return nil
 }
 

@@ -315,10 +315,7 @@ func (p *run) firstStage(u *url.URL, proxied bool) classify.Stage {
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
-		port = map[string]string{"https": "443"}[u.Scheme]
-		if port == "" {
-			port = "80"
-		}
+		port = DefaultPort(u.Scheme)
 	}
 	if _, ok := p.opts.Resolve[strings.ToLower(host)+":"+port]; ok {
 		return classify.StageConnect

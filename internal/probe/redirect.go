@@ -105,15 +105,21 @@ func (p *run) beginHop(u *url.URL) {
 	}
 }
 
+// DefaultPort is the port a URL of scheme means when it names none: 443
+// for https, 80 otherwise. The one place it is decided.
+func DefaultPort(scheme string) string {
+	if strings.EqualFold(scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
 // origin is scheme://host:port with the default port made explicit and the
 // host in lower case.
 func origin(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
+		port = DefaultPort(u.Scheme)
 	}
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }

@@ -371,10 +371,7 @@ func HostPort(o *probe.Options) string {
 	}
 	port := o.URL.Port()
 	if port == "" {
-		port = "80"
-		if o.URL.Scheme == "https" {
-			port = "443"
-		}
+		port = probe.DefaultPort(o.URL.Scheme)
 	}
 	return net.JoinHostPort(strings.ToLower(o.URL.Hostname()), port)
 }

@@ -27,18 +27,27 @@ const (
 )
 
 // ProbeKeys are the targets-file keys that set probe options, with their
-// kinds. Each mirrors the probe flag of the same name, with '-' written '_'
-// (`expect_status` is --expect-status), except `headers` (-H, a list).
-var ProbeKeys = map[string]Kind{
-	"headers": KindList, "method": KindString, "data": KindString, "user": KindString,
-	"user_agent": KindString, "ipv4": KindBool, "ipv6": KindBool, "insecure": KindBool,
-	"cacert": KindString, "cert": KindString, "key": KindString, "servername": KindString,
-	"resolve": KindList, "dns_server": KindString, "follow": KindInt, "noproxy": KindString,
-	"connect_timeout": KindString, "read_timeout": KindString, "max_time": KindString,
-	"max_body": KindString, "expect_status": KindString, "expect_body": KindList,
-	"expect_body_regex": KindList, "expect_json": KindList, "expect_header": KindList,
-	"secret_header": KindList, "secret_param": KindList,
-}
+// kinds, derived from target.Options: each mirrors the probe flag of the
+// same name, with '-' written '_' (`expect_status` is --expect-status),
+// except `headers` (-H, a list). Durations and sizes are strings here and
+// parsed by their option.
+var ProbeKeys = func() map[string]Kind {
+	m := make(map[string]Kind, len(target.Options))
+	for i := range target.Options {
+		o := &target.Options[i]
+		k := KindString
+		switch o.Kind {
+		case target.Bool:
+			k = KindBool
+		case target.Int:
+			k = KindInt
+		case target.List:
+			k = KindList
+		}
+		m[o.Key()] = k
+	}
+	return m
+}()
 
 // Value is one probe key's value from the targets file, with where it was.
 type Value struct {

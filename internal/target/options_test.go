@@ -1,0 +1,78 @@
+package target
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestOptionsSetEveryKind: each option's Set parses its kind and fills the
+// field its flag fills; keys are unique and derived from the flag.
+func TestOptionsSetEveryKind(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range Options {
+		o := &Options[i]
+		if seen[o.Key()] || seen[o.Flag] {
+			t.Errorf("%s: flag or key %q declared twice", o.Flag, o.Key())
+		}
+		seen[o.Key()], seen[o.Flag] = true, true
+		in := Defaults()
+		var val []string
+		switch o.Kind {
+		case String:
+			val = []string{"v"}
+		case Bool:
+			val = []string{"yes"}
+		case Int:
+			val = []string{"3"}
+		case Duration:
+			val = []string{"1500ms"}
+		case Size:
+			val = []string{"2KiB"}
+		case List:
+			val = []string{"a", "b"}
+		}
+		if err := o.Set(&in, val); err != nil {
+			t.Fatalf("%s: Set(%q): %v", o.Flag, val, err)
+		}
+		switch p := o.Field(&in).(type) {
+		case *string:
+			if *p != "v" {
+				t.Errorf("%s = %q", o.Flag, *p)
+			}
+		case *bool:
+			if !*p {
+				t.Errorf("%s not set", o.Flag)
+			}
+		case *int:
+			if *p != 3 {
+				t.Errorf("%s = %d", o.Flag, *p)
+			}
+		case *time.Duration:
+			if *p != 1500*time.Millisecond {
+				t.Errorf("%s = %v", o.Flag, *p)
+			}
+		case *int64:
+			if *p != 2048 {
+				t.Errorf("%s = %d", o.Flag, *p)
+			}
+		case *[]string:
+			if !slices.Equal(*p, val) {
+				t.Errorf("%s = %q", o.Flag, *p)
+			}
+		default:
+			t.Errorf("%s: field of type %T", o.Flag, p)
+		}
+		if o.Kind != List && o.Set(&in, []string{"a", "b"}) == nil {
+			t.Errorf("%s: two values for a scalar accepted", o.Flag)
+		}
+	}
+	if OptionByKey("headers") == nil || OptionByKey("expect_status") == nil || OptionByKey("header") != nil {
+		t.Error("keys: want headers and expect_status, not header")
+	}
+	for _, bad := range []string{"maybe", "", "2"} {
+		if _, err := ParseBool(bad); err == nil {
+			t.Errorf("ParseBool(%q) accepted", bad)
+		}
+	}
+}
