@@ -22,6 +22,7 @@ const specOutcomes = `
 | timeout | 4 |
 | refused | 5 |
 | dns | 6 |
+| unknown | 9 |
 `
 
 // specReasons is a literal copy of SPEC.md §2's reason list, by outcome.
@@ -32,6 +33,7 @@ refused: conn_refused
 tls: tls_unknown_authority tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_remote_alert tls_handshake_failure
 unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url
 pass: ok
+unknown: local_error resolver_unreachable
 `
 
 // specOtherCodes are the exit codes of SPEC.md §2 that are not outcomes.

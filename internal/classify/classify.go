@@ -99,6 +99,12 @@ func reason(o Observation) Reason {
 		return timeoutAt(o.Stage)
 	}
 	err := o.Err
+	// This machine's own trouble looks like the network's (an *net.OpError
+	// from dial, a *net.DNSError): it is checked before anything blames
+	// the target.
+	if isLocal(err, o.Stage) {
+		return LocalError
+	}
 
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "proxyconnect" {
@@ -117,6 +123,8 @@ func reason(o Observation) Reason {
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		switch {
+		case resolverUnreachable(err):
+			return ResolverUnreachable
 		case dnsErr.IsNotFound && o.DNS == DNSNoRecords:
 			return DNSNoAddress
 		case dnsErr.IsNotFound:
@@ -166,6 +174,34 @@ func reason(o Observation) Reason {
 	// The connection was made and what came back was not a whole HTTP
 	// answer: garbage, nothing at all, or a body cut short.
 	return ProtocolError
+}
+
+// isLocal says err is this machine's resource or permission failing before
+// the target had a say: no descriptors, buffers or ports, or a local
+// firewall refusing the socket (EPERM/EACCES only while dialling: later
+// they are a file's, not the network's).
+func isLocal(err error, stage Stage) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.EADDRNOTAVAIL} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	if stage == StageDNS || stage == StageConnect {
+		return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES)
+	}
+	return false
+}
+
+// resolverUnreachable says a DNS lookup failed because the DNS server
+// itself could not be reached: its port refused the query, or no route led
+// to it. A server that does not answer in time is a dns_timeout instead.
+func resolverUnreachable(err error) bool {
+	for _, e := range []error{syscall.ECONNREFUSED, syscall.ENETUNREACH, syscall.EHOSTUNREACH} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func timeoutAt(s Stage) Reason {

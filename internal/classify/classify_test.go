@@ -121,6 +121,8 @@ var specOutcome = map[Reason]Outcome{
 	"protocol_error":        "unreachable",
 	"proxy_error":           "unreachable",
 	"no_url":                "unreachable",
+	"local_error":           "unknown",
+	"resolver_unreachable":  "unknown",
 }
 
 // TestReasonOutcomeMatchesSpec compares the code's table with the literal

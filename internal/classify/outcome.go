@@ -2,7 +2,8 @@
 // It is pure: no I/O, no clock; the probe hands it an Observation.
 package classify
 
-// Outcome is one of the six closed outcomes of SPEC.md §2 (seeds/004).
+// Outcome is one of the closed outcomes of SPEC.md §2: seeds/004's six, and
+// unknown for a probe this machine could not make at all.
 type Outcome string
 
 // The outcomes. The set is closed: the reconciler's table is written against it.
@@ -13,10 +14,14 @@ const (
 	Timeout     Outcome = "timeout"
 	Refused     Outcome = "refused"
 	DNS         Outcome = "dns"
+	// Unknown is a probe that could not be made from here: the fault is the
+	// prober's own (out of file descriptors or ports, a local firewall, an
+	// unreachable DNS server), never the target's.
+	Unknown Outcome = "unknown"
 )
 
 // Outcomes lists every outcome in the order of SPEC.md §2.
-var Outcomes = []Outcome{Pass, Unreachable, TLS, Timeout, Refused, DNS}
+var Outcomes = []Outcome{Pass, Unreachable, TLS, Timeout, Refused, DNS, Unknown}
 
 // Reason refines an outcome. It is a closed set of snake_case strings; raw
 // error text never goes here.
@@ -55,6 +60,13 @@ const (
 	ProtocolError   Reason = "protocol_error"
 	ProxyError      Reason = "proxy_error"
 	NoURL           Reason = "no_url"
+
+	// LocalError is a resource or permission of this machine (EMFILE,
+	// ENFILE, ENOBUFS, EADDRNOTAVAIL, EPERM/EACCES on socket or connect).
+	LocalError Reason = "local_error"
+	// ResolverUnreachable is a DNS server that did not accept the query
+	// (refused, unreachable); one that does not answer in time is dns_timeout.
+	ResolverUnreachable Reason = "resolver_unreachable"
 )
 
 // reasonOutcome is the one table from reason to outcome.
@@ -90,6 +102,9 @@ var reasonOutcome = map[Reason]Outcome{
 	ProtocolError:   Unreachable,
 	ProxyError:      Unreachable,
 	NoURL:           Unreachable,
+
+	LocalError:          Unknown,
+	ResolverUnreachable: Unknown,
 }
 
 // Reasons lists every reason, grouped by outcome in the order of SPEC.md §2.
@@ -100,6 +115,7 @@ var Reasons = []Reason{
 	ConnRefused,
 	TLSUnknownAuthority, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
+	LocalError, ResolverUnreachable,
 }
 
 // Outcome returns the outcome a reason belongs to.

@@ -21,7 +21,10 @@ const (
 	DNS         = 6
 	DrainFailed = 7
 	Redeploy    = 8
-	Internal    = 70
+	// Unknown: the probe could not be made from here, or (watch) the
+	// sweep's redeploys were held because the whole fleet failed at once.
+	Unknown  = 9
+	Internal = 70
 	// A shell's codes for `-- CMD` that could not be started after the
 	// probes ran: found but not executable, and not found.
 	CannotExecute = 126
@@ -46,6 +49,7 @@ var byOutcome = map[classify.Outcome]int{
 	classify.Timeout:     Timeout,
 	classify.Refused:     Refused,
 	classify.DNS:         DNS,
+	classify.Unknown:     Unknown,
 }
 
 // ForOutcome returns the exit code of an outcome.

@@ -140,8 +140,8 @@ func Write(w io.Writer, in Input) error {
 	return b.Flush()
 }
 
-// actions are the policy's decisions, in SPEC.md §4's order.
-var actions = []policy.Action{policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy}
+// actions are the policy's decisions, in SPEC.md §4's order (rule 0 first).
+var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy}
 
 type metricWriter struct {
 	b *bufio.Writer

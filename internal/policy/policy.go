@@ -26,6 +26,9 @@ const (
 	IgnoreGrace   Action = "ignore-grace"
 	IgnoreBlip    Action = "ignore-blip"
 	Redeploy      Action = "redeploy"
+	// Hold is rule 0: the prober could not look (outcome unknown), so
+	// nothing is decided and the streak is untouched.
+	Hold Action = "hold"
 )
 
 // Settings are the knobs of the policy. DefaultSettings is the behaviour of
@@ -118,6 +121,8 @@ type Input struct {
 // Decide applies the rules of SPEC.md §4 in order and returns the decision and
 // the history to carry to the next probe. The rule order is the policy:
 //
+//  0. unknown (checked first): hold, the history untouched: the prober's
+//     own trouble is never the target's;
 //  1. pass: stay, clearing a recovery marker;
 //  2. tls: pending-tls, unless it has been failing longer than TLSPendingMax;
 //  3. timeout: ignore-timeout, unless it is the EscalateTimeoutsAfter-th in a row or later;
@@ -139,6 +144,13 @@ func Decide(in Input) (Decision, History) {
 		outcome = classify.Unreachable
 	}
 	result := describe(outcome, in.Reason)
+
+	// Rule 0: the probe could not be made from here. Nothing about the
+	// target was learned, so nothing changes: not even the run counters.
+	if outcome == classify.Unknown {
+		return Decision{Action: Hold,
+			Why: result + ": the probe could not be made from this machine, so nothing is known about the target: hold, decide nothing"}, h
+	}
 
 	// The run counters are facts about consecutive results; keep them first,
 	// whatever the rules below decide.

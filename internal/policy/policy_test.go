@@ -610,6 +610,7 @@ func TestHistoryJSON(t *testing.T) {
 func TestDecisionTableDefault(t *testing.T) {
 	got := policy.DecisionTable(policy.DefaultSettings())
 	want := []policy.Row{
+		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
 		{Result: "tls", Condition: "-", Action: policy.PendingTLS},
@@ -618,13 +619,13 @@ func TestDecisionTableDefault(t *testing.T) {
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
-	if w := got[1].Why; !strings.Contains(w, "clear the recovery marker") {
+	if w := got[2].Why; !strings.Contains(w, "clear the recovery marker") {
 		t.Errorf("pass after redeploy why = %q", w)
 	}
-	if w := got[4].Why; !strings.Contains(w, "30s old, inside the 2m0s grace window") {
+	if w := got[5].Why; !strings.Contains(w, "30s old, inside the 2m0s grace window") {
 		t.Errorf("grace why = %q", w)
 	}
-	if w := got[5].Why; !strings.Contains(w, "past the 2m0s grace window (age 10m0s), 1 of 1 decisive failure in a row: enqueue a redeploy") {
+	if w := got[6].Why; !strings.Contains(w, "past the 2m0s grace window (age 10m0s), 1 of 1 decisive failure in a row: enqueue a redeploy") {
 		t.Errorf("redeploy why = %q", w)
 	}
 }
@@ -632,6 +633,7 @@ func TestDecisionTableDefault(t *testing.T) {
 func TestDecisionTableSettings(t *testing.T) {
 	got := policy.DecisionTable(policy.Settings{Grace: 5 * time.Minute, FailureThreshold: 3})
 	want := []policy.Row{
+		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
 		{Result: "tls", Condition: "-", Action: policy.PendingTLS},
@@ -641,7 +643,7 @@ func TestDecisionTableSettings(t *testing.T) {
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 3", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
-	if w := got[5].Why; !strings.Contains(w, "5m0s grace window") || !strings.Contains(w, "of 3 decisive failures") {
+	if w := got[6].Why; !strings.Contains(w, "5m0s grace window") || !strings.Contains(w, "of 3 decisive failures") {
 		t.Errorf("blip why = %q", w)
 	}
 }
@@ -650,6 +652,7 @@ func TestDecisionTableEscalation(t *testing.T) {
 	got := policy.DecisionTable(policy.Settings{Grace: 2 * time.Minute, FailureThreshold: 2, EscalateTimeoutsAfter: 3, TLSPendingMax: 10 * time.Minute})
 	const d = "refused/dns/unreachable"
 	want := []policy.Row{
+		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
 		{Result: "tls", Condition: "failing <= 10m0s", Action: policy.PendingTLS},
@@ -665,13 +668,13 @@ func TestDecisionTableEscalation(t *testing.T) {
 		{Result: "timeout", Condition: ">= 3 in a row, past grace, streak reaches 2", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
-	if w := got[2].Why; !strings.Contains(w, "failing for 5m0s, within the 10m0s TLS pending limit") {
+	if w := got[3].Why; !strings.Contains(w, "failing for 5m0s, within the 10m0s TLS pending limit") {
 		t.Errorf("tls pending why = %q", w)
 	}
-	if w := got[9].Why; !strings.Contains(w, "longer than the 10m0s TLS pending limit") {
+	if w := got[10].Why; !strings.Contains(w, "longer than the 10m0s TLS pending limit") {
 		t.Errorf("tls decisive why = %q", w)
 	}
-	if w := got[12].Why; !strings.Contains(w, "the 3rd in a row, decisive from the 3rd") {
+	if w := got[13].Why; !strings.Contains(w, "the 3rd in a row, decisive from the 3rd") {
 		t.Errorf("timeout decisive why = %q", w)
 	}
 }
@@ -681,6 +684,7 @@ func TestDecisionTableEdges(t *testing.T) {
 	// ignore-timeout row.
 	got := policy.DecisionTable(policy.Settings{Grace: 0, FailureThreshold: 1, EscalateTimeoutsAfter: 1})
 	want := []policy.Row{
+		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
 		{Result: "tls", Condition: "-", Action: policy.PendingTLS},
@@ -705,5 +709,19 @@ func compareRows(t *testing.T, got, want []policy.Row) {
 				g.Result, g.Condition, g.Action, want[i].Result, want[i].Condition, want[i].Action)
 		}
 		checkWhy(t, g.Why)
+	}
+}
+
+// TestUnknownHolds: rule 0 comes first and changes nothing: a probe that
+// could not be made says nothing about the target, whatever its history.
+func TestUnknownHolds(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	h := policy.History{Streak: 4, TimeoutStreak: 2, TLSFailingSince: now.Add(-time.Hour), RecoveryPending: true}
+	for _, r := range []classify.Reason{classify.LocalError, classify.ResolverUnreachable} {
+		d, back := policy.Decide(policy.Input{Outcome: classify.Unknown, Reason: r, History: h,
+			Settings: policy.Settings{FailureThreshold: 1}, Now: now})
+		if d.Action != policy.Hold || back != h || !strings.Contains(d.Why, string(r)) {
+			t.Errorf("%s: %+v, history %+v", r, d, back)
+		}
 	}
 }

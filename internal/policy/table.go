@@ -10,8 +10,8 @@ import (
 // Row is one line of the decision table: a kind of probe result, the
 // condition under which the action applies, and the action with its why.
 type Row struct {
-	// Rule is the number of the rule in SPEC.md §4's order (1 stay … 6
-	// redeploy): the first rule that matches decides.
+	// Rule is the number of the rule in SPEC.md §4's order (0 hold, 1
+	// stay … 6 redeploy): the first rule that matches decides.
 	Rule      int    `json:"rule"`
 	Result    string `json:"result"`
 	Condition string `json:"condition"`
@@ -37,6 +37,7 @@ func DecisionTable(s Settings) []Row {
 	}
 	b := tableBuilder{s: s}
 
+	b.add("unknown", "-", classify.Unknown, classify.LocalError, History{})
 	b.add("pass", "-", classify.Pass, classify.OK, History{})
 	b.add("pass", "after a redeploy", classify.Pass, classify.OK, History{RecoveryPending: true})
 

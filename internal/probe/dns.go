@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -18,15 +19,90 @@ import (
 // resolver uses Go's own resolver (PreferGo), so tests under -race (cgo) and
 // the static release resolve the same way; --dns-server replaces the
 // system's servers.
+//
+// Every connection to a DNS server goes through resolverConn, which keeps
+// the first error that says the server itself could not be reached: Go's
+// *net.DNSError carries only its text, and "connection refused" from the
+// DNS server is the prober's trouble, not the target's.
 func (p *run) resolver() *net.Resolver {
 	r := &net.Resolver{PreferGo: true}
-	if srv := p.opts.DNSServer; srv != "" {
-		r.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, srv)
+	srv := p.opts.DNSServer
+	r.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if srv != "" {
+			addr = srv
 		}
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			p.noteResolverErr(err)
+			return nil, err
+		}
+		if uc, ok := c.(*net.UDPConn); ok {
+			// Go's resolver frames a query by the conn's type: a
+			// net.PacketConn gets datagrams, anything else TCP's length
+			// prefix. The wrapper must stay a PacketConn.
+			return &resolverPacketConn{UDPConn: uc, p: p}, nil
+		}
+		return &resolverConn{Conn: c, p: p}, nil
 	}
 	return r
+}
+
+// resolverPacketConn is resolverConn for UDP.
+type resolverPacketConn struct {
+	*net.UDPConn
+	p *run
+}
+
+func (c *resolverPacketConn) Read(b []byte) (int, error) {
+	n, err := c.UDPConn.Read(b)
+	if err != nil {
+		c.p.noteResolverErr(err)
+	}
+	return n, err
+}
+
+func (c *resolverPacketConn) Write(b []byte) (int, error) {
+	n, err := c.UDPConn.Write(b)
+	if err != nil {
+		c.p.noteResolverErr(err)
+	}
+	return n, err
+}
+
+// resolverConn notes the errors of a connection to a DNS server.
+type resolverConn struct {
+	net.Conn
+	p *run
+}
+
+func (c *resolverConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.p.noteResolverErr(err)
+	}
+	return n, err
+}
+
+func (c *resolverConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		c.p.noteResolverErr(err)
+	}
+	return n, err
+}
+
+// noteResolverErr keeps the first error that says a DNS server could not be
+// reached at all.
+func (p *run) noteResolverErr(err error) {
+	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ENETUNREACH) && !errors.Is(err, syscall.EHOSTUNREACH) {
+		return
+	}
+	p.mu.Lock()
+	if p.resolverErr == nil {
+		p.resolverErr = err
+	}
+	p.mu.Unlock()
 }
 
 func (p *run) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -48,6 +124,16 @@ func (p *run) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	if errors.As(err, &de) && p.opts.DNSServer != "" {
 		// Go names resolv.conf's server even when Dial went elsewhere.
 		de.Server = p.opts.DNSServer
+	}
+	if errors.As(err, &de) && !de.IsNotFound && !de.IsTimeout {
+		// A failure that is neither "no such name" nor a timeout: if a
+		// server refused or could not be routed to, say so through the
+		// error chain (classify: resolver_unreachable).
+		p.mu.Lock()
+		if de.UnwrapErr == nil {
+			de.UnwrapErr = p.resolverErr
+		}
+		p.mu.Unlock()
 	}
 	if errors.As(err, &de) && de.IsNotFound {
 		a := p.askAgain(ctx, host, network)

@@ -65,6 +65,9 @@ type run struct {
 	address   string
 	family    int
 	dnsAnswer classify.DNSAnswer
+	// resolverErr is the first error that said a DNS server could not be
+	// reached (refused, no route).
+	resolverErr error
 	// attempts are the failed dials of the last connect, in the order of
 	// the address list (kept when every address failed).
 	attempts []DialAttempt

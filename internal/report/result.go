@@ -196,8 +196,11 @@ func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar inte
 // performance data, "HEALTHCTL OK: ok URL 200 12.4ms | time=0.012400s;;;0 ...".
 func NagiosLine(r probe.Result) string {
 	status := "CRITICAL"
-	if r.Outcome == classify.Pass {
+	switch r.Outcome {
+	case classify.Pass:
 		status = "OK"
+	case classify.Unknown:
+		status = "UNKNOWN"
 	}
 	first := FirstLine(r, false)
 	_, rest, _ := strings.Cut(first, " ") // drop PASS/FAIL: the status says it

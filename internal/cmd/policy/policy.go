@@ -87,7 +87,7 @@ func Run(f *cli.Factory, opts *Options) error {
 	}
 	young, old := policy.ExampleAges(s.Grace)
 	fmt.Fprintf(w, `How to read it: after each probe the rules are tried from the top and the first
-that matches decides; # is the rule's number (1 stay ... 6 redeploy). "refused,
+that matches decides; # is the rule's number (0 hold ... 6 redeploy). "refused,
 dns, unreachable" are decisive: the service said no (refused the connection, its
 name does not exist, it answered 503), unlike a timeout (slow is not dead) or a
 TLS error (a certificate may still be warming). The why column is what healthctl

@@ -131,7 +131,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 				continue
 			}
 			fmt.Fprintln(f.Streams.Out, report.NagiosLine(r))
-			if r.Outcome != classify.Pass {
+			switch {
+			case r.Outcome == classify.Unknown && code == exitcode.NagiosOK:
+				code = exitcode.NagiosUnknown
+			case r.Outcome != classify.Pass && r.Outcome != classify.Unknown:
 				code = exitcode.NagiosCritical
 			}
 		}
