@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/proc"
 )
@@ -129,7 +130,7 @@ func (o *drainOptions) check(cmd *cobra.Command, args []string) error {
 	n := 0
 	if o.exec != "" {
 		n++
-		words, err := drain.SplitWords(o.exec)
+		words, err := manifest.SplitWords(o.exec)
 		if err != nil {
 			return usageErrorf("--exec: %v", err)
 		}
@@ -177,12 +178,12 @@ func (a *app) lintRun(o *drainOptions) error {
 	if err != nil {
 		return usageErrorf("--manifest: %v", err)
 	}
-	res, err := drain.Lint(o.manifest, data, drain.Timing{
+	res, err := manifest.Lint(o.manifest, data, manifest.Timing{
 		PreDrain: o.preDrain, ShutdownTimeout: o.shutdown,
 		PreDrainSource: o.preDrainSource, ShutdownTimeoutSource: o.shutdownSource,
 	})
 	if err != nil {
-		var pe *drain.ParseError
+		var pe *manifest.ParseError
 		if errors.As(err, &pe) {
 			return usageErrorf("--manifest %s", pe.Error())
 		}
@@ -194,7 +195,7 @@ func (a *app) lintRun(o *drainOptions) error {
 	}
 	if a.json() {
 		if res.Findings == nil {
-			res.Findings = []drain.Finding{}
+			res.Findings = []manifest.Finding{}
 		}
 		if err := output.JSONLine(a.streams.Out, output.LintJSON{SchemaVersion: output.SchemaVersion, OK: code == 0, ExitCode: code,
 			Manifest: o.manifest, Checked: res.Checked, Findings: res.Findings}); err != nil {

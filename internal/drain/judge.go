@@ -1,10 +1,3 @@
-// Package drain is healthctl drain-test (SPEC.md §7, seeds/003): it starts
-// or attaches to a service, signals it as an orchestrator signals PID 1,
-// watches its shutdown from the outside, and judges it; and it lints a
-// Kubernetes or Compose manifest's shutdown timing without running anything.
-//
-// The judging (Judge) and the lint (Lint) are pure functions; Run does the
-// I/O and returns an Observation for Judge.
 package drain
 
 import (
@@ -12,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/manifest"
 )
 
 // The verdict names (SPEC.md §7, §9): each names the invariant that failed.
@@ -586,14 +581,15 @@ func Formulas(s Settings, f Facts) []Formula {
 			Result:  holds(ok) + " (measured)", Holds: ok,
 		})
 	}
-	pre := secondsCeil(s.PreDrain)
-	grace := secondsCeil(s.PreDrain + s.ShutdownTimeout + Margin)
+	pre := manifest.PreStopSeconds(s.PreDrain)
+	grace := manifest.GraceSeconds(s.PreDrain, s.ShutdownTimeout)
+	stop := manifest.StopGraceSeconds(s.ShutdownTimeout)
 	out = append(out,
 		Formula{Formula: fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS (%d)", P), Result: fmt.Sprintf("Kubernetes: preStop sleep %ds", pre), Holds: true},
 		Formula{Formula: fmt.Sprintf("terminationGracePeriodSeconds > PRE_DRAIN_MS (%d) + SHUTDOWN_TIMEOUT_MS (%d)", P, S),
-			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(grace <= 30)), Holds: true},
-		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, Margin),
-			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", secondsCeil(s.ShutdownTimeout+Margin), holds(s.ShutdownTimeout+Margin <= DefaultStopGrace)), Holds: true},
+			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(time.Duration(grace)*time.Second <= manifest.DefaultTerminationGrace)), Holds: true},
+		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, manifest.Margin),
+			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", stop, holds(s.ShutdownTimeout+manifest.Margin <= manifest.DefaultStopGrace)), Holds: true},
 	)
 	return out
 }

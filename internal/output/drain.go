@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/manifest"
 )
 
 // DrainJSON is `drain-test -o json` (SPEC.md §9): ok, verdicts, timeline.
@@ -27,12 +28,12 @@ type DrainJSON struct {
 
 // LintJSON is `drain-test --manifest FILE -o json`.
 type LintJSON struct {
-	SchemaVersion int             `json:"schema_version"`
-	OK            bool            `json:"ok"`
-	ExitCode      int             `json:"exit_code"`
-	Manifest      string          `json:"manifest"`
-	Checked       []string        `json:"checked"`
-	Findings      []drain.Finding `json:"findings"`
+	SchemaVersion int                `json:"schema_version"`
+	OK            bool               `json:"ok"`
+	ExitCode      int                `json:"exit_code"`
+	Manifest      string             `json:"manifest"`
+	Checked       []string           `json:"checked"`
+	Findings      []manifest.Finding `json:"findings"`
 }
 
 // DrainFirstLine is drain-test's stable first line: "PASS drain-test pid N
@@ -92,7 +93,7 @@ func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 
 // LintReport renders the lint's first line and one block per finding:
 // "FILE:LINE: NAME resource, container: detail" and its fix.
-func LintReport(w io.Writer, file string, res drain.LintResult, colored bool) {
+func LintReport(w io.Writer, file string, res manifest.LintResult, colored bool) {
 	if len(res.Findings) == 0 {
 		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
 		return

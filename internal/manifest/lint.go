@@ -1,4 +1,8 @@
-package drain
+// Package manifest lints a Kubernetes manifest's or a Compose file's
+// shutdown timing without running anything: it reads the few fields that
+// decide a shutdown, checks them against the service's pre-drain (P) and
+// shutdown timeout (S), and suggests fixes that agree with each other.
+package manifest
 
 import (
 	"bytes"
@@ -36,6 +40,21 @@ const (
 	// process must be reaped before SIGKILL comes, not at the same instant.
 	Margin = time.Second
 )
+
+// PreStopSeconds is the preStop sleep, in whole seconds, that covers a
+// pre-drain of p (preStop sleep >= PRE_DRAIN_MS): the pod must stay routed
+// for as long as the service still serves.
+func PreStopSeconds(p time.Duration) int { return secondsCeil(p) }
+
+// GraceSeconds is the terminationGracePeriodSeconds a pod needs when its
+// preStop takes preStop and the service's shutdown timeout is s: the grace
+// clock starts before preStop, and SIGKILL must come only after the process
+// is gone (preStop + S + Margin).
+func GraceSeconds(preStop, s time.Duration) int { return secondsCeil(preStop + s + Margin) }
+
+// StopGraceSeconds is the stop_grace_period, in whole seconds, a Compose
+// service with shutdown timeout s needs (S + Margin).
+func StopGraceSeconds(s time.Duration) int { return secondsCeil(s + Margin) }
 
 // Timing is a service's P and S and where each came from ("--pre-drain",
 // "default", "env PRE_DRAIN_MS line 12").
@@ -372,7 +391,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 				psKnown, psWhat = false, "preStop httpGet (duration unknown)"
 			}
 		}
-		need := secondsCeil(P)
+		need := PreStopSeconds(P)
 		if psKnown && preStop < P {
 			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS),
 				fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need))
@@ -382,7 +401,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		if want := preStop + S + Margin; grace < want {
 			add(GraceTooShort, graceLine, fmt.Sprintf("terminationGracePeriodSeconds %d (%s) < preStop %s + %s + margin %s = %s: SIGKILL comes mid-drain",
 				int(grace.Seconds()), graceSrc, preStop, sS, Margin, want),
-				fmt.Sprintf("terminationGracePeriodSeconds: %d", secondsCeil(want)))
+				fmt.Sprintf("terminationGracePeriodSeconds: %d", GraceSeconds(preStop, S)))
 		}
 
 		// Readiness detection fits in P.
@@ -446,7 +465,7 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 		}
 		if want := S + Margin; grace < want {
 			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
-				fmt.Sprintf("stop_grace_period: %ds", secondsCeil(want)))
+				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(S)))
 		}
 		argv, wline := svc.Entrypoint.Argv, svc.Entrypoint.Line
 		if len(argv) == 0 {
