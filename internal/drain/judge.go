@@ -78,7 +78,8 @@ func (p Poll) answered() bool { return p.Status != 0 }
 type Request struct {
 	Start, End time.Duration
 	Status     int
-	// Complete says the whole body arrived (as long as Content-Length said).
+	// Complete says the body was read to its end without an error: as long
+	// as Content-Length said, or, without one, until the server closed.
 	Complete bool
 	Bytes    int64
 	Err      string
@@ -187,7 +188,7 @@ type Report struct {
 	OK       bool
 	Verdicts []Verdict
 	Timeline []Event
-	// Facts are the measured times the formulas use.
+	// Facts are the measured moments; Formulas uses the exit.
 	Facts Facts
 }
 
@@ -599,7 +600,8 @@ func pollEvents(all []Poll, x Exit) []Event {
 	return ev
 }
 
-// Formula is one of seeds/003's timing rules with this run's numbers.
+// Formula is one timing rule (PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, preStop
+// sleep >= PRE_DRAIN_MS, ...) filled with this run's numbers.
 type Formula struct {
 	Formula string `json:"formula"`
 	// Result is "holds", "fails", or the setting the numbers call for.
@@ -608,9 +610,10 @@ type Formula struct {
 	Holds bool `json:"holds"`
 }
 
-// Formulas fills seeds/003's rules with P, S and what was measured: the
-// preStop, terminationGracePeriodSeconds and stop_grace_period a deployment
-// of this service needs.
+// Formulas fills the timing rules with P, S and the measured exit: P < S,
+// the exit within S, and the preStop, terminationGracePeriodSeconds and
+// stop_grace_period a deployment of this service needs (the same rules the
+// manifest lint checks, seeds/003).
 func Formulas(s Settings, f Facts) []Formula {
 	P, S := s.PreDrain.Milliseconds(), s.ShutdownTimeout.Milliseconds()
 	holds := func(ok bool) string {

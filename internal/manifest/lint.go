@@ -240,7 +240,11 @@ func (e *Environment) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Lint checks a manifest's shutdown timing against SPEC.md §7's formulas.
+// Lint checks a manifest's shutdown timing (SPEC.md §7): P < S; for
+// Kubernetes preStop sleep >= P, terminationGracePeriodSeconds >= preStop +
+// S + Margin, readiness detected within P, liveness not on readiness's
+// endpoint; for Compose stop_grace_period >= S + Margin; and no shell in
+// front of the service that keeps the signal from it.
 // It is pure: data is the file's content, name is used in findings. P and S
 // come from each container's (service's) PRE_DRAIN_MS / SHUTDOWN_TIMEOUT_MS,
 // else from t. A file that cannot be read is a *ParseError.
@@ -371,7 +375,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
 		if P >= S {
 			add(PreDrainTooLong, c.Name.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
-				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS (seeds/003), with room for the real drain")
+				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain")
 		}
 
 		// preStop sleep >= P.
@@ -417,7 +421,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
 			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
 			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, the kubelet restarts the pod", r.HTTPGet.Path, r.HTTPGet.Port),
-				"give liveness its own process-only endpoint that stays 200 during the drain (seeds/003)")
+				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
 		if c.Command.Set {
 			if why, bad := Wrapper(append(append([]string{}, c.Command.V...), c.Args...)); bad {
@@ -453,7 +457,7 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
 		if P >= S {
 			add(PreDrainTooLong, key.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
-				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS (seeds/003), with room for the real drain")
+				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain")
 		}
 		grace, line, src := DefaultStopGrace, key.Line, "default"
 		if f := svc.StopGracePeriod; f.Set {

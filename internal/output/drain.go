@@ -83,7 +83,7 @@ func DrainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 		return err
 	}
 	if len(formulas) > 0 {
-		fmt.Fprintln(w, "\nseeds/003 formulas with these numbers:")
+		fmt.Fprintln(w, "\ntiming rules with these numbers:")
 		for _, f := range formulas {
 			fmt.Fprintf(w, "  %-80s %s\n", f.Formula, f.Result)
 		}
