@@ -76,8 +76,9 @@ func (p Poll) answered() bool { return p.Status != 0 }
 
 // Request is one slow request on --inflight, started before the signal.
 type Request struct {
-	Start, End time.Duration
-	Status     int
+	// End is when it ended, since the signal (negative: before it).
+	End    time.Duration
+	Status int
 	// Complete says the body was read to its end without an error: as long
 	// as Content-Length said, or, without one, until the server closed.
 	Complete bool
@@ -148,8 +149,6 @@ func (e Exit) String() string {
 type Observation struct {
 	Pid    int
 	Signal string
-	// Attached says --pid (healthctl did not start the process).
-	Attached bool
 	// ReadyBefore says readiness and liveness both answered 200 before the
 	// signal; NotReadyWhy says what they answered otherwise (then nothing
 	// was signalled and nothing else is judged).

@@ -84,7 +84,6 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
-	obs.Attached = len(cfg.Argv) == 0
 	tg, err := start(ctx, cfg, logf)
 	if err != nil {
 		return obs, false, err
@@ -395,7 +394,7 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 	}
 	for _, r := range in.got {
 		q := r.Request
-		q.Start, q.End = r.start.Sub(t0), r.end.Sub(t0)
+		q.End = r.end.Sub(t0)
 		obs.Inflight = append(obs.Inflight, q)
 	}
 	for _, e := range w.ka {
@@ -544,15 +543,15 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
+// timedRequest is a Request with the wall-clock time it ended.
 type timedRequest struct {
 	Request
-	start, end time.Time
+	end time.Time
 }
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
 func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) (r timedRequest) {
-	r.start = time.Now()
 	defer func() { r.end = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

@@ -284,10 +284,6 @@ func Lint(name string, data []byte, t Timing) (LintResult, error) {
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 func parseError(name string, err error) error {
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		return pe
-	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
