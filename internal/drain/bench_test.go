@@ -9,13 +9,3 @@ func BenchmarkJudge(b *testing.B) {
 		Judge(o, settings)
 	}
 }
-
-// BenchmarkLint lints a one-container Deployment.
-func BenchmarkLint(b *testing.B) {
-	data := []byte(goodDeployment)
-	for b.Loop() {
-		if _, err := Lint("m.yaml", data, defaults); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -1,10 +1,3 @@
-// Package drain is healthctl drain-test (SPEC.md §7, seeds/003): it starts
-// or attaches to a service, signals it as an orchestrator signals PID 1,
-// watches its shutdown from the outside, and judges it; and it lints a
-// Kubernetes or Compose manifest's shutdown timing without running anything.
-//
-// The judging (Judge) and the lint (Lint) are pure functions; Run does the
-// I/O and returns an Observation for Judge.
 package drain
 
 import (
@@ -12,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/manifest"
 )
 
 // The verdict names (SPEC.md §7, §9): each names the invariant that failed.
@@ -81,9 +76,11 @@ func (p Poll) answered() bool { return p.Status != 0 }
 
 // Request is one slow request on --inflight, started before the signal.
 type Request struct {
-	Start, End time.Duration
-	Status     int
-	// Complete says the whole body arrived (as long as Content-Length said).
+	// End is when it ended, since the signal (negative: before it).
+	End    time.Duration
+	Status int
+	// Complete says the body was read to its end without an error: as long
+	// as Content-Length said, or, without one, until the server closed.
 	Complete bool
 	Bytes    int64
 	Err      string
@@ -152,8 +149,6 @@ func (e Exit) String() string {
 type Observation struct {
 	Pid    int
 	Signal string
-	// Attached says --pid (healthctl did not start the process).
-	Attached bool
 	// ReadyBefore says readiness and liveness both answered 200 before the
 	// signal; NotReadyWhy says what they answered otherwise (then nothing
 	// was signalled and nothing else is judged).
@@ -192,7 +187,7 @@ type Report struct {
 	OK       bool
 	Verdicts []Verdict
 	Timeline []Event
-	// Facts are the measured times the formulas use.
+	// Facts are the measured moments; Formulas uses the exit.
 	Facts Facts
 }
 
@@ -206,31 +201,67 @@ const notSeen = time.Duration(-1)
 // ms renders a duration as whole milliseconds.
 func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 
-// Judge checks every invariant of SPEC.md §7 against what was observed. It
-// is pure: the same observation always gives the same report.
+// Judge checks each invariant drain-test judges against what was observed,
+// one verdict per invariant, in a fixed order. It is pure: the same
+// observation always gives the same report.
 func Judge(o Observation, s Settings) Report {
 	if s.Linger <= 0 {
 		s.Linger = DefaultLinger
 	}
 	r := Report{Timeline: timeline(o)}
-	add := func(name string, ok bool, detail string) {
-		r.Verdicts = append(r.Verdicts, Verdict{Name: name, OK: ok, Detail: detail})
-	}
-	skip := func(name, detail string) {
-		r.Verdicts = append(r.Verdicts, Verdict{Name: name, OK: true, Skipped: true, Detail: detail})
-	}
 	if !o.ReadyBefore {
-		add(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")
+		r.Verdicts = []Verdict{verdict(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")}
 		r.Facts = Facts{notSeen, notSeen, notSeen, notSeen}
 		return r
 	}
-	add(NotReadyBefore, true, "readiness and liveness answered 200 before the signal")
+	ready, live := pollsAfterSignal(o.Polls)
+	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax)
+	liveV, liveFailed := judgeLiveness(live, o.Exit, s.PreDrain)
+	closeV, closed := judgeListener(o.Polls, s.PreDrain)
+	inflightV, lastInflight := judgeInflight(o)
+	flip := notSeen
+	if flipIdx >= 0 {
+		flip = ready[flipIdx].At
+	}
+	r.Verdicts = []Verdict{
+		verdict(NotReadyBefore, true, "readiness and liveness answered 200 before the signal"),
+		flipV,
+		judgeFlaps(ready, flipIdx),
+		liveV,
+		closeV,
+		inflightV,
+		judgeKeepAlive(o.KeepAlive),
+		judgeShutdown(o.Exit, s, lastInflight),
+		judgeExitStatus(o),
+		judgeSignal(o, flip, liveFailed),
+	}
+	r.OK = true
+	for _, v := range r.Verdicts {
+		if !v.OK {
+			r.OK = false
+		}
+	}
+	exitAt := notSeen
+	if o.Exit.Gone && !o.Exit.Killed {
+		exitAt = o.Exit.At
+	}
+	r.Facts = Facts{Flip: flip, ListenerClosed: closed, LastInflight: lastInflight, Exit: exitAt}
+	return r
+}
 
-	P, S := s.PreDrain, s.ShutdownTimeout
-	// Polls that started while the process could still answer.
-	alive := func(p Poll) bool { return p.At >= 0 && (!o.Exit.Gone || p.At < o.Exit.At) }
-	var ready, live []Poll
-	for _, p := range o.Polls {
+// verdict is an invariant judged; skipped is one that could not be.
+func verdict(name string, ok bool, detail string) Verdict {
+	return Verdict{Name: name, OK: ok, Detail: detail}
+}
+
+func skipped(name, detail string) Verdict {
+	return Verdict{Name: name, OK: true, Skipped: true, Detail: detail}
+}
+
+// pollsAfterSignal splits the polls made from the signal on by endpoint,
+// each in the order they started.
+func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
+	for _, p := range polls {
 		if p.At < 0 {
 			continue
 		}
@@ -242,18 +273,20 @@ func Judge(o Observation, s Settings) Report {
 	}
 	sort.SliceStable(ready, func(i, j int) bool { return ready[i].At < ready[j].At })
 	sort.SliceStable(live, func(i, j int) bool { return live[i].At < live[j].At })
+	return ready, live
+}
 
-	// Readiness flips to 503 (a status, not a transport error) in time.
-	flip := notSeen
-	flipIdx := -1
+// judgeFlip: readiness answers 503 (a status, not a transport error) within
+// flipMax. flipIdx is the first 503 in ready, -1 when none came.
+func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
+	flipIdx = -1
 	for i, p := range ready {
 		if p.Status == 503 {
-			flip, flipIdx = p.At, i
+			flipIdx = i
 			break
 		}
 	}
-	switch {
-	case flipIdx < 0:
+	if flipIdx < 0 {
 		seen := "200 on every poll"
 		for _, p := range ready {
 			if p.Status != 200 {
@@ -261,59 +294,58 @@ func Judge(o Observation, s Settings) Report {
 				break
 			}
 		}
-		add(ReadinessNeverFlips, false, "readiness never answered 503 after the signal (first non-200: "+seen+")")
-	case flip > s.ReadyFlipMax:
-		add(ReadyFlipLate, false, fmt.Sprintf("readiness answered 503 at %s > --ready-flip-max %s", ms(flip), ms(s.ReadyFlipMax)))
-	default:
-		add(ReadyFlipLate, true, fmt.Sprintf("readiness answered 503 at %s <= --ready-flip-max %s", ms(flip), ms(s.ReadyFlipMax)))
+		return verdict(ReadinessNeverFlips, false, "readiness never answered 503 after the signal (first non-200: "+seen+")"), flipIdx
 	}
+	if flip := ready[flipIdx].At; flip > flipMax {
+		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered 503 at %s > --ready-flip-max %s", ms(flip), ms(flipMax))), flipIdx
+	}
+	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered 503 at %s <= --ready-flip-max %s", ms(ready[flipIdx].At), ms(flipMax))), flipIdx
+}
 
-	// Readiness never answers 200 again once flipped.
+// judgeFlaps: readiness never answers 200 again once it flipped at
+// ready[flipIdx].
+func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 	if flipIdx < 0 {
-		skip(ReadinessFlaps, "readiness never flipped")
-	} else {
-		flapAt := notSeen
-		for _, p := range ready[flipIdx+1:] {
-			if p.Status == 200 {
-				flapAt = p.At
-				break
-			}
-		}
-		if flapAt >= 0 {
-			add(ReadinessFlaps, false, fmt.Sprintf("readiness answered 200 again at %s after flipping at %s", ms(flapAt), ms(flip)))
-		} else {
-			add(ReadinessFlaps, true, "readiness stayed not-ready after the flip")
+		return skipped(ReadinessFlaps, "readiness never flipped")
+	}
+	for _, p := range ready[flipIdx+1:] {
+		if p.Status == 200 {
+			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered 200 again at %s after flipping at %s", ms(p.At), ms(ready[flipIdx].At)))
 		}
 	}
+	return verdict(ReadinessFlaps, true, "readiness stayed not-ready after the flip")
+}
 
-	// Liveness answers 200 on every poll during [0, P). A poll that got no
-	// HTTP answer at all is the listener's verdict, not liveness's.
-	liveBad, liveN := -1, 0
+// judgeLiveness: liveness answers 200 on every poll during [0, P) that
+// started while the process still ran. A poll that got no HTTP answer at
+// all is the listener's verdict, not liveness's, unless it timed out.
+// failed says a poll failed (something reacted to the signal).
+func judgeLiveness(live []Poll, x Exit, P time.Duration) (v Verdict, failed bool) {
+	bad, n := -1, 0
 	for i, p := range live {
-		if p.At >= P || !alive(p) {
+		if p.At >= P || (x.Gone && p.At >= x.At) {
 			continue
 		}
-		liveN++
-		if p.answered() && p.Status != 200 && liveBad < 0 {
-			liveBad = i
-		}
-		if !p.answered() && !p.Refused && strings.Contains(p.Err, "timeout") && liveBad < 0 {
-			liveBad = i
+		n++
+		if bad < 0 && ((p.answered() && p.Status != 200) || (!p.answered() && !p.Refused && strings.Contains(p.Err, "timeout"))) {
+			bad = i
 		}
 	}
-	if liveBad >= 0 {
-		p := live[liveBad]
-		add(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s at %s, inside the pre-drain window (P = %s): the kubelet would restart the pod instead of draining it", describe(p), ms(p.At), ms(P)))
-	} else {
-		add(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200 on all %d polls in [0, %s)", liveN, ms(P)))
+	if bad < 0 {
+		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200 on all %d polls in [0, %s)", n, ms(P))), false
 	}
+	p := live[bad]
+	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s at %s, inside the pre-drain window (P = %s): the kubelet would restart the pod instead of draining it", describe(p), ms(p.At), ms(P))), true
+}
 
-	// New connections are accepted and answered during [0, P).
-	// A poll fails when it ends, not when it starts: a connection made just
-	// before P that the closing listener drops failed at the close.
-	closed := notSeen
+// judgeListener: new connections are accepted and answered during [0, P).
+// A poll fails when it ends, not when it starts: a connection made just
+// before P that the closing listener drops failed at the close. closed is
+// when the first poll after the signal got no answer.
+func judgeListener(polls []Poll, P time.Duration) (v Verdict, closed time.Duration) {
+	closed = notSeen
 	var early *Poll
-	for i, p := range o.Polls {
+	for i, p := range polls {
 		if p.At < 0 || p.answered() {
 			continue
 		}
@@ -321,103 +353,106 @@ func Judge(o Observation, s Settings) Report {
 			closed = p.end()
 		}
 		if p.end() < P && (early == nil || p.end() < early.end()) {
-			early = &o.Polls[i]
+			early = &polls[i]
 		}
 	}
 	if early != nil {
-		add(ListenerClosedEarly, false, fmt.Sprintf("a new connection at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", ms(early.end()), describe(*early), ms(P)))
-	} else {
-		add(ListenerClosedEarly, true, fmt.Sprintf("new connections were accepted and answered during [0, %s)", ms(P)))
+		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", ms(early.end()), describe(*early), ms(P))), closed
 	}
+	return verdict(ListenerClosedEarly, true, fmt.Sprintf("new connections were accepted and answered during [0, %s)", ms(P))), closed
+}
 
-	// Every request in flight at the signal completes 2xx with its body.
-	lastInflight := notSeen
+// judgeInflight: every request in flight at the signal completes 2xx with
+// its body. last is when the last request ended (notSeen: none ran).
+func judgeInflight(o Observation) (v Verdict, last time.Duration) {
+	last = notSeen
 	switch {
 	case !o.InflightURL:
-		skip(InflightAborted, "no --inflight URL")
+		return skipped(InflightAborted, "no --inflight URL"), last
 	case len(o.Inflight) == 0:
-		skip(InflightAborted, "no in-flight request could be started")
-	default:
-		var bad []string
-		inFlight := 0
-		for i, q := range o.Inflight {
-			if q.End > lastInflight {
-				lastInflight = q.End
-			}
-			if q.End < 0 && q.ok() {
-				continue // done before the signal: not in flight
-			}
-			inFlight++
-			if !q.ok() {
-				bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
-			}
+		return skipped(InflightAborted, "no in-flight request could be started"), last
+	}
+	var bad []string
+	inFlight := 0
+	for i, q := range o.Inflight {
+		last = max(last, q.End)
+		if q.End < 0 && q.ok() {
+			continue // done before the signal: not in flight
 		}
-		switch {
-		case len(bad) > 0:
-			add(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; "))
-		case inFlight == 0:
-			skip(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint")
-		default:
-			add(InflightAborted, true, fmt.Sprintf("all %d in-flight requests completed 2xx with their full body (last at %s)", inFlight, ms(lastInflight)))
+		inFlight++
+		if !q.ok() {
+			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
 		}
 	}
+	switch {
+	case len(bad) > 0:
+		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
+	case inFlight == 0:
+		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
+	}
+	return verdict(InflightAborted, true, fmt.Sprintf("all %d in-flight requests completed 2xx with their full body (last at %s)", inFlight, ms(last))), last
+}
 
-	// No reset mid-response on a kept-alive connection.
-	if !o.KeepAlive.Watched {
-		skip(KeepaliveReset, o.KeepAlive.Why)
-	} else {
-		var reset *KeepAliveEvent
-		for i, e := range o.KeepAlive.Events {
-			if e.Kind == KeepAliveReset {
-				reset = &o.KeepAlive.Events[i]
-				break
-			}
-		}
-		if reset != nil {
-			add(KeepaliveReset, false, fmt.Sprintf("the kept-alive connection was reset at %s: %s", ms(reset.At), reset.Detail))
-		} else {
-			how := "stayed open"
-			if n := len(o.KeepAlive.Events); n > 0 {
-				how = fmt.Sprintf("was closed cleanly at %s (%s)", ms(o.KeepAlive.Events[n-1].At), o.KeepAlive.Events[n-1].Kind)
-			}
-			add(KeepaliveReset, true, fmt.Sprintf("%d responses on the kept-alive connection after the signal; it %s", o.KeepAlive.Requests, how))
+// judgeKeepAlive: no reset mid-response on a kept-alive connection.
+func judgeKeepAlive(k KeepAlive) Verdict {
+	if !k.Watched {
+		return skipped(KeepaliveReset, k.Why)
+	}
+	for _, e := range k.Events {
+		if e.Kind == KeepAliveReset {
+			return verdict(KeepaliveReset, false, fmt.Sprintf("the kept-alive connection was reset at %s: %s", ms(e.At), e.Detail))
 		}
 	}
+	how := "stayed open"
+	if n := len(k.Events); n > 0 {
+		how = fmt.Sprintf("was closed cleanly at %s (%s)", ms(k.Events[n-1].At), k.Events[n-1].Kind)
+	}
+	return verdict(KeepaliveReset, true, fmt.Sprintf("%d responses on the kept-alive connection after the signal; it %s", k.Requests, how))
+}
 
-	// The process exits by S, and soon after its drain.
-	x := o.Exit
-	drained := max(P, lastInflight)
+// judgeShutdown: the process exits by S, and within s.Linger of the end of
+// its drain (max(P, last in-flight request)).
+func judgeShutdown(x Exit, s Settings, lastInflight time.Duration) Verdict {
+	S := s.ShutdownTimeout
+	drained := max(s.PreDrain, lastInflight)
 	switch {
 	case x.Killed:
-		add(ShutdownHang, false, fmt.Sprintf("still running at %s > SHUTDOWN_TIMEOUT %s: killed by healthctl", ms(x.KilledAt), ms(S)))
+		return verdict(ShutdownHang, false, fmt.Sprintf("still running at %s > SHUTDOWN_TIMEOUT %s: killed by healthctl", ms(x.KilledAt), ms(S)))
 	case !x.Gone:
-		add(ShutdownHang, false, "the process did not exit")
+		return verdict(ShutdownHang, false, "the process did not exit")
 	case x.At > S:
-		add(ShutdownHang, false, fmt.Sprintf("exited at %s > SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
+		return verdict(ShutdownHang, false, fmt.Sprintf("exited at %s > SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
 	case x.At > drained+s.Linger:
-		add(ShutdownHang, false, fmt.Sprintf("exited at %s, %s after its drain ended (max(P, last in-flight) = %s; allowed %s)", ms(x.At), ms(x.At-drained), ms(drained), ms(s.Linger)))
-	default:
-		add(ShutdownHang, true, fmt.Sprintf("exited at %s <= SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
+		return verdict(ShutdownHang, false, fmt.Sprintf("exited at %s, %s after its drain ended (max(P, last in-flight) = %s; allowed %s)", ms(x.At), ms(x.At-drained), ms(drained), ms(s.Linger)))
 	}
+	return verdict(ShutdownHang, true, fmt.Sprintf("exited at %s <= SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
+}
 
-	// Exit status 0, not killed by a signal.
+// judgeExitStatus: exit status 0, not killed by a signal. In attach mode
+// the status usually cannot be read: EXIT_CODE_UNKNOWN, skipped.
+func judgeExitStatus(o Observation) Verdict {
+	x := o.Exit
 	switch {
 	case x.Killed:
-		skip(NonzeroExit, "killed by healthctl (see "+ShutdownHang+")")
+		return skipped(NonzeroExit, "killed by healthctl (see "+ShutdownHang+")")
 	case !x.Gone:
-		skip(NonzeroExit, "the process did not exit")
+		return skipped(NonzeroExit, "the process did not exit")
 	case !x.Known:
-		r.Verdicts = append(r.Verdicts, Verdict{Name: ExitCodeUnknown, OK: true, Skipped: true,
-			Detail: "pid " + fmt.Sprint(o.Pid) + " is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)"})
+		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
 	case x.Signal != "":
-		add(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
+		return verdict(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
 	case x.Code != 0:
-		add(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
-	default:
-		add(NonzeroExit, true, "exit status 0")
+		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
+	return verdict(NonzeroExit, true, "exit status 0")
+}
 
-	// Something reacted to the signal, and it was the service.
+// judgeSignal: something reacted to the signal, it was the service (no
+// endpoint answers after the signalled process exited), and nothing of its
+// process group outlived it. flip is when readiness flipped (notSeen:
+// never); liveFailed says liveness failed during the pre-drain.
+func judgeSignal(o Observation, flip time.Duration, liveFailed bool) Verdict {
+	x := o.Exit
 	var after *Poll
 	for i, p := range o.Polls {
 		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
@@ -425,51 +460,49 @@ func Judge(o Observation, s Settings) Report {
 			break
 		}
 	}
-	// Only what happened before healthctl killed the process counts.
-	before := func(t time.Duration) bool { return t >= 0 && (!x.Killed || t < x.KilledAt) }
-	reacted := (flipIdx >= 0 && before(flip)) || liveBad >= 0 || (x.Gone && !x.Killed)
-	for _, p := range o.Polls {
-		// A poll that failed because healthctl killed the process under it
-		// is no reaction: judge it by when it ended.
-		if p.At >= 0 && !p.answered() && before(p.end()) {
-			reacted = true
-		}
-	}
-	for _, e := range o.KeepAlive.Events {
-		reacted = reacted || before(e.At)
-	}
-	for _, q := range o.Inflight {
-		if !q.ok() && before(q.End) {
-			reacted = true
-		}
-	}
 	var why []string
 	if after != nil {
 		why = append(why, fmt.Sprintf("pid %d exited (%s) at %s, but %s still answered %d at %s: the signal reached a wrapper (a shell?), not the service; exec the service or use an init that forwards signals", o.Pid, x, ms(x.At), after.Probe, after.Status, ms(after.At)))
-	} else if !reacted {
+	} else if !reacted(o, flip, liveFailed) {
 		why = append(why, fmt.Sprintf("nothing reacted to %s: readiness stayed 200, the listener stayed open and the process kept running (a wrapper that swallows the signal?)", o.Signal))
 	}
 	if o.Leftover {
 		why = append(why, "processes of its group outlived the signalled process (killed by healthctl)")
 	}
 	if len(why) > 0 {
-		add(SignalNotForwarded, false, strings.Join(why, "; "))
-	} else {
-		add(SignalNotForwarded, true, "the service reacted to "+o.Signal)
+		return verdict(SignalNotForwarded, false, strings.Join(why, "; "))
 	}
+	return verdict(SignalNotForwarded, true, "the service reacted to "+o.Signal)
+}
 
-	r.OK = true
-	for _, v := range r.Verdicts {
-		if !v.OK {
-			r.OK = false
+// reacted says anything changed after the signal and before healthctl
+// killed the process: readiness flipped, liveness failed, the process
+// exited, a poll, the kept-alive connection or an in-flight request failed.
+func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
+	x := o.Exit
+	// Only what happened before healthctl killed the process counts.
+	before := func(t time.Duration) bool { return t >= 0 && (!x.Killed || t < x.KilledAt) }
+	if before(flip) || liveFailed || (x.Gone && !x.Killed) {
+		return true
+	}
+	for _, p := range o.Polls {
+		// A poll that failed because healthctl killed the process under it
+		// is no reaction: judge it by when it ended.
+		if p.At >= 0 && !p.answered() && before(p.end()) {
+			return true
 		}
 	}
-	exitAt := notSeen
-	if x.Gone && !x.Killed {
-		exitAt = x.At
+	for _, e := range o.KeepAlive.Events {
+		if before(e.At) {
+			return true
+		}
 	}
-	r.Facts = Facts{Flip: flip, ListenerClosed: closed, LastInflight: lastInflight, Exit: exitAt}
-	return r
+	for _, q := range o.Inflight {
+		if !q.ok() && before(q.End) {
+			return true
+		}
+	}
+	return false
 }
 
 // describe says what a poll got: "503", "connection refused", "timeout".
@@ -502,10 +535,42 @@ func timeline(o Observation) []Event {
 	if !o.ReadyBefore {
 		return nil
 	}
-	at := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	ev := []Event{{0, "signal", fmt.Sprintf("%s sent to pid %d", o.Signal, o.Pid)}}
+	ev = append(ev, pollEvents(o.Polls, o.Exit)...)
+	last, done := notSeen, 0
+	for i, q := range o.Inflight {
+		if !q.ok() {
+			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
+			continue
+		}
+		done++
+		last = max(last, q.End)
+	}
+	if last >= 0 {
+		ev = append(ev, Event{tms(last), "inflight_done", fmt.Sprintf("last of %d completed in-flight requests done", done)})
+	}
+	for _, e := range o.KeepAlive.Events {
+		ev = append(ev, Event{tms(e.At), "keepalive_" + string(e.Kind), e.Detail})
+	}
+	if o.Exit.Killed {
+		ev = append(ev, Event{tms(o.Exit.KilledAt), "killed", "still running past SHUTDOWN_TIMEOUT plus a margin: process group killed by healthctl"})
+	} else if o.Exit.Gone {
+		ev = append(ev, Event{tms(o.Exit.At), "exit", o.Exit.String()})
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TMS < ev[j].TMS })
+	return ev
+}
+
+// tms is a time since the signal in the timeline's unit, milliseconds.
+func tms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// pollEvents are the first time each thing was seen in the polls after the
+// signal: the flip, a flap back to 200, a liveness failure, the listener
+// closing; and the first answer that came after the process exited.
+func pollEvents(all []Poll, x Exit) []Event {
+	var ev []Event
 	var flipped, flapped, liveFailed, closed bool
-	polls := append([]Poll(nil), o.Polls...)
+	polls := append([]Poll(nil), all...)
 	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
 	for _, p := range polls {
 		if p.At < 0 {
@@ -514,48 +579,28 @@ func timeline(o Observation) []Event {
 		switch {
 		case p.Probe == Ready && p.Status == 503 && !flipped:
 			flipped = true
-			ev = append(ev, Event{at(p.At), "ready_flip", "readiness answered 503"})
+			ev = append(ev, Event{tms(p.At), "ready_flip", "readiness answered 503"})
 		case p.Probe == Ready && p.Status == 200 && flipped && !flapped:
 			flapped = true
-			ev = append(ev, Event{at(p.At), "ready_flap", "readiness answered 200 again"})
+			ev = append(ev, Event{tms(p.At), "ready_flap", "readiness answered 200 again"})
 		case p.Probe == Live && p.answered() && p.Status != 200 && !liveFailed:
 			liveFailed = true
-			ev = append(ev, Event{at(p.At), "live_fail", fmt.Sprintf("liveness answered %d", p.Status)})
+			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %d", p.Status)})
 		}
 		if !p.answered() && !closed {
 			closed = true
-			ev = append(ev, Event{at(p.end()), "listener_closed", "a new connection got " + describe(p)})
+			ev = append(ev, Event{tms(p.end()), "listener_closed", "a new connection got " + describe(p)})
 		}
-		if o.Exit.Gone && !o.Exit.Killed && p.At > o.Exit.At && p.answered() {
-			ev = append(ev, Event{at(p.At), "answered_after_exit", fmt.Sprintf("%s answered %d after the process exited", p.Probe, p.Status)})
+		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
+			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %d after the process exited", p.Probe, p.Status)})
 			break
 		}
 	}
-	last, done := notSeen, 0
-	for i, q := range o.Inflight {
-		if !q.ok() {
-			ev = append(ev, Event{at(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
-			continue
-		}
-		done++
-		last = max(last, q.End)
-	}
-	if last >= 0 {
-		ev = append(ev, Event{at(last), "inflight_done", fmt.Sprintf("last of %d completed in-flight requests done", done)})
-	}
-	for _, e := range o.KeepAlive.Events {
-		ev = append(ev, Event{at(e.At), "keepalive_" + string(e.Kind), e.Detail})
-	}
-	if o.Exit.Killed {
-		ev = append(ev, Event{at(o.Exit.KilledAt), "killed", "still running past SHUTDOWN_TIMEOUT plus a margin: process group killed by healthctl"})
-	} else if o.Exit.Gone {
-		ev = append(ev, Event{at(o.Exit.At), "exit", o.Exit.String()})
-	}
-	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TMS < ev[j].TMS })
 	return ev
 }
 
-// Formula is one of seeds/003's timing rules with this run's numbers.
+// Formula is one timing rule (PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, preStop
+// sleep >= PRE_DRAIN_MS, ...) filled with this run's numbers.
 type Formula struct {
 	Formula string `json:"formula"`
 	// Result is "holds", "fails", or the setting the numbers call for.
@@ -564,9 +609,10 @@ type Formula struct {
 	Holds bool `json:"holds"`
 }
 
-// Formulas fills seeds/003's rules with P, S and what was measured: the
-// preStop, terminationGracePeriodSeconds and stop_grace_period a deployment
-// of this service needs.
+// Formulas fills the timing rules with P, S and the measured exit: P < S,
+// the exit within S, and the preStop, terminationGracePeriodSeconds and
+// stop_grace_period a deployment of this service needs (the same rules the
+// manifest lint checks, seeds/003).
 func Formulas(s Settings, f Facts) []Formula {
 	P, S := s.PreDrain.Milliseconds(), s.ShutdownTimeout.Milliseconds()
 	holds := func(ok bool) string {
@@ -586,14 +632,15 @@ func Formulas(s Settings, f Facts) []Formula {
 			Result:  holds(ok) + " (measured)", Holds: ok,
 		})
 	}
-	pre := secondsCeil(s.PreDrain)
-	grace := secondsCeil(s.PreDrain + s.ShutdownTimeout + Margin)
+	pre := manifest.PreStopSeconds(s.PreDrain)
+	grace := manifest.GraceSeconds(s.PreDrain, s.ShutdownTimeout)
+	stop := manifest.StopGraceSeconds(s.ShutdownTimeout)
 	out = append(out,
 		Formula{Formula: fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS (%d)", P), Result: fmt.Sprintf("Kubernetes: preStop sleep %ds", pre), Holds: true},
 		Formula{Formula: fmt.Sprintf("terminationGracePeriodSeconds > PRE_DRAIN_MS (%d) + SHUTDOWN_TIMEOUT_MS (%d)", P, S),
-			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(grace <= 30)), Holds: true},
-		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, Margin),
-			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", secondsCeil(s.ShutdownTimeout+Margin), holds(s.ShutdownTimeout+Margin <= DefaultStopGrace)), Holds: true},
+			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(time.Duration(grace)*time.Second <= manifest.DefaultTerminationGrace)), Holds: true},
+		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, manifest.Margin),
+			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", stop, holds(s.ShutdownTimeout+manifest.Margin <= manifest.DefaultStopGrace)), Holds: true},
 	)
 	return out
 }

@@ -33,7 +33,7 @@ func good() Observation {
 	o.Polls = append(o.Polls, polls(Ready, 500*msec, 900*msec, 0)...)
 	o.Polls = append(o.Polls, polls(Live, 0, 500*msec, 200)...)
 	o.Polls = append(o.Polls, polls(Live, 500*msec, 900*msec, 0)...)
-	o.Inflight = []Request{{Start: -200 * msec, End: 800 * msec, Status: 200, Complete: true, Bytes: 100}}
+	o.Inflight = []Request{{End: 800 * msec, Status: 200, Complete: true, Bytes: 100}}
 	o.KeepAlive = KeepAlive{Watched: true, Requests: 5, Events: []KeepAliveEvent{{At: 500 * msec, Kind: KeepAliveClosedIdle}}}
 	o.Exit = Exit{Gone: true, At: 850 * msec, Known: true}
 	return o
@@ -76,7 +76,7 @@ func TestJudge(t *testing.T) {
 			o.Polls = append(o.Polls, Poll{Probe: Live, At: 100 * msec, Refused: true, Err: "connection refused"})
 		}, []string{ListenerClosedEarly}, nil},
 		{"inflight cut", func(o *Observation) {
-			o.Inflight[0] = Request{Start: -200 * msec, End: 500 * msec, Err: "read: connection reset by peer"}
+			o.Inflight[0] = Request{End: 500 * msec, Err: "read: connection reset by peer"}
 		}, []string{InflightAborted}, nil},
 		{"inflight short body", func(o *Observation) { o.Inflight[0].Complete = false }, []string{InflightAborted}, nil},
 		{"inflight 500", func(o *Observation) { o.Inflight[0].Status = 500 }, []string{InflightAborted}, nil},
@@ -92,7 +92,7 @@ func TestJudge(t *testing.T) {
 		{"exit after S", func(o *Observation) { o.Exit.At = 2100 * msec }, []string{ShutdownHang}, nil},
 		{"exit 1", func(o *Observation) { o.Exit.Code = 1 }, []string{NonzeroExit}, nil},
 		{"killed by SIGTERM", func(o *Observation) { o.Exit.Signal = "SIGTERM" }, []string{NonzeroExit}, nil},
-		{"attached: unknown status", func(o *Observation) { o.Attached, o.Exit.Known = true, false }, nil, []string{ExitCodeUnknown}},
+		{"attached: unknown status", func(o *Observation) { o.Exit.Known = false }, nil, []string{ExitCodeUnknown}},
 		{"wrapper exits, service answers", func(o *Observation) {
 			o.Exit = Exit{Gone: true, At: 2 * msec, Known: true, Signal: "SIGTERM"}
 			o.Polls = append(polls(Ready, 0, 900*msec, 200), polls(Live, 0, 900*msec, 200)...)

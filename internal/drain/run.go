@@ -65,6 +65,8 @@ type target struct {
 	gone  chan struct{}
 	// goneAt is when the process was seen gone; written before gone closes.
 	goneAt time.Time
+	// unhook removes the crash hook that kills a started child.
+	unhook func()
 }
 
 // Run starts (or attaches to) the service, waits for it to be ready,
@@ -82,46 +84,99 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
-	tg := &target{gone: make(chan struct{})}
-	if len(cfg.Argv) > 0 {
-		c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
-		if err != nil {
-			return obs, false, &StartError{fmt.Errorf("--exec %q: %w", cfg.Argv[0], err)}
+	tg, err := start(ctx, cfg, logf)
+	if err != nil {
+		return obs, false, err
+	}
+	defer func() {
+		if tg.teardown(logf) && obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
+			obs.Leftover = true
 		}
-		tg.child, tg.pid = c, c.Pid()
-		remove := crash.OnCrash(func() { c.Kill() })
-		defer remove()
-		defer func() {
-			// Whatever the group still holds (a wrapper's orphan, a helper)
-			// goes with it.
-			if syscall.Kill(-tg.pid, 0) == nil {
-				if obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
-					obs.Leftover = true
-				}
-				logf("killing what is left of process group %d", tg.pid)
-			}
-			c.Kill()
-		}()
-		crash.Go(func() {
-			<-c.Done()
-			tg.goneAt = time.Now()
-			close(tg.gone)
-		})
-		logf("started pid %d: %s", tg.pid, strings.Join(cfg.Argv, " "))
-	} else {
-		obs.Attached = true
+	}()
+	obs.Pid = tg.pid
+	hc := pollClient()
+
+	// Before the signal: ready, a kept-alive connection, requests in flight.
+	ka, in, interrupted := beforeSignal(ctx, hc, cfg, tg, &obs, logf)
+	if !obs.ReadyBefore {
+		return obs, interrupted, nil
+	}
+	defer in.cancel()
+
+	// t=0: the signal; then watch until the process is gone and the
+	// in-flight requests are done.
+	t0 := sendSignal(cfg.Signal, tg, logf)
+	w := startWatch(hc, cfg, ka)
+	obs.KeepAlive.Watched = ka.conn != nil
+	killedAt, interrupted := awaitExit(ctx, cfg.Settings.ShutdownTimeout, tg, t0, logf)
+	if !interrupted {
+		interrupted = watchAfterExit(ctx, cfg.Settings, tg, t0, in)
+	}
+	// Stop watching. Closing the kept-alive connection ends a read its
+	// watch may be blocked in.
+	w.cancel()
+	in.cancel()
+	if ka.conn != nil {
+		ka.conn.Close()
+	}
+	w.wg.Wait()
+	in.wg.Wait()
+
+	// What was seen, relative to t=0.
+	observe(&obs, t0, killedAt, tg, w, in)
+	return obs, interrupted, nil
+}
+
+// start starts the service (--exec) or attaches to a running one (--pid).
+// A service that cannot be started or signalled is a *StartError.
+func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target, error) {
+	tg := &target{gone: make(chan struct{})}
+	if len(cfg.Argv) == 0 {
 		switch err := syscall.Kill(cfg.Pid, 0); {
 		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
-			return obs, false, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
+			return nil, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
 		case errors.Is(err, syscall.EPERM):
-			return obs, false, &StartError{fmt.Errorf("--pid %d: not permitted to signal it (run drain-test as its user, or as root)", cfg.Pid)}
+			return nil, &StartError{fmt.Errorf("--pid %d: not permitted to signal it (run drain-test as its user, or as root)", cfg.Pid)}
 		}
 		tg.pid = cfg.Pid
 		crash.Go(func() { watchPid(ctx, tg) })
+		return tg, nil
 	}
-	obs.Pid = tg.pid
+	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
+	if err != nil {
+		return nil, &StartError{fmt.Errorf("--exec %q: %w", cfg.Argv[0], err)}
+	}
+	tg.child, tg.pid = c, c.Pid()
+	tg.unhook = crash.OnCrash(func() { c.Kill() })
+	crash.Go(func() {
+		<-c.Done()
+		tg.goneAt = time.Now()
+		close(tg.gone)
+	})
+	logf("started pid %d: %s", tg.pid, strings.Join(cfg.Argv, " "))
+	return tg, nil
+}
 
-	hc := &http.Client{
+// teardown kills whatever a started child's process group still holds (a
+// wrapper's orphan, a helper) with the child; it reports whether the group
+// still had processes. An attached process is not healthctl's to kill.
+func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
+	if tg.child == nil {
+		return false
+	}
+	defer tg.unhook()
+	if syscall.Kill(-tg.pid, 0) == nil {
+		leftover = true
+		logf("killing what is left of process group %d", tg.pid)
+	}
+	tg.child.Kill()
+	return leftover
+}
+
+// pollClient makes each health poll on a fresh connection, as the kubelet
+// does, and follows no redirect.
+func pollClient() *http.Client {
+	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:             nil,
 			DisableKeepAlives: true,
@@ -130,118 +185,153 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		Timeout:       pollTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+}
 
-	// 1. Ready before the signal.
+// beforeSignal waits until readiness and liveness answer 200 (then sets
+// obs.ReadyBefore), opens the kept-alive connection and starts the
+// in-flight requests. When the service never gets ready, obs.NotReadyWhy
+// says what it answered, or interrupted says ctx ended; nothing is to be
+// signalled then.
+func beforeSignal(ctx context.Context, hc *http.Client, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool) {
 	if why, ok := waitReady(ctx, hc, cfg, tg); !ok {
 		if ctx.Err() != nil {
-			return obs, true, nil
+			return nil, nil, true
 		}
 		obs.NotReadyWhy = why
-		return obs, false, nil
+		return nil, nil, false
 	}
 	obs.ReadyBefore = true
 	logf("readiness and liveness answer 200")
-
-	// 2. A kept-alive connection, and slow requests in flight.
-	ka := openKeepAlive(cfg.LiveURL)
+	ka = openKeepAlive(cfg.LiveURL)
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	inflightCtx, stopInflight := context.WithCancel(context.Background())
-	defer stopInflight()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		requests []timedRequest
-	)
-	if cfg.InflightURL != "" {
-		wrote := make(chan struct{}, cfg.Inflight)
-		ic := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-			Timeout: cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second}
-		for i := 0; i < cfg.Inflight; i++ {
-			wg.Add(1)
-			crash.Go(func() {
-				defer wg.Done()
-				r := slowRequest(inflightCtx, ic, cfg.InflightURL, wrote)
-				mu.Lock()
-				requests = append(requests, r)
-				mu.Unlock()
-			})
-		}
-		timeout := time.NewTimer(2 * time.Second)
-		for n := 0; n < cfg.Inflight; n++ {
-			select {
-			case <-wrote:
-			case <-timeout.C:
-				n = cfg.Inflight
-			}
-		}
-		timeout.Stop()
-		// Give the server a moment to start handling what it has read.
-		time.Sleep(50 * time.Millisecond)
-	}
+	return ka, startInflight(cfg), false
+}
 
-	// 3. t=0: the signal, to the process itself.
+// inflight are the slow requests in flight at the signal.
+type inflight struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	got    []timedRequest
+}
+
+// startInflight starts cfg.Inflight slow requests on cfg.InflightURL (none
+// without one) and returns once each has been written, or after 2s.
+func startInflight(cfg Config) *inflight {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &inflight{cancel: cancel}
+	if cfg.InflightURL == "" {
+		return in
+	}
+	wrote := make(chan struct{}, cfg.Inflight)
+	ic := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		Timeout: cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second}
+	for i := 0; i < cfg.Inflight; i++ {
+		in.wg.Add(1)
+		crash.Go(func() {
+			defer in.wg.Done()
+			r := slowRequest(ctx, ic, cfg.InflightURL, wrote)
+			in.mu.Lock()
+			in.got = append(in.got, r)
+			in.mu.Unlock()
+		})
+	}
+	timeout := time.NewTimer(2 * time.Second)
+	for n := 0; n < cfg.Inflight; n++ {
+		select {
+		case <-wrote:
+		case <-timeout.C:
+			n = cfg.Inflight
+		}
+	}
+	timeout.Stop()
+	// Give the server a moment to start handling what it has read.
+	time.Sleep(50 * time.Millisecond)
+	return in
+}
+
+// sendSignal sends sig to the process itself (not its group, as an
+// orchestrator signals PID 1) and returns t=0, when it was sent.
+func sendSignal(sig syscall.Signal, tg *target, logf func(string, ...any)) time.Time {
 	t0 := time.Now()
-	var sigErr error
+	var err error
 	if tg.child != nil {
-		sigErr = tg.child.Signal(cfg.Signal)
+		err = tg.child.Signal(sig)
 	} else {
-		sigErr = syscall.Kill(tg.pid, cfg.Signal)
+		err = syscall.Kill(tg.pid, sig)
 	}
-	if sigErr != nil {
-		logf("signalling pid %d: %v", tg.pid, sigErr)
+	if err != nil {
+		logf("signalling pid %d: %v", tg.pid, err)
 	}
-	logf("sent %s to pid %d", obs.Signal, tg.pid)
+	logf("sent %s to pid %d", proc.SignalName(sig), tg.pid)
+	return t0
+}
 
-	// 4. Watch: polls, the kept-alive connection, the exit.
-	watchCtx, stopWatch := context.WithCancel(context.Background())
-	var pollsMu sync.Mutex
-	var polls []timedPoll
-	var pw sync.WaitGroup
+// watcher polls readiness and liveness every Interval, and watches the
+// kept-alive connection, from the signal until cancel.
+type watcher struct {
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	polls      []timedPoll
+	ka         []timedKA
+	kaRequests int
+}
+
+func startWatch(hc *http.Client, cfg Config, ka *keepAlive) *watcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watcher{cancel: cancel}
 	for _, p := range []struct {
 		probe Probe
 		url   string
 	}{{Ready, cfg.ReadyURL}, {Live, cfg.LiveURL}} {
-		pw.Add(1)
+		w.wg.Add(1)
 		crash.Go(func() {
-			defer pw.Done()
-			next := time.Now()
-			for watchCtx.Err() == nil {
-				tp := poll(watchCtx, hc, p.url, p.probe)
-				if watchCtx.Err() != nil && tp.Status == 0 {
-					return // cut by the end of the watch, not by the service
-				}
-				pollsMu.Lock()
-				polls = append(polls, tp)
-				pollsMu.Unlock()
-				next = next.Add(Interval)
-				if d := time.Until(next); d > 0 {
-					select {
-					case <-watchCtx.Done():
-					case <-time.After(d):
-					}
-				} else {
-					next = time.Now()
-				}
-			}
+			defer w.wg.Done()
+			w.pollEvery(ctx, hc, p.url, p.probe)
 		})
 	}
-	var kaEvents []timedKA
-	var kaRequests int
 	if ka.conn != nil {
-		obs.KeepAlive.Watched = true
-		pw.Add(1)
+		w.wg.Add(1)
 		crash.Go(func() {
-			defer pw.Done()
-			kaEvents, kaRequests = ka.watch(watchCtx)
+			defer w.wg.Done()
+			w.ka, w.kaRequests = ka.watch(ctx)
 		})
 	}
+	return w
+}
 
-	S, P := cfg.Settings.ShutdownTimeout, cfg.Settings.PreDrain
+// pollEvery polls u every Interval, start to start, until ctx ends.
+func (w *watcher) pollEvery(ctx context.Context, hc *http.Client, u string, probe Probe) {
+	next := time.Now()
+	for ctx.Err() == nil {
+		tp := poll(ctx, hc, u, probe)
+		if ctx.Err() != nil && tp.Status == 0 {
+			return // cut by the end of the watch, not by the service
+		}
+		w.mu.Lock()
+		w.polls = append(w.polls, tp)
+		w.mu.Unlock()
+		next = next.Add(Interval)
+		if d := time.Until(next); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		} else {
+			next = time.Now()
+		}
+	}
+}
+
+// awaitExit waits for the process to exit. Past S plus KillMargin it kills
+// it (killedAt says when); when ctx ends (drain-test interrupted) it kills
+// a started child and waits for it.
+func awaitExit(ctx context.Context, S time.Duration, tg *target, t0 time.Time, logf func(string, ...any)) (killedAt time.Time, interrupted bool) {
 	deadline := time.NewTimer(S + KillMargin(S))
 	defer deadline.Stop()
-	var killedAt time.Time
 	select {
 	case <-tg.gone:
 	case <-deadline.C:
@@ -263,56 +353,56 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 			<-tg.gone
 		}
 	}
-	if !interrupted {
-		// Keep watching through P (an early exit leaves refused polls in
-		// the window) and a little past the exit (a wrapper's service still
-		// answering), and until the in-flight requests are done.
-		end := t0.Add(P)
-		select {
-		case <-tg.gone:
-			if g := tg.goneAt.Add(4 * Interval); g.After(end) {
-				end = g
-			}
-		default:
-		}
-		select {
-		case <-time.After(time.Until(end)):
-		case <-ctx.Done():
-			interrupted = true
-		}
-		done := make(chan struct{})
-		crash.Go(func() { wg.Wait(); close(done) })
-		select {
-		case <-done:
-		case <-ctx.Done():
-			interrupted = true
-		case <-time.After(KillMargin(S) + 2*time.Second):
-		}
-	}
-	stopWatch()
-	stopInflight()
-	if ka.conn != nil {
-		ka.conn.Close()
-	}
-	pw.Wait()
-	wg.Wait()
+	return killedAt, interrupted
+}
 
-	// 5. What was seen, relative to t=0.
-	for _, p := range polls {
+// watchAfterExit keeps watching through P (an early exit leaves refused
+// polls in the window) and a little past the exit (a wrapper's service
+// still answering), and until the in-flight requests are done. It reports
+// whether ctx ended meanwhile.
+func watchAfterExit(ctx context.Context, s Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
+	end := t0.Add(s.PreDrain)
+	select {
+	case <-tg.gone:
+		if g := tg.goneAt.Add(4 * Interval); g.After(end) {
+			end = g
+		}
+	default:
+	}
+	select {
+	case <-time.After(time.Until(end)):
+	case <-ctx.Done():
+		interrupted = true
+	}
+	done := make(chan struct{})
+	crash.Go(func() { in.wg.Wait(); close(done) })
+	select {
+	case <-done:
+	case <-ctx.Done():
+		interrupted = true
+	case <-time.After(KillMargin(s.ShutdownTimeout) + 2*time.Second):
+	}
+	return interrupted
+}
+
+// observe fills obs with what was seen, relative to t0, once the watch and
+// the in-flight requests have ended.
+func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
+	for _, p := range w.polls {
 		p.Poll.At = p.start.Sub(t0)
 		obs.Polls = append(obs.Polls, p.Poll)
 	}
-	for _, r := range requests {
+	for _, r := range in.got {
 		q := r.Request
-		q.Start, q.End = r.start.Sub(t0), r.end.Sub(t0)
+		q.End = r.end.Sub(t0)
 		obs.Inflight = append(obs.Inflight, q)
 	}
-	for _, e := range kaEvents {
+	for _, e := range w.ka {
 		ev := e.KeepAliveEvent
 		ev.At = e.at.Sub(t0)
 		obs.KeepAlive.Events = append(obs.KeepAlive.Events, ev)
 	}
-	obs.KeepAlive.Requests = kaRequests
+	obs.KeepAlive.Requests = w.kaRequests
 	select {
 	case <-tg.gone:
 		obs.Exit = Exit{Gone: true, At: tg.goneAt.Sub(t0)}
@@ -329,7 +419,6 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 			obs.Exit.Signal = proc.SignalName(st.Signal)
 		}
 	}
-	return obs, interrupted, nil
 }
 
 // kill ends the process past the deadline: the child's whole group, or the
@@ -454,15 +543,15 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
+// timedRequest is a Request with the wall-clock time it ended.
 type timedRequest struct {
 	Request
-	start, end time.Time
+	end time.Time
 }
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
 func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) (r timedRequest) {
-	r.start = time.Now()
 	defer func() { r.end = time.Now() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

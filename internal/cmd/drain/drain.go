@@ -18,6 +18,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/proc"
 )
@@ -130,7 +131,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	n := 0
 	if o.exec != "" {
 		n++
-		words, err := drain.SplitWords(o.exec)
+		words, err := manifest.SplitWords(o.exec)
 		if err != nil {
 			return cli.UsageErrorf("--exec: %v", err)
 		}
@@ -178,12 +179,12 @@ func lintRun(f *cli.Factory, o *Options) error {
 	if err != nil {
 		return cli.UsageErrorf("--manifest: %v", err)
 	}
-	res, err := drain.Lint(o.Manifest, data, drain.Timing{
+	res, err := manifest.Lint(o.Manifest, data, manifest.Timing{
 		PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown,
 		PreDrainSource: o.PreDrainSource, ShutdownTimeoutSource: o.shutdownSource,
 	})
 	if err != nil {
-		var pe *drain.ParseError
+		var pe *manifest.ParseError
 		if errors.As(err, &pe) {
 			return cli.UsageErrorf("--manifest %s", pe.Error())
 		}
@@ -195,7 +196,7 @@ func lintRun(f *cli.Factory, o *Options) error {
 	}
 	if f.JSON() {
 		if res.Findings == nil {
-			res.Findings = []drain.Finding{}
+			res.Findings = []manifest.Finding{}
 		}
 		if err := output.JSONLine(f.Streams.Out, lintJSON{SchemaVersion: output.SchemaVersion, OK: code == 0, ExitCode: code,
 			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -28,12 +29,12 @@ type drainJSON struct {
 
 // lintJSON is `drain-test --manifest FILE -o json`.
 type lintJSON struct {
-	SchemaVersion int             `json:"schema_version"`
-	OK            bool            `json:"ok"`
-	ExitCode      int             `json:"exit_code"`
-	Manifest      string          `json:"manifest"`
-	Checked       []string        `json:"checked"`
-	Findings      []drain.Finding `json:"findings"`
+	SchemaVersion int                `json:"schema_version"`
+	OK            bool               `json:"ok"`
+	ExitCode      int                `json:"exit_code"`
+	Manifest      string             `json:"manifest"`
+	Checked       []string           `json:"checked"`
+	Findings      []manifest.Finding `json:"findings"`
 }
 
 // drainFirstLine is drain-test's stable first line: "PASS drain-test pid N
@@ -93,7 +94,7 @@ func drainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 
 // lintReport renders the lint's first line and one block per finding:
 // "FILE:LINE: NAME resource, container: detail" and its fix.
-func lintReport(w io.Writer, file string, res drain.LintResult, colored bool) {
+func lintReport(w io.Writer, file string, res manifest.LintResult, colored bool) {
 	if len(res.Findings) == 0 {
 		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
 		return

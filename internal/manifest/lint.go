@@ -1,4 +1,8 @@
-package drain
+// Package manifest lints a Kubernetes manifest's or a Compose file's
+// shutdown timing without running anything: it reads the few fields that
+// decide a shutdown, checks them against the service's pre-drain (P) and
+// shutdown timeout (S), and suggests fixes that agree with each other.
+package manifest
 
 import (
 	"bytes"
@@ -36,6 +40,21 @@ const (
 	// process must be reaped before SIGKILL comes, not at the same instant.
 	Margin = time.Second
 )
+
+// PreStopSeconds is the preStop sleep, in whole seconds, that covers a
+// pre-drain of p (preStop sleep >= PRE_DRAIN_MS): the pod must stay routed
+// for as long as the service still serves.
+func PreStopSeconds(p time.Duration) int { return secondsCeil(p) }
+
+// GraceSeconds is the terminationGracePeriodSeconds a pod needs when its
+// preStop takes preStop and the service's shutdown timeout is s: the grace
+// clock starts before preStop, and SIGKILL must come only after the process
+// is gone (preStop + S + Margin).
+func GraceSeconds(preStop, s time.Duration) int { return secondsCeil(preStop + s + Margin) }
+
+// StopGraceSeconds is the stop_grace_period, in whole seconds, a Compose
+// service with shutdown timeout s needs (S + Margin).
+func StopGraceSeconds(s time.Duration) int { return secondsCeil(s + Margin) }
 
 // Timing is a service's P and S and where each came from ("--pre-drain",
 // "default", "env PRE_DRAIN_MS line 12").
@@ -221,7 +240,11 @@ func (e *Environment) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Lint checks a manifest's shutdown timing against SPEC.md §7's formulas.
+// Lint checks a manifest's shutdown timing (SPEC.md §7): P < S; for
+// Kubernetes preStop sleep >= P, terminationGracePeriodSeconds >= preStop +
+// S + Margin, readiness detected within P, liveness not on readiness's
+// endpoint; for Compose stop_grace_period >= S + Margin; and no shell in
+// front of the service that keeps the signal from it.
 // It is pure: data is the file's content, name is used in findings. P and S
 // come from each container's (service's) PRE_DRAIN_MS / SHUTDOWN_TIMEOUT_MS,
 // else from t. A file that cannot be read is a *ParseError.
@@ -261,10 +284,6 @@ func Lint(name string, data []byte, t Timing) (LintResult, error) {
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 func parseError(name string, err error) error {
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		return pe
-	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
@@ -352,7 +371,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
 		if P >= S {
 			add(PreDrainTooLong, c.Name.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
-				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS (seeds/003), with room for the real drain")
+				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain")
 		}
 
 		// preStop sleep >= P.
@@ -372,7 +391,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 				psKnown, psWhat = false, "preStop httpGet (duration unknown)"
 			}
 		}
-		need := secondsCeil(P)
+		need := PreStopSeconds(P)
 		if psKnown && preStop < P {
 			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS),
 				fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need))
@@ -382,7 +401,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		if want := preStop + S + Margin; grace < want {
 			add(GraceTooShort, graceLine, fmt.Sprintf("terminationGracePeriodSeconds %d (%s) < preStop %s + %s + margin %s = %s: SIGKILL comes mid-drain",
 				int(grace.Seconds()), graceSrc, preStop, sS, Margin, want),
-				fmt.Sprintf("terminationGracePeriodSeconds: %d", secondsCeil(want)))
+				fmt.Sprintf("terminationGracePeriodSeconds: %d", GraceSeconds(preStop, S)))
 		}
 
 		// Readiness detection fits in P.
@@ -398,7 +417,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
 			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
 			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, the kubelet restarts the pod", r.HTTPGet.Path, r.HTTPGet.Port),
-				"give liveness its own process-only endpoint that stays 200 during the drain (seeds/003)")
+				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
 		if c.Command.Set {
 			if why, bad := Wrapper(append(append([]string{}, c.Command.V...), c.Args...)); bad {
@@ -434,7 +453,7 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
 		if P >= S {
 			add(PreDrainTooLong, key.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
-				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS (seeds/003), with room for the real drain")
+				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain")
 		}
 		grace, line, src := DefaultStopGrace, key.Line, "default"
 		if f := svc.StopGracePeriod; f.Set {
@@ -446,7 +465,7 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 		}
 		if want := S + Margin; grace < want {
 			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
-				fmt.Sprintf("stop_grace_period: %ds", secondsCeil(want)))
+				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(S)))
 		}
 		argv, wline := svc.Entrypoint.Argv, svc.Entrypoint.Line
 		if len(argv) == 0 {
