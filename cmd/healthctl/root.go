@@ -150,6 +150,7 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	}
 	// Only the full tree has --version; reading the build info is for it.
 	root.Version = version.String()
+	root.SetVersionTemplate(versioncmd.Text(version.Get()))
 	for _, c := range commands {
 		root.AddCommand(c.new(f))
 	}

@@ -15,14 +15,30 @@ import (
 func NewCmd(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, commit, build date, Go version and platform",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			in := version.Get()
 			if f.JSON() {
-				return output.JSONLine(f.Streams.Out, map[string]any{"schema_version": output.SchemaVersion, "version": version.String()})
+				return output.JSONLine(f.Streams.Out, struct {
+					SchemaVersion int `json:"schema_version"`
+					version.Info
+				}{output.SchemaVersion, in})
 			}
-			fmt.Fprintf(f.Streams.Out, "healthctl %s\n", version.String())
+			fmt.Fprint(f.Streams.Out, Text(in))
 			return nil
 		},
 	}
+}
+
+// Text is what `healthctl version` and `healthctl --version` print.
+func Text(in version.Info) string {
+	s := fmt.Sprintf("healthctl %s\n", in.Version)
+	if in.Commit != "" {
+		s += fmt.Sprintf("  commit   %s\n", in.Commit)
+	}
+	if in.Date != "" {
+		s += fmt.Sprintf("  built    %s\n", in.Date)
+	}
+	return s + fmt.Sprintf("  go       %s\n  platform %s\n", in.GoVersion, in.Platform)
 }
