@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -82,6 +81,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
+	if !proc.SignalsSupported {
+		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
+	}
 	tg := &target{gone: make(chan struct{})}
 	if len(cfg.Argv) > 0 {
 		c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
@@ -94,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		defer func() {
 			// Whatever the group still holds (a wrapper's orphan, a helper)
 			// goes with it.
-			if syscall.Kill(-tg.pid, 0) == nil {
+			if groupExists(tg.pid) {
 				if obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
 					obs.Leftover = true
 				}
@@ -110,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		logf("started pid %d: %s", tg.pid, strings.Join(cfg.Argv, " "))
 	} else {
 		obs.Attached = true
-		switch err := syscall.Kill(cfg.Pid, 0); {
+		switch err := signalPid(cfg.Pid, 0); {
 		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
 			return obs, false, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
 		case errors.Is(err, syscall.EPERM):
@@ -187,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if tg.child != nil {
 		sigErr = tg.child.Signal(cfg.Signal)
 	} else {
-		sigErr = syscall.Kill(tg.pid, cfg.Signal)
+		sigErr = signalPid(tg.pid, cfg.Signal)
 	}
 	if sigErr != nil {
 		logf("signalling pid %d: %v", tg.pid, sigErr)
@@ -339,7 +341,7 @@ func (tg *target) kill() {
 		_ = tg.child.SignalGroup(syscall.SIGKILL)
 		return
 	}
-	_ = syscall.Kill(tg.pid, syscall.SIGKILL)
+	_ = signalPid(tg.pid, syscall.SIGKILL)
 }
 
 // watchPid closes tg.gone once the attached pid no longer runs (no such
@@ -357,22 +359,6 @@ func watchPid(ctx context.Context, tg *target) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// Alive reports whether pid is a running process (a zombie is not).
-func Alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	// The state follows the command name in parentheses: "pid (comm) S ...".
-	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] != 'Z' && b[i+2] != 'X'
-	}
-	return true
 }
 
 // waitReady polls readiness and liveness until both answer 200, bounded by
