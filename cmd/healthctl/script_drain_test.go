@@ -36,7 +36,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -135,7 +134,9 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("gone: %s: bad pid %q", args[0], b)
 	}
 	if !fixture.WaitFor(5*time.Second, func() bool { return !drain.Alive(pid) }) {
-		syscall.Kill(pid, syscall.SIGKILL)
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
 		ts.Fatalf("gone: pid %d (%s) is still running: a fixture was left behind", pid, args[0])
 	}
 }

@@ -116,7 +116,7 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if group {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = fixture.ProcessGroupAttr()
 	}
 	ts.Check(cmd.Start())
 	exited := make(chan error, 1)
@@ -137,7 +137,7 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sigwhen: %s did not match %q within 10s", args[2], args[3])
 	}
 	if group {
-		ts.Check(syscall.Kill(-cmd.Process.Pid, sig.(syscall.Signal)))
+		ts.Check(fixture.SignalGroup(cmd.Process.Pid, sig.(syscall.Signal)))
 	} else {
 		ts.Check(cmd.Process.Signal(sig))
 	}

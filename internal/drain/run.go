@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,6 +83,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
+	if !proc.SignalsSupported {
+		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
+	}
 	tg, err := start(ctx, cfg, logf)
 	if err != nil {
 		return obs, false, err
@@ -132,7 +134,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target, error) {
 	tg := &target{gone: make(chan struct{})}
 	if len(cfg.Argv) == 0 {
-		switch err := syscall.Kill(cfg.Pid, 0); {
+		switch err := signalPid(cfg.Pid, 0); {
 		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
 			return nil, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
 		case errors.Is(err, syscall.EPERM):
@@ -165,7 +167,7 @@ func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
 		return false
 	}
 	defer tg.unhook()
-	if syscall.Kill(-tg.pid, 0) == nil {
+	if groupExists(tg.pid) {
 		leftover = true
 		logf("killing what is left of process group %d", tg.pid)
 	}
@@ -260,7 +262,7 @@ func sendSignal(sig syscall.Signal, tg *target, logf func(string, ...any)) time.
 	if tg.child != nil {
 		err = tg.child.Signal(sig)
 	} else {
-		err = syscall.Kill(tg.pid, sig)
+		err = signalPid(tg.pid, sig)
 	}
 	if err != nil {
 		logf("signalling pid %d: %v", tg.pid, err)
@@ -428,7 +430,7 @@ func (tg *target) kill() {
 		_ = tg.child.SignalGroup(syscall.SIGKILL)
 		return
 	}
-	_ = syscall.Kill(tg.pid, syscall.SIGKILL)
+	_ = signalPid(tg.pid, syscall.SIGKILL)
 }
 
 // watchPid closes tg.gone once the attached pid no longer runs (no such
@@ -446,22 +448,6 @@ func watchPid(ctx context.Context, tg *target) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// Alive reports whether pid is a running process (a zombie is not).
-func Alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	// The state follows the command name in parentheses: "pid (comm) S ...".
-	if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] != 'Z' && b[i+2] != 'X'
-	}
-	return true
 }
 
 // waitReady polls readiness and liveness until both answer 200, bounded by

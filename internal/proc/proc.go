@@ -7,6 +7,10 @@
 // started — can be killed when a deadline passes. Its exit status is always
 // kept: a signal that stops healthctl is forwarded, then the child is waited
 // for, so the caller can exit with the child's own status.
+//
+// Windows has no process groups in the POSIX sense and no signals but a
+// console's Ctrl-C/Ctrl-Break: see proc_windows.go for what stands in for
+// them, and SignalsSupported / ErrUnsupported for what cannot work there.
 package proc
 
 import (
@@ -17,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,9 +43,17 @@ type Spec struct {
 	Stdout, Stderr io.Writer
 }
 
-// Shell returns the Argv that runs line with /bin/sh -c, as cron and
-// Compose's shell form do.
-func Shell(line string) []string { return []string{"/bin/sh", "-c", line} }
+// ErrUnsupported is returned for what this platform cannot do: sending a
+// POSIX signal such as SIGTERM to a process on Windows (see
+// SignalsSupported). errors.Is(ErrUnsupported, errors.ErrUnsupported) holds.
+var ErrUnsupported error = unsupportedError{}
+
+type unsupportedError struct{}
+
+func (unsupportedError) Error() string {
+	return "POSIX signals cannot be sent to a process on " + runtime.GOOS
+}
+func (unsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
 
 // Status is how a child ended.
 type Status struct {
@@ -89,7 +102,7 @@ func SignalName(s syscall.Signal) string {
 
 var signals = map[string]syscall.Signal{
 	"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
-	"KILL": syscall.SIGKILL, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2,
+	"KILL": syscall.SIGKILL, "USR1": sigUSR1, "USR2": sigUSR2,
 	"TERM": syscall.SIGTERM,
 }
 
@@ -113,6 +126,7 @@ func ParseSignal(s string) (syscall.Signal, error) {
 // Child is a started process in its own process group.
 type Child struct {
 	cmd  *exec.Cmd
+	sys  childSys // what the platform keeps about the child (Windows: its job object)
 	done chan struct{}
 	// status is written once, before done is closed.
 	status Status
@@ -130,7 +144,7 @@ func Start(s Spec) (*Child, error) {
 		c.Env = append(os.Environ(), s.Env...)
 	}
 	c.Stdin, c.Stdout, c.Stderr = s.Stdin, s.Stdout, s.Stderr
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.SysProcAttr = sysProcAttr(s.Argv) // Unix: its own process group
 	// A grandchild that keeps a captured pipe open must not keep Wait
 	// (and so the caller) waiting once the child itself has exited.
 	c.WaitDelay = 2 * time.Second
@@ -138,6 +152,7 @@ func Start(s Spec) (*Child, error) {
 		return nil, err
 	}
 	ch := &Child{cmd: c, done: make(chan struct{})}
+	ch.sys = started(ch)
 	go ch.wait()
 	return ch, nil
 }
@@ -190,17 +205,12 @@ func (c *Child) Signal(sig syscall.Signal) error {
 		return os.ErrProcessDone
 	default:
 	}
-	return c.cmd.Process.Signal(sig)
+	return c.signal(sig)
 }
 
-// SignalGroup sends sig to the child's whole process group.
-func (c *Child) SignalGroup(sig syscall.Signal) error {
-	err := syscall.Kill(-c.Pid(), sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
-}
+// SignalGroup sends sig to the child's whole process group (Windows: see
+// signalGroup in proc_windows.go).
+func (c *Child) SignalGroup(sig syscall.Signal) error { return c.signalGroup(sig) }
 
 // Kill kills the whole process group with SIGKILL and waits for the child.
 // Whatever the group left behind is gone too.

@@ -8,10 +8,13 @@
 // (temporary file in the same directory, fsync, rename, directory fsync), so
 // a kill at any moment leaves the old or the new file, never a torn one. A
 // file that cannot be read or parsed is an error, and is never rewritten.
+//
+// On Windows the lock is LockFileEx (gofrs/flock) and the replace is
+// MoveFileEx with MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH after an
+// fsync of the temporary file (write_windows.go).
 package state
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,11 +23,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
@@ -188,28 +189,5 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 // buffer, so a large file (10,000 targets' metrics) is never held whole in
 // memory. The file is replaced only when write returns nil.
 func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
-	// The temporary file goes next to name, never to $TMPDIR: a kill leaves
-	// it where it is seen (".NAME123…", not matching *.prom or NAME).
-	t, err := renameio.NewPendingFile(name, renameio.WithPermissions(perm), renameio.WithExistingPermissions(),
-		renameio.WithTempDir(filepath.Dir(name)))
-	if err != nil {
-		return err
-	}
-	defer t.Cleanup()
-	b := bufio.NewWriterSize(t, 64<<10)
-	if err := write(b); err != nil {
-		return err
-	}
-	if err := b.Flush(); err != nil {
-		return err
-	}
-	if err := t.CloseAtomicallyReplace(); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(name))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return writeAtomic(name, perm, write)
 }

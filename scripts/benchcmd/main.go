@@ -1,3 +1,8 @@
+//go:build linux
+
+// Linux only: peak RSS is getrusage's ru_maxrss, in KiB on Linux (bytes on
+// macOS, absent on Windows); the benchmarks are measured on Linux.
+
 // Command benchcmd runs commands many times, interleaved, and prints the
 // median and p90 wall time and the peak RSS of each: the side-by-side
 // measurement scripts/bench-probe.sh uses.

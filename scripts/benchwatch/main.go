@@ -1,3 +1,8 @@
+//go:build linux
+
+// Linux only: peak RSS is getrusage's ru_maxrss, in KiB on Linux (bytes on
+// macOS, absent on Windows); the benchmarks are measured on Linux.
+
 // Command benchwatch measures one `healthctl watch --once` sweep over many
 // loopback targets: it serves 200 on one loopback port (every target has its
 // own name and path), writes a targets file, runs the sweep, and reports the
