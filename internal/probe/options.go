@@ -16,8 +16,9 @@ const (
 	DefaultMaxBody        = 64 << 10
 )
 
-// Options is everything one probe needs. It is built and validated by the
-// command layer (see Config.Build); the probe itself never parses flags.
+// Options is everything one probe needs. It is built and validated from
+// what the user typed by internal/target (Input.Build, Template.ForURL);
+// the probe itself never parses flags.
 type Options struct {
 	URL    *url.URL
 	Method string

@@ -9,9 +9,9 @@ import (
 // Phase names a step of a probe, in the order they happen.
 type Phase string
 
-// The phases a probe records (SPEC.md §3). Request is the time between the
-// connection being ready and the request written; it is folded into ttfb's
-// window for classification.
+// The phases a probe records (SPEC.md §3). ttfb runs from the request
+// written to the first response byte; writing the request (usually
+// microseconds) is in no phase of its own, only in total.
 const (
 	PhaseDNS      Phase = "dns"
 	PhaseConnect  Phase = "connect"
