@@ -54,18 +54,13 @@ type resolverPacketConn struct {
 	p *run
 }
 
-func (c *resolverPacketConn) Read(b []byte) (int, error) {
-	n, err := c.UDPConn.Read(b)
-	if err != nil {
-		c.p.noteResolverErr(err)
-	}
-	return n, err
-}
+func (c *resolverPacketConn) Read(b []byte) (int, error)  { return c.p.noted(c.UDPConn.Read(b)) }
+func (c *resolverPacketConn) Write(b []byte) (int, error) { return c.p.noted(c.UDPConn.Write(b)) }
 
-func (c *resolverPacketConn) Write(b []byte) (int, error) {
-	n, err := c.UDPConn.Write(b)
+// noted passes a read or write through, noting its error.
+func (p *run) noted(n int, err error) (int, error) {
 	if err != nil {
-		c.p.noteResolverErr(err)
+		p.noteResolverErr(err)
 	}
 	return n, err
 }
@@ -76,21 +71,8 @@ type resolverConn struct {
 	p *run
 }
 
-func (c *resolverConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	if err != nil {
-		c.p.noteResolverErr(err)
-	}
-	return n, err
-}
-
-func (c *resolverConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	if err != nil {
-		c.p.noteResolverErr(err)
-	}
-	return n, err
-}
+func (c *resolverConn) Read(b []byte) (int, error)  { return c.p.noted(c.Conn.Read(b)) }
+func (c *resolverConn) Write(b []byte) (int, error) { return c.p.noted(c.Conn.Write(b)) }
 
 // noteResolverErr keeps the first error that says a DNS server could not be
 // reached at all.
