@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"syscall"
@@ -106,5 +107,14 @@ func TestParseSignal(t *testing.T) {
 		if _, err := ParseSignal(in); err == nil {
 			t.Errorf("%q: want an error", in)
 		}
+	}
+}
+
+func TestSignalsSupportedOnUnix(t *testing.T) {
+	if !SignalsSupported {
+		t.Fatal("SignalsSupported is false on a Unix")
+	}
+	if !errors.Is(ErrUnsupported, errors.ErrUnsupported) {
+		t.Fatal("ErrUnsupported does not match errors.ErrUnsupported")
 	}
 }
