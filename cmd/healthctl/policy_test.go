@@ -54,17 +54,8 @@ func runPolicyFlags(t *testing.T, environ map[string]string, args ...string) (po
 	return s, code, errb.String()
 }
 
-// hermetic keeps the user's own config file out of the test.
-func hermetic(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, ".config"))
-	t.Setenv("HOME", dir)
-	return dir
-}
-
 func TestPolicyFlags(t *testing.T) {
-	dir := hermetic(t)
+	dir := t.TempDir()
 	cfg := filepath.Join(dir, "healthctl.yaml")
 	if err := os.WriteFile(cfg, []byte("grace: 5m\nfailure-threshold: 4\npolicy:\n  failure-threshold: 3\n  tls-pending-max: 1h\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -152,7 +143,6 @@ func runPolicy(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestPolicyText(t *testing.T) {
-	hermetic(t)
 	code, out, errText := runPolicy(t, "--grace", "5m", "--failure-threshold", "3")
 	if code != 0 || errText != "" {
 		t.Fatalf("exit %d, stderr %q", code, errText)
@@ -173,7 +163,6 @@ func TestPolicyText(t *testing.T) {
 }
 
 func TestPolicyJSON(t *testing.T) {
-	hermetic(t)
 	code, out, errText := runPolicy(t, "-o", "json", "--escalate-timeouts-after", "3", "--tls-pending-max", "1h")
 	if code != 0 || errText != "" {
 		t.Fatalf("exit %d, stderr %q", code, errText)
@@ -210,7 +199,6 @@ func TestPolicyJSON(t *testing.T) {
 }
 
 func TestPolicyUsageError(t *testing.T) {
-	hermetic(t)
 	code, out, errText := runPolicy(t, "--failure-threshold", "0")
 	if code != exitcode.Usage || out != "" {
 		t.Fatalf("exit %d, stdout %q; want 2 and nothing", code, out)
