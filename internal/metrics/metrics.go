@@ -118,12 +118,21 @@ func Write(w io.Writer, in Input) error {
 			func(t state.Target) float64 { return float64(t.Redeploys) }},
 		{"healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.",
 			func(t state.Target) float64 { return float64(t.Skipped) }},
+		{"healthctl_redeploy_hook_pending", "gauge", "1 while the target's --on-redeploy has started and not reported its end (a killed run leaves it set).",
+			func(t state.Target) float64 { return boolf(t.HookPending) }},
 	} {
 		m.family(f.name, f.typ, f.help)
 		for i := range in.Latest {
 			name := in.Latest[i].Target.Name
 			m.sample(f.name, f.value(st(name)), "target", name)
 		}
+	}
+	m.family("healthctl_redeploys_held_total", "counter", "Redeploy decisions the fleet rule held: rule=\"fleet\" (the fleet failed at once), rule=\"budget\" (past --max-redeploys); kept in the state file.")
+	for i := range in.Latest {
+		name := in.Latest[i].Target.Name
+		t := st(name)
+		m.sample("healthctl_redeploys_held_total", float64(t.HeldFleet), "target", name, "rule", "fleet")
+		m.sample("healthctl_redeploys_held_total", float64(t.HeldBudget), "target", name, "rule", "budget")
 	}
 	if s := in.Sweep; s != nil {
 		m.family("healthctl_sweep_duration_seconds", "gauge", "How long the last sweep took, in seconds.")
@@ -141,7 +150,9 @@ func Write(w io.Writer, in Input) error {
 }
 
 // actions are the policy's decisions, in SPEC.md §4's order (rule 0 first).
-var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy}
+// The fleet rule's holds come last.
+var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy,
+	policy.HoldFleet, policy.HoldBudget}
 
 type metricWriter struct {
 	b *bufio.Writer

@@ -59,6 +59,15 @@ type Target struct {
 	// Skipped counts turns skipped because the previous probe was still
 	// running.
 	Skipped int64 `json:"skipped,omitempty"`
+	// HeldFleet and HeldBudget count the redeploys the fleet rule held
+	// (hold-fleet, hold-budget).
+	HeldFleet  int64 `json:"held_fleet,omitempty"`
+	HeldBudget int64 `json:"held_budget,omitempty"`
+	// HookPending is written, with the redeploy, before --on-redeploy
+	// starts, and cleared once it has ended: a run killed mid-hook leaves
+	// it set, and the next run does not redeploy again (at most once).
+	HookPending bool      `json:"hook_pending,omitempty"`
+	HookStarted time.Time `json:"hook_started,omitzero"`
 }
 
 // New returns an empty state.

@@ -53,15 +53,20 @@ type sweepSummary struct {
 	// Targets is how many targets the sweep covered (after --shard).
 	Targets int `json:"targets"`
 	// Probed = Pass + Fail; Skipped were still in flight from a sweep before.
-	Probed       int    `json:"probed"`
-	Skipped      int    `json:"skipped"`
-	Pass         int    `json:"pass"`
-	Fail         int    `json:"fail"`
-	Redeploys    int    `json:"redeploys"`
-	HookFailures int    `json:"hook_failures"`
-	Transitions  int    `json:"transitions"`
-	Interrupted  bool   `json:"interrupted"`
-	Shard        string `json:"shard,omitempty"`
+	Probed       int `json:"probed"`
+	Skipped      int `json:"skipped"`
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	Redeploys    int `json:"redeploys"`
+	HookFailures int `json:"hook_failures"`
+	Transitions  int `json:"transitions"`
+	// HeldFleet and HeldBudget count the redeploys the fleet rule held,
+	// HoldWhy says why.
+	HeldFleet   int    `json:"held_fleet"`
+	HeldBudget  int    `json:"held_budget"`
+	HoldWhy     string `json:"hold_why,omitempty"`
+	Interrupted bool   `json:"interrupted"`
+	Shard       string `json:"shard,omitempty"`
 }
 
 // newSweepJSON summarises a sweep.
@@ -70,6 +75,7 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 		N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
 		Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys,
 		HookFailures: s.HookFailures, Transitions: s.Transitions, Interrupted: s.Interrupted, Shard: shard,
+		HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy,
 	}}
 }
 
@@ -77,6 +83,12 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 func sweepLine(s *watch.Sweep) string {
 	line := fmt.Sprintf("sweep %d: %d targets, %d pass, %d fail, %d skipped, %d redeploy in %s",
 		s.N, s.Targets, s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
+	if s.HeldFleet > 0 {
+		line += fmt.Sprintf(", %d held (fleet)", s.HeldFleet)
+	}
+	if s.HeldBudget > 0 {
+		line += fmt.Sprintf(", %d deferred (--max-redeploys)", s.HeldBudget)
+	}
 	if s.HookFailures > 0 {
 		line += fmt.Sprintf(", %d hook failures", s.HookFailures)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/target"
@@ -46,6 +48,7 @@ type Options struct {
 	listen      string
 	concurrency int
 	shard       string
+	fleet       policy.FleetSettings
 	// table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
 	table bool
@@ -80,8 +83,13 @@ metrics for node_exporter's textfile collector; --listen serves /metrics.
 Output: a table per sweep on a terminal (or with -o text), JSON lines
 otherwise: one object per target per sweep, then {"sweep":{...}}.
 
+The fleet rule: when --hold-fraction of the probed targets (at least
+--hold-min) fail decisively in one sweep, its redeploys are held (hold-fleet:
+no hook); --max-redeploys caps one sweep's redeploys (the rest: hold-budget).
+With --state, a redeploy is saved before its hook starts (at most once).
+
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
-2 usage, targets file or state file error (also: the state file stayed locked
+9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
 past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
 the probes that finished is saved).`,
 		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
@@ -113,6 +121,10 @@ the probes that finished is saved).`,
 	fs.StringVar(&opts.listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
 	fs.IntVar(&opts.concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
 	fs.StringVar(&opts.shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
+	def := policy.DefaultFleetSettings()
+	fs.Float64Var(&opts.fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold every redeploy of a sweep in which this share of the probed targets failed decisively at once (0: off)")
+	fs.IntVar(&opts.fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
+	fs.IntVar(&opts.fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
 	return cmd
 }
 
@@ -147,6 +159,13 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	settings, err := opts.policy.Settings()
 	if err != nil {
 		return err
+	}
+	if err := opts.fleet.Validate(); err != nil {
+		var se *policy.SettingError
+		if errors.As(err, &se) {
+			return cli.UsageErrorf("%s %s", src(se.Setting), se.Msg)
+		}
+		return cli.UsageError(err)
 	}
 	if opts.promFile != "" {
 		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
@@ -198,12 +217,11 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		defer crash.OnCrash(func() { store.Close() })()
 	}
 
-	cfg := watch.Config{Targets: targets, Settings: settings, Concurrency: concurrency, Interval: opts.interval}
+	cfg := watch.Config{Targets: targets, Settings: settings, Fleet: opts.fleet, Concurrency: concurrency, Interval: opts.interval}
 	if opts.onRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
 	}
-	w := watch.New(cfg, file)
-	r := &watchReporter{f: f, opts: opts, w: w, store: store, shard: shard.String(),
+	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(),
 		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.table),
 		metricsOn: opts.promFile != "" || opts.listen != ""}
 	if r.metricsOn && !opts.once {
@@ -215,6 +233,16 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 	}
 	r.metrics.Store(&[]byte{})
+	if store != nil {
+		// At most once: the redeploys are on disk before a hook starts.
+		cfg.BeforeHooks = r.save
+	}
+	w := watch.New(cfg, file)
+	r.w = w
+	for name, at := range w.PendingHooks() {
+		fmt.Fprintf(f.Streams.Err, "healthctl: watch: target %q: the --on-redeploy started at %s never reported its end (that run was killed or interrupted); its redeploy is not run again\n",
+			name, at.UTC().Format(time.RFC3339))
+	}
 
 	if opts.once {
 		s := w.Sweep(ctx)
@@ -227,6 +255,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 		if s.Redeploys > 0 {
 			return cli.SilentExit(exitcode.Redeploy)
+		}
+		if s.HeldFleet > 0 || s.HeldBudget > 0 {
+			return cli.SilentExit(exitcode.Unknown)
 		}
 		return nil
 	}
@@ -358,6 +389,15 @@ type watchReporter struct {
 	metrics   atomic.Pointer[[]byte]
 	sweeps    int
 	redeploys int
+	// saveMu serialises state saves: after a sweep, and before its hooks.
+	saveMu sync.Mutex
+}
+
+// save writes the watcher's current state to the state file.
+func (r *watchReporter) save() error {
+	r.saveMu.Lock()
+	defer r.saveMu.Unlock()
+	return r.store.Save(r.w.State())
 }
 
 // report handles one finished sweep; its error is a state or metrics file
@@ -378,13 +418,13 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.store == nil && !r.metricsOn {
 		return nil
 	}
-	st := r.w.State()
 	var errs []error
 	if r.store != nil {
-		if err := r.store.Save(st); err != nil {
+		if err := r.save(); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	st := r.w.State()
 	in := metrics.Input{Latest: latest, State: st, Sweep: s}
 	switch {
 	case r.opts.listen != "":
@@ -434,6 +474,9 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			fmt.Fprintln(streams.Out, sweepLine(s))
 		}
 	}
+	if s.HoldWhy != "" {
+		fmt.Fprintf(streams.Err, "healthctl: watch: sweep %d: %s\n", s.N, s.HoldWhy)
+	}
 	// Hook runs go to stderr: a failure always, the output in text mode
 	// (JSON carries it in the target's line).
 	for i := range s.Items {
@@ -442,7 +485,10 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			continue
 		}
 		verdict := "ran"
-		if !h.OK {
+		switch {
+		case h.Interrupted:
+			verdict = "INTERRUPTED (its redeploy stays pending)"
+		case !h.OK:
 			verdict = "FAILED"
 		}
 		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
