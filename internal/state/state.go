@@ -160,9 +160,18 @@ func Parse(path string, data []byte) (*File, error) {
 	return &f, nil
 }
 
-// Save writes f atomically in place of the file.
+// Save writes f atomically in place of the file. A time JSON cannot hold
+// (a year past 9999: validated where times enter, so only a bug gets here)
+// is dropped rather than failing the save: one target can never stop the
+// fleet's state from being saved.
 func (s *Store) Save(f *File) error {
 	f.SchemaVersion = SchemaVersion
+	f.Saved = saneTime(f.Saved)
+	for name, t := range f.Targets {
+		t.StartedAt, t.TLSFailingSince = saneTime(t.StartedAt), saneTime(t.TLSFailingSince)
+		t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
+		f.Targets[name] = t
+	}
 	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
 		enc := json.NewEncoder(w) // as json.MarshalIndent, and a newline
 		enc.SetIndent("", " ")
@@ -172,6 +181,14 @@ func (s *Store) Save(f *File) error {
 		return &Error{Path: s.path, Err: err}
 	}
 	return nil
+}
+
+// saneTime is t, or the zero time when JSON cannot encode it.
+func saneTime(t time.Time) time.Time {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return time.Time{}
+	}
+	return t
 }
 
 // Close releases the lock.

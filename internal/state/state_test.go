@@ -133,3 +133,26 @@ func TestWriteFileFuncAndSaveFormat(t *testing.T) {
 		t.Fatalf("saved\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestSaveOutOfRangeTime: one target's time that JSON cannot hold (a
+// started_at in milliseconds read as seconds) never stops the save.
+func TestSaveOutOfRangeTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, f, err := Open(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f.Targets["bad"] = Target{History: policy.History{StartedAt: time.Unix(1764500000000, 0), Streak: 1}}
+	f.Targets["good"] = Target{History: policy.History{Streak: 2}}
+	if err := s.Save(f); err != nil {
+		t.Fatalf("save failed for one target's time: %v", err)
+	}
+	g, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Targets["good"].Streak != 2 || g.Targets["bad"].Streak != 1 || !g.Targets["bad"].StartedAt.IsZero() {
+		t.Fatalf("%+v", g.Targets)
+	}
+}
