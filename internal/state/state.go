@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -102,7 +103,12 @@ func LockPath(path string) string { return path + ".lock" }
 // run); anything else that cannot be read or parsed is an *Error and the
 // lock is released.
 func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, *File, error) {
-	lk := flock.New(LockPath(path))
+	// A symlinked state file is locked, read and replaced at its target.
+	real, err := Resolve(path)
+	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	lk := flock.New(LockPath(real))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
@@ -112,19 +118,27 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 				return nil, nil, ctx.Err()
 			}
 			return nil, nil, &Error{Path: path, Locked: true,
-				Err: fmt.Errorf("locked by another run (%s) for more than --lock-timeout %s; giving up", LockPath(path), lockTimeout)}
+				Err: fmt.Errorf("locked by another run (%s) for more than --lock-timeout %s; giving up", LockPath(real), lockTimeout)}
 		}
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, err
 		}
-		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(path), err)}
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), err)}
 	}
-	s := &Store{path: path, lock: lk}
-	f, err := Read(path)
+	s := &Store{path: real, lock: lk}
+	f, err := Read(real)
 	if err != nil {
 		s.Close()
+		if se, ok := err.(*Error); ok {
+			se.Path = path
+		}
 		return nil, nil, err
 	}
+	if err := CheckWritable(real); err != nil {
+		s.Close()
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("cannot be written: %v", err)}
+	}
+	removeStale(real)
 	return s, f, nil
 }
 
@@ -141,8 +155,12 @@ func Read(path string) (*File, error) {
 	return Parse(path, data)
 }
 
-// Parse checks and decodes a state file's content.
+// Parse checks and decodes a state file's content. An empty file (touch)
+// is an empty state.
 func Parse(path string, data []byte) (*File, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return New(), nil
+	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&f); err != nil {
@@ -157,7 +175,38 @@ func Parse(path string, data []byte) (*File, error) {
 	if f.Targets == nil {
 		f.Targets = map[string]Target{}
 	}
+	if err := f.check(); err != nil {
+		return nil, &Error{Path: path, Err: fmt.Errorf("corrupt (%v); left untouched: fix or remove it", err)}
+	}
 	return &f, nil
+}
+
+// check refuses counts no run writes: a negative streak or counter would
+// otherwise be carried on ("-4 of 1 decisive failure in a row").
+func (f *File) check() error {
+	if f.Sweeps < 0 {
+		return fmt.Errorf("sweeps %d is negative", f.Sweeps)
+	}
+	names := make([]string, 0, len(f.Targets))
+	for name := range f.Targets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := f.Targets[name]
+		for _, c := range []struct {
+			key string
+			n   int64
+		}{
+			{"streak", int64(t.Streak)}, {"timeout_streak", int64(t.TimeoutStreak)}, {"redeploys", t.Redeploys},
+			{"skipped", t.Skipped}, {"held_fleet", t.HeldFleet}, {"held_budget", t.HeldBudget},
+		} {
+			if c.n < 0 {
+				return fmt.Errorf("target %q: %s %d is negative", name, c.key, c.n)
+			}
+		}
+	}
+	return nil
 }
 
 // Save writes f atomically in place of the file. A time JSON cannot hold
@@ -214,6 +263,11 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 // buffer, so a large file (10,000 targets' metrics) is never held whole in
 // memory. The file is replaced only when write returns nil.
 func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
+	// A symlink is replaced at its target, never by a regular file.
+	name, err := Resolve(name)
+	if err != nil {
+		return err
+	}
 	// The temporary file goes next to name, never to $TMPDIR: a kill leaves
 	// it where it is seen (".NAME123…", not matching *.prom or NAME).
 	t, err := renameio.NewPendingFile(name, renameio.WithPermissions(perm), renameio.WithExistingPermissions(),

@@ -11,8 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,8 +166,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		return cli.UsageError(err)
 	}
 	if opts.promFile != "" {
-		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
-			return cli.UsageErrorf("%s %s: its directory does not exist", src("prom-file"), opts.promFile)
+		// Checked before the first probe: exit 2 means nothing probed,
+		// nothing run (the state file is checked when it is opened).
+		if err := statestore.CheckWritable(opts.promFile); err != nil {
+			return cli.UsageErrorf("%s %s: cannot be written: %v", src("prom-file"), opts.promFile, err)
 		}
 	}
 	targets, err := watchTargets(f, opts)
