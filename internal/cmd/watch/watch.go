@@ -221,16 +221,13 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if opts.onRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
 	}
-	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(),
+	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard,
 		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.table),
 		metricsOn: opts.promFile != "" || opts.listen != ""}
 	if r.metricsOn && !opts.once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
-		r.latest = make([]watch.Item, len(targets))
-		for i, t := range targets {
-			r.latest[i].Target = t
-		}
+		r.latest = map[string]watch.Item{}
 	}
 	r.metrics.Store(&[]byte{})
 	if store != nil {
@@ -266,6 +263,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
 		crash.Go(func() { _ = srv.Serve(ln) })
 		defer srv.Close()
+	}
+	if f.SignalsReady != nil {
+		// The real process (not an in-process test): SIGHUP reloads the
+		// targets file instead of ending the watch.
+		stop := onHangup(r.reload)
+		defer stop()
 	}
 	w.Run(ctx, func(s *watch.Sweep) {
 		if err := r.report(s); err != nil {
@@ -380,12 +383,13 @@ type watchReporter struct {
 	w       *watch.Watcher
 	store   *statestore.Store
 	shard   string
+	shardOf watch.Shard
 	jsonOut bool
 	// metricsOn is --prom-file or --listen.
 	metricsOn bool
-	// latest is each target's last probed item (reports are serialised),
-	// kept only for the metrics of a long-running watch.
-	latest    []watch.Item
+	// latest is each target's last probed item by name (reports are
+	// serialised), kept only for the metrics of a long-running watch.
+	latest    map[string]watch.Item
 	metrics   atomic.Pointer[[]byte]
 	sweeps    int
 	redeploys int
@@ -409,10 +413,21 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latest != nil {
 		for i := range s.Items {
 			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				r.latest[i] = *it
+				r.latest[it.Target.Name] = *it
 			}
 		}
-		latest = r.latest
+		// The targets of now (a SIGHUP may have reloaded them), in order.
+		targets := r.w.Targets()
+		latest = make([]watch.Item, len(targets))
+		keep := make(map[string]watch.Item, len(targets))
+		for i, t := range targets {
+			it, ok := r.latest[t.Name]
+			if !ok {
+				it = watch.Item{Target: t}
+			}
+			latest[i], keep[t.Name] = it, it
+		}
+		r.latest = keep
 	}
 	r.print(s)
 	if r.store == nil && !r.metricsOn {
@@ -501,6 +516,45 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			}
 		}
 	}
+}
+
+// reload reads the targets file again (SIGHUP): the watcher keeps each
+// target's history by name; a file that no longer reads keeps the targets
+// in force and says why.
+func (r *watchReporter) reload() {
+	errw := r.f.Streams.Err
+	if r.opts.targetsFile == "" {
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
+		return
+	}
+	before := r.w.Targets()
+	targets, err := watchTargets(r.f, r.opts)
+	if err != nil {
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
+			r.opts.targetsFile, len(before), cli.OneLine(err.Error()))
+		return
+	}
+	kept := targets[:0]
+	for _, t := range targets {
+		if r.shardOf.Keeps(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	targets = kept
+	had := make(map[string]bool, len(before))
+	for _, t := range before {
+		had[t.Name] = true
+	}
+	added := 0
+	for _, t := range targets {
+		if !had[t.Name] {
+			added++
+		}
+		delete(had, t.Name)
+	}
+	r.w.SetTargets(targets)
+	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
+		r.opts.targetsFile, len(targets), added, len(had))
 }
 
 // mux serves /metrics (the last sweep's metrics) and /healthz.
