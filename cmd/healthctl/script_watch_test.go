@@ -25,6 +25,12 @@
 //	sweepwithin FILE DURATION
 //	    reads watch's JSON lines from FILE (cp stdout FILE) and fails unless
 //	    the sweep line's duration_ms is at most DURATION.
+//	promdir DIR
+//	    reads every *.prom file in DIR as node_exporter's textfile collector
+//	    does (prometheus/common/expfmt's parser), merges them, and fails on
+//	    what makes node_exporter drop metrics: a series (name and labels)
+//	    in two files, or one name with two TYPEs or HELPs. Prints every
+//	    series, one per line (name{labels}), to stdout for grep.
 //	bgstart NAME PROG [ARGS...]
 //	    starts PROG in the background (the script's directory and
 //	    environment), its stdout and stderr going to the files NAME.stdout
@@ -83,6 +89,7 @@ func init() {
 	extraCmds["promcheck"] = cmdPromCheck
 	extraCmds["sweepwithin"] = cmdSweepWithin
 	extraCmds["envsubst"] = cmdEnvSubst
+	extraCmds["promdir"] = cmdPromDir
 	extraCmds["bgstart"] = cmdBgStart
 	extraCmds["bgsignal"] = cmdBgSignal
 	extraCmds["bgwait"] = cmdBgWait
@@ -569,4 +576,51 @@ func cmdBgWait(ts *testscript.TestScript, neg bool, args []string) {
 	if got := strconv.Itoa(st.ExitCode()); got != args[1] {
 		ts.Fatalf("bgwait: %s exited with %s (%v), want %s", p.name, got, st, args[1])
 	}
+}
+
+func cmdPromDir(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "promdir")
+	if len(args) != 1 {
+		ts.Fatalf("usage: promdir DIR")
+	}
+	files, err := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*.prom"))
+	ts.Check(err)
+	if len(files) == 0 {
+		ts.Fatalf("promdir: no *.prom files in %s", args[0])
+	}
+	type family struct{ typ, help, file string }
+	fams := map[string]family{}
+	series := map[string]string{}
+	var lines []string
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		ts.Check(err)
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(bytes.NewReader(data))
+		if err != nil {
+			ts.Fatalf("promdir: %s: %v", filepath.Base(file), err)
+		}
+		for name, mf := range mfs {
+			f := family{typ: mf.GetType().String(), help: mf.GetHelp(), file: filepath.Base(file)}
+			if prev, ok := fams[name]; ok && (prev.typ != f.typ || prev.help != f.help) {
+				ts.Fatalf("promdir: %s: TYPE or HELP differs between %s and %s", name, prev.file, f.file)
+			}
+			fams[name] = f
+			for _, m := range mf.GetMetric() {
+				var ls []string
+				for _, l := range m.GetLabel() {
+					ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+				}
+				slices.Sort(ls)
+				key := name + "{" + strings.Join(ls, ",") + "}"
+				if prev, dup := series[key]; dup {
+					ts.Fatalf("promdir: %s in both %s and %s: node_exporter would drop it", key, prev, f.file)
+				}
+				series[key] = f.file
+				lines = append(lines, key)
+			}
+		}
+	}
+	slices.Sort(lines)
+	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
 }

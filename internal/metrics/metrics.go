@@ -31,6 +31,10 @@ type Input struct {
 	Latest []watch.Item
 	State  *state.File
 	Sweep  *watch.Sweep
+	// Shard is --shard's K/N ("" for none: the label says "all"). The
+	// sweep-level series carry it, so N shards writing into one textfile
+	// directory never collide (node_exporter drops colliding series).
+	Shard string
 }
 
 // blackboxPhase maps a healthctl phase to blackbox_exporter's phase label of
@@ -134,17 +138,21 @@ func Write(w io.Writer, in Input) error {
 		m.sample("healthctl_redeploys_held_total", float64(t.HeldFleet), "target", name, "rule", "fleet")
 		m.sample("healthctl_redeploys_held_total", float64(t.HeldBudget), "target", name, "rule", "budget")
 	}
+	shard := in.Shard
+	if shard == "" {
+		shard = "all"
+	}
 	if s := in.Sweep; s != nil {
 		m.family("healthctl_sweep_duration_seconds", "gauge", "How long the last sweep took, in seconds.")
-		m.sample("healthctl_sweep_duration_seconds", s.Duration.Seconds())
+		m.sample("healthctl_sweep_duration_seconds", s.Duration.Seconds(), "shard", shard)
 		m.family("healthctl_sweep_timestamp_seconds", "gauge", "When the last sweep started, unix seconds (alert when it gets old).")
-		m.sample("healthctl_sweep_timestamp_seconds", float64(s.Started.UnixMilli())/1000)
+		m.sample("healthctl_sweep_timestamp_seconds", float64(s.Started.UnixMilli())/1000, "shard", shard)
 		m.family("healthctl_sweep_targets", "gauge", "Targets in the last sweep (after --shard).")
-		m.sample("healthctl_sweep_targets", float64(s.Targets))
+		m.sample("healthctl_sweep_targets", float64(s.Targets), "shard", shard)
 	}
 	if in.State != nil {
 		m.family("healthctl_sweeps_total", "counter", "Sweeps run (kept in the state file across runs).")
-		m.sample("healthctl_sweeps_total", float64(in.State.Sweeps))
+		m.sample("healthctl_sweeps_total", float64(in.State.Sweeps), "shard", shard)
 	}
 	return b.Flush()
 }

@@ -440,7 +440,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		}
 	}
 	st := r.w.State()
-	in := metrics.Input{Latest: latest, State: st, Sweep: s}
+	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
 	switch {
 	case r.opts.listen != "":
 		// /metrics serves the last sweep's bytes.
