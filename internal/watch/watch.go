@@ -99,7 +99,6 @@ type Item struct {
 	// Between the decision and the fleet rule, a redeploy's two possible
 	// futures: the state if it goes ahead, and if it is held.
 	redeploy, held *state.Target
-	prev           state.Target
 	seen           bool
 	inflight       *atomic.Bool
 }
@@ -371,15 +370,16 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 	w.mu.Unlock()
 
 	it.Decision, it.State = d, next
-	it.prev, it.seen = prev, seen
+	it.seen = seen
+	it.PrevOutcome, it.PrevAction = prev.LastOutcome, prev.LastAction
 	it.transition()
 }
 
 // transition sets Transition from the previous state and the decision.
 func (it *Item) transition() {
-	prev, d := it.prev, it.Decision
-	if it.seen && prev.LastAction != "" {
-		it.Transition = prev.LastOutcome != it.Result.Outcome || prev.LastAction != d.Action || d.Action == policy.Redeploy
+	d := it.Decision
+	if it.seen && it.PrevAction != "" {
+		it.Transition = it.PrevOutcome != it.Result.Outcome || it.PrevAction != d.Action || d.Action == policy.Redeploy
 	} else {
 		it.Transition = d.Action != policy.Stay
 	}
