@@ -86,6 +86,7 @@ The fleet rule: when --hold-fraction of the probed targets (at least
 --hold-min) fail decisively in one sweep, its redeploys are held (hold-fleet:
 no hook); --max-redeploys caps one sweep's redeploys (the rest: hold-budget).
 With --state, a redeploy is saved before its hook starts (at most once).
+In long-running mode SIGHUP reloads the --targets file (history kept by name).
 
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
 9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
