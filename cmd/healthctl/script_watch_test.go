@@ -9,9 +9,10 @@
 //	unixnow VAR [OFFSET]
 //	    sets $VAR to the current unix time in seconds, plus OFFSET (a Go
 //	    duration, may be negative).
-//	statecheck FILE [sweeps=N] [has=NAME]... [gone=NAME]...
+//	statecheck FILE [sweeps=N] [has=NAME]... [gone=NAME]... [pending=NAME]... [notpending=NAME]...
 //	    parses FILE as a watch state file (internal/state) and fails unless
-//	    it is valid and meets every condition.
+//	    it is valid and meets every condition (pending: the target's
+//	    --on-redeploy started and never reported its end).
 //	holdlock FILE
 //	    holds the lock of the state file FILE (FILE.lock) until the script
 //	    ends, as another watch run would.
@@ -24,6 +25,25 @@
 //	sweepwithin FILE DURATION
 //	    reads watch's JSON lines from FILE (cp stdout FILE) and fails unless
 //	    the sweep line's duration_ms is at most DURATION.
+//	promdir DIR
+//	    reads every *.prom file in DIR as node_exporter's textfile collector
+//	    does (prometheus/common/expfmt's parser), merges them, and fails on
+//	    what makes node_exporter drop metrics: a series (name and labels)
+//	    in two files, or one name with two TYPEs or HELPs. Prints every
+//	    series, one per line (name{labels}), to stdout for grep.
+//	bgstart NAME PROG [ARGS...]
+//	    starts PROG in the background (the script's directory and
+//	    environment), its stdout and stderr going to the files NAME.stdout
+//	    and NAME.stderr (so waitfile can wait on them). Killed when the
+//	    script ends.
+//	bgsignal [-when FILE REGEXP] NAME KILL|TERM|INT|HUP
+//	    sends the signal to the bgstart process NAME; with -when, first
+//	    waits (at most 10s) until FILE matches REGEXP or the process has
+//	    exited on its own (then it sends nothing).
+//	bgwait NAME WANT
+//	    waits (at most 10s) for the bgstart process NAME to exit, copies
+//	    its output to the script's stdout and stderr, and fails unless it
+//	    exited with code WANT, or WANT is "killed" and a signal killed it.
 package main
 
 import (
@@ -40,6 +60,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,8 +89,13 @@ func init() {
 	extraCmds["promcheck"] = cmdPromCheck
 	extraCmds["sweepwithin"] = cmdSweepWithin
 	extraCmds["envsubst"] = cmdEnvSubst
+	extraCmds["promdir"] = cmdPromDir
+	extraCmds["bgstart"] = cmdBgStart
+	extraCmds["bgsignal"] = cmdBgSignal
+	extraCmds["bgwait"] = cmdBgWait
 	extraSetup = append(extraSetup, func(env *testscript.Env) error {
 		env.Values[switchesKey{}] = &switches{m: map[string]*fixture.Switch{}}
+		env.Values[bgKey{}] = &bgProcs{m: map[string]*bgProc{}}
 		return nil
 	})
 }
@@ -152,6 +178,14 @@ func cmdStateCheck(ts *testscript.TestScript, neg bool, args []string) {
 		case "gone":
 			if _, ok := f.Targets[v]; ok {
 				ts.Fatalf("statecheck: target %q still in the state", v)
+			}
+		case "pending":
+			if !f.Targets[v].HookPending {
+				ts.Fatalf("statecheck: target %q has no pending hook", v)
+			}
+		case "notpending":
+			if f.Targets[v].HookPending {
+				ts.Fatalf("statecheck: target %q has a pending hook", v)
 			}
 		default:
 			ts.Fatalf("statecheck: unknown condition %q", c)
@@ -400,4 +434,193 @@ func TestWatchTTYTable(t *testing.T) {
 	if strings.Contains(got, `"schema_version"`) {
 		t.Errorf("TTY output is JSON:\n%s", got)
 	}
+}
+
+// bgKey is the Env.Values key of a script's bgstart processes.
+type bgKey struct{}
+
+type bgProcs struct {
+	mu sync.Mutex
+	m  map[string]*bgProc
+}
+
+type bgProc struct {
+	name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func bgLookup(ts *testscript.TestScript, name string) *bgProc {
+	all := ts.Value(bgKey{}).(*bgProcs)
+	all.mu.Lock()
+	defer all.mu.Unlock()
+	p := all.m[name]
+	if p == nil {
+		ts.Fatalf("no bgstart process %q", name)
+	}
+	return p
+}
+
+func cmdBgStart(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "bgstart")
+	if len(args) < 2 {
+		ts.Fatalf("usage: bgstart NAME PROG [ARGS...]")
+	}
+	prog, err := lookPath(ts, args[1])
+	ts.Check(err)
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = scriptEnv(ts)
+	out, err := os.Create(ts.MkAbs(args[0] + ".stdout"))
+	ts.Check(err)
+	errf, err := os.Create(ts.MkAbs(args[0] + ".stderr"))
+	ts.Check(err)
+	cmd.Stdout, cmd.Stderr = out, errf
+	ts.Check(cmd.Start())
+	p := &bgProc{name: args[0], cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		out.Close()
+		errf.Close()
+		close(p.exited)
+	}()
+	ts.Defer(func() {
+		select {
+		case <-p.exited:
+		default:
+			cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	all := ts.Value(bgKey{}).(*bgProcs)
+	all.mu.Lock()
+	all.m[args[0]] = p
+	all.mu.Unlock()
+}
+
+func cmdBgSignal(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "bgsignal")
+	const usage = "usage: bgsignal [-when FILE REGEXP] NAME KILL|TERM|INT|HUP"
+	var file string
+	var re *regexp.Regexp
+	if len(args) > 0 && args[0] == "-when" {
+		if len(args) < 3 {
+			ts.Fatalf(usage)
+		}
+		file = ts.MkAbs(args[1])
+		var err error
+		if re, err = regexp.Compile(args[2]); err != nil {
+			ts.Fatalf("%s: %v", usage, err)
+		}
+		args = args[3:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf(usage)
+	}
+	p := bgLookup(ts, args[0])
+	sig := map[string]os.Signal{"KILL": os.Kill, "TERM": syscall.SIGTERM, "INT": os.Interrupt, "HUP": syscall.SIGHUP}[args[1]]
+	if sig == nil {
+		ts.Fatalf("%s: bad signal %q", usage, args[1])
+	}
+	if re != nil {
+		exited := false
+		ok := fixture.WaitFor(10*time.Second, func() bool {
+			select {
+			case <-p.exited:
+				exited = true
+				return true
+			default:
+			}
+			b, err := os.ReadFile(file)
+			return err == nil && re.Match(b)
+		})
+		if !ok {
+			ts.Fatalf("bgsignal: %s did not match %q within 10s", file, re)
+		}
+		if exited {
+			ts.Logf("bgsignal: %s exited on its own: no SIG%s sent", p.name, args[1])
+			return
+		}
+	}
+	ts.Check(p.cmd.Process.Signal(sig))
+}
+
+func cmdBgWait(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "bgwait")
+	if len(args) != 2 {
+		ts.Fatalf("usage: bgwait NAME WANT")
+	}
+	p := bgLookup(ts, args[0])
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+		ts.Fatalf("bgwait: %s still running after 10s", p.name)
+	}
+	for _, f := range []struct {
+		ext string
+		w   io.Writer
+	}{{".stdout", ts.Stdout()}, {".stderr", ts.Stderr()}} {
+		b, err := os.ReadFile(ts.MkAbs(p.name + f.ext))
+		ts.Check(err)
+		f.w.Write(b)
+	}
+	st := p.cmd.ProcessState
+	if args[1] == "killed" {
+		if ws, ok := st.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			ts.Fatalf("bgwait: %s ended with %v, want killed by a signal", p.name, st)
+		}
+		return
+	}
+	if got := strconv.Itoa(st.ExitCode()); got != args[1] {
+		ts.Fatalf("bgwait: %s exited with %s (%v), want %s", p.name, got, st, args[1])
+	}
+}
+
+func cmdPromDir(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "promdir")
+	if len(args) != 1 {
+		ts.Fatalf("usage: promdir DIR")
+	}
+	files, err := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*.prom"))
+	ts.Check(err)
+	if len(files) == 0 {
+		ts.Fatalf("promdir: no *.prom files in %s", args[0])
+	}
+	type family struct{ typ, help, file string }
+	fams := map[string]family{}
+	series := map[string]string{}
+	var lines []string
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		ts.Check(err)
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(bytes.NewReader(data))
+		if err != nil {
+			ts.Fatalf("promdir: %s: %v", filepath.Base(file), err)
+		}
+		for name, mf := range mfs {
+			f := family{typ: mf.GetType().String(), help: mf.GetHelp(), file: filepath.Base(file)}
+			if prev, ok := fams[name]; ok && (prev.typ != f.typ || prev.help != f.help) {
+				ts.Fatalf("promdir: %s: TYPE or HELP differs between %s and %s", name, prev.file, f.file)
+			}
+			fams[name] = f
+			for _, m := range mf.GetMetric() {
+				var ls []string
+				for _, l := range m.GetLabel() {
+					ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+				}
+				slices.Sort(ls)
+				key := name + "{" + strings.Join(ls, ",") + "}"
+				if prev, dup := series[key]; dup {
+					ts.Fatalf("promdir: %s in both %s and %s: node_exporter would drop it", key, prev, f.file)
+				}
+				series[key] = f.file
+				lines = append(lines, key)
+			}
+		}
+	}
+	slices.Sort(lines)
+	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
 }

@@ -162,6 +162,10 @@ func fileValues(v any) ([]string, error) {
 	return []string{fmt.Sprint(v)}, nil
 }
 
+// setFlag sets f from a variable or the config file and marks it set, as
+// FlagSet.Set does: a command asking whether the user chose a value
+// (-o text means a table even on a pipe) gets the same answer whatever the
+// value's source; the source itself is kept in the flag's annotation.
 func setFlag(f *pflag.Flag, vals []string) error {
 	if !multi(f) && len(vals) > 1 {
 		return fmt.Errorf("want one value, got %d", len(vals))
@@ -170,6 +174,7 @@ func setFlag(f *pflag.Flag, vals []string) error {
 		if err := f.Value.Set(v); err != nil {
 			return err
 		}
+		f.Changed = true
 	}
 	return nil
 }

@@ -31,6 +31,10 @@ type Input struct {
 	Latest []watch.Item
 	State  *state.File
 	Sweep  *watch.Sweep
+	// Shard is --shard's K/N ("" for none: the label says "all"). The
+	// sweep-level series carry it, so N shards writing into one textfile
+	// directory never collide (node_exporter drops colliding series).
+	Shard string
 }
 
 // blackboxPhase maps a healthctl phase to blackbox_exporter's phase label of
@@ -118,6 +122,8 @@ func Write(w io.Writer, in Input) error {
 			func(t state.Target) float64 { return float64(t.Redeploys) }},
 		{"healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.",
 			func(t state.Target) float64 { return float64(t.Skipped) }},
+		{"healthctl_redeploy_hook_pending", "gauge", "1 while the target's --on-redeploy has started and not reported its end (a killed run leaves it set).",
+			func(t state.Target) float64 { return boolf(t.HookPending) }},
 	} {
 		m.family(f.name, f.typ, f.help)
 		for i := range in.Latest {
@@ -125,23 +131,36 @@ func Write(w io.Writer, in Input) error {
 			m.sample(f.name, f.value(st(name)), "target", name)
 		}
 	}
+	m.family("healthctl_redeploys_held_total", "counter", "Redeploy decisions the fleet rule held: rule=\"fleet\" (the fleet failed at once), rule=\"budget\" (past --max-redeploys); kept in the state file.")
+	for i := range in.Latest {
+		name := in.Latest[i].Target.Name
+		t := st(name)
+		m.sample("healthctl_redeploys_held_total", float64(t.HeldFleet), "target", name, "rule", "fleet")
+		m.sample("healthctl_redeploys_held_total", float64(t.HeldBudget), "target", name, "rule", "budget")
+	}
+	shard := in.Shard
+	if shard == "" {
+		shard = "all"
+	}
 	if s := in.Sweep; s != nil {
 		m.family("healthctl_sweep_duration_seconds", "gauge", "How long the last sweep took, in seconds.")
-		m.sample("healthctl_sweep_duration_seconds", s.Duration.Seconds())
+		m.sample("healthctl_sweep_duration_seconds", s.Duration.Seconds(), "shard", shard)
 		m.family("healthctl_sweep_timestamp_seconds", "gauge", "When the last sweep started, unix seconds (alert when it gets old).")
-		m.sample("healthctl_sweep_timestamp_seconds", float64(s.Started.UnixMilli())/1000)
+		m.sample("healthctl_sweep_timestamp_seconds", float64(s.Started.UnixMilli())/1000, "shard", shard)
 		m.family("healthctl_sweep_targets", "gauge", "Targets in the last sweep (after --shard).")
-		m.sample("healthctl_sweep_targets", float64(s.Targets))
+		m.sample("healthctl_sweep_targets", float64(s.Targets), "shard", shard)
 	}
 	if in.State != nil {
 		m.family("healthctl_sweeps_total", "counter", "Sweeps run (kept in the state file across runs).")
-		m.sample("healthctl_sweeps_total", float64(in.State.Sweeps))
+		m.sample("healthctl_sweeps_total", float64(in.State.Sweeps), "shard", shard)
 	}
 	return b.Flush()
 }
 
 // actions are the policy's decisions, in SPEC.md §4's order (rule 0 first).
-var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy}
+// The fleet rule's holds come last.
+var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy,
+	policy.HoldFleet, policy.HoldBudget}
 
 type metricWriter struct {
 	b *bufio.Writer

@@ -28,6 +28,9 @@ type Streams struct {
 	// ErrWidth is stderr's terminal width in columns (0: not a terminal or
 	// unknown), for status lines redrawn in place.
 	ErrWidth int
+	// OutWidth is stdout's terminal width in columns (0: not a terminal or
+	// unknown), for tables that must fit it.
+	OutWidth int
 }
 
 // System returns the process's streams. Colour needs a terminal and no
@@ -44,6 +47,11 @@ func System() *Streams {
 	if s.ErrTTY {
 		if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil {
 			s.ErrWidth = w
+		}
+	}
+	if s.OutTTY {
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil {
+			s.OutWidth = w
 		}
 	}
 	return s

@@ -23,6 +23,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -60,6 +61,15 @@ type Target struct {
 	// Skipped counts turns skipped because the previous probe was still
 	// running.
 	Skipped int64 `json:"skipped,omitempty"`
+	// HeldFleet and HeldBudget count the redeploys the fleet rule held
+	// (hold-fleet, hold-budget).
+	HeldFleet  int64 `json:"held_fleet,omitempty"`
+	HeldBudget int64 `json:"held_budget,omitempty"`
+	// HookPending is written, with the redeploy, before --on-redeploy
+	// starts, and cleared once it has ended: a run killed mid-hook leaves
+	// it set, and the next run does not redeploy again (at most once).
+	HookPending bool      `json:"hook_pending,omitempty"`
+	HookStarted time.Time `json:"hook_started,omitzero"`
 }
 
 // New returns an empty state.
@@ -94,7 +104,12 @@ func LockPath(path string) string { return path + ".lock" }
 // run); anything else that cannot be read or parsed is an *Error and the
 // lock is released.
 func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, *File, error) {
-	lk := flock.New(LockPath(path))
+	// A symlinked state file is locked, read and replaced at its target.
+	real, err := Resolve(path)
+	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	lk := flock.New(LockPath(real))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
@@ -104,19 +119,27 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 				return nil, nil, ctx.Err()
 			}
 			return nil, nil, &Error{Path: path, Locked: true,
-				Err: fmt.Errorf("locked by another run (%s) for more than --lock-timeout %s; giving up", LockPath(path), lockTimeout)}
+				Err: fmt.Errorf("locked by another run (%s) for more than --lock-timeout %s; giving up", LockPath(real), lockTimeout)}
 		}
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, err
 		}
-		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(path), err)}
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), err)}
 	}
-	s := &Store{path: path, lock: lk}
-	f, err := Read(path)
+	s := &Store{path: real, lock: lk}
+	f, err := Read(real)
 	if err != nil {
 		s.Close()
+		if se, ok := err.(*Error); ok {
+			se.Path = path
+		}
 		return nil, nil, err
 	}
+	if err := CheckWritable(real); err != nil {
+		s.Close()
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("cannot be written: %v", err)}
+	}
+	removeStale(real)
 	return s, f, nil
 }
 
@@ -133,8 +156,12 @@ func Read(path string) (*File, error) {
 	return Parse(path, data)
 }
 
-// Parse checks and decodes a state file's content.
+// Parse checks and decodes a state file's content. An empty file (touch)
+// is an empty state.
 func Parse(path string, data []byte) (*File, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return New(), nil
+	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&f); err != nil {
@@ -149,12 +176,52 @@ func Parse(path string, data []byte) (*File, error) {
 	if f.Targets == nil {
 		f.Targets = map[string]Target{}
 	}
+	if err := f.check(); err != nil {
+		return nil, &Error{Path: path, Err: fmt.Errorf("corrupt (%v); left untouched: fix or remove it", err)}
+	}
 	return &f, nil
 }
 
-// Save writes f atomically in place of the file.
+// check refuses counts no run writes: a negative streak or counter would
+// otherwise be carried on ("-4 of 1 decisive failure in a row").
+func (f *File) check() error {
+	if f.Sweeps < 0 {
+		return fmt.Errorf("sweeps %d is negative", f.Sweeps)
+	}
+	names := make([]string, 0, len(f.Targets))
+	for name := range f.Targets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := f.Targets[name]
+		for _, c := range []struct {
+			key string
+			n   int64
+		}{
+			{"streak", int64(t.Streak)}, {"timeout_streak", int64(t.TimeoutStreak)}, {"redeploys", t.Redeploys},
+			{"skipped", t.Skipped}, {"held_fleet", t.HeldFleet}, {"held_budget", t.HeldBudget},
+		} {
+			if c.n < 0 {
+				return fmt.Errorf("target %q: %s %d is negative", name, c.key, c.n)
+			}
+		}
+	}
+	return nil
+}
+
+// Save writes f atomically in place of the file. A time JSON cannot hold
+// (a year past 9999: validated where times enter, so only a bug gets here)
+// is dropped rather than failing the save: one target can never stop the
+// fleet's state from being saved.
 func (s *Store) Save(f *File) error {
 	f.SchemaVersion = SchemaVersion
+	f.Saved = saneTime(f.Saved)
+	for name, t := range f.Targets {
+		t.StartedAt, t.TLSFailingSince = saneTime(t.StartedAt), saneTime(t.TLSFailingSince)
+		t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
+		f.Targets[name] = t
+	}
 	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
 		enc := json.NewEncoder(w) // as json.MarshalIndent, and a newline
 		enc.SetIndent("", " ")
@@ -164,6 +231,14 @@ func (s *Store) Save(f *File) error {
 		return &Error{Path: s.path, Err: err}
 	}
 	return nil
+}
+
+// saneTime is t, or the zero time when JSON cannot encode it.
+func saneTime(t time.Time) time.Time {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return time.Time{}
+	}
+	return t
 }
 
 // Close releases the lock.
@@ -189,5 +264,10 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 // buffer, so a large file (10,000 targets' metrics) is never held whole in
 // memory. The file is replaced only when write returns nil.
 func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
+	// A symlink is replaced at its target, never by a regular file.
+	name, err := Resolve(name)
+	if err != nil {
+		return err
+	}
 	return writeAtomic(name, perm, write)
 }

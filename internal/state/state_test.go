@@ -49,7 +49,7 @@ func TestCorruptIsAnErrorAndUntouched(t *testing.T) {
 		"garbage":   "not json",
 		"torn":      `{"schema_version":1,"targets":{"a":`,
 		"schema":    `{"schema_version":99,"targets":{}}`,
-		"empty":     ``,
+		"negative":  `{"schema_version":1,"targets":{"a":{"streak":-4}}}`,
 		"two":       `{"schema_version":1,"targets":{}} {}`,
 		"wrongtype": `{"schema_version":1,"targets":[]}`,
 	} {
@@ -131,5 +131,78 @@ func TestWriteFileFuncAndSaveFormat(t *testing.T) {
 	want, _ := json.MarshalIndent(f, "", " ")
 	if got, _ := os.ReadFile(path); string(got) != string(want)+"\n" {
 		t.Fatalf("saved\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSaveOutOfRangeTime: one target's time that JSON cannot hold (a
+// started_at in milliseconds read as seconds) never stops the save.
+func TestSaveOutOfRangeTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, f, err := Open(context.Background(), path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f.Targets["bad"] = Target{History: policy.History{StartedAt: time.Unix(1764500000000, 0), Streak: 1}}
+	f.Targets["good"] = Target{History: policy.History{Streak: 2}}
+	if err := s.Save(f); err != nil {
+		t.Fatalf("save failed for one target's time: %v", err)
+	}
+	g, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Targets["good"].Streak != 2 || g.Targets["bad"].Streak != 1 || !g.Targets["bad"].StartedAt.IsZero() {
+		t.Fatalf("%+v", g.Targets)
+	}
+}
+
+func TestParseChecks(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"", ""},
+		{" \n", ""},
+		{`{"schema_version":1,"sweeps":-1,"targets":{}}`, "sweeps -1 is negative"},
+		{`{"schema_version":1,"targets":{"a":{"redeploys":-2}}}`, `target "a": redeploys -2 is negative`},
+		{`{"schema_version":1,"targets":{"a":{"timeout_streak":-1}}}`, `target "a": timeout_streak -1 is negative`},
+	} {
+		f, err := Parse("s.json", []byte(tc.data))
+		if tc.want == "" {
+			if err != nil || f == nil || f.Targets == nil {
+				t.Errorf("%q: %v", tc.data, err)
+			}
+			continue
+		}
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
+			t.Errorf("%q: %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
+
+func TestWriteFileThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "vol", "real")
+	if err := os.Mkdir(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("vol/real", link); err != nil {
+		t.Skip(err)
+	}
+	for _, content := range []string{"one", "two"} {
+		if err := WriteFile(link, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the link was replaced: %v %v", fi, err)
+		}
+		if b, _ := os.ReadFile(real); string(b) != content {
+			t.Fatalf("target holds %q, want %q", b, content)
+		}
+	}
+	if err := CheckWritable(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWritable(dir); err == nil {
+		t.Fatal("a directory is writable?")
 	}
 }

@@ -19,12 +19,16 @@ const (
 // HookResult is how one hook run went; the hook's failure is reported, never
 // fatal.
 type HookResult struct {
-	OK        bool          `json:"ok"`
-	Status    string        `json:"status"`
-	Output    string        `json:"output,omitempty"`
-	Truncated bool          `json:"output_truncated,omitempty"`
-	TimedOut  bool          `json:"timed_out,omitempty"`
-	Duration  time.Duration `json:"-"`
+	OK        bool   `json:"ok"`
+	Status    string `json:"status"`
+	Output    string `json:"output,omitempty"`
+	Truncated bool   `json:"output_truncated,omitempty"`
+	TimedOut  bool   `json:"timed_out,omitempty"`
+	// Interrupted says a signal to healthctl cut the hook short (or kept it
+	// from starting): not a timeout, and not done; its redeploy stays
+	// pending in the state.
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Duration    time.Duration `json:"-"`
 }
 
 // ShellHook returns a Hook that runs line with /bin/sh -c, in its own
@@ -47,6 +51,13 @@ func ShellHook(line string, timeout time.Duration) Hook {
 		}
 		h := &HookResult{Status: res.Status.String(), Output: res.Output, Truncated: res.Truncated,
 			TimedOut: res.TimedOut, Duration: res.Duration}
+		if res.TimedOut && ctx.Err() != nil && res.Duration < timeout {
+			// proc.Run ends a hook on ctx's cancellation as on its timeout;
+			// a signal is not a timeout.
+			h.TimedOut, h.Interrupted = false, true
+			h.Status = "interrupted after " + res.Duration.Round(time.Millisecond).String() + " (" + h.Status + ")"
+			return h
+		}
 		if res.TimedOut {
 			h.Status = "timed out after " + timeout.String() + " (" + h.Status + ")"
 		}

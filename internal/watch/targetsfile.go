@@ -1,8 +1,10 @@
 package watch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -139,28 +141,49 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 	fail := func(line int, target string, format string, args ...any) error {
 		return &TargetsError{File: path, Line: line, Target: target, Err: fmt.Errorf(format, args...)}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	yamlErr := func(err error) string {
 		var te *yaml.TypeError
 		msg := err.Error()
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			msg = te.Errors[0]
 		}
-		return nil, fail(0, "", "%s", strings.TrimPrefix(msg, "yaml: "))
+		return strings.TrimPrefix(msg, "yaml: ")
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fail(0, "", "%s", yamlErr(err))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, fail(0, "", "empty: want a targets: list")
 	}
-	root := doc.Content[0]
+	// One document: a second one (after ---) would be ignored by a plain
+	// Unmarshal, garbage included.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, fail(0, "", "several YAML documents (the second does not parse: %s): want one", yamlErr(err))
+		}
+		line := extra.Line
+		if len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		}
+		return nil, fail(line, "", "a second YAML document (after ---): want one document with defaults: and targets:")
+	}
+	root := deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		return nil, fail(root.Line, "", "want a mapping with defaults: and targets:")
+	}
+	rootPairs, err := pairs(root)
+	if err != nil {
+		return nil, fail(root.Line, "", "%v", err)
 	}
 	var defaults map[string]Value
 	defaultRecover := true
 	var list *yaml.Node
 	seenTop := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
+	for _, kv := range rootPairs {
+		k, v := kv[0], kv[1]
 		if seenTop[k.Value] {
 			return nil, fail(k.Line, "", "%s: given twice", k.Value)
 		}
@@ -171,8 +194,12 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 				return nil, fail(v.Line, "", "defaults: want a mapping of probe keys")
 			}
 			defaults = map[string]Value{}
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				dk, dv := v.Content[j], v.Content[j+1]
+			dpairs, err := pairs(v)
+			if err != nil {
+				return nil, fail(v.Line, "", "defaults: %v", err)
+			}
+			for _, kv := range dpairs {
+				dk, dv := kv[0], kv[1]
 				if dk.Value == "recover" {
 					b, err := boolValue(dv)
 					if err != nil {
@@ -205,8 +232,13 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 	out := make([]FileTarget, 0, len(list.Content))
 	names := map[string]int{}
 	for _, e := range list.Content {
+		e = deref(e)
 		if e.Kind != yaml.MappingNode {
 			return nil, fail(e.Line, "", "a target must be a mapping with name: and url:")
+		}
+		epairs, err := pairs(e)
+		if err != nil {
+			return nil, fail(e.Line, "", "%v", err)
 		}
 		t := FileTarget{Line: e.Line, Recover: defaultRecover, Probe: map[string]Value{}}
 		for k, v := range defaults {
@@ -214,9 +246,9 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 		}
 		// The name first, so every other error can name the target.
 		hasName := false
-		for j := 0; j+1 < len(e.Content); j += 2 {
-			if e.Content[j].Value == "name" {
-				nv := e.Content[j+1]
+		for _, kv := range epairs {
+			if kv[0].Value == "name" {
+				nv := kv[1]
 				if nv.Kind != yaml.ScalarNode || nv.Tag == "!!null" || nv.Value == "" {
 					return nil, fail(nv.Line, "", "name: want a non-empty string")
 				}
@@ -231,8 +263,8 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 		}
 		names[t.Name] = e.Line
 		seen := map[string]bool{}
-		for j := 0; j+1 < len(e.Content); j += 2 {
-			k, v := e.Content[j], e.Content[j+1]
+		for _, kv := range epairs {
+			k, v := kv[0], kv[1]
 			if seen[k.Value] {
 				return nil, fail(k.Line, t.Name, "%s: given twice", k.Value)
 			}
@@ -251,6 +283,9 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 					return nil, fail(v.Line, t.Name, "started_at: %v", err)
 				}
 				if t.StartedAt, err = target.ParseTime(s); err != nil {
+					return nil, fail(v.Line, t.Name, "started_at: %q: %v", s, err)
+				}
+				if err := saneStart(s, t.StartedAt, now()); err != nil {
 					return nil, fail(v.Line, t.Name, "started_at: %q: %v", s, err)
 				}
 			case "recover":
@@ -272,8 +307,97 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 	return out, nil
 }
 
+// now is the clock that judges a started_at "far in the future".
+var now = time.Now
+
+// FutureSlack is how far in the future a started_at may be (clock skew
+// between the deploying machine and this one); past it, it is an error: the
+// target would sit inside its grace window until then.
+const FutureSlack = time.Hour
+
+// saneStart checks a started_at where it enters, so one target can never
+// make the state unsavable (time.Time's JSON stops at year 9999) nor hide
+// inside a grace window that never ends.
+func saneStart(raw string, t, now time.Time) error {
+	raw = strings.TrimSpace(raw)
+	digits := raw != "" && strings.Trim(raw, "0123456789") == ""
+	switch {
+	case digits && len(raw) >= 12:
+		return fmt.Errorf("%d digits: milliseconds or smaller units? want unix seconds (10 digits today)", len(raw))
+	case t.Year() > 9999:
+		return fmt.Errorf("year %d: want a year up to 9999", t.Year())
+	case t.Year() < 1970:
+		return fmt.Errorf("year %d: before 1970", t.Year())
+	case t.After(now.Add(FutureSlack)):
+		ahead := t.Sub(now).Round(time.Minute).String()
+		if d := t.Sub(now); d > 48*time.Hour {
+			ahead = fmt.Sprintf("%d days", d/(24*time.Hour))
+		}
+		return fmt.Errorf("%s is %s in the future: the target would stay inside its grace window until then",
+			t.UTC().Format(time.RFC3339), ahead)
+	}
+	return nil
+}
+
+// deref follows aliases (*name) to the node they name.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// pairs returns a mapping's key/value pairs with aliases followed and merge
+// keys (<<: *base, <<: [*a, *b]) resolved as YAML 1.1 defines them: the
+// mapping's own keys win over merged ones, and earlier merged mappings over
+// later ones. Duplicate own keys are kept (the caller reports them).
+func pairs(m *yaml.Node) ([][2]*yaml.Node, error) {
+	return pairsDepth(m, 0)
+}
+
+func pairsDepth(m *yaml.Node, depth int) ([][2]*yaml.Node, error) {
+	if depth > 16 {
+		return nil, errors.New("merge keys (<<) nested too deep")
+	}
+	var own, merged [][2]*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], deref(m.Content[i+1])
+		if k.Tag != "!!merge" {
+			own = append(own, [2]*yaml.Node{deref(k), v})
+			continue
+		}
+		srcs := []*yaml.Node{v}
+		if v.Kind == yaml.SequenceNode {
+			srcs = v.Content
+		}
+		for _, src := range srcs {
+			src = deref(src)
+			if src.Kind != yaml.MappingNode {
+				return nil, fmt.Errorf("line %d: <<: want a mapping or a list of mappings to merge", k.Line)
+			}
+			p, err := pairsDepth(src, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			merged = append(merged, p...)
+		}
+	}
+	have := make(map[string]bool, len(own))
+	for _, kv := range own {
+		have[kv[0].Value] = true
+	}
+	for _, kv := range merged {
+		if !have[kv[0].Value] {
+			have[kv[0].Value] = true
+			own = append(own, kv)
+		}
+	}
+	return own, nil
+}
+
 // probeValue checks one probe key and its value's type.
 func probeValue(k, v *yaml.Node) (Value, error) {
+	v = deref(v)
 	kind, ok := ProbeKeys[k.Value]
 	if !ok {
 		return Value{}, fmt.Errorf("unknown key %q (want name, url, started_at, recover or one of: %s)", k.Value, strings.Join(probeKeyNames(), ", "))
@@ -283,7 +407,7 @@ func probeValue(k, v *yaml.Node) (Value, error) {
 	case KindList:
 		if v.Kind == yaml.SequenceNode {
 			for _, e := range v.Content {
-				s, err := stringValue(e)
+				s, err := stringValue(deref(e))
 				if err != nil {
 					return Value{}, fmt.Errorf("%s: each item: %v", k.Value, err)
 				}
@@ -329,6 +453,7 @@ func probeKeyNames() []string {
 // stringValue accepts a scalar (a number or a time written bare is taken as
 // written: `expect_status: 200`, `started_at: 1700000000`).
 func stringValue(v *yaml.Node) (string, error) {
+	v = deref(v)
 	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 		return "", errors.New("want a string")
 	}
@@ -336,6 +461,7 @@ func stringValue(v *yaml.Node) (string, error) {
 }
 
 func boolValue(v *yaml.Node) (bool, error) {
+	v = deref(v)
 	if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
 		return false, errors.New("want true or false")
 	}

@@ -106,3 +106,72 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTargetsAliasesAndMerge(t *testing.T) {
+	src := `defaults: &base
+  expect_status: 2xx
+  headers: &h ["X-A: 1"]
+targets:
+  - &api
+    <<: *base
+    name: api
+    url: &u http://127.0.0.1:1/health
+  - <<: [*api, *base]
+    name: api2
+    expect_status: "200"
+    headers: *h
+  - name: api3
+    url: *u
+`
+	ts, err := ParseTargets("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 3 {
+		t.Fatalf("%d targets", len(ts))
+	}
+	a, b, c := ts[0], ts[1], ts[2]
+	if a.Name != "api" || a.URL != "http://127.0.0.1:1/health" || a.Probe["expect_status"].Str() != "2xx" {
+		t.Fatalf("api: %+v", a)
+	}
+	if b.Name != "api2" || b.URL != a.URL || b.Probe["expect_status"].Str() != "200" || b.Probe["headers"].Strings[0] != "X-A: 1" {
+		t.Fatalf("api2 (merged from api, own keys win): %+v", b)
+	}
+	if c.URL != a.URL {
+		t.Fatalf("api3: url alias: %+v", c)
+	}
+}
+
+func TestParseTargetsStartedAt(t *testing.T) {
+	fixed := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	defer func(f func() time.Time) { now = f }(now)
+	now = func() time.Time { return fixed }
+	for _, tc := range []struct{ v, want string }{
+		{"1764500000", ""},
+		{"2026-11-30T12:30:00Z", ""}, // inside the slack: clock skew
+		{"1764500000000", `t.yaml:3: target "a": started_at: "1764500000000": 13 digits: milliseconds or smaller units? want unix seconds`},
+		{"300000000000", `12 digits: milliseconds`},
+		{"2099-01-01T00:00:00Z", `started_at: "2099-01-01T00:00:00Z": 2099-01-01T00:00:00Z is 26329 days in the future: the target would stay inside its grace window until then`},
+		{"1900-01-01T00:00:00Z", "year 1900: before 1970"},
+	} {
+		_, err := ParseTargets("t.yaml", []byte("targets:\n  - name: a\n    started_at: "+tc.v+"\n"))
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.v, err, tc.want)
+		}
+	}
+}
+
+func TestParseTargetsOneDocument(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"targets:\n  - name: a\n---\ntargets:\n  - name: b\n", "t.yaml:4: a second YAML document (after ---): want one document"},
+		{"targets:\n  - name: a\n---\n: : garbage [\n", "t.yaml: several YAML documents (the second does not parse:"},
+	} {
+		_, err := ParseTargets("t.yaml", []byte(tc.src))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
+		}
+	}
+	if _, err := ParseTargets("t.yaml", []byte("---\ntargets:\n  - name: a\n")); err != nil {
+		t.Errorf("one document with a leading ---: %v", err)
+	}
+}

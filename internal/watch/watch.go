@@ -55,12 +55,21 @@ type Hook func(ctx context.Context, t *Target, r probe.Result, d policy.Decision
 type Config struct {
 	Targets  []*Target
 	Settings policy.Settings
+	// Fleet is the fleet rule, applied to each sweep after every target's
+	// decision (SPEC.md §4).
+	Fleet policy.FleetSettings
 	// Concurrency bounds the probes in flight at once, across sweeps.
 	Concurrency int
 	Interval    time.Duration
 	Probe       Prober
 	// Hook is nil when there is no --on-redeploy.
 	Hook Hook
+	// BeforeHooks, when set, is called once per sweep that is about to run
+	// hooks, after the redeploys (restarted grace, hook pending) are in the
+	// state and before the first hook starts: it saves the state, so a run
+	// killed mid-hook never redeploys the same target again. When it fails,
+	// no hook of the sweep runs.
+	BeforeHooks func() error
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -86,6 +95,12 @@ type Item struct {
 	Transition bool
 	// Hook is the --on-redeploy run, when there was one.
 	Hook *HookResult
+
+	// Between the decision and the fleet rule, a redeploy's two possible
+	// futures: the state if it goes ahead, and if it is held.
+	redeploy, held *state.Target
+	seen           bool
+	inflight       *atomic.Bool
 }
 
 // Sweep is one pass over every target.
@@ -97,16 +112,24 @@ type Sweep struct {
 	Items []Item
 	// The counts of the sweep's items.
 	Targets, Probed, Skipped, Pass, Fail, Redeploys, HookFailures, Transitions int
-	// Interrupted says a signal stopped the sweep before every probe ended.
+	// HeldFleet and HeldBudget count the redeploys the fleet rule held;
+	// HoldWhy says why, in one line ("" when none were held).
+	HeldFleet, HeldBudget int
+	HoldWhy               string
+	// Interrupted says a signal stopped the sweep before every probe (or
+	// hook) ended.
 	Interrupted bool
 }
 
 // Watcher holds the targets' state between sweeps.
 type Watcher struct {
-	cfg      Config
-	mu       sync.Mutex
-	st       *state.File
-	inflight []atomic.Bool
+	cfg Config
+	mu  sync.Mutex
+	st  *state.File
+	// targets and inflight are parallel; a reload replaces both, keeping
+	// each target's in-flight flag by name.
+	targets  []*Target
+	inflight []*atomic.Bool
 	sem      chan struct{}
 	hooks    chan struct{}
 	sweeps   atomic.Int64
@@ -132,17 +155,65 @@ func New(cfg Config, st *state.File) *Watcher {
 	if st == nil {
 		st = state.New()
 	}
-	keep := make(map[string]state.Target, len(cfg.Targets))
-	for _, t := range cfg.Targets {
-		if prev, ok := st.Targets[t.Name]; ok {
-			keep[t.Name] = prev
-		}
-	}
-	st.Targets = keep
-	w := &Watcher{cfg: cfg, st: st, inflight: make([]atomic.Bool, len(cfg.Targets)), sem: make(chan struct{}, cfg.Concurrency),
+	w := &Watcher{cfg: cfg, st: st, sem: make(chan struct{}, cfg.Concurrency),
 		hooks: make(chan struct{}, HookConcurrency)}
+	w.setTargets(cfg.Targets)
 	w.sweeps.Store(st.Sweeps)
 	return w
+}
+
+// SetTargets replaces the targets (a reload of the targets file): the
+// history of each target is kept by name, that of targets no longer
+// configured is dropped. Sweeps already running finish with the targets
+// they started with.
+func (w *Watcher) SetTargets(targets []*Target) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.setTargets(targets)
+}
+
+func (w *Watcher) setTargets(targets []*Target) {
+	old := make(map[string]*atomic.Bool, len(w.targets))
+	for i, t := range w.targets {
+		old[t.Name] = w.inflight[i]
+	}
+	keep := make(map[string]state.Target, len(targets))
+	inflight := make([]*atomic.Bool, len(targets))
+	for i, t := range targets {
+		if prev, ok := w.st.Targets[t.Name]; ok {
+			keep[t.Name] = prev
+		}
+		if f, ok := old[t.Name]; ok {
+			inflight[i] = f
+		} else {
+			inflight[i] = new(atomic.Bool)
+		}
+	}
+	w.st.Targets = keep
+	w.targets, w.inflight = targets, inflight
+	w.cfg.Targets = targets
+}
+
+// Targets returns the targets the next sweep probes.
+func (w *Watcher) Targets() []*Target {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.targets
+}
+
+// PendingHooks names the targets whose --on-redeploy was started by an
+// earlier run and never reported done (that run was killed or interrupted
+// mid-hook), with when it started. The redeploy is not run again.
+func (w *Watcher) PendingHooks() map[string]time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]time.Time{}
+	for name, t := range w.st.Targets {
+		if t.HookPending {
+			out[name] = t.HookStarted
+		}
+	}
+	return out
 }
 
 // State returns a copy of the current state, safe to save while sweeps run.
@@ -158,15 +229,21 @@ func (w *Watcher) State() *state.File {
 }
 
 // Sweep probes every target not still in flight, under the concurrency
-// bound, and returns when all its probes (and hooks) have ended. A cancelled
-// ctx stops it: probes cut short leave their targets' history untouched.
+// bound, decides each, applies the fleet rule to the whole sweep, runs the
+// hooks of the redeploys that stand, and returns when all its probes and
+// hooks have ended. A cancelled ctx stops it: probes cut short leave their
+// targets' history untouched, and hooks cut short stay pending.
 func (w *Watcher) Sweep(ctx context.Context) *Sweep {
-	s := &Sweep{N: w.sweeps.Add(1), Started: w.cfg.Now(), Targets: len(w.cfg.Targets)}
-	s.Items = make([]Item, len(w.cfg.Targets))
-	queue := make([]int, 0, len(w.cfg.Targets))
-	for i, t := range w.cfg.Targets {
+	w.mu.Lock()
+	targets, inflight := w.targets, w.inflight
+	w.mu.Unlock()
+	s := &Sweep{N: w.sweeps.Add(1), Started: w.cfg.Now(), Targets: len(targets)}
+	s.Items = make([]Item, len(targets))
+	queue := make([]int, 0, len(targets))
+	for i, t := range targets {
 		s.Items[i].Target = t
-		if !w.inflight[i].CompareAndSwap(false, true) {
+		s.Items[i].inflight = inflight[i]
+		if !inflight[i].CompareAndSwap(false, true) {
 			s.Items[i].Skipped = true
 			w.mu.Lock()
 			st := w.st.Targets[t.Name]
@@ -191,13 +268,18 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 				if n >= len(queue) {
 					return
 				}
-				i := queue[n]
-				w.one(ctx, &s.Items[i])
-				w.inflight[i].Store(false)
+				it := &s.Items[queue[n]]
+				w.one(ctx, it)
+				if it.redeploy == nil {
+					// A redeploy stays in flight until the fleet rule
+					// has decided it and its hook has run.
+					it.inflight.Store(false)
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	w.fleet(ctx, s)
 	s.Duration = w.cfg.Now().Sub(s.Started)
 	for i := range s.Items {
 		it := &s.Items[i]
@@ -221,6 +303,9 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 		if it.Hook != nil && !it.Hook.OK {
 			s.HookFailures++
 		}
+		if it.Hook != nil && it.Hook.Interrupted {
+			s.Interrupted = true
+		}
 		if it.Transition {
 			s.Transitions++
 		}
@@ -228,7 +313,8 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	return s
 }
 
-// one probes one target, decides, updates its state and runs the hook.
+// one probes one target, decides, and updates its state; a redeploy is
+// left for the fleet rule (fleet) to commit or hold.
 func (w *Watcher) one(ctx context.Context, it *Item) {
 	if ctx.Err() != nil {
 		it.Interrupted = true
@@ -264,31 +350,136 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 	if t.StartedAt.After(h.StartedAt) {
 		h.StartedAt = t.StartedAt
 	}
-	d, h := policy.Decide(policy.Input{Outcome: r.Outcome, Reason: r.Reason, History: h, Settings: w.cfg.Settings, Now: r.Started})
+	in := policy.Input{Outcome: r.Outcome, Reason: r.Reason, History: h, Settings: w.cfg.Settings, Now: r.Started}
+	d, h := policy.Decide(in)
 	next := prev
 	next.History = h
 	next.LastOutcome, next.LastReason, next.LastAction, next.LastProbe = r.Outcome, r.Reason, d.Action, r.Started
-	if d.Action == policy.Redeploy {
-		next.Redeploys++
+	if d.Action == policy.Stay {
+		// A pass after a redeploy: whatever happened to its hook, the
+		// target is back.
+		next.HookPending, next.HookStarted = false, time.Time{}
 	}
-	w.st.Targets[t.Name] = next
+	if d.Action == policy.Redeploy {
+		held := next
+		held.History = policy.HeldHistory(in)
+		it.redeploy, it.held = &next, &held
+	} else {
+		w.st.Targets[t.Name] = next
+	}
 	w.mu.Unlock()
 
 	it.Decision, it.State = d, next
+	it.seen = seen
 	it.PrevOutcome, it.PrevAction = prev.LastOutcome, prev.LastAction
-	if seen && prev.LastAction != "" {
-		it.Transition = prev.LastOutcome != r.Outcome || prev.LastAction != d.Action || d.Action == policy.Redeploy
+	it.transition()
+}
+
+// transition sets Transition from the previous state and the decision.
+func (it *Item) transition() {
+	d := it.Decision
+	if it.seen && it.PrevAction != "" {
+		it.Transition = it.PrevOutcome != it.Result.Outcome || it.PrevAction != d.Action || d.Action == policy.Redeploy
 	} else {
 		it.Transition = d.Action != policy.Stay
 	}
-	if d.Action == policy.Redeploy && t.Recover && w.cfg.Hook != nil {
-		select {
-		case w.hooks <- struct{}{}:
-			it.Hook = w.cfg.Hook(ctx, t, r, d)
-			<-w.hooks
-		case <-ctx.Done():
-			it.Hook = &HookResult{Status: "not run: interrupted"}
+}
+
+// fleet applies the fleet rule to the sweep's decisions, commits each
+// redeploy (or its hold) to the state, saves the state before any hook
+// starts (BeforeHooks), then runs the hooks.
+func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
+	var idx []int
+	var actions []policy.Action
+	for i := range s.Items {
+		it := &s.Items[i]
+		if it.Skipped || it.Interrupted {
+			continue
 		}
+		idx = append(idx, i)
+		actions = append(actions, it.Decision.Action)
+	}
+	v := policy.Fleet(policy.FleetInput{Actions: actions}, w.cfg.Fleet)
+	s.HeldFleet, s.HeldBudget, s.HoldWhy = v.HeldFleet, v.HeldBudget, v.Why
+	var hooks []*Item
+	w.mu.Lock()
+	for n, i := range idx {
+		it := &s.Items[i]
+		if it.redeploy == nil {
+			continue
+		}
+		var next state.Target
+		switch a := v.Actions[n]; a {
+		case policy.Redeploy:
+			next = *it.redeploy
+			next.Redeploys++
+			if it.Target.Recover && w.cfg.Hook != nil {
+				next.HookPending, next.HookStarted = true, w.cfg.Now()
+				hooks = append(hooks, it)
+			}
+		default:
+			next = *it.held
+			next.LastAction = a
+			if a == policy.HoldFleet {
+				next.HeldFleet++
+			} else {
+				next.HeldBudget++
+			}
+			it.Decision = policy.Decision{Action: a, Why: policy.HeldWhy(a, it.Decision.Why, v.Why)}
+			it.transition()
+		}
+		it.State = next
+		w.st.Targets[it.Target.Name] = next
+	}
+	w.mu.Unlock()
+	if len(hooks) > 0 && w.cfg.BeforeHooks != nil {
+		if err := w.cfg.BeforeHooks(); err != nil {
+			// Without the redeploys on disk a kill mid-hook would redeploy
+			// again on the next run: run none.
+			for _, it := range hooks {
+				it.Hook = &HookResult{Status: "not run: the state could not be saved first: " + err.Error()}
+			}
+			w.hookDone(hooks, false)
+			hooks = nil
+		}
+	}
+	var wg sync.WaitGroup
+	for _, it := range hooks {
+		wg.Add(1)
+		go func() {
+			defer crash.Recover()
+			defer wg.Done()
+			select {
+			case w.hooks <- struct{}{}:
+				it.Hook = w.cfg.Hook(ctx, it.Target, it.Result, it.Decision)
+				<-w.hooks
+			case <-ctx.Done():
+				it.Hook = &HookResult{Status: "not run: interrupted", Interrupted: true}
+			}
+			w.hookDone([]*Item{it}, it.Hook.Interrupted)
+		}()
+	}
+	wg.Wait()
+	for _, i := range idx {
+		if it := &s.Items[i]; it.redeploy != nil {
+			it.inflight.Store(false)
+		}
+	}
+}
+
+// hookDone records that the hooks of items ended (or will never run):
+// their redeploy is no longer pending, unless a signal cut them short.
+func (w *Watcher) hookDone(items []*Item, interrupted bool) {
+	if interrupted {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, it := range items {
+		st := w.st.Targets[it.Target.Name]
+		st.HookPending, st.HookStarted = false, time.Time{}
+		w.st.Targets[it.Target.Name] = st
+		it.State = st
 	}
 }
 

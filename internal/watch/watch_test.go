@@ -303,3 +303,56 @@ func TestBuildOptionsPerProbe(t *testing.T) {
 		t.Fatalf("built %d times, want once per probe (2)", builds.Load())
 	}
 }
+
+// TestFleetHoldAndSaveBeforeHooks: a fleet failing at once is held (the
+// streak counts on, no hook, no grace restart); a lone outage is committed
+// and saved (BeforeHooks sees the pending marker) before its hook runs, and
+// the marker is cleared once the hook has ended.
+func TestFleetHoldAndSaveBeforeHooks(t *testing.T) {
+	f := newFake()
+	var targets []*Target
+	for i := range 6 {
+		name := fmt.Sprintf("t%d", i)
+		f.outcomes[name] = []classify.Outcome{classify.Refused}
+		targets = append(targets, newTarget(name))
+	}
+	var hooks atomic.Int32
+	var w *Watcher
+	var savedPending bool
+	cfg := Config{Targets: targets, Settings: policy.DefaultSettings(), Fleet: policy.DefaultFleetSettings(), Concurrency: 4, Probe: f.probe,
+		Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
+			hooks.Add(1)
+			return &HookResult{OK: true}
+		},
+		BeforeHooks: func() error {
+			st := w.State()
+			savedPending = st.Targets["t0"].HookPending && st.Targets["t0"].Redeploys == 1 && !st.Targets["t0"].StartedAt.IsZero()
+			if hooks.Load() != 0 {
+				t.Error("BeforeHooks after a hook")
+			}
+			return nil
+		}}
+	w = New(cfg, nil)
+	for sweep := 1; sweep <= 2; sweep++ {
+		s := w.Sweep(context.Background())
+		if s.HeldFleet != 6 || s.Redeploys != 0 || hooks.Load() != 0 || s.HoldWhy == "" {
+			t.Fatalf("sweep %d: held %d, redeploys %d, hooks %d", sweep, s.HeldFleet, s.Redeploys, hooks.Load())
+		}
+		st := w.State().Targets["t3"]
+		if st.Streak != sweep || !st.StartedAt.IsZero() || st.HeldFleet != int64(sweep) || st.LastAction != policy.HoldFleet {
+			t.Fatalf("sweep %d: held state %+v", sweep, st)
+		}
+	}
+	// The others recover: t0 alone is an outage.
+	for i := 1; i < 6; i++ {
+		f.outcomes[fmt.Sprintf("t%d", i)] = []classify.Outcome{classify.Pass}
+		f.calls[fmt.Sprintf("t%d", i)] = 0
+	}
+	s := w.Sweep(context.Background())
+	if s.Redeploys != 1 || s.HeldFleet != 0 || hooks.Load() != 1 || !savedPending {
+		t.Fatalf("lone outage: redeploys %d held %d hooks %d saved pending %v", s.Redeploys, s.HeldFleet, hooks.Load(), savedPending)
+	}
+	if st := w.State().Targets["t0"]; st.HookPending || !st.RecoveryPending || st.Streak != 0 {
+		t.Fatalf("after the hook: %+v", st)
+	}
+}

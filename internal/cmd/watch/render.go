@@ -1,10 +1,14 @@
 package watchcmd
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 
@@ -53,15 +57,20 @@ type sweepSummary struct {
 	// Targets is how many targets the sweep covered (after --shard).
 	Targets int `json:"targets"`
 	// Probed = Pass + Fail; Skipped were still in flight from a sweep before.
-	Probed       int    `json:"probed"`
-	Skipped      int    `json:"skipped"`
-	Pass         int    `json:"pass"`
-	Fail         int    `json:"fail"`
-	Redeploys    int    `json:"redeploys"`
-	HookFailures int    `json:"hook_failures"`
-	Transitions  int    `json:"transitions"`
-	Interrupted  bool   `json:"interrupted"`
-	Shard        string `json:"shard,omitempty"`
+	Probed       int `json:"probed"`
+	Skipped      int `json:"skipped"`
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	Redeploys    int `json:"redeploys"`
+	HookFailures int `json:"hook_failures"`
+	Transitions  int `json:"transitions"`
+	// HeldFleet and HeldBudget count the redeploys the fleet rule held,
+	// HoldWhy says why.
+	HeldFleet   int    `json:"held_fleet"`
+	HeldBudget  int    `json:"held_budget"`
+	HoldWhy     string `json:"hold_why,omitempty"`
+	Interrupted bool   `json:"interrupted"`
+	Shard       string `json:"shard,omitempty"`
 }
 
 // newSweepJSON summarises a sweep.
@@ -70,6 +79,7 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 		N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
 		Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys,
 		HookFailures: s.HookFailures, Transitions: s.Transitions, Interrupted: s.Interrupted, Shard: shard,
+		HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy,
 	}}
 }
 
@@ -77,6 +87,12 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 func sweepLine(s *watch.Sweep) string {
 	line := fmt.Sprintf("sweep %d: %d targets, %d pass, %d fail, %d skipped, %d redeploy in %s",
 		s.N, s.Targets, s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
+	if s.HeldFleet > 0 {
+		line += fmt.Sprintf(", %d held (fleet)", s.HeldFleet)
+	}
+	if s.HeldBudget > 0 {
+		line += fmt.Sprintf(", %d deferred (--max-redeploys)", s.HeldBudget)
+	}
 	if s.HookFailures > 0 {
 		line += fmt.Sprintf(", %d hook failures", s.HookFailures)
 	}
@@ -89,8 +105,34 @@ func sweepLine(s *watch.Sweep) string {
 // watchTable draws one sweep as a table: target, outcome, reason, latency,
 // decision, streak. A transition is marked with "*" before the target (and
 // in colour: the new decision stands out). onlyTransitions keeps just those
-// rows (-q).
-func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) error {
+// rows (-q). width > 0 is the terminal's: names too long for it are
+// shortened in the middle with "…" (both ends of a name tell targets apart).
+func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool, width int) error {
+	longest := 0
+	for i := range s.Items {
+		longest = max(longest, utf8.RuneCountInString(s.Items[i].Target.Name))
+	}
+	var buf bytes.Buffer
+	rows, err := renderTable(&buf, s, colored, onlyTransitions, 0)
+	if err != nil || rows == 0 {
+		return err
+	}
+	if over := tableWidth(buf.String()) - width; width > 0 && over > 0 {
+		buf.Reset()
+		if _, err := renderTable(&buf, s, colored, onlyTransitions, max(minNameWidth, longest-over)); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// minNameWidth is the fewest characters of a name a shortened table keeps.
+const minNameWidth = 8
+
+// renderTable draws the table with names cut to maxName characters (0: no
+// cut) and returns how many rows it drew.
+func renderTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool, maxName int) (int, error) {
 	t := output.NewTable(w, output.TableOptions{}, "target", "outcome", "reason", "latency", "decision", "streak")
 	mark := output.Paint(colored, color.FgYellow, color.Bold)
 	rows := 0
@@ -99,14 +141,14 @@ func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) erro
 		if onlyTransitions && !it.Transition {
 			continue
 		}
-		name := it.Target.Name
+		name := shorten(it.Target.Name, maxName)
 		switch {
 		case it.Skipped:
 			if onlyTransitions {
 				continue
 			}
 			if err := t.Append(" "+name, "-", "-", "-", "skipped (in flight)", strconv.Itoa(it.State.Streak)); err != nil {
-				return err
+				return rows, err
 			}
 			rows++
 			continue
@@ -128,14 +170,38 @@ func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) erro
 		}
 		if err := t.Append(name, oc.Sprint(it.Result.Outcome), string(it.Result.Reason), lat,
 			decisionColor(colored, it.Decision.Action).Sprint(it.Decision.Action), strconv.Itoa(it.State.Streak)); err != nil {
-			return err
+			return rows, err
 		}
 		rows++
 	}
 	if rows == 0 {
-		return nil
+		return 0, nil
 	}
-	return t.Render()
+	return rows, t.Render()
+}
+
+// shorten cuts name to n characters (0: no limit), keeping its start and
+// end around a "…".
+func shorten(name string, n int) string {
+	r := []rune(name)
+	if n <= 0 || len(r) <= n {
+		return name
+	}
+	head := (n - 1) * 2 / 3
+	tail := n - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// tableWidth is the widest line of a rendered table, in characters on the
+// screen (colour codes take none).
+func tableWidth(s string) int {
+	widest := 0
+	for _, l := range strings.Split(ansi.ReplaceAllString(s, ""), "\n") {
+		widest = max(widest, utf8.RuneCountInString(l))
+	}
+	return widest
 }
 
 func decisionColor(colored bool, a policy.Action) *color.Color {

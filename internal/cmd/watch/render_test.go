@@ -26,7 +26,7 @@ func sweepSample() *watch.Sweep {
 
 func TestWatchTableTTY(t *testing.T) {
 	var b bytes.Buffer
-	if err := watchTable(&b, sweepSample(), true, false); err != nil {
+	if err := watchTable(&b, sweepSample(), true, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -36,7 +36,7 @@ func TestWatchTableTTY(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := watchTable(&b, sweepSample(), false, true); err != nil {
+	if err := watchTable(&b, sweepSample(), false, true, 0); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "api") || strings.Contains(out, "slow") || !strings.Contains(out, "*billing") || strings.Contains(out, "\x1b[") {
@@ -47,5 +47,45 @@ func TestWatchTableTTY(t *testing.T) {
 func TestSweepLine(t *testing.T) {
 	if got := sweepLine(sweepSample()); got != "sweep 3: 3 targets, 1 pass, 1 fail, 1 skipped, 1 redeploy in 0.0ms" {
 		t.Fatalf("sweepLine = %q", got)
+	}
+}
+
+func TestWatchTableFitsWidth(t *testing.T) {
+	s := sweepSample()
+	s.Items[0].Target = &watch.Target{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-7"}
+	s.Items[1].Target = &watch.Target{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-8"}
+	for _, colored := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := watchTable(&b, s, colored, false, 80); err != nil {
+			t.Fatal(err)
+		}
+		if w := tableWidth(b.String()); w > 80 {
+			t.Errorf("colour %v: %d columns at 80:\n%s", colored, w, b.String())
+		}
+		// Both ends kept: the two names still differ.
+		if !strings.Contains(b.String(), "…") || !strings.Contains(b.String(), "t-7") || !strings.Contains(b.String(), "t-8") {
+			t.Errorf("names not shortened in the middle:\n%s", b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := watchTable(&b, sweepSample(), false, false, 80); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "…") {
+		t.Errorf("short names cut:\n%s", b.String())
+	}
+}
+
+func TestShorten(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abcdef", 0, "abcdef"}, {"abcdef", 6, "abcdef"}, {"abcdefghijkl", 7, "abcd…kl"}, {"ääääääääää", 4, "ää…ä"},
+	} {
+		if got := shorten(tc.in, tc.n); got != tc.want {
+			t.Errorf("shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
 	}
 }

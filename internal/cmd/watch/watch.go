@@ -11,9 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +24,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/target"
@@ -46,6 +47,7 @@ type Options struct {
 	listen      string
 	concurrency int
 	shard       string
+	fleet       policy.FleetSettings
 	// table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
 	table bool
@@ -80,8 +82,14 @@ metrics for node_exporter's textfile collector; --listen serves /metrics.
 Output: a table per sweep on a terminal (or with -o text), JSON lines
 otherwise: one object per target per sweep, then {"sweep":{...}}.
 
+The fleet rule: when --hold-fraction of the probed targets (at least
+--hold-min) fail decisively in one sweep, its redeploys are held (hold-fleet:
+no hook); --max-redeploys caps one sweep's redeploys (the rest: hold-budget).
+With --state, a redeploy is saved before its hook starts (at most once).
+In long-running mode SIGHUP reloads the --targets file (history kept by name).
+
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
-2 usage, targets file or state file error (also: the state file stayed locked
+9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
 past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
 the probes that finished is saved).`,
 		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
@@ -113,6 +121,10 @@ the probes that finished is saved).`,
 	fs.StringVar(&opts.listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
 	fs.IntVar(&opts.concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
 	fs.StringVar(&opts.shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
+	def := policy.DefaultFleetSettings()
+	fs.Float64Var(&opts.fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold every redeploy of a sweep in which this share of the probed targets failed decisively at once (0: off)")
+	fs.IntVar(&opts.fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
+	fs.IntVar(&opts.fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
 	return cmd
 }
 
@@ -148,9 +160,18 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.fleet.Validate(); err != nil {
+		var se *policy.SettingError
+		if errors.As(err, &se) {
+			return cli.UsageErrorf("%s %s", src(se.Setting), se.Msg)
+		}
+		return cli.UsageError(err)
+	}
 	if opts.promFile != "" {
-		if st, err := os.Stat(filepath.Dir(opts.promFile)); err != nil || !st.IsDir() {
-			return cli.UsageErrorf("%s %s: its directory does not exist", src("prom-file"), opts.promFile)
+		// Checked before the first probe: exit 2 means nothing probed,
+		// nothing run (the state file is checked when it is opened).
+		if err := statestore.CheckWritable(opts.promFile); err != nil {
+			return cli.UsageErrorf("%s %s: cannot be written: %v", src("prom-file"), opts.promFile, err)
 		}
 	}
 	targets, err := watchTargets(f, opts)
@@ -198,23 +219,29 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		defer crash.OnCrash(func() { store.Close() })()
 	}
 
-	cfg := watch.Config{Targets: targets, Settings: settings, Concurrency: concurrency, Interval: opts.interval}
+	cfg := watch.Config{Targets: targets, Settings: settings, Fleet: opts.fleet, Concurrency: concurrency, Interval: opts.interval}
 	if opts.onRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
 	}
-	w := watch.New(cfg, file)
-	r := &watchReporter{f: f, opts: opts, w: w, store: store, shard: shard.String(),
+	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard,
 		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.table),
 		metricsOn: opts.promFile != "" || opts.listen != ""}
 	if r.metricsOn && !opts.once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
-		r.latest = make([]watch.Item, len(targets))
-		for i, t := range targets {
-			r.latest[i].Target = t
-		}
+		r.latest = map[string]watch.Item{}
 	}
 	r.metrics.Store(&[]byte{})
+	if store != nil {
+		// At most once: the redeploys are on disk before a hook starts.
+		cfg.BeforeHooks = r.save
+	}
+	w := watch.New(cfg, file)
+	r.w = w
+	for name, at := range w.PendingHooks() {
+		fmt.Fprintf(f.Streams.Err, "healthctl: watch: target %q: the --on-redeploy started at %s never reported its end (that run was killed or interrupted); its redeploy is not run again\n",
+			name, at.UTC().Format(time.RFC3339))
+	}
 
 	if opts.once {
 		s := w.Sweep(ctx)
@@ -228,6 +255,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		if s.Redeploys > 0 {
 			return cli.SilentExit(exitcode.Redeploy)
 		}
+		if s.HeldFleet > 0 || s.HeldBudget > 0 {
+			return cli.SilentExit(exitcode.Unknown)
+		}
 		return nil
 	}
 
@@ -235,6 +265,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
 		crash.Go(func() { _ = srv.Serve(ln) })
 		defer srv.Close()
+	}
+	if f.SignalsReady != nil {
+		// The real process (not an in-process test): SIGHUP reloads the
+		// targets file instead of ending the watch.
+		stop := onHangup(r.reload)
+		defer stop()
 	}
 	w.Run(ctx, func(s *watch.Sweep) {
 		if err := r.report(s); err != nil {
@@ -349,15 +385,25 @@ type watchReporter struct {
 	w       *watch.Watcher
 	store   *statestore.Store
 	shard   string
+	shardOf watch.Shard
 	jsonOut bool
 	// metricsOn is --prom-file or --listen.
 	metricsOn bool
-	// latest is each target's last probed item (reports are serialised),
-	// kept only for the metrics of a long-running watch.
-	latest    []watch.Item
+	// latest is each target's last probed item by name (reports are
+	// serialised), kept only for the metrics of a long-running watch.
+	latest    map[string]watch.Item
 	metrics   atomic.Pointer[[]byte]
 	sweeps    int
 	redeploys int
+	// saveMu serialises state saves: after a sweep, and before its hooks.
+	saveMu sync.Mutex
+}
+
+// save writes the watcher's current state to the state file.
+func (r *watchReporter) save() error {
+	r.saveMu.Lock()
+	defer r.saveMu.Unlock()
+	return r.store.Save(r.w.State())
 }
 
 // report handles one finished sweep; its error is a state or metrics file
@@ -369,23 +415,34 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latest != nil {
 		for i := range s.Items {
 			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				r.latest[i] = *it
+				r.latest[it.Target.Name] = *it
 			}
 		}
-		latest = r.latest
+		// The targets of now (a SIGHUP may have reloaded them), in order.
+		targets := r.w.Targets()
+		latest = make([]watch.Item, len(targets))
+		keep := make(map[string]watch.Item, len(targets))
+		for i, t := range targets {
+			it, ok := r.latest[t.Name]
+			if !ok {
+				it = watch.Item{Target: t}
+			}
+			latest[i], keep[t.Name] = it, it
+		}
+		r.latest = keep
 	}
 	r.print(s)
 	if r.store == nil && !r.metricsOn {
 		return nil
 	}
-	st := r.w.State()
 	var errs []error
 	if r.store != nil {
-		if err := r.store.Save(st); err != nil {
+		if err := r.save(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	in := metrics.Input{Latest: latest, State: st, Sweep: s}
+	st := r.w.State()
+	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
 	switch {
 	case r.opts.listen != "":
 		// /metrics serves the last sweep's bytes.
@@ -427,12 +484,15 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		}
 		_ = out.Flush()
 	} else {
-		if err := watchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
+		if err := watchTable(streams.Out, s, streams.OutColor, quiet, r.width()); err != nil {
 			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
 		}
 		if !quiet {
 			fmt.Fprintln(streams.Out, sweepLine(s))
 		}
+	}
+	if s.HoldWhy != "" {
+		fmt.Fprintf(streams.Err, "healthctl: watch: sweep %d: %s\n", s.N, s.HoldWhy)
 	}
 	// Hook runs go to stderr: a failure always, the output in text mode
 	// (JSON carries it in the target's line).
@@ -442,7 +502,10 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			continue
 		}
 		verdict := "ran"
-		if !h.OK {
+		switch {
+		case h.Interrupted:
+			verdict = "INTERRUPTED (its redeploy stays pending)"
+		case !h.OK:
 			verdict = "FAILED"
 		}
 		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
@@ -455,6 +518,57 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			}
 		}
 	}
+}
+
+// reload reads the targets file again (SIGHUP): the watcher keeps each
+// target's history by name; a file that no longer reads keeps the targets
+// in force and says why.
+func (r *watchReporter) reload() {
+	errw := r.f.Streams.Err
+	if r.opts.targetsFile == "" {
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
+		return
+	}
+	before := r.w.Targets()
+	targets, err := watchTargets(r.f, r.opts)
+	if err != nil {
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
+			r.opts.targetsFile, len(before), cli.OneLine(err.Error()))
+		return
+	}
+	kept := targets[:0]
+	for _, t := range targets {
+		if r.shardOf.Keeps(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	targets = kept
+	had := make(map[string]bool, len(before))
+	for _, t := range before {
+		had[t.Name] = true
+	}
+	added := 0
+	for _, t := range targets {
+		if !had[t.Name] {
+			added++
+		}
+		delete(had, t.Name)
+	}
+	r.w.SetTargets(targets)
+	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
+		r.opts.targetsFile, len(targets), added, len(had))
+}
+
+// width is the terminal's width for the table: stdout's, else $COLUMNS (as
+// ls and many tools honour it), else 0 (no limit).
+func (r *watchReporter) width() int {
+	if w := r.f.Streams.OutWidth; w > 0 {
+		return w
+	}
+	if n, err := strconv.Atoi(r.f.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 // mux serves /metrics (the last sweep's metrics) and /healthz.
