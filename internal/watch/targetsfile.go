@@ -138,173 +138,234 @@ func ReadTargets(path string) ([]FileTarget, error) {
 
 // ParseTargets is ReadTargets on data already read.
 func ParseTargets(path string, data []byte) ([]FileTarget, error) {
-	fail := func(line int, target string, format string, args ...any) error {
-		return &TargetsError{File: path, Line: line, Target: target, Err: fmt.Errorf(format, args...)}
+	p := &targetsParser{path: path, names: map[string]int{}, defaultRecover: true}
+	root, err := p.document(data)
+	if err != nil {
+		return nil, err
 	}
-	yamlErr := func(err error) string {
-		var te *yaml.TypeError
-		msg := err.Error()
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg = te.Errors[0]
+	list, err := p.top(root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileTarget, 0, len(list.Content))
+	for _, e := range list.Content {
+		t, err := p.target(deref(e))
+		if err != nil {
+			return nil, err
 		}
-		return strings.TrimPrefix(msg, "yaml: ")
+		out = append(out, t)
 	}
+	return out, nil
+}
+
+// targetsParser reads one targets file: what `defaults:` set, and the
+// names seen so far (each with its line).
+type targetsParser struct {
+	path           string
+	defaults       map[string]Value
+	defaultRecover bool
+	names          map[string]int
+}
+
+func (p *targetsParser) fail(line int, target string, format string, args ...any) error {
+	return &TargetsError{File: p.path, Line: line, Target: target, Err: fmt.Errorf(format, args...)}
+}
+
+// yamlErr is a YAML library error as one short line.
+func yamlErr(err error) string {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	return strings.TrimPrefix(msg, "yaml: ")
+}
+
+// document decodes the file's one YAML document and returns its root
+// mapping. A second document (after ---) would be ignored by a plain
+// Unmarshal, garbage included: it is an error.
+func (p *targetsParser) document(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fail(0, "", "%s", yamlErr(err))
+		return nil, p.fail(0, "", "%s", yamlErr(err))
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, fail(0, "", "empty: want a targets: list")
+		return nil, p.fail(0, "", "empty: want a targets: list")
 	}
-	// One document: a second one (after ---) would be ignored by a plain
-	// Unmarshal, garbage included.
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, fail(0, "", "several YAML documents (the second does not parse: %s): want one", yamlErr(err))
+			return nil, p.fail(0, "", "several YAML documents (the second does not parse: %s): want one", yamlErr(err))
 		}
 		line := extra.Line
 		if len(extra.Content) > 0 {
 			line = extra.Content[0].Line
 		}
-		return nil, fail(line, "", "a second YAML document (after ---): want one document with defaults: and targets:")
+		return nil, p.fail(line, "", "a second YAML document (after ---): want one document with defaults: and targets:")
 	}
 	root := deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
-		return nil, fail(root.Line, "", "want a mapping with defaults: and targets:")
+		return nil, p.fail(root.Line, "", "want a mapping with defaults: and targets:")
 	}
+	return root, nil
+}
+
+// top reads the root's keys: defaults: (into p) and targets:, returned.
+func (p *targetsParser) top(root *yaml.Node) (*yaml.Node, error) {
 	rootPairs, err := pairs(root)
 	if err != nil {
-		return nil, fail(root.Line, "", "%v", err)
+		return nil, p.fail(root.Line, "", "%v", err)
 	}
-	var defaults map[string]Value
-	defaultRecover := true
 	var list *yaml.Node
-	seenTop := map[string]bool{}
+	seen := map[string]bool{}
 	for _, kv := range rootPairs {
 		k, v := kv[0], kv[1]
-		if seenTop[k.Value] {
-			return nil, fail(k.Line, "", "%s: given twice", k.Value)
+		if seen[k.Value] {
+			return nil, p.fail(k.Line, "", "%s: given twice", k.Value)
 		}
-		seenTop[k.Value] = true
+		seen[k.Value] = true
 		switch k.Value {
 		case "defaults":
-			if v.Kind != yaml.MappingNode {
-				return nil, fail(v.Line, "", "defaults: want a mapping of probe keys")
-			}
-			defaults = map[string]Value{}
-			dpairs, err := pairs(v)
-			if err != nil {
-				return nil, fail(v.Line, "", "defaults: %v", err)
-			}
-			for _, kv := range dpairs {
-				dk, dv := kv[0], kv[1]
-				if dk.Value == "recover" {
-					b, err := boolValue(dv)
-					if err != nil {
-						return nil, fail(dv.Line, "", "defaults: recover: %v", err)
-					}
-					defaultRecover = b
-					continue
-				}
-				val, err := probeValue(dk, dv)
-				if err != nil {
-					return nil, fail(dk.Line, "", "defaults: %v", err)
-				}
-				if _, dup := defaults[dk.Value]; dup {
-					return nil, fail(dk.Line, "", "defaults: %s: given twice", dk.Value)
-				}
-				defaults[dk.Value] = val
+			if err := p.readDefaults(v); err != nil {
+				return nil, err
 			}
 		case "targets":
 			if v.Kind != yaml.SequenceNode {
-				return nil, fail(v.Line, "", "targets: want a list of targets")
+				return nil, p.fail(v.Line, "", "targets: want a list of targets")
 			}
 			list = v
 		default:
-			return nil, fail(k.Line, "", "unknown key %q (want defaults or targets)", k.Value)
+			return nil, p.fail(k.Line, "", "unknown key %q (want defaults or targets)", k.Value)
 		}
 	}
 	if list == nil {
-		return nil, fail(root.Line, "", "no targets: list")
+		return nil, p.fail(root.Line, "", "no targets: list")
 	}
-	out := make([]FileTarget, 0, len(list.Content))
-	names := map[string]int{}
-	for _, e := range list.Content {
-		e = deref(e)
-		if e.Kind != yaml.MappingNode {
-			return nil, fail(e.Line, "", "a target must be a mapping with name: and url:")
+	return list, nil
+}
+
+// readDefaults reads defaults: the probe keys and recover: every target
+// starts from.
+func (p *targetsParser) readDefaults(v *yaml.Node) error {
+	if v.Kind != yaml.MappingNode {
+		return p.fail(v.Line, "", "defaults: want a mapping of probe keys")
+	}
+	p.defaults = map[string]Value{}
+	dpairs, err := pairs(v)
+	if err != nil {
+		return p.fail(v.Line, "", "defaults: %v", err)
+	}
+	for _, kv := range dpairs {
+		dk, dv := kv[0], kv[1]
+		if dk.Value == "recover" {
+			b, err := boolValue(dv)
+			if err != nil {
+				return p.fail(dv.Line, "", "defaults: recover: %v", err)
+			}
+			p.defaultRecover = b
+			continue
 		}
-		epairs, err := pairs(e)
+		val, err := probeValue(dk, dv)
 		if err != nil {
-			return nil, fail(e.Line, "", "%v", err)
+			return p.fail(dk.Line, "", "defaults: %v", err)
 		}
-		t := FileTarget{Line: e.Line, Recover: defaultRecover, Probe: map[string]Value{}}
-		for k, v := range defaults {
-			t.Probe[k] = v
+		if _, dup := p.defaults[dk.Value]; dup {
+			return p.fail(dk.Line, "", "defaults: %s: given twice", dk.Value)
 		}
-		// The name first, so every other error can name the target.
-		hasName := false
-		for _, kv := range epairs {
-			if kv[0].Value == "name" {
-				nv := kv[1]
-				if nv.Kind != yaml.ScalarNode || nv.Tag == "!!null" || nv.Value == "" {
-					return nil, fail(nv.Line, "", "name: want a non-empty string")
-				}
-				t.Name, hasName = nv.Value, true
-			}
-		}
-		if !hasName {
-			return nil, fail(e.Line, "", "a target without name: (names are identity in the state and the metrics)")
-		}
-		if prev, dup := names[t.Name]; dup {
-			return nil, fail(e.Line, t.Name, "duplicate name (first at line %d)", prev)
-		}
-		names[t.Name] = e.Line
-		seen := map[string]bool{}
-		for _, kv := range epairs {
-			k, v := kv[0], kv[1]
-			if seen[k.Value] {
-				return nil, fail(k.Line, t.Name, "%s: given twice", k.Value)
-			}
-			seen[k.Value] = true
-			switch k.Value {
-			case "name":
-			case "url":
-				s, err := stringValue(v)
-				if err != nil {
-					return nil, fail(v.Line, t.Name, "url: %v", err)
-				}
-				t.URL, t.URLLine = s, v.Line
-			case "started_at":
-				s, err := stringValue(v)
-				if err != nil {
-					return nil, fail(v.Line, t.Name, "started_at: %v", err)
-				}
-				if t.StartedAt, err = target.ParseTime(s); err != nil {
-					return nil, fail(v.Line, t.Name, "started_at: %q: %v", s, err)
-				}
-				if err := saneStart(s, t.StartedAt, now()); err != nil {
-					return nil, fail(v.Line, t.Name, "started_at: %q: %v", s, err)
-				}
-			case "recover":
-				b, err := boolValue(v)
-				if err != nil {
-					return nil, fail(v.Line, t.Name, "recover: %v", err)
-				}
-				t.Recover = b
-			default:
-				val, err := probeValue(k, v)
-				if err != nil {
-					return nil, fail(k.Line, t.Name, "%v", err)
-				}
-				t.Probe[k.Value] = val
-			}
-		}
-		out = append(out, t)
+		p.defaults[dk.Value] = val
 	}
-	return out, nil
+	return nil
+}
+
+// target reads one entry of targets:, the defaults applied.
+func (p *targetsParser) target(e *yaml.Node) (FileTarget, error) {
+	t := FileTarget{Line: e.Line, Recover: p.defaultRecover, Probe: map[string]Value{}}
+	if e.Kind != yaml.MappingNode {
+		return t, p.fail(e.Line, "", "a target must be a mapping with name: and url:")
+	}
+	epairs, err := pairs(e)
+	if err != nil {
+		return t, p.fail(e.Line, "", "%v", err)
+	}
+	for k, v := range p.defaults {
+		t.Probe[k] = v
+	}
+	// The name first, so every other error can name the target.
+	if t.Name, err = p.name(e, epairs); err != nil {
+		return t, err
+	}
+	seen := map[string]bool{}
+	for _, kv := range epairs {
+		k, v := kv[0], kv[1]
+		if seen[k.Value] {
+			return t, p.fail(k.Line, t.Name, "%s: given twice", k.Value)
+		}
+		seen[k.Value] = true
+		if err := p.targetKey(&t, k, v); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// name reads an entry's name: and checks that it is new.
+func (p *targetsParser) name(e *yaml.Node, epairs [][2]*yaml.Node) (string, error) {
+	name, hasName := "", false
+	for _, kv := range epairs {
+		if kv[0].Value == "name" {
+			nv := kv[1]
+			if nv.Kind != yaml.ScalarNode || nv.Tag == "!!null" || nv.Value == "" {
+				return "", p.fail(nv.Line, "", "name: want a non-empty string")
+			}
+			name, hasName = nv.Value, true
+		}
+	}
+	if !hasName {
+		return "", p.fail(e.Line, "", "a target without name: (names are identity in the state and the metrics)")
+	}
+	if prev, dup := p.names[name]; dup {
+		return "", p.fail(e.Line, name, "duplicate name (first at line %d)", prev)
+	}
+	p.names[name] = e.Line
+	return name, nil
+}
+
+// targetKey reads one key of an entry into t.
+func (p *targetsParser) targetKey(t *FileTarget, k, v *yaml.Node) error {
+	switch k.Value {
+	case "name":
+	case "url":
+		s, err := stringValue(v)
+		if err != nil {
+			return p.fail(v.Line, t.Name, "url: %v", err)
+		}
+		t.URL, t.URLLine = s, v.Line
+	case "started_at":
+		s, err := stringValue(v)
+		if err != nil {
+			return p.fail(v.Line, t.Name, "started_at: %v", err)
+		}
+		if t.StartedAt, err = target.ParseTime(s); err != nil {
+			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
+		}
+		if err := saneStart(s, t.StartedAt, now()); err != nil {
+			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
+		}
+	case "recover":
+		b, err := boolValue(v)
+		if err != nil {
+			return p.fail(v.Line, t.Name, "recover: %v", err)
+		}
+		t.Recover = b
+	default:
+		val, err := probeValue(k, v)
+		if err != nil {
+			return p.fail(k.Line, t.Name, "%v", err)
+		}
+		t.Probe[k.Value] = val
+	}
+	return nil
 }
 
 // now is the clock that judges a started_at "far in the future".

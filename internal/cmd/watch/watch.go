@@ -3,18 +3,12 @@
 package watchcmd
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,12 +16,8 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
-	"github.com/healthctl/healthctl/internal/metrics"
-	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
-	"github.com/healthctl/healthctl/internal/probe"
 	statestore "github.com/healthctl/healthctl/internal/state"
-	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -134,45 +124,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if src == nil {
 		src = func(name string) string { return "--" + name }
 	}
-	switch {
-	case opts.interval <= 0:
-		return cli.UsageErrorf("%s %v: must be positive", src("interval"), opts.interval)
-	case opts.concurrency < 0:
-		return cli.UsageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
-	case opts.hookTimeout <= 0:
-		return cli.UsageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
-	case opts.lockTimeout < 0:
-		return cli.UsageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
-	case opts.listen != "" && opts.once:
-		return cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
-	case len(opts.URLs) == 0 && opts.targetsFile == "":
-		return cli.UsageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
-	}
-	var shard watch.Shard
-	if opts.shard != "" {
-		s, err := watch.ParseShard(opts.shard)
-		if err != nil {
-			return cli.UsageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
-		}
-		shard = s
-	}
-	settings, err := opts.policy.Settings()
+	shard, settings, err := check(opts, src)
 	if err != nil {
 		return err
-	}
-	if err := opts.fleet.Validate(); err != nil {
-		var se *policy.SettingError
-		if errors.As(err, &se) {
-			return cli.UsageErrorf("%s %s", src(se.Setting), se.Msg)
-		}
-		return cli.UsageError(err)
-	}
-	if opts.promFile != "" {
-		// Checked before the first probe: exit 2 means nothing probed,
-		// nothing run (the state file is checked when it is opened).
-		if err := statestore.CheckWritable(opts.promFile); err != nil {
-			return cli.UsageErrorf("%s %s: cannot be written: %v", src("prom-file"), opts.promFile, err)
-		}
 	}
 	targets, err := watchTargets(f, opts)
 	if err != nil {
@@ -242,25 +196,81 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		fmt.Fprintf(f.Streams.Err, "healthctl: watch: target %q: the --on-redeploy started at %s never reported its end (that run was killed or interrupted); its redeploy is not run again\n",
 			name, at.UTC().Format(time.RFC3339))
 	}
-
 	if opts.once {
-		s := w.Sweep(ctx)
-		if err := r.report(s); err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
-			return cli.SilentExit(exitcode.SIGINT) // run() turns this into 130/143
-		}
-		if s.Redeploys > 0 {
-			return cli.SilentExit(exitcode.Redeploy)
-		}
-		if s.HeldFleet > 0 || s.HeldBudget > 0 {
-			return cli.SilentExit(exitcode.Unknown)
-		}
-		return nil
+		return runOnce(ctx, f, w, r)
 	}
+	return runLoop(ctx, f, w, r, ln)
+}
 
+// check validates the options that need no file: every bad value is a usage
+// error naming its source. It returns the shard and the policy settings.
+func check(opts *Options, src func(string) string) (watch.Shard, policy.Settings, error) {
+	var shard watch.Shard
+	switch {
+	case opts.interval <= 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must be positive", src("interval"), opts.interval)
+	case opts.concurrency < 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
+	case opts.hookTimeout <= 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
+	case opts.lockTimeout < 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
+	case opts.listen != "" && opts.once:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
+	case len(opts.URLs) == 0 && opts.targetsFile == "":
+		return shard, policy.Settings{}, cli.UsageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
+	}
+	if opts.shard != "" {
+		s, err := watch.ParseShard(opts.shard)
+		if err != nil {
+			return shard, policy.Settings{}, cli.UsageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
+		}
+		shard = s
+	}
+	settings, err := opts.policy.Settings()
+	if err != nil {
+		return shard, settings, err
+	}
+	if err := opts.fleet.Validate(); err != nil {
+		var se *policy.SettingError
+		if errors.As(err, &se) {
+			return shard, settings, cli.UsageErrorf("%s %s", src(se.Setting), se.Msg)
+		}
+		return shard, settings, cli.UsageError(err)
+	}
+	if opts.promFile != "" {
+		// Checked before the first probe: exit 2 means nothing probed,
+		// nothing run (the state file is checked when it is opened).
+		if err := statestore.CheckWritable(opts.promFile); err != nil {
+			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v", src("prom-file"), opts.promFile, err)
+		}
+	}
+	return shard, settings, nil
+}
+
+// runOnce runs one sweep (cron, a timer, a CronJob): exit 8 when a redeploy
+// stands, 9 when the fleet rule held them all, 130/143 when interrupted.
+func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter) error {
+	s := w.Sweep(ctx)
+	if err := r.report(s); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
+		return cli.SilentExit(exitcode.SIGINT) // the root turns this into 130/143
+	}
+	if s.Redeploys > 0 {
+		return cli.SilentExit(exitcode.Redeploy)
+	}
+	if s.HeldFleet > 0 || s.HeldBudget > 0 {
+		return cli.SilentExit(exitcode.Unknown)
+	}
+	return nil
+}
+
+// runLoop sweeps on the cadence until a signal, serving /metrics on ln when
+// given and reloading the targets file on SIGHUP.
+func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, ln net.Listener) error {
 	if ln != nil {
 		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
 		crash.Go(func() { _ = srv.Serve(ln) })
@@ -288,298 +298,4 @@ func quoteValue(source, value string) string {
 		return fmt.Sprintf("%s=%q", source, value)
 	}
 	return fmt.Sprintf("%s %q", source, value)
-}
-
-// watchTargets builds the targets of the URL arguments and the targets file,
-// with every option validated before anything is probed.
-func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
-	var out []*watch.Target
-	names := map[string]string{}
-	add := func(t *watch.Target, where string) error {
-		if prev, dup := names[t.Name]; dup {
-			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
-		}
-		names[t.Name] = where
-		out = append(out, t)
-		return nil
-	}
-	if len(opts.URLs) > 0 {
-		tmpl, err := opts.flags.Build(f.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		for _, raw := range opts.URLs {
-			o, err := tmpl.ForURL(raw)
-			if err != nil {
-				return nil, err
-			}
-			u := o.Redactor.URL(o.URL)
-			if err := add(&watch.Target{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if opts.targetsFile == "" {
-		return out, nil
-	}
-	fts, err := watch.ReadTargets(opts.targetsFile)
-	if err != nil {
-		return nil, cli.UsageError(err)
-	}
-	var base *cli.Template
-	for i := range fts {
-		ft := &fts[i]
-		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
-		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
-		if ft.URL != "" {
-			var tmpl *target.Template
-			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
-			if shared {
-				// Targets without options of their own share one template.
-				// Not those whose URL may carry secrets (userinfo, query):
-				// each secret is registered with the template's redactor, and
-				// thousands of them in one redactor would make every line of
-				// output scrub every other target's secrets.
-				if base == nil {
-					if base, err = opts.flags.Build(f.Getenv); err != nil {
-						return nil, err
-					}
-				}
-				tmpl = base.Template
-			} else {
-				// The file's values over the flags; errors name file, line,
-				// target and key (or the flag, for a flag's value).
-				in, err := ft.Input(opts.flags.Input(), opts.targetsFile)
-				if err == nil {
-					tmpl, err = in.Build(f.Getenv)
-				}
-				if err != nil {
-					return nil, cli.UsageError(err)
-				}
-			}
-			raw, src := ft.URL, ft.URLSource(opts.targetsFile)
-			o, err := tmpl.ForURLFrom(raw, src)
-			if err != nil {
-				return nil, cli.UsageError(err)
-			}
-			t.Options, t.URL = o, o.Redactor.URL(o.URL)
-			if shared {
-				// A shared template's options are a copy of the template's
-				// with this URL: made again for each probe (checked just
-				// now), so 10,000 targets do not keep 10,000 copies.
-				t.Options = nil
-				t.Build = func() (*probe.Options, error) { return tmpl.ForURLFrom(raw, src) }
-			}
-		}
-		if err := add(t, where); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// watchReporter prints each sweep, saves the state and writes the metrics.
-type watchReporter struct {
-	f       *cli.Factory
-	opts    *Options
-	w       *watch.Watcher
-	store   *statestore.Store
-	shard   string
-	shardOf watch.Shard
-	jsonOut bool
-	// metricsOn is --prom-file or --listen.
-	metricsOn bool
-	// latest is each target's last probed item by name (reports are
-	// serialised), kept only for the metrics of a long-running watch.
-	latest    map[string]watch.Item
-	metrics   atomic.Pointer[[]byte]
-	sweeps    int
-	redeploys int
-	// saveMu serialises state saves: after a sweep, and before its hooks.
-	saveMu sync.Mutex
-}
-
-// save writes the watcher's current state to the state file.
-func (r *watchReporter) save() error {
-	r.saveMu.Lock()
-	defer r.saveMu.Unlock()
-	return r.store.Save(r.w.State())
-}
-
-// report handles one finished sweep; its error is a state or metrics file
-// that could not be written.
-func (r *watchReporter) report(s *watch.Sweep) error {
-	r.sweeps++
-	r.redeploys += s.Redeploys
-	latest := s.Items // --once: a target interrupted has a zero Result, as one never probed
-	if r.latest != nil {
-		for i := range s.Items {
-			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				r.latest[it.Target.Name] = *it
-			}
-		}
-		// The targets of now (a SIGHUP may have reloaded them), in order.
-		targets := r.w.Targets()
-		latest = make([]watch.Item, len(targets))
-		keep := make(map[string]watch.Item, len(targets))
-		for i, t := range targets {
-			it, ok := r.latest[t.Name]
-			if !ok {
-				it = watch.Item{Target: t}
-			}
-			latest[i], keep[t.Name] = it, it
-		}
-		r.latest = keep
-	}
-	r.print(s)
-	if r.store == nil && !r.metricsOn {
-		return nil
-	}
-	var errs []error
-	if r.store != nil {
-		if err := r.save(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	st := r.w.State()
-	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
-	switch {
-	case r.opts.listen != "":
-		// /metrics serves the last sweep's bytes.
-		var buf bytes.Buffer
-		if err := metrics.Write(&buf, in); err != nil {
-			errs = append(errs, err)
-		}
-		b := buf.Bytes()
-		r.metrics.Store(&b)
-		if r.opts.promFile != "" {
-			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
-				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
-			}
-		}
-	case r.opts.promFile != "":
-		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
-		}
-	}
-	return cli.UsageError(errors.Join(errs...))
-}
-
-func (r *watchReporter) print(s *watch.Sweep) {
-	streams, quiet := r.f.Streams, r.f.Global.Quiet
-	if r.jsonOut {
-		// One write per buffer, not per target: 10,000 lines per sweep.
-		out := bufio.NewWriterSize(streams.Out, 64<<10)
-		for i := range s.Items {
-			it := &s.Items[i]
-			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
-				continue
-			}
-			_ = output.JSONLine(out, newWatchJSON(it, exitcode.ForOutcome(it.Result.Outcome)))
-		}
-		if !quiet {
-			_ = output.JSONLine(out, newSweepJSON(s, r.shard))
-		}
-		_ = out.Flush()
-	} else {
-		if err := watchTable(streams.Out, s, streams.OutColor, quiet, r.width()); err != nil {
-			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
-		}
-		if !quiet {
-			fmt.Fprintln(streams.Out, sweepLine(s))
-		}
-	}
-	if s.HoldWhy != "" {
-		fmt.Fprintf(streams.Err, "healthctl: watch: sweep %d: %s\n", s.N, s.HoldWhy)
-	}
-	// Hook runs go to stderr: a failure always, the output in text mode
-	// (JSON carries it in the target's line).
-	for i := range s.Items {
-		h := s.Items[i].Hook
-		if h == nil || (h.OK && r.jsonOut) {
-			continue
-		}
-		verdict := "ran"
-		switch {
-		case h.Interrupted:
-			verdict = "INTERRUPTED (its redeploy stays pending)"
-		case !h.OK:
-			verdict = "FAILED"
-		}
-		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
-		if !r.jsonOut && h.Output != "" {
-			for _, l := range strings.Split(strings.TrimRight(h.Output, "\n"), "\n") {
-				fmt.Fprintf(streams.Err, "  | %s\n", l)
-			}
-			if h.Truncated {
-				fmt.Fprintf(streams.Err, "  | (output cut at %d bytes)\n", watch.HookMaxOutput)
-			}
-		}
-	}
-}
-
-// reload reads the targets file again (SIGHUP): the watcher keeps each
-// target's history by name; a file that no longer reads keeps the targets
-// in force and says why.
-func (r *watchReporter) reload() {
-	errw := r.f.Streams.Err
-	if r.opts.targetsFile == "" {
-		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
-		return
-	}
-	before := r.w.Targets()
-	targets, err := watchTargets(r.f, r.opts)
-	if err != nil {
-		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
-			r.opts.targetsFile, len(before), cli.OneLine(err.Error()))
-		return
-	}
-	kept := targets[:0]
-	for _, t := range targets {
-		if r.shardOf.Keeps(t.Name) {
-			kept = append(kept, t)
-		}
-	}
-	targets = kept
-	had := make(map[string]bool, len(before))
-	for _, t := range before {
-		had[t.Name] = true
-	}
-	added := 0
-	for _, t := range targets {
-		if !had[t.Name] {
-			added++
-		}
-		delete(had, t.Name)
-	}
-	r.w.SetTargets(targets)
-	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
-		r.opts.targetsFile, len(targets), added, len(had))
-}
-
-// width is the terminal's width for the table: stdout's, else $COLUMNS (as
-// ls and many tools honour it), else 0 (no limit).
-func (r *watchReporter) width() int {
-	if w := r.f.Streams.OutWidth; w > 0 {
-		return w
-	}
-	if n, err := strconv.Atoi(r.f.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	return 0
-}
-
-// mux serves /metrics (the last sweep's metrics) and /healthz.
-func (r *watchReporter) mux() *http.ServeMux {
-	m := http.NewServeMux()
-	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		w.Write(*r.metrics.Load())
-	})
-	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte("ok\n"))
-	})
-	return m
 }

@@ -1,0 +1,99 @@
+package watchcmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+// watchTargets builds the targets of the URL arguments and the targets file,
+// with every option validated before anything is probed.
+func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
+	var out []*watch.Target
+	names := map[string]string{}
+	add := func(t *watch.Target, where string) error {
+		if prev, dup := names[t.Name]; dup {
+			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
+		}
+		names[t.Name] = where
+		out = append(out, t)
+		return nil
+	}
+	if len(opts.URLs) > 0 {
+		tmpl, err := opts.flags.Build(f.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range opts.URLs {
+			o, err := tmpl.ForURL(raw)
+			if err != nil {
+				return nil, err
+			}
+			u := o.Redactor.URL(o.URL)
+			if err := add(&watch.Target{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if opts.targetsFile == "" {
+		return out, nil
+	}
+	fts, err := watch.ReadTargets(opts.targetsFile)
+	if err != nil {
+		return nil, cli.UsageError(err)
+	}
+	var base *cli.Template
+	for i := range fts {
+		ft := &fts[i]
+		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
+		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
+		if ft.URL != "" {
+			var tmpl *target.Template
+			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
+			if shared {
+				// Targets without options of their own share one template.
+				// Not those whose URL may carry secrets (userinfo, query):
+				// each secret is registered with the template's redactor, and
+				// thousands of them in one redactor would make every line of
+				// output scrub every other target's secrets.
+				if base == nil {
+					if base, err = opts.flags.Build(f.Getenv); err != nil {
+						return nil, err
+					}
+				}
+				tmpl = base.Template
+			} else {
+				// The file's values over the flags; errors name file, line,
+				// target and key (or the flag, for a flag's value).
+				in, err := ft.Input(opts.flags.Input(), opts.targetsFile)
+				if err == nil {
+					tmpl, err = in.Build(f.Getenv)
+				}
+				if err != nil {
+					return nil, cli.UsageError(err)
+				}
+			}
+			raw, src := ft.URL, ft.URLSource(opts.targetsFile)
+			o, err := tmpl.ForURLFrom(raw, src)
+			if err != nil {
+				return nil, cli.UsageError(err)
+			}
+			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+			if shared {
+				// A shared template's options are a copy of the template's
+				// with this URL: made again for each probe (checked just
+				// now), so 10,000 targets do not keep 10,000 copies.
+				t.Options = nil
+				t.Build = func() (*probe.Options, error) { return tmpl.ForURLFrom(raw, src) }
+			}
+		}
+		if err := add(t, where); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
