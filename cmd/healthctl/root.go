@@ -201,6 +201,7 @@ func prepare(f *cli.Factory, cmd *cobra.Command) error {
 	if f.Global.NoColor || f.Getenv("NO_COLOR") != "" {
 		f.Streams.NoColor()
 	}
+	f.Streams.Term(f.Getenv("TERM"))
 	return nil
 }
 

@@ -90,8 +90,8 @@ func sweepLine(s *watch.Sweep) string {
 // decision, streak. A transition is marked with "*" before the target (and
 // in colour: the new decision stands out). onlyTransitions keeps just those
 // rows (-q).
-func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) error {
-	t := output.NewTable(w, output.TableOptions{}, "target", "outcome", "reason", "latency", "decision", "streak")
+func watchTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, onlyTransitions bool) error {
+	t := output.NewTable(w, topt, "target", "outcome", "reason", "latency", "decision", "streak")
 	mark := output.Paint(colored, color.FgYellow, color.Bold)
 	rows := 0
 	for i := range s.Items {

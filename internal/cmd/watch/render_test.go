@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/state"
@@ -26,7 +27,7 @@ func sweepSample() *watch.Sweep {
 
 func TestWatchTableTTY(t *testing.T) {
 	var b bytes.Buffer
-	if err := watchTable(&b, sweepSample(), true, false); err != nil {
+	if err := watchTable(&b, output.TableOptions{Terminal: true}, sweepSample(), true, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -36,7 +37,7 @@ func TestWatchTableTTY(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := watchTable(&b, sweepSample(), false, true); err != nil {
+	if err := watchTable(&b, output.TableOptions{Terminal: true}, sweepSample(), false, true); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "api") || strings.Contains(out, "slow") || !strings.Contains(out, "*billing") || strings.Contains(out, "\x1b[") {

@@ -427,7 +427,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		}
 		_ = out.Flush()
 	} else {
-		if err := watchTable(streams.Out, s, streams.OutColor, quiet); err != nil {
+		if err := watchTable(streams.Out, streams.OutTable(), s, streams.OutColor, quiet); err != nil {
 			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
 		}
 		if !quiet {
