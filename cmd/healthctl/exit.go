@@ -30,6 +30,9 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error) int {
 	if child {
 		return code
 	}
+	if code != exitcode.Pass && cli.Exit1(cmd) {
+		return exitcode.Unreachable // --exit-1: Docker's "unhealthy"
+	}
 	// Only probe speaks monitoring-plugins' codes: for the others 3 is tls.
 	if f.Global.Output == "nagios" && !plugin && code == exitcode.Usage && cmd != nil && cmd.Name() == "probe" {
 		return exitcode.NagiosUnknown

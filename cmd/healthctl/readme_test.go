@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 )
@@ -177,6 +178,7 @@ func parseOnly(args []string) error {
 	streams, _, _ := output.Test(false)
 	a := testFactory(streams, func(string) string { return "" })
 	root := newRoot(a, nil)
+	cli.BareSecondsDurations(root) // as run does
 	if len(args) > 0 && args[0] == "completion" {
 		return nil // cobra adds it while executing
 	}
@@ -215,7 +217,7 @@ func TestShellWords(t *testing.T) {
 
 func TestREADMECheckCanFail(t *testing.T) {
 	doc := "```sh\nhealthctl probe --conect-timeout 2s http://x/\nhealthctl wait-healthy --timeout soon http://x/\nhealthctl wach --once\n```\n" +
-		"Run `healthctl probe --no-such http://x/` or\n" + `HEALTHCHECK CMD ["/healthctl", "probe", "--max-time", "4"]` + "\n"
+		"Run `healthctl probe --no-such http://x/` or\n" + `HEALTHCHECK CMD ["/healthctl", "probe", "--max-time", "4x"]` + "\n"
 	cmds := readmeCommands(doc)
 	if len(cmds) != 5 {
 		t.Fatalf("found %d commands, want 5: %v", len(cmds), cmds)
@@ -320,6 +322,47 @@ func TestREADMEExitCodeTable(t *testing.T) {
 			if !seenOther[prefix] {
 				t.Errorf("%s: no row for %q", file, prefix)
 			}
+		}
+	}
+}
+
+// TestREADMEBuildsWhatItPromises: the Go version the README asks for is
+// go.mod's go directive, and every build or install of healthctl it and
+// docs/development.md show makes the static binary the README promises
+// (CGO_ENABLED=0: otherwise Go links the C library's resolver).
+func TestREADMEBuildsWhatItPromises(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go directive")
+	}
+	goVersion := string(m[1])
+	for _, file := range []string{"../../README.md", "../../docs/development.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(b)
+		for _, v := range regexp.MustCompile(`Go (1\.\d+(?:\.\d+)?)\+?`).FindAllStringSubmatch(doc, -1) {
+			if v[1] != goVersion {
+				t.Errorf("%s says Go %s, go.mod says go %s", file, v[1], goVersion)
+			}
+		}
+		builds := 0
+		for i, l := range strings.Split(doc, "\n") {
+			if !regexp.MustCompile(`go (build|install)\b.*(\./cmd/healthctl|healthctl/cmd/healthctl)`).MatchString(l) {
+				continue
+			}
+			builds++
+			if !strings.Contains(l, "CGO_ENABLED=0") {
+				t.Errorf("%s:%d: builds a dynamically linked healthctl (no CGO_ENABLED=0): %s", file, i+1, strings.TrimSpace(l))
+			}
+		}
+		if builds == 0 {
+			t.Errorf("%s shows no build of healthctl", file)
 		}
 	}
 }

@@ -105,6 +105,7 @@ func run(ctx context.Context, f *cli.Factory, args []string) int {
 		f.Exec = run
 	}
 	root := newRoot(f, args)
+	cli.BareSecondsDurations(root)
 	root.SetArgs(args)
 	if len(args) > 0 && args[0] == "completion" {
 		strictCompletion(root)
