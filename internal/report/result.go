@@ -191,4 +191,3 @@ func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar inte
 		}
 	}
 }
-
