@@ -350,3 +350,49 @@ esac
 		t.Errorf("go install ran %d times, want once (only for the ref)", n)
 	}
 }
+
+// TestActionLint runs actionlint (when installed: go install
+// github.com/rhysd/actionlint/cmd/actionlint@latest) on a workflow that uses
+// the action the way the docs do, reading every output: an output the
+// action does not declare is "property ... is not defined".
+func TestActionLint(t *testing.T) {
+	lint, err := exec.LookPath("actionlint")
+	if err != nil {
+		gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", "actionlint")
+		if _, e := os.Stat(gobin); e != nil {
+			t.Skip("actionlint not installed")
+		}
+		lint = gobin
+	}
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(dir, "action.yml"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, ".github", "workflows", "use.yml"), []byte(`on: pull_request
+jobs:
+  preview:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: ./
+        id: health
+        with:
+          url: https://preview-${{ github.event.number }}.example.com/health
+          timeout: 120s
+          version: v1
+      - if: always()
+        run: echo "${{ steps.health.outputs.outcome }} ${{ steps.health.outputs.reason }} ${{ steps.health.outputs.exit-code }} ${{ steps.health.outputs.attempts }} ${{ steps.health.outputs.elapsed-ms }}"
+`), 0o644)
+	// actionlint finds its project by the .git directory.
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	cmd := exec.Command(lint, "-no-color", "-shellcheck=", "-pyflakes=")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("actionlint: %v\n%s", err, out)
+	}
+}
