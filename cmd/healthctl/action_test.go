@@ -1,12 +1,19 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -22,23 +29,171 @@ type action struct {
 		Default  string `yaml:"default"`
 		Required bool   `yaml:"required"`
 	} `yaml:"inputs"`
+	Outputs map[string]struct {
+		Value string `yaml:"value"`
+	} `yaml:"outputs"`
 	Runs struct {
-		Using string `yaml:"using"`
-		Steps []struct {
-			Name string            `yaml:"name"`
-			Run  string            `yaml:"run"`
-			Env  map[string]string `yaml:"env"`
-		} `yaml:"steps"`
+		Using string       `yaml:"using"`
+		Steps []actionStep `yaml:"steps"`
 	} `yaml:"runs"`
 }
 
-// TestActionYAML runs the GitHub Action's own wait step with bash against
-// loopback fixtures, with the real healthctl, as a runner would (go env
-// GOPATH answered by a stand-in go): its inputs are real wait-healthy flags,
-// URLs split on spaces and newlines, extra args one word a line, fail-open.
+type actionStep struct {
+	ID   string            `yaml:"id"`
+	Name string            `yaml:"name"`
+	Uses string            `yaml:"uses"`
+	If   string            `yaml:"if"`
+	Run  string            `yaml:"run"`
+	Env  map[string]string `yaml:"env"`
+}
+
+// actionRunner runs action.yml's bash steps in order as a runner would,
+// with GITHUB_OUTPUT, GITHUB_PATH and GITHUB_STEP_SUMMARY files and the
+// ${{ }} expressions the steps use; `uses:` steps (actions/cache) are left out.
+type actionRunner struct {
+	t       *testing.T
+	a       action
+	env     []string // the process environment of every step
+	dir     string
+	summary string
+}
+
+type actionRun struct {
+	out     string            // every step's stdout and stderr
+	code    int               // the failing step's exit code, or 0
+	outputs map[string]string // the action's outputs
+	steps   map[string]map[string]string
+}
+
+func (r *actionRunner) run(inputs map[string]string, actionRef string) actionRun {
+	t := r.t
+	res := actionRun{outputs: map[string]string{}, steps: map[string]map[string]string{}}
+	expr := regexp.MustCompile(`\$\{\{ *([a-z_.-]+) *\}\}`)
+	value := func(e string) string {
+		switch {
+		case strings.HasPrefix(e, "inputs."):
+			name := strings.TrimPrefix(e, "inputs.")
+			if v, ok := inputs[name]; ok {
+				return v
+			}
+			return r.a.Inputs[name].Default
+		case e == "github.action_ref":
+			return actionRef
+		case strings.HasPrefix(e, "steps."):
+			parts := strings.Split(e, ".") // steps.ID.outputs.NAME
+			if len(parts) != 4 || parts[2] != "outputs" {
+				t.Fatalf("expression %q", e)
+			}
+			return res.steps[parts[1]][parts[3]]
+		}
+		t.Fatalf("the test does not know the expression %q", e)
+		return ""
+	}
+	var log bytes.Buffer
+	for _, s := range r.a.Runs.Steps {
+		if s.Uses != "" {
+			continue
+		}
+		outFile := filepath.Join(r.dir, "output-"+s.ID)
+		os.WriteFile(outFile, nil, 0o644)
+		cmd := exec.Command("bash", "-e", "-o", "pipefail", "-c", s.Run)
+		cmd.Env = append(append([]string(nil), r.env...), "GITHUB_OUTPUT="+outFile,
+			"GITHUB_PATH="+filepath.Join(r.dir, "path"), "GITHUB_STEP_SUMMARY="+r.summary)
+		for k, v := range s.Env {
+			cmd.Env = append(cmd.Env, k+"="+expr.ReplaceAllStringFunc(v, func(m string) string { return value(expr.FindStringSubmatch(m)[1]) }))
+		}
+		cmd.Stdout, cmd.Stderr = &log, &log
+		err := cmd.Run()
+		b, _ := os.ReadFile(outFile)
+		outs := map[string]string{}
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				outs[k] = v
+			}
+		}
+		res.steps[s.ID] = outs
+		if ee, ok := err.(*exec.ExitError); ok {
+			res.code = ee.ExitCode()
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, o := range r.a.Outputs {
+		res.outputs[name] = expr.ReplaceAllStringFunc(o.Value, func(m string) string { return value(expr.FindStringSubmatch(m)[1]) })
+	}
+	res.out = log.String()
+	return res
+}
+
+// fakeRelease serves a GitHub release of healthctl (the archive for
+// linux_amd64 and checksums.txt) and the Go module proxy's version list on
+// loopback, counting the archive's downloads.
+type fakeRelease struct {
+	srv       *httptest.Server
+	downloads atomic.Int32
+	tamper    atomic.Bool
+}
+
+func newFakeRelease(t *testing.T, hc string) *fakeRelease {
+	bin, err := os.ReadFile(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{"LICENSE", []byte("Apache-2.0")}, {"healthctl", bin}} {
+		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.body))})
+		tw.Write(f.body)
+	}
+	tw.Close()
+	gz.Close()
+	archive := tgz.Bytes()
+	sum := fmt.Sprintf("%x", sha256.Sum256(archive))
+	fr := &fakeRelease{}
+	fr.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/releases/v1.2.3/healthctl_1.2.3_linux_amd64.tar.gz":
+			fr.downloads.Add(1)
+			w.Write(archive)
+		case "/releases/v1.2.3/checksums.txt":
+			s := sum
+			if fr.tamper.Load() {
+				s = strings.Repeat("0", 64)
+			}
+			fmt.Fprintf(w, "%s  healthctl_1.2.3_darwin_arm64.tar.gz\n%s  healthctl_1.2.3_linux_amd64.tar.gz\n", strings.Repeat("1", 64), s)
+		case "/proxy/github.com/healthctl/healthctl/@v/list":
+			fmt.Fprint(w, "v1.0.0\nv1.2.3\nv1.10.0-rc.1\nv0.9.0\n")
+		case "/proxy/github.com/healthctl/healthctl/@latest":
+			fmt.Fprint(w, `{"Version":"v1.2.3","Time":"2026-11-01T00:00:00Z"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(fr.srv.Close)
+	return fr
+}
+
+// TestActionYAML runs the GitHub Action's steps with bash as a runner
+// would, against loopback fixtures and a loopback fake release: the release
+// binary for the runner's OS and arch is downloaded, checked against
+// checksums.txt (a mismatch fails with an annotation) and cached; version
+// defaults to the action's own ref; a ref that is not a release is built
+// with the runner's go into a directory of its own; the wait's inputs are
+// real wait-healthy flags; outputs, the job summary and the ::error::
+// annotation say what happened.
 func TestActionYAML(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
+	}
+	for _, tool := range []string{"curl", "tar", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
 	}
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
@@ -50,6 +205,22 @@ func TestActionYAML(t *testing.T) {
 	}
 	if a.Runs.Using != "composite" || !a.Inputs["url"].Required {
 		t.Fatalf("runs.using %q, url required %v", a.Runs.Using, a.Inputs["url"].Required)
+	}
+	if a.Inputs["version"].Default != "" {
+		t.Errorf("version defaults to %q, want empty (the action's own ref)", a.Inputs["version"].Default)
+	}
+	for _, s := range a.Runs.Steps {
+		if strings.Contains(s.Uses, "setup-go") {
+			t.Errorf("step %q changes the caller's Go (%s)", s.Name, s.Uses)
+		}
+		if strings.Contains(s.Run, "GOPATH") {
+			t.Errorf("step %q relies on GOPATH (wrong when GOBIN is set)", s.Name)
+		}
+	}
+	for _, name := range []string{"outcome", "reason", "exit-code", "attempts", "elapsed-ms"} {
+		if a.Outputs[name].Value == "" {
+			t.Errorf("no output %q", name)
+		}
 	}
 	streams, _, _ := output.Test(false)
 	root := newRoot(testFactory(streams, func(string) string { return "" }), nil)
@@ -66,30 +237,32 @@ func TestActionYAML(t *testing.T) {
 			t.Errorf("input %q is not a wait-healthy flag", name)
 		}
 	}
-	var script string
-	var env map[string]string
-	for _, s := range a.Runs.Steps {
-		if strings.Contains(s.Run, "wait-healthy") {
-			script, env = s.Run, s.Env
-		}
-	}
-	if script == "" {
-		t.Fatal("no step runs wait-healthy")
-	}
 
-	// A stand-in `go env GOPATH` and the real healthctl in GOPATH/bin.
 	hc, err := exec.LookPath("healthctl")
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel := newFakeRelease(t, hc)
 	dir := t.TempDir()
-	gopath := filepath.Join(dir, "gopath")
-	os.MkdirAll(filepath.Join(gopath, "bin"), 0o755)
+	// A stand-in go that records how it was called and "builds" healthctl.
 	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
-	if err := os.Symlink(hc, filepath.Join(gopath, "bin", "healthctl")); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "bin", "go"), []byte("#!/bin/sh\n[ \"$1 $2\" = \"env GOPATH\" ] && echo "+gopath+"\n"), 0o755)
+	goLog := filepath.Join(dir, "go.log")
+	os.WriteFile(filepath.Join(dir, "bin", "go"), []byte(fmt.Sprintf(`#!/bin/sh
+case "$1" in
+install) echo "GOBIN=$GOBIN $*" >>%q; mkdir -p "$GOBIN" && cp %q "$GOBIN/healthctl" ;;
+version) echo "go version go1.26.8 linux/amd64" ;;
+*) exit 1 ;;
+esac
+`, goLog, hc)), 0o755)
+	r := &actionRunner{t: t, a: a, dir: dir, summary: filepath.Join(dir, "summary.md")}
+	toolCache := filepath.Join(dir, "toolcache")
+	r.env = append(os.Environ(),
+		"PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"),
+		"HEALTHCTL_DNS_SERVER=127.0.0.1:9",
+		"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "RUNNER_TOOL_CACHE="+toolCache, "RUNNER_TEMP="+dir,
+		"HEALTHCTL_ACTION_RELEASES_URL="+rel.srv.URL+"/releases",
+		"HEALTHCTL_ACTION_PROXY_URL="+rel.srv.URL+"/proxy",
+	)
 
 	up, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Body: "ok ready"})
 	if err != nil {
@@ -99,47 +272,127 @@ func TestActionYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expr := regexp.MustCompile(`^\$\{\{ inputs\.([a-z-]+) \}\}$`)
-	run := func(inputs map[string]string) (string, int) {
-		cmd := exec.Command("bash", "-e", "-c", script)
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "HEALTHCTL_DNS_SERVER=127.0.0.1:9")
-		for k, v := range env {
-			m := expr.FindStringSubmatch(v)
-			if m == nil {
-				t.Fatalf("env %s=%q: want ${{ inputs.NAME }}", k, v)
-			}
-			val, ok := inputs[m[1]]
-			if !ok {
-				val = a.Inputs[m[1]].Default
-			}
-			cmd.Env = append(cmd.Env, k+"="+val)
-		}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), code
+
+	// The action's own tag: v1.2.3 is downloaded, verified, put in the tool cache.
+	res := r.run(map[string]string{"url": up.URL + "/a " + up.URL + "/b\n" + up.URL + "/c", "args": "--expect-body\nok ready\n"}, "v1.2.3")
+	if res.code != 0 || !strings.Contains(res.out, "checksum verified") {
+		t.Fatalf("three healthy URLs: exit %d\n%s", res.code, res.out)
+	}
+	if got := res.outputs; got["outcome"] != "pass" || got["reason"] != "ok" || got["exit-code"] != "0" || got["attempts"] != "3" || got["elapsed-ms"] == "" {
+		t.Errorf("outputs %v\n%s", got, res.out)
+	}
+	wantBin := filepath.Join(toolCache, "healthctl", "v1.2.3", "linux_amd64", "healthctl")
+	if p := res.steps["install"]["path"]; p != wantBin {
+		t.Errorf("installed at %q, want %q", p, wantBin)
+	}
+	if n := rel.downloads.Load(); n != 1 {
+		t.Errorf("%d downloads, want 1", n)
+	}
+	// Cached: no second download.
+	res = r.run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms"}, "v1.2.3")
+	if n := rel.downloads.Load(); n != 1 || !strings.Contains(res.out, "from the cache") {
+		t.Errorf("%d downloads after a second run, want 1 (cached)\n%s", n, res.out)
+	}
+	// A failure: the outcome's exit code, outputs, an annotation and a summary line.
+	if res.code != exitcode.Refused || !strings.Contains(res.out, "conn_refused") {
+		t.Errorf("refused: exit %d, want %d\n%s", res.code, exitcode.Refused, res.out)
+	}
+	if got := res.outputs; got["outcome"] != "refused" || got["reason"] != "conn_refused" || got["exit-code"] != "5" {
+		t.Errorf("refused outputs %v", got)
+	}
+	if !regexp.MustCompile(`(?m)^::error title=healthctl wait-healthy refused \(conn_refused\)::no 2xx from http://127\.0\.0\.1:\d+/health within 300ms`).MatchString(res.out) {
+		t.Errorf("no ::error:: annotation with the reason:\n%s", res.out)
+	}
+	summary, _ := os.ReadFile(r.summary)
+	if !strings.Contains(string(summary), ":white_check_mark:") || !regexp.MustCompile(`:x: .*refused \(conn_refused\), exit 5: no 2xx from`).Match(summary) {
+		t.Errorf("job summary:\n%s", summary)
 	}
 
-	out, code := run(map[string]string{"url": up.URL + "/a " + up.URL + "/b\n" + up.URL + "/c", "args": "--expect-body\nok ready\n"})
-	if code != 0 || strings.Count(out, "PASS ok") != 3 {
-		t.Errorf("three healthy URLs: exit %d\n%s", code, out)
+	res = r.run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms", "fail-open": "true"}, "v1.2.3")
+	if res.code != 0 || !strings.Contains(res.out, "WARN") || res.outputs["outcome"] != "refused" {
+		t.Errorf("fail-open: exit %d, outputs %v\n%s", res.code, res.outputs, res.out)
 	}
-	out, code = run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms"})
-	if code != exitcode.Refused || !strings.Contains(out, "conn_refused") {
-		t.Errorf("refused: exit %d, want %d\n%s", code, exitcode.Refused, out)
+	res = r.run(map[string]string{"url": up.URL + "/health", "timeout": "300ms", "args": "--expect-body\nnot there"}, "v1.2.3")
+	if res.code != exitcode.Unreachable || res.outputs["reason"] != "condition_failed" {
+		t.Errorf("condition: exit %d, outputs %v\n%s", res.code, res.outputs, res.out)
 	}
-	out, code = run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms", "fail-open": "true"})
-	if code != 0 || !strings.Contains(out, "WARN") {
-		t.Errorf("fail-open: exit %d\n%s", code, out)
+	res = r.run(map[string]string{"url": up.URL + "/health", "args": "--no-such-flag"}, "v1.2.3")
+	if res.code != exitcode.Usage || res.outputs["outcome"] != "error" || !strings.Contains(res.out, "::error title=healthctl wait-healthy error (usage)::unknown flag: --no-such-flag") {
+		t.Errorf("usage error: exit %d, outputs %v\n%s", res.code, res.outputs, res.out)
 	}
-	out, code = run(map[string]string{"url": up.URL + "/health", "timeout": "300ms", "args": "--expect-body\nnot there"})
-	if code != exitcode.Unreachable {
-		t.Errorf("condition: exit %d\n%s", code, out)
+
+	// A major tag (v1) and latest resolve to the newest release through the
+	// module proxy; a tampered checksums.txt fails before anything runs.
+	os.RemoveAll(toolCache)
+	rel.tamper.Store(true)
+	res = r.run(map[string]string{"url": up.URL + "/health", "version": "v1"}, "main")
+	if res.steps["resolve"]["version"] != "v1.2.3" || res.code == 0 || !strings.Contains(res.out, "::error title=healthctl::healthctl_1.2.3_linux_amd64.tar.gz does not match the release's checksums.txt") {
+		t.Errorf("tampered: exit %d, resolved %v\n%s", res.code, res.steps["resolve"], res.out)
+	}
+	if _, err := os.Stat(wantBin); err == nil {
+		t.Error("a binary that failed its checksum was installed")
+	}
+	rel.tamper.Store(false)
+	res = r.run(map[string]string{"url": up.URL + "/health"}, "")
+	if res.steps["resolve"]["version"] != "v1.2.3" || res.code != 0 {
+		t.Errorf("latest: exit %d, resolved %v\n%s", res.code, res.steps["resolve"], res.out)
+	}
+
+	// A ref that is not a release is built with the runner's go, into a
+	// directory of its own (GOBIN), not the caller's GOPATH/bin.
+	res = r.run(map[string]string{"url": up.URL + "/health"}, "main")
+	goCalls, _ := os.ReadFile(goLog)
+	wantDir := filepath.Join(toolCache, "healthctl", "main", "linux_amd64")
+	if res.code != 0 || !strings.Contains(string(goCalls), "GOBIN="+wantDir+" install github.com/healthctl/healthctl/cmd/healthctl@main") {
+		t.Errorf("ref main: exit %d, go calls %q\n%s", res.code, goCalls, res.out)
+	}
+	if n := strings.Count(string(goCalls), "install"); n != 1 {
+		t.Errorf("go install ran %d times, want once (only for the ref)", n)
+	}
+}
+
+// TestActionLint runs actionlint (when installed: go install
+// github.com/rhysd/actionlint/cmd/actionlint@latest) on a workflow that uses
+// the action the way the docs do, reading every output: an output the
+// action does not declare is "property ... is not defined".
+func TestActionLint(t *testing.T) {
+	lint, err := exec.LookPath("actionlint")
+	if err != nil {
+		gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", "actionlint")
+		if _, e := os.Stat(gobin); e != nil {
+			t.Skip("actionlint not installed")
+		}
+		lint = gobin
+	}
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755)
+	os.WriteFile(filepath.Join(dir, "action.yml"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, ".github", "workflows", "use.yml"), []byte(`on: pull_request
+jobs:
+  preview:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: ./
+        id: health
+        with:
+          url: https://preview-${{ github.event.number }}.example.com/health
+          timeout: 120s
+          version: v1
+      - if: always()
+        run: echo "${{ steps.health.outputs.outcome }} ${{ steps.health.outputs.reason }} ${{ steps.health.outputs.exit-code }} ${{ steps.health.outputs.attempts }} ${{ steps.health.outputs.elapsed-ms }}"
+`), 0o644)
+	// actionlint finds its project by the .git directory.
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	cmd := exec.Command(lint, "-no-color", "-shellcheck=", "-pyflakes=")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("actionlint: %v\n%s", err, out)
 	}
 }

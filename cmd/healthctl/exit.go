@@ -8,6 +8,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/report"
 )
 
 // exitCode is the one place a run's error becomes its exit code (the codes
@@ -30,8 +31,17 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error) int {
 	if child {
 		return code
 	}
+	if code != exitcode.Pass && cli.Exit1(cmd) {
+		return exitcode.Unreachable // --exit-1: Docker's "unhealthy"
+	}
 	// Only probe speaks monitoring-plugins' codes: for the others 3 is tls.
 	if f.Global.Output == "nagios" && !plugin && code == exitcode.Usage && cmd != nil && cmd.Name() == "probe" {
+		// Nagios shows stdout only: without this line it says "(No output on stdout)".
+		msg := "usage error"
+		if err != nil {
+			msg = cli.OneLine(err.Error())
+		}
+		fmt.Fprint(f.Streams.Out, report.NagiosUnknownLine(msg))
 		return exitcode.NagiosUnknown
 	}
 	if s := f.Signal(); s != nil && code != exitcode.Usage {

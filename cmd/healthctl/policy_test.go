@@ -151,7 +151,7 @@ func TestPolicyText(t *testing.T) {
 	if want := "settings: --grace 5m0s --failure-threshold 3\n          --escalate-timeouts-after 0 (never) --tls-pending-max 0 (forever)"; first != want {
 		t.Fatalf("first line %q, want %q", first, want)
 	}
-	for _, want := range []string{"RESULT", "CONDITION", "DECISION", "WHY", "age < 5m0s", "past grace, streak < 3", "streak reaches 3",
+	for _, want := range []string{"\tage < 5m0s\t", "past grace, streak < 3", "streak reaches 3",
 		"ignore-grace", "ignore-blip", "redeploy", "pending-tls", "ignore-timeout", "stay"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -216,7 +216,8 @@ func TestPolicyFitsHundredColumns(t *testing.T) {
 		{"policy", "--grace", "5m", "--failure-threshold", "3", "--escalate-timeouts-after", "3", "--tls-pending-max", "1h"},
 		{"policy", "--grace", "0s", "--failure-threshold", "12", "--escalate-timeouts-after", "1", "--tls-pending-max", "90m"},
 	} {
-		streams, out, _ := output.Test(false)
+		streams, out, _ := output.Test(true)
+		streams.OutWidth = 100
 		a := testFactory(streams, func(string) string { return "" })
 		if code := run(context.Background(), a, args); code != 0 {
 			t.Fatalf("%v: exit %d", args, code)

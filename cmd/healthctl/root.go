@@ -105,6 +105,7 @@ func run(ctx context.Context, f *cli.Factory, args []string) int {
 		f.Exec = run
 	}
 	root := newRoot(f, args)
+	cli.BareSecondsDurations(root)
 	root.SetArgs(args)
 	if len(args) > 0 && args[0] == "completion" {
 		strictCompletion(root)
@@ -201,6 +202,7 @@ func prepare(f *cli.Factory, cmd *cobra.Command) error {
 	if f.Global.NoColor || f.Getenv("NO_COLOR") != "" {
 		f.Streams.NoColor()
 	}
+	f.Streams.Term(f.Getenv("TERM"))
 	return nil
 }
 

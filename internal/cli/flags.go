@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/healthctl/healthctl/internal/config"
@@ -52,6 +53,19 @@ func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
 			fs.Lookup(o.Flag).NoOptDefVal = o.NoOptDefault
 		}
 	}
+	fs.Bool(Exit1Flag, false, "exit 1 for every failure, whatever its outcome (Docker's HEALTHCHECK: 0 healthy, 1 unhealthy, 2 reserved)")
+}
+
+// Exit1Flag is --exit-1: every non-zero exit code becomes 1 (see Exit1).
+const Exit1Flag = "exit-1"
+
+// Exit1 reports whether cmd runs with --exit-1 (or HEALTHCTL_EXIT_1=true).
+func Exit1(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup(Exit1Flag)
+	return f != nil && f.Value.String() == "true"
 }
 
 // Input returns the registered flags as a target.Input whose errors name
@@ -89,6 +103,34 @@ func (f *ProbeFlags) CustomExpectations() bool {
 	return in.ExpectStatus != "2xx" || len(in.ExpectBody)+len(in.ExpectBodyRegex)+len(in.ExpectJSON)+len(in.ExpectHeader) > 0
 }
 
+// BareSecondsDurations lets every duration flag of cmd and its subcommands
+// (--connect-timeout, -m, --interval, --grace, ...) take a bare number as
+// seconds, as curl does: --connect-timeout 5, -m 8. Variables and config
+// files set flags through the same values, so HEALTHCTL_MAX_TIME=8 and
+// "interval: 30" work too.
+func BareSecondsDurations(cmd *cobra.Command) {
+	wrap := func(f *pflag.Flag) {
+		if f.Value.Type() == "duration" {
+			if _, done := f.Value.(secondsValue); !done {
+				f.Value = secondsValue{f.Value}
+				if f.DefValue == "0s" {
+					f.DefValue = "0" // still no "(default 0s)" in --help
+				}
+			}
+		}
+	}
+	cmd.Flags().VisitAll(wrap)
+	cmd.PersistentFlags().VisitAll(wrap)
+	for _, c := range cmd.Commands() {
+		BareSecondsDurations(c)
+	}
+}
+
+// secondsValue is a duration flag that reads a bare number as seconds.
+type secondsValue struct{ pflag.Value }
+
+func (v secondsValue) Set(s string) error { return v.Value.Set(target.BareSeconds(s)) }
+
 // sizeValue is a byte size flag, checked when set (so a bad value from env
 // or file is reported with its origin).
 type sizeValue struct {
@@ -121,9 +163,9 @@ func (v *ageValue) String() string {
 }
 func (v *ageValue) Type() string { return "duration" }
 func (v *ageValue) Set(s string) error {
-	d, err := time.ParseDuration(s)
+	d, err := target.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("want a duration like 90s or 10m")
+		return fmt.Errorf("want a duration like 90s or 10m (a bare number is seconds)")
 	}
 	if d < 0 {
 		return fmt.Errorf("an age cannot be negative")
@@ -148,7 +190,7 @@ func (f *PolicyFlags) Register(fs *pflag.FlagSet, withAge bool) {
 	d := policy.DefaultSettings()
 	if withAge {
 		fs.StringVar(&f.startedAt, "started-at", "", "when the target started (RFC 3339 or unix seconds); none means past grace")
-		fs.Var(&f.age, "age", "the target's age instead of --started-at (default unknown: past grace)")
+		fs.Var(&f.age, "age", "the target's age instead of --started-at; unknown counts as past grace")
 	}
 	fs.DurationVar(&f.grace, "grace", d.Grace, "a target younger than this is still booting: decisive failures are ignored")
 	fs.IntVar(&f.failureThreshold, "failure-threshold", d.FailureThreshold, "decisive failures in a row, past grace, before a redeploy")

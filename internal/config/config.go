@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/healthctl/healthctl/internal/target"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -171,6 +173,14 @@ func setFlag(f *pflag.Flag, vals []string) error {
 		return fmt.Errorf("want one value, got %d", len(vals))
 	}
 	for _, v := range vals {
+		if f.Value.Type() == "bool" {
+			// HEALTHCTL_BYPASS=yes: variables and files say yes/no, on/off.
+			b, err := target.ParseBool(v)
+			if err != nil {
+				return err
+			}
+			v = strconv.FormatBool(b)
+		}
 		if err := f.Value.Set(v); err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ func TestFirstLine(t *testing.T) {
 	if got := FirstLine(fail, true); !strings.Contains(got, "\x1b[") {
 		t.Errorf("coloured line has no colour: %q", got)
 	}
-	if got := NagiosLine(fail); !regexp.MustCompile(`^HEALTHCTL CRITICAL: refused conn_refused http://127\.0\.0\.1:8080/health - 0\.4ms \| time=0\.000400s;;;0$`).MatchString(got) {
+	if got, _ := Nagios([]probe.Result{fail}, NagiosThresholds{}); !regexp.MustCompile(`^HEALTHCTL CRITICAL - refused conn_refused http://127\.0\.0\.1:8080/health - 0\.4ms \| time=0\.000400s;;;0\n$`).MatchString(got) {
 		t.Errorf("nagios: %q", got)
 	}
 }

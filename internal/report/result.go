@@ -191,27 +191,3 @@ func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar inte
 		}
 	}
 }
-
-// NagiosLine renders a result the monitoring-plugins way: a status line with
-// performance data, "HEALTHCTL OK: ok URL 200 12.4ms | time=0.012400s;;;0 ...".
-func NagiosLine(r probe.Result) string {
-	status := "CRITICAL"
-	switch r.Outcome {
-	case classify.Pass:
-		status = "OK"
-	case classify.Unknown:
-		status = "UNKNOWN"
-	}
-	first := FirstLine(r, false)
-	_, rest, _ := strings.Cut(first, " ") // drop PASS/FAIL: the status says it
-	perf := fmt.Sprintf("time=%.6fs;;;0", r.Timings[probe.PhaseTotal].Seconds())
-	for _, ph := range []probe.Phase{probe.PhaseDNS, probe.PhaseConnect, probe.PhaseTLS, probe.PhaseTTFB} {
-		if d, ok := r.Timings[ph]; ok {
-			perf += fmt.Sprintf(" %s=%.6fs;;;0", ph, d.Seconds())
-		}
-	}
-	if r.HTTPStatus != 0 {
-		perf += fmt.Sprintf(" status=%d", r.HTTPStatus)
-	}
-	return fmt.Sprintf("HEALTHCTL %s: %s | %s", status, rest, perf)
-}

@@ -82,9 +82,9 @@ func (o *Option) Set(in *Input, vals []string) error {
 		}
 		*p = n
 	case *time.Duration:
-		d, err := time.ParseDuration(v)
+		d, err := ParseDuration(v)
 		if err != nil {
-			return fmt.Errorf("want a duration like 2s or 500ms")
+			return fmt.Errorf("want a duration like 2s or 500ms (a bare number is seconds)")
 		}
 		*p = d
 	case *int64:
@@ -95,6 +95,34 @@ func (o *Option) Set(in *Input, vals []string) error {
 		*p = n
 	}
 	return nil
+}
+
+// ParseDuration reads a duration as Go writes it (2s, 500ms, 1m30s) or, as
+// curl's --connect-timeout 5 and -m 8 do, a bare number of seconds: 5, 0.5.
+func ParseDuration(s string) (time.Duration, error) {
+	return time.ParseDuration(BareSeconds(s))
+}
+
+// BareSeconds gives a bare number (digits, optionally a fraction) the unit
+// "s"; anything else is returned as it is.
+func BareSeconds(s string) string {
+	t := strings.TrimSpace(s)
+	digits, frac := t, ""
+	if i := strings.IndexByte(t, '.'); i >= 0 {
+		digits, frac = t[:i], t[i+1:]
+		if frac == "" {
+			return s
+		}
+	}
+	if digits == "" && frac == "" {
+		return s
+	}
+	for _, r := range digits + frac {
+		if r < '0' || r > '9' {
+			return s
+		}
+	}
+	return t + "s"
 }
 
 // ParseBool reads a boolean the way people write one in variables and
@@ -123,19 +151,19 @@ func OptionByKey(key string) *Option {
 var Options = []Option{
 	{Flag: "header", Short: "H", Kind: List, key: "headers", field: func(in *Input) any { return &in.Headers },
 		Usage: "request header 'Name: value' (repeatable); @FILE reads one per line; 'Host: x' sets the host; 'Name:' removes it (Accept-Encoding: also stops Go's gzip)"},
-	{Flag: "method", Kind: String, field: func(in *Input) any { return &in.Method },
+	{Flag: "method", Short: "X", Kind: String, field: func(in *Input) any { return &in.Method },
 		Usage: "request method (default GET, or POST with --data)"},
-	{Flag: "data", Kind: String, field: func(in *Input) any { return &in.Data },
+	{Flag: "data", Short: "d", Kind: String, field: func(in *Input) any { return &in.Data },
 		Usage: "request body; @FILE reads it from a file"},
 	{Flag: "user", Short: "u", Kind: String, field: func(in *Input) any { return &in.User },
 		Usage: "basic auth 'user:password' (never printed)"},
-	{Flag: "user-agent", Kind: String, field: func(in *Input) any { return &in.UserAgent },
+	{Flag: "user-agent", Short: "A", Kind: String, field: func(in *Input) any { return &in.UserAgent },
 		Usage: "User-Agent header"},
 	{Flag: "ipv4", Short: "4", Kind: Bool, field: func(in *Input) any { return &in.IPv4 },
 		Usage: "resolve and connect over IPv4 only"},
 	{Flag: "ipv6", Short: "6", Kind: Bool, field: func(in *Input) any { return &in.IPv6 },
 		Usage: "resolve and connect over IPv6 only"},
-	{Flag: "insecure", Kind: Bool, field: func(in *Input) any { return &in.Insecure },
+	{Flag: "insecure", Short: "k", Kind: Bool, field: func(in *Input) any { return &in.Insecure },
 		Usage: "do not verify the server certificate (the chain is still shown)"},
 	{Flag: "cacert", Kind: String, field: func(in *Input) any { return &in.CACert },
 		Usage: "PEM file of CA certificates to trust instead of the system's"},
@@ -149,7 +177,7 @@ var Options = []Option{
 		Usage: "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)"},
 	{Flag: "dns-server", Kind: String, field: func(in *Input) any { return &in.DNSServer },
 		Usage: "ADDR[:PORT] of the only DNS server to ask"},
-	{Flag: "follow", Kind: Int, NoOptDefault: "10", field: func(in *Input) any { return &in.Follow },
+	{Flag: "follow", Short: "L", Kind: Int, NoOptDefault: "10", field: func(in *Input) any { return &in.Follow },
 		Usage: "follow up to N redirects (--follow alone: 10); a hop to another host, port or scheme drops credentials"},
 	{Flag: "noproxy", Kind: String, field: func(in *Input) any { return &in.NoProxy },
 		Usage: "comma list of hosts to reach without a proxy ('*': none), instead of NO_PROXY"},
@@ -157,7 +185,7 @@ var Options = []Option{
 		Usage: "window for DNS + TCP connect + TLS handshake"},
 	{Flag: "read-timeout", Kind: Duration, field: func(in *Input) any { return &in.ReadTimeout },
 		Usage: "window from the request written to the last body byte"},
-	{Flag: "max-time", Kind: Duration, field: func(in *Input) any { return &in.MaxTime },
+	{Flag: "max-time", Short: "m", Kind: Duration, field: func(in *Input) any { return &in.MaxTime },
 		Usage: "cap on the whole probe (default connect + read timeout)"},
 	{Flag: "max-body", Kind: Size, field: func(in *Input) any { return &in.MaxBody },
 		Usage: "read the body up to this size, e.g. 65536, 64KiB, 1MiB, 1GiB (more is not a failure)"},

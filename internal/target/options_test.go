@@ -76,3 +76,24 @@ func TestOptionsSetEveryKind(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDurationBareSeconds(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"5": 5 * time.Second, "0.5": 500 * time.Millisecond, "8": 8 * time.Second, "0": 0,
+		"2s": 2 * time.Second, "500ms": 500 * time.Millisecond, "1m30s": 90 * time.Second,
+	} {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "5x", ".", "1.", "-", "soon", "1e3", "0x10"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+	// A targets file's connect_timeout: 5 (YAML gives a number).
+	var in Input
+	if err := OptionByKey("connect_timeout").Set(&in, []string{"5"}); err != nil || in.ConnectTimeout != 5*time.Second {
+		t.Fatalf("connect_timeout: 5 -> %v, %v", in.ConnectTimeout, err)
+	}
+}

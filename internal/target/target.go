@@ -380,13 +380,15 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// ForURL returns the options for one URL given on the command line.
+// ForURL returns the options for one URL given on the command line; its
+// errors name the argument (redacted: a password in it is not printed), so
+// "probe http://ok /x" says which of the two has no host.
 func (t *Template) ForURL(raw string) (*probe.Options, error) {
-	return t.ForURLFrom(raw, "")
+	return t.ForURLFrom(raw, fmt.Sprintf("URL argument %q", t.opts.Redactor.RawURL(raw)))
 }
 
 // ForURLFrom returns the options for one URL, validated; source names where
-// the URL came from in errors ("" for a command-line argument).
+// the URL came from in errors (a file and line, an argument).
 func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 	u, err := ParseURL(raw)
 	if err != nil {

@@ -215,7 +215,7 @@ func demoProbeTable(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 		rows = append(rows, r)
 	}
 	w := f.Streams.Out
-	if err := demoTable(w, rows, f.Streams.OutColor); err != nil {
+	if err := demoTable(w, f.Streams.OutTable(), rows, f.Streams.OutColor); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "Exit codes: 0 pass, 1 unreachable, 3 tls, 4 timeout, 5 refused, 6 dns. The decision is what a")
@@ -237,18 +237,18 @@ func demoCommand(ctx context.Context, f *cli.Factory, args ...string) int {
 func demoCapture(ctx context.Context, f *cli.Factory, args ...string) (stdout, stderr []byte, code int) {
 	var out, errb bytes.Buffer
 	s := *f.Streams
-	s.Out, s.Err, s.OutTTY, s.ErrTTY, s.OutColor, s.ErrColor, s.ErrWidth = &out, &errb, false, false, false, false, 0
+	s.Out, s.Err, s.OutTTY, s.ErrTTY, s.OutColor, s.ErrColor, s.ErrCursor, s.OutWidth, s.ErrWidth = &out, &errb, false, false, false, false, false, 0, 0
 	code = f.Exec(ctx, &cli.Factory{Streams: &s, Getenv: demoEnv(f.Getenv), Exec: f.Exec}, args)
 	return out.Bytes(), errb.Bytes(), code
 }
 
-// demoEnv keeps only NO_COLOR from the user's environment, and points the
+// demoEnv keeps only NO_COLOR and TERM from the user's environment, and points the
 // config file at nothing, so HEALTHCTL_* variables, a ./healthctl.yaml or a
 // proxy cannot change what the demo shows.
 func demoEnv(getenv func(string) string) func(string) string {
 	return func(k string) string {
 		switch k {
-		case "NO_COLOR":
+		case "NO_COLOR", "TERM":
 			return getenv(k)
 		case "HEALTHCTL_CONFIG":
 			return os.DevNull

@@ -25,8 +25,8 @@ type demoRow struct {
 
 // demoTable draws the demo's probe table: service, outcome, reason, exit
 // code, status, total time, decision; outcomes coloured as in FirstLine.
-func demoTable(w io.Writer, rows []demoRow, colour bool) error {
-	t := output.NewTable(w, output.TableOptions{}, "service", "outcome", "reason", "exit", "status", "time", "decision")
+func demoTable(w io.Writer, topt output.TableOptions, rows []demoRow, colour bool) error {
+	t := output.NewTable(w, topt, "service", "outcome", "reason", "exit", "status", "time", "decision")
 	pass := output.Paint(colour, color.FgGreen)
 	fail := output.Paint(colour, color.FgRed)
 	for _, r := range rows {

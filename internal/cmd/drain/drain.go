@@ -284,7 +284,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		w = f.Streams.Err
 	}
-	if err := drainReport(w, r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor); err != nil {
+	if err := drainReport(w, f.Streams.OutTable(), r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor); err != nil {
 		return err
 	}
 	return cli.SilentExit(code)

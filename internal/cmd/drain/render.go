@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/manifest"
@@ -54,7 +52,7 @@ func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string
 
 // drainReport renders the first line, the timeline, the verdict table and
 // the formulas.
-func drainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool) error {
+func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool) error {
 	fmt.Fprintln(w, drainFirstLine(r, pid, signal, colored))
 	if len(r.Timeline) > 0 {
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
@@ -63,11 +61,8 @@ func drainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 		}
 	}
 	fmt.Fprintln(w)
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithColumnWidths(tw.NewMapper[int, int]().Set(2, 70)),
-	)
-	t.Header("verdict", "result", "detail")
+	topt.Wrap, topt.Widths = true, map[int]int{2: 70}
+	t := output.NewTable(w, topt, "verdict", "result", "detail")
 	for _, v := range r.Verdicts {
 		res := output.Paint(colored, color.FgGreen).Sprint("ok")
 		switch {

@@ -82,7 +82,7 @@ func Run(f *cli.Factory, opts *Options) error {
 	}
 	w := f.Streams.Out
 	fmt.Fprintln(w, settingsLine(s))
-	if err := policyTable(w, rows); err != nil {
+	if err := policyTable(w, f.Streams.OutTable(), rows); err != nil {
 		return err
 	}
 	young, old := policy.ExampleAges(s.Grace)

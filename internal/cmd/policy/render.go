@@ -11,8 +11,9 @@ import (
 // policyTable draws the decision table in at most 100 columns: the rule
 // number, the result, the condition, the decision and the why of the
 // example, wrapped.
-func policyTable(w io.Writer, rows []policy.Row) error {
-	t := output.NewTable(w, output.TableOptions{Wrap: true, Widths: map[int]int{0: 3, 1: 13, 2: 30, 3: 16, 4: 30}},
+func policyTable(w io.Writer, topt output.TableOptions, rows []policy.Row) error {
+	topt.Wrap, topt.Widths = true, map[int]int{0: 3, 1: 13, 2: 30, 3: 16, 4: 30}
+	t := output.NewTable(w, topt,
 		"#", "result", "condition", "decision", "why")
 	for _, r := range rows {
 		result := r.Result

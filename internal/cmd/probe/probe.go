@@ -24,6 +24,7 @@ type Options struct {
 	URLs   []string
 	flags  cli.ProbeFlags
 	policy cli.PolicyFlags
+	nagios nagiosFlags
 }
 
 // NewCmd builds the command; runF replaces Run in flag-parsing tests (nil:
@@ -42,7 +43,9 @@ Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
 6 dns, 70 internal error, 130/143 interrupted (the finished results are still
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
-monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
+monitoring-plugins status line (the worst state; several URLs add a line each),
+-w/-c response-time and --cert-warn/--cert-crit thresholds, and 0 OK, 1 WARNING,
+2 CRITICAL, 3 UNKNOWN (also a usage error, with its line on stdout).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
   healthctl probe --age 10m --failure-threshold 3 http://127.0.0.1:8080/health`,
@@ -59,6 +62,7 @@ monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
 	}
 	opts.flags.Register(cmd.Flags())
 	opts.policy.Register(cmd.Flags(), true)
+	opts.nagios.register(cmd.Flags())
 	return cmd
 }
 
@@ -78,6 +82,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
 	}
 	tmpl, err := opts.flags.Build(f.Getenv)
+	if err != nil {
+		return err
+	}
+	thresholds, err := opts.nagios.thresholds(f.Global.Output)
 	if err != nil {
 		return err
 	}
@@ -123,26 +131,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			f.SignalName(), interrupted, len(results), cli.Plural(len(results)))
 	}
 
-	code := exitcode.Pass
 	if f.Global.Output == "nagios" {
-		for _, r := range results {
-			if r.Canceled {
-				fmt.Fprintf(f.Streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", r.URL)
-				continue
-			}
-			fmt.Fprintln(f.Streams.Out, report.NagiosLine(r))
-			switch {
-			case r.Outcome == classify.Unknown && code == exitcode.NagiosOK:
-				code = exitcode.NagiosUnknown
-			case r.Outcome != classify.Pass && r.Outcome != classify.Unknown:
-				code = exitcode.NagiosCritical
-			}
-		}
-		if interrupted > 0 {
-			return cli.SilentExit(sigCode)
-		}
-		return &cli.ExitError{Code: code, Plugin: true}
+		return printNagios(f, results, thresholds, interrupted, sigCode)
 	}
+	code := exitcode.Pass
 	for _, r := range results {
 		if r.Canceled {
 			printInterrupted(f, r, sigCode)

@@ -164,7 +164,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 	var progress *waitProgress
 	if !f.Global.Quiet {
-		progress = newWaitProgress(s.Err, s.ErrTTY, s.ErrColor, s.ErrWidth, len(targets), opts.Successes)
+		progress = newWaitProgress(s.Err, s.ErrCursor, s.ErrColor, s.ErrWidth, len(targets), opts.Successes)
 	}
 	cfg := wait.Config{
 		Targets:           targets,
@@ -221,7 +221,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 // waitWithTicker runs the wait; on a terminal it refreshes the status
 // line's elapsed time between probes.
 func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *waitProgress) wait.Summary {
-	if p == nil || !f.Streams.ErrTTY {
+	if p == nil || !f.Streams.ErrCursor {
 		return wait.Run(ctx, cfg)
 	}
 	start := time.Now()

@@ -107,19 +107,20 @@ func sweepLine(s *watch.Sweep) string {
 // in colour: the new decision stands out). onlyTransitions keeps just those
 // rows (-q). width > 0 is the terminal's: names too long for it are
 // shortened in the middle with "…" (both ends of a name tell targets apart).
-func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool, width int) error {
+func watchTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, onlyTransitions bool) error {
+	width := topt.Width
 	longest := 0
 	for i := range s.Items {
 		longest = max(longest, utf8.RuneCountInString(s.Items[i].Target.Name))
 	}
 	var buf bytes.Buffer
-	rows, err := renderTable(&buf, s, colored, onlyTransitions, 0)
+	rows, err := renderTable(&buf, topt, s, colored, onlyTransitions, 0)
 	if err != nil || rows == 0 {
 		return err
 	}
-	if over := tableWidth(buf.String()) - width; width > 0 && over > 0 {
+	if over := tableWidth(buf.String()) - width; topt.Terminal && width > 0 && over > 0 {
 		buf.Reset()
-		if _, err := renderTable(&buf, s, colored, onlyTransitions, max(minNameWidth, longest-over)); err != nil {
+		if _, err := renderTable(&buf, topt, s, colored, onlyTransitions, max(minNameWidth, longest-over)); err != nil {
 			return err
 		}
 	}
@@ -132,8 +133,9 @@ const minNameWidth = 8
 
 // renderTable draws the table with names cut to maxName characters (0: no
 // cut) and returns how many rows it drew.
-func renderTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool, maxName int) (int, error) {
-	t := output.NewTable(w, output.TableOptions{}, "target", "outcome", "reason", "latency", "decision", "streak")
+func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, onlyTransitions bool, maxName int) (int, error) {
+	topt.Width = 0 // fitted here, by shortening names
+	t := output.NewTable(w, topt, "target", "outcome", "reason", "latency", "decision", "streak")
 	mark := output.Paint(colored, color.FgYellow, color.Bold)
 	rows := 0
 	for i := range s.Items {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/state"
@@ -26,7 +27,7 @@ func sweepSample() *watch.Sweep {
 
 func TestWatchTableTTY(t *testing.T) {
 	var b bytes.Buffer
-	if err := watchTable(&b, sweepSample(), true, false, 0); err != nil {
+	if err := watchTable(&b, output.TableOptions{Terminal: true}, sweepSample(), true, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -36,7 +37,7 @@ func TestWatchTableTTY(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := watchTable(&b, sweepSample(), false, true, 0); err != nil {
+	if err := watchTable(&b, output.TableOptions{Terminal: true}, sweepSample(), false, true); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "api") || strings.Contains(out, "slow") || !strings.Contains(out, "*billing") || strings.Contains(out, "\x1b[") {
@@ -56,7 +57,7 @@ func TestWatchTableFitsWidth(t *testing.T) {
 	s.Items[1].Target = &watch.Target{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-8"}
 	for _, colored := range []bool{false, true} {
 		var b bytes.Buffer
-		if err := watchTable(&b, s, colored, false, 80); err != nil {
+		if err := watchTable(&b, output.TableOptions{Terminal: true, Width: 80}, s, colored, false); err != nil {
 			t.Fatal(err)
 		}
 		if w := tableWidth(b.String()); w > 80 {
@@ -68,7 +69,7 @@ func TestWatchTableFitsWidth(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := watchTable(&b, sweepSample(), false, false, 80); err != nil {
+	if err := watchTable(&b, output.TableOptions{Terminal: true, Width: 80}, sweepSample(), false, false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "…") {

@@ -126,7 +126,9 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		}
 		_ = out.Flush()
 	} else {
-		if err := watchTable(streams.Out, s, streams.OutColor, quiet, r.width()); err != nil {
+		topt := streams.OutTable()
+		topt.Width = r.width()
+		if err := watchTable(streams.Out, topt, s, streams.OutColor, quiet); err != nil {
 			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
 		}
 		if !quiet {
