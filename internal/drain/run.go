@@ -30,8 +30,11 @@ type Config struct {
 	Pid int
 	// ReadyURL and LiveURL are polled; InflightURL (optional) answers slowly.
 	ReadyURL, LiveURL, InflightURL string
-	Signal                         syscall.Signal
-	Settings                       Settings
+	// TrafficURL (optional, from InflightURL's host:port) gets a short
+	// request every TrafficInterval during [0, P).
+	TrafficURL string
+	Signal     syscall.Signal
+	Settings   Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
 	ReadyTimeout time.Duration
 	// Inflight is how many slow requests are in flight at the signal.
@@ -44,6 +47,10 @@ type Config struct {
 
 // Interval is how often readiness and liveness are polled.
 const Interval = 50 * time.Millisecond
+
+// TrafficInterval is how often the traffic endpoint gets a new request
+// during the pre-drain.
+const TrafficInterval = 100 * time.Millisecond
 
 // KillMargin is how long past S drain-test waits before it kills.
 func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }
@@ -86,6 +93,11 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
+	if len(cfg.Argv) > 0 {
+		if err := portsFree(cfg); err != nil {
+			return obs, false, err
+		}
+	}
 	tg, err := start(ctx, cfg, logf)
 	if err != nil {
 		return obs, false, err
@@ -99,16 +111,19 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	hc := pollClient()
 
 	// Before the signal: ready, a kept-alive connection, requests in flight.
-	ka, in, interrupted := beforeSignal(ctx, hc, cfg, tg, &obs, logf)
-	if !obs.ReadyBefore {
-		return obs, interrupted, nil
+	ka, in, interrupted, err := beforeSignal(ctx, hc, cfg, tg, &obs, logf)
+	if err != nil || !obs.ReadyBefore {
+		return obs, interrupted, err
 	}
 	defer in.cancel()
+	if err := setupFailed(cfg, tg, in, time.Now()); err != nil {
+		return obs, false, err
+	}
 
 	// t=0: the signal; then watch until the process is gone and the
 	// in-flight requests are done.
 	t0 := sendSignal(cfg.Signal, tg, logf)
-	w := startWatch(hc, cfg, ka)
+	w := startWatch(hc, cfg, ka, t0)
 	obs.KeepAlive.Watched = ka.conn != nil
 	killedAt, interrupted := awaitExit(ctx, cfg.Settings.ShutdownTimeout, tg, t0, logf)
 	if !interrupted {
@@ -126,7 +141,93 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 
 	// What was seen, relative to t=0.
 	observe(&obs, t0, killedAt, tg, w, in)
+	if !interrupted {
+		if err := setupFailed(cfg, nil, in, t0); err != nil {
+			return obs, false, err
+		}
+	}
 	return obs, interrupted, nil
+}
+
+// SetupError is a problem of the experiment's set-up, not of the service:
+// a port another process holds, a service that exited before the signal,
+// an --inflight URL that failed before it. Nothing is judged.
+type SetupError struct{ Msg string }
+
+func (e *SetupError) Error() string { return e.Msg }
+
+// portsFree checks, before starting the service, that nothing answers on
+// the ports it is to serve: a stale process holding the port would be
+// judged instead of the service.
+func portsFree(cfg Config) error {
+	seen := map[string]bool{}
+	for _, u := range []string{cfg.ReadyURL, cfg.LiveURL, cfg.TrafficURL} {
+		addr := hostPort(u)
+		if addr == "" || seen[addr] {
+			continue
+		}
+		seen[addr] = true
+		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return &SetupError{fmt.Sprintf("%s already accepts connections before the service was started: another process holds the port (stop it, or use another port); nothing was run", addr)}
+		}
+	}
+	return nil
+}
+
+// hostPort is u's host:port with the scheme's default port ("" when u
+// cannot be parsed).
+func hostPort(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		return ""
+	}
+	if pu.Port() != "" {
+		return pu.Host
+	}
+	if pu.Scheme == "https" {
+		return net.JoinHostPort(pu.Hostname(), "443")
+	}
+	return net.JoinHostPort(pu.Hostname(), "80")
+}
+
+// setupFailed says whether an in-flight request failed before t0 (a wrong
+// --inflight path, a 404) or, with tg, whether the service exited before
+// the signal.
+func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
+	if tg != nil {
+		select {
+		case <-tg.gone:
+			return &SetupError{fmt.Sprintf("pid %d exited (%s) before the signal was sent: nothing to judge", tg.pid, tg.status())}
+		default:
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, r := range in.got {
+		if r.end.Before(t0) && !r.ok() {
+			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal (a wrong path or method?): nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request))}
+		}
+	}
+	return nil
+}
+
+// redactURL drops a URL's password.
+func redactURL(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "the URL"
+	}
+	return pu.Redacted()
+}
+
+// status says how a gone target ended, when it can be read.
+func (tg *target) status() string {
+	if tg.child != nil {
+		return tg.child.Status().String()
+	}
+	return "gone"
 }
 
 // start starts the service (--exec) or attaches to a running one (--pid).
@@ -194,21 +295,26 @@ func pollClient() *http.Client {
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, hc *http.Client, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool) {
+func beforeSignal(ctx context.Context, hc *http.Client, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
 	if why, ok := waitReady(ctx, hc, cfg, tg); !ok {
 		if ctx.Err() != nil {
-			return nil, nil, true
+			return nil, nil, true, nil
+		}
+		select {
+		case <-tg.gone:
+			return nil, nil, false, &SetupError{why + ": nothing was signalled, nothing judged"}
+		default:
 		}
 		obs.NotReadyWhy = why
-		return nil, nil, false
+		return nil, nil, false, nil
 	}
 	obs.ReadyBefore = true
-	logf("readiness and liveness answer 200")
+	logf("readiness and liveness answer 200-399")
 	ka = openKeepAlive(cfg.LiveURL)
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	return ka, startInflight(cfg), false
+	return ka, startInflight(cfg), false, nil
 }
 
 // inflight are the slow requests in flight at the signal.
@@ -282,17 +388,24 @@ type watcher struct {
 	kaRequests int
 }
 
-func startWatch(hc *http.Client, cfg Config, ka *keepAlive) *watcher {
+func startWatch(hc *http.Client, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{cancel: cancel}
-	for _, p := range []struct {
-		probe Probe
-		url   string
-	}{{Ready, cfg.ReadyURL}, {Live, cfg.LiveURL}} {
+	type pollSpec struct {
+		probe    Probe
+		url      string
+		interval time.Duration
+		until    time.Time // zero: until cancel
+	}
+	specs := []pollSpec{{Ready, cfg.ReadyURL, Interval, time.Time{}}, {Live, cfg.LiveURL, Interval, time.Time{}}}
+	if cfg.TrafficURL != "" {
+		specs = append(specs, pollSpec{Traffic, cfg.TrafficURL, TrafficInterval, t0.Add(cfg.Settings.PreDrain)})
+	}
+	for _, p := range specs {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(ctx, hc, p.url, p.probe)
+			w.pollEvery(ctx, hc, p.url, p.probe, p.interval, p.until)
 		})
 	}
 	if ka.conn != nil {
@@ -305,10 +418,11 @@ func startWatch(hc *http.Client, cfg Config, ka *keepAlive) *watcher {
 	return w
 }
 
-// pollEvery polls u every Interval, start to start, until ctx ends.
-func (w *watcher) pollEvery(ctx context.Context, hc *http.Client, u string, probe Probe) {
+// pollEvery polls u every interval, start to start, until ctx ends or, when
+// until is set, until then.
+func (w *watcher) pollEvery(ctx context.Context, hc *http.Client, u string, probe Probe, interval time.Duration, until time.Time) {
 	next := time.Now()
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
 		tp := poll(ctx, hc, u, probe)
 		if ctx.Err() != nil && tp.Status == 0 {
 			return // cut by the end of the watch, not by the service
@@ -316,7 +430,7 @@ func (w *watcher) pollEvery(ctx context.Context, hc *http.Client, u string, prob
 		w.mu.Lock()
 		w.polls = append(w.polls, tp)
 		w.mu.Unlock()
-		next = next.Add(Interval)
+		next = next.Add(interval)
 		if d := time.Until(next); d > 0 {
 			select {
 			case <-ctx.Done():
@@ -458,7 +572,7 @@ func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (st
 	for {
 		lastR = poll(ctx, hc, cfg.ReadyURL, Ready)
 		lastL = poll(ctx, hc, cfg.LiveURL, Live)
-		if lastR.Status == 200 && lastL.Status == 200 {
+		if okStatus(lastR.Status) && okStatus(lastL.Status) {
 			return "", true
 		}
 		select {
@@ -467,13 +581,13 @@ func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (st
 			if tg.child != nil {
 				st = tg.child.Status().String()
 			}
-			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200", tg.pid, st), false
+			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200-399", tg.pid, st), false
 		case <-ctx.Done():
 			return "interrupted", false
 		case <-time.After(Interval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("not both 200 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
+			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
 		}
 	}
 }
@@ -563,8 +677,21 @@ func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- st
 		r.Err = shortErr(err)
 		return r
 	}
+	// Without a length (not chunked either: a chunked body without its
+	// last chunk is an error above) the body ended when the connection
+	// closed: Judge compares that with the process's exit.
+	r.Delimited = resp.ContentLength < 0 && !chunked(resp)
 	r.Complete = resp.ContentLength < 0 || n == resp.ContentLength
 	return r
+}
+
+func chunked(resp *http.Response) bool {
+	for _, te := range resp.TransferEncoding {
+		if strings.EqualFold(te, "chunked") {
+			return true
+		}
+	}
+	return false
 }
 
 // keepAlive is the watched kept-alive connection, read by hand: Go's

@@ -46,13 +46,17 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 		Use:   "drain-test (--exec 'CMD' | --pid N | -- CMD ARGS...) --ready URL --live URL [--inflight URL] | --manifest FILE",
 		Short: "Prove a graceful shutdown from the outside, or lint a manifest's shutdown timing",
 		Long: `drain-test starts a service (--exec, or a command after --) or attaches to one
-(--pid), waits until readiness and liveness answer 200, starts slow requests on
---inflight and keeps a kept-alive connection open, then sends --signal to the
-process itself (as an orchestrator signals PID 1) and watches its shutdown:
-readiness must answer 503 within --ready-flip-max and stay 503, liveness must
-stay 200 and the listener keep serving during --pre-drain, in-flight requests
-must finish, and the process must exit 0 within --shutdown-timeout. Each broken
-invariant is named. Exit 0 when all hold, 7 when any fails.
+(--pid), waits until readiness and liveness answer 200-399, starts slow
+requests on --inflight and keeps a kept-alive connection open, then sends
+--signal to the process itself (as an orchestrator signals PID 1) and watches
+its shutdown: readiness must answer a status >= 400 within --ready-flip-max and
+keep it, liveness must stay 200-399 and the listener keep serving during
+--pre-drain (on the health port and on --inflight's host:port, which gets a
+short GET / every 100 ms), in-flight requests must finish with their full body,
+and the process must exit 0 within --shutdown-timeout. Each broken invariant is
+named. Exit 0 when all hold, 7 when any fails; 2 for a set-up problem (a port
+already held, a service that exited before the signal, an --inflight URL that
+failed before it).
 
 --exec is split into words (quotes group, no shell): no shell is put in front
 of the service, because a shell that does not pass the signal on is exactly the
@@ -83,9 +87,9 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.exec, "exec", "", "start this command (split into words, no shell) and test its shutdown")
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
-	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200 before the signal, 503 after")
-	fl.StringVar(&opts.live, "live", "", "liveness URL: 200 throughout the pre-drain")
-	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete")
+	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
+	fl.StringVar(&opts.live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
+	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
 	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
@@ -174,6 +178,19 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// trafficURL is the traffic endpoint: --inflight's scheme and host:port,
+// path / ("" without --inflight). Any answer below 500 there is served.
+func trafficURL(inflight string) string {
+	if inflight == "" {
+		return ""
+	}
+	pu, err := url.Parse(inflight)
+	if err != nil {
+		return ""
+	}
+	return (&url.URL{Scheme: pu.Scheme, User: pu.User, Host: pu.Host, Path: "/"}).String()
+}
+
 func lintRun(f *cli.Factory, o *Options) error {
 	data, err := os.ReadFile(o.Manifest)
 	if err != nil {
@@ -220,7 +237,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	s := drain.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
 	cfg := drain.Config{
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight,
+		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: trafficURL(o.inflight),
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 	}
@@ -247,7 +264,8 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	obs, interrupted, err := drain.Run(ctx, cfg)
 	if err != nil {
 		var se *drain.StartError
-		if errors.As(err, &se) {
+		var sue *drain.SetupError
+		if errors.As(err, &se) || errors.As(err, &sue) {
 			return cli.UsageError(err)
 		}
 		return err
