@@ -16,6 +16,10 @@
 //	gone PIDFILE
 //	    fails unless the process whose pid PIDFILE holds is gone (waits 5s at
 //	    most; a zombie counts as gone) — no fixture is left behind.
+//	nolistener HOSTPORT
+//	    fails when a connection to HOSTPORT succeeds now (one attempt, no
+//	    waiting): run right after healthctl exits, it proves that nothing
+//	    it started still listens.
 //	drainclose EVENTS JSON TOLERANCE
 //	    compares drain-test's JSON timeline (ready_flip, listener_closed) with
 //	    the times the fixture recorded itself in EVENTS (flip, close, ms since
@@ -53,6 +57,7 @@ func init() {
 	extraCmds["drainsvc"] = cmdDrainSvc
 	extraCmds["gone"] = cmdGone
 	extraCmds["drainclose"] = cmdDrainClose
+	extraCmds["nolistener"] = cmdNoListener
 	extraConds["python3"] = func() (bool, error) {
 		_, err := exec.LookPath("python3")
 		return err == nil, nil
@@ -138,6 +143,19 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 			p.Kill()
 		}
 		ts.Fatalf("gone: pid %d (%s) is still running: a fixture was left behind", pid, args[0])
+	}
+}
+
+// cmdNoListener implements nolistener HOSTPORT.
+func cmdNoListener(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "nolistener")
+	if len(args) != 1 {
+		ts.Fatalf("usage: nolistener HOSTPORT")
+	}
+	c, err := net.DialTimeout("tcp", args[0], time.Second)
+	if err == nil {
+		c.Close()
+		ts.Fatalf("nolistener: %s still accepts connections: something was left running", args[0])
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -245,12 +247,13 @@ func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target,
 		crash.Go(func() { watchPid(ctx, tg) })
 		return tg, nil
 	}
-	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
+	keepDescendants()
+	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr, Attr: childAttr})
 	if err != nil {
-		return nil, &StartError{fmt.Errorf("--exec %q: %w", cfg.Argv[0], err)}
+		return nil, &StartError{fmt.Errorf("cannot start the service %q: %w", cfg.Argv[0], unwrapExec(err))}
 	}
 	tg.child, tg.pid = c, c.Pid()
-	tg.unhook = crash.OnCrash(func() { c.Kill() })
+	tg.unhook = crash.OnCrash(func() { tg.killAll() })
 	crash.Go(func() {
 		<-c.Done()
 		tg.goneAt = time.Now()
@@ -260,20 +263,50 @@ func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target,
 	return tg, nil
 }
 
-// teardown kills whatever a started child's process group still holds (a
-// wrapper's orphan, a helper) with the child; it reports whether the group
-// still had processes. An attached process is not healthctl's to kill.
+// unwrapExec drops os/exec's "fork/exec PATH:" prefix: the caller names
+// the program already.
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}
+
+// teardown kills whatever a started child left (a wrapper's orphan, a
+// helper, a daemon that called setsid) with the child, and returns once
+// they are gone; it reports whether anything was left. An attached process
+// is not healthctl's to kill.
 func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
 	if tg.child == nil {
 		return false
 	}
 	defer tg.unhook()
-	if groupExists(tg.pid) {
+	if n := othersLeft(tg.pid); groupExists(tg.pid) || n > 0 {
 		leftover = true
-		logf("killing what is left of process group %d", tg.pid)
+		logf("killing what is left of process group %d and every process it started", tg.pid)
 	}
-	tg.child.Kill()
+	if n := tg.killAll(); n > 0 {
+		logf("%d processes started by pid %d still run 5s after SIGKILL", n, tg.pid)
+	}
 	return leftover
+}
+
+// killAll kills the child's process group and (Linux) every descendant,
+// waits for the child, and returns once the rest are gone too (5s at
+// most): a check right after healthctl exits finds nothing listening. It
+// returns how many still ran.
+func (tg *target) killAll() int {
+	tg.child.Kill()
+	n := killTree(tg.pid, 5*time.Second)
+	for end := time.Now().Add(5 * time.Second); groupExists(tg.pid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return n
 }
 
 // pollClient makes each health poll on a fresh connection, as the kubelet
