@@ -6,6 +6,8 @@
 //	    re-executed as "drainsvc", a real process that receives real signals.
 //	$DRAINPY
 //	    the Python 3 fixture testdata/drain/drainsvc.py (stdlib only).
+//	$DRAINJS
+//	    the Node fixture testdata/drain/drainsvc.js (no packages).
 //	freeport NAME
 //	    picks a loopback port nothing listens on now; sets $NAME_URL,
 //	    $NAME_HOSTPORT, $NAME_PORT.
@@ -81,6 +83,11 @@ func init() {
 			return err
 		}
 		env.Setenv("DRAINPY", py)
+		js, err := filepath.Abs(filepath.Join("..", "..", "testdata", "drain", "drainsvc.js"))
+		if err != nil {
+			return err
+		}
+		env.Setenv("DRAINJS", js)
 		if strings.HasPrefix(filepath.Base(env.WorkDir), "script-drain_") {
 			// A race-enabled fixture sleeps 1s at exit by default, which
 			// would make every Go fixture look slow to exit.
