@@ -99,7 +99,11 @@ func lintReport(w io.Writer, file string, res manifest.LintResult, colored bool)
 		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
 		return
 	}
-	fmt.Fprintf(w, "%s drain-test --manifest %s: %d findings in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), len(res.Checked))
+	noun := "findings"
+	if len(res.Findings) == 1 {
+		noun = "finding"
+	}
+	fmt.Fprintf(w, "%s drain-test --manifest %s: %d %s in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), noun, len(res.Checked))
 	for _, f := range res.Findings {
 		where := f.Resource
 		if f.Container != "" {
