@@ -22,13 +22,13 @@ import (
 
 // The lint's finding names (SPEC.md §7).
 const (
-	PrestopTooShort        = "PRESTOP_TOO_SHORT"
-	GraceTooShort          = "GRACE_TOO_SHORT"
-	LivenessEqReadiness    = "LIVENESS_EQ_READINESS"
-	StopGraceTooShort      = "STOP_GRACE_TOO_SHORT"
-	SignalWrapper          = "SIGNAL_WRAPPER"
-	StopSignalKill         = "STOP_SIGNAL_KILL"
-	PreDrainTooLong        = "PRE_DRAIN_TOO_LONG"
+	PrestopTooShort     = "PRESTOP_TOO_SHORT"
+	GraceTooShort       = "GRACE_TOO_SHORT"
+	LivenessEqReadiness = "LIVENESS_EQ_READINESS"
+	StopGraceTooShort   = "STOP_GRACE_TOO_SHORT"
+	SignalWrapper       = "SIGNAL_WRAPPER"
+	StopSignalKill      = "STOP_SIGNAL_KILL"
+	PreDrainTooLong     = "PRE_DRAIN_TOO_LONG"
 )
 
 // Platform defaults and the margin the formulas keep.
