@@ -547,13 +547,6 @@ func timingFrom(file string, env Environment, t Timing) (Timing, error) {
 	return t, nil
 }
 
-func orDefault(f Field[int64], d int64) int64 {
-	if f.Set && f.V > 0 {
-		return f.V
-	}
-	return d
-}
-
 func secondsCeil(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
 // composeDuration reads a Compose duration: "1m30s", "500ms", or bare seconds.
