@@ -110,6 +110,9 @@ const (
 	KeepAliveClosedByHeader KeepAliveKind = "closed_by_header"
 	// KeepAliveReset: a TCP reset, or the connection ended mid-response.
 	KeepAliveReset KeepAliveKind = "reset"
+	// KeepAliveNoAnswer: a request on it got no answer within 2s; it was
+	// no longer watched (neither a clean close nor a reset).
+	KeepAliveNoAnswer KeepAliveKind = "no_answer"
 )
 
 // KeepAliveEvent is something seen on the kept-alive connection.
@@ -181,7 +184,7 @@ type Verdict struct {
 	OK   bool   `json:"ok"`
 	// Skipped says the invariant could not be judged in this run (no
 	// --inflight URL, exit status unknown, ...); it does not fail the run.
-	Skipped bool   `json:"skipped,omitempty"`
+	Skipped bool   `json:"skipped"`
 	Detail  string `json:"detail"`
 }
 
@@ -479,11 +482,12 @@ func judgeKeepAlive(k KeepAlive) Verdict {
 			return verdict(KeepaliveReset, false, fmt.Sprintf("the kept-alive connection was reset at %s: %s", ms(e.At), e.Detail))
 		}
 	}
-	how := "stayed open"
+	how := "it stayed open"
 	if n := len(k.Events); n > 0 {
-		how = fmt.Sprintf("was closed cleanly at %s (%s)", ms(k.Events[n-1].At), k.Events[n-1].Kind)
+		// The same words as the timeline's event.
+		how = fmt.Sprintf("then at %s: %s", ms(k.Events[n-1].At), k.Events[n-1].Detail)
 	}
-	return verdict(KeepaliveReset, true, fmt.Sprintf("%d responses on the kept-alive connection after the signal; it %s", k.Requests, how))
+	return verdict(KeepaliveReset, true, fmt.Sprintf("%s on the kept-alive connection after the signal; %s", plural(k.Requests, "response"), how))
 }
 
 // judgeShutdown: the process exits by S: the whole teardown (pre-drain,

@@ -861,7 +861,7 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 		default:
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				ev(KeepAliveClosedIdle, "no answer within 2s on the kept-alive connection; stopped watching it")
+				ev(KeepAliveNoAnswer, "no answer within 2s on the kept-alive connection; stopped watching it")
 				return
 			}
 			// A reset before any byte of the response is the close race

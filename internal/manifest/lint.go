@@ -261,7 +261,7 @@ func Lint(name string, data []byte, t Timing) (LintResult, error) {
 			break
 		}
 		if err != nil {
-			return res, parseError(name, err)
+			return res, syntaxError(name, data, err)
 		}
 		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 			continue
@@ -296,6 +296,48 @@ func parseError(name string, err error) error {
 	}
 	msg = strings.TrimPrefix(msg, "unmarshal errors: ")
 	return &ParseError{File: name, Line: line, Msg: oneLine(msg)}
+}
+
+// syntaxError is parseError for a YAML syntax error, with the line where
+// the file stops being YAML: the parser reports the line of the mapping
+// the error is in (an indentation error on line 11 as line 8), and none at
+// all for some (a tab on line 1). The first prefix of the file, in whole
+// lines, that fails with the same message ends on the line at fault.
+func syntaxError(name string, data []byte, err error) error {
+	pe, ok := parseError(name, err).(*ParseError)
+	if !ok {
+		return parseError(name, err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 2000 {
+		return pe // not worth the parses
+	}
+	n := 0
+	for i := range lines {
+		n += len(lines[i])
+		perr := decodeAll(data[:n])
+		if perr == nil {
+			continue
+		}
+		if p, ok := parseError(name, perr).(*ParseError); ok && p.Msg == pe.Msg {
+			pe.Line = i + 1
+		}
+		break
+	}
+	return pe
+}
+
+// decodeAll parses every document of data, for syntax errors only.
+func decodeAll(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

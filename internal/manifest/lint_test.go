@@ -124,7 +124,10 @@ func TestLintErrors(t *testing.T) {
 		line       int
 		msg        string
 	}{
-		{"syntax", "services:\n  api:\n    image: x\n\tbad: y\n", 3, "tab character"},
+		{"syntax", "services:\n  api:\n    image: x\n\tbad: y\n", 4, "tab character"},
+		{"tab on line 1", "\tservices:\n  api: {}\n", 1, "cannot start any token"},
+		{"indent error on line 11", "services:\n  api:\n    image: x\n    environment:\n      A: 1\n      B: 2\n    command: x\n    ports:\n      - 80\n      - 81\n     bad: 1\n", 11, "did not find expected key"},
+		{"unclosed flow list", "services:\n  api:\n    command: [a, b\n    image: x\n", 3, "did not find expected ',' or ']'"},
 		{"bad grace type", "kind: Pod\nmetadata: {name: p}\nspec:\n  terminationGracePeriodSeconds: soon\n  containers: []\n", 4, "soon"},
 		{"bad env", "services:\n  api:\n    environment: {PRE_DRAIN_MS: five}\n", 3, "PRE_DRAIN_MS"},
 		{"bad stop_grace_period", "services:\n  api:\n    stop_grace_period: later\n", 3, "stop_grace_period"},

@@ -261,6 +261,9 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 			cfg.Env = append(cfg.Env, kv.name+"="+want)
 		}
 	}
+	// SIGINT/SIGTERM must end the run gracefully (the service killed or
+	// left alone, the right exit code) from the first request on.
+	f.SignalsCaught()
 	obs, interrupted, err := drain.Run(ctx, cfg)
 	if err != nil {
 		var se *drain.StartError
@@ -273,7 +276,11 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	r := drain.Judge(obs, s)
 	formulas := drain.Formulas(s, r.Facts)
 	code := exitcode.Pass
-	if !r.OK || interrupted {
+	switch {
+	case interrupted:
+		// The process exits with the signal's code (130/143): say so.
+		code = f.SignalCode()
+	case !r.OK:
 		code = exitcode.DrainFailed
 	}
 	if f.JSON() {
@@ -292,7 +299,11 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		return cli.SilentExit(code)
 	}
 	if interrupted {
-		fmt.Fprintln(f.Streams.Err, "drain-test: interrupted: the service was killed, nothing was judged")
+		if o.Pid != 0 {
+			fmt.Fprintf(f.Streams.Err, "drain-test: interrupted: pid %d was left running (drain-test attached to it, it did not start it), nothing was judged\n", o.Pid)
+		} else {
+			fmt.Fprintln(f.Streams.Err, "drain-test: interrupted: the service and everything it started were killed, nothing was judged")
+		}
 		return cli.SilentExit(code)
 	}
 	w := f.Streams.Out

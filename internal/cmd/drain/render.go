@@ -21,7 +21,7 @@ type drainJSON struct {
 	ExitCode      int             `json:"exit_code"`
 	Pid           int             `json:"pid,omitempty"`
 	Signal        string          `json:"signal,omitempty"`
-	Interrupted   bool            `json:"interrupted,omitempty"`
+	Interrupted   bool            `json:"interrupted"`
 	Verdicts      []drain.Verdict `json:"verdicts"`
 	Timeline      []drain.Event   `json:"timeline"`
 	Formulas      []drain.Formula `json:"formulas"`
