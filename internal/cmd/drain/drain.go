@@ -313,7 +313,8 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		w = f.Streams.Err
 	}
-	if err := drainReport(w, r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor); err != nil {
+	width := termWidth(f.Streams.Out, f.Streams.OutTTY, f.Getenv)
+	if err := drainReport(w, r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor, width); err != nil {
 		return err
 	}
 	return cli.SilentExit(code)
