@@ -92,6 +92,9 @@ func init() {
 			// A race-enabled fixture sleeps 1s at exit by default, which
 			// would make every Go fixture look slow to exit.
 			env.Setenv("GORACE", strings.TrimSpace(env.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// Wide enough that a verdict's detail stays on one table row
+			// (drain_width tests the wrapping).
+			env.Setenv("COLUMNS", "200")
 		}
 		return nil
 	})
