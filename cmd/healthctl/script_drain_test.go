@@ -18,6 +18,10 @@
 //	gone PIDFILE
 //	    fails unless the process whose pid PIDFILE holds is gone (waits 5s at
 //	    most; a zombie counts as gone) — no fixture is left behind.
+//	drainpki
+//	    writes a server certificate and key for 127.0.0.1 issued by the
+//	    script's private CA; sets $DRAIN_CA (for --cacert), $DRAIN_CERT
+//	    and $DRAIN_KEY (for $DRAINSVC -cert / -key).
 //	nolistener HOSTPORT
 //	    fails when a connection to HOSTPORT succeeds now (one attempt, no
 //	    waiting): run right after healthctl exits, it proves that nothing
@@ -33,7 +37,9 @@ package main
 
 import (
 	"bufio"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"math"
 	"net"
@@ -60,6 +66,7 @@ func init() {
 	extraCmds["gone"] = cmdGone
 	extraCmds["drainclose"] = cmdDrainClose
 	extraCmds["nolistener"] = cmdNoListener
+	extraCmds["drainpki"] = cmdDrainPKI
 	extraConds["python3"] = func() (bool, error) {
 		_, err := exec.LookPath("python3")
 		return err == nil, nil
@@ -167,6 +174,25 @@ func cmdNoListener(ts *testscript.TestScript, neg bool, args []string) {
 		c.Close()
 		ts.Fatalf("nolistener: %s still accepts connections: something was left running", args[0])
 	}
+}
+
+// cmdDrainPKI implements drainpki.
+func cmdDrainPKI(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "drainpki")
+	if len(args) != 0 {
+		ts.Fatalf("usage: drainpki")
+	}
+	p := state(ts).PKI(ts)
+	cert, err := p.ServerCertificate(fixture.CertGood)
+	ts.Check(err)
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	ts.Check(err)
+	certFile, keyFile := filepath.Join(p.Dir, "drain-server.pem"), filepath.Join(p.Dir, "drain-server-key.pem")
+	ts.Check(os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o644))
+	ts.Check(os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600))
+	ts.Setenv("DRAIN_CA", p.CAFile)
+	ts.Setenv("DRAIN_CERT", certFile)
+	ts.Setenv("DRAIN_KEY", keyFile)
 }
 
 // cmdDrainClose implements drainclose EVENTS JSON TOLERANCE.

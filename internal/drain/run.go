@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 )
 
@@ -35,8 +36,12 @@ type Config struct {
 	// TrafficURL (optional, from InflightURL's host:port) gets a short
 	// request every TrafficInterval during [0, P).
 	TrafficURL string
-	Signal     syscall.Signal
-	Settings   Settings
+	// Opts are each URL's probe options, built by the command from the
+	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
+	// endpoint without them gets plain defaults.
+	Opts     map[Probe]*probe.Options
+	Signal   syscall.Signal
+	Settings Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
 	ReadyTimeout time.Duration
 	// Inflight is how many slow requests are in flight at the signal.
@@ -95,8 +100,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
+	ep := cfg.endpoints()
 	if len(cfg.Argv) > 0 {
-		if err := portsFree(cfg); err != nil {
+		if err := portsFree(ep); err != nil {
 			return obs, false, err
 		}
 	}
@@ -110,10 +116,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		}
 	}()
 	obs.Pid = tg.pid
-	hc := pollClient()
 
 	// Before the signal: ready, a kept-alive connection, requests in flight.
-	ka, in, interrupted, err := beforeSignal(ctx, hc, cfg, tg, &obs, logf)
+	ka, in, interrupted, err := beforeSignal(ctx, ep, cfg, tg, &obs, logf)
 	if err != nil || !obs.ReadyBefore {
 		return obs, interrupted, err
 	}
@@ -125,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	// t=0: the signal; then watch until the process is gone and the
 	// in-flight requests are done.
 	t0 := sendSignal(cfg.Signal, tg, logf)
-	w := startWatch(hc, cfg, ka, t0)
+	w := startWatch(ep, cfg, ka, t0)
 	obs.KeepAlive.Watched = ka.conn != nil
 	killedAt, interrupted := awaitExit(ctx, cfg.Settings.ShutdownTimeout, tg, t0, logf)
 	if !interrupted {
@@ -161,15 +166,17 @@ func (e *SetupError) Error() string { return e.Msg }
 // portsFree checks, before starting the service, that nothing answers on
 // the ports it is to serve: a stale process holding the port would be
 // judged instead of the service.
-func portsFree(cfg Config) error {
+func portsFree(ep endpoints) error {
 	seen := map[string]bool{}
-	for _, u := range []string{cfg.ReadyURL, cfg.LiveURL, cfg.TrafficURL} {
-		addr := hostPort(u)
+	for _, o := range ep {
+		addr := hostPort(o.URL.String())
 		if addr == "" || seen[addr] {
 			continue
 		}
 		seen[addr] = true
-		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		c, err := dialFor(o, 300*time.Millisecond)(ctx, "tcp", addr)
+		cancel()
 		if err == nil {
 			c.Close()
 			return &SetupError{fmt.Sprintf("%s already accepts connections before the service was started: another process holds the port (stop it, or use another port); nothing was run", addr)}
@@ -209,7 +216,11 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 	defer in.mu.Unlock()
 	for _, r := range in.got {
 		if r.end.Before(t0) && !r.ok() {
-			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal (a wrong path or method?): nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request))}
+			hint := ""
+			if r.Status != 0 {
+				hint = " (a wrong path or method?)"
+			}
+			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request), hint)}
 		}
 	}
 	return nil
@@ -309,27 +320,13 @@ func (tg *target) killAll() int {
 	return n
 }
 
-// pollClient makes each health poll on a fresh connection, as the kubelet
-// does, and follows no redirect.
-func pollClient() *http.Client {
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:             nil,
-			DisableKeepAlives: true,
-			DialContext:       (&net.Dialer{Timeout: pollTimeout}).DialContext,
-		},
-		Timeout:       pollTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
 // beforeSignal waits until readiness and liveness answer 200 (then sets
 // obs.ReadyBefore), opens the kept-alive connection and starts the
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, hc *http.Client, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
-	if why, ok := waitReady(ctx, hc, cfg, tg); !ok {
+func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
+	if why, ok := waitReady(ctx, ep, cfg, tg); !ok {
 		if ctx.Err() != nil {
 			return nil, nil, true, nil
 		}
@@ -343,11 +340,11 @@ func beforeSignal(ctx context.Context, hc *http.Client, cfg Config, tg *target, 
 	}
 	obs.ReadyBefore = true
 	logf("readiness and liveness answer 200-399")
-	ka = openKeepAlive(cfg.LiveURL)
+	ka = openKeepAlive(ep[Live])
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	return ka, startInflight(cfg), false, nil
+	return ka, startInflight(cfg, ep[Inflight]), false, nil
 }
 
 // inflight are the slow requests in flight at the signal.
@@ -360,20 +357,21 @@ type inflight struct {
 
 // startInflight starts cfg.Inflight slow requests on cfg.InflightURL (none
 // without one) and returns once each has been written, or after 2s.
-func startInflight(cfg Config) *inflight {
+func startInflight(cfg Config, opts *probe.Options) *inflight {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &inflight{cancel: cancel}
-	if cfg.InflightURL == "" {
+	if opts == nil {
 		return in
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
-	ic := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-		Timeout: cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second}
+	ic := &http.Client{Transport: transportFor(opts),
+		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for i := 0; i < cfg.Inflight; i++ {
 		in.wg.Add(1)
 		crash.Go(func() {
 			defer in.wg.Done()
-			r := slowRequest(ctx, ic, cfg.InflightURL, wrote)
+			r := slowRequest(ctx, ic, opts, wrote)
 			in.mu.Lock()
 			in.got = append(in.got, r)
 			in.mu.Unlock()
@@ -421,24 +419,23 @@ type watcher struct {
 	kaRequests int
 }
 
-func startWatch(hc *http.Client, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
+func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{cancel: cancel}
 	type pollSpec struct {
 		probe    Probe
-		url      string
 		interval time.Duration
 		until    time.Time // zero: until cancel
 	}
-	specs := []pollSpec{{Ready, cfg.ReadyURL, Interval, time.Time{}}, {Live, cfg.LiveURL, Interval, time.Time{}}}
-	if cfg.TrafficURL != "" {
-		specs = append(specs, pollSpec{Traffic, cfg.TrafficURL, TrafficInterval, t0.Add(cfg.Settings.PreDrain)})
+	specs := []pollSpec{{Ready, Interval, time.Time{}}, {Live, Interval, time.Time{}}}
+	if ep[Traffic] != nil {
+		specs = append(specs, pollSpec{Traffic, TrafficInterval, t0.Add(cfg.Settings.PreDrain)})
 	}
 	for _, p := range specs {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(ctx, hc, p.url, p.probe, p.interval, p.until)
+			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.until)
 		})
 	}
 	if ka.conn != nil {
@@ -453,10 +450,10 @@ func startWatch(hc *http.Client, cfg Config, ka *keepAlive, t0 time.Time) *watch
 
 // pollEvery polls u every interval, start to start, until ctx ends or, when
 // until is set, until then.
-func (w *watcher) pollEvery(ctx context.Context, hc *http.Client, u string, probe Probe, interval time.Duration, until time.Time) {
+func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval time.Duration, until time.Time) {
 	next := time.Now()
 	for ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
-		tp := poll(ctx, hc, u, probe)
+		tp := poll(ctx, opts, which)
 		if ctx.Err() != nil && tp.Status == 0 {
 			return // cut by the end of the watch, not by the service
 		}
@@ -599,12 +596,12 @@ func watchPid(ctx context.Context, tg *target) {
 
 // waitReady polls readiness and liveness until both answer 200, bounded by
 // cfg.ReadyTimeout; it says what they answered when they did not.
-func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (string, bool) {
+func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (string, bool) {
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	var lastR, lastL timedPoll
 	for {
-		lastR = poll(ctx, hc, cfg.ReadyURL, Ready)
-		lastL = poll(ctx, hc, cfg.LiveURL, Live)
+		lastR = poll(ctx, ep[Ready], Ready)
+		lastL = poll(ctx, ep[Live], Live)
 		if okStatus(lastR.Status) && okStatus(lastL.Status) {
 			return "", true
 		}
@@ -623,33 +620,6 @@ func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (st
 			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
 		}
 	}
-}
-
-type timedPoll struct {
-	Poll
-	start time.Time
-}
-
-// poll is one GET on a fresh connection.
-func poll(ctx context.Context, hc *http.Client, u string, probe Probe) timedPoll {
-	tp := timedPoll{Poll: Poll{Probe: probe}, start: time.Now()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		tp.Err = err.Error()
-		return tp
-	}
-	req.Header.Set("User-Agent", "healthctl-drain-test")
-	resp, err := hc.Do(req)
-	if err != nil {
-		tp.Err, tp.Refused = shortErr(err), errors.Is(err, syscall.ECONNREFUSED)
-		tp.Took = time.Since(tp.start)
-		return tp
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	tp.Status = resp.StatusCode
-	tp.Took = time.Since(tp.start)
-	return tp
 }
 
 // shortErr names a transport failure without Go's wrapping.
@@ -684,9 +654,9 @@ type timedRequest struct {
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
-func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) (r timedRequest) {
+func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrote chan<- struct{}) (r timedRequest) {
 	defer func() { r.end = time.Now() }()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := newRequest(ctx, opts)
 	if err != nil {
 		r.Err = err.Error()
 		wrote <- struct{}{}
@@ -696,7 +666,6 @@ func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- st
 	tell := func() { once.Do(func() { wrote <- struct{}{} }) }
 	defer tell()
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { tell() }}))
-	req.Header.Set("User-Agent", "healthctl-drain-test")
 	resp, err := hc.Do(req)
 	if err != nil {
 		r.Err = shortErr(err)
@@ -755,28 +724,24 @@ type timedKA struct {
 
 // openKeepAlive connects to u's host and reads one response, to check that
 // the server keeps the connection open.
-func openKeepAlive(u string) *keepAlive {
+func openKeepAlive(opts *probe.Options) *keepAlive {
 	ka := &keepAlive{}
-	pu, err := url.Parse(u)
-	if err != nil {
-		ka.why = err.Error()
-		return ka
-	}
+	pu := opts.URL
 	ka.host, ka.path = pu.Host, pu.RequestURI()
-	addr := pu.Host
-	if pu.Port() == "" {
-		if pu.Scheme == "https" {
-			addr = net.JoinHostPort(pu.Hostname(), "443")
-		} else {
-			addr = net.JoinHostPort(pu.Hostname(), "80")
-		}
+	if opts.Host != "" {
+		ka.host = opts.Host
 	}
-	d := &net.Dialer{Timeout: pollTimeout}
-	var c net.Conn
-	if pu.Scheme == "https" {
-		c, err = tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: pu.Hostname(), NextProtos: []string{"http/1.1"}})
-	} else {
-		c, err = d.Dial("tcp", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+	defer cancel()
+	c, err := dialFor(opts, pollTimeout)(ctx, "tcp", hostPort(pu.String()))
+	if err == nil && pu.Scheme == "https" {
+		tc := tlsFor(opts)
+		tc.NextProtos = []string{"http/1.1"}
+		t := tls.Client(c, tc)
+		if err = t.HandshakeContext(ctx); err != nil {
+			c.Close()
+		}
+		c = t
 	}
 	if err != nil {
 		ka.why = "could not open a kept-alive connection: " + shortErr(err)

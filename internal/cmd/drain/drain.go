@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// preDrainSource and shutdownSource say where P and S came from, for
 	// the lint's findings.
 	PreDrainSource, shutdownSource string
+	// probe are the shared probe flags (--cacert, --insecure, -H,
+	// --resolve, -4/-6 ...), for the health, in-flight and traffic URLs.
+	probe cli.ProbeFlags
 }
 
 // NewCmd builds the command; runF replaces the run in flag-parsing tests.
@@ -96,6 +100,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
 	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
+	opts.probe.Register(fl)
 	return cmd
 }
 
@@ -178,6 +183,28 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// endpointOptions builds each URL's probe options from the shared probe
+// flags: --cacert, --insecure, -H, --resolve, -4/-6 apply to the health
+// polls, the in-flight requests and the traffic endpoint alike.
+func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Options, error) {
+	tmpl, err := o.probe.Build(f.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	out := map[drain.Probe]*probe.Options{}
+	for which, u := range map[drain.Probe]string{drain.Ready: o.ready, drain.Live: o.live, drain.Inflight: o.inflight, drain.Traffic: trafficURL(o.inflight)} {
+		if u == "" {
+			continue
+		}
+		po, err := tmpl.ForURL(u)
+		if err != nil {
+			return nil, err
+		}
+		out[which] = po
+	}
+	return out, nil
+}
+
 // trafficURL is the traffic endpoint: --inflight's scheme and host:port,
 // path / ("" without --inflight). Any answer below 500 there is served.
 func trafficURL(inflight string) string {
@@ -235,7 +262,12 @@ func lintRun(f *cli.Factory, o *Options) error {
 // and prints the verdicts.
 func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	s := drain.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
+	opts, err := o.endpointOptions(f)
+	if err != nil {
+		return err
+	}
 	cfg := drain.Config{
+		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
 		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: trafficURL(o.inflight),
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
