@@ -1,7 +1,8 @@
 // Script commands and conditions for the drain-test scripts
 // (testdata/script/drain_*.txtar):
 //
-//	$DRAINSVC [-addr A] [-mode M] [-events F] [-pidfile F] [-slow D] [-flip-after D]
+//	$DRAINSVC [-addr A] [-traffic-addr A] [-mode M] [-events F] [-pidfile F]
+//	          [-slow D] [-flip-after D] [-hits F] [-cert F -key F]
 //	    the Go drain fixture (fixture.DrainService): this test binary
 //	    re-executed as "drainsvc", a real process that receives real signals.
 //	$DRAINPY
