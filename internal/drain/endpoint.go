@@ -1,8 +1,10 @@
 package drain
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -140,7 +142,11 @@ func transportFor(opts *probe.Options) *http.Transport {
 // newRequest is a request as opts says: method, headers, Host, user
 // agent, basic auth.
 func newRequest(ctx context.Context, opts *probe.Options) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, nonEmpty(opts.Method, http.MethodGet), opts.URL.String(), nil)
+	var body io.Reader
+	if opts.Body != nil {
+		body = bytes.NewReader(opts.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, nonEmpty(opts.Method, http.MethodGet), opts.URL.String(), body)
 	if err != nil {
 		return nil, err
 	}
