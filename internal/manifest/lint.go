@@ -443,10 +443,13 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 		need := PreStopSeconds(P)
 		fixedPreStop := preStop
-		// A Job's or CronJob's pod is not routed, nor is a container that
-		// serves nothing (no ports, no readiness: a log shipper): no
+		// A Job's or CronJob's pod is not routed, nor is a sidecar that
+		// serves nothing (one of several containers, with no ports, no
+		// readiness probe and no PRE_DRAIN_MS: a log shipper): no
 		// pre-drain to cover.
-		routed := kind != "Job" && kind != "CronJob" && (len(c.Ports) > 0 || c.ReadinessProbe != nil)
+		_, declaresP := env["PRE_DRAIN_MS"]
+		serves := len(spec.Containers) == 1 || len(c.Ports) > 0 || c.ReadinessProbe != nil || declaresP
+		routed := kind != "Job" && kind != "CronJob" && serves
 		if routed && psKnown && preStop < P {
 			fixedPreStop = time.Duration(need) * time.Second
 			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS),

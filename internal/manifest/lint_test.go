@@ -63,6 +63,8 @@ func TestLint(t *testing.T) {
 		{"preStop fix raises the grace needed", strings.Replace(strings.Replace(goodDeployment, "seconds: 5", "seconds: 2", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRESTOP_TOO_SHORT@20"}},
 		{"CronJob: no preStop needed", "kind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: job, command: [\"./run\"]}]\n", nil},
 		{"sidecar without ports: no preStop needed", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: logs\n          image: fluent-bit\n", 1), nil},
+		{"lone container without ports or probes is the service", "kind: Deployment\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          command: [\"./app\"]\n", []string{"PRESTOP_TOO_SHORT@7"}},
+		{"sidecar that declares PRE_DRAIN_MS is routed", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: proxy\n          env: [{name: PRE_DRAIN_MS, value: \"5000\"}]\n", 1), []string{"PRESTOP_TOO_SHORT@10"}},
 		{"routed container without preStop", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: web\n          ports: [{containerPort: 80}]\n", 1), []string{"PRESTOP_TOO_SHORT@10"}},
 		{"sh -ec with a command after the service", strings.Replace(goodDeployment, `["node", "server.js"]`, `["/bin/sh", "-ec", "python3 app.py\necho exited"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"sh -c cd && exec is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "cd /app && exec node server.js"]`, 1), nil},
