@@ -1,11 +1,14 @@
 // Script commands and conditions for the drain-test scripts
 // (testdata/script/drain_*.txtar):
 //
-//	$DRAINSVC [-addr A] [-mode M] [-events F] [-pidfile F] [-slow D] [-flip-after D]
+//	$DRAINSVC [-addr A] [-traffic-addr A] [-mode M] [-events F] [-pidfile F]
+//	          [-slow D] [-flip-after D] [-hits F] [-cert F -key F]
 //	    the Go drain fixture (fixture.DrainService): this test binary
 //	    re-executed as "drainsvc", a real process that receives real signals.
 //	$DRAINPY
 //	    the Python 3 fixture testdata/drain/drainsvc.py (stdlib only).
+//	$DRAINJS
+//	    the Node fixture testdata/drain/drainsvc.js (no packages).
 //	freeport NAME
 //	    picks a loopback port nothing listens on now; sets $NAME_URL,
 //	    $NAME_HOSTPORT, $NAME_PORT.
@@ -16,6 +19,14 @@
 //	gone PIDFILE
 //	    fails unless the process whose pid PIDFILE holds is gone (waits 5s at
 //	    most; a zombie counts as gone) — no fixture is left behind.
+//	drainpki
+//	    writes a server certificate and key for 127.0.0.1 issued by the
+//	    script's private CA; sets $DRAIN_CA (for --cacert), $DRAIN_CERT
+//	    and $DRAIN_KEY (for $DRAINSVC -cert / -key).
+//	nolistener HOSTPORT
+//	    fails when a connection to HOSTPORT succeeds now (one attempt, no
+//	    waiting): run right after healthctl exits, it proves that nothing
+//	    it started still listens.
 //	drainclose EVENTS JSON TOLERANCE
 //	    compares drain-test's JSON timeline (ready_flip, listener_closed) with
 //	    the times the fixture recorded itself in EVENTS (flip, close, ms since
@@ -27,7 +38,9 @@ package main
 
 import (
 	"bufio"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"math"
 	"net"
@@ -53,6 +66,8 @@ func init() {
 	extraCmds["drainsvc"] = cmdDrainSvc
 	extraCmds["gone"] = cmdGone
 	extraCmds["drainclose"] = cmdDrainClose
+	extraCmds["nolistener"] = cmdNoListener
+	extraCmds["drainpki"] = cmdDrainPKI
 	extraConds["python3"] = func() (bool, error) {
 		_, err := exec.LookPath("python3")
 		return err == nil, nil
@@ -76,10 +91,18 @@ func init() {
 			return err
 		}
 		env.Setenv("DRAINPY", py)
+		js, err := filepath.Abs(filepath.Join("..", "..", "testdata", "drain", "drainsvc.js"))
+		if err != nil {
+			return err
+		}
+		env.Setenv("DRAINJS", js)
 		if strings.HasPrefix(filepath.Base(env.WorkDir), "script-drain_") {
 			// A race-enabled fixture sleeps 1s at exit by default, which
 			// would make every Go fixture look slow to exit.
 			env.Setenv("GORACE", strings.TrimSpace(env.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// Wide enough that a verdict's detail stays on one table row
+			// (drain_width tests the wrapping).
+			env.Setenv("COLUMNS", "200")
 		}
 		return nil
 	})
@@ -139,6 +162,38 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Fatalf("gone: pid %d (%s) is still running: a fixture was left behind", pid, args[0])
 	}
+}
+
+// cmdNoListener implements nolistener HOSTPORT.
+func cmdNoListener(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "nolistener")
+	if len(args) != 1 {
+		ts.Fatalf("usage: nolistener HOSTPORT")
+	}
+	c, err := net.DialTimeout("tcp", args[0], time.Second)
+	if err == nil {
+		c.Close()
+		ts.Fatalf("nolistener: %s still accepts connections: something was left running", args[0])
+	}
+}
+
+// cmdDrainPKI implements drainpki.
+func cmdDrainPKI(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "drainpki")
+	if len(args) != 0 {
+		ts.Fatalf("usage: drainpki")
+	}
+	p := state(ts).PKI(ts)
+	cert, err := p.ServerCertificate(fixture.CertGood)
+	ts.Check(err)
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	ts.Check(err)
+	certFile, keyFile := filepath.Join(p.Dir, "drain-server.pem"), filepath.Join(p.Dir, "drain-server-key.pem")
+	ts.Check(os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o644))
+	ts.Check(os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600))
+	ts.Setenv("DRAIN_CA", p.CAFile)
+	ts.Setenv("DRAIN_CERT", certFile)
+	ts.Setenv("DRAIN_KEY", keyFile)
 }
 
 // cmdDrainClose implements drainclose EVENTS JSON TOLERANCE.

@@ -17,6 +17,7 @@ const (
 	ReadinessFlaps            = "READINESS_FLAPS"
 	LivenessFailedDuringDrain = "LIVENESS_FAILED_DURING_DRAIN"
 	ListenerClosedEarly       = "LISTENER_CLOSED_EARLY"
+	NewRequestsRefused        = "NEW_REQUESTS_REFUSED"
 	InflightAborted           = "INFLIGHT_ABORTED"
 	KeepaliveReset            = "KEEPALIVE_RESET"
 	ShutdownHang              = "SHUTDOWN_HANG"
@@ -35,14 +36,7 @@ type Settings struct {
 	ShutdownTimeout time.Duration
 	// ReadyFlipMax is how soon after the signal readiness must answer 503.
 	ReadyFlipMax time.Duration
-	// Linger is how long after max(P, last in-flight request done) the
-	// process may take to exit before it counts as hanging.
-	Linger time.Duration
 }
-
-// DefaultLinger is Settings.Linger's default: time to flush and close after
-// the drain (traces, database pools), not time to hang.
-const DefaultLinger = 2 * time.Second
 
 // Probe names a health endpoint.
 type Probe string
@@ -51,7 +45,18 @@ type Probe string
 const (
 	Ready Probe = "readiness"
 	Live  Probe = "liveness"
+	// Traffic is a short request to the traffic endpoint (--inflight's
+	// host:port, path /) during [0, P): the orchestrator still routes
+	// requests there until it sees the flip.
+	Traffic Probe = "traffic"
 )
+
+// okStatus is the kubelet's httpGet rule: 200-399 is success, anything
+// else (400 and above) is failure.
+func okStatus(status int) bool { return status >= 200 && status < 400 }
+
+// failStatus is an HTTP answer the kubelet counts as a failure.
+func failStatus(status int) bool { return status >= 400 }
 
 // Poll is one health request on a fresh connection.
 type Poll struct {
@@ -80,10 +85,15 @@ type Request struct {
 	End    time.Duration
 	Status int
 	// Complete says the body was read to its end without an error: as long
-	// as Content-Length said, or, without one, until the server closed.
+	// as Content-Length said, to the chunked body's last chunk, or, without
+	// either, until the server closed the connection (then Delimited).
 	Complete bool
-	Bytes    int64
-	Err      string
+	// Delimited says the body had no length: it ended when the connection
+	// closed, which the server's death does too. Judge decides whether that
+	// close was the service's answer or its exit.
+	Delimited bool
+	Bytes     int64
+	Err       string
 }
 
 func (r Request) ok() bool { return r.Err == "" && r.Complete && r.Status >= 200 && r.Status < 300 }
@@ -100,6 +110,9 @@ const (
 	KeepAliveClosedByHeader KeepAliveKind = "closed_by_header"
 	// KeepAliveReset: a TCP reset, or the connection ended mid-response.
 	KeepAliveReset KeepAliveKind = "reset"
+	// KeepAliveNoAnswer: a request on it got no answer within 2s; it was
+	// no longer watched (neither a clean close nor a reset).
+	KeepAliveNoAnswer KeepAliveKind = "no_answer"
 )
 
 // KeepAliveEvent is something seen on the kept-alive connection.
@@ -171,7 +184,7 @@ type Verdict struct {
 	OK   bool   `json:"ok"`
 	// Skipped says the invariant could not be judged in this run (no
 	// --inflight URL, exit status unknown, ...); it does not fail the run.
-	Skipped bool   `json:"skipped,omitempty"`
+	Skipped bool   `json:"skipped"`
 	Detail  string `json:"detail"`
 }
 
@@ -205,9 +218,6 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 // one verdict per invariant, in a fixed order. It is pure: the same
 // observation always gives the same report.
 func Judge(o Observation, s Settings) Report {
-	if s.Linger <= 0 {
-		s.Linger = DefaultLinger
-	}
 	r := Report{Timeline: timeline(o)}
 	if !o.ReadyBefore {
 		r.Verdicts = []Verdict{verdict(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")}
@@ -224,14 +234,15 @@ func Judge(o Observation, s Settings) Report {
 		flip = ready[flipIdx].At
 	}
 	r.Verdicts = []Verdict{
-		verdict(NotReadyBefore, true, "readiness and liveness answered 200 before the signal"),
+		verdict(NotReadyBefore, true, "readiness and liveness answered 200-399 before the signal"),
 		flipV,
 		judgeFlaps(ready, flipIdx),
 		liveV,
 		closeV,
+		judgeTraffic(o, s.PreDrain),
 		inflightV,
 		judgeKeepAlive(o.KeepAlive),
-		judgeShutdown(o.Exit, s, lastInflight),
+		judgeShutdown(o.Exit, s),
 		judgeExitStatus(o),
 		judgeSignal(o, flip, liveFailed),
 	}
@@ -265,9 +276,10 @@ func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
 		if p.At < 0 {
 			continue
 		}
-		if p.Probe == Ready {
+		switch p.Probe {
+		case Ready:
 			ready = append(ready, p)
-		} else {
+		case Live:
 			live = append(live, p)
 		}
 	}
@@ -276,47 +288,49 @@ func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
 	return ready, live
 }
 
-// judgeFlip: readiness answers 503 (a status, not a transport error) within
-// flipMax. flipIdx is the first 503 in ready, -1 when none came.
+// judgeFlip: readiness answers a status >= 400 (a status, not a transport
+// error) within flipMax. flipIdx is the first such answer in ready, -1 when
+// none came.
 func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
 	flipIdx = -1
 	for i, p := range ready {
-		if p.Status == 503 {
+		if failStatus(p.Status) {
 			flipIdx = i
 			break
 		}
 	}
 	if flipIdx < 0 {
-		seen := "200 on every poll"
+		seen := "200-399 on every poll"
 		for _, p := range ready {
-			if p.Status != 200 {
+			if !okStatus(p.Status) {
 				seen = describe(p) + " at " + ms(p.At)
 				break
 			}
 		}
-		return verdict(ReadinessNeverFlips, false, "readiness never answered 503 after the signal (first non-200: "+seen+")"), flipIdx
+		return verdict(ReadinessNeverFlips, false, "readiness never answered a status >= 400 after the signal (first other answer: "+seen+")"), flipIdx
 	}
-	if flip := ready[flipIdx].At; flip > flipMax {
-		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered 503 at %s > --ready-flip-max %s", ms(flip), ms(flipMax))), flipIdx
+	if p := ready[flipIdx]; p.At > flipMax {
+		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %d at %s > --ready-flip-max %s", p.Status, ms(p.At), ms(flipMax))), flipIdx
 	}
-	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered 503 at %s <= --ready-flip-max %s", ms(ready[flipIdx].At), ms(flipMax))), flipIdx
+	p := ready[flipIdx]
+	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %d at %s <= --ready-flip-max %s", p.Status, ms(p.At), ms(flipMax))), flipIdx
 }
 
-// judgeFlaps: readiness never answers 200 again once it flipped at
+// judgeFlaps: readiness never answers 200-399 again once it flipped at
 // ready[flipIdx].
 func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 	if flipIdx < 0 {
 		return skipped(ReadinessFlaps, "readiness never flipped")
 	}
 	for _, p := range ready[flipIdx+1:] {
-		if p.Status == 200 {
-			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered 200 again at %s after flipping at %s", ms(p.At), ms(ready[flipIdx].At)))
+		if okStatus(p.Status) {
+			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %d again at %s after flipping at %s", p.Status, ms(p.At), ms(ready[flipIdx].At)))
 		}
 	}
 	return verdict(ReadinessFlaps, true, "readiness stayed not-ready after the flip")
 }
 
-// judgeLiveness: liveness answers 200 on every poll during [0, P) that
+// judgeLiveness: liveness answers 200-399 on every poll during [0, P) that
 // started while the process still ran. A poll that got no HTTP answer at
 // all is the listener's verdict, not liveness's, unless it timed out.
 // failed says a poll failed (something reacted to the signal).
@@ -327,21 +341,22 @@ func judgeLiveness(live []Poll, x Exit, P time.Duration) (v Verdict, failed bool
 			continue
 		}
 		n++
-		if bad < 0 && ((p.answered() && p.Status != 200) || (!p.answered() && !p.Refused && strings.Contains(p.Err, "timeout"))) {
+		if bad < 0 && ((p.answered() && !okStatus(p.Status)) || (!p.answered() && !p.Refused && strings.Contains(p.Err, "timeout"))) {
 			bad = i
 		}
 	}
 	if bad < 0 {
-		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200 on all %d polls in [0, %s)", n, ms(P))), false
+		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200-399 on %s in [0, %s)", allOf(n, "poll"), ms(P))), false
 	}
 	p := live[bad]
 	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s at %s, inside the pre-drain window (P = %s): the kubelet would restart the pod instead of draining it", describe(p), ms(p.At), ms(P))), true
 }
 
-// judgeListener: new connections are accepted and answered during [0, P).
-// A poll fails when it ends, not when it starts: a connection made just
-// before P that the closing listener drops failed at the close. closed is
-// when the first poll after the signal got no answer.
+// judgeListener: new connections are accepted and answered during [0, P),
+// on the health port and on the traffic endpoint. A poll fails when it
+// ends, not when it starts: a connection made just before P that the
+// closing listener drops failed at the close. closed is when the first
+// poll after the signal got no answer.
 func judgeListener(polls []Poll, P time.Duration) (v Verdict, closed time.Duration) {
 	closed = notSeen
 	var early *Poll
@@ -357,7 +372,7 @@ func judgeListener(polls []Poll, P time.Duration) (v Verdict, closed time.Durati
 		}
 	}
 	if early != nil {
-		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", ms(early.end()), describe(*early), ms(P))), closed
+		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", early.Probe, ms(early.end()), describe(*early), ms(P))), closed
 	}
 	return verdict(ListenerClosedEarly, true, fmt.Sprintf("new connections were accepted and answered during [0, %s)", ms(P))), closed
 }
@@ -372,25 +387,89 @@ func judgeInflight(o Observation) (v Verdict, last time.Duration) {
 	case len(o.Inflight) == 0:
 		return skipped(InflightAborted, "no in-flight request could be started"), last
 	}
-	var bad []string
+	var bad, unverified []string
 	inFlight := 0
 	for i, q := range o.Inflight {
 		last = max(last, q.End)
-		if q.End < 0 && q.ok() {
+		if q.End < 0 && q.ok() && !endedWithProcess(q, o.Exit) {
 			continue // done before the signal: not in flight
 		}
 		inFlight++
-		if !q.ok() {
+		switch {
+		case !q.ok():
 			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
+		case endedWithProcess(q, o.Exit):
+			unverified = append(unverified, fmt.Sprintf("#%d %d bytes at %s", i+1, q.Bytes, ms(q.End)))
 		}
 	}
 	switch {
 	case len(bad) > 0:
 		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
+	case len(unverified) > 0:
+		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
 	case inFlight == 0:
 		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
 	}
-	return verdict(InflightAborted, true, fmt.Sprintf("all %d in-flight requests completed 2xx with their full body (last at %s)", inFlight, ms(last))), last
+	return verdict(InflightAborted, true, fmt.Sprintf("%s completed 2xx with a full body (last at %s)", allOf(inFlight, "in-flight request"), ms(last))), last
+}
+
+// exitSlack is how close to the process's exit a body without a length
+// may end and still count as ended by it: the kernel closes a dying
+// process's sockets before its parent learns of the exit.
+const exitSlack = 100 * time.Millisecond
+
+// endedWithProcess says q's body had no length and ended when the process
+// exited (or was killed): its end proves nothing.
+func endedWithProcess(q Request, x Exit) bool {
+	if !q.Delimited {
+		return false
+	}
+	switch {
+	case x.Killed:
+		return q.End >= x.KilledAt-exitSlack
+	case x.Gone:
+		return q.End >= x.At-exitSlack
+	}
+	return false
+}
+
+// judgeTraffic: a new, short request to the traffic endpoint during [0, P)
+// is served, not answered 5xx (a refused or reset connection is
+// LISTENER_CLOSED_EARLY's).
+func judgeTraffic(o Observation, P time.Duration) Verdict {
+	if !o.InflightURL {
+		return skipped(NewRequestsRefused, "no --inflight URL: no traffic endpoint to send new requests to")
+	}
+	n := 0
+	for _, p := range o.Polls {
+		if p.Probe != Traffic || p.At < 0 || p.At >= P {
+			continue
+		}
+		n++
+		if p.Status >= 500 {
+			return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request to the traffic endpoint at %s got HTTP %d, inside the pre-drain window (P = %s): the orchestrator still routes requests there until it sees the flip", ms(p.At), p.Status, ms(P)))
+		}
+	}
+	if n == 0 {
+		return skipped(NewRequestsRefused, "no new request reached the traffic endpoint during the pre-drain")
+	}
+	return verdict(NewRequestsRefused, true, fmt.Sprintf("%s to the traffic endpoint during [0, %s) were served", plural(n, "new request"), ms(P)))
+}
+
+// allOf is "the 1 request", "all 2 requests".
+func allOf(n int, word string) string {
+	if n == 1 {
+		return "the 1 " + word
+	}
+	return "all " + plural(n, word)
+}
+
+// plural is "1 request", "2 requests".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // judgeKeepAlive: no reset mid-response on a kept-alive connection.
@@ -403,18 +482,18 @@ func judgeKeepAlive(k KeepAlive) Verdict {
 			return verdict(KeepaliveReset, false, fmt.Sprintf("the kept-alive connection was reset at %s: %s", ms(e.At), e.Detail))
 		}
 	}
-	how := "stayed open"
+	how := "it stayed open"
 	if n := len(k.Events); n > 0 {
-		how = fmt.Sprintf("was closed cleanly at %s (%s)", ms(k.Events[n-1].At), k.Events[n-1].Kind)
+		// The same words as the timeline's event.
+		how = fmt.Sprintf("then at %s: %s", ms(k.Events[n-1].At), k.Events[n-1].Detail)
 	}
-	return verdict(KeepaliveReset, true, fmt.Sprintf("%d responses on the kept-alive connection after the signal; it %s", k.Requests, how))
+	return verdict(KeepaliveReset, true, fmt.Sprintf("%s on the kept-alive connection after the signal; %s", plural(k.Requests, "response"), how))
 }
 
-// judgeShutdown: the process exits by S, and within s.Linger of the end of
-// its drain (max(P, last in-flight request)).
-func judgeShutdown(x Exit, s Settings, lastInflight time.Duration) Verdict {
+// judgeShutdown: the process exits by S: the whole teardown (pre-drain,
+// server close, then its own cleanup, which may take any part of S).
+func judgeShutdown(x Exit, s Settings) Verdict {
 	S := s.ShutdownTimeout
-	drained := max(s.PreDrain, lastInflight)
 	switch {
 	case x.Killed:
 		return verdict(ShutdownHang, false, fmt.Sprintf("still running at %s > SHUTDOWN_TIMEOUT %s: killed by healthctl", ms(x.KilledAt), ms(S)))
@@ -422,8 +501,6 @@ func judgeShutdown(x Exit, s Settings, lastInflight time.Duration) Verdict {
 		return verdict(ShutdownHang, false, "the process did not exit")
 	case x.At > S:
 		return verdict(ShutdownHang, false, fmt.Sprintf("exited at %s > SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
-	case x.At > drained+s.Linger:
-		return verdict(ShutdownHang, false, fmt.Sprintf("exited at %s, %s after its drain ended (max(P, last in-flight) = %s; allowed %s)", ms(x.At), ms(x.At-drained), ms(drained), ms(s.Linger)))
 	}
 	return verdict(ShutdownHang, true, fmt.Sprintf("exited at %s <= SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
 }
@@ -543,6 +620,10 @@ func timeline(o Observation) []Event {
 			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
 			continue
 		}
+		if endedWithProcess(q, o.Exit) {
+			ev = append(ev, Event{tms(q.End), "inflight_unverified", fmt.Sprintf("in-flight request #%d: a body without a length ended with the process (%d bytes)", i+1, q.Bytes)})
+			continue
+		}
 		done++
 		last = max(last, q.End)
 	}
@@ -569,7 +650,7 @@ func tms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // closing; and the first answer that came after the process exited.
 func pollEvents(all []Poll, x Exit) []Event {
 	var ev []Event
-	var flipped, flapped, liveFailed, closed bool
+	var flipped, flapped, liveFailed, closed, refused bool
 	polls := append([]Poll(nil), all...)
 	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
 	for _, p := range polls {
@@ -577,19 +658,22 @@ func pollEvents(all []Poll, x Exit) []Event {
 			continue
 		}
 		switch {
-		case p.Probe == Ready && p.Status == 503 && !flipped:
+		case p.Probe == Ready && failStatus(p.Status) && !flipped:
 			flipped = true
-			ev = append(ev, Event{tms(p.At), "ready_flip", "readiness answered 503"})
-		case p.Probe == Ready && p.Status == 200 && flipped && !flapped:
+			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %d", p.Status)})
+		case p.Probe == Ready && okStatus(p.Status) && flipped && !flapped:
 			flapped = true
-			ev = append(ev, Event{tms(p.At), "ready_flap", "readiness answered 200 again"})
-		case p.Probe == Live && p.answered() && p.Status != 200 && !liveFailed:
+			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %d again", p.Status)})
+		case p.Probe == Traffic && p.Status >= 500 && !refused:
+			refused = true
+			ev = append(ev, Event{tms(p.At), "traffic_refused", fmt.Sprintf("a new request to the traffic endpoint got HTTP %d", p.Status)})
+		case p.Probe == Live && p.answered() && !okStatus(p.Status) && !liveFailed:
 			liveFailed = true
 			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %d", p.Status)})
 		}
 		if !p.answered() && !closed {
 			closed = true
-			ev = append(ev, Event{tms(p.end()), "listener_closed", "a new connection got " + describe(p)})
+			ev = append(ev, Event{tms(p.end()), "listener_closed", "a new connection (" + string(p.Probe) + ") got " + describe(p)})
 		}
 		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
 			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %d after the process exited", p.Probe, p.Status)})

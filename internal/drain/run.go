@@ -11,12 +11,15 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 )
 
@@ -30,8 +33,15 @@ type Config struct {
 	Pid int
 	// ReadyURL and LiveURL are polled; InflightURL (optional) answers slowly.
 	ReadyURL, LiveURL, InflightURL string
-	Signal                         syscall.Signal
-	Settings                       Settings
+	// TrafficURL (optional, from InflightURL's host:port) gets a short
+	// request every TrafficInterval during [0, P).
+	TrafficURL string
+	// Opts are each URL's probe options, built by the command from the
+	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
+	// endpoint without them gets plain defaults.
+	Opts     map[Probe]*probe.Options
+	Signal   syscall.Signal
+	Settings Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
 	ReadyTimeout time.Duration
 	// Inflight is how many slow requests are in flight at the signal.
@@ -44,6 +54,10 @@ type Config struct {
 
 // Interval is how often readiness and liveness are polled.
 const Interval = 50 * time.Millisecond
+
+// TrafficInterval is how often the traffic endpoint gets a new request
+// during the pre-drain.
+const TrafficInterval = 100 * time.Millisecond
 
 // KillMargin is how long past S drain-test waits before it kills.
 func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }
@@ -86,6 +100,12 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
+	ep := cfg.endpoints()
+	if len(cfg.Argv) > 0 {
+		if err := portsFree(ep); err != nil {
+			return obs, false, err
+		}
+	}
 	tg, err := start(ctx, cfg, logf)
 	if err != nil {
 		return obs, false, err
@@ -96,19 +116,21 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		}
 	}()
 	obs.Pid = tg.pid
-	hc := pollClient()
 
 	// Before the signal: ready, a kept-alive connection, requests in flight.
-	ka, in, interrupted := beforeSignal(ctx, hc, cfg, tg, &obs, logf)
-	if !obs.ReadyBefore {
-		return obs, interrupted, nil
+	ka, in, interrupted, err := beforeSignal(ctx, ep, cfg, tg, &obs, logf)
+	if err != nil || !obs.ReadyBefore {
+		return obs, interrupted, err
 	}
 	defer in.cancel()
+	if err := setupFailed(cfg, tg, in, time.Now()); err != nil {
+		return obs, false, err
+	}
 
 	// t=0: the signal; then watch until the process is gone and the
 	// in-flight requests are done.
 	t0 := sendSignal(cfg.Signal, tg, logf)
-	w := startWatch(hc, cfg, ka)
+	w := startWatch(ep, cfg, ka, t0)
 	obs.KeepAlive.Watched = ka.conn != nil
 	killedAt, interrupted := awaitExit(ctx, cfg.Settings.ShutdownTimeout, tg, t0, logf)
 	if !interrupted {
@@ -126,7 +148,99 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 
 	// What was seen, relative to t=0.
 	observe(&obs, t0, killedAt, tg, w, in)
+	if !interrupted {
+		if err := setupFailed(cfg, nil, in, t0); err != nil {
+			return obs, false, err
+		}
+	}
 	return obs, interrupted, nil
+}
+
+// SetupError is a problem of the experiment's set-up, not of the service:
+// a port another process holds, a service that exited before the signal,
+// an --inflight URL that failed before it. Nothing is judged.
+type SetupError struct{ Msg string }
+
+func (e *SetupError) Error() string { return e.Msg }
+
+// portsFree checks, before starting the service, that nothing answers on
+// the ports it is to serve: a stale process holding the port would be
+// judged instead of the service.
+func portsFree(ep endpoints) error {
+	seen := map[string]bool{}
+	for _, o := range ep {
+		addr := hostPort(o.URL.String())
+		if addr == "" || seen[addr] {
+			continue
+		}
+		seen[addr] = true
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		c, err := dialFor(o, 300*time.Millisecond)(ctx, "tcp", addr)
+		cancel()
+		if err == nil {
+			c.Close()
+			return &SetupError{fmt.Sprintf("%s already accepts connections before the service was started: another process holds the port (stop it, or use another port); nothing was run", addr)}
+		}
+	}
+	return nil
+}
+
+// hostPort is u's host:port with the scheme's default port ("" when u
+// cannot be parsed).
+func hostPort(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		return ""
+	}
+	if pu.Port() != "" {
+		return pu.Host
+	}
+	if pu.Scheme == "https" {
+		return net.JoinHostPort(pu.Hostname(), "443")
+	}
+	return net.JoinHostPort(pu.Hostname(), "80")
+}
+
+// setupFailed says whether an in-flight request failed before t0 (a wrong
+// --inflight path, a 404) or, with tg, whether the service exited before
+// the signal.
+func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
+	if tg != nil {
+		select {
+		case <-tg.gone:
+			return &SetupError{fmt.Sprintf("pid %d exited (%s) before the signal was sent: nothing to judge", tg.pid, tg.status())}
+		default:
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, r := range in.got {
+		if r.end.Before(t0) && !r.ok() {
+			hint := ""
+			if r.Status != 0 {
+				hint = " (a wrong path or method?)"
+			}
+			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request), hint)}
+		}
+	}
+	return nil
+}
+
+// redactURL drops a URL's password.
+func redactURL(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "the URL"
+	}
+	return pu.Redacted()
+}
+
+// status says how a gone target ended, when it can be read.
+func (tg *target) status() string {
+	if tg.child != nil {
+		return tg.child.Status().String()
+	}
+	return "gone"
 }
 
 // start starts the service (--exec) or attaches to a running one (--pid).
@@ -144,12 +258,13 @@ func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target,
 		crash.Go(func() { watchPid(ctx, tg) })
 		return tg, nil
 	}
-	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
+	keepDescendants()
+	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr, Attr: childAttr})
 	if err != nil {
-		return nil, &StartError{fmt.Errorf("--exec %q: %w", cfg.Argv[0], err)}
+		return nil, &StartError{fmt.Errorf("cannot start the service %q: %w", cfg.Argv[0], unwrapExec(err))}
 	}
 	tg.child, tg.pid = c, c.Pid()
-	tg.unhook = crash.OnCrash(func() { c.Kill() })
+	tg.unhook = crash.OnCrash(func() { tg.killAll() })
 	crash.Go(func() {
 		<-c.Done()
 		tg.goneAt = time.Now()
@@ -159,34 +274,50 @@ func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target,
 	return tg, nil
 }
 
-// teardown kills whatever a started child's process group still holds (a
-// wrapper's orphan, a helper) with the child; it reports whether the group
-// still had processes. An attached process is not healthctl's to kill.
+// unwrapExec drops os/exec's "fork/exec PATH:" prefix: the caller names
+// the program already.
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}
+
+// teardown kills whatever a started child left (a wrapper's orphan, a
+// helper, a daemon that called setsid) with the child, and returns once
+// they are gone; it reports whether anything was left. An attached process
+// is not healthctl's to kill.
 func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
 	if tg.child == nil {
 		return false
 	}
 	defer tg.unhook()
-	if groupExists(tg.pid) {
+	if n := othersLeft(tg.pid); groupExists(tg.pid) || n > 0 {
 		leftover = true
-		logf("killing what is left of process group %d", tg.pid)
+		logf("killing what is left of process group %d and every process it started", tg.pid)
 	}
-	tg.child.Kill()
+	if n := tg.killAll(); n > 0 {
+		logf("%d processes started by pid %d still run 5s after SIGKILL", n, tg.pid)
+	}
 	return leftover
 }
 
-// pollClient makes each health poll on a fresh connection, as the kubelet
-// does, and follows no redirect.
-func pollClient() *http.Client {
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:             nil,
-			DisableKeepAlives: true,
-			DialContext:       (&net.Dialer{Timeout: pollTimeout}).DialContext,
-		},
-		Timeout:       pollTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// killAll kills the child's process group and (Linux) every descendant,
+// waits for the child, and returns once the rest are gone too (5s at
+// most): a check right after healthctl exits finds nothing listening. It
+// returns how many still ran.
+func (tg *target) killAll() int {
+	tg.child.Kill()
+	n := killTree(tg.pid, 5*time.Second)
+	for end := time.Now().Add(5 * time.Second); groupExists(tg.pid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
 	}
+	return n
 }
 
 // beforeSignal waits until readiness and liveness answer 200 (then sets
@@ -194,21 +325,26 @@ func pollClient() *http.Client {
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, hc *http.Client, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool) {
-	if why, ok := waitReady(ctx, hc, cfg, tg); !ok {
+func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
+	if why, ok := waitReady(ctx, ep, cfg, tg); !ok {
 		if ctx.Err() != nil {
-			return nil, nil, true
+			return nil, nil, true, nil
+		}
+		select {
+		case <-tg.gone:
+			return nil, nil, false, &SetupError{why + ": nothing was signalled, nothing judged"}
+		default:
 		}
 		obs.NotReadyWhy = why
-		return nil, nil, false
+		return nil, nil, false, nil
 	}
 	obs.ReadyBefore = true
-	logf("readiness and liveness answer 200")
-	ka = openKeepAlive(cfg.LiveURL)
+	logf("readiness and liveness answer 200-399")
+	ka = openKeepAlive(ep[Live])
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	return ka, startInflight(cfg), false
+	return ka, startInflight(cfg, ep[Inflight]), false, nil
 }
 
 // inflight are the slow requests in flight at the signal.
@@ -221,20 +357,21 @@ type inflight struct {
 
 // startInflight starts cfg.Inflight slow requests on cfg.InflightURL (none
 // without one) and returns once each has been written, or after 2s.
-func startInflight(cfg Config) *inflight {
+func startInflight(cfg Config, opts *probe.Options) *inflight {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &inflight{cancel: cancel}
-	if cfg.InflightURL == "" {
+	if opts == nil {
 		return in
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
-	ic := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-		Timeout: cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second}
+	ic := &http.Client{Transport: transportFor(opts),
+		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for i := 0; i < cfg.Inflight; i++ {
 		in.wg.Add(1)
 		crash.Go(func() {
 			defer in.wg.Done()
-			r := slowRequest(ctx, ic, cfg.InflightURL, wrote)
+			r := slowRequest(ctx, ic, opts, wrote)
 			in.mu.Lock()
 			in.got = append(in.got, r)
 			in.mu.Unlock()
@@ -282,17 +419,23 @@ type watcher struct {
 	kaRequests int
 }
 
-func startWatch(hc *http.Client, cfg Config, ka *keepAlive) *watcher {
+func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{cancel: cancel}
-	for _, p := range []struct {
-		probe Probe
-		url   string
-	}{{Ready, cfg.ReadyURL}, {Live, cfg.LiveURL}} {
+	type pollSpec struct {
+		probe    Probe
+		interval time.Duration
+		until    time.Time // zero: until cancel
+	}
+	specs := []pollSpec{{Ready, Interval, time.Time{}}, {Live, Interval, time.Time{}}}
+	if ep[Traffic] != nil {
+		specs = append(specs, pollSpec{Traffic, TrafficInterval, t0.Add(cfg.Settings.PreDrain)})
+	}
+	for _, p := range specs {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(ctx, hc, p.url, p.probe)
+			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.until)
 		})
 	}
 	if ka.conn != nil {
@@ -305,18 +448,19 @@ func startWatch(hc *http.Client, cfg Config, ka *keepAlive) *watcher {
 	return w
 }
 
-// pollEvery polls u every Interval, start to start, until ctx ends.
-func (w *watcher) pollEvery(ctx context.Context, hc *http.Client, u string, probe Probe) {
+// pollEvery polls u every interval, start to start, until ctx ends or, when
+// until is set, until then.
+func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval time.Duration, until time.Time) {
 	next := time.Now()
-	for ctx.Err() == nil {
-		tp := poll(ctx, hc, u, probe)
+	for ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
+		tp := poll(ctx, opts, which)
 		if ctx.Err() != nil && tp.Status == 0 {
 			return // cut by the end of the watch, not by the service
 		}
 		w.mu.Lock()
 		w.polls = append(w.polls, tp)
 		w.mu.Unlock()
-		next = next.Add(Interval)
+		next = next.Add(interval)
 		if d := time.Until(next); d > 0 {
 			select {
 			case <-ctx.Done():
@@ -452,13 +596,13 @@ func watchPid(ctx context.Context, tg *target) {
 
 // waitReady polls readiness and liveness until both answer 200, bounded by
 // cfg.ReadyTimeout; it says what they answered when they did not.
-func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (string, bool) {
+func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (string, bool) {
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	var lastR, lastL timedPoll
 	for {
-		lastR = poll(ctx, hc, cfg.ReadyURL, Ready)
-		lastL = poll(ctx, hc, cfg.LiveURL, Live)
-		if lastR.Status == 200 && lastL.Status == 200 {
+		lastR = poll(ctx, ep[Ready], Ready)
+		lastL = poll(ctx, ep[Live], Live)
+		if okStatus(lastR.Status) && okStatus(lastL.Status) {
 			return "", true
 		}
 		select {
@@ -467,42 +611,15 @@ func waitReady(ctx context.Context, hc *http.Client, cfg Config, tg *target) (st
 			if tg.child != nil {
 				st = tg.child.Status().String()
 			}
-			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200", tg.pid, st), false
+			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200-399", tg.pid, st), false
 		case <-ctx.Done():
 			return "interrupted", false
 		case <-time.After(Interval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("not both 200 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
+			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
 		}
 	}
-}
-
-type timedPoll struct {
-	Poll
-	start time.Time
-}
-
-// poll is one GET on a fresh connection.
-func poll(ctx context.Context, hc *http.Client, u string, probe Probe) timedPoll {
-	tp := timedPoll{Poll: Poll{Probe: probe}, start: time.Now()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		tp.Err = err.Error()
-		return tp
-	}
-	req.Header.Set("User-Agent", "healthctl-drain-test")
-	resp, err := hc.Do(req)
-	if err != nil {
-		tp.Err, tp.Refused = shortErr(err), errors.Is(err, syscall.ECONNREFUSED)
-		tp.Took = time.Since(tp.start)
-		return tp
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	tp.Status = resp.StatusCode
-	tp.Took = time.Since(tp.start)
-	return tp
 }
 
 // shortErr names a transport failure without Go's wrapping.
@@ -537,9 +654,9 @@ type timedRequest struct {
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
-func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- struct{}) (r timedRequest) {
+func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrote chan<- struct{}) (r timedRequest) {
 	defer func() { r.end = time.Now() }()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := newRequest(ctx, opts)
 	if err != nil {
 		r.Err = err.Error()
 		wrote <- struct{}{}
@@ -549,7 +666,6 @@ func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- st
 	tell := func() { once.Do(func() { wrote <- struct{}{} }) }
 	defer tell()
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { tell() }}))
-	req.Header.Set("User-Agent", "healthctl-drain-test")
 	resp, err := hc.Do(req)
 	if err != nil {
 		r.Err = shortErr(err)
@@ -563,8 +679,21 @@ func slowRequest(ctx context.Context, hc *http.Client, u string, wrote chan<- st
 		r.Err = shortErr(err)
 		return r
 	}
+	// Without a length (not chunked either: a chunked body without its
+	// last chunk is an error above) the body ended when the connection
+	// closed: Judge compares that with the process's exit.
+	r.Delimited = resp.ContentLength < 0 && !chunked(resp)
 	r.Complete = resp.ContentLength < 0 || n == resp.ContentLength
 	return r
+}
+
+func chunked(resp *http.Response) bool {
+	for _, te := range resp.TransferEncoding {
+		if strings.EqualFold(te, "chunked") {
+			return true
+		}
+	}
+	return false
 }
 
 // keepAlive is the watched kept-alive connection, read by hand: Go's
@@ -595,28 +724,24 @@ type timedKA struct {
 
 // openKeepAlive connects to u's host and reads one response, to check that
 // the server keeps the connection open.
-func openKeepAlive(u string) *keepAlive {
+func openKeepAlive(opts *probe.Options) *keepAlive {
 	ka := &keepAlive{}
-	pu, err := url.Parse(u)
-	if err != nil {
-		ka.why = err.Error()
-		return ka
-	}
+	pu := opts.URL
 	ka.host, ka.path = pu.Host, pu.RequestURI()
-	addr := pu.Host
-	if pu.Port() == "" {
-		if pu.Scheme == "https" {
-			addr = net.JoinHostPort(pu.Hostname(), "443")
-		} else {
-			addr = net.JoinHostPort(pu.Hostname(), "80")
-		}
+	if opts.Host != "" {
+		ka.host = opts.Host
 	}
-	d := &net.Dialer{Timeout: pollTimeout}
-	var c net.Conn
-	if pu.Scheme == "https" {
-		c, err = tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: pu.Hostname(), NextProtos: []string{"http/1.1"}})
-	} else {
-		c, err = d.Dial("tcp", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+	defer cancel()
+	c, err := dialFor(opts, pollTimeout)(ctx, "tcp", hostPort(pu.String()))
+	if err == nil && pu.Scheme == "https" {
+		tc := tlsFor(opts)
+		tc.NextProtos = []string{"http/1.1"}
+		t := tls.Client(c, tc)
+		if err = t.HandshakeContext(ctx); err != nil {
+			c.Close()
+		}
+		c = t
 	}
 	if err != nil {
 		ka.why = "could not open a kept-alive connection: " + shortErr(err)
@@ -701,7 +826,7 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 		default:
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				ev(KeepAliveClosedIdle, "no answer within 2s on the kept-alive connection; stopped watching it")
+				ev(KeepAliveNoAnswer, "no answer within 2s on the kept-alive connection; stopped watching it")
 				return
 			}
 			// A reset before any byte of the response is the close race

@@ -12,6 +12,7 @@ import (
 	"math"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,13 +22,13 @@ import (
 
 // The lint's finding names (SPEC.md §7).
 const (
-	PrestopTooShort        = "PRESTOP_TOO_SHORT"
-	GraceTooShort          = "GRACE_TOO_SHORT"
-	ReadinessDetectionSlow = "READINESS_DETECTION_SLOW"
-	LivenessEqReadiness    = "LIVENESS_EQ_READINESS"
-	StopGraceTooShort      = "STOP_GRACE_TOO_SHORT"
-	SignalWrapper          = "SIGNAL_WRAPPER"
-	PreDrainTooLong        = "PRE_DRAIN_TOO_LONG"
+	PrestopTooShort     = "PRESTOP_TOO_SHORT"
+	GraceTooShort       = "GRACE_TOO_SHORT"
+	LivenessEqReadiness = "LIVENESS_EQ_READINESS"
+	StopGraceTooShort   = "STOP_GRACE_TOO_SHORT"
+	SignalWrapper       = "SIGNAL_WRAPPER"
+	StopSignalKill      = "STOP_SIGNAL_KILL"
+	PreDrainTooLong     = "PRE_DRAIN_TOO_LONG"
 )
 
 // Platform defaults and the margin the formulas keep.
@@ -139,6 +140,7 @@ type (
 	// Container is one container of a pod.
 	Container struct {
 		Name      Field[string]   `yaml:"name"`
+		Ports     []yaml.Node     `yaml:"ports"`
 		Command   Field[[]string] `yaml:"command"`
 		Args      []string        `yaml:"args"`
 		Env       []EnvVar        `yaml:"env"`
@@ -191,6 +193,7 @@ type (
 		Command         Words         `yaml:"command"`
 		Entrypoint      Words         `yaml:"entrypoint"`
 		StopGracePeriod Field[string] `yaml:"stop_grace_period"`
+		StopSignal      Field[string] `yaml:"stop_signal"`
 		Environment     Environment   `yaml:"environment"`
 	}
 	// Words is a command: a string (split as Compose splits it, shell-style
@@ -258,7 +261,7 @@ func Lint(name string, data []byte, t Timing) (LintResult, error) {
 			break
 		}
 		if err != nil {
-			return res, parseError(name, err)
+			return res, syntaxError(name, data, err)
 		}
 		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 			continue
@@ -278,6 +281,7 @@ func Lint(name string, data []byte, t Timing) (LintResult, error) {
 	if len(res.Checked) == 0 {
 		return res, &ParseError{File: name, Msg: "no Kubernetes workload (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod or a List of them) and no Compose services found"}
 	}
+	sort.SliceStable(res.Findings, func(i, j int) bool { return res.Findings[i].Line < res.Findings[j].Line })
 	return res, nil
 }
 
@@ -292,6 +296,48 @@ func parseError(name string, err error) error {
 	}
 	msg = strings.TrimPrefix(msg, "unmarshal errors: ")
 	return &ParseError{File: name, Line: line, Msg: oneLine(msg)}
+}
+
+// syntaxError is parseError for a YAML syntax error, with the line where
+// the file stops being YAML: the parser reports the line of the mapping
+// the error is in (an indentation error on line 11 as line 8), and none at
+// all for some (a tab on line 1). The first prefix of the file, in whole
+// lines, that fails with the same message ends on the line at fault.
+func syntaxError(name string, data []byte, err error) error {
+	pe, ok := parseError(name, err).(*ParseError)
+	if !ok {
+		return parseError(name, err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 2000 {
+		return pe // not worth the parses
+	}
+	n := 0
+	for i := range lines {
+		n += len(lines[i])
+		perr := decodeAll(data[:n])
+		if perr == nil {
+			continue
+		}
+		if p, ok := parseError(name, perr).(*ParseError); ok && p.Msg == pe.Msg {
+			pe.Line = i + 1
+		}
+		break
+	}
+	return pe
+}
+
+// decodeAll parses every document of data, for syntax errors only.
+func decodeAll(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -369,9 +415,13 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 		P, S := ct.PreDrain, ct.ShutdownTimeout
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
+		// The fixes agree with each other: each is computed with the
+		// values the others set (S after PRE_DRAIN_TOO_LONG's fix, the
+		// preStop after PRESTOP_TOO_SHORT's).
+		fixedS := fixedShutdown(P, S)
 		if P >= S {
 			add(PreDrainTooLong, c.Name.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
-				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain")
+				preDrainFix(fixedS))
 		}
 
 		// preStop sleep >= P.
@@ -392,27 +442,33 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 			}
 		}
 		need := PreStopSeconds(P)
-		if psKnown && preStop < P {
+		fixedPreStop := preStop
+		// A Job's or CronJob's pod is not routed, nor is a sidecar that
+		// serves nothing (one of several containers, with no ports, no
+		// readiness probe and no PRE_DRAIN_MS: a log shipper): no
+		// pre-drain to cover.
+		_, declaresP := env["PRE_DRAIN_MS"]
+		serves := len(spec.Containers) == 1 || len(c.Ports) > 0 || c.ReadinessProbe != nil || declaresP
+		routed := kind != "Job" && kind != "CronJob" && serves
+		if routed && psKnown && preStop < P {
+			fixedPreStop = time.Duration(need) * time.Second
 			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS),
 				fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need))
 		}
 
-		// terminationGracePeriodSeconds >= preStop + S + margin.
-		if want := preStop + S + Margin; grace < want {
-			add(GraceTooShort, graceLine, fmt.Sprintf("terminationGracePeriodSeconds %d (%s) < preStop %s + %s + margin %s = %s: SIGKILL comes mid-drain",
-				int(grace.Seconds()), graceSrc, preStop, sS, Margin, want),
-				fmt.Sprintf("terminationGracePeriodSeconds: %d", GraceSeconds(preStop, S)))
-		}
-
-		// Readiness detection fits in P.
-		if p := c.ReadinessProbe; p != nil {
-			period, fail, to := orDefault(p.PeriodSeconds, 10), orDefault(p.FailureThreshold, 3), orDefault(p.TimeoutSeconds, 1)
-			detect := time.Duration(period*fail+to) * time.Second
-			if detect > P {
-				add(ReadinessDetectionSlow, p.line, fmt.Sprintf("readiness periodSeconds %d x failureThreshold %d + timeoutSeconds %d = %s > %s: the kubelet sees the 503 after the pre-drain ends",
-					period, fail, to, detect, pS),
-					fmt.Sprintf("make periodSeconds x failureThreshold + timeoutSeconds <= %ds (e.g. periodSeconds: 1, failureThreshold: 2, timeoutSeconds: 1) or raise PRE_DRAIN_MS to %d", int(P.Seconds()), detect.Milliseconds()))
+		// terminationGracePeriodSeconds >= preStop + S + margin, with the
+		// preStop and S the other fixes set.
+		if want := fixedPreStop + fixedS + Margin; grace < want {
+			with := ""
+			if fixedPreStop != preStop || fixedS != S {
+				with = " (the preStop and SHUTDOWN_TIMEOUT_MS the other fixes set)"
 			}
+			if fixedS != S {
+				sS = fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d", fixedS.Milliseconds())
+			}
+			add(GraceTooShort, graceLine, fmt.Sprintf("terminationGracePeriodSeconds %d (%s) < preStop %s + %s + margin %s = %s%s: SIGKILL comes mid-drain",
+				int(grace.Seconds()), graceSrc, fixedPreStop, sS, Margin, want, with),
+				fmt.Sprintf("terminationGracePeriodSeconds: %d", GraceSeconds(fixedPreStop, fixedS)))
 		}
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
 			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
@@ -420,15 +476,39 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
 		if c.Command.Set {
-			if why, bad := Wrapper(append(append([]string{}, c.Command.V...), c.Args...)); bad {
-				add(SignalWrapper, c.Command.Line, why, wrapperFix)
+			if why, fix, bad := WrapperCheck(append(append([]string{}, c.Command.V...), c.Args...)); bad {
+				fixText := wrapperFix("command", fix)
+				if fix != nil && len(c.Args) > 0 {
+					fixText = wrapperFix("command (and no args)", fix)
+				}
+				add(SignalWrapper, c.Command.Line, why, fixText)
 			}
 		}
 	}
 	return nil
 }
 
-const wrapperFix = `exec the service: the exec form (["node", "server.js"]) or "exec" in the script (sh -c 'exec node server.js'), or an init that forwards signals (tini, dumb-init)`
+// fixedShutdown is S as the fixes leave it: unchanged when P < S, else
+// P plus 5s of room for the real drain.
+func fixedShutdown(P, S time.Duration) time.Duration {
+	if P < S {
+		return S
+	}
+	return P + 5*time.Second
+}
+
+func preDrainFix(fixedS time.Duration) string {
+	return fmt.Sprintf("PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain: SHUTDOWN_TIMEOUT_MS: %d", fixedS.Milliseconds())
+}
+
+// cannotDrain says a stop signal cannot be handled: SIGKILL, SIGSTOP.
+func cannotDrain(sig string) bool {
+	switch strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(sig)), "SIG") {
+	case "KILL", "9", "STOP", "19":
+		return true
+	}
+	return false
+}
 
 func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error {
 	services := mapKey(root, "services")
@@ -451,9 +531,10 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 		}
 		P, S := ct.PreDrain, ct.ShutdownTimeout
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
+		fixedS := fixedShutdown(P, S)
 		if P >= S {
 			add(PreDrainTooLong, key.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
-				"keep PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS, with room for the real drain")
+				preDrainFix(fixedS))
 		}
 		grace, line, src := DefaultStopGrace, key.Line, "default"
 		if f := svc.StopGracePeriod; f.Set {
@@ -463,18 +544,25 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 			}
 			grace, line, src = d, f.Line, fmt.Sprintf("line %d", f.Line)
 		}
-		if want := S + Margin; grace < want {
+		if want := fixedS + Margin; grace < want {
+			if fixedS != S {
+				sS = fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (as PRE_DRAIN_TOO_LONG's fix sets it)", fixedS.Milliseconds())
+			}
 			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
-				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(S)))
+				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(fixedS)))
 		}
-		argv, wline := svc.Entrypoint.Argv, svc.Entrypoint.Line
+		if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
+			add(StopSignalKill, f.Line, fmt.Sprintf("stop_signal %s cannot be caught: Docker kills the service at once, nothing drains", f.V),
+				"stop_signal: SIGTERM (or remove it: SIGTERM is the default)")
+		}
+		argv, wline, field := svc.Entrypoint.Argv, svc.Entrypoint.Line, "entrypoint (and no command)"
 		if len(argv) == 0 {
-			argv, wline = svc.Command.Argv, svc.Command.Line
+			argv, wline, field = svc.Command.Argv, svc.Command.Line, "command"
 		} else {
 			argv = append(append([]string{}, argv...), svc.Command.Argv...)
 		}
-		if why, bad := Wrapper(argv); bad {
-			add(SignalWrapper, wline, why, wrapperFix)
+		if why, fix, bad := WrapperCheck(argv); bad {
+			add(SignalWrapper, wline, why, wrapperFix(field, fix))
 		}
 	}
 	return nil
@@ -504,13 +592,6 @@ func timingFrom(file string, env Environment, t Timing) (Timing, error) {
 	return t, nil
 }
 
-func orDefault(f Field[int64], d int64) int64 {
-	if f.Set && f.V > 0 {
-		return f.V
-	}
-	return d
-}
-
 func secondsCeil(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
 // composeDuration reads a Compose duration: "1m30s", "500ms", or bare seconds.
@@ -521,8 +602,6 @@ func composeDuration(s string) (time.Duration, error) {
 	}
 	return time.ParseDuration(s)
 }
-
-var shells = map[string]bool{"sh": true, "bash": true, "ash": true, "dash": true, "zsh": true, "ksh": true}
 
 // sleepRe finds `sleep N` in a shell script.
 var sleepRe = regexp.MustCompile(`(?:^|[;&|(\s])sleep\s+([0-9.]+[smh]?)\b`)
@@ -556,27 +635,6 @@ func sleepArg(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(n * float64(unit)), true
-}
-
-// Wrapper reports whether argv puts a shell in front of the service that
-// will not pass a signal on: `sh -c 'node server.js; echo'`. A script that
-// starts with exec replaces the shell, so it is fine.
-func Wrapper(argv []string) (string, bool) {
-	if len(argv) < 3 || !shells[path.Base(argv[0])] {
-		return "", false
-	}
-	i := 1
-	for i < len(argv) && strings.HasPrefix(argv[i], "-") && argv[i] != "-c" {
-		i++
-	}
-	if i+1 >= len(argv) || argv[i] != "-c" {
-		return "", false
-	}
-	script := strings.TrimSpace(argv[i+1])
-	if strings.HasPrefix(script, "exec ") {
-		return "", false
-	}
-	return fmt.Sprintf("%s -c %q runs the service under a shell: the shell is PID 1 and gets SIGTERM, the service never does", argv[0], script), true
 }
 
 // SplitWords splits a command line into words the way Compose and

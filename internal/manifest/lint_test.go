@@ -53,11 +53,30 @@ func TestLint(t *testing.T) {
 		{"grace 25", strings.Replace(goodDeployment, "GracePeriodSeconds: 30", "GracePeriodSeconds: 25", 1), []string{"GRACE_TOO_SHORT@8"}},
 		{"default grace", strings.Replace(goodDeployment, "      terminationGracePeriodSeconds: 30\n", "", 1), nil},
 		{"default grace, S 30s", strings.Replace(strings.Replace(goodDeployment, "      terminationGracePeriodSeconds: 30\n", "", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@2"}},
-		{"slow readiness", strings.Replace(goodDeployment, "periodSeconds: 1", "periodSeconds: 10", 1), []string{"READINESS_DETECTION_SLOW@22"}},
+		// Kubernetes removes a terminating pod from its EndpointSlices on
+		// deletion, not after readiness failures: no finding.
+		{"default readiness timing", strings.Replace(goodDeployment, "periodSeconds: 1", "periodSeconds: 10", 1), nil},
 		{"liveness = readiness", strings.Replace(goodDeployment, "/healthcheck", "/readiness", 1), []string{"LIVENESS_EQ_READINESS@27"}},
 		{"shell wrapper", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "node server.js; echo bye"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"exec in shell is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "exec node server.js"]`, 1), nil},
-		{"pre-drain too long", strings.Replace(goodDeployment, `"5000"`, `"20000"`, 1), []string{"PRE_DRAIN_TOO_LONG@10", "PRESTOP_TOO_SHORT@20"}},
+		{"pre-drain too long", strings.Replace(goodDeployment, `"5000"`, `"20000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRE_DRAIN_TOO_LONG@10", "PRESTOP_TOO_SHORT@20"}},
+		{"preStop fix raises the grace needed", strings.Replace(strings.Replace(goodDeployment, "seconds: 5", "seconds: 2", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRESTOP_TOO_SHORT@20"}},
+		{"CronJob: no preStop needed", "kind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: job, command: [\"./run\"]}]\n", nil},
+		{"sidecar without ports: no preStop needed", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: logs\n          image: fluent-bit\n", 1), nil},
+		{"lone container without ports or probes is the service", "kind: Deployment\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          command: [\"./app\"]\n", []string{"PRESTOP_TOO_SHORT@7"}},
+		{"sidecar that declares PRE_DRAIN_MS is routed", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: proxy\n          env: [{name: PRE_DRAIN_MS, value: \"5000\"}]\n", 1), []string{"PRESTOP_TOO_SHORT@10"}},
+		{"routed container without preStop", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: web\n          ports: [{containerPort: 80}]\n", 1), []string{"PRESTOP_TOO_SHORT@10"}},
+		{"sh -ec with a command after the service", strings.Replace(goodDeployment, `["node", "server.js"]`, `["/bin/sh", "-ec", "python3 app.py\necho exited"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"sh -c cd && exec is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "cd /app && exec node server.js"]`, 1), nil},
+		{"bash -c lone command is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["bash", "-c", "node server.js"]`, 1), nil},
+		{"sh -c lone command", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "node server.js"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"bash -c two commands", strings.Replace(goodDeployment, `["node", "server.js"]`, `["bash", "-c", "./migrate && node server.js"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"npm start", strings.Replace(goodDeployment, `["node", "server.js"]`, `["npm", "start"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"sh -c exec npm start", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "exec npm start"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"compose yarn start", "services:\n  api:\n    stop_grace_period: 25s\n    command: yarn start\n", []string{"SIGNAL_WRAPPER@4"}},
+		{"compose stop_signal SIGKILL", "services:\n  api:\n    stop_grace_period: 25s\n    stop_signal: SIGKILL\n", []string{"STOP_SIGNAL_KILL@4"}},
+		{"compose stop_signal SIGINT", "services:\n  api:\n    stop_grace_period: 25s\n    stop_signal: SIGINT\n", nil},
+		{"findings sorted by line", "services:\n  b:\n    stop_grace_period: 25s\n    command: sh -c 'x; y'\n  a:\n    stop_grace_period: 2s\n", []string{"SIGNAL_WRAPPER@4", "STOP_GRACE_TOO_SHORT@6"}},
 		{"List and several documents", "kind: ConfigMap\n---\napiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec:\n    terminationGracePeriodSeconds: 10\n    containers: [{name: c, lifecycle: {preStop: {sleep: {seconds: 5}}}}]\n",
 			[]string{"GRACE_TOO_SHORT@9"}},
 		{"compose default grace", "services:\n  api:\n    image: x\n    environment:\n      SHUTDOWN_TIMEOUT_MS: 20000\n", []string{"STOP_GRACE_TOO_SHORT@2"}},
@@ -107,7 +126,10 @@ func TestLintErrors(t *testing.T) {
 		line       int
 		msg        string
 	}{
-		{"syntax", "services:\n  api:\n    image: x\n\tbad: y\n", 3, "tab character"},
+		{"syntax", "services:\n  api:\n    image: x\n\tbad: y\n", 4, "tab character"},
+		{"tab on line 1", "\tservices:\n  api: {}\n", 1, "cannot start any token"},
+		{"indent error on line 11", "services:\n  api:\n    image: x\n    environment:\n      A: 1\n      B: 2\n    command: x\n    ports:\n      - 80\n      - 81\n     bad: 1\n", 11, "did not find expected key"},
+		{"unclosed flow list", "services:\n  api:\n    command: [a, b\n    image: x\n", 3, "did not find expected ',' or ']'"},
 		{"bad grace type", "kind: Pod\nmetadata: {name: p}\nspec:\n  terminationGracePeriodSeconds: soon\n  containers: []\n", 4, "soon"},
 		{"bad env", "services:\n  api:\n    environment: {PRE_DRAIN_MS: five}\n", 3, "PRE_DRAIN_MS"},
 		{"bad stop_grace_period", "services:\n  api:\n    stop_grace_period: later\n", 3, "stop_grace_period"},
@@ -160,6 +182,36 @@ func TestSleepOf(t *testing.T) {
 		got, ok := SleepOf(tt.argv)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("SleepOf(%q) = %v %v", tt.argv, got, ok)
+		}
+	}
+}
+
+func TestWrapperCheck(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		bad  bool
+		fix  string
+	}{
+		{[]string{"node", "server.js"}, false, ""},
+		{[]string{"sh", "-c", "exec node server.js"}, false, ""},
+		{[]string{"sh", "-c", "cd /app && exec node server.js"}, false, ""},
+		{[]string{"bash", "-c", "node server.js"}, false, ""},
+		{[]string{"/bin/bash", "-lc", "node server.js --port 80"}, false, ""},
+		{[]string{"sh", "-c", "node server.js"}, true, `sh|-c|exec node server.js`},
+		{[]string{"/bin/sh", "-ec", "python3 app.py\necho exited"}, true, `/bin/sh|-ec|exec python3 app.py`},
+		{[]string{"sh", "-c", "cd /app && ./migrate\npython3 app.py\necho exited"}, true, "sh|-c|cd /app && ./migrate\nexec python3 app.py"},
+		{[]string{"bash", "-c", "node server.js | tee log"}, true, ""},
+		{[]string{"bash", "-c", "./migrate; node server.js"}, true, "bash|-c|./migrate; exec node server.js"},
+		{[]string{"npm", "start"}, true, ""},
+		{[]string{"yarn", "start"}, true, ""},
+		{[]string{"npm", "run", "serve"}, true, ""},
+		{[]string{"sh", "-c", "exec npm start"}, true, ""},
+		{[]string{"bash", "-c", "npm start"}, true, ""},
+		{[]string{"sh", "entrypoint.sh"}, false, ""},
+	} {
+		why, fix, bad := WrapperCheck(tt.argv)
+		if bad != tt.bad || strings.Join(fix, "|") != tt.fix || (bad && why == "") {
+			t.Errorf("WrapperCheck(%q) = %q, %q, %v; want bad %v fix %q", tt.argv, why, fix, bad, tt.bad, tt.fix)
 		}
 	}
 }

@@ -41,6 +41,9 @@ type Spec struct {
 	// Stdin, Stdout and Stderr default to nothing (/dev/null).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// Attr, when set, adjusts the child's SysProcAttr after the process
+	// group is set up (drain-test sets Linux's Pdeathsig).
+	Attr func(*syscall.SysProcAttr)
 }
 
 // ErrUnsupported is returned for what this platform cannot do: sending a
@@ -145,6 +148,9 @@ func Start(s Spec) (*Child, error) {
 	}
 	c.Stdin, c.Stdout, c.Stderr = s.Stdin, s.Stdout, s.Stderr
 	c.SysProcAttr = sysProcAttr(s.Argv) // Unix: its own process group
+	if s.Attr != nil {
+		s.Attr(c.SysProcAttr)
+	}
 	// A grandchild that keeps a captured pipe open must not keep Wait
 	// (and so the caller) waiting once the child itself has exited.
 	c.WaitDelay = 2 * time.Second

@@ -6,10 +6,17 @@ does what seeds/003 asks: readiness answers 503 at once, the listener keeps
 serving for PRE_DRAIN_MS, then it closes, in-flight requests finish, and the
 process exits 0 within SHUTDOWN_TIMEOUT_MS.
 
-usage: drainsvc.py --addr 127.0.0.1:PORT [--mode good|neverflip|exit1]
+usage: drainsvc.py --addr 127.0.0.1:PORT [--mode good|neverflip|exit1|cutexport]
                    [--events FILE] [--pidfile FILE] [--slow SECONDS]
+                   [--ready-ok 200] [--ready-fail 503] [--cleanup SECONDS]
 
 /ready, /live and /slow (half its body at once, the rest after --slow).
+--mode cutexport is the stock ThreadingHTTPServer mistake: /slow streams
+without a Content-Length, and the process exits after the pre-drain without
+waiting for its (daemon) request threads, cutting the body.
+--ready-ok and --ready-fail are readiness's statuses (a 204, a 500 are as
+good as 200 and 503 to the kubelet); --cleanup is time spent after the
+server closed (flushing traces) before the exit.
 --events gets "flip T", "close T", "exit T" lines, T in ms since SIGTERM.
 """
 
@@ -37,10 +44,13 @@ def write_atomic(path, text):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--addr", required=True)
-    ap.add_argument("--mode", default="good", choices=["good", "neverflip", "exit1"])
+    ap.add_argument("--mode", default="good", choices=["good", "neverflip", "exit1", "cutexport"])
     ap.add_argument("--events")
     ap.add_argument("--pidfile")
     ap.add_argument("--slow", type=float, default=1.0)
+    ap.add_argument("--ready-ok", type=int, default=200)
+    ap.add_argument("--ready-fail", type=int, default=503)
+    ap.add_argument("--cleanup", type=float, default=0.0)
     args = ap.parse_args()
     host, port = args.addr.rsplit(":", 1)
     if host not in ("127.0.0.1", "::1"):
@@ -76,11 +86,22 @@ def main():
         def do_GET(self):
             if self.path == "/ready":
                 if state["ready"]:
-                    self.send(200, b'{"status":"ready"}\n')
+                    self.send(args.ready_ok, b'{"status":"ready"}\n')
                 else:
-                    self.send(503, b'{"status":"not ready"}\n')
+                    self.send(args.ready_fail, b'{"status":"not ready"}\n')
             elif self.path == "/live":
                 self.send(200, b'{"status":"alive"}\n')
+            elif self.path == "/slow" and args.mode == "cutexport":
+                # No Content-Length: the body ends when the connection does.
+                self.send_response(200)
+                self.send_header("Content-Type", "text/csv")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for _ in range(int(args.slow * 20)):
+                    self.wfile.write(b"drain-test,export,row\n" * 50)
+                    self.wfile.flush()
+                    time.sleep(0.05)
             elif self.path == "/slow":
                 body = b"drain-test in-flight body\n" * 1000
                 self.send_response(200)
@@ -95,7 +116,9 @@ def main():
                 self.send(404, b'{"status":"not found"}\n')
 
     class Server(http.server.ThreadingHTTPServer):
-        daemon_threads = False  # server_close() waits for in-flight requests
+        # server_close() waits for in-flight requests; cutexport's daemon
+        # threads die with the process.
+        daemon_threads = args.mode == "cutexport"
 
     srv = Server((host, int(port)), Handler)
     if args.pidfile:
@@ -118,11 +141,15 @@ def main():
         state["ready"] = False
         record("flip")
     time.sleep(pre_drain)
+    if args.mode == "cutexport":
+        record("exit")
+        sys.exit(0)  # daemon threads, mid-body, die here
     state["closing"] = True
     srv.shutdown()      # stop accepting
     srv.socket.close()  # close the listener now
     record("close")
     srv.server_close()  # join the request threads: in-flight requests finish
+    time.sleep(args.cleanup)  # flush traces, close pools
     record("exit")
     sys.exit(1 if args.mode == "exit1" else 0)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	// preDrainSource and shutdownSource say where P and S came from, for
 	// the lint's findings.
 	PreDrainSource, shutdownSource string
+	// probe are the shared probe flags (--cacert, --insecure, -H,
+	// --resolve, -4/-6 ...), for the health, in-flight and traffic URLs.
+	probe cli.ProbeFlags
 }
 
 // NewCmd builds the command; runF replaces the run in flag-parsing tests.
@@ -46,13 +50,17 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 		Use:   "drain-test (--exec 'CMD' | --pid N | -- CMD ARGS...) --ready URL --live URL [--inflight URL] | --manifest FILE",
 		Short: "Prove a graceful shutdown from the outside, or lint a manifest's shutdown timing",
 		Long: `drain-test starts a service (--exec, or a command after --) or attaches to one
-(--pid), waits until readiness and liveness answer 200, starts slow requests on
---inflight and keeps a kept-alive connection open, then sends --signal to the
-process itself (as an orchestrator signals PID 1) and watches its shutdown:
-readiness must answer 503 within --ready-flip-max and stay 503, liveness must
-stay 200 and the listener keep serving during --pre-drain, in-flight requests
-must finish, and the process must exit 0 within --shutdown-timeout. Each broken
-invariant is named. Exit 0 when all hold, 7 when any fails.
+(--pid), waits until readiness and liveness answer 200-399, starts slow
+requests on --inflight and keeps a kept-alive connection open, then sends
+--signal to the process itself (as an orchestrator signals PID 1) and watches
+its shutdown: readiness must answer a status >= 400 within --ready-flip-max and
+keep it, liveness must stay 200-399 and the listener keep serving during
+--pre-drain (on the health port and on --inflight's host:port, which gets a
+short GET / every 100 ms), in-flight requests must finish with their full body,
+and the process must exit 0 within --shutdown-timeout. Each broken invariant is
+named. Exit 0 when all hold, 7 when any fails; 2 for a set-up problem (a port
+already held, a service that exited before the signal, an --inflight URL that
+failed before it).
 
 --exec is split into words (quotes group, no shell): no shell is put in front
 of the service, because a shell that does not pass the signal on is exactly the
@@ -83,15 +91,16 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.exec, "exec", "", "start this command (split into words, no shell) and test its shutdown")
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
-	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200 before the signal, 503 after")
-	fl.StringVar(&opts.live, "live", "", "liveness URL: 200 throughout the pre-drain")
-	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete")
+	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
+	fl.StringVar(&opts.live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
+	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
 	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
 	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
 	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
+	opts.probe.Register(fl)
 	return cmd
 }
 
@@ -174,6 +183,41 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// endpointOptions builds each URL's probe options from the shared probe
+// flags: --cacert, --insecure, -H, --resolve, -4/-6 apply to the health
+// polls, the in-flight requests and the traffic endpoint alike.
+func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Options, error) {
+	tmpl, err := o.probe.Build(f.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	out := map[drain.Probe]*probe.Options{}
+	for which, u := range map[drain.Probe]string{drain.Ready: o.ready, drain.Live: o.live, drain.Inflight: o.inflight, drain.Traffic: trafficURL(o.inflight)} {
+		if u == "" {
+			continue
+		}
+		po, err := tmpl.ForURL(u)
+		if err != nil {
+			return nil, err
+		}
+		out[which] = po
+	}
+	return out, nil
+}
+
+// trafficURL is the traffic endpoint: --inflight's scheme and host:port,
+// path / ("" without --inflight). Any answer below 500 there is served.
+func trafficURL(inflight string) string {
+	if inflight == "" {
+		return ""
+	}
+	pu, err := url.Parse(inflight)
+	if err != nil {
+		return ""
+	}
+	return (&url.URL{Scheme: pu.Scheme, User: pu.User, Host: pu.Host, Path: "/"}).String()
+}
+
 func lintRun(f *cli.Factory, o *Options) error {
 	data, err := os.ReadFile(o.Manifest)
 	if err != nil {
@@ -218,9 +262,14 @@ func lintRun(f *cli.Factory, o *Options) error {
 // and prints the verdicts.
 func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	s := drain.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
+	opts, err := o.endpointOptions(f)
+	if err != nil {
+		return err
+	}
 	cfg := drain.Config{
+		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight,
+		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: trafficURL(o.inflight),
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 	}
@@ -244,10 +293,14 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 			cfg.Env = append(cfg.Env, kv.name+"="+want)
 		}
 	}
+	// SIGINT/SIGTERM must end the run gracefully (the service killed or
+	// left alone, the right exit code) from the first request on.
+	f.SignalsCaught()
 	obs, interrupted, err := drain.Run(ctx, cfg)
 	if err != nil {
 		var se *drain.StartError
-		if errors.As(err, &se) {
+		var sue *drain.SetupError
+		if errors.As(err, &se) || errors.As(err, &sue) {
 			return cli.UsageError(err)
 		}
 		return err
@@ -255,7 +308,11 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	r := drain.Judge(obs, s)
 	formulas := drain.Formulas(s, r.Facts)
 	code := exitcode.Pass
-	if !r.OK || interrupted {
+	switch {
+	case interrupted:
+		// The process exits with the signal's code (130/143): say so.
+		code = f.SignalCode()
+	case !r.OK:
 		code = exitcode.DrainFailed
 	}
 	if f.JSON() {
@@ -274,7 +331,11 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		return cli.SilentExit(code)
 	}
 	if interrupted {
-		fmt.Fprintln(f.Streams.Err, "drain-test: interrupted: the service was killed, nothing was judged")
+		if o.Pid != 0 {
+			fmt.Fprintf(f.Streams.Err, "drain-test: interrupted: pid %d was left running (drain-test attached to it, it did not start it), nothing was judged\n", o.Pid)
+		} else {
+			fmt.Fprintln(f.Streams.Err, "drain-test: interrupted: the service and everything it started were killed, nothing was judged")
+		}
 		return cli.SilentExit(code)
 	}
 	w := f.Streams.Out
@@ -284,7 +345,8 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		w = f.Streams.Err
 	}
-	if err := drainReport(w, f.Streams.OutTable(), r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor); err != nil {
+	width := termWidth(f.Streams, f.Getenv)
+	if err := drainReport(w, f.Streams.OutTable(), r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor, width); err != nil {
 		return err
 	}
 	return cli.SilentExit(code)

@@ -3,7 +3,9 @@ package draincmd
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 
@@ -19,7 +21,7 @@ type drainJSON struct {
 	ExitCode      int             `json:"exit_code"`
 	Pid           int             `json:"pid,omitempty"`
 	Signal        string          `json:"signal,omitempty"`
-	Interrupted   bool            `json:"interrupted,omitempty"`
+	Interrupted   bool            `json:"interrupted"`
 	Verdicts      []drain.Verdict `json:"verdicts"`
 	Timeline      []drain.Event   `json:"timeline"`
 	Formulas      []drain.Formula `json:"formulas"`
@@ -51,17 +53,31 @@ func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string
 }
 
 // drainReport renders the first line, the timeline, the verdict table and
-// the formulas.
-func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool) error {
+// the formulas; the table and the formula lines fit in width columns.
+func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool, width int) error {
 	fmt.Fprintln(w, drainFirstLine(r, pid, signal, colored))
 	if len(r.Timeline) > 0 {
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
+		const indent = 2 + 9 + 2 + 22 + 1
 		for _, e := range r.Timeline {
-			fmt.Fprintf(w, "  %9.1f  %-22s %s\n", e.TMS, e.Event, e.Detail)
+			for i, l := range wrap(e.Detail, width-indent) {
+				if i == 0 {
+					fmt.Fprintf(w, "  %9.1f  %-22s %s\n", e.TMS, e.Event, l)
+				} else {
+					fmt.Fprintf(w, "%*s%s\n", indent, "", l)
+				}
+			}
 		}
 	}
 	fmt.Fprintln(w)
-	topt.Wrap, topt.Widths = true, map[int]int{2: 70}
+	// The detail column takes what the verdict and result columns, the
+	// borders and the padding leave.
+	nameW := len("VERDICT")
+	for _, v := range r.Verdicts {
+		nameW = max(nameW, len(v.Name))
+	}
+	detailW := max(24, width-nameW-len("skipped")-10-1)
+	topt.Wrap, topt.Widths = true, map[int]int{2: detailW}
 	t := output.NewTable(w, topt, "verdict", "result", "detail")
 	for _, v := range r.Verdicts {
 		res := output.Paint(colored, color.FgGreen).Sprint("ok")
@@ -80,11 +96,69 @@ func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas
 	}
 	if len(formulas) > 0 {
 		fmt.Fprintln(w, "\nshutdown timing rules with these numbers:")
-		for _, f := range formulas {
-			fmt.Fprintf(w, "  %-80s %s\n", f.Formula, f.Result)
-		}
+		formulaLines(w, formulas, width)
 	}
 	return nil
+}
+
+// formulaLines prints each rule and its result in two aligned columns when
+// they fit in width, else the result on the next line, indented; a line
+// longer than width is wrapped at spaces.
+func formulaLines(w io.Writer, formulas []drain.Formula, width int) {
+	col := 0
+	for _, f := range formulas {
+		col = max(col, len(f.Formula))
+	}
+	twoCols := true
+	for _, f := range formulas {
+		if 2+col+2+len(f.Result) > width {
+			twoCols = false
+		}
+	}
+	for _, f := range formulas {
+		if twoCols {
+			fmt.Fprintf(w, "  %-*s  %s\n", col, f.Formula, f.Result)
+			continue
+		}
+		for _, l := range wrap(f.Formula, width-2) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		for _, l := range wrap("→ "+f.Result, width-6) {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
+}
+
+// wrap breaks s at spaces into lines of at most n runes (a longer word
+// stays whole).
+func wrap(s string, n int) []string {
+	n = max(n, 20)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return append(lines, line)
+}
+
+// termWidth is the width rendering must fit: stdout's terminal width,
+// else $COLUMNS, else 80.
+func termWidth(s *output.Streams, getenv func(string) string) int {
+	if s.OutTTY && s.OutWidth > 0 {
+		return s.OutWidth
+	}
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 80
 }
 
 // lintReport renders the lint's first line and one block per finding:
@@ -94,7 +168,11 @@ func lintReport(w io.Writer, file string, res manifest.LintResult, colored bool)
 		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
 		return
 	}
-	fmt.Fprintf(w, "%s drain-test --manifest %s: %d findings in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), len(res.Checked))
+	noun := "findings"
+	if len(res.Findings) == 1 {
+		noun = "finding"
+	}
+	fmt.Fprintf(w, "%s drain-test --manifest %s: %d %s in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), noun, len(res.Checked))
 	for _, f := range res.Findings {
 		where := f.Resource
 		if f.Container != "" {

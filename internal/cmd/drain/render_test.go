@@ -1,0 +1,42 @@
+package draincmd
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/output"
+)
+
+func TestTrafficURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                  "",
+		"http://127.0.0.1:8080/slow?ms=300": "http://127.0.0.1:8080/",
+		"https://app.invalid/export":        "https://app.invalid/",
+	} {
+		if got := trafficURL(in); got != want {
+			t.Errorf("trafficURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReportFitsWidth(t *testing.T) {
+	s := drain.Settings{PreDrain: 5 * time.Second, ShutdownTimeout: 30 * time.Second, ReadyFlipMax: time.Second}
+	o := drain.Observation{Pid: 1, Signal: "SIGTERM", ReadyBefore: true, InflightURL: true,
+		Exit: drain.Exit{Gone: true, At: 5200 * time.Millisecond, Known: true}}
+	r := drain.Judge(o, s)
+	for _, width := range []int{72, 80, 120} {
+		var b bytes.Buffer
+		if err := drainReport(&b, output.TableOptions{Terminal: true}, r, drain.Formulas(s, r.Facts), 1, "SIGTERM", false, width); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > width {
+				t.Errorf("width %d: a line of %d: %q", width, n, l)
+			}
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+)
+
+var shells = map[string]bool{"sh": true, "bash": true, "ash": true, "dash": true, "zsh": true, "ksh": true}
+
+// shellScript finds a `SHELL [options] -c SCRIPT` command: -c may be
+// clustered with other options (sh -ec, bash -lc). ok is false for
+// anything else (the exec form, a shell running a script file).
+func shellScript(argv []string) (shell, opt, script string, ok bool) {
+	if len(argv) < 2 || !shells[path.Base(argv[0])] {
+		return "", "", "", false
+	}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-o" || a == "+o":
+			i++ // takes an option name
+		case strings.HasPrefix(a, "--"):
+			// --login, --norc: long options take no script.
+		case strings.HasPrefix(a, "-") && strings.Contains(a[1:], "c"):
+			if i+1 < len(argv) {
+				return path.Base(argv[0]), a, argv[i+1], true
+			}
+			return "", "", "", false
+		case strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+"):
+		default:
+			return "", "", "", false // a script file: its content is not here
+		}
+	}
+	return "", "", "", false
+}
+
+// shellCmd is one command of a script, with its place in the script.
+type shellCmd struct {
+	start, end int
+	words      []string
+	// simple says it is a plain command: no pipe, no background, no
+	// subshell or group.
+	simple bool
+}
+
+// splitScript splits a shell script into its top-level commands at
+// newlines, ;, &&, ||, & and | (quotes respected; a pipeline or a
+// background job is one command that is not simple). Comments are dropped.
+func splitScript(s string) []shellCmd {
+	var (
+		out   []shellCmd
+		cur   = shellCmd{start: -1, simple: true}
+		word  strings.Builder
+		inW   bool
+		quote byte
+	)
+	endWord := func() {
+		if inW {
+			cur.words = append(cur.words, word.String())
+			word.Reset()
+			inW = false
+		}
+	}
+	endCmd := func(at int) {
+		endWord()
+		if len(cur.words) > 0 {
+			cur.end = at
+			out = append(out, cur)
+		}
+		cur = shellCmd{start: -1, simple: true}
+	}
+	mark := func(i int) {
+		if cur.start < 0 {
+			cur.start = i
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				word.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			mark(i)
+			quote, inW = c, true
+		case c == '\\' && i+1 < len(s):
+			mark(i)
+			i++
+			if s[i] != '\n' {
+				word.WriteByte(s[i])
+				inW = true
+			}
+		case c == '#' && !inW:
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			endCmd(i)
+		case c == '\n' || c == ';':
+			endCmd(i)
+		case c == '&' && i+1 < len(s) && s[i+1] == '&', c == '|' && i+1 < len(s) && s[i+1] == '|':
+			endCmd(i)
+			i++
+		case c == '&' || c == '|':
+			// A background job or a pipeline: the shell waits for (or
+			// forks) it; it is never exec'd.
+			endWord()
+			cur.simple = false
+		case c == '(' || c == ')' || c == '{' || c == '}':
+			mark(i)
+			endWord()
+			cur.simple = false
+		case c == ' ' || c == '\t' || c == '\r':
+			endWord()
+		default:
+			mark(i)
+			word.WriteByte(c)
+			inW = true
+		}
+	}
+	endCmd(len(s))
+	return out
+}
+
+// forwardsNot says a command starts the service under a package manager
+// that does not pass SIGTERM on to it: npm start, npm run X, yarn start,
+// yarn run X, pnpm start.
+func forwardsNot(words []string) (string, bool) {
+	if len(words) < 2 {
+		return "", false
+	}
+	switch pm := path.Base(words[0]); pm {
+	case "npm", "yarn", "pnpm":
+		if words[1] == "start" || words[1] == "run" || words[1] == "run-script" || (pm == "yarn" && !strings.HasPrefix(words[1], "-")) {
+			return strings.Join(words[:min(len(words), 3)], " "), true
+		}
+	}
+	return "", false
+}
+
+// helpers are commands that do not start a service (they run before or
+// after it in a wrapper script).
+var helpers = map[string]bool{"echo": true, "printf": true, "true": true, ":": true, "exit": true, "wait": true, "sleep": true, "cd": true, "export": true, "set": true, "trap": true}
+
+// WrapperCheck says whether argv keeps SIGTERM from the service, judged as
+// the shells behave: `sh -c` runs the service as its child unless the last
+// command is exec'd (so `sh -c "cd /app && exec node server.js"` is fine);
+// bash execs a lone simple command (`bash -c "node server.js"` is fine);
+// `sh -ec` is `sh -c`; npm start / yarn start never forward the signal. fix
+// is a corrected argv when one can be derived.
+func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
+	if _, ok := forwardsNot(argv); ok {
+		return fmt.Sprintf("%q runs the service under %s, which does not forward SIGTERM to it: the service is killed at the end of the grace period, undrained", strings.Join(argv, " "), path.Base(argv[0])), nil, true
+	}
+	shell, opt, script, ok := shellScript(argv)
+	if !ok {
+		return "", nil, false
+	}
+	cmds := splitScript(script)
+	if len(cmds) == 0 {
+		return "", nil, false
+	}
+	last := cmds[len(cmds)-1]
+	if last.words[0] == "exec" {
+		if pm, ok := forwardsNot(last.words[1:]); ok {
+			return fmt.Sprintf("%s %s %q execs %s, which does not forward SIGTERM to the service", argv[0], opt, script, pm), nil, true
+		}
+		return "", nil, false
+	}
+	if pm, ok := forwardsNot(last.words); ok {
+		return fmt.Sprintf("%s %s %q runs %s, which does not forward SIGTERM to the service", argv[0], opt, script, pm), nil, true
+	}
+	if shell == "bash" && len(cmds) == 1 && last.simple {
+		return "", nil, false // bash execs a lone simple command
+	}
+	// The service: the last command that is not a helper.
+	svc := -1
+	for i := len(cmds) - 1; i >= 0; i-- {
+		if !helpers[path.Base(cmds[i].words[0])] && cmds[i].simple {
+			svc = i
+			break
+		}
+	}
+	why = fmt.Sprintf("%s %s %q runs the service as a child of the shell (its last command is not exec'd): the shell gets SIGTERM and does not pass it on", argv[0], opt, script)
+	if svc >= 0 {
+		c := cmds[svc]
+		before := strings.TrimRight(script[:c.start], " \t")
+		if before != "" && !strings.HasSuffix(before, "\n") {
+			before += " "
+		}
+		fixed := strings.TrimSpace(before + "exec " + script[c.start:c.end])
+		fix = []string{argv[0], opt, fixed}
+	}
+	return why, fix, true
+}
+
+// Wrapper reports whether argv puts something in front of the service
+// that will not pass a signal on (see WrapperCheck).
+func Wrapper(argv []string) (string, bool) {
+	why, _, bad := WrapperCheck(argv)
+	return why, bad
+}
+
+// wrapperFix is the fix text: the corrected command when one was derived.
+func wrapperFix(key string, fix []string) string {
+	const general = "exec the service (the exec form, or \"exec\" before its command in the script) or run it under an init that forwards signals (tini, dumb-init)"
+	if fix == nil {
+		return "run the service's own command directly (e.g. [\"node\", \"server.js\"], what the start script runs), or " + general
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(fix)
+	return fmt.Sprintf("%s: %s — %s", key, strings.TrimSpace(b.String()), general)
+}
