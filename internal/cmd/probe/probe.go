@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/report"
+	"github.com/healthctl/healthctl/internal/watch"
 )
 
 // Options is what `healthctl probe` runs with, filled by its RunE.
@@ -35,8 +36,8 @@ func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.C
 		Short: "Probe URLs once and say why they are not healthy",
 		Long: `Probe each URL once on a fresh connection and classify the result into one of
 six outcomes with a precise reason, a timing waterfall, the certificate chain and
-the reconciler's decision. Several URLs are probed concurrently and printed in
-argument order; the exit code is that of the first URL that did not pass.
+the reconciler's decision. Several URLs are probed concurrently (at most watch's
+default --concurrency at once) and printed in argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
 6 dns, 70 internal error, 130/143 interrupted (the finished results are still
@@ -98,14 +99,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// One URL: no goroutine to start (it costs start-up time).
 		results[0] = f.Probe(ctx, all[0])
 	} else {
-		var wg sync.WaitGroup
-		for i, o := range all {
-			wg.Go(func() {
-				defer crash.Recover()
-				results[i] = f.Probe(ctx, o)
-			})
-		}
-		wg.Wait()
+		// At most watch's default concurrency at once (it leaves room
+		// under the open-files limit): one goroutine per URL would let
+		// 120 URLs under `ulimit -n 64` fail for want of sockets.
+		results = probeAll(ctx, f, all, watch.DefaultConcurrency())
 	}
 
 	// A signal (SIGINT, SIGTERM) cuts the unfinished probes short; the
@@ -165,6 +162,24 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		return cli.SilentExit(sigCode)
 	}
 	return cli.SilentExit(code)
+}
+
+// probeAll probes every URL with at most limit probes in flight and returns
+// the results in argument order. The probes start in argument order.
+func probeAll(ctx context.Context, f *cli.Factory, all []*probe.Options, limit int) []probe.Result {
+	results := make([]probe.Result, len(all))
+	sem := make(chan struct{}, max(1, limit))
+	var wg sync.WaitGroup
+	for i, o := range all {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			defer crash.Recover()
+			results[i] = f.Probe(ctx, o)
+		})
+	}
+	wg.Wait()
+	return results
 }
 
 // printInterrupted renders a probe a signal cut short.
