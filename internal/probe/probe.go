@@ -50,6 +50,7 @@ type window struct {
 // Result.Canceled set.
 func Run(ctx context.Context, opts *Options) Result {
 	p := &run{opts: opts, start: time.Now(), timings: Timings{}}
+	p.dialIdle = sync.NewCond(&p.mu)
 	return p.do(ctx)
 }
 
@@ -68,9 +69,19 @@ type run struct {
 	// resolverErr is the first error that said a DNS server could not be
 	// reached (refused, no route).
 	resolverErr error
-	// attempts are the failed dials of the last connect, in the order of
-	// the address list (kept when every address failed).
+	// attempts are the dial attempts of the last connect, in the order
+	// they started.
 	attempts []DialAttempt
+	// dialErr is the last connect's error when an address answered for
+	// itself (refused, unreachable) and none connected: it is the probe's
+	// answer even when the connect window closed on another address.
+	dialErr error
+	// dialing counts the dials running; dialIdle is signalled (with mu)
+	// when it drops to 0, so the result waits for a dial cut short.
+	dialing  int
+	dialIdle *sync.Cond
+	// connDeadline is when the connect window of the current hop closes.
+	connDeadline time.Time
 	// stageStart is when the running stage began, for the partial
 	// duration of a phase that a window or an error cut short.
 	stageStart time.Time
@@ -231,8 +242,15 @@ func (p *run) do(parent context.Context) Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The transport returns as soon as the context ends, while its dial
-	// may still be running: record the cut-short phase here, hand out a
-	// copy, and let late hooks write only to the old map.
+	// may still be running: wait for it (a cancelled dial ends at once),
+	// so its attempts and their answers are known.
+	if err != nil && ctx.Err() != nil {
+		for p.dialing > 0 {
+			p.dialIdle.Wait()
+		}
+	}
+	// Record the cut-short phase here, hand out a copy, and let late
+	// hooks write only to the old map.
 	p.finished = true
 	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() {
 		if _, done := p.timings[ph]; !done {
@@ -271,6 +289,12 @@ func (p *run) do(parent context.Context) Result {
 	case parent.Err() != nil:
 		res.Canceled = true
 		err = parent.Err()
+	case err != nil && errors.As(cause, &win) && p.windowStage == classify.StageConnect && p.dialErr != nil:
+		// The window closed on one address while another had answered
+		// for itself (refused, unreachable): that answer is the probe's.
+		obs.Stage = classify.StageConnect
+		err = p.dialErr
+		res.Address, res.IPFamily = p.address, p.family
 	case err != nil && errors.As(cause, &win):
 		// A window counts only when it ended the probe with an error.
 		obs.WindowClosed = true
@@ -278,10 +302,10 @@ func (p *run) do(parent context.Context) Result {
 		res.Address = p.windowAddr
 		err = p.windowText(win)
 	}
-	if err != nil && len(p.attempts) > 1 && !obs.WindowClosed {
-		res.DialErrors = append([]DialAttempt(nil), p.attempts...)
-		for i := range res.DialErrors {
-			res.DialErrors[i].Error = o.Redactor.String(res.DialErrors[i].Error)
+	if len(p.attempts) > 1 {
+		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
+		for i := range res.DialAttempts {
+			res.DialAttempts[i].Error = o.Redactor.String(res.DialAttempts[i].Error)
 		}
 	}
 	obs.Err = err
@@ -421,6 +445,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			defer p.mu.Unlock()
 			p.enter(p.firstStage(p.hopURL, p.proxied))
 			p.arm(&p.connWin, p.opts.ConnectTimeout)
+			p.connDeadline = time.Now().Add(p.opts.ConnectTimeout)
 		},
 		TLSHandshakeStart: func() {
 			p.mu.Lock()

@@ -45,9 +45,9 @@ type Result struct {
 	// Proxy is the proxy the request went through (redacted), "" when
 	// direct; Address is then the proxy's.
 	Proxy string
-	// DialErrors lists every address tried and its error when all of
-	// them failed (more than one address).
-	DialErrors []DialAttempt
+	// DialAttempts lists every address tried for the last connection,
+	// in the order the attempts started, when there was more than one.
+	DialAttempts []DialAttempt
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter    *time.Duration
 	BodyTruncated bool

@@ -37,7 +37,7 @@ type ResultJSON struct {
 	Redirect      *probe.Redirect     `json:"redirect,omitempty"`
 	Redirects     []probe.Hop         `json:"redirects,omitempty"`
 	Proxy         string              `json:"proxy,omitempty"`
-	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
+	DialAttempts  []probe.DialAttempt `json:"dial_attempts,omitempty"`
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
 	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
@@ -62,7 +62,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		Redirect:      r.Redirect,
 		Redirects:     r.Hops,
 		Proxy:         r.Proxy,
-		DialErrors:    r.DialErrors,
+		DialAttempts:  r.DialAttempts,
 		BodyTruncated: r.BodyTruncated,
 		TLS:           r.TLS,
 		Decision:      d,
@@ -118,8 +118,12 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		}
 		fmt.Fprintf(w, "%s%s\n", label("address"), conn)
 	}
-	for _, a := range r.DialErrors {
-		fmt.Fprintf(w, "%s%s: %s\n", label("tried"), a.Address, a.Error)
+	for _, a := range r.DialAttempts {
+		how := a.Error
+		if how == "" {
+			how = "connected"
+		}
+		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, how, output.FormatMS(a.Duration))
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {

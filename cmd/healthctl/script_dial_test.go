@@ -1,0 +1,36 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/healthctl/healthctl/internal/fixture"
+)
+
+// Commands for the dialling scripts:
+//
+//	blackhole NAME ADDR PORT
+//	    a listener on ADDR:PORT (a loopback address such as 127.0.0.2 or ::1)
+//	    whose accept queue is full, so connects to it hang until the client
+//	    gives up: a black-holed address. With a server on another address
+//	    of the same port, two4.invalid:PORT or dual.invalid:PORT has one
+//	    address that never answers. Sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
+func init() {
+	extraCmds["blackhole"] = cmdBlackhole
+}
+
+// cmdBlackhole implements blackhole NAME ADDR PORT.
+func cmdBlackhole(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "blackhole")
+	if len(args) != 3 {
+		ts.Fatalf("usage: blackhole NAME ADDR PORT")
+	}
+	port, err := strconv.Atoi(args[2])
+	if err != nil {
+		ts.Fatalf("usage: blackhole NAME ADDR PORT: %v", err)
+	}
+	b, err := fixture.NewBacklogAt(cleaner(ts), args[1], port)
+	ts.Check(err)
+	setAddrVars(ts, args[0], b.URL(), b.Addr, b.Port)
+}
