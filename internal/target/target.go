@@ -264,7 +264,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		o.Expect.BodyRegex = append(o.Expect.BodyRegex, re)
 	}
 	for _, s := range in.ExpectJSON {
-		path, val, ok := strings.Cut(s, "=")
+		path, val, ok := cutJSONExpect(s)
 		if !ok || path == "" {
 			return nil, in.bad("expect-json", ptr(s), "want PATH=VALUE")
 		}
@@ -564,4 +564,33 @@ func ParseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("want RFC 3339 (2026-01-02T15:04:05Z) or unix seconds")
 	}
 	return t, nil
+}
+
+// cutJSONExpect splits --expect-json PATH=VALUE at the first "=" that is
+// not part of the gjson path: a query such as checks.#(name=="db").ok holds
+// "=" inside #(...) and inside quotes, and a backslash escapes the next
+// character (gjson's own escape).
+func cutJSONExpect(s string) (path, value string, ok bool) {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++ // the escaped character is part of the path
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case c == '=' && depth == 0:
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
 }
