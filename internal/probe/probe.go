@@ -94,9 +94,13 @@ type run struct {
 
 	// The hop being requested: its URL, whether it goes through a proxy
 	// (and which), and the name its certificate must carry.
-	hopURL     *url.URL
-	proxied    bool
-	proxyURL   *url.URL
+	hopURL   *url.URL
+	proxied  bool
+	proxyURL *url.URL
+	// forward is a plain-HTTP request through an HTTP proxy: no tunnel,
+	// the proxy answers for the server. Otherwise (CONNECT, SOCKS5) what
+	// follows the tunnel is the server's.
+	forward    bool
 	serverName string
 
 	cancel      context.CancelCauseFunc
@@ -106,6 +110,8 @@ type run struct {
 	maxWin      window
 	windowStage classify.Stage
 	windowAddr  string
+	// windowThroughProxy: the read window closed on a forward proxy.
+	windowThroughProxy bool
 }
 
 // setStage enters a stage; its phase's clock starts now.
@@ -126,6 +132,14 @@ func (p *run) enter(s classify.Stage) {
 func (p *run) record(ph Phase, d time.Duration) {
 	if !p.finished {
 		p.timings[ph] = d
+	}
+}
+
+// leaveProxy records the proxy phase when the tunnel through a proxy is up
+// (p.mu held).
+func (p *run) leaveProxy() {
+	if p.stage == classify.StageProxy && !p.forward {
+		p.record(PhaseProxy, time.Since(p.stageStart))
 	}
 }
 
@@ -252,7 +266,7 @@ func (p *run) do(parent context.Context) Result {
 	// Record the cut-short phase here, hand out a copy, and let late
 	// hooks write only to the old map.
 	p.finished = true
-	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() {
+	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() && (p.stage != classify.StageProxy || !p.forward) {
 		if _, done := p.timings[ph]; !done {
 			p.timings[ph] = now.Sub(p.stageStart)
 		}
@@ -299,6 +313,13 @@ func (p *run) do(parent context.Context) Result {
 		// A window counts only when it ended the probe with an error.
 		obs.WindowClosed = true
 		obs.Stage = p.windowStage
+		if obs.Stage == classify.StageProxy && p.forward {
+			// A forward proxy that says nothing may be waiting for the
+			// server behind it: a timeout, like the server's own.
+			obs.Stage = classify.StageHeaders
+			p.windowStage = classify.StageHeaders
+			p.windowThroughProxy = true
+		}
 		res.Address = p.windowAddr
 		err = p.windowText(win)
 	}
@@ -378,14 +399,21 @@ func (p *run) windowText(w *windowError) error {
 		if p.windowAddr != "" {
 			at = " (proxy " + p.windowAddr + ")"
 		}
-		if p.hopURL != nil && p.hopURL.Scheme == "https" {
-			return fmt.Errorf("proxy CONNECT did not answer within %s%s", w, at)
+		if p.proxyURL != nil && strings.HasPrefix(p.proxyURL.Scheme, "socks") {
+			return fmt.Errorf("SOCKS5 proxy did not open the connection within %s%s", w, at)
 		}
-		return fmt.Errorf("proxy did not answer the request within %s%s: the proxy or the server behind it hangs", w, at)
+		return fmt.Errorf("proxy CONNECT did not answer within %s%s", w, at)
 	case classify.StageTLS:
 		what = "TLS handshake" + to + " did not finish"
 	case classify.StageHeaders:
 		what = "no response headers"
+		if p.windowThroughProxy {
+			at := ""
+			if p.windowAddr != "" {
+				at = " " + p.windowAddr
+			}
+			return fmt.Errorf("no response headers within %s through the proxy%s (the proxy or the server behind it hangs)", w, at)
+		}
 	default:
 		what = "response body not complete"
 	}
@@ -450,6 +478,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 		TLSHandshakeStart: func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
+			p.leaveProxy()
 			p.enter(classify.StageTLS)
 		},
 		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
@@ -465,12 +494,13 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.disarm(&p.connWin)
-			if p.proxied && p.hopURL != nil && p.hopURL.Scheme == "http" {
-				// Plain HTTP through a proxy: the answer is the proxy's
-				// to give.
+			if p.forward {
+				// Plain HTTP through an HTTP proxy: the answer is the
+				// proxy's to give.
 				p.enter(classify.StageProxy)
 				return
 			}
+			p.leaveProxy() // a SOCKS5 tunnel to a plain-HTTP server
 			p.enter(classify.StageHeaders)
 		},
 		WroteHeaders: func() {
@@ -547,6 +577,7 @@ func (p *run) transport() *http.Transport {
 		o.Redactor.AddURL(pu)
 		p.mu.Lock()
 		p.proxied, p.proxyURL = pu != nil, pu
+		p.forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
 		p.mu.Unlock()
 		return pu, err
 	}

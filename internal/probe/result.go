@@ -13,8 +13,11 @@ type Phase string
 // connection being ready and the request written; it is folded into ttfb's
 // window for classification.
 const (
-	PhaseDNS      Phase = "dns"
-	PhaseConnect  Phase = "connect"
+	PhaseDNS     Phase = "dns"
+	PhaseConnect Phase = "connect"
+	// PhaseProxy is the proxy opening the way, once connected to it: the
+	// CONNECT answered, or the SOCKS5 handshake done.
+	PhaseProxy    Phase = "proxy"
 	PhaseTLS      Phase = "tls"
 	PhaseTTFB     Phase = "ttfb"
 	PhaseTransfer Phase = "transfer"
@@ -22,7 +25,7 @@ const (
 )
 
 // Phases lists the phases in waterfall order.
-var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseTTFB, PhaseTransfer, PhaseTotal}
+var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseProxy, PhaseTLS, PhaseTTFB, PhaseTransfer, PhaseTotal}
 
 // Timings holds the phases reached; a phase not reached is absent.
 type Timings map[Phase]time.Duration
