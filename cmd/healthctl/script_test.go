@@ -27,7 +27,7 @@
 //
 //	httpd NAME [-status N] [-body S] [-header 'K: V']... [-retry-after S] [-redirect URL]
 //	      [-mode hang|trickle|reset|garbage|empty]
-//	      [-tls good|expired|notyet|wrongname|selfsigned|clientcert|stall|eof]
+//	      [-tls good|expired|notyet|wrongname|selfsigned|sha1|clientcert|stall|eof]
 //	      [-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6]
 //	      [-record FILE] [-size N]
 //	    starts an HTTP(S) fixture and sets $NAME_URL (http://127.0.0.1:PORT or
@@ -248,7 +248,7 @@ func (h headerFlags) Set(s string) error {
 }
 
 const httpdUsage = "usage: httpd NAME [-status N] [-body S] [-header 'K: V']... [-retry-after S] [-redirect URL] " +
-	"[-mode hang|trickle|reset|garbage|empty] [-tls good|expired|notyet|wrongname|selfsigned|clientcert|stall|eof] " +
+	"[-mode hang|trickle|reset|garbage|empty] [-tls good|expired|notyet|wrongname|selfsigned|sha1|clientcert|stall|eof] " +
 	"[-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6] [-record FILE] [-size N]"
 
 // cmdHTTPD implements httpd (see the file comment).

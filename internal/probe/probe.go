@@ -7,6 +7,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -340,6 +341,8 @@ func (p *run) do(parent context.Context) Result {
 	switch {
 	case err != nil && res.Reason == classify.ProxyError && !obs.WindowClosed:
 		res.Error = o.Redactor.String("proxy " + res.Proxy + ": " + errorText(err))
+	case err != nil && res.Reason == classify.TLSInsecureAlgorithm:
+		res.Error = insecureAlgorithmText(err)
 	case err != nil:
 		res.Error = o.Redactor.String(errorText(err))
 	case res.Reason == classify.ProxyError:
@@ -610,4 +613,15 @@ func errorText(err error) string {
 		err = ue.Err
 	}
 	return err.Error()
+}
+
+// insecureAlgorithmText says which signature was too weak, instead of Go's
+// "signed by unknown authority (possibly because of …)".
+func insecureAlgorithmText(err error) string {
+	var ua x509.UnknownAuthorityError
+	if errors.As(err, &ua) && ua.Cert != nil {
+		return fmt.Sprintf("certificate %q is signed with %s, an insecure algorithm: its issuer %q is trusted, the signature is too weak",
+			ua.Cert.Subject.String(), ua.Cert.SignatureAlgorithm, ua.Cert.Issuer.String())
+	}
+	return "certificate signed with an insecure algorithm (SHA-1 or MD5): " + errorText(err)
 }
