@@ -36,6 +36,11 @@ func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.lim
 // timers stopping: the moment a late window must not count.
 var afterBody func(*run)
 
+// afterHeaders, when set (by tests only), runs between the response
+// headers returned and the body stage entered: a window that closes there
+// closes on the body.
+var afterHeaders func(*run)
+
 // window is one of the probe's timers. A timer that fires after it was
 // disarmed, re-armed or after the probe stopped its timers counts for
 // nothing: gen and active are checked under run.mu when it fires.
@@ -91,7 +96,10 @@ type run struct {
 	wrote      time.Time
 	// wroteHeaders is when the request headers went out.
 	wroteHeaders time.Time
-	firstByte    time.Time
+	// connReady is when the connection was handed to the request
+	// (GotConn): the start of ttfb when no write was reported.
+	connReady time.Time
+	firstByte time.Time
 
 	// The hop being requested: its URL, whether it goes through a proxy
 	// (and which), and the name its certificate must carry.
@@ -134,6 +142,18 @@ func (p *run) record(ph Phase, d time.Duration) {
 	if !p.finished {
 		p.timings[ph] = d
 	}
+}
+
+// requestStart is when the request went out, as well as it is known (p.mu
+// held): written, else its headers written, else the connection ready.
+func (p *run) requestStart() time.Time {
+	switch {
+	case !p.wrote.IsZero():
+		return p.wrote
+	case !p.wroteHeaders.IsZero():
+		return p.wroteHeaders
+	}
+	return p.connReady
 }
 
 // leaveProxy records the proxy phase when the tunnel through a proxy is up
@@ -230,6 +250,24 @@ func (p *run) do(parent context.Context) Result {
 	ex := p.exchange(ctx, p.transport(), req)
 	resp, err := ex.resp, ex.err
 	var body bodyResult
+	if resp != nil {
+		// The headers are here: ttfb is known even when the first-byte
+		// hook raced the request-written ones (HTTP/2) or never fired.
+		p.mu.Lock()
+		if _, ok := p.timings[PhaseTTFB]; !ok {
+			if start := p.requestStart(); !start.IsZero() {
+				end := p.firstByte
+				if end.IsZero() {
+					end = time.Now()
+				}
+				p.record(PhaseTTFB, end.Sub(start))
+			}
+		}
+		p.mu.Unlock()
+	}
+	if afterHeaders != nil && resp != nil {
+		afterHeaders(p)
+	}
 	if err == nil {
 		p.setStage(classify.StageBody)
 		body, err = o.Expect.scanBody(resp.Body, o.MaxBody)
@@ -270,6 +308,19 @@ func (p *run) do(parent context.Context) Result {
 	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() && (p.stage != classify.StageProxy || !p.forward) {
 		if _, done := p.timings[ph]; !done {
 			p.timings[ph] = now.Sub(p.stageStart)
+		}
+	}
+	st := p.stage
+	if p.windowStage != "" {
+		st = p.windowStage
+	}
+	if st == classify.StageHeaders || (st == classify.StageProxy && p.forward) {
+		// Waiting for headers that never came: the wait is the ttfb
+		// phase, cut short, so the waterfall shows it.
+		if _, done := p.timings[PhaseTTFB]; !done {
+			if start := p.requestStart(); !start.IsZero() {
+				p.timings[PhaseTTFB] = now.Sub(start)
+			}
 		}
 	}
 	p.timings[PhaseTotal] = now.Sub(p.start)
@@ -314,6 +365,13 @@ func (p *run) do(parent context.Context) Result {
 		// A window counts only when it ended the probe with an error.
 		obs.WindowClosed = true
 		obs.Stage = p.windowStage
+		if resp != nil && (obs.Stage == classify.StageHeaders || obs.Stage == classify.StageProxy) {
+			// The headers had arrived (HTTP/2 can hand them over a
+			// moment before the body stage is entered): the window
+			// closed on the body.
+			obs.Stage = classify.StageBody
+			p.windowStage = classify.StageBody
+		}
 		if obs.Stage == classify.StageProxy && p.forward {
 			// A forward proxy that says nothing may be waiting for the
 			// server behind it: a timeout, like the server's own.
@@ -497,6 +555,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.disarm(&p.connWin)
+			p.connReady = time.Now()
 			if p.forward {
 				// Plain HTTP through an HTTP proxy: the answer is the
 				// proxy's to give.
@@ -524,9 +583,10 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			defer p.mu.Unlock()
 			p.firstByte = time.Now()
 			// HTTP/2 may see the answer before it reports the request
-			// written: count from the headers written then.
+			// written (or even its headers written): count from the
+			// headers written, else from the connection ready.
 			if p.wrote.IsZero() {
-				p.wrote = p.wroteHeaders
+				p.wrote = p.requestStart()
 				p.arm(&p.readWin, p.opts.ReadTimeout)
 			}
 			if !p.wrote.IsZero() {

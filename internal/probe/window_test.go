@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -146,3 +147,65 @@ func TestTinyWindows(t *testing.T) {
 }
 
 func portOf(u string) string { return u[strings.LastIndex(u, ":")+1:] }
+
+// TestWindowAfterHeadersIsBody: HTTP/2 hands the headers over, and the read
+// window closes before the body stage is entered (fired by hand at that
+// moment): the headers had arrived, so it is body_timeout with the status,
+// and ttfb is in the waterfall.
+func TestWindowAfterHeadersIsBody(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	defer close(release)
+	o := testOptions(t, srv.URL+"/health", "")
+	o.TLSConfig.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	fired := false
+	afterHeaders = func(p *run) {
+		p.mu.Lock()
+		gen := p.readWin.gen
+		p.mu.Unlock()
+		p.fire(&p.readWin, gen)
+		fired = true
+	}
+	defer func() { afterHeaders = nil }()
+	r := Run(context.Background(), o)
+	if !fired {
+		t.Fatal("the hook did not run")
+	}
+	if r.HTTPVersion != "HTTP/2.0" {
+		t.Errorf("HTTP version %q, want HTTP/2.0", r.HTTPVersion)
+	}
+	if r.Reason != classify.BodyTimeout || r.HTTPStatus != 200 {
+		t.Errorf("got %s with status %d (%q), want body_timeout with 200", r.Reason, r.HTTPStatus, r.Error)
+	}
+	if _, ok := r.Timings[PhaseTTFB]; !ok {
+		t.Errorf("ttfb missing: %v", r.Timings)
+	}
+}
+
+// TestHeadersTimeoutShowsTheWait: a server that never answers: the
+// headers_timeout waterfall has the ttfb phase, cut short at the window.
+func TestHeadersTimeoutShowsTheWait(t *testing.T) {
+	hang, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Mode: fixture.ModeHang})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(t, hang.URL+"/health", "")
+	o.ReadTimeout = 300 * time.Millisecond
+	r := Run(context.Background(), o)
+	if r.Reason != classify.HeadersTimeout {
+		t.Fatalf("got %s (%q), want headers_timeout", r.Reason, r.Error)
+	}
+	if d, ok := r.Timings[PhaseTTFB]; !ok || d < 250*time.Millisecond {
+		t.Errorf("ttfb %v (present %v), want about the 300ms window: %v", d, ok, r.Timings)
+	}
+}
