@@ -75,8 +75,10 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 	}
 	var addrs []netip.Addr
 	looked := false
-	if a, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
-		addrs = []netip.Addr{netip.MustParseAddr(a)}
+	if as, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
+		for _, a := range as {
+			addrs = append(addrs, netip.MustParseAddr(a))
+		}
 	} else if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addrs = []netip.Addr{ip}
 	} else {

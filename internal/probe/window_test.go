@@ -22,7 +22,7 @@ func testOptions(t *testing.T, raw, dns string) *Options {
 	}
 	return &Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
-		Network: "tcp", Resolve: map[string]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
+		Network: "tcp", Resolve: map[string][]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
 		MaxTime: 4 * time.Second, MaxBody: 64 << 10, Redactor: NewRedactor(nil, nil),
 	}

@@ -146,7 +146,7 @@ var Options = []Option{
 	{Flag: "servername", Kind: String, field: func(in *Input) any { return &in.ServerName },
 		Usage: "TLS server name (SNI and verification) instead of the URL's host"},
 	{Flag: "resolve", Kind: List, field: func(in *Input) any { return &in.Resolve },
-		Usage: "HOST:PORT:ADDR: connect to ADDR for HOST:PORT, skipping DNS (repeatable)"},
+		Usage: "HOST:PORT:ADDR[,ADDR...]: connect to these addresses for HOST:PORT, skipping DNS (repeatable)"},
 	{Flag: "dns-server", Kind: String, field: func(in *Input) any { return &in.DNSServer },
 		Usage: "ADDR[:PORT] of the only DNS server to ask"},
 	{Flag: "follow", Kind: Int, NoOptDefault: "10", field: func(in *Input) any { return &in.Follow },

@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,7 +141,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		Header:         http.Header{},
 		UserAgent:      in.UserAgent,
 		Network:        "tcp",
-		Resolve:        map[string]string{},
+		Resolve:        map[string][]string{},
 		Follow:         in.Follow,
 		ConnectTimeout: in.ConnectTimeout,
 		ReadTimeout:    in.ReadTimeout,
@@ -223,11 +224,20 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	}
 
 	for _, r := range in.Resolve {
-		key, addr, err := ParseResolve(r)
+		key, addrs, err := ParseResolve(r)
 		if err != nil {
 			return nil, in.bad("resolve", ptr(r), "%v", err)
 		}
-		o.Resolve[key] = addr
+		if fam := familyOf(o.Network); fam != 0 {
+			kept := slices.DeleteFunc(slices.Clone(addrs), func(a string) bool {
+				return (netip.MustParseAddr(a).Is4()) != (fam == 4)
+			})
+			if len(kept) == 0 {
+				flag := map[int]string{4: "ipv4", 6: "ipv6"}[fam]
+				return nil, in.bad("resolve", ptr(r), "has no IPv%d address, but %s asks for IPv%d only", fam, in.SourceOf(flag), fam)
+			}
+		}
+		o.Resolve[key] = addrs
 	}
 	if in.DNSServer != "" {
 		srv, err := HostPortDefault(in.DNSServer, "53")
@@ -457,21 +467,37 @@ func hostOnly(h string) string {
 	return h
 }
 
-// ParseResolve reads curl's --resolve HOST:PORT:ADDR (ADDR may be [v6]) into
-// the key "host:port" and the address.
-func ParseResolve(s string) (key, addr string, err error) {
+// ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR
+// may be [v6]) into the key "host:port" and the addresses, in order.
+func ParseResolve(s string) (key string, addrs []string, err error) {
 	parts := strings.SplitN(s, ":", 3)
 	if len(parts) != 3 || parts[0] == "" {
-		return "", "", fmt.Errorf("want HOST:PORT:ADDR")
+		return "", nil, fmt.Errorf("want HOST:PORT:ADDR[,ADDR...]")
 	}
 	if n, err := strconv.Atoi(parts[1]); err != nil || n < 1 || n > 65535 {
-		return "", "", fmt.Errorf("bad port %q", parts[1])
+		return "", nil, fmt.Errorf("bad port %q", parts[1])
 	}
-	ip, err := netip.ParseAddr(strings.Trim(parts[2], "[]"))
-	if err != nil {
-		return "", "", fmt.Errorf("%q is not an IP address", parts[2])
+	for _, a := range strings.Split(parts[2], ",") {
+		ip, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(a), "[]"))
+		if err != nil {
+			return "", nil, fmt.Errorf("%q is not an IP address", a)
+		}
+		if s := ip.Unmap().String(); !slices.Contains(addrs, s) {
+			addrs = append(addrs, s)
+		}
 	}
-	return strings.ToLower(parts[0]) + ":" + parts[1], ip.String(), nil
+	return strings.ToLower(parts[0]) + ":" + parts[1], addrs, nil
+}
+
+// familyOf is 4 for "tcp4", 6 for "tcp6", 0 for either.
+func familyOf(network string) int {
+	switch network {
+	case "tcp4":
+		return 4
+	case "tcp6":
+		return 6
+	}
+	return 0
 }
 
 // HostPortDefault reads ADDR[:PORT] with an IP address, adding port when
