@@ -81,6 +81,12 @@ func (s StatusSet) String() string {
 // check returns a description of the first condition that failed, or "".
 // A failed body condition on a truncated body says so.
 func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64) string {
+	if e.readsBody() && body.decodeErr != "" {
+		return "body says Content-Encoding: gzip but is not valid gzip (" + body.decodeErr + ")"
+	}
+	if e.readsBody() && body.encoding != "" {
+		return fmt.Sprintf("body is %s-encoded (Content-Encoding: %s), which the body conditions cannot read: ask for gzip or identity with -H 'Accept-Encoding: …'", body.encoding, body.encoding)
+	}
 	if body.hasMissingText {
 		return fmt.Sprintf("body does not contain %q", body.missingText) + truncNote(body, maxBody)
 	}

@@ -270,7 +270,15 @@ func (p *run) do(parent context.Context) Result {
 	}
 	if err == nil {
 		p.setStage(classify.StageBody)
-		body, err = o.Expect.scanBody(resp.Body, o.MaxBody)
+		r, enc := decodedBody(resp, o.Expect.readsBody())
+		body, err = o.Expect.scanBody(r, o.MaxBody)
+		body.encoding = enc
+		if err != nil && corruptGzip(err) {
+			// The bytes arrived; they are not gzip: the body conditions
+			// fail, saying so (the network did nothing wrong).
+			body.decodeErr = err.Error()
+			err = nil
+		}
 		resp.Body.Close()
 		if afterBody != nil {
 			afterBody(p)
