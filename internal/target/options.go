@@ -126,7 +126,7 @@ var Options = []Option{
 	{Flag: "method", Kind: String, field: func(in *Input) any { return &in.Method },
 		Usage: "request method (default GET, or POST with --data)"},
 	{Flag: "data", Kind: String, field: func(in *Input) any { return &in.Data },
-		Usage: "request body; @FILE reads it from a file"},
+		Usage: "request body; @FILE reads it from a file, @- from standard input"},
 	{Flag: "user", Short: "u", Kind: String, field: func(in *Input) any { return &in.User },
 		Usage: "basic auth 'user:password' (never printed)"},
 	{Flag: "user-agent", Kind: String, field: func(in *Input) any { return &in.UserAgent },

@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -49,9 +50,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // Input is the raw user input for a probe's options, one field per probe
 // flag, as typed.
 type Input struct {
-	Headers         []string
-	Method          string
-	Data            string
+	Headers []string
+	Method  string
+	Data    string
+	// Stdin is what --data @- reads; nil: there is none (an error).
+	Stdin           io.Reader
 	User            string
 	UserAgent       string
 	IPv4, IPv6      bool
@@ -201,7 +204,20 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	}
 	if in.Data != "" {
 		body := []byte(in.Data)
-		if name, ok := strings.CutPrefix(in.Data, "@"); ok {
+		if name, ok := strings.CutPrefix(in.Data, "@"); ok && name == "-" {
+			// curl's @-: the body is standard input, read once, up to
+			// MaxSize (a body that big is a mistake, not a request).
+			if in.Stdin == nil {
+				return nil, in.bad("data", ptr(in.Data), "no standard input to read here")
+			}
+			var err error
+			if body, err = io.ReadAll(io.LimitReader(in.Stdin, maxDataBody+1)); err != nil {
+				return nil, in.bad("data", ptr(in.Data), "reading standard input: %v", err)
+			}
+			if int64(len(body)) > maxDataBody {
+				return nil, in.bad("data", ptr(in.Data), "standard input is longer than %d MiB", maxDataBody>>20)
+			}
+		} else if ok {
 			var err error
 			if body, err = os.ReadFile(name); err != nil {
 				return nil, in.bad("data", ptr(in.Data), "%v", pathErr(err))
@@ -466,6 +482,9 @@ func hostOnly(h string) string {
 	}
 	return h
 }
+
+// maxDataBody is the most --data @- reads from standard input.
+const maxDataBody = 64 << 20
 
 // ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR
 // may be [v6]) into the key "host:port" and the addresses, in order.

@@ -78,6 +78,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if warning != "" {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
 	}
+	opts.flags.Stdin = f.Streams.In
 	tmpl, err := opts.flags.Build(f.Getenv)
 	if err != nil {
 		return err

@@ -112,6 +112,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err := statsd.ParsePrefix(opts.StatsdPrefix); err != nil {
 		return cli.UsageErrorf("--statsd-prefix %q: %v", opts.StatsdPrefix, err)
 	}
+	opts.Flags.Stdin = f.Streams.In
 	tmpl, err := opts.Flags.Build(f.Getenv)
 	if err != nil {
 		return err
