@@ -49,7 +49,7 @@ type ResultJSON struct {
 func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
 	j := ResultJSON{
 		SchemaVersion: output.SchemaVersion,
-		URL:           r.URL,
+		URL:           output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
 		Outcome:       r.Outcome,
 		Reason:        r.Reason,
 		ExitCode:      exitCode,
