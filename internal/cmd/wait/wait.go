@@ -261,8 +261,8 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	case completed:
 		last = fmt.Sprintf("last: %s, %s after %d attempt%s", outcome, reason, t.Attempts, cli.Plural(t.Attempts))
 	case t.Attempts > 0:
-		last = fmt.Sprintf("%d pass%s in a row of %d after %d attempt%s; counted as timeout",
-			t.Streak, waitPluralES(t.Streak), opts.Successes, t.Attempts, cli.Plural(t.Attempts))
+		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %d attempt%s: counted as timeout",
+			t.Streak, opts.Successes, t.Attempts, cli.Plural(t.Attempts))
 	case s.Aborted:
 		last = "no probe completed"
 	default:
@@ -278,17 +278,17 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhrase(opts), t.URL, output.Duration(opts.Timeout), last)
 }
 
-// wantPhrase names what never came: "no 2xx" with the default expectation.
+// wantPhrase names what never came: "no 2xx" with the default expectation,
+// "fewer than 3 passes in a row" with --successes 3 (passes may have come,
+// just not enough of them in a row).
 func wantPhrase(opts *Options) string {
-	custom := opts.Flags.CustomExpectations()
-	prefix := ""
 	if opts.Successes > 1 {
-		prefix = fmt.Sprintf("%d in a row: ", opts.Successes)
+		return fmt.Sprintf("fewer than %d passes in a row", opts.Successes)
 	}
-	if custom {
-		return prefix + "no passing answer"
+	if opts.Flags.CustomExpectations() {
+		return "no passing answer"
 	}
-	return prefix + "no 2xx"
+	return "no 2xx"
 }
 
 // runAfter runs the command given after --, with healthctl's streams, in
@@ -347,9 +347,3 @@ func startExit(err error) int {
 	return exitcode.CannotExecute
 }
 
-func waitPluralES(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "es"
-}
