@@ -346,4 +346,3 @@ func startExit(err error) int {
 	}
 	return exitcode.CannotExecute
 }
-
