@@ -16,6 +16,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -674,13 +675,29 @@ func (p *run) plainOnly() bool {
 }
 
 // errorText strips the *url.Error wrapper (it repeats the URL, which may
-// carry secrets) and keeps the rest of Go's text.
+// carry secrets) and Go's internal function names ("readLoopPeekFailLocked:
+// "), and keeps the rest of Go's text.
 func errorText(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return err.Error()
+	return dropGoNames(err.Error())
+}
+
+// goName matches a word used as an error prefix, at the start or after
+// another prefix; dropGoNames drops those that are Go identifiers in
+// camelCase (readLoopPeekFailLocked, persistConn.writeLoop).
+var goName = regexp.MustCompile(`(^|: )([a-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): `)
+
+func dropGoNames(s string) string {
+	return goName.ReplaceAllStringFunc(s, func(m string) string {
+		sub := goName.FindStringSubmatch(m)
+		if strings.ToLower(sub[2]) == sub[2] {
+			return m // "dial", "read", "connect": plain words stay
+		}
+		return sub[1]
+	})
 }
 
 // insecureAlgorithmText says which signature was too weak, instead of Go's

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -207,5 +208,41 @@ func TestHeadersTimeoutShowsTheWait(t *testing.T) {
 	}
 	if d, ok := r.Timings[PhaseTTFB]; !ok || d < 250*time.Millisecond {
 		t.Errorf("ttfb %v (present %v), want about the 300ms window: %v", d, ok, r.Timings)
+	}
+}
+
+// TestNoGoInternalNames: a server that resets the connection before any
+// answer: the error text has no Go function name in it.
+func TestNoGoInternalNames(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 4096)
+		c.Read(buf)
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}()
+	r := Run(context.Background(), testOptions(t, "http://"+l.Addr().String()+"/health", ""))
+	if r.Reason != classify.ConnReset {
+		t.Fatalf("got %s (%q), want conn_reset", r.Reason, r.Error)
+	}
+	if strings.Contains(r.Error, "readLoop") || !strings.Contains(r.Error, "reset") {
+		t.Errorf("error %q names Go internals or no reset", r.Error)
+	}
+	for in, want := range map[string]string{
+		"readLoopPeekFailLocked: read tcp 1.2.3.4:5: connection reset by peer": "read tcp 1.2.3.4:5: connection reset by peer",
+		"net/http: persistConn.writeLoop: broken pipe":                        "net/http: broken pipe",
+		"dial tcp4 127.0.0.1:1: connect: connection refused":                  "dial tcp4 127.0.0.1:1: connect: connection refused",
+	} {
+		if got := dropGoNames(in); got != want {
+			t.Errorf("%q -> %q, want %q", in, got, want)
+		}
 	}
 }
