@@ -36,6 +36,9 @@ type Options struct {
 	Resolve map[string][]string
 	// DNSServer, when set, is the only resolver used ("addr:port").
 	DNSServer string
+	// AllAddresses probes every address of the URL's host, one probe each
+	// (Result.Addresses), instead of the first that connects.
+	AllAddresses bool
 
 	TLSConfig *tls.Config
 

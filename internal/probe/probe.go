@@ -56,6 +56,9 @@ type window struct {
 // whatever the server does; ctx cancellation (Ctrl-C) ends it early with
 // Result.Canceled set.
 func Run(ctx context.Context, opts *Options) Result {
+	if opts.AllAddresses {
+		return runAll(ctx, opts)
+	}
 	p := &run{opts: opts, start: time.Now(), timings: Timings{}}
 	p.dialIdle = sync.NewCond(&p.mu)
 	return p.do(ctx)

@@ -51,6 +51,10 @@ type Result struct {
 	// DialAttempts lists every address tried for the last connection,
 	// in the order the attempts started, when there was more than one.
 	DialAttempts []DialAttempt
+	// Addresses holds one result per address of the name with
+	// --all-addresses (more than one address); the Result itself is then
+	// the worst of them, with a summary as its Error.
+	Addresses []Result
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter    *time.Duration
 	BodyTruncated bool

@@ -14,6 +14,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -42,6 +43,9 @@ type ResultJSON struct {
 	BodyTruncated bool                `json:"body_truncated"`
 	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
 	Decision      *policy.Decision    `json:"decision,omitempty"`
+	// Addresses is one object per address with --all-addresses (the
+	// object itself is then the worst of them, its error the summary).
+	Addresses []ResultJSON `json:"addresses,omitempty"`
 }
 
 // NewResultJSON converts a result, with its decision (may be nil) and the
@@ -73,6 +77,9 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 	if r.RetryAfter != nil {
 		s := r.RetryAfter.Seconds()
 		j.RetryAfterS = &s
+	}
+	for _, a := range r.Addresses {
+		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForOutcome(a.Outcome)))
 	}
 	return j
 }

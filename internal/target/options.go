@@ -135,6 +135,8 @@ var Options = []Option{
 		Usage: "resolve and connect over IPv4 only"},
 	{Flag: "ipv6", Short: "6", Kind: Bool, field: func(in *Input) any { return &in.IPv6 },
 		Usage: "resolve and connect over IPv6 only"},
+	{Flag: "all-addresses", Kind: Bool, field: func(in *Input) any { return &in.AllAddresses },
+		Usage: "probe every address of the name (A and AAAA, or every --resolve address), one result each, with the name's Host and SNI; the worst decides"},
 	{Flag: "insecure", Kind: Bool, field: func(in *Input) any { return &in.Insecure },
 		Usage: "do not verify the server certificate (the chain is still shown)"},
 	{Flag: "cacert", Kind: String, field: func(in *Input) any { return &in.CACert },

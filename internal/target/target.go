@@ -58,6 +58,7 @@ type Input struct {
 	User            string
 	UserAgent       string
 	IPv4, IPv6      bool
+	AllAddresses    bool
 	Insecure        bool
 	CACert          string
 	Cert, Key       string
@@ -166,6 +167,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	case in.IPv6:
 		o.Network = "tcp6"
 	}
+	o.AllAddresses = in.AllAddresses
 	if in.ConnectTimeout <= 0 {
 		return nil, in.bad("connect-timeout", ptr(in.ConnectTimeout.String()), "must be positive")
 	}

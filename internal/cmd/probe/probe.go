@@ -209,10 +209,39 @@ func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
 		}
 		return
 	}
+	if len(r.Addresses) > 0 {
+		printAddresses(f, r, d)
+		return
+	}
 	fmt.Fprintln(s.Out, report.FirstLine(r, s.OutColor))
 	if f.Details() {
 		report.Details(s.Out, r, d, s.OutColor)
 	} else if r.Error != "" {
 		fmt.Fprintf(s.Out, "  error: %s\n", r.Error)
+	}
+}
+
+// printAddresses renders --all-addresses: one first line per address
+// ("… URL via ADDR …"), its error or details, then the summary and the
+// decision on the worst.
+func printAddresses(f *cli.Factory, r probe.Result, d *policy.Decision) {
+	s := f.Streams
+	for _, a := range r.Addresses {
+		shown := a
+		shown.URL = a.URL + " via " + a.Address
+		fmt.Fprintln(s.Out, report.FirstLine(shown, s.OutColor))
+		if f.Details() {
+			report.Details(s.Out, a, nil, s.OutColor)
+		} else if a.Error != "" {
+			fmt.Fprintf(s.Out, "  error: %s\n", a.Error)
+		}
+	}
+	sum := r.Error
+	if r.Outcome == classify.Pass {
+		sum = fmt.Sprintf("all %d addresses pass", len(r.Addresses))
+	}
+	fmt.Fprintf(s.Out, "SUMMARY %s %s: %s\n", r.Outcome, output.DisplayURL(r.URL), sum)
+	if f.Details() && d != nil {
+		fmt.Fprintf(s.Out, "  decision   %s: %s\n", d.Action, d.Why)
 	}
 }
