@@ -238,8 +238,8 @@ func TestNoGoInternalNames(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"readLoopPeekFailLocked: read tcp 1.2.3.4:5: connection reset by peer": "read tcp 1.2.3.4:5: connection reset by peer",
-		"net/http: persistConn.writeLoop: broken pipe":                        "net/http: broken pipe",
-		"dial tcp4 127.0.0.1:1: connect: connection refused":                  "dial tcp4 127.0.0.1:1: connect: connection refused",
+		"net/http: persistConn.writeLoop: broken pipe":                         "net/http: broken pipe",
+		"dial tcp4 127.0.0.1:1: connect: connection refused":                   "dial tcp4 127.0.0.1:1: connect: connection refused",
 	} {
 		if got := dropGoNames(in); got != want {
 			t.Errorf("%q -> %q, want %q", in, got, want)
