@@ -64,7 +64,7 @@ func mainWith(configure func(*cli.Factory)) int {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		f := &cli.Factory{Streams: streams, Getenv: os.Getenv, UserConfigDir: os.UserConfigDir,
-			SetMemoryLimit: debug.SetMemoryLimit, SignalsReady: make(chan struct{})}
+			SetMemoryLimit: debug.SetMemoryLimit, SignalsReady: make(chan struct{}), ReplaceProcess: true}
 		if configure != nil {
 			configure(f)
 		}

@@ -150,7 +150,11 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sigwhen: %s still running 10s after SIG%s", args[4], args[0])
 	}
 	report()
-	if got := cmd.ProcessState.ExitCode(); got != want {
+	got := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		got = 128 + int(ws.Signal()) // as a shell reports a process a signal killed
+	}
+	if got != want {
 		ts.Fatalf("sigwhen: %s exited with %d (%v), want %d", args[4], got, cmd.ProcessState, want)
 	}
 }

@@ -58,9 +58,11 @@ failure of the first URL (argument order) that is not healthy (4, timeout, if no
 probe completed), with one line saying why and for how long it tried.
 --fail-open exits 0 after the ceiling with one WARN line; --bypass (or
 HEALTHCTL_BYPASS=true) exits 0 at once without probing: a kill switch for a
-broken gate. After --, CMD runs once healthy (or failed open), in its own
-process group; a SIGINT/SIGTERM to healthctl is forwarded to it once, and its
-exit status is healthctl's (126/127 when it cannot be started after probing).`,
+broken gate. After --, CMD runs once healthy (or failed open): on Unix it is
+exec'd in healthctl's place (the terminal, stdin and every signal are its
+own); on Windows it runs in its own process group, a SIGINT/SIGTERM to
+healthctl is forwarded to it once, and its exit status is healthctl's.
+126/127 when it cannot be started after probing.`,
 		Example: `  healthctl wait-healthy http://127.0.0.1:8080/health
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
@@ -291,7 +293,9 @@ func wantPhrase(opts *Options) string {
 	return "no 2xx"
 }
 
-// runAfter runs the command given after --, with healthctl's streams, in
+// runAfter hands over to the command given after --. On Unix (outside
+// in-process runs) it execs it in healthctl's place (exec_unix.go).
+// Elsewhere it runs it with healthctl's streams, in
 // its own process group (internal/proc), and returns its exit status. A
 // signal to healthctl is forwarded to it once (the terminal's Ctrl-C does not
 // reach it directly, so it never gets SIGINT twice); healthctl then waits for
@@ -304,6 +308,14 @@ func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 	}
 	if ctx.Err() != nil {
 		return cli.SilentExit(f.SignalCode())
+	}
+	if f.ReplaceProcess && canReplace {
+		// The wait-for-it way: CMD becomes this process, so the
+		// terminal, stdin and every signal are its own (a child in a
+		// background group of its own would be stopped by SIGTTIN).
+		// Only an error comes back.
+		err := replaceProcess(argv)
+		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
 	s := f.Streams
 	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: s.Out, Stderr: s.Err})
