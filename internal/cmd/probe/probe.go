@@ -40,7 +40,7 @@ the reconciler's decision. Several URLs are probed concurrently (at most watch's
 default --concurrency at once) and printed in argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 70 internal error, 130/143 interrupted (the finished results are still
+6 dns, 9 unknown, 70 internal error, 130/131/143 interrupted (the finished results are still
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins line per URL and 0 OK, 2 CRITICAL, 3 UNKNOWN (usage error).`,
@@ -90,11 +90,8 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 	}
 
-	// Signals are not awaited here (signalsCaught): catching them needs a
-	// thread the runtime starts at its own pace, 0.1-3 ms on a loaded
-	// machine, which is most of a probe. A signal in that first instant
-	// ends healthctl as the default action does (exit 130/143, no summary,
-	// and there is no finished result to report yet).
+	// SIGINT, SIGTERM and SIGQUIT are caught from the start (main
+	// installs the handlers before the command runs).
 	results := make([]probe.Result, len(all))
 	if len(all) == 1 {
 		// One URL: no goroutine to start (it costs start-up time).
