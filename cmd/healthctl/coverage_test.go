@@ -54,6 +54,12 @@ func mainRecordingReasons(configure func(*cli.Factory)) int {
 	if file == "" {
 		return mainWith(configure)
 	}
+	// Opened before the run: a script may take the process's file
+	// descriptors away while it runs (probe_unknown_local's prlimit).
+	f, ferr := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if ferr == nil {
+		defer f.Close()
+	}
 	var seen lockedBuffer
 	code := mainWith(func(a *cli.Factory) {
 		if configure != nil {
@@ -70,12 +76,9 @@ func mainRecordingReasons(configure func(*cli.Factory)) int {
 			}
 		}
 	}
-	if lines.Len() > 0 {
+	if lines.Len() > 0 && ferr == nil {
 		// One O_APPEND write per process: scripts run in parallel.
-		if f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
-			f.WriteString(lines.String())
-			f.Close()
-		}
+		f.WriteString(lines.String())
 	}
 	return code
 }

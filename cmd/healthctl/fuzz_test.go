@@ -33,9 +33,11 @@ func FuzzUserInput(f *testing.F) {
 		checkURL(t, s)
 		checkStatusSet(t, s)
 		checkSize(t, s)
-		if key, addr, err := target.ParseResolve(s); err == nil {
-			if _, err := netip.ParseAddr(addr); err != nil {
-				t.Errorf("ParseResolve(%q) address %q is not an IP: %v", s, addr, err)
+		if key, addrs, err := target.ParseResolve(s); err == nil {
+			for _, addr := range addrs {
+				if _, err := netip.ParseAddr(addr); err != nil {
+					t.Errorf("ParseResolve(%q) address %q is not an IP: %v", s, addr, err)
+				}
 			}
 			if host, port, ok := strings.Cut(key, ":"); !ok || host != strings.ToLower(host) || !validPort(port) {
 				t.Errorf("ParseResolve(%q) key %q: want lower-case HOST:PORT", s, key)

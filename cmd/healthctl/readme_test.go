@@ -249,7 +249,7 @@ func TestREADMEExitCodeTable(t *testing.T) {
 		"`watch --once`": {exitcode.Redeploy},
 		"internal error": {exitcode.Internal},
 		"`wait-healthy":  {exitcode.CannotExecute, exitcode.NotFound},
-		"interrupted":    {exitcode.SIGINT, exitcode.SIGTERM},
+		"interrupted":    {exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM},
 	}
 	reasonRE := regexp.MustCompile("`([a-z_]+)`")
 	for _, file := range []string{"../../README.md", "../../docs/outcomes.md"} {

@@ -64,19 +64,18 @@ func mainWith(configure func(*cli.Factory)) int {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		f := &cli.Factory{Streams: streams, Getenv: os.Getenv, UserConfigDir: os.UserConfigDir,
-			SetMemoryLimit: debug.SetMemoryLimit, SignalsReady: make(chan struct{})}
+			SetMemoryLimit: debug.SetMemoryLimit, SignalsReady: make(chan struct{}), ReplaceProcess: true}
 		if configure != nil {
 			configure(f)
 		}
-		// signal.Notify waits for the runtime to start a signal thread
-		// (0.1-3 ms at start-up on a loaded machine): it runs alongside the
-		// command. wait-healthy waits for it (SignalsCaught) before it
-		// probes or starts CMD; probe does not.
+		// The handlers are in place before anything starts: a signal at
+		// any moment of the run is caught (SIGQUIT too, which Go would
+		// turn into a stack dump and exit 2, the usage-error code).
 		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+		close(f.SignalsReady)
 		go func() {
 			defer crash.Recover()
-			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-			close(f.SignalsReady)
 			for s := range sigs {
 				f.SetSignal(s)
 				stop()
@@ -91,6 +90,9 @@ func mainWith(configure func(*cli.Factory)) int {
 func guard(w io.Writer, fn func() int) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
+			// The same cleanups as a panic on any other goroutine (a
+			// child of -- CMD is killed, not left running).
+			crash.RunCleanups()
 			fmt.Fprintf(w, "healthctl: internal error (a bug, please report it): %v\n", r)
 			code = exitcode.Internal
 		}

@@ -27,9 +27,9 @@
 //
 //	httpd NAME [-status N] [-body S] [-header 'K: V']... [-retry-after S] [-redirect URL]
 //	      [-mode hang|trickle|reset|garbage|empty]
-//	      [-tls good|expired|notyet|wrongname|selfsigned|clientcert|stall|eof]
+//	      [-tls good|expired|notyet|wrongname|selfsigned|sha1|clientcert|stall|eof]
 //	      [-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6]
-//	      [-record FILE] [-size N]
+//	      [-record FILE] [-size N] [-gzip]
 //	    starts an HTTP(S) fixture and sets $NAME_URL (http://127.0.0.1:PORT or
 //	    https://…), $NAME_HOSTPORT, $NAME_PORT, and with -count-file $NAME_COUNT
 //	    (the file gets "total N", "before N", "after N" lines, rewritten on every
@@ -40,7 +40,8 @@
 //	    listens on the same port. -record FILE records every request into FILE
 //	    (a "METHOD TARGET" line, "Host: h", the headers sorted, an empty line;
 //	    rewritten atomically per request); -size N serves a body of N bytes
-//	    (filler, then -body as the last bytes).
+//	    (filler, then -body as the last bytes); -gzip sends the body gzip-compressed
+//	    (Content-Encoding: gzip) to a request whose Accept-Encoding names gzip.
 //	closedport NAME
 //	    reserves a port where nothing listens (connections are refused); sets
 //	    $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
@@ -248,8 +249,8 @@ func (h headerFlags) Set(s string) error {
 }
 
 const httpdUsage = "usage: httpd NAME [-status N] [-body S] [-header 'K: V']... [-retry-after S] [-redirect URL] " +
-	"[-mode hang|trickle|reset|garbage|empty] [-tls good|expired|notyet|wrongname|selfsigned|clientcert|stall|eof] " +
-	"[-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6] [-record FILE] [-size N]"
+	"[-mode hang|trickle|reset|garbage|empty] [-tls good|expired|notyet|wrongname|selfsigned|sha1|clientcert|stall|eof] " +
+	"[-switch-after D] [-listen-after D] [-count-file F] [-trickle-interval D] [-6] [-record FILE] [-size N] [-gzip]"
 
 // cmdHTTPD implements httpd (see the file comment).
 func cmdHTTPD(ts *testscript.TestScript, neg bool, args []string) {
@@ -271,6 +272,7 @@ func cmdHTTPD(ts *testscript.TestScript, neg bool, args []string) {
 	fs.StringVar(&opts.Body, "body", "", "")
 	fs.Var(header, "header", "")
 	fs.StringVar(&opts.RetryAfter, "retry-after", "", "")
+	fs.BoolVar(&opts.Gzip, "gzip", false, "")
 	fs.StringVar(&opts.Redirect, "redirect", "", "")
 	fs.StringVar(&mode, "mode", "", "")
 	fs.StringVar(&tls, "tls", "", "")

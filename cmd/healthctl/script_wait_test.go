@@ -3,7 +3,7 @@
 //	flapd NAME STATUS...
 //	    an HTTP fixture that answers the given statuses in order, one per
 //	    request, then repeats the last one; sets $NAME_URL.
-//	sigwhen [-group] INT|TERM WANT FILE REGEXP PROG [ARGS...]
+//	sigwhen [-group] INT|TERM|QUIT WANT FILE REGEXP PROG [ARGS...]
 //	    starts PROG (found on the script's PATH, with the script's
 //	    environment), waits (10s at most) until FILE matches REGEXP, sends it
 //	    the signal, waits (10s at most) for it to exit, and fails unless its
@@ -81,7 +81,7 @@ func cmdFlapd(ts *testscript.TestScript, neg bool, args []string) {
 // cmdSigWhen implements sigwhen INT|TERM WANT FILE REGEXP PROG [ARGS...].
 func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sigwhen")
-	const usage = "usage: sigwhen [-group] INT|TERM WANT FILE REGEXP PROG [ARGS...]"
+	const usage = "usage: sigwhen [-group] INT|TERM|QUIT WANT FILE REGEXP PROG [ARGS...]"
 	group := len(args) > 0 && args[0] == "-group"
 	if group {
 		args = args[1:]
@@ -95,6 +95,8 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 		sig = syscall.SIGINT
 	case "TERM":
 		sig = syscall.SIGTERM
+	case "QUIT":
+		sig = syscall.SIGQUIT
 	default:
 		ts.Fatalf("%s: bad signal %q", usage, args[0])
 	}
@@ -150,7 +152,11 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sigwhen: %s still running 10s after SIG%s", args[4], args[0])
 	}
 	report()
-	if got := cmd.ProcessState.ExitCode(); got != want {
+	got := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		got = 128 + int(ws.Signal()) // as a shell reports a process a signal killed
+	}
+	if got != want {
 		ts.Fatalf("sigwhen: %s exited with %d (%v), want %d", args[4], got, cmd.ProcessState, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -235,7 +236,18 @@ func certReason(err error, now time.Time) (Reason, bool) {
 	}
 	var ua x509.UnknownAuthorityError
 	if errors.As(err, &ua) {
+		// Go keeps why a candidate authority was turned down only in
+		// the error's text: a SHA-1 (or MD5) signature from a trusted
+		// CA reads "… insecure algorithm SHA1-RSA …" (curl: "CA
+		// signature digest algorithm too weak").
+		if strings.Contains(ua.Error(), "insecure algorithm") {
+			return TLSInsecureAlgorithm, true
+		}
 		return TLSUnknownAuthority, true
+	}
+	var ia x509.InsecureAlgorithmError
+	if errors.As(err, &ia) {
+		return TLSInsecureAlgorithm, true
 	}
 	var inv x509.CertificateInvalidError
 	if errors.As(err, &inv) {

@@ -44,12 +44,15 @@ const (
 	ConnRefused Reason = "conn_refused"
 
 	TLSUnknownAuthority Reason = "tls_unknown_authority"
-	TLSHostnameMismatch Reason = "tls_hostname_mismatch"
-	TLSExpired          Reason = "tls_expired"
-	TLSNotYetValid      Reason = "tls_not_yet_valid"
-	TLSNotTLS           Reason = "tls_not_tls"
-	TLSRemoteAlert      Reason = "tls_remote_alert"
-	TLSHandshakeFailure Reason = "tls_handshake_failure"
+	// TLSInsecureAlgorithm is a chain signed with an algorithm no longer
+	// trusted (SHA-1, MD5) by an authority that is otherwise trusted.
+	TLSInsecureAlgorithm Reason = "tls_insecure_algorithm"
+	TLSHostnameMismatch  Reason = "tls_hostname_mismatch"
+	TLSExpired           Reason = "tls_expired"
+	TLSNotYetValid       Reason = "tls_not_yet_valid"
+	TLSNotTLS            Reason = "tls_not_tls"
+	TLSRemoteAlert       Reason = "tls_remote_alert"
+	TLSHandshakeFailure  Reason = "tls_handshake_failure"
 
 	HTTPStatus      Reason = "http_status"
 	Redirect        Reason = "redirect"
@@ -85,13 +88,14 @@ var reasonOutcome = map[Reason]Outcome{
 
 	ConnRefused: Refused,
 
-	TLSUnknownAuthority: TLS,
-	TLSHostnameMismatch: TLS,
-	TLSExpired:          TLS,
-	TLSNotYetValid:      TLS,
-	TLSNotTLS:           TLS,
-	TLSRemoteAlert:      TLS,
-	TLSHandshakeFailure: TLS,
+	TLSUnknownAuthority:  TLS,
+	TLSInsecureAlgorithm: TLS,
+	TLSHostnameMismatch:  TLS,
+	TLSExpired:           TLS,
+	TLSNotYetValid:       TLS,
+	TLSNotTLS:            TLS,
+	TLSRemoteAlert:       TLS,
+	TLSHandshakeFailure:  TLS,
 
 	HTTPStatus:      Unreachable,
 	Redirect:        Unreachable,
@@ -113,7 +117,7 @@ var Reasons = []Reason{
 	DNSNXDomain, DNSNoAddress, DNSServfail,
 	DNSTimeout, ConnectTimeout, TLSHandshakeTimeout, HeadersTimeout, BodyTimeout,
 	ConnRefused,
-	TLSUnknownAuthority, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSRemoteAlert, TLSHandshakeFailure,
+	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	LocalError, ResolverUnreachable,
 }

@@ -53,6 +53,10 @@ type Factory struct {
 	// debug.SetMemoryLimit; nil in-process, where the limit would hold for
 	// the whole test binary).
 	SetMemoryLimit func(int64) int64
+	// ReplaceProcess lets `wait-healthy -- CMD` exec CMD in healthctl's
+	// place where the platform can (main sets it; in-process runs, such as
+	// tests and the demo, keep CMD as a supervised child).
+	ReplaceProcess bool
 	// Global holds the persistent flags' values once parsed.
 	Global Global
 

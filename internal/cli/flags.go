@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ func FlagSource(fs *pflag.FlagSet, name string) string { return config.Source(fs
 type ProbeFlags struct {
 	in target.Input
 	fs *pflag.FlagSet
+	// Stdin is what --data @- reads (the command's input stream); nil
+	// where the command has none to give.
+	Stdin io.Reader
 }
 
 func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
@@ -74,6 +78,7 @@ func (f *ProbeFlags) Input() target.Input {
 	in := f.in
 	fs := f.fs
 	in.Source = func(name string) string { return FlagSource(fs, name) }
+	in.Stdin = f.Stdin
 	return in
 }
 

@@ -62,6 +62,18 @@ var reporting sync.Mutex
 func Report(r any) {
 	reporting.Lock()
 	defer reporting.Unlock() // reached only when Exit returns (tests)
+	RunCleanups()
+	fmt.Fprintf(Out, "healthctl: internal error (a bug, please report it): %v\n", r)
+	if os.Getenv("HEALTHCTL_DEBUG") != "" {
+		Out.Write(debug.Stack())
+	}
+	Exit(ExitInternal)
+}
+
+// RunCleanups runs the registered cleanups, last registered first, once:
+// Report calls it, and so does main's own recover for a panic on the main
+// goroutine.
+func RunCleanups() {
 	mu.Lock()
 	fs := cleanups
 	cleanups = nil
@@ -74,11 +86,6 @@ func Report(r any) {
 			}()
 		}
 	}
-	fmt.Fprintf(Out, "healthctl: internal error (a bug, please report it): %v\n", r)
-	if os.Getenv("HEALTHCTL_DEBUG") != "" {
-		Out.Write(debug.Stack())
-	}
-	Exit(ExitInternal)
 }
 
 // Go runs f in a goroutine that recovers its panics.

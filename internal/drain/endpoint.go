@@ -116,14 +116,23 @@ func dialFor(opts *probe.Options, timeout time.Duration) func(ctx context.Contex
 		nw = opts.Network
 	}
 	return func(ctx context.Context, _, addr string) (net.Conn, error) {
-		if a, ok := opts.Resolve[addr]; ok {
-			if _, _, err := net.SplitHostPort(a); err != nil {
-				_, port, _ := net.SplitHostPort(addr)
+		addrs, ok := opts.Resolve[addr]
+		if !ok || len(addrs) == 0 {
+			return d.DialContext(ctx, nw, addr)
+		}
+		// --resolve's addresses in order: the first that connects.
+		_, port, _ := net.SplitHostPort(addr)
+		var err error
+		for _, a := range addrs {
+			if _, _, perr := net.SplitHostPort(a); perr != nil {
 				a = net.JoinHostPort(a, port)
 			}
-			addr = a
+			var c net.Conn
+			if c, err = d.DialContext(ctx, nw, a); err == nil {
+				return c, nil
+			}
 		}
-		return d.DialContext(ctx, nw, addr)
+		return nil, err
 	}
 }
 

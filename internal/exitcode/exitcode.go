@@ -30,6 +30,7 @@ const (
 	CannotExecute = 126
 	NotFound      = 127
 	SIGINT        = 130
+	SIGQUIT       = 131
 	SIGTERM       = 143
 )
 
@@ -61,10 +62,14 @@ func ForOutcome(o classify.Outcome) int {
 }
 
 // ForSignal is the exit code after healthctl was stopped by sig: 143 for
-// SIGTERM, 130 for SIGINT (and anything else that cancels a run).
+// SIGTERM, 131 for SIGQUIT (128 + N, as a shell says), 130 for SIGINT (and
+// anything else that cancels a run).
 func ForSignal(sig os.Signal) int {
-	if sig == syscall.SIGTERM {
+	switch sig {
+	case syscall.SIGTERM:
 		return SIGTERM
+	case syscall.SIGQUIT:
+		return SIGQUIT
 	}
 	return SIGINT
 }

@@ -3,10 +3,14 @@ package probe
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/healthctl/healthctl/internal/crash"
@@ -39,6 +43,55 @@ type bodyResult struct {
 	// jsonOver is set when the body was longer than MaxJSONBody.
 	json     []byte
 	jsonOver bool
+	// encoding is a Content-Encoding the body conditions cannot read
+	// (the bytes were not decoded); decodeErr is why a gzip body could
+	// not be decoded.
+	encoding  string
+	decodeErr string
+}
+
+// readsBody reports whether a body condition needs the body's content.
+func (e *Expectations) readsBody() bool {
+	return len(e.BodyText) > 0 || len(e.BodyRegex) > 0 || len(e.JSON) > 0
+}
+
+// decodedBody is the body the conditions read: a gzip body (asked for with
+// -H 'Accept-Encoding: gzip', which turns Go's own decoding off) is decoded,
+// as curl's --compressed does. Any other encoding is returned as is, with
+// its name, so the conditions can say why they cannot read it.
+func decodedBody(resp *http.Response, conditions bool) (io.Reader, string) {
+	ce := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	if !conditions || resp.Uncompressed || ce == "" || ce == "identity" {
+		return resp.Body, ""
+	}
+	if ce == "gzip" || ce == "x-gzip" {
+		return &lazyGzip{src: resp.Body}, ""
+	}
+	return resp.Body, ce
+}
+
+// lazyGzip starts decoding on the first Read, so the gzip header is read
+// in the body stage, under the read window, like any other byte.
+type lazyGzip struct {
+	src io.Reader
+	zr  *gzip.Reader
+}
+
+func (l *lazyGzip) Read(b []byte) (int, error) {
+	if l.zr == nil {
+		zr, err := gzip.NewReader(l.src)
+		if err != nil {
+			return 0, err
+		}
+		l.zr = zr
+	}
+	return l.zr.Read(b)
+}
+
+// corruptGzip says err is a gzip stream that is not valid, not a read error.
+func corruptGzip(err error) bool {
+	var ce flate.CorruptInputError
+	return errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || errors.As(err, &ce)
 }
 
 // scanBody reads the body up to max bytes and checks the body conditions as

@@ -211,6 +211,25 @@ func TestRetryAfterWholeSeconds(t *testing.T) {
 	}
 }
 
+// TestRetryAfterClamped: huge values are clamped to MaxRetryAfter, never
+// wrapped around into a negative delay.
+func TestRetryAfterClamped(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"9999999999", "9223372036854775807", "99999999999999999999999", "31536000"} {
+		if d := retryAfter(v, now); d == nil || *d != MaxRetryAfter {
+			t.Errorf("Retry-After %s gave %v, want %v", v, d, MaxRetryAfter)
+		}
+	}
+	if d := retryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now); d == nil || *d != MaxRetryAfter {
+		t.Errorf("far HTTP date gave %v", d)
+	}
+	for _, v := range []string{"-1", "1.5", "x"} {
+		if d := retryAfter(v, now); d != nil {
+			t.Errorf("Retry-After %q gave %v, want none", v, *d)
+		}
+	}
+}
+
 // runtimeMem reads the total bytes allocated so far.
 type runtimeMem struct{ total uint64 }
 

@@ -5,24 +5,28 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
 )
 
-// FallbackDelay is how long the first address family gets before the other
-// family is tried too (RFC 8305's "Connection Attempt Delay", as Go's and
-// curl's dialers use).
-const FallbackDelay = 300 * time.Millisecond
+// AttemptDelay is RFC 8305's Connection Attempt Delay: how long one
+// connection attempt runs alone before the next address is tried too (the
+// RFC recommends 250 ms; an attempt that fails starts the next at once).
+const AttemptDelay = 250 * time.Millisecond
 
-// DialAttempt is one address tried and why it failed.
+// DialAttempt is one address tried: how it ended and how long it took.
+// Error is empty for the attempt that connected.
 type DialAttempt struct {
-	Address string `json:"address"`
-	Error   string `json:"error"`
+	Address string  `json:"address"`
+	Error   string  `json:"error,omitempty"`
+	MS      float64 `json:"ms"`
+	// Duration is MS as a duration (for -v).
+	Duration time.Duration `json:"-"`
 }
 
 // dial resolves and connects, recording the dns and connect phases. The
@@ -31,16 +35,50 @@ type DialAttempt struct {
 // once when the first family has run out. The error reported is the one of
 // the first address in the list (its address and family are the result's),
 // and every failed address is kept for -v.
-func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err error) {
 	o := p.opts
+	// The connect window is the dial's context deadline: every attempt
+	// (and the lookup) ends when it closes, whatever the timer does.
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return nil, context.Canceled
+	}
+	p.dialing++
+	p.dialErr = nil
+	deadline := p.connDeadline
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.stopped {
+			// The window's deadline ended the lookup or every attempt
+			// before its timer fired: close the window now, as the
+			// timer would.
+			if p.windowStage == "" {
+				p.windowStage, p.windowAddr = p.stage, p.address
+			}
+			p.cancel(p.connWin.err)
+		}
+		if p.dialing--; p.dialing == 0 {
+			p.dialIdle.Broadcast()
+		}
+		p.mu.Unlock()
+	}()
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
 	var addrs []netip.Addr
 	looked := false
-	if a, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
-		addrs = []netip.Addr{netip.MustParseAddr(a)}
+	if as, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
+		for _, a := range as {
+			addrs = append(addrs, netip.MustParseAddr(a))
+		}
 	} else if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addrs = []netip.Addr{ip}
 	} else {
@@ -81,7 +119,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 	p.enter(classify.StageConnect)
 	p.mu.Unlock()
 	t0 := time.Now()
-	c, err := p.race(ctx, addrs, port)
+	c, err = p.race(ctx, addrs, port)
 	p.mu.Lock()
 	p.record(PhaseConnect, time.Since(t0))
 	if err == nil && p.proxied {
@@ -112,114 +150,165 @@ type dialed struct {
 	fam   int
 	conn  net.Conn
 	err   error
+	took  time.Duration
 }
 
-// race connects to the first address that answers (see dial).
+// race connects as RFC 8305 §4-5 describes: the addresses interleaved by
+// family (the first address's family first), one attempt started every
+// AttemptDelay, or at once when every attempt running has failed. Each
+// attempt runs until it connects, fails, or the connect window (ctx's
+// deadline) closes, so a black-holed address never holds up the addresses
+// after it. The first connection wins and the others are closed.
+//
+// When every attempt failed, the error returned is that of the first
+// address (in the order tried) that failed for a reason of its own: a
+// refusal beats an address that only ran out of time. Every attempt is
+// kept in p.attempts with its address, error and duration.
 func (p *run) race(ctx context.Context, addrs []netip.Addr, port string) (net.Conn, error) {
-	first := family(addrs[0])
-	var primary, fallback []int
-	for i, a := range addrs {
-		if family(a) == first {
-			primary = append(primary, i)
-		} else {
-			fallback = append(fallback, i)
-		}
-	}
+	addrs = interleave(addrs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make(chan dialed, len(addrs))
-	var wg sync.WaitGroup
 	d := net.Dialer{KeepAlive: -1}
-	chain := func(list []int, wait <-chan struct{}) {
-		defer crash.Recover()
-		defer wg.Done()
-		if wait != nil {
-			select {
-			case <-wait:
-			case <-ctx.Done():
-				return
-			}
-		}
-		for _, i := range list {
-			if ctx.Err() != nil {
-				return
-			}
-			a := addrs[i]
-			target := net.JoinHostPort(a.Unmap().String(), port)
+	starts := make([]time.Time, len(addrs))
+	start := func(i int) {
+		a := addrs[i]
+		target := net.JoinHostPort(a.Unmap().String(), port)
+		starts[i] = time.Now()
+		if i == 0 {
 			p.mu.Lock()
-			if p.address == "" || p.stage == classify.StageConnect {
-				p.address, p.family = target, family(a)
-			}
+			p.address, p.family = target, family(a)
 			p.mu.Unlock()
+		}
+		go func() {
+			defer crash.Recover()
+			t0 := time.Now()
 			c, err := d.DialContext(ctx, dialNetwork(a), target)
-			results <- dialed{index: i, addr: target, fam: family(a), conn: c, err: err}
-			if err == nil {
-				return
-			}
-		}
+			results <- dialed{index: i, addr: target, fam: family(a), conn: c, err: err, took: time.Since(t0)}
+		}()
 	}
-	startFallback := make(chan struct{})
-	var once sync.Once
-	goFallback := func() { once.Do(func() { close(startFallback) }) }
-	timer := time.AfterFunc(FallbackDelay, goFallback)
-	defer timer.Stop()
-	wg.Add(2)
-	go chain(primary, nil)
-	go chain(fallback, startFallback)
-	go func() {
-		defer crash.Recover()
-		wg.Wait()
-		close(results)
-	}()
 
-	primaryLeft := len(primary)
-	var failed []dialed
-	for r := range results {
-		if r.err == nil {
-			cancel()
-			p.mu.Lock()
-			p.address, p.family = r.addr, r.fam
-			p.attempts = nil
-			p.mu.Unlock()
-			go func() {
-				defer crash.Recover()
-				for late := range results {
-					if late.conn != nil {
-						late.conn.Close()
-					}
-				}
-			}()
-			return r.conn, nil
-		}
-		failed = append(failed, r)
-		if family(addrs[r.index]) == first {
-			if primaryLeft--; primaryLeft == 0 {
-				goFallback()
+	next, running := 0, 0
+	done := make([]*dialed, len(addrs))
+	var won *dialed
+	timer := time.NewTimer(AttemptDelay)
+	defer timer.Stop()
+	start(next)
+	next++
+	running++
+	for running > 0 {
+		var r dialed
+		select {
+		case r = <-results:
+		case <-timer.C:
+			if next < len(addrs) && won == nil && ctx.Err() == nil {
+				start(next)
+				next++
+				running++
+				timer.Reset(AttemptDelay)
 			}
+			continue
+		}
+		running--
+		done[r.index] = &r
+		if r.err == nil && won == nil {
+			won = done[r.index]
+			cancel() // the attempts still running end now
+			continue
+		}
+		if r.conn != nil {
+			r.conn.Close()
+		}
+		if won == nil && running == 0 && next < len(addrs) && ctx.Err() == nil {
+			// Every attempt so far failed: the next one need not wait.
+			start(next)
+			next++
+			running++
+			timer.Reset(AttemptDelay)
 		}
 	}
-	if len(failed) == 0 {
-		// The window closed before any address was tried.
-		return nil, context.Cause(ctx)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attempts = p.attempts[:0]
+	for _, r := range done {
+		if r == nil {
+			continue
+		}
+		a := DialAttempt{Address: r.addr, Duration: r.took}
+		a.MS = float64(r.took.Microseconds()) / 1000
+		switch {
+		case r == won:
+		case won != nil && errors.Is(r.err, context.Canceled):
+			a.Error = "abandoned: another address connected first"
+		case outOfTime(r.err):
+			a.Error = "no answer within " + p.connWin.err.Error()
+		default:
+			a.Error = r.err.Error()
+		}
+		p.attempts = append(p.attempts, a)
 	}
-	// Every address failed: report the first one in the list that failed
-	// for a reason of its own (not because the window closed).
-	slices.SortFunc(failed, func(a, b dialed) int { return a.index - b.index })
-	pick := failed[0]
-	for _, f := range failed {
-		if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
-			pick = f
+	if won != nil {
+		p.address, p.family = won.addr, won.fam
+		p.dialErr = nil
+		return won.conn, nil
+	}
+	var pick *dialed
+	for _, r := range done {
+		if r != nil && !outOfTime(r.err) {
+			pick = r
 			break
 		}
 	}
-	p.mu.Lock()
-	p.address, p.family = pick.addr, pick.fam
-	p.attempts = p.attempts[:0]
-	for _, f := range failed {
-		p.attempts = append(p.attempts, DialAttempt{Address: f.addr, Error: f.err.Error()})
+	if pick == nil {
+		// Nothing but the window: the time ran out on every address.
+		if done[0] != nil {
+			pick = done[0]
+		} else {
+			return nil, context.Cause(ctx)
+		}
+	} else {
+		// An answer of its own (refused, unreachable): it is the
+		// probe's answer even if the window closed on another address.
+		p.dialErr = pick.err
 	}
-	p.mu.Unlock()
+	p.address, p.family = pick.addr, pick.fam
 	return nil, pick.err
+}
+
+// interleave orders addresses as RFC 8305 §4 asks: the first address's
+// family, then the other, alternating, each family in its own order.
+func interleave(addrs []netip.Addr) []netip.Addr {
+	first := family(addrs[0])
+	var a, b []netip.Addr
+	for _, x := range addrs {
+		if family(x) == first {
+			a = append(a, x)
+		} else {
+			b = append(b, x)
+		}
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for i := 0; i < len(a) || i < len(b); i++ {
+		if i < len(a) {
+			out = append(out, a[i])
+		}
+		if i < len(b) {
+			out = append(out, b[i])
+		}
+	}
+	return out
+}
+
+// outOfTime says a dial attempt ended because the window closed (its
+// deadline passed, or the probe's context was cancelled), not because the
+// address answered.
+func outOfTime(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func family(a netip.Addr) int {

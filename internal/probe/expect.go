@@ -81,6 +81,12 @@ func (s StatusSet) String() string {
 // check returns a description of the first condition that failed, or "".
 // A failed body condition on a truncated body says so.
 func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64) string {
+	if e.readsBody() && body.decodeErr != "" {
+		return "body says Content-Encoding: gzip but is not valid gzip (" + body.decodeErr + ")"
+	}
+	if e.readsBody() && body.encoding != "" {
+		return fmt.Sprintf("body is %s-encoded (Content-Encoding: %s), which the body conditions cannot read: ask for gzip or identity with -H 'Accept-Encoding: …'", body.encoding, body.encoding)
+	}
 	if body.hasMissingText {
 		return fmt.Sprintf("body does not contain %q", body.missingText) + truncNote(body, maxBody)
 	}
@@ -121,18 +127,36 @@ func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64
 }
 
 // retryAfter parses Retry-After: delta seconds or an HTTP date.
+// MaxRetryAfter is the longest Retry-After kept (a year); a longer one, or
+// one too big to count, is clamped to it.
+const MaxRetryAfter = 365 * 24 * time.Hour
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func retryAfter(v string, now time.Time) *time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return nil
 	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		d := time.Duration(n) * time.Second
+	if digits(v) {
+		// Any number of seconds, clamped: 9999999999 must not wrap
+		// around time.Duration into a negative delay.
+		d := MaxRetryAfter
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n < uint64(MaxRetryAfter/time.Second) {
+			d = time.Duration(n) * time.Second
+		}
 		return &d
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		// An HTTP date has whole seconds; so has the delay.
-		d := t.Sub(now).Round(time.Second)
+		d := min(t.Sub(now).Round(time.Second), MaxRetryAfter)
 		if d < 0 {
 			d = 0
 		}

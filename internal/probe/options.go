@@ -33,10 +33,13 @@ type Options struct {
 
 	// Network is "tcp", "tcp4" or "tcp6" (-4 / -6).
 	Network string
-	// Resolve maps "host:port" to an address, as curl's --resolve.
-	Resolve map[string]string
+	// Resolve maps "host:port" to its addresses, as curl's --resolve.
+	Resolve map[string][]string
 	// DNSServer, when set, is the only resolver used ("addr:port").
 	DNSServer string
+	// AllAddresses probes every address of the URL's host, one probe each
+	// (Result.Addresses), instead of the first that connects.
+	AllAddresses bool
 
 	TLSConfig *tls.Config
 

@@ -7,6 +7,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +37,11 @@ func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.lim
 // timers stopping: the moment a late window must not count.
 var afterBody func(*run)
 
+// afterHeaders, when set (by tests only), runs between the response
+// headers returned and the body stage entered: a window that closes there
+// closes on the body.
+var afterHeaders func(*run)
+
 // window is one of the probe's timers. A timer that fires after it was
 // disarmed, re-armed or after the probe stopped its timers counts for
 // nothing: gen and active are checked under run.mu when it fires.
@@ -49,7 +56,11 @@ type window struct {
 // whatever the server does; ctx cancellation (Ctrl-C) ends it early with
 // Result.Canceled set.
 func Run(ctx context.Context, opts *Options) Result {
+	if opts.AllAddresses {
+		return runAll(ctx, opts)
+	}
 	p := &run{opts: opts, start: time.Now(), timings: Timings{}}
+	p.dialIdle = sync.NewCond(&p.mu)
 	return p.do(ctx)
 }
 
@@ -68,9 +79,19 @@ type run struct {
 	// resolverErr is the first error that said a DNS server could not be
 	// reached (refused, no route).
 	resolverErr error
-	// attempts are the failed dials of the last connect, in the order of
-	// the address list (kept when every address failed).
+	// attempts are the dial attempts of the last connect, in the order
+	// they started.
 	attempts []DialAttempt
+	// dialErr is the last connect's error when an address answered for
+	// itself (refused, unreachable) and none connected: it is the probe's
+	// answer even when the connect window closed on another address.
+	dialErr error
+	// dialing counts the dials running; dialIdle is signalled (with mu)
+	// when it drops to 0, so the result waits for a dial cut short.
+	dialing  int
+	dialIdle *sync.Cond
+	// connDeadline is when the connect window of the current hop closes.
+	connDeadline time.Time
 	// stageStart is when the running stage began, for the partial
 	// duration of a phase that a window or an error cut short.
 	stageStart time.Time
@@ -79,13 +100,20 @@ type run struct {
 	wrote      time.Time
 	// wroteHeaders is when the request headers went out.
 	wroteHeaders time.Time
-	firstByte    time.Time
+	// connReady is when the connection was handed to the request
+	// (GotConn): the start of ttfb when no write was reported.
+	connReady time.Time
+	firstByte time.Time
 
 	// The hop being requested: its URL, whether it goes through a proxy
 	// (and which), and the name its certificate must carry.
-	hopURL     *url.URL
-	proxied    bool
-	proxyURL   *url.URL
+	hopURL   *url.URL
+	proxied  bool
+	proxyURL *url.URL
+	// forward is a plain-HTTP request through an HTTP proxy: no tunnel,
+	// the proxy answers for the server. Otherwise (CONNECT, SOCKS5) what
+	// follows the tunnel is the server's.
+	forward    bool
 	serverName string
 
 	cancel      context.CancelCauseFunc
@@ -95,6 +123,8 @@ type run struct {
 	maxWin      window
 	windowStage classify.Stage
 	windowAddr  string
+	// windowThroughProxy: the read window closed on a forward proxy.
+	windowThroughProxy bool
 }
 
 // setStage enters a stage; its phase's clock starts now.
@@ -115,6 +145,26 @@ func (p *run) enter(s classify.Stage) {
 func (p *run) record(ph Phase, d time.Duration) {
 	if !p.finished {
 		p.timings[ph] = d
+	}
+}
+
+// requestStart is when the request went out, as well as it is known (p.mu
+// held): written, else its headers written, else the connection ready.
+func (p *run) requestStart() time.Time {
+	switch {
+	case !p.wrote.IsZero():
+		return p.wrote
+	case !p.wroteHeaders.IsZero():
+		return p.wroteHeaders
+	}
+	return p.connReady
+}
+
+// leaveProxy records the proxy phase when the tunnel through a proxy is up
+// (p.mu held).
+func (p *run) leaveProxy() {
+	if p.stage == classify.StageProxy && !p.forward {
+		p.record(PhaseProxy, time.Since(p.stageStart))
 	}
 }
 
@@ -204,9 +254,35 @@ func (p *run) do(parent context.Context) Result {
 	ex := p.exchange(ctx, p.transport(), req)
 	resp, err := ex.resp, ex.err
 	var body bodyResult
+	if resp != nil {
+		// The headers are here: ttfb is known even when the first-byte
+		// hook raced the request-written ones (HTTP/2) or never fired.
+		p.mu.Lock()
+		if _, ok := p.timings[PhaseTTFB]; !ok {
+			if start := p.requestStart(); !start.IsZero() {
+				end := p.firstByte
+				if end.IsZero() {
+					end = time.Now()
+				}
+				p.record(PhaseTTFB, end.Sub(start))
+			}
+		}
+		p.mu.Unlock()
+	}
+	if afterHeaders != nil && resp != nil {
+		afterHeaders(p)
+	}
 	if err == nil {
 		p.setStage(classify.StageBody)
-		body, err = o.Expect.scanBody(resp.Body, o.MaxBody)
+		r, enc := decodedBody(resp, o.Expect.readsBody())
+		body, err = o.Expect.scanBody(r, o.MaxBody)
+		body.encoding = enc
+		if err != nil && corruptGzip(err) {
+			// The bytes arrived; they are not gzip: the body conditions
+			// fail, saying so (the network did nothing wrong).
+			body.decodeErr = err.Error()
+			err = nil
+		}
 		resp.Body.Close()
 		if afterBody != nil {
 			afterBody(p)
@@ -231,12 +307,32 @@ func (p *run) do(parent context.Context) Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The transport returns as soon as the context ends, while its dial
-	// may still be running: record the cut-short phase here, hand out a
-	// copy, and let late hooks write only to the old map.
+	// may still be running: wait for it (a cancelled dial ends at once),
+	// so its attempts and their answers are known.
+	if err != nil && ctx.Err() != nil {
+		for p.dialing > 0 {
+			p.dialIdle.Wait()
+		}
+	}
+	// Record the cut-short phase here, hand out a copy, and let late
+	// hooks write only to the old map.
 	p.finished = true
-	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() {
+	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() && (p.stage != classify.StageProxy || !p.forward) {
 		if _, done := p.timings[ph]; !done {
 			p.timings[ph] = now.Sub(p.stageStart)
+		}
+	}
+	st := p.stage
+	if p.windowStage != "" {
+		st = p.windowStage
+	}
+	if st == classify.StageHeaders || (st == classify.StageProxy && p.forward) {
+		// Waiting for headers that never came: the wait is the ttfb
+		// phase, cut short, so the waterfall shows it.
+		if _, done := p.timings[PhaseTTFB]; !done {
+			if start := p.requestStart(); !start.IsZero() {
+				p.timings[PhaseTTFB] = now.Sub(start)
+			}
 		}
 	}
 	p.timings[PhaseTotal] = now.Sub(p.start)
@@ -271,17 +367,37 @@ func (p *run) do(parent context.Context) Result {
 	case parent.Err() != nil:
 		res.Canceled = true
 		err = parent.Err()
+	case err != nil && errors.As(cause, &win) && p.windowStage == classify.StageConnect && p.dialErr != nil:
+		// The window closed on one address while another had answered
+		// for itself (refused, unreachable): that answer is the probe's.
+		obs.Stage = classify.StageConnect
+		err = p.dialErr
+		res.Address, res.IPFamily = p.address, p.family
 	case err != nil && errors.As(cause, &win):
 		// A window counts only when it ended the probe with an error.
 		obs.WindowClosed = true
 		obs.Stage = p.windowStage
+		if resp != nil && (obs.Stage == classify.StageHeaders || obs.Stage == classify.StageProxy) {
+			// The headers had arrived (HTTP/2 can hand them over a
+			// moment before the body stage is entered): the window
+			// closed on the body.
+			obs.Stage = classify.StageBody
+			p.windowStage = classify.StageBody
+		}
+		if obs.Stage == classify.StageProxy && p.forward {
+			// A forward proxy that says nothing may be waiting for the
+			// server behind it: a timeout, like the server's own.
+			obs.Stage = classify.StageHeaders
+			p.windowStage = classify.StageHeaders
+			p.windowThroughProxy = true
+		}
 		res.Address = p.windowAddr
 		err = p.windowText(win)
 	}
-	if err != nil && len(p.attempts) > 1 && !obs.WindowClosed {
-		res.DialErrors = append([]DialAttempt(nil), p.attempts...)
-		for i := range res.DialErrors {
-			res.DialErrors[i].Error = o.Redactor.String(res.DialErrors[i].Error)
+	if len(p.attempts) > 1 {
+		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
+		for i := range res.DialAttempts {
+			res.DialAttempts[i].Error = o.Redactor.String(res.DialAttempts[i].Error)
 		}
 	}
 	obs.Err = err
@@ -295,6 +411,8 @@ func (p *run) do(parent context.Context) Result {
 	switch {
 	case err != nil && res.Reason == classify.ProxyError && !obs.WindowClosed:
 		res.Error = o.Redactor.String("proxy " + res.Proxy + ": " + errorText(err))
+	case err != nil && res.Reason == classify.TLSInsecureAlgorithm:
+		res.Error = insecureAlgorithmText(err)
 	case err != nil:
 		res.Error = o.Redactor.String(errorText(err))
 	case res.Reason == classify.ProxyError:
@@ -354,14 +472,21 @@ func (p *run) windowText(w *windowError) error {
 		if p.windowAddr != "" {
 			at = " (proxy " + p.windowAddr + ")"
 		}
-		if p.hopURL != nil && p.hopURL.Scheme == "https" {
-			return fmt.Errorf("proxy CONNECT did not answer within %s%s", w, at)
+		if p.proxyURL != nil && strings.HasPrefix(p.proxyURL.Scheme, "socks") {
+			return fmt.Errorf("SOCKS5 proxy did not open the connection within %s%s", w, at)
 		}
-		return fmt.Errorf("proxy did not answer the request within %s%s: the proxy or the server behind it hangs", w, at)
+		return fmt.Errorf("proxy CONNECT did not answer within %s%s", w, at)
 	case classify.StageTLS:
 		what = "TLS handshake" + to + " did not finish"
 	case classify.StageHeaders:
 		what = "no response headers"
+		if p.windowThroughProxy {
+			at := ""
+			if p.windowAddr != "" {
+				at = " " + p.windowAddr
+			}
+			return fmt.Errorf("no response headers within %s through the proxy%s (the proxy or the server behind it hangs)", w, at)
+		}
 	default:
 		what = "response body not complete"
 	}
@@ -421,10 +546,12 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			defer p.mu.Unlock()
 			p.enter(p.firstStage(p.hopURL, p.proxied))
 			p.arm(&p.connWin, p.opts.ConnectTimeout)
+			p.connDeadline = time.Now().Add(p.opts.ConnectTimeout)
 		},
 		TLSHandshakeStart: func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
+			p.leaveProxy()
 			p.enter(classify.StageTLS)
 		},
 		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
@@ -440,12 +567,14 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.disarm(&p.connWin)
-			if p.proxied && p.hopURL != nil && p.hopURL.Scheme == "http" {
-				// Plain HTTP through a proxy: the answer is the proxy's
-				// to give.
+			p.connReady = time.Now()
+			if p.forward {
+				// Plain HTTP through an HTTP proxy: the answer is the
+				// proxy's to give.
 				p.enter(classify.StageProxy)
 				return
 			}
+			p.leaveProxy() // a SOCKS5 tunnel to a plain-HTTP server
 			p.enter(classify.StageHeaders)
 		},
 		WroteHeaders: func() {
@@ -466,9 +595,10 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			defer p.mu.Unlock()
 			p.firstByte = time.Now()
 			// HTTP/2 may see the answer before it reports the request
-			// written: count from the headers written then.
+			// written (or even its headers written): count from the
+			// headers written, else from the connection ready.
 			if p.wrote.IsZero() {
-				p.wrote = p.wroteHeaders
+				p.wrote = p.requestStart()
 				p.arm(&p.readWin, p.opts.ReadTimeout)
 			}
 			if !p.wrote.IsZero() {
@@ -522,6 +652,7 @@ func (p *run) transport() *http.Transport {
 		o.Redactor.AddURL(pu)
 		p.mu.Lock()
 		p.proxied, p.proxyURL = pu != nil, pu
+		p.forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
 		p.mu.Unlock()
 		return pu, err
 	}
@@ -547,11 +678,38 @@ func (p *run) plainOnly() bool {
 }
 
 // errorText strips the *url.Error wrapper (it repeats the URL, which may
-// carry secrets) and keeps the rest of Go's text.
+// carry secrets) and Go's internal function names ("readLoopPeekFailLocked:
+// "), and keeps the rest of Go's text.
 func errorText(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return err.Error()
+	return dropGoNames(err.Error())
+}
+
+// goName matches a word used as an error prefix, at the start or after
+// another prefix; dropGoNames drops those that are Go identifiers in
+// camelCase (readLoopPeekFailLocked, persistConn.writeLoop).
+var goName = regexp.MustCompile(`(^|: )([a-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): `)
+
+func dropGoNames(s string) string {
+	return goName.ReplaceAllStringFunc(s, func(m string) string {
+		sub := goName.FindStringSubmatch(m)
+		if strings.ToLower(sub[2]) == sub[2] {
+			return m // "dial", "read", "connect": plain words stay
+		}
+		return sub[1]
+	})
+}
+
+// insecureAlgorithmText says which signature was too weak, instead of Go's
+// "signed by unknown authority (possibly because of …)".
+func insecureAlgorithmText(err error) string {
+	var ua x509.UnknownAuthorityError
+	if errors.As(err, &ua) && ua.Cert != nil {
+		return fmt.Sprintf("certificate %q is signed with %s, an insecure algorithm: its issuer %q is trusted, the signature is too weak",
+			ua.Cert.Subject.String(), ua.Cert.SignatureAlgorithm, ua.Cert.Issuer.String())
+	}
+	return "certificate signed with an insecure algorithm (SHA-1 or MD5): " + errorText(err)
 }

@@ -30,7 +30,7 @@ func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *probe.Options {
 	red.AddURL(u)
 	return &probe.Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
-		Network: "tcp", Resolve: map[string]string{}, DNSServer: dns, TLSConfig: tc,
+		Network: "tcp", Resolve: map[string][]string{}, DNSServer: dns, TLSConfig: tc,
 		ConnectTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond,
 		MaxTime: time.Second, MaxBody: 64 << 10, Redactor: red,
 	}

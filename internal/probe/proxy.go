@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -44,13 +46,26 @@ func EnvProxy(getenv func(string) string, noproxy string) func(*url.URL) (*url.U
 	}
 }
 
-// ParseProxy checks a proxy setting early, so a typo is a usage error.
+// ParseProxy checks a proxy setting early, so a typo is a usage error: it
+// must parse, name a host, and use a scheme healthctl speaks (http, https,
+// socks5, socks5h; none means http, as curl reads it).
 func ParseProxy(p string) error {
 	if !strings.Contains(p, "://") {
 		p = "http://" + p
 	}
-	_, err := url.Parse(p)
-	return err
+	u, err := url.Parse(p)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https", "socks5", "socks5h":
+	default:
+		return fmt.Errorf("unsupported proxy scheme %q (want http, https, socks5 or socks5h)", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("no proxy host")
+	}
+	return nil
 }
 
 func bypass(list, host string) bool {

@@ -57,6 +57,9 @@ func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Reques
 				err = http.ErrSchemeMismatch
 			}
 			ex.err = err
+			// The failed hop is reported with its own fields: not the
+			// previous hop's status, HTTP version or TLS details.
+			ex.resp = nil
 			return ex
 		}
 		ex.resp = resp
@@ -83,12 +86,15 @@ func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Reques
 		for _, og := range origins {
 			crossed = crossed || og != origins[0]
 		}
+		had := p.hasCredentials(req)
 		req = p.nextRequest(ctx, req, resp.StatusCode, next, crossed)
-		ex.credentialsDropped = ex.credentialsDropped || crossed
+		ex.credentialsDropped = ex.credentialsDropped || (crossed && had)
 		p.mu.Lock()
 		p.disarm(&p.readWin)
 		p.timings = Timings{}
-		p.wrote, p.wroteHeaders, p.firstByte = time.Time{}, time.Time{}, time.Time{}
+		p.wrote, p.wroteHeaders, p.firstByte, p.connReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		p.tlsState = nil
+		p.attempts = nil
 		p.mu.Unlock()
 	}
 }
@@ -169,6 +175,23 @@ func (p *run) nextRequest(ctx context.Context, prev *http.Request, status int, n
 		req.Host = prev.Host
 	}
 	return req
+}
+
+// hasCredentials reports whether req carries anything a hop to another
+// origin leaves behind: Authorization (also from -u or userinfo),
+// Proxy-Authorization, Cookie or a secret header.
+func (p *run) hasCredentials(req *http.Request) bool {
+	for _, h := range sensitiveHeaders {
+		if h != "Referer" && req.Header.Get(h) != "" {
+			return true
+		}
+	}
+	for _, h := range p.opts.Redactor.headers {
+		if req.Header.Get(h) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // redirect describes the final answer's Location: resolved against the

@@ -134,7 +134,7 @@ func TestResolveAndIPv6(t *testing.T) {
 	srv, _ := recorder(t, nil)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	o := opts(t, "http://nowhere.invalid:"+port+"/", "127.0.0.1:1", nil)
-	o.Resolve["nowhere.invalid:"+port] = "127.0.0.1"
+	o.Resolve["nowhere.invalid:"+port] = []string{"127.0.0.1"}
 	r := probe.Run(context.Background(), o)
 	if r.Reason != classify.OK || r.Address != "127.0.0.1:"+port || r.IPFamily != 4 {
 		t.Fatalf("--resolve: %s %s %s", r.Reason, r.Address, r.Error)

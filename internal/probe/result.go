@@ -13,8 +13,11 @@ type Phase string
 // written to the first response byte; writing the request (usually
 // microseconds) is in no phase of its own, only in total.
 const (
-	PhaseDNS      Phase = "dns"
-	PhaseConnect  Phase = "connect"
+	PhaseDNS     Phase = "dns"
+	PhaseConnect Phase = "connect"
+	// PhaseProxy is the proxy opening the way, once connected to it: the
+	// CONNECT answered, or the SOCKS5 handshake done.
+	PhaseProxy    Phase = "proxy"
 	PhaseTLS      Phase = "tls"
 	PhaseTTFB     Phase = "ttfb"
 	PhaseTransfer Phase = "transfer"
@@ -22,7 +25,7 @@ const (
 )
 
 // Phases lists the phases in waterfall order.
-var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseTTFB, PhaseTransfer, PhaseTotal}
+var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseProxy, PhaseTLS, PhaseTTFB, PhaseTransfer, PhaseTotal}
 
 // Timings holds the phases reached; a phase not reached is absent.
 type Timings map[Phase]time.Duration
@@ -45,9 +48,13 @@ type Result struct {
 	// Proxy is the proxy the request went through (redacted), "" when
 	// direct; Address is then the proxy's.
 	Proxy string
-	// DialErrors lists every address tried and its error when all of
-	// them failed (more than one address).
-	DialErrors []DialAttempt
+	// DialAttempts lists every address tried for the last connection,
+	// in the order the attempts started, when there was more than one.
+	DialAttempts []DialAttempt
+	// Addresses holds one result per address of the name with
+	// --all-addresses (more than one address); the Result itself is then
+	// the worst of them, with a summary as its Error.
+	Addresses []Result
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter    *time.Duration
 	BodyTruncated bool

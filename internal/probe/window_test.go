@@ -3,7 +3,9 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -21,7 +23,7 @@ func testOptions(t *testing.T, raw, dns string) *Options {
 	}
 	return &Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
-		Network: "tcp", Resolve: map[string]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
+		Network: "tcp", Resolve: map[string][]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
 		MaxTime: 4 * time.Second, MaxBody: 64 << 10, Redactor: NewRedactor(nil, nil),
 	}
@@ -146,3 +148,101 @@ func TestTinyWindows(t *testing.T) {
 }
 
 func portOf(u string) string { return u[strings.LastIndex(u, ":")+1:] }
+
+// TestWindowAfterHeadersIsBody: HTTP/2 hands the headers over, and the read
+// window closes before the body stage is entered (fired by hand at that
+// moment): the headers had arrived, so it is body_timeout with the status,
+// and ttfb is in the waterfall.
+func TestWindowAfterHeadersIsBody(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	defer close(release)
+	o := testOptions(t, srv.URL+"/health", "")
+	o.TLSConfig.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	fired := false
+	afterHeaders = func(p *run) {
+		p.mu.Lock()
+		gen := p.readWin.gen
+		p.mu.Unlock()
+		p.fire(&p.readWin, gen)
+		fired = true
+	}
+	defer func() { afterHeaders = nil }()
+	r := Run(context.Background(), o)
+	if !fired {
+		t.Fatal("the hook did not run")
+	}
+	if r.HTTPVersion != "HTTP/2.0" {
+		t.Errorf("HTTP version %q, want HTTP/2.0", r.HTTPVersion)
+	}
+	if r.Reason != classify.BodyTimeout || r.HTTPStatus != 200 {
+		t.Errorf("got %s with status %d (%q), want body_timeout with 200", r.Reason, r.HTTPStatus, r.Error)
+	}
+	if _, ok := r.Timings[PhaseTTFB]; !ok {
+		t.Errorf("ttfb missing: %v", r.Timings)
+	}
+}
+
+// TestHeadersTimeoutShowsTheWait: a server that never answers: the
+// headers_timeout waterfall has the ttfb phase, cut short at the window.
+func TestHeadersTimeoutShowsTheWait(t *testing.T) {
+	hang, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Mode: fixture.ModeHang})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(t, hang.URL+"/health", "")
+	o.ReadTimeout = 300 * time.Millisecond
+	r := Run(context.Background(), o)
+	if r.Reason != classify.HeadersTimeout {
+		t.Fatalf("got %s (%q), want headers_timeout", r.Reason, r.Error)
+	}
+	if d, ok := r.Timings[PhaseTTFB]; !ok || d < 250*time.Millisecond {
+		t.Errorf("ttfb %v (present %v), want about the 300ms window: %v", d, ok, r.Timings)
+	}
+}
+
+// TestNoGoInternalNames: a server that resets the connection before any
+// answer: the error text has no Go function name in it.
+func TestNoGoInternalNames(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		buf := make([]byte, 4096)
+		c.Read(buf)
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}()
+	r := Run(context.Background(), testOptions(t, "http://"+l.Addr().String()+"/health", ""))
+	if r.Reason != classify.ConnReset {
+		t.Fatalf("got %s (%q), want conn_reset", r.Reason, r.Error)
+	}
+	if strings.Contains(r.Error, "readLoop") || !strings.Contains(r.Error, "reset") {
+		t.Errorf("error %q names Go internals or no reset", r.Error)
+	}
+	for in, want := range map[string]string{
+		"readLoopPeekFailLocked: read tcp 1.2.3.4:5: connection reset by peer": "read tcp 1.2.3.4:5: connection reset by peer",
+		"net/http: persistConn.writeLoop: broken pipe":                         "net/http: broken pipe",
+		"dial tcp4 127.0.0.1:1: connect: connection refused":                   "dial tcp4 127.0.0.1:1: connect: connection refused",
+	} {
+		if got := dropGoNames(in); got != want {
+			t.Errorf("%q -> %q, want %q", in, got, want)
+		}
+	}
+}

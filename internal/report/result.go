@@ -14,6 +14,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -37,11 +38,14 @@ type ResultJSON struct {
 	Redirect      *probe.Redirect     `json:"redirect,omitempty"`
 	Redirects     []probe.Hop         `json:"redirects,omitempty"`
 	Proxy         string              `json:"proxy,omitempty"`
-	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
+	DialAttempts  []probe.DialAttempt `json:"dial_attempts,omitempty"`
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
 	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
 	Decision      *policy.Decision    `json:"decision,omitempty"`
+	// Addresses is one object per address with --all-addresses (the
+	// object itself is then the worst of them, its error the summary).
+	Addresses []ResultJSON `json:"addresses,omitempty"`
 }
 
 // NewResultJSON converts a result, with its decision (may be nil) and the
@@ -49,7 +53,7 @@ type ResultJSON struct {
 func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
 	j := ResultJSON{
 		SchemaVersion: output.SchemaVersion,
-		URL:           r.URL,
+		URL:           output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
 		Outcome:       r.Outcome,
 		Reason:        r.Reason,
 		ExitCode:      exitCode,
@@ -62,7 +66,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		Redirect:      r.Redirect,
 		Redirects:     r.Hops,
 		Proxy:         r.Proxy,
-		DialErrors:    r.DialErrors,
+		DialAttempts:  r.DialAttempts,
 		BodyTruncated: r.BodyTruncated,
 		TLS:           r.TLS,
 		Decision:      d,
@@ -73,6 +77,9 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 	if r.RetryAfter != nil {
 		s := r.RetryAfter.Seconds()
 		j.RetryAfterS = &s
+	}
+	for _, a := range r.Addresses {
+		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForOutcome(a.Outcome)))
 	}
 	return j
 }
@@ -118,8 +125,12 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		}
 		fmt.Fprintf(w, "%s%s\n", label("address"), conn)
 	}
-	for _, a := range r.DialErrors {
-		fmt.Fprintf(w, "%s%s: %s\n", label("tried"), a.Address, a.Error)
+	for _, a := range r.DialAttempts {
+		how := a.Error
+		if how == "" {
+			how = "connected"
+		}
+		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, how, output.FormatMS(a.Duration))
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {

@@ -25,8 +25,8 @@ func TestDetailsText(t *testing.T) {
 			Subject: "CN=a", Issuer: "CN=ca", SANs: []string{"a"},
 			NotBefore: now.Add(24 * time.Hour), NotAfter: now.Add(72 * time.Hour), DaysLeft: 3,
 		}}},
-		Hops:       []probe.Hop{{URL: "http://a/", Status: 301, Location: "https://a/"}},
-		DialErrors: []probe.DialAttempt{{Address: "[::1]:80", Error: "refused"}, {Address: "127.0.0.1:80", Error: "refused"}},
+		Hops:         []probe.Hop{{URL: "http://a/", Status: 301, Location: "https://a/"}},
+		DialAttempts: []probe.DialAttempt{{Address: "[::1]:80", Error: "refused"}, {Address: "127.0.0.1:80", Error: "refused"}},
 	}
 	var b bytes.Buffer
 	Details(&b, r, nil, false)
@@ -37,7 +37,7 @@ func TestDetailsText(t *testing.T) {
 		"  tls        TLS 1.3 TLS_AES_128_GCM_SHA256\n",
 		"  address    127.0.0.1:8443 (IPv4, the proxy http://127.0.0.1:3128)\n",
 		"  hop[0]     301 http://a/ -> https://a/\n",
-		"  tried      [::1]:80: refused\n",
+		"  tried      [::1]:80: refused (0.0ms)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)

@@ -7,6 +7,7 @@ package statsd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -30,12 +31,14 @@ const (
 
 // Client is a fire-and-forget StatsD counter sink.
 type Client struct {
-	addr   string
-	prefix string
-	logf   func(format string, args ...any)
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
-	lines  chan string
-	done   chan struct{}
+	// dnsServer is --dns-server ("" for the system's), named in lookup errors.
+	dnsServer string
+	addr      string
+	prefix    string
+	logf      func(format string, args ...any)
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
+	lines     chan string
+	done      chan struct{}
 	// cancel ends a name lookup or dial still running when Close gives up.
 	cancel context.CancelFunc
 }
@@ -95,7 +98,7 @@ func New(addr, prefix string, opts Options) (*Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	c := &Client{
-		addr: addr, prefix: strings.TrimSuffix(prefix, "."), logf: logf, dial: d.DialContext,
+		addr: addr, prefix: strings.TrimSuffix(prefix, "."), logf: logf, dial: d.DialContext, dnsServer: opts.DNSServer,
 		lines: make(chan string, 16), done: make(chan struct{}), cancel: cancel,
 	}
 	go func() {
@@ -142,6 +145,15 @@ func (c *Client) send(ctx context.Context) {
 	defer close(c.done)
 	conn, err := c.dial(ctx, "udp", c.addr)
 	if err != nil {
+		var de *net.DNSError
+		if errors.As(err, &de) && c.dnsServer != "" {
+			// Go names resolv.conf's server even when Dial went to
+			// --dns-server.
+			de.Server = c.dnsServer
+		}
+		if de != nil {
+			err = de // "lookup HOST on SERVER: …", without Go's "dial udp:"
+		}
 		c.logf("statsd: %v", err)
 		for range c.lines { // drain so Close returns
 		}

@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,12 +50,15 @@ func (e *Error) Unwrap() error { return e.Err }
 // Input is the raw user input for a probe's options, one field per probe
 // flag, as typed.
 type Input struct {
-	Headers         []string
-	Method          string
-	Data            string
+	Headers []string
+	Method  string
+	Data    string
+	// Stdin is what --data @- reads; nil: there is none (an error).
+	Stdin           io.Reader
 	User            string
 	UserAgent       string
 	IPv4, IPv6      bool
+	AllAddresses    bool
 	Insecure        bool
 	CACert          string
 	Cert, Key       string
@@ -140,7 +145,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		Header:         http.Header{},
 		UserAgent:      in.UserAgent,
 		Network:        "tcp",
-		Resolve:        map[string]string{},
+		Resolve:        map[string][]string{},
 		Follow:         in.Follow,
 		ConnectTimeout: in.ConnectTimeout,
 		ReadTimeout:    in.ReadTimeout,
@@ -162,6 +167,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	case in.IPv6:
 		o.Network = "tcp6"
 	}
+	o.AllAddresses = in.AllAddresses
 	if in.ConnectTimeout <= 0 {
 		return nil, in.bad("connect-timeout", ptr(in.ConnectTimeout.String()), "must be positive")
 	}
@@ -200,7 +206,20 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	}
 	if in.Data != "" {
 		body := []byte(in.Data)
-		if name, ok := strings.CutPrefix(in.Data, "@"); ok {
+		if name, ok := strings.CutPrefix(in.Data, "@"); ok && name == "-" {
+			// curl's @-: the body is standard input, read once, up to
+			// MaxSize (a body that big is a mistake, not a request).
+			if in.Stdin == nil {
+				return nil, in.bad("data", ptr(in.Data), "no standard input to read here")
+			}
+			var err error
+			if body, err = io.ReadAll(io.LimitReader(in.Stdin, maxDataBody+1)); err != nil {
+				return nil, in.bad("data", ptr(in.Data), "reading standard input: %v", err)
+			}
+			if int64(len(body)) > maxDataBody {
+				return nil, in.bad("data", ptr(in.Data), "standard input is longer than %d MiB", maxDataBody>>20)
+			}
+		} else if ok {
 			var err error
 			if body, err = os.ReadFile(name); err != nil {
 				return nil, in.bad("data", ptr(in.Data), "%v", pathErr(err))
@@ -223,11 +242,20 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	}
 
 	for _, r := range in.Resolve {
-		key, addr, err := ParseResolve(r)
+		key, addrs, err := ParseResolve(r)
 		if err != nil {
 			return nil, in.bad("resolve", ptr(r), "%v", err)
 		}
-		o.Resolve[key] = addr
+		if fam := familyOf(o.Network); fam != 0 {
+			kept := slices.DeleteFunc(slices.Clone(addrs), func(a string) bool {
+				return (netip.MustParseAddr(a).Is4()) != (fam == 4)
+			})
+			if len(kept) == 0 {
+				flag := map[int]string{4: "ipv4", 6: "ipv6"}[fam]
+				return nil, in.bad("resolve", ptr(r), "has no IPv%d address, but %s asks for IPv%d only", fam, in.SourceOf(flag), fam)
+			}
+		}
+		o.Resolve[key] = addrs
 	}
 	if in.DNSServer != "" {
 		srv, err := HostPortDefault(in.DNSServer, "53")
@@ -264,7 +292,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		o.Expect.BodyRegex = append(o.Expect.BodyRegex, re)
 	}
 	for _, s := range in.ExpectJSON {
-		path, val, ok := strings.Cut(s, "=")
+		path, val, ok := cutJSONExpect(s)
 		if !ok || path == "" {
 			return nil, in.bad("expect-json", ptr(s), "want PATH=VALUE")
 		}
@@ -459,21 +487,40 @@ func hostOnly(h string) string {
 	return h
 }
 
-// ParseResolve reads curl's --resolve HOST:PORT:ADDR (ADDR may be [v6]) into
-// the key "host:port" and the address.
-func ParseResolve(s string) (key, addr string, err error) {
+// maxDataBody is the most --data @- reads from standard input.
+const maxDataBody = 64 << 20
+
+// ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR
+// may be [v6]) into the key "host:port" and the addresses, in order.
+func ParseResolve(s string) (key string, addrs []string, err error) {
 	parts := strings.SplitN(s, ":", 3)
 	if len(parts) != 3 || parts[0] == "" {
-		return "", "", fmt.Errorf("want HOST:PORT:ADDR")
+		return "", nil, fmt.Errorf("want HOST:PORT:ADDR[,ADDR...]")
 	}
 	if n, err := strconv.Atoi(parts[1]); err != nil || n < 1 || n > 65535 {
-		return "", "", fmt.Errorf("bad port %q", parts[1])
+		return "", nil, fmt.Errorf("bad port %q", parts[1])
 	}
-	ip, err := netip.ParseAddr(strings.Trim(parts[2], "[]"))
-	if err != nil {
-		return "", "", fmt.Errorf("%q is not an IP address", parts[2])
+	for _, a := range strings.Split(parts[2], ",") {
+		ip, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(a), "[]"))
+		if err != nil {
+			return "", nil, fmt.Errorf("%q is not an IP address", a)
+		}
+		if s := ip.Unmap().String(); !slices.Contains(addrs, s) {
+			addrs = append(addrs, s)
+		}
 	}
-	return strings.ToLower(parts[0]) + ":" + parts[1], ip.String(), nil
+	return strings.ToLower(parts[0]) + ":" + parts[1], addrs, nil
+}
+
+// familyOf is 4 for "tcp4", 6 for "tcp6", 0 for either.
+func familyOf(network string) int {
+	switch network {
+	case "tcp4":
+		return 4
+	case "tcp6":
+		return 6
+	}
+	return 0
 }
 
 // HostPortDefault reads ADDR[:PORT] with an IP address, adding port when
@@ -566,4 +613,33 @@ func ParseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("want RFC 3339 (2026-01-02T15:04:05Z) or unix seconds")
 	}
 	return t, nil
+}
+
+// cutJSONExpect splits --expect-json PATH=VALUE at the first "=" that is
+// not part of the gjson path: a query such as checks.#(name=="db").ok holds
+// "=" inside #(...) and inside quotes, and a backslash escapes the next
+// character (gjson's own escape).
+func cutJSONExpect(s string) (path, value string, ok bool) {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++ // the escaped character is part of the path
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')' && depth > 0:
+			depth--
+		case c == '=' && depth == 0:
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
 }

@@ -33,14 +33,16 @@ func TestParseURL(t *testing.T) {
 
 func TestParseResolveAndSizes(t *testing.T) {
 	for in, want := range map[string]string{
-		"App.invalid:443:127.0.0.1": "app.invalid:443=127.0.0.1",
-		"h:80:[::1]":                "h:80=::1",
-		"h:80":                      "error",
-		"h:x:127.0.0.1":             "error",
-		"h:80:example":              "error",
+		"App.invalid:443:127.0.0.1":      "app.invalid:443=127.0.0.1",
+		"h:80:[::1]":                     "h:80=::1",
+		"h:80":                           "error",
+		"h:x:127.0.0.1":                  "error",
+		"h:80:example":                   "error",
+		"h:80:127.0.0.1,[::1],127.0.0.1": "h:80=127.0.0.1,::1",
+		"h:80:127.0.0.1,":                "error",
 	} {
 		k, a, err := ParseResolve(in)
-		got := k + "=" + a
+		got := k + "=" + strings.Join(a, ",")
 		if err != nil {
 			got = "error"
 		}
@@ -66,7 +68,7 @@ func TestErrorsNameTheirSource(t *testing.T) {
 		mod  func(*Input)
 		want string
 	}{
-		{"resolve", func(in *Input) { in.Resolve = []string{"bad"} }, `targets.yaml:12: target "api": resolve "bad": want HOST:PORT:ADDR`},
+		{"resolve", func(in *Input) { in.Resolve = []string{"bad"} }, `targets.yaml:12: target "api": resolve "bad": want HOST:PORT:ADDR[,ADDR...]`},
 		{"status", func(in *Input) { in.ExpectStatus = "99" }, `targets.yaml:12: target "api": expect-status "99": "99" is not a status code, range or class`},
 		{"header", func(in *Input) { in.Headers = []string{"Authorization Bearer sekrit"} }, `targets.yaml:12: target "api": header: want 'Name: value', got a header without a colon or with a bad name`},
 		{"ua", func(in *Input) { in.UserAgent = "a\nb" }, `targets.yaml:12: target "api": user-agent: the value has a control character (a newline?)`},
@@ -88,7 +90,7 @@ func TestErrorsNameTheirSource(t *testing.T) {
 	in := Defaults()
 	in.Resolve = []string{"bad"}
 	in.Source = func(string) string { return "HEALTHCTL_RESOLVE" }
-	if _, err := in.Build(func(string) string { return "" }); err == nil || err.Error() != `HEALTHCTL_RESOLVE="bad": want HOST:PORT:ADDR` {
+	if _, err := in.Build(func(string) string { return "" }); err == nil || err.Error() != `HEALTHCTL_RESOLVE="bad": want HOST:PORT:ADDR[,ADDR...]` {
 		t.Errorf("got %v", err)
 	}
 }
@@ -116,6 +118,55 @@ func TestFormatSizeRoundTrips(t *testing.T) {
 		got, err := ParseSize(FormatSize(n))
 		if err != nil || got != n {
 			t.Errorf("%d: %s parsed as %d (%v)", n, FormatSize(n), got, err)
+		}
+	}
+}
+
+func TestCutJSONExpect(t *testing.T) {
+	for _, c := range []struct {
+		in, path, value string
+		ok              bool
+	}{
+		{"status=ready", "status", "ready", true},
+		{`checks.#(name=="db").ok=true`, `checks.#(name=="db").ok`, "true", true},
+		{`checks.#(name=="a=b").ok=true`, `checks.#(name=="a=b").ok`, "true", true},
+		{`a\=b=c`, `a\=b`, "c", true},
+		{`x=a=b`, "x", "a=b", true},
+		{`items.#(n>=2)#.id=[1]`, `items.#(n>=2)#.id`, "[1]", true},
+		{"status", "status", "", false},
+		{`checks.#(name=="db").ok`, `checks.#(name=="db").ok`, "", false},
+	} {
+		p, v, ok := cutJSONExpect(c.in)
+		if p != c.path || v != c.value || ok != c.ok {
+			t.Errorf("cutJSONExpect(%q) = %q, %q, %v; want %q, %q, %v", c.in, p, v, ok, c.path, c.value, c.ok)
+		}
+	}
+}
+
+// TestResolveFamilyContradiction: -6 with a --resolve entry that has only
+// IPv4 addresses (or -4 with only IPv6) is a usage error, as the same
+// contradiction with an IP literal is.
+func TestResolveFamilyContradiction(t *testing.T) {
+	for _, c := range []struct {
+		v4, v6  bool
+		resolve string
+		want    string
+	}{
+		{false, true, "x.test:80:127.0.0.1", `--resolve "x.test:80:127.0.0.1": has no IPv6 address, but --ipv6 asks for IPv6 only`},
+		{true, false, "x.test:80:[::1]", `--resolve "x.test:80:[::1]": has no IPv4 address, but --ipv4 asks for IPv4 only`},
+		{false, true, "x.test:80:127.0.0.1,::1", ""},
+		{true, false, "x.test:80:127.0.0.1", ""},
+	} {
+		in := Defaults()
+		in.IPv4, in.IPv6 = c.v4, c.v6
+		in.Resolve = []string{c.resolve}
+		_, err := in.Build(func(string) string { return "" })
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%v/%v %s: got %q, want %q", c.v4, c.v6, c.resolve, got, c.want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func BenchmarkSweepLoopback(b *testing.B) {
 	const n = 1000
 	red := probe.NewRedactor(nil, nil)
 	base := probe.Options{Method: "GET", Header: http.Header{}, UserAgent: "healthctl/bench", Network: "tcp",
-		Resolve: map[string]string{}, TLSConfig: &tls.Config{},
+		Resolve: map[string][]string{}, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, MaxTime: 5 * time.Second,
 		MaxBody: probe.DefaultMaxBody, Redactor: red}
 	targets := make([]*Target, n)

@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/report"
+	"github.com/healthctl/healthctl/internal/watch"
 )
 
 // Options is what `healthctl probe` runs with, filled by its RunE.
@@ -36,11 +37,11 @@ func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.C
 		Short: "Probe URLs once and say why they are not healthy",
 		Long: `Probe each URL once on a fresh connection and classify the result into one of
 six outcomes with a precise reason, a timing waterfall, the certificate chain and
-the reconciler's decision. Several URLs are probed concurrently and printed in
-argument order; the exit code is that of the first URL that did not pass.
+the reconciler's decision. Several URLs are probed concurrently (at most watch's
+default --concurrency at once) and printed in argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 70 internal error, 130/143 interrupted (the finished results are still
+6 dns, 9 unknown, 70 internal error, 130/131/143 interrupted (the finished results are still
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins status line (the worst state; several URLs add a line each),
@@ -81,6 +82,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if warning != "" {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
 	}
+	opts.flags.Stdin = f.Streams.In
 	tmpl, err := opts.flags.Build(f.Getenv)
 	if err != nil {
 		return err
@@ -96,24 +98,17 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 	}
 
-	// Signals are not awaited here (signalsCaught): catching them needs a
-	// thread the runtime starts at its own pace, 0.1-3 ms on a loaded
-	// machine, which is most of a probe. A signal in that first instant
-	// ends healthctl as the default action does (exit 130/143, no summary,
-	// and there is no finished result to report yet).
+	// SIGINT, SIGTERM and SIGQUIT are caught from the start (main
+	// installs the handlers before the command runs).
 	results := make([]probe.Result, len(all))
 	if len(all) == 1 {
 		// One URL: no goroutine to start (it costs start-up time).
 		results[0] = f.Probe(ctx, all[0])
 	} else {
-		var wg sync.WaitGroup
-		for i, o := range all {
-			wg.Go(func() {
-				defer crash.Recover()
-				results[i] = f.Probe(ctx, o)
-			})
-		}
-		wg.Wait()
+		// At most watch's default concurrency at once (it leaves room
+		// under the open-files limit): one goroutine per URL would let
+		// 120 URLs under `ulimit -n 64` fail for want of sockets.
+		results = probeAll(ctx, f, all, watch.DefaultConcurrency())
 	}
 
 	// A signal (SIGINT, SIGTERM) cuts the unfinished probes short; the
@@ -159,6 +154,24 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	return cli.SilentExit(code)
 }
 
+// probeAll probes every URL with at most limit probes in flight and returns
+// the results in argument order. The probes start in argument order.
+func probeAll(ctx context.Context, f *cli.Factory, all []*probe.Options, limit int) []probe.Result {
+	results := make([]probe.Result, len(all))
+	sem := make(chan struct{}, max(1, limit))
+	var wg sync.WaitGroup
+	for i, o := range all {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			defer crash.Recover()
+			results[i] = f.Probe(ctx, o)
+		})
+	}
+	wg.Wait()
+	return results
+}
+
 // printInterrupted renders a probe a signal cut short.
 func printInterrupted(f *cli.Factory, r probe.Result, code int) {
 	s := f.Streams
@@ -185,10 +198,39 @@ func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
 		}
 		return
 	}
+	if len(r.Addresses) > 0 {
+		printAddresses(f, r, d)
+		return
+	}
 	fmt.Fprintln(s.Out, report.FirstLine(r, s.OutColor))
 	if f.Details() {
 		report.Details(s.Out, r, d, s.OutColor)
 	} else if r.Error != "" {
 		fmt.Fprintf(s.Out, "  error: %s\n", r.Error)
+	}
+}
+
+// printAddresses renders --all-addresses: one first line per address
+// ("… URL via ADDR …"), its error or details, then the summary and the
+// decision on the worst.
+func printAddresses(f *cli.Factory, r probe.Result, d *policy.Decision) {
+	s := f.Streams
+	for _, a := range r.Addresses {
+		shown := a
+		shown.URL = a.URL + " via " + a.Address
+		fmt.Fprintln(s.Out, report.FirstLine(shown, s.OutColor))
+		if f.Details() {
+			report.Details(s.Out, a, nil, s.OutColor)
+		} else if a.Error != "" {
+			fmt.Fprintf(s.Out, "  error: %s\n", a.Error)
+		}
+	}
+	sum := r.Error
+	if r.Outcome == classify.Pass {
+		sum = fmt.Sprintf("all %d addresses pass", len(r.Addresses))
+	}
+	fmt.Fprintf(s.Out, "SUMMARY %s %s: %s\n", r.Outcome, output.DisplayURL(r.URL), sum)
+	if f.Details() && d != nil {
+		fmt.Fprintf(s.Out, "  decision   %s: %s\n", d.Action, d.Why)
 	}
 }

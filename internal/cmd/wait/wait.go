@@ -58,9 +58,11 @@ failure of the first URL (argument order) that is not healthy (4, timeout, if no
 probe completed), with one line saying why and for how long it tried.
 --fail-open exits 0 after the ceiling with one WARN line; --bypass (or
 HEALTHCTL_BYPASS=true) exits 0 at once without probing: a kill switch for a
-broken gate. After --, CMD runs once healthy (or failed open), in its own
-process group; a SIGINT/SIGTERM to healthctl is forwarded to it once, and its
-exit status is healthctl's (126/127 when it cannot be started after probing).`,
+broken gate. After --, CMD runs once healthy (or failed open): on Unix it is
+exec'd in healthctl's place (the terminal, stdin and every signal are its
+own); on Windows it runs in its own process group, a SIGINT/SIGTERM to
+healthctl is forwarded to it once, and its exit status is healthctl's.
+126/127 when it cannot be started after probing.`,
 		Example: `  healthctl wait-healthy http://127.0.0.1:8080/health
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
@@ -112,6 +114,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err := statsd.ParsePrefix(opts.StatsdPrefix); err != nil {
 		return cli.UsageErrorf("--statsd-prefix %q: %v", opts.StatsdPrefix, err)
 	}
+	opts.Flags.Stdin = f.Streams.In
 	tmpl, err := opts.Flags.Build(f.Getenv)
 	if err != nil {
 		return err
@@ -260,8 +263,8 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	case completed:
 		last = fmt.Sprintf("last: %s, %s after %d attempt%s", outcome, reason, t.Attempts, cli.Plural(t.Attempts))
 	case t.Attempts > 0:
-		last = fmt.Sprintf("%d pass%s in a row of %d after %d attempt%s; counted as timeout",
-			t.Streak, waitPluralES(t.Streak), opts.Successes, t.Attempts, cli.Plural(t.Attempts))
+		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %d attempt%s: counted as timeout",
+			t.Streak, opts.Successes, t.Attempts, cli.Plural(t.Attempts))
 	case s.Aborted:
 		last = "no probe completed"
 	default:
@@ -277,20 +280,22 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhrase(opts), t.URL, output.Duration(opts.Timeout), last)
 }
 
-// wantPhrase names what never came: "no 2xx" with the default expectation.
+// wantPhrase names what never came: "no 2xx" with the default expectation,
+// "fewer than 3 passes in a row" with --successes 3 (passes may have come,
+// just not enough of them in a row).
 func wantPhrase(opts *Options) string {
-	custom := opts.Flags.CustomExpectations()
-	prefix := ""
 	if opts.Successes > 1 {
-		prefix = fmt.Sprintf("%d in a row: ", opts.Successes)
+		return fmt.Sprintf("fewer than %d passes in a row", opts.Successes)
 	}
-	if custom {
-		return prefix + "no passing answer"
+	if opts.Flags.CustomExpectations() {
+		return "no passing answer"
 	}
-	return prefix + "no 2xx"
+	return "no 2xx"
 }
 
-// runAfter runs the command given after --, with healthctl's streams, in
+// runAfter hands over to the command given after --. On Unix (outside
+// in-process runs) it execs it in healthctl's place (exec_unix.go).
+// Elsewhere it runs it with healthctl's streams, in
 // its own process group (internal/proc), and returns its exit status. A
 // signal to healthctl is forwarded to it once (the terminal's Ctrl-C does not
 // reach it directly, so it never gets SIGINT twice); healthctl then waits for
@@ -303,6 +308,14 @@ func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 	}
 	if ctx.Err() != nil {
 		return cli.SilentExit(f.SignalCode())
+	}
+	if f.ReplaceProcess && canReplace {
+		// The wait-for-it way: CMD becomes this process, so the
+		// terminal, stdin and every signal are its own (a child in a
+		// background group of its own would be stopped by SIGTTIN).
+		// Only an error comes back.
+		err := replaceProcess(argv)
+		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
 	s := f.Streams
 	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: s.Out, Stderr: s.Err})
@@ -344,11 +357,4 @@ func startExit(err error) int {
 		return exitcode.NotFound
 	}
 	return exitcode.CannotExecute
-}
-
-func waitPluralES(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "es"
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"net"
+	"strconv"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/healthctl/healthctl/internal/fixture"
+)
+
+// Commands for the dialling scripts:
+//
+//	blackhole NAME ADDR PORT
+//	    a listener on ADDR:PORT (a loopback address such as 127.0.0.2 or ::1)
+//	    whose accept queue is full, so connects to it hang until the client
+//	    gives up: a black-holed address. With a server on another address
+//	    of the same port, two4.invalid:PORT or dual.invalid:PORT has one
+//	    address that never answers. Sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
+func init() {
+	extraCmds["blackhole"] = cmdBlackhole
+}
+
+// cmdBlackhole implements blackhole NAME ADDR PORT.
+func cmdBlackhole(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "blackhole")
+	if len(args) != 3 {
+		ts.Fatalf("usage: blackhole NAME ADDR PORT")
+	}
+	port, err := strconv.Atoi(args[2])
+	if err != nil {
+		ts.Fatalf("usage: blackhole NAME ADDR PORT: %v", err)
+	}
+	b, err := fixture.NewBacklogAt(cleaner(ts), args[1], port)
+	ts.Check(err)
+	setAddrVars(ts, args[0], b.URL(), b.Addr, b.Port)
+}
+
+// Proxies:
+//
+//	proxy NAME [-socks5]
+//	    a loopback proxy that only connects to loopback: an HTTP proxy
+//	    (forwards plain-HTTP requests, opens CONNECT tunnels), or with
+//	    -socks5 a SOCKS5 proxy (no authentication). Sets $NAME_URL
+//	    (http://127.0.0.1:PORT or socks5://127.0.0.1:PORT), $NAME_HOSTPORT,
+//	    $NAME_PORT.
+func init() {
+	extraCmds["proxy"] = cmdProxy
+}
+
+// cmdProxy implements proxy NAME [-socks5].
+func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "proxy")
+	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "-socks5") {
+		ts.Fatalf("usage: proxy NAME [-socks5]")
+	}
+	var (
+		p   *fixture.Proxy
+		err error
+	)
+	if len(args) == 2 {
+		p, err = fixture.NewSOCKS5(cleaner(ts))
+	} else {
+		p, err = fixture.NewHTTPProxy(cleaner(ts))
+	}
+	ts.Check(err)
+	_, port, _ := net.SplitHostPort(p.Addr)
+	n, _ := strconv.Atoi(port)
+	setAddrVars(ts, args[0], p.URL, p.Addr, n)
+}
