@@ -8,14 +8,19 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"flag"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/healthctl/healthctl/internal/fixture"
 )
 
 // hostile NAME [-status N] [-header 'K: V']... [-body S] [-cn CN]
@@ -105,4 +110,39 @@ func hostileCert(ts *testscript.TestScript, cn string) tls.Certificate {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	ts.Check(err)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// httpget [-timeout D] URL FILE REGEXP
+//
+//	GETs URL until the body matches REGEXP (default 10s), then writes the
+//	body to FILE: reads /metrics from a background watch without sleeping.
+func init() { extraCmds["httpget"] = cmdHTTPGet }
+
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "httpget")
+	timeout := 10 * time.Second
+	if len(args) > 1 && args[0] == "-timeout" {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		timeout, args = d, args[2:]
+	}
+	if len(args) != 3 {
+		ts.Fatalf("usage: httpget [-timeout D] URL FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[2])
+	ts.Check(err)
+	var body []byte
+	ok := fixture.WaitFor(timeout, func() bool {
+		resp, err := http.Get(args[0])
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+		return re.Match(body)
+	})
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), body, 0o644))
+	if !ok {
+		ts.Fatalf("httpget %s: no body matching %q within %v (last %d bytes)", args[0], args[2], timeout, len(body))
+	}
 }
