@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"flag"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -79,7 +80,7 @@ func cmdHostile(ts *testscript.TestScript, neg bool, args []string) {
 		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}})
 		scheme = "https"
 	}
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, vs := range h {
 			w.Header()[k] = vs
 		}

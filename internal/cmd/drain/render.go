@@ -59,7 +59,7 @@ func drainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 	if len(r.Timeline) > 0 {
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
 		for _, e := range r.Timeline {
-			fmt.Fprintf(w, "  %9.1f  %-22s %s\n", e.TMS, e.Event, e.Detail)
+			fmt.Fprintf(w, "  %9.1f  %-22s %s\n", e.TMS, e.Event, output.Untrusted(e.Detail))
 		}
 	}
 	fmt.Fprintln(w)
@@ -76,7 +76,7 @@ func drainReport(w io.Writer, r drain.Report, formulas []drain.Formula, pid int,
 		case !v.OK:
 			res = output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL")
 		}
-		if err := t.Append(v.Name, res, v.Detail); err != nil {
+		if err := t.Append(v.Name, res, output.Untrusted(v.Detail)); err != nil {
 			return err
 		}
 	}

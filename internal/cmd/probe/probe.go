@@ -127,7 +127,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if f.Global.Output == "nagios" {
 		for _, r := range results {
 			if r.Canceled {
-				fmt.Fprintf(f.Streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", r.URL)
+				fmt.Fprintf(f.Streams.Out, "HEALTHCTL UNKNOWN: interrupted %s\n", output.Untrusted(r.URL))
 				continue
 			}
 			fmt.Fprintln(f.Streams.Out, report.NagiosLine(r))
@@ -197,6 +197,6 @@ func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
 	if f.Details() {
 		report.Details(s.Out, r, d, s.OutColor)
 	} else if r.Error != "" {
-		fmt.Fprintf(s.Out, "  error: %s\n", r.Error)
+		fmt.Fprintf(s.Out, "  error: %s\n", output.Untrusted(r.Error))
 	}
 }

@@ -99,7 +99,7 @@ func watchTable(w io.Writer, s *watch.Sweep, colored, onlyTransitions bool) erro
 		if onlyTransitions && !it.Transition {
 			continue
 		}
-		name := it.Target.Name
+		name := output.Untrusted(it.Target.Name)
 		switch {
 		case it.Skipped:
 			if onlyTransitions {

@@ -447,7 +447,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		}
 		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
 		if !r.jsonOut && h.Output != "" {
-			for _, l := range strings.Split(strings.TrimRight(h.Output, "\n"), "\n") {
+			for _, l := range output.UntrustedLines(h.Output) {
 				fmt.Fprintf(streams.Err, "  | %s\n", l)
 			}
 			if h.Truncated {
