@@ -120,22 +120,28 @@ func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64
 	return ""
 }
 
-// retryAfter parses Retry-After: delta seconds or an HTTP date.
+// maxRetryAfter caps a server's Retry-After: beyond it, seconds times
+// time.Second would overflow (found by FuzzRetryAfter: 9999999999999 came
+// out negative) and a date would saturate at an odd duration.
+const maxRetryAfter = 365 * 24 * time.Hour
+
+// retryAfter parses Retry-After: delta seconds or an HTTP date, capped at
+// maxRetryAfter.
 func retryAfter(v string, now time.Time) *time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return nil
 	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		d := time.Duration(n) * time.Second
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		d := maxRetryAfter
+		if n < int64(maxRetryAfter/time.Second) {
+			d = time.Duration(n) * time.Second
+		}
 		return &d
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		// An HTTP date has whole seconds; so has the delay.
-		d := t.Sub(now).Round(time.Second)
-		if d < 0 {
-			d = 0
-		}
+		d := min(max(t.Sub(now), 0), maxRetryAfter).Round(time.Second)
 		return &d
 	}
 	return nil

@@ -264,7 +264,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		o.Expect.BodyRegex = append(o.Expect.BodyRegex, re)
 	}
 	for _, s := range in.ExpectJSON {
-		path, val, ok := strings.Cut(s, "=")
+		path, val, ok := cutJSONCondition(s)
 		if !ok || path == "" {
 			return nil, in.bad("expect-json", ptr(s), "want PATH=VALUE")
 		}
@@ -554,14 +554,23 @@ func ValidToken(s string) bool {
 	return true
 }
 
-// ParseTime reads RFC 3339 or unix seconds.
+// ParseTime reads RFC 3339 or unix seconds, in years 1 to 9999: a time JSON
+// can write (FuzzSizeTimeResolve found unix milliseconds read as seconds,
+// year 57884, which no state file could then hold).
 func ParseTime(s string) (time.Time, error) {
 	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-		return time.Unix(n, 0), nil
+		t := time.Unix(n, 0)
+		if y := t.Year(); y < 1 || y > 9999 {
+			return time.Time{}, fmt.Errorf("unix seconds %d is the year %d (milliseconds?): want seconds", n, y)
+		}
+		return t, nil
 	}
 	t, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("want RFC 3339 (2026-01-02T15:04:05Z) or unix seconds")
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("the year %d: want a year from 1 to 9999", y)
 	}
 	return t, nil
 }
