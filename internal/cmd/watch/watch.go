@@ -463,6 +463,7 @@ func (r *watchReporter) mux() *http.ServeMux {
 	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		w.Write(*r.metrics.Load())
+		metrics.WriteProcess(w, metrics.ReadProcess())
 	})
 	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
