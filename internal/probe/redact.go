@@ -61,7 +61,7 @@ func NewRedactor(extraHeaders, extraParams []string) *Redactor {
 		}
 	}
 	// Group 1 keeps what precedes a secret; the rest is masked.
-	pat := `(?i)([a-z][a-z0-9+.-]*://)[^/?#@\s"'<>]*@` +
+	pat := `(?i)([a-z][a-z0-9+.-]*://)[^/?#\s"'<>]*@` +
 		`|([?&#;](?:` + strings.Join(params, "|") + `)=)[^&#;\s"'<>\\]*`
 	if len(headers) > 0 {
 		pat += `|(\b(?:` + strings.Join(headers, "|") + `)\s*:\s*)[^\r\n"\\]*`
