@@ -464,6 +464,11 @@ func ParseResolve(s string) (key, addr string, err error) {
 	if len(parts) != 3 || parts[0] == "" {
 		return "", "", fmt.Errorf("want HOST:PORT:ADDR")
 	}
+	// A host no URL can have (" app", "a/b": FuzzSizeTimeResolve) would
+	// silently never apply.
+	if u, err := url.Parse("http://" + parts[0] + "/"); err != nil || u.Host != parts[0] || strings.ContainsAny(parts[0], " \t@") {
+		return "", "", fmt.Errorf("%q is not a host name", parts[0])
+	}
 	if n, err := strconv.Atoi(parts[1]); err != nil || n < 1 || n > 65535 {
 		return "", "", fmt.Errorf("bad port %q", parts[1])
 	}
