@@ -89,7 +89,7 @@ code=$?
 sweeps=$(grep -c '"sweep":' "$work/watch.jsonl")
 skipped=$(grep -o '"skipped":[0-9]*' "$work/watch.jsonl" | awk -F: '{s+=$2} END {print s+0}')
 echo "watch: exit $code after $sweeps sweeps ($skipped probes skipped while in flight); $(tail -1 "$work/watch.err")"
-echo "reasons in the last sweep: $(tail -n "$((n + 1))" "$work/watch.jsonl" | grep -o '"reason":"[a-z_]*"' | sort | uniq -c | awk '{printf "%s %s, ", $2, $1}')"
+echo "reasons over the run: $(grep -o '"reason":"[a-z_]*"' "$work/watch.jsonl" | sort | uniq -c | awk '{split($2, a, "\""); printf "%s %s, ", a[4], $1}')"
 total=$(tail -1 "$work/samples" | cut -d' ' -f1)
 # winmax FROM TO: the highest rss, fds and goroutines sampled in [FROM, TO].
 winmax() { awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b {if ($2 > r) r = $2; if ($3 > f) f = $3; if ($4 > g) g = $4} END {printf "%d %d %d\n", r, f, g}' "$work/samples"; }
