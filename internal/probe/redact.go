@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -49,25 +50,41 @@ func NewRedactor(extraHeaders, extraParams []string) *Redactor {
 	for _, p := range append(append([]string(nil), DefaultSecretParams...), extraParams...) {
 		r.params[strings.ToLower(strings.TrimSpace(p))] = true
 	}
-	var params, headers []string
-	for p := range r.params {
+	r.text = shapeRegexp(r.params, r.headers)
+	return r
+}
+
+// shapes caches the compiled shape patterns by their names: a watch builds
+// a redactor per target that has options of its own, thousands of them
+// with the same names.
+var shapes sync.Map // string -> *regexp.Regexp
+
+// shapeRegexp is the pattern that finds secrets by their shape for these
+// parameter and header names.
+func shapeRegexp(params map[string]bool, hdrs []string) *regexp.Regexp {
+	var names, headers []string
+	for p := range params {
 		if p != "" {
-			params = append(params, regexp.QuoteMeta(p))
+			names = append(names, regexp.QuoteMeta(p))
 		}
 	}
-	for _, h := range append(append([]string(nil), r.headers...), "Set-Cookie") {
+	for _, h := range append(append([]string(nil), hdrs...), "Set-Cookie") {
 		if h != "" {
 			headers = append(headers, regexp.QuoteMeta(h))
 		}
 	}
+	slices.Sort(names)
+	slices.Sort(headers)
+	key := strings.Join(names, "|") + "\x00" + strings.Join(headers, "|")
+	if re, ok := shapes.Load(key); ok {
+		return re.(*regexp.Regexp)
+	}
 	// Group 1 keeps what precedes a secret; the rest is masked.
 	pat := `(?i)([a-z][a-z0-9+.-]*://)[^/?#\s"'<>]*@` +
-		`|([?&#;](?:` + strings.Join(params, "|") + `)=)[^&#;\s"'<>\\]*`
-	if len(headers) > 0 {
-		pat += `|(\b(?:` + strings.Join(headers, "|") + `)\s*:\s*)[^\r\n"\\]*`
-	}
-	r.text = regexp.MustCompile(pat)
-	return r
+		`|([?&#;](?:` + strings.Join(names, "|") + `)=)[^&#;\s"'<>\\]*` +
+		`|(\b(?:` + strings.Join(headers, "|") + `)\s*:\s*)[^\r\n"\\]*`
+	re, _ := shapes.LoadOrStore(key, regexp.MustCompile(pat))
+	return re.(*regexp.Regexp)
 }
 
 // IsSecretHeader reports whether a header's value must never be shown.
@@ -126,12 +143,12 @@ func (r *Redactor) String(s string) string {
 		s = strings.ReplaceAll(s, sec, Mask)
 	}
 	r.mu.RUnlock()
-	return r.shapes(s)
+	return r.byShape(s)
 }
 
 // shapes masks secrets recognised by their shape rather than their value:
 // those a server sent, which no flag registered.
-func (r *Redactor) shapes(s string) string {
+func (r *Redactor) byShape(s string) string {
 	if r.text == nil || !strings.ContainsAny(s, "@=:") {
 		return s
 	}
