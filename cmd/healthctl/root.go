@@ -140,7 +140,7 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	pf.StringVarP(&f.Global.Output, "output", "o", "text", "output format: text, json (probe also: nagios)")
 	pf.BoolVarP(&f.Global.Quiet, "quiet", "q", false, "print only errors")
 	pf.BoolVarP(&f.Global.Verbose, "verbose", "v", false, "print details (waterfall, certificates, decision) also when not on a terminal")
-	pf.StringVar(&f.Global.Config, "config", "", "config file (default: ./healthctl.yaml, then the user config dir's healthctl/healthctl.yaml)")
+	pf.StringVar(&f.Global.Config, "config", "", "config file (also HEALTHCTL_CONFIG; default: the user config dir's healthctl/healthctl.yaml, never ./healthctl.yaml unless named)")
 	pf.BoolVar(&f.Global.NoColor, "no-color", false, "never colour the output (so does a non-empty NO_COLOR)")
 
 	for _, c := range commands {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
 // ExitError carries an exit code up to main, which prints Err (when there
@@ -67,7 +68,7 @@ func (f *Factory) SignalCode() int { return exitcode.ForSignal(f.Signal()) }
 
 // OneLine keeps an error message on one line.
 func OneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
 }
 
 // Plural is "s" unless n is 1.

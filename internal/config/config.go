@@ -49,7 +49,7 @@ type Known struct {
 // exactly like the same value on the command line.
 func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 	getenv := src.Getenv
-	file, path, err := readConfigFile(src)
+	file, path, named, err := readConfigFile(src)
 	if err != nil {
 		return err
 	}
@@ -67,6 +67,10 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 		}
 		for _, name := range []string{cmdEnv + envName(f.Name), "HEALTHCTL_" + envName(f.Name)} {
 			if v := getenv(name); v != "" {
+				if RunsCommand(cmdName, f.Name) {
+					firstErr = fmt.Errorf("%s: --%s runs a command: it is read only from the command line or a config file named by --config or HEALTHCTL_CONFIG, never from a variable", name, f.Name)
+					return
+				}
 				if err := setFlag(f, envValues(f, v)); err != nil {
 					firstErr = fmt.Errorf("%s=%q: %v", name, redactedValue(f, v), err)
 				}
@@ -80,6 +84,10 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 		for _, key := range []string{cmdKey + "." + f.Name, f.Name} {
 			if !file.IsSet(key) {
 				continue
+			}
+			if RunsCommand(cmdName, f.Name) && !named {
+				firstErr = fmt.Errorf("config %s: %s: --%s runs a command: it is read only from the command line or a config file named by --config or HEALTHCTL_CONFIG", path, key, f.Name)
+				return
 			}
 			vals, err := fileValues(file.Get(key))
 			if err == nil {
@@ -119,6 +127,16 @@ func annotateSource(f *pflag.Flag, source string) {
 	}
 	f.Annotations[SourceAnnotation] = []string{source}
 }
+
+// commandFlags are the flags whose value is a command healthctl runs, per
+// command: they come only from the command line or a named config file.
+var commandFlags = map[string]map[string]bool{
+	"watch":      {"on-redeploy": true},
+	"drain-test": {"exec": true},
+}
+
+// RunsCommand reports whether cmdName's flag is a command healthctl runs.
+func RunsCommand(cmdName, flag string) bool { return commandFlags[cmdName][flag] }
 
 // skipConfig are flags that make no sense outside the command line.
 var skipConfig = map[string]bool{"config": true, "help": true, "version": true}
@@ -197,49 +215,49 @@ func redactedValue(f *pflag.Flag, v string) string {
 	return v
 }
 
-// readConfigFile reads --config, else ./healthctl.yaml, else the user config
-// dir's healthctl/healthctl.yaml; a missing default file is no error, a
-// named one that cannot be read is.
-func readConfigFile(src Sources) (*viper.Viper, string, error) {
-	explicit := src.Explicit
-	if explicit == "" {
-		explicit = src.Getenv("HEALTHCTL_CONFIG")
-	}
-	path := explicit
+// readConfigFile reads the file named by --config or HEALTHCTL_CONFIG, else
+// the user config dir's healthctl/healthctl.yaml — never a file from the
+// working directory unless named: in CI that is the checked-out pull
+// request, which must not turn a gate off or run a command. A missing
+// default file is no error, a named one that cannot be read is; named
+// reports whether the file was named.
+func readConfigFile(src Sources) (v *viper.Viper, path string, named bool, err error) {
+	path = src.Explicit
 	if path == "" {
-		candidates := []string{"healthctl.yaml"}
-		if src.UserConfigDir != nil {
-			if dir, err := src.UserConfigDir(); err == nil {
-				candidates = append(candidates, filepath.Join(dir, "healthctl", "healthctl.yaml"))
-			}
+		path = src.Getenv("HEALTHCTL_CONFIG")
+	}
+	named = path != ""
+	if path == "" {
+		if src.UserConfigDir == nil {
+			return nil, "", false, nil
 		}
-		for _, c := range candidates {
-			if _, err := os.Stat(c); err == nil {
-				path = c
-				break
-			}
+		dir, err := src.UserConfigDir()
+		if err != nil || dir == "" {
+			return nil, "", false, nil
 		}
-		if path == "" {
-			return nil, "", nil
+		c := filepath.Join(dir, "healthctl", "healthctl.yaml")
+		if _, err := os.Stat(c); err != nil {
+			return nil, "", false, nil
 		}
+		path = c
 	}
 	if st, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, "", fmt.Errorf("config %s: no such file", path)
+			return nil, "", named, fmt.Errorf("config %s: no such file", path)
 		}
-		return nil, "", fmt.Errorf("config %s: %v", path, err)
+		return nil, "", named, fmt.Errorf("config %s: %v", path, err)
 	} else if st.IsDir() {
-		return nil, "", fmt.Errorf("config %s: is a directory", path)
+		return nil, "", named, fmt.Errorf("config %s: is a directory", path)
 	}
-	v := viper.New()
+	v = viper.New()
 	v.SetConfigFile(path)
 	if filepath.Ext(path) == "" {
 		v.SetConfigType("yaml")
 	}
 	if err := v.ReadInConfig(); err != nil {
-		return nil, "", fmt.Errorf("config %s: %v", path, strings.Join(strings.Fields(err.Error()), " "))
+		return nil, "", named, fmt.Errorf("config %s: %v", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
-	return v, path, nil
+	return v, path, named, nil
 }
 
 // checkConfigKeys rejects what would otherwise be silently ignored: a key

@@ -37,6 +37,11 @@ func (p *run) resolver() *net.Resolver {
 			p.noteResolverErr(err)
 			return nil, err
 		}
+		// Go's resolver reads with the context's deadline only: a
+		// lookup cancelled (the probe's window closed) would keep its
+		// goroutines reading a silent server for the resolver's own
+		// timeout. Closing the conn ends them now (goleak, leak_test.go).
+		context.AfterFunc(ctx, func() { c.Close() })
 		if uc, ok := c.(*net.UDPConn); ok {
 			// Go's resolver frames a query by the conn's type: a
 			// net.PacketConn gets datagrams, anything else TCP's length

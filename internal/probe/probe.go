@@ -251,7 +251,13 @@ func (p *run) do(parent context.Context) Result {
 		return res
 	}
 
-	ex := p.exchange(ctx, p.transport(), req)
+	// net/http lets a dial outlive its cancelled request (for a later
+	// request to use); a probe has none, and CloseIdleConnections cancels
+	// such dials — else each probe of a silent port leaves a dial behind
+	// for the kernel's SYN timeout (goleak; scripts/soak.sh).
+	tr := p.transport()
+	defer tr.CloseIdleConnections()
+	ex := p.exchange(ctx, tr, req)
 	resp, err := ex.resp, ex.err
 	var body bodyResult
 	if resp != nil {

@@ -3,6 +3,8 @@ package probe
 import (
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -29,6 +31,11 @@ const minSecret = 3
 type Redactor struct {
 	headers []string
 	params  map[string]bool
+	// text finds secrets by their shape in free text (error text quotes
+	// what a server sent: a malformed header line, a Location that does
+	// not parse): a secret parameter after ?, &, # or ;, userinfo before
+	// a host, the value of a secret header line.
+	text *regexp.Regexp
 
 	mu      sync.RWMutex
 	secrets []string
@@ -43,7 +50,41 @@ func NewRedactor(extraHeaders, extraParams []string) *Redactor {
 	for _, p := range append(append([]string(nil), DefaultSecretParams...), extraParams...) {
 		r.params[strings.ToLower(strings.TrimSpace(p))] = true
 	}
+	r.text = shapeRegexp(r.params, r.headers)
 	return r
+}
+
+// shapes caches the compiled shape patterns by their names: a watch builds
+// a redactor per target that has options of its own, thousands of them
+// with the same names.
+var shapes sync.Map // string -> *regexp.Regexp
+
+// shapeRegexp is the pattern that finds secrets by their shape for these
+// parameter and header names.
+func shapeRegexp(params map[string]bool, hdrs []string) *regexp.Regexp {
+	var names, headers []string
+	for p := range params {
+		if p != "" {
+			names = append(names, regexp.QuoteMeta(p))
+		}
+	}
+	for _, h := range append(append([]string(nil), hdrs...), "Set-Cookie") {
+		if h != "" {
+			headers = append(headers, regexp.QuoteMeta(h))
+		}
+	}
+	slices.Sort(names)
+	slices.Sort(headers)
+	key := strings.Join(names, "|") + "\x00" + strings.Join(headers, "|")
+	if re, ok := shapes.Load(key); ok {
+		return re.(*regexp.Regexp)
+	}
+	// Group 1 keeps what precedes a secret; the rest is masked.
+	pat := `(?i)([a-z][a-z0-9+.-]*://)[^/?#\s"'<>]*@` +
+		`|([?&#;](?:` + strings.Join(names, "|") + `)=)[^&#;\s"'<>\\]*` +
+		`|(\b(?:` + strings.Join(headers, "|") + `)\s*:\s*)[^\r\n"\\]*`
+	re, _ := shapes.LoadOrStore(key, regexp.MustCompile(pat))
+	return re.(*regexp.Regexp)
 }
 
 // IsSecretHeader reports whether a header's value must never be shown.
@@ -87,15 +128,9 @@ func (r *Redactor) AddURL(u *url.URL) {
 			r.AddSecret(pw)
 		}
 	}
-	for _, kv := range strings.Split(u.RawQuery, "&") {
-		k, v, _ := strings.Cut(kv, "=")
-		if uk, err := url.QueryUnescape(k); err == nil && r.params[strings.ToLower(uk)] {
-			r.AddSecret(v)
-			if uv, err := url.QueryUnescape(v); err == nil {
-				r.AddSecret(uv)
-			}
-		}
-	}
+	r.addParams(u.RawQuery)
+	r.addParams(u.EscapedFragment())
+	r.addParams(u.Fragment)
 }
 
 // String scrubs every known secret from s.
@@ -104,11 +139,64 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, Mask)
 	}
-	return s
+	r.mu.RUnlock()
+	return r.byShape(s)
+}
+
+// shapes masks secrets recognised by their shape rather than their value:
+// those a server sent, which no flag registered.
+func (r *Redactor) byShape(s string) string {
+	if r.text == nil || !strings.ContainsAny(s, "@=:") {
+		return s
+	}
+	return r.text.ReplaceAllStringFunc(s, func(m string) string {
+		sub := r.text.FindStringSubmatch(m)
+		for _, keep := range sub[1:] {
+			if keep != "" {
+				if strings.HasSuffix(keep, "://") {
+					return keep + Mask + "@"
+				}
+				return keep + Mask
+			}
+		}
+		return Mask
+	})
+}
+
+// maskParams masks the values of secret parameters in a query or a
+// fragment (OAuth's implicit grant puts access_token there).
+func (r *Redactor) maskParams(q string) string {
+	if r == nil || q == "" {
+		return q
+	}
+	parts := strings.Split(q, "&")
+	for i, kv := range parts {
+		k, _, hasV := strings.Cut(kv, "=")
+		uk, err := url.QueryUnescape(k)
+		if err != nil {
+			uk = k
+		}
+		if hasV && r.params[strings.ToLower(uk)] {
+			parts[i] = k + "=" + Mask
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// addParams registers the secret values of a query or a fragment.
+func (r *Redactor) addParams(q string) {
+	for _, kv := range strings.Split(q, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil && r.params[strings.ToLower(uk)] {
+			r.AddSecret(v)
+			if uv, err := url.QueryUnescape(v); err == nil {
+				r.AddSecret(uv)
+			}
+		}
+	}
 }
 
 // URL renders u with userinfo shown as *** and secret query values masked,
@@ -120,16 +208,14 @@ func (r *Redactor) URL(u *url.URL) string {
 	c := *u
 	hadUser := c.User != nil
 	c.User = nil // url.User escapes "*": insert the mask by hand below
-	if c.RawQuery != "" && r != nil {
-		parts := strings.Split(c.RawQuery, "&")
-		for i, kv := range parts {
-			k, _, hasV := strings.Cut(kv, "=")
-			uk, err := url.QueryUnescape(k)
-			if err == nil && hasV && r.params[strings.ToLower(uk)] {
-				parts[i] = k + "=" + Mask
+	if r != nil {
+		c.RawQuery = r.maskParams(c.RawQuery)
+		if c.Fragment != "" {
+			frag := r.maskParams(c.EscapedFragment())
+			if f, err := url.PathUnescape(frag); err == nil {
+				c.Fragment, c.RawFragment = f, frag
 			}
 		}
-		c.RawQuery = strings.Join(parts, "&")
 	}
 	out := c.String()
 	if hadUser {
@@ -157,23 +243,12 @@ func (r *Redactor) RawURL(s string) string {
 		}
 		s = scheme + "://" + rest
 	}
+	s, frag, hasFrag := strings.Cut(s, "#")
 	if base, query, ok := strings.Cut(s, "?"); ok {
-		query, frag, hasFrag := strings.Cut(query, "#")
-		parts := strings.Split(query, "&")
-		for i, kv := range parts {
-			k, _, hasV := strings.Cut(kv, "=")
-			uk, err := url.QueryUnescape(k)
-			if err != nil {
-				uk = k
-			}
-			if hasV && r.params[strings.ToLower(uk)] {
-				parts[i] = k + "=" + Mask
-			}
-		}
-		s = base + "?" + strings.Join(parts, "&")
-		if hasFrag {
-			s += "#" + frag
-		}
+		s = base + "?" + r.maskParams(query)
+	}
+	if hasFrag {
+		s += "#" + r.maskParams(frag)
 	}
 	return r.String(s)
 }

@@ -36,6 +36,9 @@ type Spec struct {
 	Argv []string
 	// Env is added to the current environment (later entries win).
 	Env []string
+	// Environ, when not nil, is the whole environment instead of the
+	// current one (Env is still added).
+	Environ []string
 	// Dir is the working directory (empty: the current one).
 	Dir string
 	// Stdin, Stdout and Stderr default to nothing (/dev/null).
@@ -143,7 +146,10 @@ func Start(s Spec) (*Child, error) {
 	}
 	c := exec.Command(s.Argv[0], s.Argv[1:]...)
 	c.Dir = s.Dir
-	if len(s.Env) > 0 {
+	switch {
+	case s.Environ != nil:
+		c.Env = append(append([]string{}, s.Environ...), s.Env...)
+	case len(s.Env) > 0:
 		c.Env = append(os.Environ(), s.Env...)
 	}
 	c.Stdin, c.Stdout, c.Stderr = s.Stdin, s.Stdout, s.Stderr

@@ -35,5 +35,5 @@ func NewInterruptedJSON(r probe.Result, exitCode int) InterruptedJSON {
 // InterruptedLine is the text line for a probe a signal cut short, in the
 // columns of FirstLine: `INTERRUPTED URL - 1203.4ms` (no outcome, no status).
 func InterruptedLine(r probe.Result, colored bool) string {
-	return fmt.Sprintf("%s %s - %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("INTERRUPTED"), r.URL, output.FormatMS(r.Timings[probe.PhaseTotal]))
+	return fmt.Sprintf("%s %s - %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("INTERRUPTED"), output.Untrusted(r.URL), output.FormatMS(r.Timings[probe.PhaseTotal]))
 }

@@ -95,10 +95,10 @@ func FirstLine(r probe.Result, colored bool) string {
 	}
 	total := output.FormatMS(r.Timings[probe.PhaseTotal])
 	if r.Outcome == classify.Pass {
-		return fmt.Sprintf("%s %s %s %s %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, output.DisplayURL(r.URL), status, total)
+		return fmt.Sprintf("%s %s %s %s %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, output.Untrusted(output.DisplayURL(r.URL)), status, total)
 	}
 	return fmt.Sprintf("%s %s %s %s %s %s", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"),
-		output.Paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, output.DisplayURL(r.URL), status, total)
+		output.Paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, output.Untrusted(output.DisplayURL(r.URL)), status, total)
 }
 
 // Details renders what follows the first line on a terminal or with -v: the
@@ -113,7 +113,7 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		return dim.Sprintf("  %-11s", s)
 	}
 	if r.Error != "" {
-		fmt.Fprintf(w, "%s%s\n", label("error"), r.Error)
+		fmt.Fprintf(w, "%s%s\n", label("error"), output.Untrusted(r.Error))
 	}
 	if r.Address != "" {
 		conn := fmt.Sprintf("%s (IPv%d)", r.Address, r.IPFamily)
@@ -130,7 +130,7 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		if how == "" {
 			how = "connected"
 		}
-		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, how, output.FormatMS(a.Duration))
+		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, output.Untrusted(how), output.FormatMS(a.Duration))
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {
@@ -145,19 +145,19 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			case (r.Reason == classify.TLSNotYetValid && i == 0) || (!r.Started.IsZero() && r.Started.Before(c.NotBefore)):
 				exp = output.Paint(colored, color.FgRed).Sprintf("not valid before %s", c.NotBefore.Format(time.RFC3339))
 			}
-			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), c.Subject)
-			fmt.Fprintf(w, "%sissuer %s; SANs %s; %s\n", label(""), c.Issuer, strings.Join(c.SANs, ", "), exp)
+			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), output.Untrusted(c.Subject))
+			fmt.Fprintf(w, "%sissuer %s; SANs %s; %s\n", label(""), output.Untrusted(c.Issuer), output.Untrusted(strings.Join(c.SANs, ", ")), exp)
 		}
 	}
 	for i, h := range r.Hops {
-		fmt.Fprintf(w, "%s%d %s -> %s\n", label(fmt.Sprintf("hop[%d]", i)), h.Status, h.URL, h.Location)
+		fmt.Fprintf(w, "%s%d %s -> %s\n", label(fmt.Sprintf("hop[%d]", i)), h.Status, output.Untrusted(h.URL), output.Untrusted(h.Location))
 	}
 	if r.Redirect != nil {
 		other := ""
 		if r.Redirect.OtherHost {
 			other = output.Paint(colored, color.FgYellow).Sprint(" (another host)")
 		}
-		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), r.Redirect.Location, other)
+		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), output.Untrusted(r.Redirect.Location), other)
 	}
 	if r.RetryAfter != nil {
 		fmt.Fprintf(w, "%s%s\n", label("retry-after"), output.Seconds(*r.RetryAfter))

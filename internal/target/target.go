@@ -497,6 +497,11 @@ func ParseResolve(s string) (key string, addrs []string, err error) {
 	if len(parts) != 3 || parts[0] == "" {
 		return "", nil, fmt.Errorf("want HOST:PORT:ADDR[,ADDR...]")
 	}
+	// A host no URL can have (" app", "a/b": FuzzSizeTimeResolve) would
+	// silently never apply.
+	if u, err := url.Parse("http://" + parts[0] + "/"); err != nil || u.Host != parts[0] || strings.ContainsAny(parts[0], " \t@") {
+		return "", nil, fmt.Errorf("%q is not a host name", parts[0])
+	}
 	if n, err := strconv.Atoi(parts[1]); err != nil || n < 1 || n > 65535 {
 		return "", nil, fmt.Errorf("bad port %q", parts[1])
 	}
@@ -603,14 +608,23 @@ func ValidToken(s string) bool {
 	return true
 }
 
-// ParseTime reads RFC 3339 or unix seconds.
+// ParseTime reads RFC 3339 or unix seconds, in years 1 to 9999: a time JSON
+// can write (FuzzSizeTimeResolve found unix milliseconds read as seconds,
+// year 57884, which no state file could then hold).
 func ParseTime(s string) (time.Time, error) {
 	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
-		return time.Unix(n, 0), nil
+		t := time.Unix(n, 0)
+		if y := t.Year(); y < 1 || y > 9999 {
+			return time.Time{}, fmt.Errorf("unix seconds %d is the year %d (milliseconds?): want seconds", n, y)
+		}
+		return t, nil
 	}
 	t, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("want RFC 3339 (2026-01-02T15:04:05Z) or unix seconds")
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("the year %d: want a year from 1 to 9999", y)
 	}
 	return t, nil
 }

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/policy"
@@ -45,11 +46,13 @@ func ShellHook(line string, timeout time.Duration) Hook {
 			"HEALTHCTL_REASON=" + string(r.Reason),
 			"HEALTHCTL_DECISION_WHY=" + d.Why,
 		}}
+		red := hookRedactor(t)
+		spec.Environ, spec.Env = hookEnviron(os.Environ(), red, spec.Env), nil
 		res, err := proc.Run(ctx, spec, timeout, HookMaxOutput)
 		if err != nil {
 			return &HookResult{Status: "did not start: " + err.Error()}
 		}
-		h := &HookResult{Status: res.Status.String(), Output: res.Output, Truncated: res.Truncated,
+		h := &HookResult{Status: res.Status.String(), Output: red.String(res.Output), Truncated: res.Truncated,
 			TimedOut: res.TimedOut, Duration: res.Duration}
 		if res.TimedOut && ctx.Err() != nil && res.Duration < timeout {
 			// proc.Run ends a hook on ctx's cancellation as on its timeout;

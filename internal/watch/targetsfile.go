@@ -346,6 +346,11 @@ func (p *targetsParser) targetKey(t *FileTarget, k, v *yaml.Node) error {
 		if err != nil {
 			return p.fail(v.Line, t.Name, "started_at: %v", err)
 		}
+		// The sanity check first: it says "milliseconds?" more plainly
+		// than the parser's year range does.
+		if err := saneDigits(s); err != nil {
+			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
+		}
 		if t.StartedAt, err = target.ParseTime(s); err != nil {
 			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
 		}
@@ -380,11 +385,10 @@ const FutureSlack = time.Hour
 // make the state unsavable (time.Time's JSON stops at year 9999) nor hide
 // inside a grace window that never ends.
 func saneStart(raw string, t, now time.Time) error {
-	raw = strings.TrimSpace(raw)
-	digits := raw != "" && strings.Trim(raw, "0123456789") == ""
+	if err := saneDigits(raw); err != nil {
+		return err
+	}
 	switch {
-	case digits && len(raw) >= 12:
-		return fmt.Errorf("%d digits: milliseconds or smaller units? want unix seconds (10 digits today)", len(raw))
 	case t.Year() > 9999:
 		return fmt.Errorf("year %d: want a year up to 9999", t.Year())
 	case t.Year() < 1970:
@@ -396,6 +400,16 @@ func saneStart(raw string, t, now time.Time) error {
 		}
 		return fmt.Errorf("%s is %s in the future: the target would stay inside its grace window until then",
 			t.UTC().Format(time.RFC3339), ahead)
+	}
+	return nil
+}
+
+// saneDigits refuses unix times of 12 digits or more: milliseconds (or
+// smaller units) where seconds are meant.
+func saneDigits(raw string) error {
+	raw = strings.TrimSpace(raw)
+	if raw != "" && strings.Trim(raw, "0123456789") == "" && len(raw) >= 12 {
+		return fmt.Errorf("%d digits: milliseconds or smaller units? want unix seconds (10 digits today)", len(raw))
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
 		const indent = 2 + 9 + 2 + 22 + 1
 		for _, e := range r.Timeline {
-			for i, l := range wrap(e.Detail, width-indent) {
+			for i, l := range wrap(output.Untrusted(e.Detail), width-indent) {
 				if i == 0 {
 					fmt.Fprintf(w, "  %9.1f  %-22s %s\n", e.TMS, e.Event, l)
 				} else {
@@ -87,7 +87,7 @@ func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas
 		case !v.OK:
 			res = output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL")
 		}
-		if err := t.Append(v.Name, res, v.Detail); err != nil {
+		if err := t.Append(v.Name, res, output.Untrusted(v.Detail)); err != nil {
 			return err
 		}
 	}

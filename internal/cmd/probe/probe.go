@@ -206,7 +206,7 @@ func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
 	if f.Details() {
 		report.Details(s.Out, r, d, s.OutColor)
 	} else if r.Error != "" {
-		fmt.Fprintf(s.Out, "  error: %s\n", r.Error)
+		fmt.Fprintf(s.Out, "  error: %s\n", output.Untrusted(r.Error))
 	}
 }
 

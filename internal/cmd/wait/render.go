@@ -122,7 +122,7 @@ func (p *waitProgress) Close() {
 func (p *waitProgress) changeLine(e wait.Event) string {
 	r := e.Result
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%s] %s %s", output.Seconds(e.Elapsed), output.DisplayURL(e.URL), p.outcome(r))
+	fmt.Fprintf(&b, "[%s] %s %s", output.Seconds(e.Elapsed), output.Untrusted(output.DisplayURL(e.URL)), p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
 	if r.Outcome == classify.Pass && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
@@ -169,7 +169,7 @@ func (p *waitProgress) status(elapsed time.Duration) {
 	}
 	line := "\r\x1b[K" + head
 	if cur != nil {
-		line += ": " + p.fit(output.DisplayURL(cur.URL), cur, p.width-1-utf8.RuneCountInString(head)-len(": "))
+		line += ": " + p.fit(output.Untrusted(output.DisplayURL(cur.URL)), cur, p.width-1-utf8.RuneCountInString(head)-len(": "))
 	} else if utf8.RuneCountInString(head) > p.width-1 {
 		line = "\r\x1b[K" + output.ShortenRunes(head, p.width-1)
 	}

@@ -36,6 +36,7 @@ type Options struct {
 	Successes         int
 	FailOpen          bool
 	bypass            bool
+	bypassSource      string // where --bypass came from, for its notice
 	respectRetryAfter bool
 	Statsd            string
 	StatsdPrefix      string
@@ -68,6 +69,7 @@ healthctl is forwarded to it once, and its exit status is healthctl's.
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.URLs = args
+			opts.bypassSource = cli.FlagSource(cmd.Flags(), "bypass")
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				opts.URLs, opts.Command = args[:dash], args[dash:]
 				if len(opts.Command) == 0 {
@@ -139,7 +141,11 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if opts.bypass {
 		// The kill switch: nothing probed, nothing counted (a bypassed gate
 		// is not a wait, and must not move the fail-open alarm's ratio).
-		fmt.Fprintln(s.Err, "healthctl: wait-healthy bypassed (--bypass or HEALTHCTL_BYPASS): nothing probed")
+		src := opts.bypassSource
+		if src == "" {
+			src = "--bypass"
+		}
+		fmt.Fprintf(s.Err, "healthctl: wait-healthy bypassed (%s): nothing probed\n", src)
 		if f.JSON() {
 			_ = output.JSONLine(s.Out, newWaitJSON(nil, true, exitcode.Pass, exitcode.ForOutcome))
 		}

@@ -143,7 +143,7 @@ func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored,
 		if onlyTransitions && !it.Transition {
 			continue
 		}
-		name := shorten(it.Target.Name, maxName)
+		name := shorten(output.Untrusted(it.Target.Name), maxName)
 		switch {
 		case it.Skipped:
 			if onlyTransitions {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -154,7 +153,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		}
 		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
 		if !r.jsonOut && h.Output != "" {
-			for _, l := range strings.Split(strings.TrimRight(h.Output, "\n"), "\n") {
+			for _, l := range output.UntrustedLines(h.Output) {
 				fmt.Fprintf(streams.Err, "  | %s\n", l)
 			}
 			if h.Truncated {
@@ -221,6 +220,7 @@ func (r *watchReporter) mux() *http.ServeMux {
 	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		w.Write(*r.metrics.Load())
+		metrics.WriteProcess(w, metrics.ReadProcess())
 	})
 	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
