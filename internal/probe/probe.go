@@ -33,6 +33,10 @@ type windowError struct {
 
 func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.limit) }
 
+// maxTimeBackstop is how long after --max-time's timer the probe's context
+// deadline falls.
+const maxTimeBackstop = 50 * time.Millisecond
+
 // afterBody, when set (by tests only), runs between the body read and the
 // timers stopping: the moment a late window must not count.
 var afterBody func(*run)
@@ -232,7 +236,12 @@ func (p *run) do(parent context.Context) Result {
 	p.readWin.err = &windowError{"--read-timeout", o.ReadTimeout}
 	p.maxWin.err = &windowError{"--max-time", o.MaxTime}
 
-	ctx, cancel := context.WithCancelCause(parent)
+	// --max-time is also the context's deadline, a moment after its
+	// timer: the timer notes the stage that was running, the deadline
+	// bounds the probe even if the timer's goroutine is starved.
+	dctx, dcancel := context.WithDeadlineCause(parent, p.start.Add(o.MaxTime+maxTimeBackstop), p.maxWin.err)
+	defer dcancel()
+	ctx, cancel := context.WithCancelCause(dctx)
 	defer cancel(nil)
 	p.cancel = cancel
 	p.mu.Lock()
@@ -382,6 +391,10 @@ func (p *run) do(parent context.Context) Result {
 	case err != nil && errors.As(cause, &win):
 		// A window counts only when it ended the probe with an error.
 		obs.WindowClosed = true
+		if p.windowStage == "" {
+			// The deadline closed it before the timer did.
+			p.windowStage, p.windowAddr = p.stage, p.address
+		}
 		obs.Stage = p.windowStage
 		if resp != nil && (obs.Stage == classify.StageHeaders || obs.Stage == classify.StageProxy) {
 			// The headers had arrived (HTTP/2 can hand them over a
