@@ -39,6 +39,9 @@ type ResultJSON struct {
 	Redirects     []probe.Hop         `json:"redirects,omitempty"`
 	Proxy         string              `json:"proxy,omitempty"`
 	DialAttempts  []probe.DialAttempt `json:"dial_attempts,omitempty"`
+	// DialErrors is the field scripts knew first: the attempts, when every
+	// address of the name failed (public names are added, never renamed).
+	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
 	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
@@ -70,6 +73,9 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		BodyTruncated: r.BodyTruncated,
 		TLS:           r.TLS,
 		Decision:      d,
+	}
+	if allFailed(r.DialAttempts) {
+		j.DialErrors = r.DialAttempts
 	}
 	for ph, d := range r.Timings {
 		j.TimingsMS[string(ph)] = output.JSONMillis(d)
@@ -201,4 +207,14 @@ func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar inte
 			offset += d
 		}
 	}
+}
+
+// allFailed says some address was tried and none connected.
+func allFailed(attempts []probe.DialAttempt) bool {
+	for _, a := range attempts {
+		if a.Error == "" {
+			return false
+		}
+	}
+	return len(attempts) > 0
 }

@@ -66,3 +66,20 @@ func TestJSONNewFields(t *testing.T) {
 		t.Errorf("empty dial_errors shown: %s", got)
 	}
 }
+
+// TestDialErrorsKept: dial_errors, the name scripts knew first, still lists
+// the attempts when every address failed, and is absent when one connected.
+func TestDialErrorsKept(t *testing.T) {
+	failed := []probe.DialAttempt{{Address: "[::1]:80", Error: "refused", MS: 0.1}, {Address: "127.0.0.1:80", Error: "refused", MS: 0.2}}
+	var b bytes.Buffer
+	_ = output.JSONLine(&b, NewResultJSON(probe.Result{URL: "u", Outcome: classify.Refused, DialAttempts: failed}, nil, 5))
+	if !strings.Contains(b.String(), `"dial_errors":[{"address":"[::1]:80","error":"refused"`) || !strings.Contains(b.String(), `"dial_attempts":[`) {
+		t.Errorf("all failed: %s", b.String())
+	}
+	b.Reset()
+	one := append(failed[:1:1], probe.DialAttempt{Address: "127.0.0.1:80", MS: 0.2})
+	_ = output.JSONLine(&b, NewResultJSON(probe.Result{URL: "u", Outcome: classify.Pass, DialAttempts: one}, nil, 0))
+	if strings.Contains(b.String(), "dial_errors") {
+		t.Errorf("one connected, dial_errors shown: %s", b.String())
+	}
+}
