@@ -72,6 +72,16 @@ func Exit1(cmd *cobra.Command) bool {
 	return f != nil && f.Value.String() == "true"
 }
 
+// Exit1 reports whether --exit-1 is in force for these flags (from the
+// command line, a variable or the config file).
+func (f *ProbeFlags) Exit1() bool {
+	if f.fs == nil {
+		return false
+	}
+	fl := f.fs.Lookup(Exit1Flag)
+	return fl != nil && fl.Value.String() == "true"
+}
+
 // Input returns the registered flags as a target.Input whose errors name
 // each value's source.
 func (f *ProbeFlags) Input() target.Input {

@@ -143,6 +143,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			Now:      r.Started,
 		})
 		rc := exitcode.ForOutcome(r.Outcome)
+		if rc != exitcode.Pass && opts.flags.Exit1() {
+			// --exit-1: the JSON says the code the process exits with.
+			rc = exitcode.Unreachable
+		}
 		if len(results) == 1 || code == exitcode.Pass {
 			code = rc
 		}
