@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -96,4 +97,17 @@ func paint(on bool, attrs ...color.Attribute) *color.Color {
 		c.DisableColor()
 	}
 	return c
+}
+
+// Columns is the width output to stdout must fit: the terminal's when
+// stdout is one, else $COLUMNS (as ls and many tools honour it), else 0
+// (unknown: no limit).
+func (s *Streams) Columns(getenv func(string) string) int {
+	if s.OutWidth > 0 {
+		return s.OutWidth
+	}
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }

@@ -345,7 +345,10 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		w = f.Streams.Err
 	}
-	width := termWidth(f.Streams, f.Getenv)
+	width := f.Streams.Columns(f.Getenv)
+	if width == 0 {
+		width = 80 // the report wraps: it needs some width
+	}
 	if err := drainReport(w, f.Streams.OutTable(), r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor, width); err != nil {
 		return err
 	}

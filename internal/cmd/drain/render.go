@@ -3,7 +3,6 @@ package draincmd
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -147,18 +146,6 @@ func wrap(s string, n int) []string {
 		}
 	}
 	return append(lines, line)
-}
-
-// termWidth is the width rendering must fit: stdout's terminal width,
-// else $COLUMNS, else 80.
-func termWidth(s *output.Streams, getenv func(string) string) int {
-	if s.OutTTY && s.OutWidth > 0 {
-		return s.OutWidth
-	}
-	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	return 80
 }
 
 // lintReport renders the lint's first line and one block per finding:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -126,7 +125,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		_ = out.Flush()
 	} else {
 		topt := streams.OutTable()
-		topt.Width = r.width()
+		topt.Width = streams.Columns(r.f.Getenv)
 		if err := watchTable(streams.Out, topt, s, streams.OutColor, quiet); err != nil {
 			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
 		}
@@ -200,18 +199,6 @@ func (r *watchReporter) reload() {
 	r.w.SetTargets(targets)
 	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
 		r.opts.targetsFile, len(targets), added, len(had))
-}
-
-// width is the terminal's width for the table: stdout's, else $COLUMNS (as
-// ls and many tools honour it), else 0 (no limit).
-func (r *watchReporter) width() int {
-	if w := r.f.Streams.OutWidth; w > 0 {
-		return w
-	}
-	if n, err := strconv.Atoi(r.f.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	return 0
 }
 
 // mux serves /metrics (the last sweep's metrics) and /healthz.
