@@ -1,0 +1,28 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// require PROGRAM... makes a script that needs a real stack (nginx, gunicorn,
+// node, …) skip on a developer's machine that lacks one, and fail in CI
+// (CI=true), where .ci/deps/*.sh installed it: a missing stack in CI is a
+// broken install step, never a silent skip.
+func init() { extraCmds["require"] = cmdRequire }
+
+func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: require PROGRAM...")
+	}
+	for _, name := range args {
+		if _, err := exec.LookPath(name); err != nil {
+			if os.Getenv("CI") != "" {
+				ts.Fatalf("require %s: not installed, and CI=%s (.ci/deps/*.sh must install it)", name, os.Getenv("CI"))
+			}
+			ts.Skip("require " + name + ": not installed (skipped outside CI)")
+		}
+	}
+}
