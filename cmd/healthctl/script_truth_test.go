@@ -1,0 +1,289 @@
+package main
+
+// The differential test's script command:
+//
+//	drainvs NAME [-traffic-expect LO-HI] -- DRAIN-TEST-ARGS...
+//	    runs `healthctl drain-test -o json DRAIN-TEST-ARGS...` with the truth
+//	    client (internal/truthclient) sending its own fresh-connection
+//	    requests through the shutdown: to the traffic URL (--traffic, else
+//	    --inflight), --ready and --live every 20 ms, and slow requests on
+//	    --inflight kept in flight until the signal. It learns t=0 from
+//	    drain-test's "sent SIGNAL to pid N" line and watches the pid in /proc
+//	    itself. It writes NAME.json (drain-test's report), NAME.stderr,
+//	    NAME.truth (the truth: "violated NAME: …", "open NAME: …", "seen: …",
+//	    "truth: PASS|FAIL") and NAME.log (every truth request, by the time
+//	    it was made), and fails unless drain-test's verdicts agree with the
+//	    truth: every invariant the truth decided is FAILed exactly when a
+//	    client saw it broken (README: drain-test's differential test).
+//
+// Stacks live in testdata/stacks (set as $STACKS); scripts start with
+// `require PROGRAM` for each program they run.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/healthctl/healthctl/internal/truthclient"
+)
+
+func init() {
+	extraCmds["drainvs"] = cmdDrainVs
+	extraSetup = append(extraSetup, func(env *testscript.Env) error {
+		dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "stacks"))
+		if err != nil {
+			return err
+		}
+		env.Setenv("STACKS", dir)
+		return nil
+	})
+}
+
+var (
+	sentLine    = regexp.MustCompile(`drain-test: sent (\S+) to pid (\d+)`)
+	startedLine = regexp.MustCompile(`drain-test: started pid (\d+)`)
+	exitCodeRe  = regexp.MustCompile(`exit status (\d+)`)
+	killedByRe  = regexp.MustCompile(`killed by (SIG[A-Z0-9]+)`)
+)
+
+// drainArg returns the value of --name in args ("" when absent).
+func drainArg(args []string, name string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func durArg(ts *testscript.TestScript, args []string, name string, def time.Duration) time.Duration {
+	v := drainArg(args, name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	ts.Check(err)
+	return d
+}
+
+func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "drainvs")
+	const usage = "usage: drainvs NAME [-traffic-expect LO-HI] -- DRAIN-TEST-ARGS..."
+	if len(args) < 3 {
+		ts.Fatalf(usage)
+	}
+	name, args := args[0], args[1:]
+	var accept func(int) bool
+	for len(args) > 0 && args[0] != "--" {
+		switch {
+		case args[0] == "-traffic-expect" && len(args) > 1:
+			lo, hi, _ := strings.Cut(args[1], "-")
+			l, err1 := strconv.Atoi(lo)
+			h, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil {
+				ts.Fatalf("drainvs -traffic-expect %q: want LO-HI", args[1])
+			}
+			accept = func(s int) bool { return s >= l && s <= h }
+			args = args[2:]
+		default:
+			ts.Fatalf(usage)
+		}
+	}
+	if len(args) == 0 {
+		ts.Fatalf(usage)
+	}
+	dargs := args[1:]
+	traffic := drainArg(dargs, "--traffic")
+	if traffic == "" {
+		traffic = drainArg(dargs, "--inflight")
+	}
+	P := durArg(ts, dargs, "--pre-drain", 5*time.Second)
+	S := durArg(ts, dargs, "--shutdown-timeout", 20*time.Second)
+	flipMax := durArg(ts, dargs, "--ready-flip-max", time.Second)
+
+	client := truthclient.Start(truthclient.Config{
+		Traffic: traffic, Ready: drainArg(dargs, "--ready"), Live: drainArg(dargs, "--live"),
+		Slow: drainArg(dargs, "--inflight"), Inflight: 2, TrafficAccept: accept,
+		SlowWindow: S + 5*time.Second,
+	})
+	prog, err := lookPath(ts, "healthctl")
+	ts.Check(err)
+	cmd := exec.Command(prog, append([]string{"drain-test", "-o", "json"}, dargs...)...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = scriptEnv(ts)
+	stdout, err := os.Create(ts.MkAbs(name + ".json"))
+	ts.Check(err)
+	defer stdout.Close()
+	cmd.Stdout = stdout
+	pr, err := cmd.StderrPipe()
+	ts.Check(err)
+	errf, err := os.Create(ts.MkAbs(name + ".stderr"))
+	ts.Check(err)
+	defer errf.Close()
+	ts.Check(cmd.Start())
+
+	var (
+		mu      sync.Mutex
+		t0      time.Time
+		sentSig string
+		gone    = make(chan time.Time, 1)
+		started = make(chan int, 1)
+	)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			now := time.Now()
+			fmt.Fprintln(errf, line)
+			if m := startedLine.FindStringSubmatch(line); m != nil {
+				pid, _ := strconv.Atoi(m[1])
+				select {
+				case started <- pid:
+				default:
+				}
+			}
+			if m := sentLine.FindStringSubmatch(line); m != nil {
+				mu.Lock()
+				if t0.IsZero() {
+					t0, sentSig = now, m[1]
+					client.Signalled()
+					pid, _ := strconv.Atoi(m[2])
+					go watchGone(pid, gone)
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	<-readDone
+	werr := cmd.Wait()
+	recs := client.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if t0.IsZero() {
+		ts.Fatalf("drainvs %s: drain-test never sent the signal (%v); its stderr is in %s.stderr", name, werr, name)
+	}
+
+	var rep struct {
+		ExitCode int `json:"exit_code"`
+		Verdicts []struct {
+			Name    string `json:"name"`
+			OK      bool   `json:"ok"`
+			Skipped bool   `json:"skipped"`
+			Detail  string `json:"detail"`
+		} `json:"verdicts"`
+		Timeline []struct {
+			TMS    float64 `json:"t_ms"`
+			Event  string  `json:"event"`
+			Detail string  `json:"detail"`
+		} `json:"timeline"`
+	}
+	data, err := os.ReadFile(ts.MkAbs(name + ".json"))
+	ts.Check(err)
+	if err := json.Unmarshal(data, &rep); err != nil {
+		ts.Fatalf("drainvs %s: drain-test's JSON: %v (%s)", name, err, data)
+	}
+	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, Sent: signalNumber(sentSig)}
+	select {
+	case at := <-gone:
+		p.Gone, p.GoneAt = true, at
+	default:
+	}
+	// The exit status: only drain-test, the service's parent, can read it;
+	// the truth applies its own rule to the raw status.
+	for _, e := range rep.Timeline {
+		switch e.Event {
+		case "killed":
+			p.Killed = true
+		case "exit":
+			if m := exitCodeRe.FindStringSubmatch(e.Detail); m != nil {
+				p.ExitKnown = true
+				p.ExitCode, _ = strconv.Atoi(m[1])
+			} else if m := killedByRe.FindStringSubmatch(e.Detail); m != nil {
+				p.ExitKnown, p.ExitSignal = true, signalNumber(m[1])
+			}
+		}
+	}
+	truth := truthclient.Judge(recs, p)
+	ts.Check(os.WriteFile(ts.MkAbs(name+".truth"), []byte(truth.String()), 0o644))
+	ts.Check(os.WriteFile(ts.MkAbs(name+".log"), []byte(truthclient.Log(recs, t0)), 0o644))
+	var failed, table []string
+	for _, v := range rep.Verdicts {
+		state := "ok"
+		if !v.OK {
+			failed = append(failed, v.Name)
+			state = "FAIL"
+		} else if v.Skipped {
+			state = "skipped"
+		}
+		table = append(table, fmt.Sprintf("  %-28s %-7s %s", v.Name, state, v.Detail))
+	}
+	ts.Logf("drainvs %s: truth:\n%sdrain-test (exit %d):\n%s", name, truth, rep.ExitCode, strings.Join(table, "\n"))
+	if d := truthclient.Agree(truth, failed); len(d) > 0 {
+		ts.Fatalf("drainvs %s: drain-test disagrees with what clients saw:\n  %s", name, strings.Join(d, "\n  "))
+	}
+	if truth.OK() != (rep.ExitCode == 0) {
+		ts.Fatalf("drainvs %s: truth says %v, drain-test exited %d", name, truth.OK(), rep.ExitCode)
+	}
+}
+
+// watchGone sends when pid is gone (or a zombie), polling /proc every 2 ms
+// for at most a minute.
+func watchGone(pid int, gone chan<- time.Time) {
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(2 * time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			gone <- time.Now()
+			return
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+			gone <- time.Now()
+			return
+		}
+	}
+}
+
+func signalNumber(name string) int {
+	for n := 1; n < 65; n++ {
+		if "SIG"+strings.TrimPrefix(strings.ToUpper(syscall.Signal(n).String()), "SIG") == name {
+			return n
+		}
+	}
+	switch strings.TrimPrefix(name, "SIG") {
+	case "TERM":
+		return int(syscall.SIGTERM)
+	case "INT":
+		return int(syscall.SIGINT)
+	case "QUIT":
+		return int(syscall.SIGQUIT)
+	case "HUP":
+		return int(syscall.SIGHUP)
+	case "USR1":
+		return int(syscall.SIGUSR1)
+	case "USR2":
+		return int(syscall.SIGUSR2)
+	case "WINCH":
+		return int(syscall.SIGWINCH)
+	}
+	return 0
+}
