@@ -65,8 +65,8 @@ type Record struct {
 // Get makes one GET on a fresh connection to rawURL (http only), bounded
 // by window from the moment it was made, and says what it got. accept
 // says which statuses count as served (nil: 200-399).
-func Get(ctx context.Context, rawURL string, window time.Duration, accept func(int) bool) Record {
-	r := Record{Made: time.Now()}
+func Get(ctx context.Context, rawURL string, window time.Duration, accept func(int) bool) (r Record) {
+	r.Made = time.Now()
 	defer func() { r.Ended = time.Now() }()
 	if accept == nil {
 		accept = func(s int) bool { return s >= 200 && s < 400 }

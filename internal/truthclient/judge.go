@@ -168,8 +168,8 @@ func Judge(recs []Record, p Params) Truth {
 	// request made just before the signal may not have reached the server.
 	inflight := 0
 	for _, r := range recs {
-		if r.Kind != KindInflight || !r.Made.Before(p.T0) || (r.Ended.Before(p.T0) && r.Outcome == Served) {
-			continue
+		if r.Kind != KindInflight || !r.Made.Before(p.T0) || r.Ended.Before(p.T0) {
+			continue // not in flight at the signal
 		}
 		at := rel(r.Made, p.T0)
 		inflight++

@@ -30,6 +30,7 @@ type Options struct {
 	Argv                        []string // --exec split, or the words after --
 	Pid                         int
 	ready, live, inflight       string
+	traffic, trafficExpect      string
 	PreDrain, Shutdown, FlipMax time.Duration
 	readyTimeout                time.Duration
 	signal                      string
@@ -94,6 +95,8 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
 	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
+	fl.StringVar(&opts.traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 50 ms through the pre-drain and on to the exit (default: the --inflight URL)")
+	fl.StringVar(&opts.trafficExpect, "traffic-expect", "", "statuses that serve a traffic request (default 200-399), e.g. 200,204 or 200-299")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
 	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
@@ -168,9 +171,9 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	case n > 1:
 		return cli.UsageErrorf("--exec, --pid and a command after -- are mutually exclusive")
 	}
-	for _, u := range []struct{ flag, val string }{{"--ready", o.ready}, {"--live", o.live}, {"--inflight", o.inflight}} {
+	for _, u := range []struct{ flag, val string }{{"--ready", o.ready}, {"--live", o.live}, {"--inflight", o.inflight}, {"--traffic", o.traffic}} {
 		if u.val == "" {
-			if u.flag == "--inflight" {
+			if u.flag == "--inflight" || u.flag == "--traffic" {
 				continue
 			}
 			return cli.UsageErrorf("%s URL is required", u.flag)
@@ -192,7 +195,7 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 		return nil, err
 	}
 	out := map[drain.Probe]*probe.Options{}
-	for which, u := range map[drain.Probe]string{drain.Ready: o.ready, drain.Live: o.live, drain.Inflight: o.inflight, drain.Traffic: trafficURL(o.inflight)} {
+	for which, u := range map[drain.Probe]string{drain.Ready: o.ready, drain.Live: o.live, drain.Inflight: o.inflight, drain.Traffic: o.trafficURL()} {
 		if u == "" {
 			continue
 		}
@@ -205,17 +208,13 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 	return out, nil
 }
 
-// trafficURL is the traffic endpoint: --inflight's scheme and host:port,
-// path / ("" without --inflight). Any answer below 500 there is served.
-func trafficURL(inflight string) string {
-	if inflight == "" {
-		return ""
+// trafficURL is the traffic endpoint: --traffic, else the --inflight URL
+// itself (the app's path, not /), else none.
+func (o *Options) trafficURL() string {
+	if o.traffic != "" {
+		return o.traffic
 	}
-	pu, err := url.Parse(inflight)
-	if err != nil {
-		return ""
-	}
-	return (&url.URL{Scheme: pu.Scheme, User: pu.User, Host: pu.Host, Path: "/"}).String()
+	return o.inflight
 }
 
 func lintRun(f *cli.Factory, o *Options) error {
@@ -269,7 +268,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	cfg := drain.Config{
 		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: trafficURL(o.inflight),
+		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: o.trafficURL(),
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 	}
