@@ -285,9 +285,9 @@ func Start(cfg Config) *Client {
 		go c.every(kind, u, accept)
 	}
 	if cfg.Slow != "" {
-		for range cfg.Inflight {
+		for i := range cfg.Inflight {
 			c.slow.Add(1)
-			go c.keepInflight()
+			go c.keepInflight(time.Duration(i) * 300 * time.Millisecond)
 		}
 	}
 	return c
@@ -317,8 +317,10 @@ func (c *Client) every(kind, u string, accept func(int) bool) {
 
 // keepInflight keeps one slow request running until the signal: a new
 // one as soon as the last ended (or, refused, 20 ms later).
-func (c *Client) keepInflight() {
+func (c *Client) keepInflight(stagger time.Duration) {
 	defer c.slow.Done()
+	// Staggered: their restarts do not all fall just before the signal.
+	time.Sleep(stagger)
 	for {
 		select {
 		case <-c.signalled:

@@ -181,13 +181,19 @@ func Judge(recs []Record, p Params) Truth {
 		if !bad && r.Delimited && p.Gone && r.Ended.After(p.GoneAt.Add(-100*time.Millisecond)) {
 			bad, why = true, "a body without a length ended with the process"
 		}
+		edge := ""
+		if !r.Outcome.Answered() {
+			// Refused or reset before any answer: made just before the
+			// signal, it may never have reached the server.
+			edge = "the signal"
+		}
 		if bad {
-			violate(InflightAborted, "the signal", at, -Margin, fmt.Sprintf("an in-flight request made at %s got %s at %s", msOf(at), why, msOf(rel(r.Ended, p.T0))))
+			violate(InflightAborted, edge, at, -Margin, fmt.Sprintf("an in-flight request made at %s got %s at %s", msOf(at), why, msOf(rel(r.Ended, p.T0))))
 		}
 	}
 	if inflight == 0 && p.Sent != 0 {
 		t.Open[InflightAborted] = "no request of the truth client was in flight at the signal"
-	} else if _, bad := t.Violated[InflightAborted]; !bad {
+	} else if _, bad := t.Violated[InflightAborted]; !bad && t.Open[InflightAborted] == "" {
 		t.Seen = append(t.Seen, fmt.Sprintf("%d of %d in-flight requests completed", inflight, inflight))
 	}
 

@@ -101,7 +101,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
 	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
 	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
-	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
+	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent, by name or number (TERM, INT, QUIT, HUP, USR1, USR2, WINCH for Apache httpd, …)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
 	opts.probe.Register(fl)
 	return cmd
@@ -136,8 +136,11 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		return cli.UsageErrorf("--ready-flip-max and --ready-timeout must be more than 0")
 	}
 	sig, err := proc.ParseSignal(o.signal)
-	if err != nil || sig == syscall.SIGKILL {
-		return cli.UsageErrorf("--signal %q: want one of TERM, INT, QUIT, HUP, USR1, USR2 (KILL cannot be handled, there is nothing to test)", o.signal)
+	if err != nil {
+		return cli.UsageErrorf("--signal %v", err)
+	}
+	if sig == syscall.SIGKILL || proc.SignalName(sig) == "SIGSTOP" {
+		return cli.UsageErrorf("--signal %q: %s cannot be handled, there is nothing to test", o.signal, proc.SignalName(sig))
 	}
 	o.Sig = sig
 	n := 0
