@@ -59,6 +59,14 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 	tp.Took = time.Since(tp.start)
 	if res.HTTPStatus != 0 {
 		tp.Status = res.HTTPStatus
+		switch res.Reason {
+		case classify.OK, classify.HTTPStatus, classify.Redirect, classify.ConditionFailed, "":
+		default:
+			// An answer whose body did not arrive whole (shorter than
+			// its Content-Length, no last chunk, a reset or a stall
+			// while reading it): answered, not served.
+			tp.Cut, tp.Err = true, string(res.Reason)
+		}
 		return tp
 	}
 	tp.Refused = res.Reason == classify.ConnRefused

@@ -33,9 +33,11 @@ type Config struct {
 	Pid int
 	// ReadyURL and LiveURL are polled; InflightURL (optional) answers slowly.
 	ReadyURL, LiveURL, InflightURL string
-	// TrafficURL (optional, from InflightURL's host:port) gets a short
-	// request every TrafficInterval during [0, P).
+	// TrafficURL (optional: --traffic, else InflightURL) gets a new request
+	// on a fresh connection every TrafficInterval from the signal to the
+	// exit; TrafficOK says which statuses serve it (nil: 200-399).
 	TrafficURL string
+	TrafficOK  func(status int) bool
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
@@ -56,8 +58,8 @@ type Config struct {
 const Interval = 50 * time.Millisecond
 
 // TrafficInterval is how often the traffic endpoint gets a new request
-// during the pre-drain.
-const TrafficInterval = 100 * time.Millisecond
+// (20 a second) from the signal to the exit.
+const TrafficInterval = 50 * time.Millisecond
 
 // KillMargin is how long past S drain-test waits before it kills.
 func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }
@@ -96,7 +98,15 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		cfg.Inflight = 2
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
+	obs.SignalNumber = int(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
+	obs.TrafficOK = cfg.TrafficOK
+	obs.Endpoints = map[Probe]string{}
+	for which, u := range map[Probe]string{Ready: cfg.ReadyURL, Live: cfg.LiveURL, Inflight: cfg.InflightURL, Traffic: cfg.TrafficURL} {
+		if u != "" {
+			obs.Endpoints[which] = redactURL(u)
+		}
+	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
@@ -429,7 +439,7 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	}
 	specs := []pollSpec{{Ready, Interval, time.Time{}}, {Live, Interval, time.Time{}}}
 	if ep[Traffic] != nil {
-		specs = append(specs, pollSpec{Traffic, TrafficInterval, t0.Add(cfg.Settings.PreDrain)})
+		specs = append(specs, pollSpec{Traffic, TrafficInterval, time.Time{}})
 	}
 	for _, p := range specs {
 		w.wg.Add(1)
@@ -448,26 +458,30 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	return w
 }
 
-// pollEvery polls u every interval, start to start, until ctx ends or, when
-// until is set, until then.
+// pollEvery makes a new poll every interval, start to start, each on its
+// own goroutine (a poll that hangs for its whole window does not delay the
+// next: a stall is seen when it begins), until ctx ends or, when until is
+// set, until then.
 func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval time.Duration, until time.Time) {
-	next := time.Now()
+	var polls sync.WaitGroup
+	defer polls.Wait()
+	t := time.NewTicker(interval)
+	defer t.Stop()
 	for ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
-		tp := poll(ctx, opts, which)
-		if ctx.Err() != nil && tp.Status == 0 {
-			return // cut by the end of the watch, not by the service
-		}
-		w.mu.Lock()
-		w.polls = append(w.polls, tp)
-		w.mu.Unlock()
-		next = next.Add(interval)
-		if d := time.Until(next); d > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
+		polls.Add(1)
+		crash.Go(func() {
+			defer polls.Done()
+			tp := poll(ctx, opts, which)
+			if ctx.Err() != nil && tp.Status == 0 {
+				return // cut by the end of the watch, not by the service
 			}
-		} else {
-			next = time.Now()
+			w.mu.Lock()
+			w.polls = append(w.polls, tp)
+			w.mu.Unlock()
+		})
+		select {
+		case <-ctx.Done():
+		case <-t.C:
 		}
 	}
 }
@@ -540,7 +554,7 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 	}
 	for _, r := range in.got {
 		q := r.Request
-		q.End = r.end.Sub(t0)
+		q.Made, q.End = r.made.Sub(t0), r.end.Sub(t0)
 		obs.Inflight = append(obs.Inflight, q)
 	}
 	for _, e := range w.ka {
@@ -646,15 +660,17 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// timedRequest is a Request with the wall-clock time it ended.
+// timedRequest is a Request with the wall-clock times it was made and
+// ended.
 type timedRequest struct {
 	Request
-	end time.Time
+	made, end time.Time
 }
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
 func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrote chan<- struct{}) (r timedRequest) {
+	r.made = time.Now()
 	defer func() { r.end = time.Now() }()
 	req, err := newRequest(ctx, opts)
 	if err != nil {

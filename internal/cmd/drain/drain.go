@@ -31,6 +31,7 @@ type Options struct {
 	Pid                         int
 	ready, live, inflight       string
 	traffic, trafficExpect      string
+	trafficOK                   func(int) bool
 	PreDrain, Shutdown, FlipMax time.Duration
 	readyTimeout                time.Duration
 	signal                      string
@@ -143,6 +144,16 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		return cli.UsageErrorf("--signal %q: %s cannot be handled, there is nothing to test", o.signal, proc.SignalName(sig))
 	}
 	o.Sig = sig
+	if o.trafficExpect != "" {
+		set, err := probe.ParseStatusSet(o.trafficExpect)
+		if err != nil {
+			return cli.UsageErrorf("--traffic-expect %q: %v", o.trafficExpect, err)
+		}
+		if o.traffic == "" && o.inflight == "" {
+			return cli.UsageErrorf("--traffic-expect needs a traffic endpoint: --traffic URL or --inflight URL")
+		}
+		o.trafficOK = set.Contains
+	}
 	n := 0
 	if o.exec != "" {
 		n++
@@ -271,7 +282,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	cfg := drain.Config{
 		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: o.trafficURL(),
+		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: o.trafficURL(), TrafficOK: o.trafficOK,
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 	}
@@ -319,10 +330,13 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	}
 	if f.JSON() {
 		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
-			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas}
+			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas, Requests: r.Requests}
 		if interrupted {
 			// Cut short: what was seen is not a shutdown to judge.
 			j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
+		}
+		if j.Requests == nil {
+			j.Requests = []drain.Record{}
 		}
 		if j.Timeline == nil {
 			j.Timeline = []drain.Event{}

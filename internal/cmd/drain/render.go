@@ -24,6 +24,9 @@ type drainJSON struct {
 	Verdicts      []drain.Verdict `json:"verdicts"`
 	Timeline      []drain.Event   `json:"timeline"`
 	Formulas      []drain.Formula `json:"formulas"`
+	// Requests is the request log: every request drain-test made, by the
+	// time it was made.
+	Requests []drain.Record `json:"requests"`
 }
 
 // lintJSON is `drain-test --manifest FILE -o json`.
