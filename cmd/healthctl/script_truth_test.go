@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // The differential test's script command:
@@ -30,10 +32,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/healthctl/healthctl/internal/truthclient"
 )
@@ -241,8 +243,26 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 	if d := truthclient.Agree(truth, failed); len(d) > 0 {
 		ts.Fatalf("drainvs %s: drain-test disagrees with what clients saw:\n  %s", name, strings.Join(d, "\n  "))
 	}
-	if truth.OK() != (rep.ExitCode == 0) {
-		ts.Fatalf("drainvs %s: truth says %v, drain-test exited %d", name, truth.OK(), rep.ExitCode)
+	// Where both saw the listener fail, they must say when: the first
+	// failed connection, by the time it was made, within 50 ms.
+	madeAt := regexp.MustCompile(`made at (-?\d+) ms`)
+	for _, v := range rep.Verdicts {
+		why, violated := truth.Violated[v.Name]
+		if v.OK || !violated || v.Name != truthclient.ListenerClosedEarly {
+			continue
+		}
+		d, t := madeAt.FindStringSubmatch(v.Detail), madeAt.FindStringSubmatch(why)
+		if d == nil || t == nil {
+			ts.Fatalf("drainvs %s: %s: no \"made at N ms\" in drain-test's %q or the truth's %q", name, v.Name, v.Detail, why)
+		}
+		dm, _ := strconv.Atoi(d[1])
+		tm, _ := strconv.Atoi(t[1])
+		if dm-tm > 50 || tm-dm > 50 {
+			ts.Fatalf("drainvs %s: %s at %d ms, but the truth client's first failed connection was made at %d ms", name, v.Name, dm, tm)
+		}
+	}
+	if rep.ExitCode != 0 && rep.ExitCode != 7 {
+		ts.Fatalf("drainvs %s: drain-test exited %d: neither PASS (0) nor FAIL (7)", name, rep.ExitCode)
 	}
 }
 
@@ -264,26 +284,5 @@ func watchGone(pid int, gone chan<- time.Time) {
 }
 
 func signalNumber(name string) int {
-	for n := 1; n < 65; n++ {
-		if "SIG"+strings.TrimPrefix(strings.ToUpper(syscall.Signal(n).String()), "SIG") == name {
-			return n
-		}
-	}
-	switch strings.TrimPrefix(name, "SIG") {
-	case "TERM":
-		return int(syscall.SIGTERM)
-	case "INT":
-		return int(syscall.SIGINT)
-	case "QUIT":
-		return int(syscall.SIGQUIT)
-	case "HUP":
-		return int(syscall.SIGHUP)
-	case "USR1":
-		return int(syscall.SIGUSR1)
-	case "USR2":
-		return int(syscall.SIGUSR2)
-	case "WINCH":
-		return int(syscall.SIGWINCH)
-	}
-	return 0
+	return int(unix.SignalNum("SIG" + strings.TrimPrefix(strings.ToUpper(name), "SIG")))
 }

@@ -360,7 +360,7 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 			continue
 		}
 		n++
-		hung := !p.answered() && !p.Refused && strings.Contains(p.Err, "timeout") && portAnswered(o, p, 2*Interval)
+		hung := !p.answered() && !p.Refused && strings.Contains(p.Err, "timeout") && portAnswered(o, p)
 		if bad < 0 && ((p.answered() && !okStatus(p.Status)) || hung) {
 			bad = i
 		}
@@ -389,7 +389,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 			continue
 		}
 		unanswered := !p.answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
-		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p, 2*Interval) {
+		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
 			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
 		}
 		if unanswered && (closed < 0 || p.At < closed) {
@@ -582,6 +582,8 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
 	case x.Signal != "" && x.Signal == o.Signal && flip >= 0 && (closed < 0 || closed >= P):
 		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (@godaddy/terminus: useExit0: true)", o.Signal, ms(flip), o.Signal))
+	case x.Signal != "" && x.Signal != o.Signal:
+		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
 		return verdict(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
 	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber:

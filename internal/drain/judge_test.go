@@ -209,6 +209,10 @@ func TestJudgeExitDetails(t *testing.T) {
 	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "did not handle SIGTERM") {
 		t.Errorf("killed without a drain: %+v", d)
 	}
+	o.Exit.Signal = "SIGSEGV"
+	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "killed by SIGSEGV, not by the SIGTERM sent") {
+		t.Errorf("crashed: %+v", d)
+	}
 }
 
 func TestJudgeAttributesByTimeMade(t *testing.T) {

@@ -3,7 +3,6 @@ package drain
 import (
 	"fmt"
 	"sort"
-	"time"
 )
 
 // The kinds of request in the request log, besides the polled endpoints
@@ -133,15 +132,17 @@ func requestLog(o Observation) []Record {
 // hostOf is the endpoint's host:port ("" when unknown).
 func (o Observation) hostOf(p Probe) string { return hostPort(o.Endpoints[p]) }
 
-// portAnswered says another request to the same host:port as p, made
-// within slack of at, got an answer: the listener was up then.
-func portAnswered(o Observation, p Poll, slack time.Duration) bool {
+// portAnswered says the port of p still answered other requests made
+// after it: one made between a quarter of a poll interval and three
+// intervals later got an answer. A port that closed as p was made answers
+// nothing made after it.
+func portAnswered(o Observation, p Poll) bool {
 	h := o.hostOf(p.Probe)
 	if h == "" {
 		return false
 	}
 	for _, q := range o.Polls {
-		if q.answered() && o.hostOf(q.Probe) == h && q.At >= p.At-slack && q.At <= p.At+slack {
+		if q.answered() && o.hostOf(q.Probe) == h && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval {
 			return true
 		}
 	}

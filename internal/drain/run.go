@@ -58,8 +58,9 @@ type Config struct {
 const Interval = 50 * time.Millisecond
 
 // TrafficInterval is how often the traffic endpoint gets a new request
-// (20 a second) from the signal to the exit.
-const TrafficInterval = 50 * time.Millisecond
+// (50 a second) from the signal to the exit: a listener that stops
+// accepting is seen within 20 ms of its first failed connection.
+const TrafficInterval = 20 * time.Millisecond
 
 // KillMargin is how long past S drain-test waits before it kills.
 func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }

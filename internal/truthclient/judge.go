@@ -182,9 +182,10 @@ func Judge(recs []Record, p Params) Truth {
 			bad, why = true, "a body without a length ended with the process"
 		}
 		edge := ""
-		if !r.Outcome.Answered() {
-			// Refused or reset before any answer: made just before the
-			// signal, it may never have reached the server.
+		if !r.Outcome.Answered() && r.Ended.Before(p.T0.Add(Margin)) {
+			// Refused or reset before any answer, just as the signal went
+			// out: made just before it, it may never have reached the
+			// server (one the server held for longer was in flight).
 			edge = "the signal"
 		}
 		if bad {

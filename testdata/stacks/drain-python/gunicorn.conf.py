@@ -7,7 +7,7 @@ import os
 import signal
 import threading
 
-graceful_timeout = 3
+graceful_timeout = 2
 
 
 def when_ready(server):
