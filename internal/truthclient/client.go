@@ -239,8 +239,9 @@ type Config struct {
 	// until Signalled.
 	Slow     string
 	Inflight int
-	// Interval between requests of each kind, start to start (20 ms).
-	Interval time.Duration
+	// Interval between traffic requests, start to start (20 ms);
+	// PollInterval between readiness and liveness polls (50 ms).
+	Interval, PollInterval time.Duration
 	// Window bounds one request (1 s); SlowWindow one in-flight request.
 	Window, SlowWindow time.Duration
 	// TrafficAccept says which traffic statuses are served (nil: 200-399).
@@ -265,6 +266,9 @@ func Start(cfg Config) *Client {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 20 * time.Millisecond
 	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 50 * time.Millisecond
+	}
 	if cfg.Window <= 0 {
 		cfg.Window = time.Second
 	}
@@ -281,8 +285,12 @@ func Start(cfg Config) *Client {
 		if kind == KindTraffic {
 			accept = cfg.TrafficAccept
 		}
+		every := cfg.PollInterval
+		if kind == KindTraffic {
+			every = cfg.Interval
+		}
 		c.wg.Add(1)
-		go c.every(kind, u, accept)
+		go c.every(kind, u, every, accept)
 	}
 	if cfg.Slow != "" {
 		for i := range cfg.Inflight {
@@ -295,9 +303,9 @@ func Start(cfg Config) *Client {
 
 // every makes a request every Interval, each on its own goroutine, so
 // that a request that hangs does not delay the next.
-func (c *Client) every(kind, u string, accept func(int) bool) {
+func (c *Client) every(kind, u string, interval time.Duration, accept func(int) bool) {
 	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.Interval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		c.wg.Add(1)
