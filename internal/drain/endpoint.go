@@ -48,12 +48,19 @@ func (cfg Config) endpoints() endpoints {
 // the kubelet does), bounded by pollTimeout: its failure carries the
 // probe's classified reason.
 func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
+	return pollWithin(ctx, opts, which, pollTimeout)
+}
+
+// pollWithin is poll with window bounding the answer (the connection is
+// bounded by pollTimeout all the same: one not accepted by then is not
+// answered).
+func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window time.Duration) timedPoll {
 	tp := timedPoll{Poll: Poll{Probe: which}, start: time.Now()}
 	o := *opts
 	o.Follow = 0 // the kubelet's 3xx is an answer
 	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, pollTimeout), pollTimeout)
-	o.ReadTimeout = min(nonZero(o.ReadTimeout, pollTimeout), pollTimeout)
-	o.MaxTime = pollTimeout
+	o.ReadTimeout = min(nonZero(o.ReadTimeout, window), window)
+	o.MaxTime = window
 	o.Expect = probe.Expectations{} // the status is judged here, 200-399
 	res := probe.Run(ctx, &o)
 	tp.Took = time.Since(tp.start)

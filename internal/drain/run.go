@@ -62,6 +62,12 @@ const Interval = 50 * time.Millisecond
 // accepting is seen within 20 ms of its first failed connection.
 const TrafficInterval = 20 * time.Millisecond
 
+// TrafficWindow bounds the answer to one traffic request, its whole body
+// included: the traffic endpoint defaults to the slow --inflight URL, so a
+// slow answer is not a failure; a connection not accepted within a second
+// is (the answer is judged by when the request was made).
+func TrafficWindow(s time.Duration) time.Duration { return max(pollTimeout, min(s, 5*time.Second)) }
+
 // KillMargin is how long past S drain-test waits before it kills.
 func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }
 
@@ -436,17 +442,17 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	type pollSpec struct {
 		probe    Probe
 		interval time.Duration
-		until    time.Time // zero: until cancel
+		window   time.Duration
 	}
-	specs := []pollSpec{{Ready, Interval, time.Time{}}, {Live, Interval, time.Time{}}}
+	specs := []pollSpec{{Ready, Interval, pollTimeout}, {Live, Interval, pollTimeout}}
 	if ep[Traffic] != nil {
-		specs = append(specs, pollSpec{Traffic, TrafficInterval, time.Time{}})
+		specs = append(specs, pollSpec{Traffic, TrafficInterval, TrafficWindow(cfg.Settings.ShutdownTimeout)})
 	}
 	for _, p := range specs {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.until)
+			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.window)
 		})
 	}
 	if ka.conn != nil {
@@ -461,18 +467,18 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 
 // pollEvery makes a new poll every interval, start to start, each on its
 // own goroutine (a poll that hangs for its whole window does not delay the
-// next: a stall is seen when it begins), until ctx ends or, when until is
-// set, until then.
-func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval time.Duration, until time.Time) {
+// next: a stall is seen when it begins), until ctx ends. window bounds each
+// answer.
+func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
 	var polls sync.WaitGroup
 	defer polls.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for ctx.Err() == nil && (until.IsZero() || time.Now().Before(until)) {
+	for ctx.Err() == nil {
 		polls.Add(1)
 		crash.Go(func() {
 			defer polls.Done()
-			tp := poll(ctx, opts, which)
+			tp := pollWithin(ctx, opts, which, window)
 			if ctx.Err() != nil && tp.Status == 0 {
 				return // cut by the end of the watch, not by the service
 			}
