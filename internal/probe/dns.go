@@ -3,17 +3,15 @@ package probe
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/dnsrcode"
 )
 
 // resolver uses Go's own resolver (PreferGo), so tests under -race (cgo) and
@@ -153,7 +151,7 @@ func addrKind(network string) string {
 func (p *run) askAgain(ctx context.Context, host, network string) classify.DNSAnswer {
 	server := p.opts.DNSServer
 	if server == "" {
-		ns, err := firstNameserver("/etc/resolv.conf")
+		ns, err := dnsrcode.FirstNameserver("/etc/resolv.conf")
 		if err != nil || ns == "" {
 			return classify.DNSUnknown
 		}
@@ -163,7 +161,7 @@ func (p *run) askAgain(ctx context.Context, host, network string) classify.DNSAn
 	if network == "ip6" {
 		qtype = dnsmessage.TypeAAAA
 	}
-	rcode, err := exchangeRcode(ctx, server, strings.TrimSuffix(host, ".")+".", qtype)
+	rcode, err := dnsrcode.Query(ctx, server, strings.TrimSuffix(host, ".")+".", qtype)
 	if err != nil {
 		return classify.DNSUnknown
 	}
@@ -174,75 +172,4 @@ func (p *run) askAgain(ctx context.Context, host, network string) classify.DNSAn
 		return classify.DNSNoRecords
 	}
 	return classify.DNSUnknown
-}
-
-// askTimeout bounds each of askAgain's dial, write and read, within the
-// context's deadline.
-const askTimeout = 2 * time.Second
-
-// exchangeRcode sends one recursive query for name (fully qualified) over
-// UDP and returns the rcode of the answer with the same ID, skipping
-// answers to other IDs (to earlier queries that timed out).
-func exchangeRcode(ctx context.Context, server, name string, qtype dnsmessage.Type) (dnsmessage.RCode, error) {
-	n, err := dnsmessage.NewName(name)
-	if err != nil {
-		return 0, err
-	}
-	id := uint16(rand.Uint32())
-	b := dnsmessage.NewBuilder(make([]byte, 0, 512), dnsmessage.Header{ID: id, RecursionDesired: true})
-	if err := b.StartQuestions(); err != nil {
-		return 0, err
-	}
-	if err := b.Question(dnsmessage.Question{Name: n, Type: qtype, Class: dnsmessage.ClassINET}); err != nil {
-		return 0, err
-	}
-	q, err := b.Finish()
-	if err != nil {
-		return 0, err
-	}
-	d := net.Dialer{Timeout: askTimeout}
-	conn, err := d.DialContext(ctx, "udp", server)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	deadline := time.Now().Add(askTimeout)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	conn.SetDeadline(deadline)
-	if _, err := conn.Write(q); err != nil {
-		return 0, err
-	}
-	buf := make([]byte, 512)
-	for {
-		k, err := conn.Read(buf)
-		if err != nil {
-			return 0, err
-		}
-		var pr dnsmessage.Parser
-		h, err := pr.Start(buf[:k])
-		if err != nil {
-			return 0, err
-		}
-		if h.ID == id {
-			return h.RCode, nil
-		}
-	}
-}
-
-// firstNameserver returns the first "nameserver" entry of a resolv.conf
-// file, or "" when it has none.
-func firstNameserver(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 1 && f[0] == "nameserver" {
-			return f[1], nil
-		}
-	}
-	return "", nil
 }

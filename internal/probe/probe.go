@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // exchange is one protocol's conversation with the target, over the run's
@@ -276,7 +277,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		err = p.windowed(err, context.Cause(ctx), ex.answered(), &obs, &f, res)
 	}
 	ex.describe(err, now, res, &obs, &f)
-	res.TLS = tlsInfo(p.tlsState, err, now)
+	res.TLS = tlsinfo.Describe(p.tlsState, err, now)
 	if len(p.attempts) > 1 {
 		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
 		for i := range res.DialAttempts {

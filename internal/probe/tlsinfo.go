@@ -3,65 +3,8 @@ package probe
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
-	"time"
 )
-
-// tlsInfo describes the handshake from its state, or, when verification
-// failed (the state is then empty), from the chain the server presented.
-func tlsInfo(cs *tls.ConnectionState, err error, now time.Time) *TLSInfo {
-	if cs != nil {
-		return &TLSInfo{
-			Version: tls.VersionName(cs.Version),
-			Cipher:  tls.CipherSuiteName(cs.CipherSuite),
-			Chain:   chain(cs.PeerCertificates, now),
-		}
-	}
-	var cv *tls.CertificateVerificationError
-	if errors.As(err, &cv) {
-		return &TLSInfo{Chain: chain(cv.UnverifiedCertificates, now)}
-	}
-	return nil
-}
-
-func chain(certs []*x509.Certificate, now time.Time) []CertInfo {
-	out := make([]CertInfo, 0, len(certs))
-	for _, c := range certs {
-		sans := append([]string(nil), c.DNSNames...)
-		for _, ip := range c.IPAddresses {
-			sans = append(sans, ip.String())
-		}
-		for _, u := range c.URIs {
-			sans = append(sans, u.String())
-		}
-		sans = append(sans, c.EmailAddresses...)
-		if sans == nil {
-			sans = []string{}
-		}
-		out = append(out, CertInfo{
-			Subject:   c.Subject.String(),
-			Issuer:    c.Issuer.String(),
-			SANs:      sans,
-			NotBefore: c.NotBefore.UTC(),
-			NotAfter:  c.NotAfter.UTC(),
-			DaysLeft:  DaysLeft(c.NotAfter, now),
-		})
-	}
-	return out
-}
-
-// DaysLeft is the number of whole days until notAfter, rounded toward zero
-// (29.5 days left is 29), except that an expired certificate is at least
-// -1: one that expired a day ago is -1, an hour ago -1 too.
-func DaysLeft(notAfter, now time.Time) int {
-	d := notAfter.Sub(now)
-	days := int(d / (24 * time.Hour))
-	if d < 0 && days == 0 {
-		return -1
-	}
-	return days
-}
 
 // tlsConfig is the TLS capture every protocol's handshake goes through:
 // the options' configuration, with the chain verified after the handshake
