@@ -32,6 +32,13 @@ func DefaultPort(scheme string) string {
 	return "80"
 }
 
+// Target is where a Location sends a request to base: resolved against
+// it; ok is false when it is not an http(s) URL.
+func Target(base *url.URL, loc string) (u *url.URL, ok bool) {
+	u, err := base.Parse(loc)
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https")
+}
+
 // Origin is scheme://host:port with the default port made explicit and the
 // host in lower case.
 func Origin(u *url.URL) string {

@@ -71,23 +71,16 @@ func runAll(ctx context.Context, opts *Options) Result {
 // --dns-server, -4/-6), within the connect window; nil when it does not
 // resolve (the probe then reports why).
 func addressesOf(ctx context.Context, opts *Options, host, port string) []netip.Addr {
-	var addrs []netip.Addr
-	if as, ok := opts.Resolve[strings.ToLower(host)+":"+port]; ok {
-		for _, a := range as {
-			addrs = append(addrs, netip.MustParseAddr(a))
-		}
-	} else if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{ip}
-	} else {
+	addrs, fixed := opts.fixedAddrs(host, port)
+	if !fixed {
 		ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()
-		if addrs, err = newRun(opts, hooks{}).lookup(ctx, host); err != nil {
+		var err error
+		if addrs, _, err = newRun(opts, hooks{}).dns.Lookup(ctx, host); err != nil {
 			return nil
 		}
 	}
-	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
-		return (opts.Network == "tcp4" && family(a) != 4) || (opts.Network == "tcp6" && family(a) != 6)
-	})
+	addrs = opts.ofFamily(addrs)
 	for i := range addrs {
 		addrs[i] = addrs[i].Unmap()
 	}

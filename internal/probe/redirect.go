@@ -59,8 +59,8 @@ func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Reques
 			return ex
 		}
 		ex.location = loc
-		next, err := req.URL.Parse(loc)
-		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
+		next, ok := follow.Target(req.URL, loc)
+		if !ok {
 			ex.badLocation = true
 			return ex
 		}
@@ -110,8 +110,8 @@ func DefaultPort(scheme string) string { return follow.DefaultPort(scheme) }
 // redirect describes the final answer's Location: resolved against the
 // request URL and redacted, or, when it is not a URL, the raw text redacted.
 func (p *run) redirect(base *url.URL, loc string) *Redirect {
-	u, err := base.Parse(loc)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	u, ok := follow.Target(base, loc)
+	if !ok {
 		return &Redirect{Location: p.opts.Redactor.RawURL(loc), Invalid: true}
 	}
 	return &Redirect{

@@ -10,7 +10,7 @@ import (
 // Phase names a step of a probe, in the order they happen.
 type Phase string
 
-// The phases a probe records (SPEC.md §3). ttfb runs from the request
+// The phases a probe records. ttfb runs from the request
 // written to the first response byte; writing the request (usually
 // microseconds) is in no phase of its own, only in total.
 const (

@@ -1,4 +1,4 @@
-package dnsrcode
+package resolve
 
 import (
 	"context"

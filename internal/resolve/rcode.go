@@ -1,7 +1,4 @@
-// Package dnsrcode asks a DNS server one question directly and returns the
-// answer's rcode: Go's resolver reports NXDOMAIN and an empty NOERROR
-// answer alike ("no such host"), and a probe must tell them apart.
-package dnsrcode
+package resolve
 
 import (
 	"context"
