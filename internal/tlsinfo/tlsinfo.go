@@ -1,13 +1,15 @@
 // Package tlsinfo describes a TLS handshake from its state, or, when
 // verification failed, from the chain the server presented: version,
 // cipher, and each certificate's subject, issuer, names and validity.
-// It is pure: the probe hands it what the handshake gave.
+// Verify checks a chain as crypto/tls would. It is pure: the probe hands it
+// what the handshake gave.
 package tlsinfo
 
 import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -81,4 +83,28 @@ func DaysLeft(notAfter, now time.Time) int {
 		return -1
 	}
 	return days
+}
+
+// Verify verifies a presented chain for name as crypto/tls would have
+// during the handshake, with tc's roots (nil: the system's) and clock. Its
+// errors are the ones crypto/tls returns: a *tls.CertificateVerificationError
+// wrapping the x509 error, with the presented chain.
+func Verify(certs []*x509.Certificate, tc *tls.Config, name string) error {
+	if len(certs) == 0 {
+		return fmt.Errorf("tls: the server presented no certificate")
+	}
+	opts := x509.VerifyOptions{DNSName: name, Intermediates: x509.NewCertPool()}
+	if tc != nil {
+		opts.Roots = tc.RootCAs
+		if tc.Time != nil {
+			opts.CurrentTime = tc.Time()
+		}
+	}
+	for _, c := range certs[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := certs[0].Verify(opts); err != nil {
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+	}
+	return nil
 }
