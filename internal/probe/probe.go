@@ -270,6 +270,9 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		f.Host = p.hopURL.Hostname()
 	}
 	f.ProxySOCKS = p.proxyURL != nil && strings.HasPrefix(p.proxyURL.Scheme, "socks")
+	// The chain a failed verification presented is in the exchange's
+	// own error, whatever ended the probe.
+	exchangeErr := err
 	if parent.Err() != nil {
 		res.Canceled = true
 		err = parent.Err()
@@ -277,7 +280,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		err = p.windowed(err, context.Cause(ctx), ex.answered(), &obs, &f, res)
 	}
 	ex.describe(err, now, res, &obs, &f)
-	res.TLS = tlsinfo.Describe(p.tlsState, err, now)
+	res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
 	if len(p.attempts) > 1 {
 		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
 		for i := range res.DialAttempts {
