@@ -8,11 +8,20 @@ import (
 )
 
 // require PROGRAM... makes a script that needs a real stack (nginx, gunicorn,
-// node, …) fail in CI (CI=true), where .ci/deps/*.sh installed it: a missing
-// stack in CI is a broken install step, never a silent skip. On a developer's
-// machine that lacks one it only logs; the script follows it with
-// `[!exec:PROGRAM] skip`.
-func init() { extraCmds["require"] = cmdRequire }
+// node, …) skip on a developer's machine that lacks one, and fail in CI
+// (CI=true), where .ci/deps/*.sh installed it: a missing stack in CI is a
+// broken install step, never a silent skip.
+func init() {
+	extraCmds["require"] = cmdRequire
+	// testscript's TestScript has no Skip of its own: keep the script's T.
+	extraSetup = append(extraSetup, func(env *testscript.Env) error {
+		env.Values[scriptTKey{}] = env.T()
+		return nil
+	})
+}
+
+// scriptTKey is the Env.Values key of the script's testscript.T.
+type scriptTKey struct{}
 
 func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
@@ -23,9 +32,7 @@ func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 			if os.Getenv("CI") != "" {
 				ts.Fatalf("require %s: not installed, and CI=%s (.ci/deps/*.sh must install it)", name, os.Getenv("CI"))
 			}
-			// testscript has no Skip for custom commands: the script's
-			// next line, [!exec:PROGRAM] skip, skips it outside CI.
-			ts.Logf("require %s: not installed (outside CI the script's [!exec:%s] skip skips it)", name, name)
+			ts.Value(scriptTKey{}).(testscript.T).Skip("require " + name + ": not installed (skipped outside CI)")
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -104,7 +105,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
 	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent, by name or number (TERM, INT, QUIT, HUP, USR1, USR2, WINCH for Apache httpd, …)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
-	opts.probe.Register(fl)
+	registerProbeFlags(cmd, &opts.probe)
 	return cmd
 }
 
@@ -145,7 +146,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	}
 	o.Sig = sig
 	if o.trafficExpect != "" {
-		set, err := probe.ParseStatusSet(o.trafficExpect)
+		set, err := expect.ParseStatusSet(o.trafficExpect)
 		if err != nil {
 			return cli.UsageErrorf("--traffic-expect %q: %v", o.trafficExpect, err)
 		}
