@@ -257,7 +257,7 @@ func lintRun(f *cli.Factory, o *Options) error {
 			res.Findings = []manifest.Finding{}
 		}
 		if err := output.JSONLine(f.Streams.Out, lintJSON{SchemaVersion: output.SchemaVersion, OK: code == 0, ExitCode: code,
-			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings}); err != nil {
+			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings, NotJudged: res.NotJudged}); err != nil {
 			return err
 		}
 		return cli.SilentExit(code)
