@@ -130,7 +130,7 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 
 	client := truthclient.Start(truthclient.Config{
 		Traffic: traffic, Ready: drainArg(dargs, "--ready"), Live: drainArg(dargs, "--live"),
-		Slow: drainArg(dargs, "--inflight"), Inflight: 2, TrafficAccept: accept,
+		Slow: drainArg(dargs, "--inflight"), Inflight: 2, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
 		SlowWindow: S + 5*time.Second,
 	})
 	prog, err := lookPath(ts, "healthctl")
@@ -212,7 +212,7 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		ts.Fatalf("drainvs %s: drain-test's JSON: %v (%s)", name, err, data)
 	}
-	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, Sent: signalNumber(sentSig)}
+	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, PollInterval: 50 * time.Millisecond, Sent: signalNumber(sentSig)}
 	select {
 	case at := <-gone:
 		p.Gone, p.GoneAt = true, at

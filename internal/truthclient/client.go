@@ -46,6 +46,8 @@ const (
 	KindReady    = "readiness"
 	KindLive     = "liveness"
 	KindInflight = "inflight"
+	// KindKeepAlive is a request on the one kept-alive connection.
+	KindKeepAlive = "keepalive"
 )
 
 // Record is one request: when it was made (the connection attempt began),
@@ -235,6 +237,9 @@ type Config struct {
 	// Traffic gets a new request every Interval; Ready and Live are polled
 	// every Interval too. Empty: not sent.
 	Traffic, Ready, Live string
+	// KeepAlive (optional) gets a request every 100 ms on one kept-alive
+	// connection, opened at Start.
+	KeepAlive string
 	// Slow is the in-flight path: Inflight slow requests are kept running
 	// until Signalled.
 	Slow     string
@@ -292,6 +297,10 @@ func Start(cfg Config) *Client {
 		c.wg.Add(1)
 		go c.every(kind, u, every, accept)
 	}
+	if cfg.KeepAlive != "" {
+		c.wg.Add(1)
+		go c.keepAlive(cfg.KeepAlive)
+	}
 	if cfg.Slow != "" {
 		for i := range cfg.Inflight {
 			c.slow.Add(1)
@@ -321,6 +330,99 @@ func (c *Client) every(kind, u string, interval time.Duration, accept func(int) 
 		case <-t.C:
 		}
 	}
+}
+
+// keepAlive opens one connection once the service answers on it and sends
+// a request every 100 ms until the connection ends or Stop. Each exchange
+// is a record: served, or cut once the response had begun (a byte of it
+// read); a close or reset before any byte of a response, or while idle, is
+// a record with no status (the clean close every kept-alive client meets),
+// except a reset while idle (Reset).
+func (c *Client) keepAlive(rawURL string) {
+	defer c.wg.Done()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return
+	}
+	var conn net.Conn
+	for conn == nil {
+		if c.ctx.Err() != nil {
+			return
+		}
+		if conn, err = (&net.Dialer{Timeout: time.Second}).DialContext(c.ctx, "tcp", u.Host); err != nil {
+			conn = nil
+			time.Sleep(c.cfg.Interval)
+		}
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(c.ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	cr := &countingReader{r: conn}
+	br := bufio.NewReader(cr)
+	for c.ctx.Err() == nil {
+		r := Record{Kind: KindKeepAlive, Made: time.Now()}
+		// Idle: has the server closed or reset it meanwhile?
+		_ = conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := br.Peek(1); err != nil {
+			var ne net.Error
+			if !(errors.As(err, &ne) && ne.Timeout()) {
+				if c.ctx.Err() != nil {
+					return
+				}
+				r.Ended, r.Outcome, r.Err = time.Now(), EOF, "closed while idle: "+err.Error()
+				if transport(err, false) == Reset {
+					r.Outcome = Reset
+				}
+				c.add(r)
+				return
+			}
+		}
+		_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: truthclient\r\n\r\n", u.RequestURI(), u.Host); err != nil {
+			r.Ended, r.Outcome, r.Err = time.Now(), EOF, "closed as a request went out: "+err.Error()
+			c.add(r)
+			return
+		}
+		start := cr.n - int64(br.Buffered())
+		status, length, chunked, err := readHead(br)
+		if err == nil {
+			_, _, err = readBody(br, length, chunked)
+		}
+		if err != nil {
+			r.Ended = time.Now()
+			if c.ctx.Err() != nil {
+				return
+			}
+			if got := cr.n - int64(br.Buffered()) - start; got > 0 {
+				r.Status, r.Outcome, r.Err = status, Cut, fmt.Sprintf("cut %d bytes into a response: %v", got, err)
+			} else {
+				// Closed (or reset: unread data turns a FIN into a
+				// reset) as the request arrived: the close race every
+				// kept-alive client meets and retries.
+				r.Outcome, r.Err = EOF, "closed before any byte of the response: "+err.Error()
+			}
+			c.add(r)
+			return
+		}
+		r.Ended, r.Status, r.Outcome = time.Now(), status, Served
+		c.add(r)
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // keepInflight keeps one slow request running until the signal: a new

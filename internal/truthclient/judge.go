@@ -19,6 +19,7 @@ const (
 	InflightAborted     = "INFLIGHT_ABORTED"
 	ShutdownHang        = "SHUTDOWN_HANG"
 	NonzeroExit         = "NONZERO_EXIT"
+	KeepaliveReset      = "KEEPALIVE_RESET"
 	SignalNotForwarded  = "SIGNAL_NOT_FORWARDED"
 )
 
@@ -33,8 +34,8 @@ type Params struct {
 	// T0 is when the signal was sent.
 	T0 time.Time
 	// P, S and FlipMax are drain-test's --pre-drain, --shutdown-timeout
-	// and --ready-flip-max.
-	P, S, FlipMax time.Duration
+	// and --ready-flip-max; PollInterval the client's readiness polls'.
+	P, S, FlipMax, PollInterval time.Duration
 	// Gone says the process was seen gone, at GoneAt.
 	Gone   bool
 	GoneAt time.Time
@@ -130,6 +131,17 @@ func Judge(recs []Record, p Params) Truth {
 	}
 	if flip < 0 {
 		t.Violated[ReadinessNeverFlips] = "no readiness poll made after the signal answered a status >= 400"
+		for _, r := range recs {
+			if at := rel(r.Made, p.T0); r.Kind == KindReady && at >= 0 && !r.Outcome.Answered() {
+				if at < p.PollInterval+Margin {
+					// Closed before this client's next poll: a flip that
+					// short falls between its polls.
+					delete(t.Violated, ReadinessNeverFlips)
+					t.Open[ReadinessNeverFlips] = fmt.Sprintf("readiness got no answer from %s on, before a poll could see a flip", msOf(at))
+				}
+				break
+			}
+		}
 	} else {
 		at := rel(ready[flip].Made, p.T0)
 		last := at
@@ -198,6 +210,15 @@ func Judge(recs []Record, p Params) Truth {
 		t.Seen = append(t.Seen, fmt.Sprintf("%d of %d in-flight requests completed", inflight, inflight))
 	}
 
+	// The kept-alive connection: no response cut once it began, no reset
+	// while idle (a clean close is fine).
+	for _, r := range recs {
+		if r.Kind == KindKeepAlive && !r.Made.Before(p.T0) && (r.Outcome == Cut || r.Outcome == Reset) {
+			t.Violated[KeepaliveReset] = fmt.Sprintf("the kept-alive connection at %s: %s", msOf(rel(r.Made, p.T0)), r.Err)
+			break
+		}
+	}
+
 	// The exit: by S, 0 or 128+N after signal N.
 	switch {
 	case p.Killed || !p.Gone:
@@ -243,7 +264,7 @@ func Judge(recs []Record, p Params) Truth {
 
 // Unmeasured are drain-test verdicts the truth client has no evidence
 // for: a FAIL of one of them is reported, never taken as agreement.
-var Unmeasured = map[string]bool{"KEEPALIVE_RESET": true, "EXIT_CODE_UNKNOWN": true, "NOT_READY_BEFORE": true}
+var Unmeasured = map[string]bool{"EXIT_CODE_UNKNOWN": true, "NOT_READY_BEFORE": true}
 
 // Agree compares drain-test's failed verdicts with the truth: every
 // invariant the truth decided must be failed exactly when it was violated.
