@@ -58,10 +58,13 @@ requests on --inflight and keeps a kept-alive connection open, then sends
 --signal to the process itself (as an orchestrator signals PID 1) and watches
 its shutdown: readiness must answer a status >= 400 within --ready-flip-max and
 keep it, liveness must stay 200-399 and the listener keep serving during
---pre-drain (on the health port and on --inflight's host:port, which gets a
-short GET / every 100 ms), in-flight requests must finish with their full body,
-and the process must exit 0 within --shutdown-timeout. Each broken invariant is
-named. Exit 0 when all hold, 7 when any fails; 2 for a set-up problem (a port
+--pre-drain (on the health port and on the traffic endpoint, --traffic or the
+--inflight URL, which gets a new request every 20 ms: each made in the
+pre-drain must be served, 200-399 or --traffic-expect with its whole body),
+in-flight requests must finish with their full body, and the process must
+exit 0 (or 128+N after signal N) within --shutdown-timeout. Every verdict is
+judged from one request log, by the time each request was made (-o json:
+requests). Each broken invariant is named. Exit 0 when all hold, 7 when any fails; 2 for a set-up problem (a port
 already held, a service that exited before the signal, an --inflight URL that
 failed before it).
 
@@ -96,8 +99,8 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
 	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
-	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
-	fl.StringVar(&opts.traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 50 ms through the pre-drain and on to the exit (default: the --inflight URL)")
+	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic)")
+	fl.StringVar(&opts.traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 20 ms from the signal to the exit (default: the --inflight URL)")
 	fl.StringVar(&opts.trafficExpect, "traffic-expect", "", "statuses that serve a traffic request (default 200-399), e.g. 200,204 or 200-299")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
