@@ -304,7 +304,7 @@ func Start(cfg Config) *Client {
 	if cfg.Slow != "" {
 		for i := range cfg.Inflight {
 			c.slow.Add(1)
-			go c.keepInflight(time.Duration(i) * 300 * time.Millisecond)
+			go c.keepInflight(time.Duration(i) * 500 * time.Millisecond)
 		}
 	}
 	return c
