@@ -74,7 +74,7 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 				if err := setFlag(f, envValues(f, v)); err != nil {
 					firstErr = fmt.Errorf("%s=%q: %v", name, redactedValue(f, v), err)
 				}
-				annotateSource(f, name)
+				annotateSource(f, name, redactedValue(f, v))
 				return
 			}
 		}
@@ -96,7 +96,7 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 			if err != nil {
 				firstErr = fmt.Errorf("config %s: %s: %v", path, key, err)
 			}
-			annotateSource(f, fmt.Sprintf("config %s: %s", path, key))
+			annotateSource(f, fmt.Sprintf("config %s: %s", path, key), redactedValue(f, strings.Join(vals, ",")))
 			return
 		}
 	})
@@ -120,12 +120,78 @@ func Source(fs *pflag.FlagSet, name string) string {
 	return "--" + name
 }
 
-// annotateSource records where a flag's value came from (see Source).
-func annotateSource(f *pflag.Flag, source string) {
+// rawAnnotation keeps the text a variable or the config file gave a flag
+// (redacted where the flag is a secret), so an error quotes what the user
+// wrote (HEALTHCTL_WATCH_INTERVAL=0), not the flag's normalised form (0s).
+const rawAnnotation = "healthctl-raw"
+
+// annotateSource records where a flag's value came from (see Source) and
+// the text it was given there.
+func annotateSource(f *pflag.Flag, source, raw string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
 	f.Annotations[SourceAnnotation] = []string{source}
+	f.Annotations[rawAnnotation] = []string{raw}
+}
+
+// Named is a flag's value after the name of its source, the way the user
+// wrote it: "--interval 0s", "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0",
+// "config /etc/healthctl.yaml: watch.shard 3/2". Every validation error
+// about one value starts with it, so it names the flag, the variable or the
+// file and key the bad value came from.
+func Named(fs *pflag.FlagSet, name string) string {
+	src := Source(fs, name)
+	var val string
+	if fs != nil {
+		if f := fs.Lookup(name); f != nil {
+			val = f.Value.String()
+			if raw := f.Annotations[rawAnnotation]; len(raw) > 0 {
+				val = raw[0]
+			}
+		}
+	}
+	return Quote(src, val)
+}
+
+// Quote shows value after its source: NAME=value for a variable, "source
+// value" for a flag, a file key or a targets file's line. The value is in
+// Go quotes when it is empty or holds anything but plain characters (a
+// space, a quote, a control character), so the line stays one line and
+// unambiguous.
+func Quote(source, value string) string {
+	v := value
+	if !plain(value) {
+		v = strconv.Quote(value)
+	}
+	if IsVariable(source) {
+		return source + "=" + v
+	}
+	return source + " " + v
+}
+
+// IsVariable reports whether a source names an environment variable
+// (HEALTHCTL_X), not a flag (--x) or a file ("config f: key", "f:3").
+func IsVariable(source string) bool {
+	if source == "" || strings.ContainsAny(source, " :") || strings.HasPrefix(source, "-") {
+		return false
+	}
+	return strings.ToUpper(source) == source
+}
+
+func plain(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("._:/@+-%,=[]", r):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // commandFlags are the flags whose value is a command healthctl runs, per

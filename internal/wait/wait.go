@@ -53,9 +53,6 @@ const (
 // (--timeout) has passed.
 var ErrCeiling = errors.New("wait-healthy ceiling reached")
 
-// Prober runs one probe. probe.Run is the real one; it must return promptly
-// with Result.Canceled set when ctx ends.
-type Prober func(ctx context.Context, opts *probe.Options) probe.Result
 
 // Metrics receives the per-wait counters (a StatsD client, or nothing).
 type Metrics interface {
@@ -82,7 +79,7 @@ type Config struct {
 	// shorter than the interval, never past the ceiling).
 	RespectRetryAfter bool
 
-	Probe    Prober
+	Probe    probe.Prober
 	Metrics  Metrics
 	Observer func(Event)
 }

@@ -45,8 +45,6 @@ type Target struct {
 	StartedAt time.Time
 }
 
-// Prober runs one probe (probe.Run, or a fake in tests).
-type Prober func(ctx context.Context, o *probe.Options) probe.Result
 
 // Hook runs the --on-redeploy command for one redeploy decision.
 type Hook func(ctx context.Context, t *Target, r probe.Result, d policy.Decision) *HookResult
@@ -61,7 +59,7 @@ type Config struct {
 	// Concurrency bounds the probes in flight at once, across sweeps.
 	Concurrency int
 	Interval    time.Duration
-	Probe       Prober
+	Probe       probe.Prober
 	// Hook is nil when there is no --on-redeploy.
 	Hook Hook
 	// BeforeHooks, when set, is called once per sweep that is about to run

@@ -267,10 +267,10 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	var last string
 	switch {
 	case completed:
-		last = fmt.Sprintf("last: %s, %s after %d attempt%s", outcome, reason, t.Attempts, cli.Plural(t.Attempts))
+		last = fmt.Sprintf("last: %s, %s after %s", outcome, reason, output.Plural(t.Attempts, "attempt"))
 	case t.Attempts > 0:
-		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %d attempt%s: counted as timeout",
-			t.Streak, opts.Successes, t.Attempts, cli.Plural(t.Attempts))
+		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
+			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
 	case s.Aborted:
 		last = "no probe completed"
 	default:
