@@ -44,7 +44,7 @@ func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classif
 		return j
 	}
 	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, output.JSONMillis(s.Elapsed)
-	for _, t := range s.Targets {
+	for _, t := range s.Endpoints {
 		if t.Last == nil {
 			j.Last = append(j.Last, nil)
 			continue
