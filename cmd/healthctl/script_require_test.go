@@ -22,7 +22,7 @@ func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 			if os.Getenv("CI") != "" {
 				ts.Fatalf("require %s: not installed, and CI=%s (.ci/deps/*.sh must install it)", name, os.Getenv("CI"))
 			}
-			ts.Skip("require " + name + ": not installed (skipped outside CI)")
+			ts.T().Skip("require " + name + ": not installed (skipped outside CI)")
 		}
 	}
 }

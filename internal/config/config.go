@@ -137,37 +137,40 @@ func annotateSource(f *pflag.Flag, source, raw string) {
 
 // Named is a flag's value after the name of its source, the way the user
 // wrote it: "--interval 0s", "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0",
-// "config /etc/healthctl.yaml: watch.shard 3/2". Every validation error
-// about one value starts with it, so it names the flag, the variable or the
-// file and key the bad value came from.
+// `--shard "3/3"`, `config f.yaml: watch.shard "3/3"`. Every validation
+// error about one value starts with it, so it names the flag, the variable
+// or the file and key the bad value came from. Text values are in Go
+// quotes (the line stays one line, a space or an empty value shows);
+// numbers, durations and booleans are not.
 func Named(fs *pflag.FlagSet, name string) string {
 	src := Source(fs, name)
-	var val string
+	var f *pflag.Flag
 	if fs != nil {
-		if f := fs.Lookup(name); f != nil {
-			val = f.Value.String()
-			if raw := f.Annotations[rawAnnotation]; len(raw) > 0 {
-				val = raw[0]
-			}
-		}
+		f = fs.Lookup(name)
 	}
-	return Quote(src, val)
+	if f == nil {
+		return src
+	}
+	val := f.Value.String()
+	if raw := f.Annotations[rawAnnotation]; len(raw) > 0 {
+		val = raw[0]
+	}
+	if t := f.Value.Type(); t == "string" || multi(f) {
+		return Quote(src, val)
+	}
+	return join(src, val)
 }
 
-// Quote shows value after its source: NAME=value for a variable, "source
-// value" for a flag, a file key or a targets file's line. The value is in
-// Go quotes when it is empty or holds anything but plain characters (a
-// space, a quote, a control character), so the line stays one line and
-// unambiguous.
-func Quote(source, value string) string {
-	v := value
-	if !plain(value) {
-		v = strconv.Quote(value)
-	}
+// Quote shows a text value after its source, in Go quotes: NAME="value"
+// for a variable, `source "value"` for a flag, a file key or a targets
+// file's line.
+func Quote(source, value string) string { return join(source, strconv.Quote(value)) }
+
+func join(source, value string) string {
 	if IsVariable(source) {
-		return source + "=" + v
+		return source + "=" + value
 	}
-	return source + " " + v
+	return source + " " + value
 }
 
 // IsVariable reports whether a source names an environment variable
@@ -177,21 +180,6 @@ func IsVariable(source string) bool {
 		return false
 	}
 	return strings.ToUpper(source) == source
-}
-
-func plain(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("._:/@+-%,=[]", r):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // commandFlags are the flags whose value is a command healthctl runs, per

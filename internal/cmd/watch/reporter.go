@@ -84,7 +84,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	st := r.w.State()
 	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
 	switch {
-	case r.opts.listen != "":
+	case r.opts.Listen != "":
 		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
 		if err := metrics.Write(&buf, in); err != nil {
@@ -92,14 +92,14 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		}
 		b := buf.Bytes()
 		r.metrics.Store(&b)
-		if r.opts.promFile != "" {
-			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
+		if r.opts.PromFile != "" {
+			if err := statestore.WriteFile(r.opts.PromFile, b, 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 			}
 		}
-	case r.opts.promFile != "":
+	case r.opts.PromFile != "":
 		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
+		err := statestore.WriteFileFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
 		}
@@ -167,7 +167,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 // in force and says why.
 func (r *watchReporter) reload() {
 	errw := r.f.Streams.Err
-	if r.opts.targetsFile == "" {
+	if r.opts.TargetsFile == "" {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
 		return
 	}
@@ -175,7 +175,7 @@ func (r *watchReporter) reload() {
 	targets, err := watchTargets(r.f, r.opts)
 	if err != nil {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
-			r.opts.targetsFile, len(before), cli.OneLine(err.Error()))
+			r.opts.TargetsFile, len(before), cli.OneLine(err.Error()))
 		return
 	}
 	kept := targets[:0]
@@ -198,7 +198,7 @@ func (r *watchReporter) reload() {
 	}
 	r.w.SetTargets(targets)
 	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
-		r.opts.targetsFile, len(targets), added, len(had))
+		r.opts.TargetsFile, len(targets), added, len(had))
 }
 
 // mux serves /metrics (the last sweep's metrics) and /healthz.
