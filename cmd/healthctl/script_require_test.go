@@ -22,7 +22,9 @@ func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 			if os.Getenv("CI") != "" {
 				ts.Fatalf("require %s: not installed, and CI=%s (.ci/deps/*.sh must install it)", name, os.Getenv("CI"))
 			}
-			ts.T().Skip("require " + name + ": not installed (skipped outside CI)")
+			// testscript (this version) cannot skip from a command: the
+			// script goes on and fails where it needs the program.
+			ts.Logf("require %s: not installed (outside CI)", name)
 		}
 	}
 }
