@@ -13,14 +13,15 @@ import (
 // system). It is not the user's input that was wrong, nor the target's
 // health: it has an exit code of its own (74, sysexits' EX_IOERR).
 type WriteError struct {
-	// What names what was being written: "stdout", "--state /var/x.json".
+	// What names what was being written: "stdout", "--prom-file m.prom"
+	// ("": the error names it already).
 	What string
 	Err  error
 }
 
 func (e *WriteError) Error() string {
 	if e.What == "" {
-		return "write: " + e.Err.Error()
+		return e.Err.Error() // the error names the file already
 	}
 	return fmt.Sprintf("cannot write %s: %v", e.What, e.Err)
 }

@@ -71,6 +71,11 @@ type sweepSummary struct {
 	HoldWhy     string `json:"hold_why,omitempty"`
 	Interrupted bool   `json:"interrupted"`
 	Shard       string `json:"shard,omitempty"`
+	// ExitCode (--once) is the code the run exits with: 0, 8 redeploy, 9
+	// held by the fleet rule, 74 the state or metrics not written, 130
+	// interrupted (143 after SIGTERM is decided by the root), 1 for any of
+	// them with --exit-1.
+	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // newSweepJSON summarises a sweep.

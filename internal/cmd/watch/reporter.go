@@ -71,15 +71,16 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		}
 		r.latest = keep
 	}
-	r.print(s)
-	if r.store == nil && !r.metricsOn {
-		return nil
-	}
 	var errs []error
 	if r.store != nil {
 		if err := r.save(); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, cli.WriteError("", err))
 		}
+	}
+	if !r.metricsOn {
+		// Saved first, printed after: the sweep's JSON exit_code is the
+		// process's, also when the state could not be written (74).
+		return r.finish(s, errs)
 	}
 	st := r.w.State()
 	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
@@ -88,27 +89,48 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
 		if err := metrics.Write(&buf, in); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, cli.WriteError("metrics", err))
 		}
 		b := buf.Bytes()
 		r.metrics.Store(&b)
 		if r.opts.PromFile != "" {
 			if err := statestore.WriteFile(r.opts.PromFile, b, 0o644); err != nil {
-				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
+				errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
 			}
 		}
 	case r.opts.PromFile != "":
 		// Straight to the file: 10,000 targets' metrics are ~10 MB.
 		err := statestore.WriteFileFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
+			errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
 		}
 	}
-	return cli.UsageError(errors.Join(errs...))
+	return r.finish(s, errs)
 }
 
-func (r *watchReporter) print(s *watch.Sweep) {
+// finish prints the sweep and returns the files' errors (joined: a
+// *WriteError each, so the run exits 74) and then stdout's.
+func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
+	code := exitcode.Pass
+	if r.opts.Once {
+		code = onceCode(s)
+		if len(errs) > 0 {
+			code = exitcode.IOError
+		}
+		code = r.f.ExitCode(code)
+	}
+	if err := r.print(s, code); err != nil {
+		errs = append(errs, err)
+	}
+	// Each is a *WriteError: the run exits 74.
+	return errors.Join(errs...)
+}
+
+// print renders the sweep; code is the --once run's exit code (the sweep
+// object's exit_code), unused in long-running mode. Its error is stdout's.
+func (r *watchReporter) print(s *watch.Sweep, code int) error {
 	streams, quiet := r.f.Streams, r.f.Global.Quiet
+	var werr error
 	if r.jsonOut {
 		// One write per buffer, not per target: 10,000 lines per sweep.
 		out := bufio.NewWriterSize(streams.Out, 64<<10)
@@ -117,12 +139,17 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(out, newWatchJSON(it, exitcode.ForOutcome(it.Result.Outcome)))
+			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode(exitcode.ForOutcome(it.Result.Outcome))))
 		}
 		if !quiet {
-			_ = output.JSONLine(out, newSweepJSON(s, r.shard))
+			j := newSweepJSON(s, r.shard)
+			if r.opts.Once {
+				j.Sweep.ExitCode = &code
+			}
+			_ = output.JSONLine(out, j)
 		}
-		_ = out.Flush()
+		// A bufio.Writer keeps its first write error: Flush returns it.
+		werr = cli.WriteError("stdout", out.Flush())
 	} else {
 		topt := streams.OutTable()
 		topt.Width = streams.Columns(r.f.Getenv)
@@ -160,6 +187,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			}
 		}
 	}
+	return werr
 }
 
 // reload reads the targets file again (SIGHUP): the watcher keeps each

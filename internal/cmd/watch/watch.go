@@ -260,17 +260,27 @@ func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 	if err := r.report(s); err != nil {
 		return err
 	}
+	code := onceCode(s)
 	if ctx.Err() != nil {
 		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
-		return cli.SilentExit(exitcode.SIGINT) // the root turns this into 130/143
+		code = exitcode.SIGINT // the root turns this into 130/143
 	}
-	if s.Redeploys > 0 {
-		return cli.SilentExit(exitcode.Redeploy)
+	return cli.SilentExit(f.ExitCode(code))
+}
+
+// onceCode is a --once sweep's exit code: 130 when a signal cut it short
+// (the root makes it 143 after SIGTERM), 8 when a redeploy stands, 9 when
+// the fleet rule held them all, else 0.
+func onceCode(s *watch.Sweep) int {
+	switch {
+	case s.Interrupted:
+		return exitcode.SIGINT
+	case s.Redeploys > 0:
+		return exitcode.Redeploy
+	case s.HeldFleet > 0 || s.HeldBudget > 0:
+		return exitcode.Unknown
 	}
-	if s.HeldFleet > 0 || s.HeldBudget > 0 {
-		return cli.SilentExit(exitcode.Unknown)
-	}
-	return nil
+	return exitcode.Pass
 }
 
 // runLoop sweeps on the cadence until a signal, serving /metrics on ln when
