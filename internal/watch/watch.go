@@ -45,7 +45,6 @@ type Target struct {
 	StartedAt time.Time
 }
 
-
 // Hook runs the --on-redeploy command for one redeploy decision.
 type Hook func(ctx context.Context, t *Target, r probe.Result, d policy.Decision) *HookResult
 
