@@ -103,27 +103,27 @@ func Write(w io.Writer, in Input) error {
 			m.sample("healthctl_decision", boolf(it.Decision.Action == a), "target", it.Target.Name, "decision", string(a))
 		}
 	}
-	st := func(name string) state.Target {
+	st := func(name string) state.Entry {
 		if in.State == nil {
-			return state.Target{}
+			return state.Entry{}
 		}
 		return in.State.Targets[name]
 	}
 	// The per-target facts kept in the state, every configured target.
 	for _, f := range []struct {
 		name, typ, help string
-		value           func(state.Target) float64
+		value           func(state.Entry) float64
 	}{
 		{"healthctl_streak", "gauge", "Decisive failures in a row past grace.",
-			func(t state.Target) float64 { return float64(t.Streak) }},
+			func(t state.Entry) float64 { return float64(t.Streak) }},
 		{"healthctl_recovery_pending", "gauge", "1 after a redeploy decision until the target passes again.",
-			func(t state.Target) float64 { return boolf(t.RecoveryPending) }},
+			func(t state.Entry) float64 { return boolf(t.RecoveryPending) }},
 		{"healthctl_redeploys_total", "counter", "Redeploy decisions made for the target (kept in the state file across runs).",
-			func(t state.Target) float64 { return float64(t.Redeploys) }},
+			func(t state.Entry) float64 { return float64(t.Redeploys) }},
 		{"healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.",
-			func(t state.Target) float64 { return float64(t.Skipped) }},
+			func(t state.Entry) float64 { return float64(t.Skipped) }},
 		{"healthctl_redeploy_hook_pending", "gauge", "1 while the target's --on-redeploy has started and not reported its end (a killed run leaves it set).",
-			func(t state.Target) float64 { return boolf(t.HookPending) }},
+			func(t state.Entry) float64 { return boolf(t.HookPending) }},
 	} {
 		m.family(f.name, f.typ, f.help)
 		for i := range in.Latest {

@@ -43,7 +43,7 @@ func metricsSample(t *testing.T) []byte {
 				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}
 		}
 		items = append(items, it)
-		st.Targets[name] = state.Target{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}
+		st.Targets[name] = state.Entry{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}
 	}
 	var buf bytes.Buffer
 	err := Write(&buf, Input{Latest: items, State: st,

@@ -83,7 +83,7 @@ type Item struct {
 	Result      probe.Result
 	Decision    policy.Decision
 	// State is the target's state after this probe.
-	State state.Target
+	State state.Entry
 	// Previous is the outcome and action of the probe before, if any.
 	PrevOutcome classify.Outcome
 	PrevAction  policy.Action
@@ -95,7 +95,7 @@ type Item struct {
 
 	// Between the decision and the fleet rule, a redeploy's two possible
 	// futures: the state if it goes ahead, and if it is held.
-	redeploy, held *state.Target
+	redeploy, held *state.Entry
 	seen           bool
 	inflight       *atomic.Bool
 }
@@ -174,7 +174,7 @@ func (w *Watcher) setTargets(targets []*Target) {
 	for i, t := range w.targets {
 		old[t.Name] = w.inflight[i]
 	}
-	keep := make(map[string]state.Target, len(targets))
+	keep := make(map[string]state.Entry, len(targets))
 	inflight := make([]*atomic.Bool, len(targets))
 	for i, t := range targets {
 		if prev, ok := w.st.Targets[t.Name]; ok {
@@ -218,7 +218,7 @@ func (w *Watcher) State() *state.File {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := &state.File{SchemaVersion: state.SchemaVersion, Saved: w.cfg.Now(), Sweeps: w.sweeps.Load(),
-		Targets: make(map[string]state.Target, len(w.st.Targets))}
+		Targets: make(map[string]state.Entry, len(w.st.Targets))}
 	for k, v := range w.st.Targets {
 		c.Targets[k] = v
 	}
@@ -405,7 +405,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		if it.redeploy == nil {
 			continue
 		}
-		var next state.Target
+		var next state.Entry
 		switch a := v.Actions[n]; a {
 		case policy.Redeploy:
 			next = *it.redeploy

@@ -131,8 +131,8 @@ func TestRecoverFalseNeverRunsTheHook(t *testing.T) {
 
 func TestNoURLAndRemovedTargets(t *testing.T) {
 	st := state.New()
-	st.Targets["gone"] = state.Target{LastAction: policy.Stay}
-	st.Targets["x"] = state.Target{LastAction: policy.Stay, LastOutcome: classify.Pass}
+	st.Targets["gone"] = state.Entry{LastAction: policy.Stay}
+	st.Targets["x"] = state.Entry{LastAction: policy.Stay, LastOutcome: classify.Pass}
 	w := New(Config{Targets: []*Target{{Name: "x", Recover: true}}, Settings: policy.DefaultSettings()}, st)
 	s := w.Sweep(context.Background())
 	it := s.Items[0]

@@ -20,7 +20,7 @@ func sweepSample() *watch.Sweep {
 		Decision: policy.Decision{Action: policy.Stay}}
 	down := watch.Item{Target: &watch.Target{Name: "billing"}, Transition: true,
 		Result:   probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}},
-		Decision: policy.Decision{Action: policy.Redeploy}, State: state.Target{}}
+		Decision: policy.Decision{Action: policy.Redeploy}, State: state.Entry{}}
 	skipped := watch.Item{Target: &watch.Target{Name: "slow"}, Skipped: true}
 	return &watch.Sweep{N: 3, Items: []watch.Item{pass, down, skipped}, Targets: 3, Pass: 1, Fail: 1, Skipped: 1, Redeploys: 1}
 }
