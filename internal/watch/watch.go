@@ -24,8 +24,9 @@ import (
 // DefaultInterval is the cadence of seeds/004's reconciler.
 const DefaultInterval = 60 * time.Second
 
-// Target is one thing watch probes, keyed by Name.
-type Target struct {
+// Endpoint is one thing watch probes (a target of the targets file or a
+// URL argument, built and validated), keyed by Name.
+type Endpoint struct {
 	Name string
 	// URL is the redacted URL, for output and the hook ("" without one).
 	URL string
@@ -46,11 +47,11 @@ type Target struct {
 }
 
 // Hook runs the --on-redeploy command for one redeploy decision.
-type Hook func(ctx context.Context, t *Target, r probe.Result, d policy.Decision) *HookResult
+type Hook func(ctx context.Context, t *Endpoint, r probe.Result, d policy.Decision) *HookResult
 
 // Config is what a Watcher runs with.
 type Config struct {
-	Targets  []*Target
+	Targets  []*Endpoint
 	Settings policy.Settings
 	// Fleet is the fleet rule, applied to each sweep after every target's
 	// decision (SPEC.md §4).
@@ -73,7 +74,7 @@ type Config struct {
 
 // Item is one target's part of one sweep.
 type Item struct {
-	Target *Target
+	Endpoint *Endpoint
 	// Skipped says the target's previous probe was still running: nothing
 	// else in the item is set.
 	Skipped bool
@@ -125,7 +126,7 @@ type Watcher struct {
 	st  *state.File
 	// targets and inflight are parallel; a reload replaces both, keeping
 	// each target's in-flight flag by name.
-	targets  []*Target
+	targets  []*Endpoint
 	inflight []*atomic.Bool
 	sem      chan struct{}
 	hooks    chan struct{}
@@ -163,13 +164,13 @@ func New(cfg Config, st *state.File) *Watcher {
 // history of each target is kept by name, that of targets no longer
 // configured is dropped. Sweeps already running finish with the targets
 // they started with.
-func (w *Watcher) SetTargets(targets []*Target) {
+func (w *Watcher) SetTargets(targets []*Endpoint) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.setTargets(targets)
 }
 
-func (w *Watcher) setTargets(targets []*Target) {
+func (w *Watcher) setTargets(targets []*Endpoint) {
 	old := make(map[string]*atomic.Bool, len(w.targets))
 	for i, t := range w.targets {
 		old[t.Name] = w.inflight[i]
@@ -192,7 +193,7 @@ func (w *Watcher) setTargets(targets []*Target) {
 }
 
 // Targets returns the targets the next sweep probes.
-func (w *Watcher) Targets() []*Target {
+func (w *Watcher) Targets() []*Endpoint {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.targets
@@ -238,7 +239,7 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	s.Items = make([]Item, len(targets))
 	queue := make([]int, 0, len(targets))
 	for i, t := range targets {
-		s.Items[i].Target = t
+		s.Items[i].Endpoint = t
 		s.Items[i].inflight = inflight[i]
 		if !inflight[i].CompareAndSwap(false, true) {
 			s.Items[i].Skipped = true
@@ -317,7 +318,7 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 		it.Interrupted = true
 		return
 	}
-	t := it.Target
+	t := it.Endpoint
 	var r probe.Result
 	if t.Options == nil && t.Build == nil {
 		r = probe.Result{URL: t.URL, Outcome: classify.Unreachable, Reason: classify.NoURL,
@@ -410,7 +411,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		case policy.Redeploy:
 			next = *it.redeploy
 			next.Redeploys++
-			if it.Target.Recover && w.cfg.Hook != nil {
+			if it.Endpoint.Recover && w.cfg.Hook != nil {
 				next.HookPending, next.HookStarted = true, w.cfg.Now()
 				hooks = append(hooks, it)
 			}
@@ -426,7 +427,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			it.transition()
 		}
 		it.State = next
-		w.st.Targets[it.Target.Name] = next
+		w.st.Targets[it.Endpoint.Name] = next
 	}
 	w.mu.Unlock()
 	if len(hooks) > 0 && w.cfg.BeforeHooks != nil {
@@ -448,7 +449,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			defer wg.Done()
 			select {
 			case w.hooks <- struct{}{}:
-				it.Hook = w.cfg.Hook(ctx, it.Target, it.Result, it.Decision)
+				it.Hook = w.cfg.Hook(ctx, it.Endpoint, it.Result, it.Decision)
 				<-w.hooks
 			case <-ctx.Done():
 				it.Hook = &HookResult{Status: "not run: interrupted", Interrupted: true}
@@ -473,16 +474,16 @@ func (w *Watcher) hookDone(items []*Item, interrupted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, it := range items {
-		st := w.st.Targets[it.Target.Name]
+		st := w.st.Targets[it.Endpoint.Name]
 		st.HookPending, st.HookStarted = false, time.Time{}
-		w.st.Targets[it.Target.Name] = st
+		w.st.Targets[it.Endpoint.Name] = st
 		it.State = st
 	}
 }
 
 // probe runs t's probe with its options, built for this probe when t has
 // a Build.
-func (w *Watcher) probe(ctx context.Context, t *Target) probe.Result {
+func (w *Watcher) probe(ctx context.Context, t *Endpoint) probe.Result {
 	o := t.Options
 	if o == nil {
 		var err error

@@ -34,9 +34,9 @@ type watchJSON struct {
 func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
 	d := it.Decision
 	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
-	j.Target = it.Target.Name
+	j.Target = it.Endpoint.Name
 	if j.URL == "" {
-		j.URL = it.Target.URL
+		j.URL = it.Endpoint.URL
 	}
 	return j
 }
@@ -116,7 +116,7 @@ func watchTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, 
 	width := topt.Width
 	longest := 0
 	for i := range s.Items {
-		longest = max(longest, utf8.RuneCountInString(s.Items[i].Target.Name))
+		longest = max(longest, utf8.RuneCountInString(s.Items[i].Endpoint.Name))
 	}
 	var buf bytes.Buffer
 	rows, err := renderTable(&buf, topt, s, colored, onlyTransitions, 0)
@@ -148,7 +148,7 @@ func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored,
 		if onlyTransitions && !it.Transition {
 			continue
 		}
-		name := shorten(output.Untrusted(it.Target.Name), maxName)
+		name := shorten(output.Untrusted(it.Endpoint.Name), maxName)
 		switch {
 		case it.Skipped:
 			if onlyTransitions {

@@ -55,7 +55,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latest != nil {
 		for i := range s.Items {
 			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				r.latest[it.Target.Name] = *it
+				r.latest[it.Endpoint.Name] = *it
 			}
 		}
 		// The targets of now (a SIGHUP may have reloaded them), in order.
@@ -65,7 +65,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		for i, t := range targets {
 			it, ok := r.latest[t.Name]
 			if !ok {
-				it = watch.Item{Target: t}
+				it = watch.Item{Endpoint: t}
 			}
 			latest[i], keep[t.Name] = it, it
 		}
@@ -177,7 +177,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 		case !h.OK:
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
+		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Endpoint.Name, verdict, h.Status)
 		if !r.jsonOut && h.Output != "" {
 			for _, l := range output.UntrustedLines(h.Output) {
 				fmt.Fprintf(streams.Err, "  | %s\n", l)

@@ -12,10 +12,10 @@ import (
 
 // watchTargets builds the targets of the URL arguments and the targets file,
 // with every option validated before anything is probed.
-func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
-	var out []*watch.Target
+func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
+	var out []*watch.Endpoint
 	names := map[string]string{}
-	add := func(t *watch.Target, where string) error {
+	add := func(t *watch.Endpoint, where string) error {
 		if prev, dup := names[t.Name]; dup {
 			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
 		}
@@ -34,7 +34,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 				return nil, err
 			}
 			u := o.Redactor.URL(o.URL)
-			if err := add(&watch.Target{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
+			if err := add(&watch.Endpoint{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
 				return nil, err
 			}
 		}
@@ -50,7 +50,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 	for i := range fts {
 		ft := &fts[i]
 		where := fmt.Sprintf("%s:%d", opts.TargetsFile, ft.Line)
-		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
+		t := &watch.Endpoint{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 		if ft.URL != "" {
 			var tmpl *target.Template
 			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
