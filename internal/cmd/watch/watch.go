@@ -156,7 +156,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	var ln net.Listener
 	if opts.Listen != "" {
 		if ln, err = net.Listen("tcp", opts.Listen); err != nil {
-			return cli.UsageErrorf("%s: %v", opts.named("listen"), err)
+			return cli.UsageErrorf("%s %s: %v", opts.source("listen"), opts.Listen, err)
 		}
 		defer ln.Close()
 	}
@@ -247,7 +247,7 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 		// Checked before the first probe: exit 2 means nothing probed,
 		// nothing run (the state file is checked when it is opened).
 		if err := statestore.CheckWritable(opts.PromFile); err != nil {
-			return shard, settings, cli.UsageErrorf("%s: cannot be written: %v", opts.named("prom-file"), err)
+			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v", opts.source("prom-file"), opts.PromFile, err)
 		}
 	}
 	return shard, settings, nil
