@@ -243,7 +243,7 @@ func (f *PolicyFlags) AgeAt(now time.Time) (age time.Duration, known bool, warni
 	case f.startedAt != "":
 		t, err := target.ParseTime(f.startedAt)
 		if err != nil {
-			return 0, false, "", UsageError(&target.Error{Source: fmt.Sprintf("%s %q", FlagSource(f.fs, "started-at"), f.startedAt), Err: err})
+			return 0, false, "", UsageError(&target.Error{Source: Named(f.fs, "started-at"), Err: err})
 		}
 		if t.After(now) {
 			return 0, true, fmt.Sprintf("%s %s is %s in the future (clock skew?): counting the age as 0",
