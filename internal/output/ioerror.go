@@ -86,3 +86,13 @@ func (c *CheckedWriter) Err() error {
 	defer c.mu.Unlock()
 	return c.err
 }
+
+// Underlying is the writer a CheckedWriter wraps (w itself otherwise): a
+// child process handed healthctl's stdout gets the file itself, not a pipe
+// healthctl would have to copy (and the child's isatty would say no).
+func Underlying(w io.Writer) io.Writer {
+	if c, ok := w.(*CheckedWriter); ok {
+		return c.W
+	}
+	return w
+}

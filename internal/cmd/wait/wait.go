@@ -334,7 +334,7 @@ func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
 	s := f.Streams
-	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: s.Out, Stderr: s.Err})
+	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: output.Underlying(s.Out), Stderr: s.Err})
 	if err != nil {
 		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
