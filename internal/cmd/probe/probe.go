@@ -41,7 +41,8 @@ the reconciler's decision. Several URLs are probed concurrently (at most watch's
 default --concurrency at once) and printed in argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 9 unknown, 70 internal error, 130/131/143 interrupted (the finished results are still
+6 dns, 9 unknown, 70 internal error, 74 the output could not be written,
+130/131/143 interrupted (the finished results are still
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins status line (the worst state; several URLs add a line each),

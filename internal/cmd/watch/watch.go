@@ -86,7 +86,8 @@ In long-running mode SIGHUP reloads the --targets file (history kept by name).
 
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
 9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
-past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
+past --lock-timeout), 74 the state file, the --prom-file or stdout could not be
+written, 70 internal error, 130/143 interrupted (the state of
 the probes that finished is saved).`,
 		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
   healthctl watch --interval 30s --listen 127.0.0.1:9115 --targets targets.yaml
