@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -343,6 +344,16 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		if j.Timeline == nil {
 			j.Timeline = []drain.Event{}
+		}
+		// Details quote what the service sent (an error, a status
+		// line): escaped in JSON as in the report.
+		j.Verdicts = slices.Clone(j.Verdicts)
+		for i := range j.Verdicts {
+			j.Verdicts[i].Detail = output.Untrusted(j.Verdicts[i].Detail)
+		}
+		j.Timeline = slices.Clone(j.Timeline)
+		for i := range j.Timeline {
+			j.Timeline[i].Detail = output.Untrusted(j.Timeline[i].Detail)
 		}
 		if err := output.JSONLine(f.Streams.Out, j); err != nil {
 			return err

@@ -34,7 +34,14 @@ type watchJSON struct {
 func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
 	d := it.Decision
 	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
-	j.Target = it.Endpoint.Name
+	// A targets file's name and a hook's output are shown escaped, in
+	// JSON as in the table: neither can forge a line or move a cursor.
+	j.Target = output.Untrusted(it.Endpoint.Name)
+	if it.Hook != nil && it.Hook.Output != "" {
+		h := *it.Hook
+		h.Output = output.Untrusted(h.Output)
+		j.Hook = &h
+	}
 	if j.URL == "" {
 		j.URL = it.Endpoint.URL
 	}
