@@ -259,8 +259,10 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	for range workers {
 		wg.Add(1)
 		go func() {
-			defer crash.Recover()
+			// Done last: a panic is reported (exit 70) before the sweep
+			// can go on to print a result the panic cut short.
 			defer wg.Done()
+			defer crash.Recover()
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(queue) {
@@ -445,8 +447,10 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	for _, it := range hooks {
 		wg.Add(1)
 		go func() {
-			defer crash.Recover()
+			// Done last: a panic is reported (exit 70) before the sweep
+			// can go on to print a result the panic cut short.
 			defer wg.Done()
+			defer crash.Recover()
 			select {
 			case w.hooks <- struct{}{}:
 				it.Hook = w.cfg.Hook(ctx, it.Endpoint, it.Result, it.Decision)
@@ -508,8 +512,10 @@ func (w *Watcher) Run(ctx context.Context, report func(*Sweep)) {
 	launch := func() {
 		wg.Add(1)
 		go func() {
-			defer crash.Recover()
+			// Done last: a panic is reported (exit 70) before the sweep
+			// can go on to print a result the panic cut short.
 			defer wg.Done()
+			defer crash.Recover()
 			s := w.Sweep(ctx)
 			mu.Lock()
 			defer mu.Unlock()

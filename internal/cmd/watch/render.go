@@ -39,7 +39,11 @@ func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
 	j.Target = output.Untrusted(it.Endpoint.Name)
 	if it.Hook != nil && it.Hook.Output != "" {
 		h := *it.Hook
-		h.Output = output.Untrusted(h.Output)
+		lines := strings.Split(h.Output, "\n") // lines stay lines
+		for i, l := range lines {
+			lines[i] = output.Untrusted(l)
+		}
+		h.Output = strings.Join(lines, "\n")
 		j.Hook = &h
 	}
 	if j.URL == "" {
