@@ -211,7 +211,13 @@ func printInterrupted(f *cli.Factory, r probe.Result, code int) error {
 func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) error {
 	s := f.Streams
 	if f.JSON() {
-		return output.JSONLine(s.Out, report.NewResultJSON(r, d, code))
+		j := report.NewResultJSON(r, d, code)
+		for i := range j.Addresses {
+			// --all-addresses: each address's code, as the run's, is
+			// the one --exit-1 decides.
+			j.Addresses[i].ExitCode = f.ExitCode(j.Addresses[i].ExitCode)
+		}
+		return output.JSONLine(s.Out, j)
 	}
 	if f.Global.Quiet {
 		if r.Outcome != classify.Pass {
