@@ -36,7 +36,7 @@ func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.C
 		Use:   "probe URL...",
 		Short: "Probe URLs once and say why they are not healthy",
 		Long: `Probe each URL once on a fresh connection and classify the result into one of
-six outcomes with a precise reason, a timing waterfall, the certificate chain and
+seven outcomes with a precise reason, a timing waterfall, the certificate chain and
 the reconciler's decision. Several URLs are probed concurrently (at most watch's
 default --concurrency at once) and printed in argument order; the exit code is that of the first URL that did not pass.
 
