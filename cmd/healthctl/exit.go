@@ -27,10 +27,13 @@ import (
 // ran says whether the command's own run (its RunE) started.
 func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 	code, plugin, child := exitcode.Pass, false, false
-	if err == nil {
-		// Text printed with fmt.Fprint drops its errors: stdout that
-		// could not be written still makes the run exit 74.
-		if cw, ok := f.Streams.Out.(*output.CheckedWriter); ok {
+	// Text printed with fmt.Fprint drops its errors: stdout that could not
+	// be written still makes the run exit 74 — also over a code the run
+	// meant to end with quietly (its results are lost: the caller must not
+	// read "refused" or "redeploy" from output it never got).
+	if cw, ok := f.Streams.Out.(*output.CheckedWriter); ok && cw.Err() != nil {
+		var ee *cli.ExitError
+		if err == nil || (errors.As(err, &ee) && ee.Err == nil && !ee.ChildStatus && !ee.Plugin) {
 			err = cw.Err()
 		}
 	}

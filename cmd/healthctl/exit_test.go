@@ -212,6 +212,17 @@ func TestExitStdoutWriteFailure(t *testing.T) {
 	}
 }
 
+// TestExitStdoutWriteFailureOverQuietCode: a run that meant to exit 5
+// (refused) quietly but could not print its result exits 74.
+func TestExitStdoutWriteFailureOverQuietCode(t *testing.T) {
+	streams, _, errb := output.Test(false)
+	streams.Out = failingWriter{}
+	a := testFactory(streams, func(string) string { return "" })
+	if code := run(t.Context(), a, []string{"probe", "--connect-timeout", "1", "http://127.0.0.1:1/"}); code != exitcode.IOError {
+		t.Fatalf("exit %d, want 74; stderr %q", code, errb)
+	}
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
