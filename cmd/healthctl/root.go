@@ -24,7 +24,6 @@ import (
 	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
-	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/version"
 )
@@ -40,9 +39,8 @@ var commands = []struct {
 	{"watch", func(f *cli.Factory) *cobra.Command { return watchcmd.NewCmd(f, nil) }},
 	{"drain-test", func(f *cli.Factory) *cobra.Command { return draincmd.NewCmd(f, nil) }},
 	{"policy", func(f *cli.Factory) *cobra.Command { return policycmd.NewCmd(f, nil) }},
-	{"demo", democmd.NewCmd},
+	{"demo", func(f *cli.Factory) *cobra.Command { return democmd.NewCmd(f, nil) }},
 	{"version", versioncmd.NewCmd},
-	{democmd.ServiceCmd, func(*cli.Factory) *cobra.Command { return democmd.NewServiceCmd() }},
 }
 
 // Main runs healthctl with the process's arguments and streams and returns
@@ -53,8 +51,9 @@ func Main() int { return mainWith(nil) }
 // (tests inject a failing prober through it).
 func mainWith(configure func(*cli.Factory)) int {
 	if len(os.Args) > 1 && os.Args[1] == democmd.ServiceCmd {
-		// The demo's drain-test subject handles its own signals.
-		return fixture.DrainService(os.Args[2:])
+		// The demo's drain-test subject handles its own signals. It is no
+		// command of the tree: this is its one entry point.
+		return democmd.RunService(os.Args[2:])
 	}
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.
