@@ -122,7 +122,7 @@ func (l *Lab) FreePort() (string, error) {
 }
 
 // Start starts the demo services in a new temporary directory.
-func Start(opts Options) (l *Lab, err error) {
+func Start(opts Options) (_ *Lab, err error) {
 	if err := CheckPortBase(opts.PortBase); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func Start(opts Options) (l *Lab, err error) {
 	if err != nil {
 		return nil, err
 	}
-	l = &Lab{Dir: dir, opts: opts}
+	l := &Lab{Dir: dir, opts: opts}
 	defer func() {
 		if err != nil {
 			l.Close()

@@ -107,6 +107,7 @@ type Switch struct {
 	addr string
 	mu   sync.Mutex
 	srv  *http.Server
+	l    net.Listener
 	done bool
 }
 
@@ -125,6 +126,7 @@ func startSwitch(addr string) (*Switch, error) {
 func (s *Switch) URL() string { return "http://" + s.addr }
 
 func (s *Switch) serve(l net.Listener) {
+	s.l = l
 	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})}
@@ -146,8 +148,7 @@ func (s *Switch) Set(up bool) error {
 		}
 		s.serve(l)
 	case !up && s.srv != nil:
-		s.srv.Close()
-		s.srv = nil
+		s.stop()
 	}
 	return nil
 }
@@ -157,7 +158,15 @@ func (s *Switch) close() {
 	defer s.mu.Unlock()
 	s.done = true
 	if s.srv != nil {
-		s.srv.Close()
-		s.srv = nil
+		s.stop()
 	}
+}
+
+// stop closes the listener itself, not only through the server: Serve,
+// started on a goroutine, may not have taken the listener yet, and the
+// port must be free when Set(true) listens again.
+func (s *Switch) stop() {
+	s.l.Close()
+	s.srv.Close()
+	s.srv, s.l = nil, nil
 }
