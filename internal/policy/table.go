@@ -27,11 +27,10 @@ var tableNow = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // DecisionTable builds the decision table (Decide's rules, in order) for
 // the given settings by running Decide on a representative input for each
-// row, so the table can
-// never disagree with the policy. Rows that the settings make impossible
-// (ignore-grace with a zero grace, ignore-blip with a threshold of 1) are
-// left out; rows for escalated timeouts and overdue TLS errors are added when
-// those settings are on.
+// row, so the table can never disagree with the policy. Rows that the
+// settings make impossible (ignore-grace with a zero grace, ignore-blip with
+// a threshold of 1) are left out; rows for escalated timeouts and overdue
+// TLS errors are added when those settings are on.
 func DecisionTable(s Settings) []Row {
 	if s.FailureThreshold < 1 {
 		s.FailureThreshold = 1
