@@ -250,6 +250,7 @@ func TestREADMEExitCodeTable(t *testing.T) {
 		"internal error": {exitcode.Internal},
 		"`wait-healthy":  {exitcode.CannotExecute, exitcode.NotFound},
 		"interrupted":    {exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM},
+		"`demo`":         {exitcode.SIGPIPE},
 	}
 	reasonRE := regexp.MustCompile("`([a-z_]+)`")
 	for _, file := range []string{"../../README.md", "../../docs/outcomes.md"} {
