@@ -131,8 +131,8 @@ type Input struct {
 //  5. decisive past grace, streak below FailureThreshold: ignore-blip;
 //  6. otherwise redeploy, which resets the streaks and restarts the grace window.
 //
-// An outcome outside the closed set is treated as unreachable, the seed's
-// catch-all.
+// An outcome outside the closed set is treated as unreachable, the
+// catch-all outcome.
 func Decide(in Input) (Decision, History) {
 	s := in.Settings
 	if s.FailureThreshold < 1 {
