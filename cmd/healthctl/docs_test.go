@@ -9,14 +9,19 @@ package main
 // prints (golden, run in-process; nothing is probed: each is a usage error).
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/healthctl/healthctl/internal/demo"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -147,5 +152,370 @@ func TestDocsFlagsExist(t *testing.T) {
 	t.Logf("%d flags named in prose checked", checked)
 	if checked < 100 {
 		t.Fatalf("only %d flags found in the docs: the extractor is broken", checked)
+	}
+}
+
+var (
+	// `--flag[ ARG]` (VALUE…): a default quoted in prose.
+	proseDefault = regexp.MustCompile("`--([a-z][a-z0-9-]*)(?: [A-Z]+)?` \\(([^)]*)\\)")
+	// The value a default starts with: a number, duration or size, or a
+	// word in capitals (a signal's name).
+	defaultValue = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)?(?: ?(?:ns|us|ms|s|m|h|KiB|MiB|GiB|kB|MB|GB))?|[A-Z]+)(?:[ ,]|$)`)
+)
+
+// sameDefault says whether a default quoted in the docs is the flag's.
+func sameDefault(doc, def string) bool {
+	doc = strings.ReplaceAll(strings.TrimSpace(doc), " ", "")
+	if a, err := time.ParseDuration(doc); err == nil {
+		if b, err := time.ParseDuration(def); err == nil {
+			return a == b
+		}
+	}
+	if a, err := strconv.ParseFloat(doc, 64); err == nil {
+		b, err := strconv.ParseFloat(def, 64)
+		return err == nil && a == b
+	}
+	return strings.EqualFold(doc, def)
+}
+
+// TestDocsDefaults: a default the docs quote — "`--grace` (2m)" in prose,
+// or the default column of a flag table — is the flag's default on every
+// command the line or page is about that has the flag.
+func TestDocsDefaults(t *testing.T) {
+	checked := 0
+	check := func(file string, line int, text, name, value string) {
+		cmds := lineCommands(text)
+		if len(cmds) == 0 {
+			cmds = pageCommands(file)
+		}
+		if len(cmds) == 0 {
+			cmds = commandNames
+		}
+		has := false
+		for _, c := range cmds {
+			f := docCommandFlag(t, c, name)
+			if f == nil {
+				continue
+			}
+			has = true
+			if !sameDefault(value, f.DefValue) {
+				t.Errorf("%s:%d: the docs say --%s defaults to %q; %s's default is %q", file, line, name, value, c, f.DefValue)
+			}
+		}
+		if !has {
+			t.Errorf("%s:%d: --%s (default %q): a flag of none of %v", file, line, name, value, cmds)
+		}
+		checked++
+	}
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defaultCol := -1
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "|") {
+				cols := strings.Split(strings.Trim(line, "| "), " | ")
+				if strings.HasPrefix(line, "| flag |") {
+					defaultCol = slices.Index(cols, "default")
+					continue
+				}
+				if defaultCol > 0 && len(cols) > defaultCol {
+					def := codeSpan.FindStringSubmatch(cols[defaultCol])
+					for _, m := range codeSpan.FindAllStringSubmatch(cols[0], -1) {
+						if name, ok := strings.CutPrefix(strings.Fields(m[1])[0], "--"); ok && def != nil && defaultValue.MatchString(def[1]) {
+							check(file, i+1, line, name, def[1])
+						}
+					}
+				}
+				continue
+			}
+			defaultCol = -1
+			for _, m := range proseDefault.FindAllStringSubmatch(line, -1) {
+				v := strings.TrimPrefix(strings.TrimPrefix(m[2], "default "), "default: ")
+				if dv := defaultValue.FindString(v); dv != "" {
+					check(file, i+1, line, m[1], strings.TrimRight(dv, " ,"))
+				}
+			}
+		}
+	}
+	t.Logf("%d quoted defaults checked", checked)
+	if checked < 15 {
+		t.Fatalf("only %d defaults found in the docs: the extractor is broken", checked)
+	}
+}
+
+// emittedNames are the names healthctl's code can write or read: every
+// JSON and YAML tag and every string literal of the shipped Go source (a
+// hand-written JSON key, an event or reason name, a metric's name), names
+// made of a literal prefix ("keepalive_" + kind, "cert_days%s"), and the
+// targets file's keys (a probe flag's name with _ for -).
+func emittedNames(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	var prefixes []string
+	lit := regexp.MustCompile(`(?:json|yaml):"([a-z0-9_]+)|"([a-zA-Z0-9_]+)"|"([a-z0-9_]+)%`)
+	for _, dir := range []string{"../../internal", "."} {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") ||
+				strings.Contains(p, "internal/fixture") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			for _, m := range lit.FindAllStringSubmatch(string(b), -1) {
+				if m[3] != "" {
+					prefixes = append(prefixes, m[3])
+					continue
+				}
+				names[m[1]+m[2]] = true
+				if strings.HasSuffix(m[2], "_") {
+					prefixes = append(prefixes, m[2])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range names {
+		for _, p := range prefixes {
+			names[p+n] = true
+		}
+	}
+	for _, p := range prefixes {
+		names[p] = true
+	}
+	for _, c := range commandNames {
+		streams, _, _ := output.Test(false)
+		root := newRoot(testFactory(streams, func(string) string { return "" }), []string{c})
+		cmd, _, _ := root.Find([]string{c})
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names[strings.ReplaceAll(f.Name, "-", "_")] = true })
+	}
+	return names
+}
+
+// notOurs are snake_case names the docs quote that are other programs'
+// (Prometheus, blackbox_exporter, Compose, proxies' variables), examples of
+// the user's own (secret names) or generated from a pattern (Nagios labels
+// time_N).
+var notOurs = map[string]bool{
+	"metric_relabel_configs": true, "probe_success": true, "probe_duration_seconds": true,
+	"probe_http_status_code": true, "probe_ssl_earliest_cert_expiry": true, "probe_input_sources": true,
+	"go_goroutines": true, "process_open_fds": true, "process_resident_memory_bytes": true,
+	"stop_grace_period": true, "stop_signal": true, "http_proxy": true, "https_proxy": true,
+	"access_token": true, "api_key": true, "time_1": true, "time_2": true,
+}
+
+// TestDocsJSONNames: every JSON key the docs quote ("name": in an example)
+// and every snake_case name in a code span is one the code writes (or a
+// script's name, or another program's).
+func TestDocsJSONNames(t *testing.T) {
+	names := emittedNames(t)
+	scripts, err := filepath.Glob("../../testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scripts {
+		names[strings.TrimSuffix(filepath.Base(s), ".txtar")] = true
+	}
+	key := regexp.MustCompile(`"([a-z][a-z0-9_]*)":`)
+	snake := regexp.MustCompile("`([a-z][a-z0-9]*_[a-z0-9_]+)`")
+	// Keys that are data, not field names: watch's targets by name in the
+	// examples, and the --expect-json examples' documents.
+	data := map[string]bool{"api": true, "banana": true, "bad": true, "db": true, "web": true, "checkout": true, "billing": true}
+	checked := 0
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			var found []string
+			for _, m := range key.FindAllStringSubmatch(line, -1) {
+				if !data[m[1]] {
+					found = append(found, m[1])
+				}
+			}
+			for _, m := range snake.FindAllStringSubmatch(line, -1) {
+				found = append(found, m[1])
+			}
+			for _, n := range found {
+				checked++
+				if !names[n] && !notOurs[n] {
+					t.Errorf("%s:%d: %q: no JSON field, event, reason or metric of that name in the code", file, i+1, n)
+				}
+			}
+		}
+	}
+	t.Logf("%d quoted names checked", checked)
+	if checked < 100 {
+		t.Fatalf("only %d names found in the docs: the extractor is broken", checked)
+	}
+}
+
+// consoleBlock is one `$ command` of a console block and the lines it is
+// shown printing.
+type consoleBlock struct {
+	file string
+	line int
+	cmd  string
+	out  []string
+}
+
+func consoleBlocks(t *testing.T) []consoleBlock {
+	t.Helper()
+	var blocks []consoleBlock
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inFence := false
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				inFence = !inFence
+				continue
+			}
+			switch {
+			case !inFence:
+			case strings.HasPrefix(line, "$ "):
+				blocks = append(blocks, consoleBlock{file: file, line: i + 1, cmd: strings.TrimPrefix(line, "$ ")})
+			case len(blocks) > 0 && blocks[len(blocks)-1].line+len(blocks[len(blocks)-1].out) == i:
+				blocks[len(blocks)-1].out = append(blocks[len(blocks)-1].out, line)
+			}
+		}
+	}
+	return blocks
+}
+
+// shape keeps what a doc's output line promises and drops what changes
+// from run to run: digits, the length of a waterfall bar, runs of spaces.
+func shape(s string) string {
+	s = regexp.MustCompile(`[0-9]+`).ReplaceAllString(s, "0")
+	s = regexp.MustCompile(`=+`).ReplaceAllString(s, "=")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// runDoc runs a doc's command line in-process in dir: its leading VAR=value
+// words are its environment; nothing else of the test's environment is.
+func runDoc(t *testing.T, dir, line string, tty bool, width int) (stdout, stderr string) {
+	t.Helper()
+	words, ok := shellWords(strings.SplitN(line, "  #", 2)[0])
+	if !ok {
+		t.Fatalf("cannot split %q", line)
+	}
+	env := map[string]string{"HEALTHCTL_CONFIG": os.DevNull}
+	for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-") {
+		k, v, _ := strings.Cut(words[0], "=")
+		env[k] = v
+		words = words[1:]
+	}
+	if len(words) == 0 || words[0] != "healthctl" {
+		t.Fatalf("not a healthctl command: %q", line)
+	}
+	if slices.Contains(words, "--config") {
+		delete(env, "HEALTHCTL_CONFIG")
+	}
+	t.Chdir(dir)
+	streams, out, errb := output.Test(tty)
+	streams.OutWidth, streams.OutColor, streams.ErrColor = width, false, false
+	f := testFactory(streams, func(k string) string { return env[k] })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	run(ctx, f, words[1:])
+	return out.String(), errb.String()
+}
+
+// TestDocsOutputLines is the golden test of the output the docs quote:
+// every error line shown after a `$ healthctl …` is exactly what that
+// command prints; the demo's expired-certificate probe, a refused probe
+// and the policy table print the lines shown, digits and bar lengths aside.
+func TestDocsOutputLines(t *testing.T) {
+	// The files the quoted commands name.
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"ci.yaml": "conect-timeout: 1s\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lab, err := demo.Start(demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lab.Close()
+	var expired demo.Service
+	for _, s := range lab.Services {
+		if strings.Contains(s.Name, "expired") {
+			expired = s
+		}
+	}
+	closed := lab.Services[3]
+	if closed.Name != "nothing listens" {
+		t.Fatalf("service 3 is %q", closed.Name)
+	}
+
+	checked := 0
+	for _, b := range consoleBlocks(t) {
+		where := b.file + ":" + strconv.Itoa(b.line)
+		switch {
+		case len(b.out) > 0 && strings.HasPrefix(b.out[0], "healthctl: "):
+			_, stderr := runDoc(t, dir, b.cmd, false, 0)
+			if want := strings.Join(b.out, "\n") + "\n"; stderr != want {
+				t.Errorf("%s: $ %s\n  the docs show: %s  it prints:      %s", where, b.cmd, want, stderr)
+			}
+		case strings.HasPrefix(b.cmd, "healthctl probe -v --cacert ca.pem https://127.0.0.1:"):
+			// The demo's expired-certificate service, as the docs say.
+			stdout, _ := runDoc(t, dir, "healthctl probe -v --cacert "+lab.CAFile+" "+expired.URL, false, 0)
+			compareShapes(t, where, b.out, stdout)
+		case regexp.MustCompile(`^healthctl probe http://127\.0\.0\.1:[0-9]+/health$`).MatchString(b.cmd) &&
+			len(b.out) > 0 && strings.Contains(b.out[0], " refused "):
+			stdout, _ := runDoc(t, dir, "healthctl probe "+closed.URL, false, 0)
+			compareShapes(t, where, b.out, stdout)
+		case strings.HasPrefix(b.cmd, "healthctl policy "):
+			// On a 100-column terminal, as the page says; "..." stands
+			// for rows left out.
+			stdout, _ := runDoc(t, dir, b.cmd, true, 100)
+			got := strings.Split(stdout, "\n")
+			at := 0
+			for _, want := range b.out {
+				if want == "..." {
+					continue
+				}
+				i := slices.Index(got[at:], want)
+				if i < 0 {
+					t.Errorf("%s: $ %s: the docs show %q; it does not print it (in this order):\n%s", where, b.cmd, want, stdout)
+					break
+				}
+				at += i + 1
+			}
+		default:
+			t.Logf("%s: $ %s: not checked here (needs a server of its own: see testdata/script/readme_*.txtar)", where, b.cmd)
+			continue
+		}
+		checked++
+	}
+	if checked < 7 {
+		t.Fatalf("only %d console blocks checked", checked)
+	}
+}
+
+// compareShapes compares a doc's output lines with a run's, shape for
+// shape.
+func compareShapes(t *testing.T, where string, doc []string, out string) {
+	t.Helper()
+	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(got) != len(doc) {
+		t.Errorf("%s: the docs show %d lines, it prints %d:\n%s", where, len(doc), len(got), out)
+	}
+	for i := 0; i < len(doc) && i < len(got); i++ {
+		if shape(doc[i]) != shape(got[i]) {
+			t.Errorf("%s: line %d\n  the docs show: %s\n  it prints:      %s", where, i+1, doc[i], got[i])
+		}
 	}
 }
