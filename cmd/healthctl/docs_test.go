@@ -21,7 +21,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/demo"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -517,5 +519,56 @@ func compareShapes(t *testing.T, where string, doc []string, out string) {
 		if shape(doc[i]) != shape(got[i]) {
 			t.Errorf("%s: line %d\n  the docs show: %s\n  it prints:      %s", where, i+1, doc[i], got[i])
 		}
+	}
+}
+
+// TestDocsExitCodes: every exit code the docs name ("exit 8", "exits 2",
+// "exit 130/143", "exit code 5") is one of internal/exitcode's, except
+// where the line is about a service's own exit status or a Nagios state.
+func TestDocsExitCodes(t *testing.T) {
+	known := map[int]bool{}
+	for _, c := range []int{exitcode.Pass, exitcode.Unreachable, exitcode.Usage, exitcode.TLS, exitcode.Timeout,
+		exitcode.Refused, exitcode.DNS, exitcode.DrainFailed, exitcode.Redeploy, exitcode.Unknown, exitcode.Internal,
+		exitcode.CannotExecute, exitcode.NotFound, exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM, exitcode.SIGPIPE} {
+		known[c] = true
+	}
+	mention := regexp.MustCompile(`\bexit(?:s| code| codes)? ([0-9]+(?: ?/ ?[0-9]+)*)\b`)
+	// A service's, a hook's or a shell's own status, not healthctl's.
+	theirs := regexp.MustCompile(`exit status|the service|the process exits|service that|CMD's|its own status|hook|shell|sh -c|node|python`)
+	checked := 0
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range mention.FindAllStringSubmatch(line, -1) {
+				for _, f := range strings.Split(m[1], "/") {
+					n, _ := strconv.Atoi(strings.TrimSpace(f))
+					checked++
+					if !known[n] && !theirs.MatchString(line) {
+						t.Errorf("%s:%d: %q: %d is no exit code of internal/exitcode", file, i+1, m[0], n)
+					}
+				}
+			}
+		}
+	}
+	// "the exit code says the same (3: tls)": the code is the outcome's.
+	pair := regexp.MustCompile(`\(([0-9]+): ([a-z]+)\)`)
+	for _, file := range docFiles(t) {
+		b, _ := os.ReadFile(file)
+		for _, m := range pair.FindAllStringSubmatch(string(b), -1) {
+			n, _ := strconv.Atoi(m[1])
+			if o := classify.Outcome(m[2]); slices.Contains(classify.Outcomes, o) {
+				checked++
+				if exitcode.ForOutcome(o) != n {
+					t.Errorf("%s: %q: %s exits %d", file, m[0], o, exitcode.ForOutcome(o))
+				}
+			}
+		}
+	}
+	t.Logf("%d exit codes named in the docs checked", checked)
+	if checked < 40 {
+		t.Fatalf("only %d exit codes found in the docs: the extractor is broken", checked)
 	}
 }
