@@ -572,3 +572,47 @@ func TestDocsExitCodes(t *testing.T) {
 		t.Fatalf("only %d exit codes found in the docs: the extractor is broken", checked)
 	}
 }
+
+// TestDocsCounts: the counts docs/reliability.md gives of the suite (exit-2
+// runs, the scripts they are in, fuzz targets) are never more than the suite
+// has (more scripts may come; a count that shrank is a claim gone false).
+func TestDocsCounts(t *testing.T) {
+	b, err := os.ReadFile("../../docs/reliability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, _ := filepath.Glob("../../testdata/script/*.txtar")
+	runs, inScripts := 0, 0
+	for _, s := range scripts {
+		data, _ := os.ReadFile(s)
+		n := len(regexp.MustCompile(`(?m)^exitcode 2 `).FindAll(data, -1))
+		runs += n
+		if n > 0 {
+			inScripts++
+		}
+	}
+	fuzz := 0
+	filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, "_test.go") {
+			data, _ := os.ReadFile(p)
+			fuzz += len(regexp.MustCompile(`(?m)^func Fuzz`).FindAll(data, -1))
+		}
+		return nil
+	})
+	claims := regexp.MustCompile(`(\d+) (?:exit-2 )?runs in (\d+) scripts(?: assert exit 2|, plus (\d+) fuzz targets)`).FindAllStringSubmatch(string(b), -1)
+	if len(claims) < 2 {
+		t.Fatalf("found %d claims of counts in docs/reliability.md", len(claims))
+	}
+	for _, c := range claims {
+		r, _ := strconv.Atoi(c[1])
+		s, _ := strconv.Atoi(c[2])
+		if r > runs || s > inScripts {
+			t.Errorf("docs/reliability.md: %q, but the scripts have %d exit-2 runs in %d scripts", c[0], runs, inScripts)
+		}
+		if c[3] != "" {
+			if f, _ := strconv.Atoi(c[3]); f > fuzz {
+				t.Errorf("docs/reliability.md: %q, but there are %d fuzz targets", c[0], fuzz)
+			}
+		}
+	}
+}
