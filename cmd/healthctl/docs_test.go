@@ -24,6 +24,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/demo"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -399,18 +400,22 @@ func consoleBlocks(t *testing.T) []consoleBlock {
 func shape(s string) string {
 	s = regexp.MustCompile(`[0-9]+`).ReplaceAllString(s, "0")
 	s = regexp.MustCompile(`=+`).ReplaceAllString(s, "=")
+	s = regexp.MustCompile(`─+`).ReplaceAllString(s, "─")
 	return strings.Join(strings.Fields(s), " ")
 }
 
 // runDoc runs a doc's command line in-process in dir: its leading VAR=value
 // words are its environment; nothing else of the test's environment is.
-func runDoc(t *testing.T, dir, line string, tty bool, width int) (stdout, stderr string) {
+func runDoc(t *testing.T, dir, line string, tty bool, width int, extraEnv ...string) (stdout, stderr string) {
 	t.Helper()
 	words, ok := shellWords(strings.SplitN(line, "  #", 2)[0])
 	if !ok {
 		t.Fatalf("cannot split %q", line)
 	}
 	env := map[string]string{"HEALTHCTL_CONFIG": os.DevNull}
+	for i := 0; i+1 < len(extraEnv); i += 2 {
+		env[extraEnv[i]] = extraEnv[i+1]
+	}
 	for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "-") {
 		k, v, _ := strings.Cut(words[0], "=")
 		env[k] = v
@@ -441,6 +446,30 @@ func TestDocsOutputLines(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"ci.yaml": "conect-timeout: 1s\n",
+		// docs/drain-test.md's lint example: PRE_DRAIN_MS on line 15, the
+		// preStop on line 21.
+		"deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: 40
+      containers:
+        - name: app
+          image: example/app
+          ports:
+            - containerPort: 8080
+          env:
+            - {name: PRE_DRAIN_MS, value: "5000"}
+            - {name: SHUTDOWN_TIMEOUT_MS, value: "20000"}
+          readinessProbe:
+            httpGet: {path: /ready, port: 8080}
+          lifecycle:
+            preStop:
+              exec: {command: ["sleep", "2"]}
+`,
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -461,6 +490,24 @@ func TestDocsOutputLines(t *testing.T) {
 	if closed.Name != "nothing listens" {
 		t.Fatalf("service 3 is %q", closed.Name)
 	}
+	// watch's example: api serves, billing refuses; --all-addresses's:
+	// two4.invalid is 127.0.0.2 (nothing listens) then 127.0.0.1.
+	dns, err := fixture.NewDNSServer(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	billing, err := fixture.NewClosedPort(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := "targets:\n  - name: api\n    url: " + api.URL + "/health\n  - name: billing\n    url: " + billing.URL() + "/health\n"
+	if err := os.WriteFile(filepath.Join(dir, "targets.yaml"), []byte(targets), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	checked := 0
 	for _, b := range consoleBlocks(t) {
@@ -478,6 +525,19 @@ func TestDocsOutputLines(t *testing.T) {
 		case regexp.MustCompile(`^healthctl probe http://127\.0\.0\.1:[0-9]+/health$`).MatchString(b.cmd) &&
 			len(b.out) > 0 && strings.Contains(b.out[0], " refused "):
 			stdout, _ := runDoc(t, dir, "healthctl probe "+closed.URL, false, 0)
+			compareShapes(t, where, b.out, stdout)
+		case b.cmd == "healthctl drain-test --manifest deploy.yaml":
+			stdout, _ := runDoc(t, dir, b.cmd, false, 0)
+			if want := strings.Join(b.out, "\n") + "\n"; stdout != want {
+				t.Errorf("%s: $ %s\n  the docs show:\n%s  it prints:\n%s", where, b.cmd, want, stdout)
+			}
+		case strings.HasPrefix(b.cmd, "healthctl probe --all-addresses http://two4.invalid:"):
+			stdout, _ := runDoc(t, dir, "healthctl probe --all-addresses http://two4.invalid:"+strconv.Itoa(api.Port)+"/health", false, 0,
+				"HEALTHCTL_DNS_SERVER", dns.Addr)
+			compareShapes(t, where, b.out, stdout)
+		case strings.HasPrefix(b.cmd, "healthctl watch --once --state state.json ") && strings.HasSuffix(b.cmd, " --targets targets.yaml -o text"):
+			// A terminal: the table drawn.
+			stdout, _ := runDoc(t, dir, b.cmd, true, 100)
 			compareShapes(t, where, b.out, stdout)
 		case strings.HasPrefix(b.cmd, "healthctl policy "):
 			// On a 100-column terminal, as the page says; "..." stands
@@ -497,12 +557,12 @@ func TestDocsOutputLines(t *testing.T) {
 				at += i + 1
 			}
 		default:
-			t.Logf("%s: $ %s: not checked here (needs a server of its own: see testdata/script/readme_*.txtar)", where, b.cmd)
+			t.Logf("%s: $ %s: not checked (a real nginx of its own)", where, b.cmd)
 			continue
 		}
 		checked++
 	}
-	if checked < 7 {
+	if checked < 10 {
 		t.Fatalf("only %d console blocks checked", checked)
 	}
 }
