@@ -113,6 +113,10 @@ type Options struct {
 	// PortBase puts the demo's services on 127.0.0.1 ports PortBase to
 	// PortBase+demo.Ports-1 (0: ports the system picks).
 	PortBase int
+
+	// source names where a flag's value came from (the flag, a
+	// variable, the config file), for errors.
+	source func(name string) string
 }
 
 // NewCmd builds the command; runF replaces Run in flag-parsing tests (nil:
@@ -139,7 +143,9 @@ output closed early (healthctl demo | head).`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
-	cmd.Flags().IntVar(&opts.PortBase, "port-base", 0,
+	fs := cmd.Flags()
+	opts.source = func(name string) string { return cli.FlagSource(fs, name) }
+	fs.IntVar(&opts.PortBase, "port-base", 0,
 		fmt.Sprintf("put the demo's services on 127.0.0.1 ports `N` to N+%d (0: ports the system picks)", demo.Ports-1))
 	return cmd
 }
@@ -150,7 +156,14 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		return cli.UsageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
 	}
 	if err := demo.CheckPortBase(opts.PortBase); err != nil {
-		return cli.UsageErrorf("--port-base %d: %v", opts.PortBase, err)
+		src := "--port-base"
+		if opts.source != nil {
+			src = opts.source("port-base")
+		}
+		if strings.HasPrefix(src, "--") {
+			src = fmt.Sprintf("%s %d", src, opts.PortBase)
+		}
+		return cli.UsageErrorf("%s: %v", src, err)
 	}
 	// The output's reader going away (healthctl demo | head -1) stops the
 	// demo like Ctrl-C does, so it cleans up: Go would otherwise kill the
