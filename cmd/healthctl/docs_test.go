@@ -103,6 +103,9 @@ var (
 	otherProgram = regexp.MustCompile(`\b(curl|kubectl|docker|goreleaser|promtool|apt-get|npm|check_http|check_curl|wait4x|grpc_health_probe|hyperfine|systemd-run|nagios4?|gunicorn|uvicorn|nginx|node_exporter|prometheus|python3?|paired\.py|grpcurl|rpm|dpkg)\b|` + "`" + `(go|gh|ab|node|timeout|kill|sleep|unshare) `)
 )
 
+// refusedFlags is a line saying the flags it names are refused.
+var refusedFlags = regexp.MustCompile(`\b(are|is) refused\b`)
+
 // TestDocsFlagsExist: a flag named in prose exists on the command the line
 // names, else on the command the page is about, else on some command.
 func TestDocsFlagsExist(t *testing.T) {
@@ -135,6 +138,11 @@ func TestDocsFlagsExist(t *testing.T) {
 					found := false
 					for _, c := range cmds {
 						found = found || docCommandFlag(t, c, name) != nil
+					}
+					if !found && refusedFlags.MatchString(line) && docCommandFlag(t, "probe", name) != nil {
+						// "… are refused (exit 2, naming the flag)": a
+						// probe flag the command says it does not take.
+						found = true
 					}
 					if !found && pageCommands(file) == nil {
 						// A page about every command may name a
