@@ -211,7 +211,9 @@ func run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	start := time.Now()
 	lab, err := demo.Start(demo.Options{PortBase: opts.PortBase})
 	if err != nil {
-		return fmt.Errorf("demo: starting the services: %v", err)
+		// A port of --port-base already taken, or no port at all: the
+		// user's setting or this machine, never a bug (exit 2, one line).
+		return cli.UsageErrorf("demo: starting the services: %v", err)
 	}
 	defer lab.Close()
 	w := f.Streams.Out
