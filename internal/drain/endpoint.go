@@ -60,7 +60,7 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 	o.ReadTimeout = min(nonZero(o.ReadTimeout, window), window)
 	o.MaxTime = window
 	o.Expect = expect.Expectations{} // the status is judged here, 200-399
-	res := probe.Run(ctx, &o)
+	res := proberOf(ctx)(ctx, &o)
 	tp.Took = time.Since(tp.start)
 	if res.HTTPStatus != 0 {
 		tp.Status = res.HTTPStatus

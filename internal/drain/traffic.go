@@ -86,7 +86,9 @@ type watcher struct {
 }
 
 func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
-	ctx, cancel := context.WithCancel(context.Background())
+	// Not the run's context (the watch outlives an interrupt by a moment),
+	// but its prober: the polls after the signal go through it too.
+	ctx, cancel := context.WithCancel(withProber(context.Background(), cfg.Prober))
 	w := &watcher{cancel: cancel}
 	type pollSpec struct {
 		probe    Probe

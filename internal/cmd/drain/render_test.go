@@ -18,7 +18,7 @@ func TestTrafficURL(t *testing.T) {
 		{"http://127.0.0.1:8080/slow", "http://127.0.0.1:9090/app", "http://127.0.0.1:9090/app"},
 		{"", "http://127.0.0.1:9090/app", "http://127.0.0.1:9090/app"},
 	} {
-		o := &Options{inflight: c.inflight, traffic: c.traffic}
+		o := &Options{Inflight: c.inflight, Traffic: c.traffic}
 		if got := o.trafficURL(); got != c.want {
 			t.Errorf("--inflight %q --traffic %q: traffic URL %q, want %q", c.inflight, c.traffic, got, c.want)
 		}
