@@ -153,7 +153,7 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 		mu      sync.Mutex
 		t0      time.Time
 		sentSig string
-		gone    = make(chan time.Time, 1)
+		gone    = make(chan goneInfo, 1)
 		started = make(chan int, 1)
 	)
 	readDone := make(chan struct{})
@@ -214,8 +214,8 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, PollInterval: 50 * time.Millisecond, Sent: signalNumber(sentSig)}
 	select {
-	case at := <-gone:
-		p.Gone, p.GoneAt = true, at
+	case g := <-gone:
+		p.Gone, p.GoneAt, p.LeftRunning = true, g.at, g.left
 	default:
 	}
 	// The exit status: only drain-test, the service's parent, can read it;
@@ -274,21 +274,54 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// goneInfo is when the signalled pid was seen gone, and which members of
+// its process group still ran 100 ms later.
+type goneInfo struct {
+	at   time.Time
+	left []int
+}
+
 // watchGone sends when pid is gone (or a zombie), polling /proc every 2 ms
-// for at most a minute.
-func watchGone(pid int, gone chan<- time.Time) {
-	stat := fmt.Sprintf("/proc/%d/stat", pid)
+// for at most a minute, with the group members still running 100 ms after.
+func watchGone(pid int, gone chan<- goneInfo) {
 	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(2 * time.Millisecond) {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			gone <- time.Now()
-			return
+		if _, _, ok := procStat(pid); ok {
+			continue
 		}
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-			gone <- time.Now()
-			return
+		g := goneInfo{at: time.Now()}
+		time.Sleep(100 * time.Millisecond)
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			n, err := strconv.Atoi(e.Name())
+			if err != nil || n == pid {
+				continue
+			}
+			if pgrp, _, ok := procStat(n); ok && pgrp == pid {
+				g.left = append(g.left, n)
+			}
 		}
+		gone <- g
+		return
 	}
+}
+
+// procStat reads a process's group from /proc; ok is false when it is gone
+// or a zombie.
+func procStat(pid int) (pgrp int, state byte, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+		return 0, 0, false
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	return pgrp, f[0][0], true
 }
 
 func signalNumber(name string) int {

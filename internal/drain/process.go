@@ -101,7 +101,7 @@ func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
 		return false
 	}
 	defer tg.unhook()
-	if n := othersLeft(tg.pid); groupExists(tg.pid) || n > 0 {
+	if leftAlive(tg.pid) {
 		leftover = true
 		logf("killing what is left of process group %d and every process it started", tg.pid)
 	}

@@ -56,6 +56,10 @@ const Interval = 50 * time.Millisecond
 // accepting is seen within 20 ms of its first failed connection.
 const TrafficInterval = 20 * time.Millisecond
 
+// SlowTrafficInterval is the traffic's interval when the traffic endpoint
+// is the --inflight URL (no --traffic): a slow path, 10 requests a second.
+const SlowTrafficInterval = 100 * time.Millisecond
+
 // pollTimeout bounds one health poll.
 const pollTimeout = time.Second
 

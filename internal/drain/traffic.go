@@ -97,7 +97,13 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	}
 	specs := []pollSpec{{Ready, Interval, pollTimeout}, {Live, Interval, pollTimeout}}
 	if ep[Traffic] != nil {
-		specs = append(specs, pollSpec{Traffic, TrafficInterval, TrafficWindow(cfg.Settings.ShutdownTimeout)})
+		every := TrafficInterval
+		if cfg.TrafficURL == cfg.InflightURL {
+			// The slow in-flight path by default: 10 a second, not 50,
+			// or the traffic itself would load the service down.
+			every = SlowTrafficInterval
+		}
+		specs = append(specs, pollSpec{Traffic, every, TrafficWindow(cfg.Settings.ShutdownTimeout)})
 	}
 	for _, p := range specs {
 		w.wg.Add(1)

@@ -41,6 +41,9 @@ type Params struct {
 	GoneAt time.Time
 	// Killed says it was killed past S (then the exit status is not judged).
 	Killed bool
+	// LeftRunning are processes of its group that still ran after it was
+	// gone (seen by the caller in /proc).
+	LeftRunning []int
 	// ExitKnown says ExitCode/ExitSignal were read; Sent is the signal's
 	// number.
 	ExitKnown  bool
@@ -250,6 +253,9 @@ func Judge(recs []Record, p Params) Truth {
 	}
 	if !reacted {
 		t.Violated[SignalNotForwarded] = "nothing a client sees changed after the signal"
+	}
+	if p.Gone && !p.Killed && len(p.LeftRunning) > 0 {
+		t.Violated[SignalNotForwarded] = fmt.Sprintf("processes of its group (pids %v) still ran after it was gone", p.LeftRunning)
 	}
 	if p.Gone && !p.Killed {
 		for _, r := range recs {
