@@ -213,10 +213,12 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("drainvs %s: drain-test's JSON: %v (%s)", name, err, data)
 	}
 	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, PollInterval: 50 * time.Millisecond, Sent: signalNumber(sentSig)}
+	// drain-test returns only once what it started is gone: the watch has
+	// seen it, or is about to.
 	select {
 	case g := <-gone:
 		p.Gone, p.GoneAt, p.LeftRunning = true, g.at, g.left
-	default:
+	case <-time.After(5 * time.Second):
 	}
 	// The exit status: only drain-test, the service's parent, can read it;
 	// the truth applies its own rule to the raw status.
