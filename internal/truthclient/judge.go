@@ -93,8 +93,8 @@ func Judge(recs []Record, p Params) Truth {
 	served, traffic := 0, 0
 	for _, r := range recs {
 		at := rel(r.Made, p.T0)
-		if r.Kind == KindInflight || at < 0 || at >= p.P+Margin {
-			continue
+		if r.Kind == KindInflight || r.Kind == KindKeepAlive || at < 0 || at >= p.P+Margin {
+			continue // not a new connection
 		}
 		if !r.Outcome.Answered() {
 			violate(ListenerClosedEarly, "P", at, p.P, fmt.Sprintf("a %s request made at %s got %s (%s)", r.Kind, msOf(at), r.Outcome, r.Err))
