@@ -38,6 +38,10 @@ type inflight struct {
 	got    []timedRequest
 }
 
+// inflightSettle is how long the in-flight requests have been written
+// when the signal is sent.
+const inflightSettle = 150 * time.Millisecond
+
 // startInflight starts cfg.Inflight slow requests on cfg.InflightURL (none
 // without one) and returns once each has been written, or after 2s.
 func startInflight(cfg Config, opts *probe.Options) *inflight {
@@ -69,8 +73,10 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 		}
 	}
 	timeout.Stop()
-	// Give the server a moment to start handling what it has read.
-	time.Sleep(50 * time.Millisecond)
+	// Give the server time to read what was written and start handling
+	// it: a request still unread at the signal is one a server closing its
+	// idle connections drops, which says nothing about its drain.
+	time.Sleep(inflightSettle)
 	return in
 }
 

@@ -29,6 +29,11 @@ const (
 // and the two clients do not sample the same instants.
 const Margin = 40 * time.Millisecond
 
+// InflightEdge is how young an in-flight request may be at the signal and
+// its failure before any answer leave INFLIGHT_ABORTED open: it may not
+// have been read yet.
+const InflightEdge = 200 * time.Millisecond
+
 // Params are the run's windows and how the process ended.
 type Params struct {
 	// T0 is when the signal was sent.
@@ -196,15 +201,18 @@ func Judge(recs []Record, p Params) Truth {
 		if !bad && r.Delimited && p.Gone && r.Ended.After(p.GoneAt.Add(-100*time.Millisecond)) {
 			bad, why = true, "a body without a length ended with the process"
 		}
-		edge := ""
-		if !r.Outcome.Answered() && r.Ended.Before(p.T0.Add(Margin)) {
-			// Refused or reset before any answer, just as the signal went
-			// out: made just before it, it may never have reached the
-			// server (one the server held for longer was in flight).
-			edge = "the signal"
+		if bad && !r.Outcome.Answered() && at > -InflightEdge && r.Ended.Before(p.T0.Add(InflightEdge)) {
+			// Refused or reset before any answer, made and ended close to
+			// the signal: the server may never have read it (a server
+			// that closes its idle connections drops it), which says
+			// nothing about its drain.
+			if t.Open[InflightAborted] == "" {
+				t.Open[InflightAborted] = fmt.Sprintf("an in-flight request made at %s got %s before any answer at %s: maybe never read", msOf(at), r.Outcome, msOf(rel(r.Ended, p.T0)))
+			}
+			continue
 		}
 		if bad {
-			violate(InflightAborted, edge, at, -Margin, fmt.Sprintf("an in-flight request made at %s got %s at %s", msOf(at), why, msOf(rel(r.Ended, p.T0))))
+			violate(InflightAborted, "", at, 0, fmt.Sprintf("an in-flight request made at %s got %s at %s", msOf(at), why, msOf(rel(r.Ended, p.T0))))
 		}
 	}
 	if inflight == 0 && p.Sent != 0 {
