@@ -4,7 +4,7 @@ package main
 
 // The differential test's script command:
 //
-//	drainvs NAME [-traffic-expect LO-HI] -- DRAIN-TEST-ARGS...
+//	drainvs NAME [-want-pass] [-traffic-expect LO-HI] -- DRAIN-TEST-ARGS...
 //	    runs `healthctl drain-test -o json DRAIN-TEST-ARGS...` with the truth
 //	    client (internal/truthclient) sending its own fresh-connection
 //	    requests through the shutdown: to the traffic URL (--traffic, else
@@ -95,14 +95,18 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "drainvs")
 	truthRuns <- struct{}{}
 	defer func() { <-truthRuns }()
-	const usage = "usage: drainvs NAME [-traffic-expect LO-HI] -- DRAIN-TEST-ARGS..."
+	const usage = "usage: drainvs NAME [-want-pass] [-traffic-expect LO-HI] -- DRAIN-TEST-ARGS..."
 	if len(args) < 3 {
 		ts.Fatalf(usage)
 	}
 	name, args := args[0], args[1:]
 	var accept func(int) bool
+	wantPass := false
 	for len(args) > 0 && args[0] != "--" {
 		switch {
+		case args[0] == "-want-pass":
+			wantPass = true
+			args = args[1:]
 		case args[0] == "-traffic-expect" && len(args) > 1:
 			lo, hi, _ := strings.Cut(args[1], "-")
 			l, err1 := strconv.Atoi(lo)
@@ -120,14 +124,31 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf(usage)
 	}
 	dargs := args[1:]
-	traffic := drainArg(dargs, "--traffic")
-	if traffic == "" {
-		traffic = drainArg(dargs, "--inflight")
-	}
 	P := durArg(ts, dargs, "--pre-drain", 5*time.Second)
 	S := durArg(ts, dargs, "--shutdown-timeout", 20*time.Second)
 	flipMax := durArg(ts, dargs, "--ready-flip-max", time.Second)
 
+	for attempt := 1; ; attempt++ {
+		ok := drainvsOnce(ts, name, dargs, accept, P, S, flipMax)
+		if ok || !wantPass {
+			return
+		}
+		if attempt == 2 {
+			ts.Fatalf("drainvs %s: a correct configuration, but the truth client saw failures twice (see %s.truth): the stack or its configuration no longer drains", name, name)
+		}
+		// drain-test agreed with what clients saw; a loaded machine makes
+		// real services drop connections now and then: once more.
+		ts.Logf("drainvs %s: the truth client saw failures in a correct configuration; running it once more", name)
+	}
+}
+
+// drainvsOnce is one run of drain-test under the truth client; it fails
+// the script when they disagree and returns whether the truth was PASS.
+func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept func(int) bool, P, S, flipMax time.Duration) bool {
+	traffic := drainArg(dargs, "--traffic")
+	if traffic == "" {
+		traffic = drainArg(dargs, "--inflight")
+	}
 	client := truthclient.Start(truthclient.Config{
 		Traffic: traffic, Ready: drainArg(dargs, "--ready"), Live: drainArg(dargs, "--live"),
 		Slow: drainArg(dargs, "--inflight"), Inflight: 3, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
@@ -253,27 +274,35 @@ func cmdDrainVs(ts *testscript.TestScript, neg bool, args []string) {
 	if d := truthclient.Agree(truth, failed); len(d) > 0 {
 		ts.Fatalf("drainvs %s: drain-test disagrees with what clients saw:\n  %s", name, strings.Join(d, "\n  "))
 	}
-	// Where both saw the listener fail, they must say when: the first
-	// failed connection, by the time it was made, within 50 ms.
+	// Where both saw the listener fail, drain-test's time must be one
+	// when clients failed too: a failed connection of the truth client
+	// made within 50 ms of it.
 	madeAt := regexp.MustCompile(`made at (-?\d+) ms`)
 	for _, v := range rep.Verdicts {
-		why, violated := truth.Violated[v.Name]
-		if v.OK || !violated || v.Name != truthclient.ListenerClosedEarly {
+		if v.OK || v.Name != truthclient.ListenerClosedEarly || truth.Violated[v.Name] == "" {
 			continue
 		}
-		d, t := madeAt.FindStringSubmatch(v.Detail), madeAt.FindStringSubmatch(why)
-		if d == nil || t == nil {
-			ts.Fatalf("drainvs %s: %s: no \"made at N ms\" in drain-test's %q or the truth's %q", name, v.Name, v.Detail, why)
+		d := madeAt.FindStringSubmatch(v.Detail)
+		if d == nil {
+			ts.Fatalf("drainvs %s: %s: no \"made at N ms\" in %q", name, v.Name, v.Detail)
 		}
 		dm, _ := strconv.Atoi(d[1])
-		tm, _ := strconv.Atoi(t[1])
-		if dm-tm > 50 || tm-dm > 50 {
-			ts.Fatalf("drainvs %s: %s at %d ms, but the truth client's first failed connection was made at %d ms", name, v.Name, dm, tm)
+		at := t0.Add(time.Duration(dm) * time.Millisecond)
+		near := false
+		for _, r := range recs {
+			if r.Kind != truthclient.KindInflight && r.Kind != truthclient.KindKeepAlive && !r.Outcome.Answered() && r.Made.Sub(at).Abs() <= 50*time.Millisecond {
+				near = true
+				break
+			}
+		}
+		if !near {
+			ts.Fatalf("drainvs %s: %s at %d ms, but no connection of the truth client made within 50 ms of it failed (its first: %s)", name, v.Name, dm, truth.Violated[v.Name])
 		}
 	}
 	if rep.ExitCode != 0 && rep.ExitCode != 7 {
 		ts.Fatalf("drainvs %s: drain-test exited %d: neither PASS (0) nor FAIL (7)", name, rep.ExitCode)
 	}
+	return truth.OK()
 }
 
 // goneInfo is when the signalled pid was seen gone, and which members of

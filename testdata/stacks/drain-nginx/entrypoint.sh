@@ -4,6 +4,7 @@
 # readiness answer 503 (the file nginx.conf checks), keeps nginx serving
 # for PRE_DRAIN_MS, then asks it for a graceful stop and waits for it.
 # Usage: entrypoint.sh NGINX_CONF FLAG
+rm -f "$2"
 nginx -c "$1" &
 pid=$!
 drain() {

@@ -15,6 +15,8 @@ def when_ready(server):
         return
     pre = int(os.environ.get("PRE_DRAIN_MS", "0")) / 1000
     flag = os.environ["DRAIN_FLAG"]
+    if os.path.exists(flag):
+        os.remove(flag)  # a run before this one's
     stop = server.signal  # the arbiter's own handler: queue it, wake the loop
 
     def on_term(sig, frame):
