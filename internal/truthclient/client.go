@@ -304,7 +304,7 @@ func Start(cfg Config) *Client {
 	if cfg.Slow != "" {
 		for i := range cfg.Inflight {
 			c.slow.Add(1)
-			go c.keepInflight(time.Duration(i) * 500 * time.Millisecond)
+			go c.keepInflight(time.Duration(i) * 20 * time.Millisecond)
 		}
 	}
 	return c
@@ -429,7 +429,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // one as soon as the last ended (or, refused, 20 ms later).
 func (c *Client) keepInflight(stagger time.Duration) {
 	defer c.slow.Done()
-	// Staggered: their restarts do not all fall just before the signal.
+	// Barely staggered: drain-test signals soon after the service is
+	// ready, so the first requests, made as its listener came up, are the
+	// ones in flight then.
 	time.Sleep(stagger)
 	for {
 		select {
