@@ -12,6 +12,7 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // Config is one drain-test run.
@@ -81,16 +82,20 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	obs.SignalNumber = int(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
 	obs.TrafficOK = cfg.TrafficOK
-	obs.Endpoints = map[Probe]string{}
-	for which, u := range map[Probe]string{Ready: cfg.ReadyURL, Live: cfg.LiveURL, Inflight: cfg.InflightURL, Traffic: cfg.TrafficURL} {
-		if u != "" {
-			obs.Endpoints[which] = redactURL(u)
-		}
-	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
 	ep := cfg.endpoints()
+	// The request log names each endpoint as the probe's redactor shows
+	// it: no password, no secret query parameter.
+	obs.Endpoints = map[Probe]string{}
+	for which, o := range ep {
+		if o.Redactor != nil {
+			obs.Endpoints[which] = o.Redactor.URL(o.URL)
+		} else {
+			obs.Endpoints[which] = redact.NewRedactor(nil, nil).URL(o.URL)
+		}
+	}
 	if len(cfg.Argv) > 0 {
 		if err := portsFree(ep); err != nil {
 			return obs, false, err
