@@ -55,6 +55,7 @@ func init() {
 var (
 	sentLine    = regexp.MustCompile(`drain-test: sent (\S+) to pid (\d+)`)
 	startedLine = regexp.MustCompile(`drain-test: started pid (\d+)`)
+	readyLine   = regexp.MustCompile(`drain-test: readiness and liveness answer`)
 	exitCodeRe  = regexp.MustCompile(`exit status (\d+)`)
 	killedByRe  = regexp.MustCompile(`killed by (SIG[A-Z0-9]+)`)
 )
@@ -186,6 +187,11 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 			line := sc.Text()
 			now := time.Now()
 			fmt.Fprintln(errf, line)
+			if readyLine.MatchString(line) {
+				// drain-test starts its in-flight requests now: two of
+				// the truth's own, as young at the signal as they are.
+				client.AddInflight(2)
+			}
 			if m := startedLine.FindStringSubmatch(line); m != nil {
 				pid, _ := strconv.Atoi(m[1])
 				select {
@@ -233,7 +239,7 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 	if err := json.Unmarshal(data, &rep); err != nil {
 		ts.Fatalf("drainvs %s: drain-test's JSON: %v (%s)", name, err, data)
 	}
-	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, PollInterval: 50 * time.Millisecond, Sent: signalNumber(sentSig)}
+	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, PollInterval: 20 * time.Millisecond, Sent: signalNumber(sentSig)}
 	// drain-test returns only once what it started is gone: the watch has
 	// seen it, or is about to.
 	select {

@@ -244,8 +244,8 @@ type Config struct {
 	// until Signalled.
 	Slow     string
 	Inflight int
-	// Interval between traffic requests, start to start (20 ms);
-	// PollInterval between readiness and liveness polls (50 ms).
+	// Interval between traffic requests and readiness polls, start to
+	// start (20 ms); PollInterval between liveness polls (50 ms).
 	Interval, PollInterval time.Duration
 	// Window bounds one request (1 s); SlowWindow one in-flight request.
 	Window, SlowWindow time.Duration
@@ -291,7 +291,9 @@ func Start(cfg Config) *Client {
 			accept = cfg.TrafficAccept
 		}
 		every := cfg.PollInterval
-		if kind == KindTraffic {
+		if kind == KindTraffic || kind == KindReady {
+			// Readiness as often as traffic: a flap that lasts one of
+			// drain-test's polls is seen here too.
 			every = cfg.Interval
 		}
 		c.wg.Add(1)
@@ -456,6 +458,24 @@ func (c *Client) add(r Record) {
 	c.mu.Lock()
 	c.recs = append(c.recs, r)
 	c.mu.Unlock()
+}
+
+// AddInflight starts n more slow requests now, one each (the caller's
+// cue: the service was just seen ready, so they are as young at the signal
+// as drain-test's own in-flight requests).
+func (c *Client) AddInflight(n int) {
+	if c.cfg.Slow == "" {
+		return
+	}
+	for range n {
+		c.slow.Add(1)
+		go func() {
+			defer c.slow.Done()
+			r := Get(context.Background(), c.cfg.Slow, c.cfg.SlowWindow, func(s int) bool { return s >= 200 && s < 300 })
+			r.Kind = KindInflight
+			c.add(r)
+		}()
+	}
 }
 
 // Signalled says the signal was sent: no new in-flight request starts.
