@@ -3,6 +3,7 @@ package drain
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // The kinds of request in the request log, besides the polled endpoints
@@ -60,25 +61,16 @@ func transportResult(err string) string {
 	switch {
 	case err == "":
 		return ResultError
-	case contains(err, "refused"):
+	case strings.Contains(err, "refused"):
 		return ResultRefused
-	case contains(err, "reset"), contains(err, "broken pipe"):
+	case strings.Contains(err, "reset"), strings.Contains(err, "broken pipe"):
 		return ResultReset
-	case contains(err, "EOF"):
+	case strings.Contains(err, "EOF"):
 		return ResultEOF
-	case contains(err, "timeout"):
+	case strings.Contains(err, "timeout"):
 		return ResultNoAnswer
 	}
 	return ResultError
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // requestLog is every request of o, in the order they were made.
