@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
@@ -91,9 +90,7 @@ func addressesOf(ctx context.Context, opts *Options, host, port string) []netip.
 	} else {
 		ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()
-		p := &run{opts: opts, start: time.Now(), timings: Timings{}}
-		p.dialIdle = sync.NewCond(&p.mu)
-		if addrs, err = p.lookup(ctx, host); err != nil {
+		if addrs, err = newRun(opts, hooks{}).lookup(ctx, host); err != nil {
 			return nil
 		}
 	}

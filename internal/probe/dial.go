@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -18,6 +19,28 @@ import (
 // connection attempt runs alone before the next address is tried too (the
 // RFC recommends 250 ms; an attempt that fails starts the next at once).
 const AttemptDelay = 250 * time.Millisecond
+
+// dialState is what the dialler learnt: the address dialled, the DNS
+// answer, and every attempt of the last connect. Guarded by run.mu.
+type dialState struct {
+	address   string
+	family    int
+	dnsAnswer classify.DNSAnswer
+	// resolverErr is the first error that said a DNS server could not be
+	// reached (refused, no route).
+	resolverErr error
+	// attempts are the dial attempts of the last connect, in the order
+	// they started.
+	attempts []DialAttempt
+	// dialErr is the last connect's error when an address answered for
+	// itself (refused, unreachable) and none connected: it is the probe's
+	// answer even when the connect window closed on another address.
+	dialErr error
+	// dialing counts the dials running; dialIdle is signalled (with mu)
+	// when it drops to 0, so the result waits for a dial cut short.
+	dialing  int
+	dialIdle *sync.Cond
+}
 
 // DialAttempt is one address tried: how it ended and how long it took.
 // Error is empty for the attempt that connected.
@@ -54,9 +77,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 			// The window's deadline ended the lookup or every attempt
 			// before its timer fired: close the window now, as the
 			// timer would.
-			if p.windowStage == "" {
-				p.windowStage, p.windowAddr = p.stage, p.address
-			}
+			p.noteWindow()
 			p.cancel(p.connWin.err)
 		}
 		if p.dialing--; p.dialing == 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -106,8 +105,8 @@ func (p *run) beginHop(u *url.URL) {
 	defer p.mu.Unlock()
 	p.hopURL = u
 	p.serverName = u.Hostname()
-	if sn := p.opts.TLSConfig.ServerName; sn != "" && origin(u) == origin(p.opts.URL) {
-		p.serverName = sn
+	if tc := p.opts.TLSConfig; tc != nil && tc.ServerName != "" && origin(u) == origin(p.opts.URL) {
+		p.serverName = tc.ServerName
 	}
 }
 
@@ -168,7 +167,7 @@ func (p *run) nextRequest(ctx context.Context, prev *http.Request, status int, n
 		for _, h := range sensitiveHeaders {
 			req.Header.Del(h)
 		}
-		for _, h := range o.Redactor.headers {
+		for _, h := range o.Redactor.Headers() {
 			req.Header.Del(h)
 		}
 	} else {
@@ -186,7 +185,7 @@ func (p *run) hasCredentials(req *http.Request) bool {
 			return true
 		}
 	}
-	for _, h := range p.opts.Redactor.headers {
+	for _, h := range p.opts.Redactor.Headers() {
 		if req.Header.Get(h) != "" {
 			return true
 		}
@@ -205,19 +204,4 @@ func (p *run) redirect(base *url.URL, loc string) *Redirect {
 		Location:  p.opts.Redactor.URL(u),
 		OtherHost: !strings.EqualFold(u.Hostname(), p.opts.URL.Hostname()),
 	}
-}
-
-// redirectText is the error of a redirect that was not followed.
-func (p *run) redirectText(status int, r *Redirect, ex exchanged) string {
-	switch {
-	case r.Invalid:
-		return fmt.Sprintf("status %d redirects to a Location that is not an http(s) URL: %s", status, r.Location)
-	case ex.limited:
-		return fmt.Sprintf("stopped after %d redirects (--follow=%d): status %d redirects to %s", len(ex.hops), p.opts.Follow, status, r.Location)
-	}
-	where := "the same host"
-	if r.OtherHost {
-		where = "another host"
-	}
-	return fmt.Sprintf("status %d redirects to %s (%s; want %s, or --follow)", status, r.Location, where, p.opts.Expect.Status)
 }

@@ -3,6 +3,7 @@ package probe
 import (
 	"crypto/tls"
 	"errors"
+	"github.com/healthctl/healthctl/internal/redact"
 	"net/url"
 	"testing"
 )
@@ -40,7 +41,7 @@ func TestPlainOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &run{opts: &Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: NewRedactor(nil, nil)}}
+		p := newRun(&Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: redact.NewRedactor(nil, nil)}, hooks{})
 		if got := p.plainOnly(); got != tc.want {
 			t.Errorf("%s: plainOnly = %v, want %v", tc.name, got, tc.want)
 		}
