@@ -71,12 +71,19 @@ type GRPCAnswer struct {
 	Serving int
 }
 
+// ErrNoHTTP2 is what a gRPC probe's TLS handshake ends with when the server
+// completed it without selecting HTTP/2 by ALPN: it speaks no gRPC.
+var ErrNoHTTP2 = errors.New("the TLS server did not select HTTP/2 (ALPN h2)")
+
 // Observation is everything the classifier needs; the probe fills it.
 type Observation struct {
 	// Protocol is the exchange made (HTTP when empty).
 	Protocol Protocol
 	// GRPC is the health answer of a gRPC probe that read one (Err nil).
 	GRPC *GRPCAnswer
+	// NoPreface: a cleartext gRPC probe's connection ended (Err) before
+	// the server sent the HTTP/2 preface: it is no HTTP/2 server.
+	NoPreface bool
 
 	// Err is the error that ended the probe, nil when a response arrived
 	// and its body was read.
@@ -189,6 +196,9 @@ func reason(o Observation) Reason {
 	if r, ok := certReason(err, o.Now); ok {
 		return r
 	}
+	if errors.Is(err, ErrNoHTTP2) {
+		return GRPCProtocol
+	}
 	var rh tls.RecordHeaderError
 	if errors.As(err, &rh) || errors.Is(err, http.ErrSchemeMismatch) {
 		return TLSNotTLS
@@ -206,6 +216,11 @@ func reason(o Observation) Reason {
 		return TLSRemoteAlert
 	}
 
+	if o.Protocol == ProtoGRPC && o.NoPreface && o.Stage == StageHeaders {
+		// Reset or closed before any HTTP/2 frame: what an HTTP/1
+		// server does with the HTTP/2 preface.
+		return GRPCProtocol
+	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return ConnReset
 	}

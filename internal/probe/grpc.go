@@ -12,14 +12,19 @@ package probe
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
 )
 
 // GRPCHealthPath is the HTTP/2 path of the health service's Check method.
@@ -390,29 +395,250 @@ func readGRPC(resp *http.Response, service string) (grpcAnswer, error) {
 	return a, nil
 }
 
-// grpcErrorText says what a health answer that is not SERVING means, for
-// the result's error field ("" for SERVING).
-func grpcErrorText(a grpcAnswer) string {
-	svc := "the server"
-	if a.Info.Service != "" {
-		svc = fmt.Sprintf("service %q", a.Info.Service)
+func init() { register(newGRPC, "grpc", "grpcs") }
+
+// grpcExchange is the gRPC health protocol: one Check call on its own
+// HTTP/2 connection, through the run's dialler, TLS capture and windows.
+type grpcExchange struct {
+	p       *run
+	service string
+	// first holds the first bytes a grpc:// server sent, to say what it
+	// speaks when it is not HTTP/2.
+	first firstBytes
+	req     *http.Request
+	tr      *http.Transport
+	resp    *http.Response
+	ans     grpcAnswer
+	read    bool
+}
+
+func newGRPC(ctx context.Context, p *run) (exchange, error) {
+	o := p.opts
+	service := o.GRPCService
+	if service == "" {
+		service = GRPCService(o.URL)
 	}
-	switch {
-	case a.Protocol != "":
-		return "not a gRPC answer: " + a.Protocol
-	case a.Info.Code == nil:
-		return ""
-	case *a.Info.Code != GRPCCodeOK:
-		text := fmt.Sprintf("health check of %s: gRPC status %s (%d)", svc, a.Info.CodeName, *a.Info.Code)
-		if *a.Info.Code == GRPCCodeUnimplemented {
-			text = fmt.Sprintf("the server has no grpc.health.v1.Health service: gRPC status %s (%d)", a.Info.CodeName, *a.Info.Code)
+	// The server may give up when the probe does: the call's deadline
+	// is the whole probe's.
+	req, err := newGRPCRequest(p.traceContext(ctx), o.URL, service, o.MaxTime, o.UserAgent)
+	if err != nil {
+		return nil, err
+	}
+	// -H adds request metadata, as grpc_health_probe's -rpc-header does;
+	// "Host:" sets the :authority.
+	for k, vs := range o.Header {
+		if len(vs) == 1 && vs[0] == "" || k == "Content-Type" || k == "Te" {
+			continue
 		}
-		if a.Info.Message != "" {
-			text += ": " + a.Info.Message
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	if o.Host != "" {
+		req.Host = o.Host
+	}
+	g := &grpcExchange{p: p, service: service, req: req}
+	g.tr = p.grpcTransport(&g.first)
+	return g, nil
+}
+
+// firstBytes records the first bytes read from a connection.
+type firstBytes struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (f *firstBytes) add(b []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := 64 - len(f.buf); n > 0 {
+		f.buf = append(f.buf, b[:min(n, len(b))]...)
+	}
+}
+
+func (f *firstBytes) get() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf
+}
+
+// recordingConn is a connection that notes the first bytes it reads.
+type recordingConn struct {
+	net.Conn
+	first *firstBytes
+}
+
+func (c *recordingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.first.add(b[:n])
+	}
+	return n, err
+}
+
+// Write notes, when the write fails because the server already closed
+// (an HTTP/1 server answers the HTTP/2 preface with an error and closes),
+// what the server had sent: a short read of what is already there.
+func (c *recordingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil && len(c.first.get()) == 0 {
+		c.Conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		buf := make([]byte, 64)
+		if m, _ := c.Conn.Read(buf); m > 0 {
+			c.first.add(buf[:m])
 		}
-		return text
-	case a.Serving == GRPCServing:
+	}
+	return n, err
+}
+
+// seenText describes what a cleartext server sent first when it was not
+// HTTP/2: its HTTP/1 status line, the bytes themselves (quoted), or that it
+// sent nothing; "" when it began as an HTTP/2 server does (a SETTINGS
+// frame on stream 0).
+func seenText(b []byte) string {
+	if len(b) >= 9 && b[3] == 4 && b[5]|b[6]|b[7]|b[8] == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s is %s", svc, a.Info.Status)
+	if len(b) == 0 {
+		return "the server sent no HTTP/2 preface"
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	line = bytes.TrimRight(line, "\r")
+	if bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return fmt.Sprintf("the server answered in HTTP/1 (%q), not HTTP/2", line)
+	}
+	return fmt.Sprintf("the server sent %q, not HTTP/2", line)
+}
+
+// grpcTransport is the transport of one health call: HTTP/2 only, no
+// connection kept. grpcs:// goes through a proxy as https does (a CONNECT
+// tunnel); grpc:// connects directly, as a forward proxy cannot carry
+// cleartext HTTP/2.
+func (p *run) grpcTransport(first *firstBytes) *http.Transport {
+	o := p.opts
+	secure := o.URL.Scheme == "grpcs"
+	dial := p.dial
+	if !secure {
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := p.dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &recordingConn{Conn: c, first: first}, nil
+		}
+	}
+	tr := &http.Transport{
+		DialContext:            dial,
+		DisableKeepAlives:      true,
+		DisableCompression:     true,
+		MaxResponseHeaderBytes: 1 << 20,
+		Protocols:              grpcProtocols(secure),
+	}
+	if secure {
+		tc := p.tlsConfig()
+		verify := tc.VerifyConnection
+		tc.VerifyConnection = func(cs tls.ConnectionState) error {
+			if err := verify(cs); err != nil {
+				return err
+			}
+			if cs.NegotiatedProtocol != "h2" {
+				// Else net/http goes on in HTTP/1.1 (or waits for an
+				// HTTP/2 answer that never comes).
+				return classify.ErrNoHTTP2
+			}
+			return nil
+		}
+		tr.TLSClientConfig = tc
+		tr.Proxy = func(r *http.Request) (*url.URL, error) {
+			var pu *url.URL
+			var err error
+			if o.Proxy != nil {
+				pu, err = o.Proxy(r.URL)
+			}
+			o.Redactor.AddURL(pu)
+			p.mu.Lock()
+			p.proxied, p.proxyURL = pu != nil, pu
+			p.mu.Unlock()
+			return pu, err
+		}
+	}
+	return tr
+}
+
+func (g *grpcExchange) answered() bool { return g.resp != nil }
+
+func (g *grpcExchange) close() { g.tr.CloseIdleConnections() }
+
+func (g *grpcExchange) run(ctx context.Context) error {
+	p := g.p
+	p.mu.Lock()
+	p.hopURL = p.opts.URL
+	p.serverName = p.opts.URL.Hostname()
+	if tc := p.opts.TLSConfig; tc != nil && tc.ServerName != "" {
+		p.serverName = tc.ServerName
+	}
+	p.mu.Unlock()
+	resp, err := g.tr.RoundTrip(g.req)
+	if err != nil {
+		return err
+	}
+	g.resp = resp
+	p.mu.Lock()
+	if _, ok := p.timings[PhaseTTFB]; !ok {
+		if start := p.requestStart(); !start.IsZero() {
+			end := p.firstByte
+			if end.IsZero() {
+				end = time.Now()
+			}
+			p.record(PhaseTTFB, end.Sub(start))
+		}
+	}
+	p.mu.Unlock()
+	p.setStage(classify.StageBody)
+	g.ans, err = readGRPC(resp, g.service)
+	g.read = true
+	resp.Body.Close()
+	end := time.Now()
+	p.mu.Lock()
+	if !p.firstByte.IsZero() {
+		p.record(PhaseTransfer, end.Sub(p.firstByte))
+	}
+	if err == nil {
+		p.stage = classify.StageDone
+	}
+	p.mu.Unlock()
+	return err
+}
+
+func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+	obs.Protocol = classify.ProtoGRPC
+	info := g.ans.Info
+	info.Service = g.service
+	info.Message = g.p.opts.Redactor.String(info.Message)
+	res.GRPC = &info
+	f.GRPCService = g.service
+	if g.resp == nil {
+		if err != nil && g.p.opts.URL.Scheme == "grpc" && g.p.stage == classify.StageHeaders {
+			f.GRPCSeen = g.p.opts.Redactor.String(seenText(g.first.get()))
+			obs.NoPreface = f.GRPCSeen != ""
+		}
+		return
+	}
+	res.HTTPVersion = g.resp.Proto
+	if g.resp.TLS != nil {
+		g.p.tlsState = g.resp.TLS
+	}
+	if err != nil || !g.read {
+		return
+	}
+	a := &classify.GRPCAnswer{NotGRPC: g.ans.Protocol != "", Serving: g.ans.Serving}
+	if info.Code != nil {
+		a.Code = *info.Code
+		f.GRPCCode, f.GRPCCodeName = *info.Code, info.CodeName
+	} else {
+		a.NotGRPC = true
+	}
+	if a.Code == GRPCCodeOK && !g.ans.HasMessage {
+		a.NotGRPC = true
+	}
+	obs.GRPC = a
+	f.GRPCStatus, f.GRPCMessage, f.GRPCSeen = info.Status, info.Message, g.ans.Protocol
 }
