@@ -2,7 +2,7 @@
 // (testdata/script/probe_grpc_*, wait_grpc_*, drain_grpc_*, probe_tcp_*,
 // probe_tls_*, probe_h2c_*, watch_mixed_protocols):
 //
-//	grpcd NAME [-status S] [-service NAME=S]... [-no-health] [-tls KIND] [-switch-after D]
+//	grpcd NAME [-status S] [-service NAME=S]... [-no-health] [-tls KIND] [-switch-after D] [-max-recv N]
 //	    grpc-go's own health server (google.golang.org/grpc/health, linked by
 //	    the tests only) on 127.0.0.1 port 0. S is SERVING (default),
 //	    NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN, -status for the overall
@@ -10,7 +10,8 @@
 //	    NOT_FOUND); -no-health registers no health service (UNIMPLEMENTED);
 //	    -tls KIND serves grpcs with the script CA's certificate of that kind
 //	    (good, expired, wrongname, …); -switch-after D turns the overall
-//	    health SERVING once D has passed. Sets $NAME_URL (grpc://HOST:PORT or
+//	    health SERVING once D has passed; -max-recv N refuses request
+//	    messages over N bytes (RESOURCE_EXHAUSTED, grpc-go's own). Sets $NAME_URL (grpc://HOST:PORT or
 //	    grpcs://…), $NAME_HOSTPORT, $NAME_PORT, with -tls $NAME_CA.
 //	grpcnode NAME [--status S] [--service NAME=S]... [--no-health]
 //	    the Node server testdata/stacks/grpc-node/server.js (@grpc/grpc-js
@@ -109,7 +110,7 @@ func (s serviceFlags) Set(v string) error {
 	return nil
 }
 
-const grpcdUsage = "usage: grpcd NAME [-status S] [-service NAME=S]... [-no-health] [-tls KIND] [-switch-after D]"
+const grpcdUsage = "usage: grpcd NAME [-status S] [-service NAME=S]... [-no-health] [-tls KIND] [-switch-after D] [-max-recv N]"
 
 // cmdGRPCD implements grpcd.
 func cmdGRPCD(ts *testscript.TestScript, neg bool, args []string) {
@@ -128,6 +129,7 @@ func cmdGRPCD(ts *testscript.TestScript, neg bool, args []string) {
 	fs.BoolVar(&o.NoHealth, "no-health", false, "")
 	fs.StringVar(&kind, "tls", "", "")
 	fs.DurationVar(&o.SwitchAfter, "switch-after", 0, "")
+	fs.IntVar(&o.MaxRecv, "max-recv", 0, "")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
 		ts.Fatalf("grpcd: %v\n%s", err, grpcdUsage)
 	}
