@@ -2,18 +2,19 @@ package probe
 
 import (
 	"context"
-	"github.com/healthctl/healthctl/internal/expect"
 	"io"
 	"math"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/fixture"
-) // chunked returns a reader giving s in pieces of n bytes, so texts and
+)
+
+// chunked returns a reader giving s in pieces of n bytes, so texts and
 // matches cross read boundaries.
 type chunked struct {
 	s string
@@ -144,26 +145,6 @@ func TestTruncatedConditionSaysSo(t *testing.T) {
 	o.MaxBody = math.MaxInt64
 	if r = Run(context.Background(), o); r.Reason != classify.OK {
 		t.Errorf("with max-body MaxInt64: %s %q", r.Reason, r.Error)
-	}
-}
-
-func TestDaysLeft(t *testing.T) {
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	day := 24 * time.Hour
-	for _, c := range []struct {
-		after time.Duration
-		want  int
-	}{
-		{29*day + 12*time.Hour, 29},
-		{day, 1},
-		{23 * time.Hour, 0},
-		{-time.Hour, -1},
-		{-day - time.Minute, -1}, // expired a day ago
-		{-2*day - time.Minute, -2},
-	} {
-		if got := DaysLeft(now.Add(c.after), now); got != c.want {
-			t.Errorf("DaysLeft(now%+v) = %d, want %d", c.after, got, c.want)
-		}
 	}
 }
 

@@ -12,8 +12,6 @@ import (
 	"github.com/healthctl/healthctl/internal/expect"
 )
 
-func init() { register(newHTTP, "http", "https") }
-
 // httpExchange is the HTTP(S) protocol: one request (and the redirects it
 // follows with --follow), its body read through the cap while the body
 // conditions look at it.
@@ -25,6 +23,7 @@ type httpExchange struct {
 	body expect.Body
 }
 
+// newHTTP builds the request (traced) and the transport of one probe.
 func newHTTP(ctx context.Context, p *run) (exchange, error) {
 	req, err := NewRequest(p.traceContext(ctx), p.opts)
 	if err != nil {
@@ -123,6 +122,8 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	}
 }
 
+// traceContext follows the request through net/http's trace hooks: each
+// moves the stage, records a phase or arms a window.
 func (p *run) traceContext(ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GetConn: func(string) {
@@ -192,6 +193,8 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 	})
 }
 
+// transport is a probe's own transport: a fresh connection through the
+// run's dialler and TLS capture, the proxy the options choose.
 func (p *run) transport() *http.Transport {
 	o := p.opts
 	tr := &http.Transport{

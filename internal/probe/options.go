@@ -10,7 +10,8 @@ import (
 	"github.com/healthctl/healthctl/internal/redact"
 )
 
-// Defaults of the windows (seeds/004's two-second open and read timeouts).
+// Defaults of the windows: two seconds to open, two to read, as the
+// reconciler this tool was built for probes.
 const (
 	DefaultConnectTimeout = 2 * time.Second
 	DefaultReadTimeout    = 2 * time.Second

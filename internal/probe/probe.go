@@ -7,9 +7,9 @@
 // # Protocols
 //
 // Each protocol is one file (http.go) holding a type that implements
-// exchange, registered for its URL schemes by the file's init with
-// register. Run picks the exchange by the URL's scheme; everything else
-// is shared through the *run it is given:
+// exchange and its constructor, which exchangeFor returns for the
+// protocol's URL schemes (one case each). Run picks the exchange by the
+// URL's scheme; everything else is shared through the *run it is given:
 //   - the dialler, p.dial: --resolve, the DNS client (p.lookup, with
 //     --dns-server and the follow-up query that tells NXDOMAIN from
 //     NODATA), -4/-6, RFC 8305 racing, the connect window;
@@ -35,13 +35,14 @@ import (
 	"crypto/tls"
 	"fmt"
 	"maps"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/resolve"
+	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // exchange is one protocol's conversation with the target, over the run's
@@ -62,15 +63,14 @@ type exchange interface {
 	close()
 }
 
-// protocols maps a URL scheme to its exchange's constructor; filled by each
-// protocol file's init.
-var protocols = map[string]func(ctx context.Context, p *run) (exchange, error){}
-
-// register makes newExchange the exchange of the given schemes.
-func register(newExchange func(ctx context.Context, p *run) (exchange, error), schemes ...string) {
-	for _, s := range schemes {
-		protocols[s] = newExchange
+// exchangeFor is the exchange of a URL scheme, nil for a scheme no protocol
+// speaks: one case per protocol file.
+func exchangeFor(scheme string) func(ctx context.Context, p *run) (exchange, error) {
+	switch strings.ToLower(scheme) {
+	case "http", "https":
+		return newHTTP
 	}
+	return nil
 }
 
 // Run probes once. It returns within opts.MaxTime (plus scheduling noise)
@@ -101,6 +101,7 @@ type run struct {
 	opts  *Options
 	start time.Time
 	hooks hooks
+	dns   *resolve.Client
 
 	mu sync.Mutex
 	recorder
@@ -143,7 +144,7 @@ type hop struct {
 
 // newRun prepares one probe of opts; h are test seams (none in Run).
 func newRun(opts *Options, h hooks) *run {
-	p := &run{opts: opts, start: time.Now(), hooks: h}
+	p := &run{opts: opts, start: time.Now(), hooks: h, dns: &resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
 	p.timings = Timings{}
 	p.dialIdle = sync.NewCond(&p.mu)
 	p.connWin.err = &windowError{"--connect-timeout", opts.ConnectTimeout}
@@ -217,7 +218,7 @@ func (p *run) do(parent context.Context) Result {
 	defer p.stopTimers()
 
 	res := Result{URL: o.Redactor.URL(o.URL), Started: p.start}
-	newExchange := protocols[strings.ToLower(o.URL.Scheme)]
+	newExchange := exchangeFor(o.URL.Scheme)
 	var ex exchange
 	err := fmt.Errorf("unsupported scheme %q", o.URL.Scheme)
 	if newExchange != nil {
@@ -269,6 +270,9 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		f.Host = p.hopURL.Hostname()
 	}
 	f.ProxySOCKS = p.proxyURL != nil && strings.HasPrefix(p.proxyURL.Scheme, "socks")
+	// The chain a failed verification presented is in the exchange's
+	// own error, whatever ended the probe.
+	exchangeErr := err
 	if parent.Err() != nil {
 		res.Canceled = true
 		err = parent.Err()
@@ -276,7 +280,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		err = p.windowed(err, context.Cause(ctx), ex.answered(), &obs, &f, res)
 	}
 	ex.describe(err, now, res, &obs, &f)
-	res.TLS = tlsInfo(p.tlsState, err, now)
+	res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
 	if len(p.attempts) > 1 {
 		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
 		for i := range res.DialAttempts {
@@ -323,10 +327,7 @@ func (p *run) firstStage(u *url.URL, proxied bool) classify.Stage {
 	if port == "" {
 		port = DefaultPort(u.Scheme)
 	}
-	if _, ok := p.opts.Resolve[strings.ToLower(host)+":"+port]; ok {
-		return classify.StageConnect
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
+	if _, fixed := p.opts.fixedAddrs(host, port); fixed {
 		return classify.StageConnect
 	}
 	return classify.StageDNS

@@ -3,8 +3,6 @@ package probe_test
 import (
 	"context"
 	"crypto/tls"
-	"github.com/healthctl/healthctl/internal/proxyenv"
-	"github.com/healthctl/healthctl/internal/redact"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +12,8 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // opts returns probe options for raw with short windows, using dns as the

@@ -2,9 +2,6 @@ package probe_test
 
 import (
 	"context"
-	"github.com/healthctl/healthctl/internal/expect"
-	"github.com/healthctl/healthctl/internal/proxyenv"
-	"github.com/healthctl/healthctl/internal/redact"
 	"io"
 	"net"
 	"net/http"
@@ -15,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // seen is what a recording server received.

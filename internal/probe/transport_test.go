@@ -3,9 +3,10 @@ package probe
 import (
 	"crypto/tls"
 	"errors"
-	"github.com/healthctl/healthctl/internal/redact"
 	"net/url"
 	"testing"
+
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // TestPlainOnly: the transport skips TLS and HTTP/2 set-up only when the
