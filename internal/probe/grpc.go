@@ -395,8 +395,6 @@ func readGRPC(resp *http.Response, service string) (grpcAnswer, error) {
 	return a, nil
 }
 
-func init() { register(newGRPC, "grpc", "grpcs") }
-
 // grpcExchange is the gRPC health protocol: one Check call on its own
 // HTTP/2 connection, through the run's dialler, TLS capture and windows.
 type grpcExchange struct {

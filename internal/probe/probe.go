@@ -69,6 +69,10 @@ func exchangeFor(scheme string) func(ctx context.Context, p *run) (exchange, err
 	switch strings.ToLower(scheme) {
 	case "http", "https":
 		return newHTTP
+	case "grpc", "grpcs":
+		return newGRPC
+	case "tcp", "tls":
+		return newStream
 	}
 	return nil
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 )
 
-func init() { register(newStream, "tcp", "tls") }
-
 // streamExchange is tcp:// (a connect and nothing more: the kubelet's
 // tcpSocket, blackbox's tcp prober) and tls:// (a connect and a TLS
 // handshake whose chain is verified: certificate checks of services that do
