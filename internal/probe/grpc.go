@@ -403,11 +403,11 @@ type grpcExchange struct {
 	// first holds the first bytes a grpc:// server sent, to say what it
 	// speaks when it is not HTTP/2.
 	first firstBytes
-	req     *http.Request
-	tr      *http.Transport
-	resp    *http.Response
-	ans     grpcAnswer
-	read    bool
+	req   *http.Request
+	tr    *http.Transport
+	resp  *http.Response
+	ans   grpcAnswer
+	read  bool
 }
 
 func newGRPC(ctx context.Context, p *run) (exchange, error) {
