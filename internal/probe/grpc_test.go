@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
@@ -151,4 +152,52 @@ func TestGRPCFromRealServers(t *testing.T) {
 func port(hostport string) string {
 	_, p, _ := net.SplitHostPort(hostport)
 	return p
+}
+
+// TestGRPCWindows: an HTTP/2 server that answers gRPC headers and then
+// never ends the stream, or never answers at all, is cut by the read
+// window, named after the phase it hung in, within the window plus a
+// generous margin.
+func TestGRPCWindows(t *testing.T) {
+	h2c := func(h http.HandlerFunc) string {
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config.Protocols = new(http.Protocols)
+		srv.Config.Protocols.SetUnencryptedHTTP2(true)
+		srv.Start()
+		t.Cleanup(srv.Close)
+		return srv.Listener.Addr().String()
+	}
+	headersOnly := h2c(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	silent := h2c(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	trailersOnly := h2c(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Grpc-Status", "14")
+		w.Header().Set("Grpc-Message", "draining%21")
+		w.WriteHeader(http.StatusOK)
+	})
+	for _, c := range []struct {
+		addr string
+		want classify.Reason
+		text string
+	}{
+		{headersOnly, classify.BodyTimeout, "response body not complete within --read-timeout"},
+		{silent, classify.HeadersTimeout, "no response headers within --read-timeout"},
+		{trailersOnly, classify.GRPCStatus, "gRPC status UNAVAILABLE (14): draining!"},
+	} {
+		o := opts(t, "grpc://"+c.addr, "", nil)
+		o.ReadTimeout = 300 * time.Millisecond
+		start := time.Now()
+		r := probe.Run(context.Background(), o)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("%s: took %v", c.want, took)
+		}
+		if r.Reason != c.want || !strings.Contains(r.Error, c.text) {
+			t.Errorf("got %s (%s), want %s (%s)", r.Reason, r.Error, c.want, c.text)
+		}
+	}
 }
