@@ -13,11 +13,11 @@
 //	    health SERVING once D has passed; -max-recv N refuses request
 //	    messages over N bytes (RESOURCE_EXHAUSTED, grpc-go's own). Sets $NAME_URL (grpc://HOST:PORT or
 //	    grpcs://…), $NAME_HOSTPORT, $NAME_PORT, with -tls $NAME_CA.
-//	grpcnode NAME [--status S] [--service NAME=S]... [--no-health]
+//	grpcnode NAME [--status S] [--service NAME=S]... [--no-health] [--max-recv N]
 //	    the Node server testdata/stacks/grpc-node/server.js (@grpc/grpc-js
 //	    with grpc-health-check; needs `require node` and .ci/deps/grpc.sh's
 //	    npm ci). Sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
-//	grpcpy NAME [--status S] [--service NAME=S]... [--no-health]
+//	grpcpy NAME [--status S] [--service NAME=S]... [--no-health] [--max-recv N]
 //	    the Python server testdata/stacks/grpc-python/server.py (grpcio,
 //	    Debian's python3-grpcio, run by /usr/bin/python3). Sets the same.
 //	$GRPCDRAIN -addr HOST:PORT [-drain P] [-pidfile F] [-status S]

@@ -6,12 +6,13 @@ so the one method is served through grpcio's generic handlers, its two
 one-field messages encoded by hand, as the official servicer answers: the
 status of a known service, NOT_FOUND for an unknown one.
 
-    /usr/bin/python3 server.py ADDR_FILE [--status S] [--service NAME=S]... [--no-health]
+    /usr/bin/python3 server.py ADDR_FILE [--status S] [--service NAME=S]... [--no-health] [--max-recv N]
 
 Listens on 127.0.0.1 port 0 (cleartext), writes "127.0.0.1:PORT" to
 ADDR_FILE once serving, and serves until SIGTERM/SIGINT. S is SERVING,
 NOT_SERVING or UNKNOWN; --status is the overall health ("" service,
-default SERVING).
+default SERVING); --max-recv N refuses request messages over N bytes
+(RESOURCE_EXHAUSTED, grpcio's own).
 """
 import os
 import signal
@@ -66,7 +67,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     addr_file, args = argv[0], argv[1:]
-    statuses, health = {"": STATUS["SERVING"]}, True
+    statuses, health, options = {"": STATUS["SERVING"]}, True, []
     while args:
         a = args.pop(0)
         if a == "--status":
@@ -76,6 +77,8 @@ def main(argv):
             statuses[name] = STATUS[s]
         elif a == "--no-health":
             health = False
+        elif a == "--max-recv":
+            options.append(("grpc.max_receive_message_length", int(args.pop(0))))
         else:
             print("server.py: unknown argument " + a, file=sys.stderr)
             return 2
@@ -89,7 +92,7 @@ def main(argv):
             context.abort(grpc.StatusCode.NOT_FOUND, "unknown service")
         return response(statuses[service])
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
     if health:
         # Bytes in, bytes out: no deserializer, no serializer.
         handler = grpc.method_handlers_generic_handler(
