@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,11 +14,28 @@ import (
 const SchemaVersion = 1
 
 // JSONLine writes v as one line of JSON, without HTML escaping ("<" stays
-// "<": the output is read by shells and jq, not browsers).
+// "<": the output is read by shells and jq, not browsers), and with every
+// character that could drive a terminal escaped (JSONEscape): what a server
+// or a file controls reaches stdout as \u009b, never raw.
 func JSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	return JSONIndent(w, v, "")
+}
+
+// JSONIndent is JSONLine with each level indented by indent ("": one
+// line), as json.MarshalIndent and a final newline. Every JSON healthctl
+// writes — stdout and the state file — goes through it.
+func JSONIndent(w io.Writer, v any, indent string) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(JSONEscape(b.Bytes()))
+	return err
 }
 
 // FormatMS renders a duration as milliseconds with one decimal: 12.4ms.

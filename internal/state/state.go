@@ -29,6 +29,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 )
 
@@ -223,9 +224,10 @@ func (s *Store) Save(f *File) error {
 		f.Targets[name] = t
 	}
 	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
-		enc := json.NewEncoder(w) // as json.MarshalIndent, and a newline
-		enc.SetIndent("", " ")
-		return enc.Encode(f)
+		// As json.MarshalIndent and a newline, with C1 controls, bidi
+		// overrides and the BOM in target names escaped as \u009b: the
+		// file is read by people (cat, less) too.
+		return output.JSONIndent(w, f, " ")
 	})
 	if err != nil {
 		return &Error{Path: s.path, Err: err}

@@ -128,9 +128,14 @@ func TestWriteFileFuncAndSaveFormat(t *testing.T) {
 	if err := s.Save(f); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.MarshalIndent(f, "", " ")
-	if got, _ := os.ReadFile(path); string(got) != string(want)+"\n" {
-		t.Fatalf("saved\n%s\nwant\n%s", got, want)
+	// As json.MarshalIndent, without HTML escaping ("<a&b>" stays so).
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	_ = enc.Encode(f)
+	if got, _ := os.ReadFile(path); string(got) != want.String() {
+		t.Fatalf("saved\n%s\nwant\n%s", got, want.String())
 	}
 }
 

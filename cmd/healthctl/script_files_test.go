@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"unicode/utf8"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// nohostilebytes FILE...
+//
+//	fails when a file holds a byte or character that could drive a
+//	terminal or reorder text: C0 controls other than newline and tab, DEL,
+//	C1 controls (U+0080–U+009F), bidi overrides and isolates, LRM/RLM, the
+//	Arabic letter mark, line and paragraph separators, the BOM, or bytes
+//	that are not UTF-8. Names the file, the offset and the character.
+func init() { extraCmds["nohostilebytes"] = cmdNoHostileBytes }
+
+func cmdNoHostileBytes(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "nohostilebytes")
+	if len(args) == 0 {
+		ts.Fatalf("usage: nohostilebytes FILE...")
+	}
+	for _, name := range args {
+		var b []byte
+		switch name {
+		case "stdout":
+			b = []byte(ts.ReadFile("stdout"))
+		case "stderr":
+			b = []byte(ts.ReadFile("stderr"))
+		default:
+			var err error
+			b, err = os.ReadFile(ts.MkAbs(name))
+			ts.Check(err)
+		}
+		for i := 0; i < len(b); {
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n <= 1 {
+				ts.Fatalf("%s: byte %d: %#x is not UTF-8", name, i, b[i])
+			}
+			if hostileRune(r) {
+				ts.Fatalf("%s: byte %d: raw %U in %q", name, i, r, b[max(0, i-40):min(len(b), i+40)])
+			}
+			i += n
+		}
+	}
+}
+
+func hostileRune(r rune) bool {
+	switch {
+	case r == '\n', r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	case r == 0x2028, r == 0x2029, r == 0xfeff:
+		return true
+	}
+	return false
+}
