@@ -140,7 +140,7 @@ func TestEscapeLabel(t *testing.T) {
 // C1, bidi or BOM character; the text format's parser still reads it.
 func TestEscapeLabelControls(t *testing.T) {
 	for in, want := range map[string]string{
-		"esc\x1b[2J bel\x07":   `esc\\x1b[2J bel\\x07`,
+		"esc\x1b[2J bel\x07":    `esc\\x1b[2J bel\\x07`,
 		"csi\u009b2J osc\u009d": `csi\\u009b2J osc\\u009d`,
 		"bidi\u202eevil\u2066":  `bidi\\u202eevil\\u2066`,
 		"bom\ufeff alm\u061c":   `bom\\ufeff alm\\u061c`,
