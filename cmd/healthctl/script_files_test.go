@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -59,3 +60,32 @@ func hostileRune(r rune) bool {
 	}
 	return false
 }
+
+// [root] holds when the tests run as root (a planted link owned by another
+// user is made with Lchown).
+func init() { extraConds["root"] = func() (bool, error) { return os.Geteuid() == 0, nil } }
+
+// plantlink DIR TARGET LINK
+//
+//	makes DIR a shared sticky directory (mode 1777, as /tmp) and plants
+//	DIR/LINK -> TARGET there owned by nobody (uid 65534), as another user
+//	of the machine could. Needs [root].
+func init() { extraCmds["plantlink"] = cmdPlantLink }
+
+func cmdPlantLink(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "plantlink")
+	if len(args) != 3 {
+		ts.Fatalf("usage: plantlink DIR TARGET LINK")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(os.Chmod(dir, 0o777|os.ModeSticky))
+	link := filepath.Join(dir, args[2])
+	ts.Check(os.Symlink(ts.MkAbs(args[1]), link))
+	ts.Check(os.Lchown(link, 65534, 65534))
+}
+
+// mkfifo FILE
+//
+//	makes a named pipe (Unix).
+func init() { extraCmds["mkfifo"] = cmdMkfifo }

@@ -110,7 +110,14 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 	if err != nil {
 		return nil, nil, &Error{Path: path, Err: err}
 	}
-	lk := flock.New(LockPath(real))
+	// The lock is judged as the file is: a planted FILE.lock link is
+	// refused, a trusted one locked at its target, and the open itself does
+	// not follow a link (one swapped in after the check fails).
+	lockPath, err := Resolve(LockPath(real))
+	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	lk := flock.New(lockPath, flock.SetFlag(lockFlags))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
@@ -271,5 +278,15 @@ func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) e
 	if err != nil {
 		return err
 	}
-	return writeAtomic(name, perm, write)
+	if err := writeAtomic(name, perm, write); err != nil {
+		return err
+	}
+	// What a killed run left (".NAME123…", beside the resolved file only):
+	// old enough that no run writing the same file now owns it.
+	removeStaleOlder(name, staleAge)
+	return nil
 }
+
+// staleAge is how old a temporary file must be before a write without the
+// state's lock (the textfile) removes it as a killed run's.
+const staleAge = time.Minute

@@ -211,3 +211,42 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 		t.Fatal("a directory is writable?")
 	}
 }
+
+// TestStaleTempsRemoved: the temporary files a killed run left beside the
+// file (".m.prom123…") go on the next write — an old one only, a fresh one
+// may be another run's — and the state's under its lock at once.
+func TestStaleTempsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	prom := filepath.Join(dir, "m.prom")
+	oldTemp, freshTemp, other := filepath.Join(dir, ".m.prom8841"), filepath.Join(dir, ".m.prom9912"), filepath.Join(dir, ".m.prom.keep")
+	for _, f := range []string{oldTemp, freshTemp, other} {
+		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleAge)
+	os.Chtimes(oldTemp, old, old)
+	os.Chtimes(other, old, old)
+	if err := WriteFile(prom, []byte("x 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(oldTemp); err == nil {
+		t.Error("the old temporary file is still there")
+	}
+	for _, f := range []string{freshTemp, other} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s removed: %v", f, err)
+		}
+	}
+	statePath := filepath.Join(dir, "state.json")
+	st := filepath.Join(dir, ".state.json123")
+	os.WriteFile(st, []byte("{"), 0o600)
+	s, _, err := Open(context.Background(), statePath, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(st); err == nil {
+		t.Error("the state's temporary file is still there after Open")
+	}
+}
