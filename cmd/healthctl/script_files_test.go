@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -89,3 +92,57 @@ func cmdPlantLink(ts *testscript.TestScript, neg bool, args []string) {
 //
 //	makes a named pipe (Unix).
 func init() { extraCmds["mkfifo"] = cmdMkfifo }
+
+// sparsefile FILE SIZE
+//
+//	makes FILE a sparse file of SIZE bytes (1GiB, 20MiB, 100): a huge input
+//	that costs no disk.
+func init() { extraCmds["sparsefile"] = cmdSparseFile }
+
+func cmdSparseFile(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "sparsefile")
+	if len(args) != 2 {
+		ts.Fatalf("usage: sparsefile FILE SIZE")
+	}
+	n, err := parseSize(args[1])
+	ts.Check(err)
+	f, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(f.Truncate(n))
+	ts.Check(f.Close())
+}
+
+func parseSize(s string) (int64, error) {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"", 1}} {
+		if num, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(num, 10, 64)
+			return n * u.mult, err
+		}
+	}
+	return 0, fmt.Errorf("%q: want N, NKiB, NMiB or NGiB", s)
+}
+
+// mergebomb FILE LEVELS
+//
+//	writes a targets file whose level i merges level i-1 ten times
+//	(`- &mN {<<: [*mN-1 ×10], name: aN}`): 10^LEVELS mappings once expanded.
+func init() { extraCmds["mergebomb"] = cmdMergeBomb }
+
+func cmdMergeBomb(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "mergebomb")
+	if len(args) != 2 {
+		ts.Fatalf("usage: mergebomb FILE LEVELS")
+	}
+	levels, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var b strings.Builder
+	b.WriteString("targets:\n  - &m0 {name: a0, url: 'http://127.0.0.1:1/'}\n")
+	for i := 1; i <= levels; i++ {
+		refs := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*m%d, ", i-1), 10), ", ")
+		fmt.Fprintf(&b, "  - &m%d {<<: [%s], name: a%d}\n", i, refs, i)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}
