@@ -125,4 +125,3 @@ func Size(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
-
