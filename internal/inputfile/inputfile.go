@@ -37,6 +37,8 @@ var (
 	CABundle = Kind{"CA bundle", 16 << 20}
 	// ClientCert: --cert and --key, PEM.
 	ClientCert = Kind{"certificate or key file", 1 << 20}
+	// Manifest: drain-test --manifest, a Kubernetes or Compose file.
+	Manifest = Kind{"manifest", 16 << 20}
 	// State: --state; the state file's cap also follows the run's memory
 	// limit (see internal/state).
 	State = Kind{"state file", 64 << 20}
