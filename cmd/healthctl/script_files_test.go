@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -145,4 +149,31 @@ func cmdMergeBomb(ts *testscript.TestScript, neg bool, args []string) {
 		fmt.Fprintf(&b, "  - &m%d {<<: [%s], name: a%d}\n", i, refs, i)
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}
+
+// deepjson NAME SIZE
+//
+//	serves SIZE bytes of `[` (8MiB: a JSON body nested 8 million deep) as
+//	application/json to every request; sets $NAME_URL.
+func init() { extraCmds["deepjson"] = cmdDeepJSON }
+
+func cmdDeepJSON(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "deepjson")
+	if len(args) != 2 {
+		ts.Fatalf("usage: deepjson NAME SIZE")
+	}
+	n, err := parseSize(args[1])
+	ts.Check(err)
+	body := bytes.Repeat([]byte("["), int(n))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	})}
+	go srv.Serve(l)
+	ts.Defer(func() { srv.Close() })
+	addr := l.Addr().(*net.TCPAddr)
+	setAddrVars(ts, args[0], "http://"+addr.String(), addr.String(), addr.Port)
 }
