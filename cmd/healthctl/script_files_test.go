@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -174,6 +176,64 @@ func cmdDeepJSON(ts *testscript.TestScript, neg bool, args []string) {
 	})}
 	go srv.Serve(l)
 	ts.Defer(func() { srv.Close() })
+	addr := l.Addr().(*net.TCPAddr)
+	setAddrVars(ts, args[0], "http://"+addr.String(), addr.String(), addr.Port)
+}
+
+// echoauth NAME MODE
+//
+//	a hostile server (or forward proxy) that echoes the credentials it was
+//	sent — the request's Authorization, else its Proxy-Authorization
+//	value — back where healthctl quotes server text: MODE encoding sends
+//	it as the Content-Encoding (Go lowercases that), malformed as a
+//	header line without a colon (quoted whole in Go's error), location as
+//	a 302's Location. Sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
+func init() { extraCmds["echoauth"] = cmdEchoAuth }
+
+func cmdEchoAuth(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "echoauth")
+	if len(args) != 2 {
+		ts.Fatalf("usage: echoauth NAME encoding|malformed|location")
+	}
+	mode := args[1]
+	switch mode {
+	case "encoding", "malformed", "location":
+	default:
+		ts.Fatalf("echoauth: mode %q: want encoding, malformed or location", mode)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				req, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				v := req.Header.Get("Authorization")
+				if v == "" {
+					v = req.Header.Get("Proxy-Authorization")
+				}
+				var resp string
+				switch mode {
+				case "encoding":
+					resp = "HTTP/1.1 200 OK\r\nContent-Encoding: " + v + "\r\nContent-Length: 1\r\n\r\nx"
+				case "malformed":
+					resp = "HTTP/1.1 200 OK\r\n" + strings.ReplaceAll(v, ":", "") + "\r\nContent-Length: 1\r\n\r\nx"
+				case "location":
+					resp = "HTTP/1.1 302 Found\r\nLocation: /next/" + strings.ReplaceAll(v, " ", "/") + "\r\nContent-Length: 0\r\n\r\n"
+				}
+				io.WriteString(c, resp)
+			}(c)
+		}
+	}()
 	addr := l.Addr().(*net.TCPAddr)
 	setAddrVars(ts, args[0], "http://"+addr.String(), addr.String(), addr.Port)
 }

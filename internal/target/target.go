@@ -206,7 +206,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 			return nil, in.bad("user", nil, "the value has a control character (a newline?)")
 		}
 		o.User, o.Password, o.HasUser = u, pw, true
-		red.AddSecret(pw)
+		red.AddBasic(u, pw) // the password, and the Basic value sent
 	}
 	if in.Data != "" {
 		body := []byte(in.Data)
