@@ -31,8 +31,9 @@ var (
 	Config = Kind{"config file", 1 << 20}
 	// Headers: -H @file, a handful of header lines.
 	Headers = Kind{"header file", 1 << 20}
-	// Data: -d @file, a request body for a health check.
-	Data = Kind{"data file", 16 << 20}
+	// Data: -d @file, a request body for a health check (and -d @-,
+	// standard input, has the same cap).
+	Data = Kind{"data file", 64 << 20}
 	// CABundle: --cacert; the Mozilla bundle is about 220 KiB.
 	CABundle = Kind{"CA bundle", 16 << 20}
 	// ClientCert: --cert and --key, PEM.
