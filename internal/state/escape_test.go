@@ -20,7 +20,7 @@ func TestSaveEscapesNames(t *testing.T) {
 	}
 	names := []string{"csi\u009b2J", "osc\u009d0;x\u009c", "bidi\u202eevil\u2069", "bom\ufeff", "alm\u061c\u200e", "del\x7f", "esc\x1b[31m"}
 	for _, n := range names {
-		f.Targets[n] = Target{Redeploys: 1}
+		f.Targets[n] = Entry{Redeploys: 1}
 	}
 	if err := s.Save(f); err != nil {
 		t.Fatal(err)
