@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 )
 
 // Kind is a kind of input file and its size cap.
@@ -65,10 +66,16 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // Read reads the file at path, of kind k: a regular file of at most k.Max
 // bytes. A FIFO, device, socket or directory is refused at once (nothing
-// blocks), a larger file before anything past the cap is read. Errors from
+// blocks), a larger file before anything past the cap is read; os.DevNull
+// reads as empty. Errors from
 // the file system are returned as os.ReadFile's (*fs.PathError), so a
 // missing file is still fs.ErrNotExist.
 func Read(path string, k Kind) ([]byte, error) {
+	if path == os.DevNull {
+		// The usual way to say "none" (--config /dev/null): empty, as a
+		// read of it would be.
+		return []byte{}, nil
+	}
 	f, err := openNonBlocking(path)
 	if err != nil {
 		return nil, err

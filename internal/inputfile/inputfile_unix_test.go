@@ -36,3 +36,10 @@ func TestReadRefusesFIFOAndDevices(t *testing.T) {
 		t.Errorf("Read(/dev/zero) = %v", err)
 	}
 }
+
+// TestReadDevNull: /dev/null, the usual way to say "none", reads as empty.
+func TestReadDevNull(t *testing.T) {
+	if b, err := Read(os.DevNull, Config); err != nil || len(b) != 0 {
+		t.Fatalf("Read(%s) = %q, %v", os.DevNull, b, err)
+	}
+}
