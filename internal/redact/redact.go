@@ -198,14 +198,15 @@ func asciiLower(s string) string {
 }
 
 // replaceFold replaces every occurrence of each of secrets (lowercased) in
-// s, whatever its ASCII case, with Mask.
+// s, whatever its ASCII case, with Mask. s is lowercased once: the mask
+// has no letters, so the lowercased text stays in step with s.
 func replaceFold(s string, secrets []string) string {
+	low := asciiLower(s)
 	for _, sec := range secrets {
-		low := asciiLower(s)
 		if !strings.Contains(low, sec) {
 			continue
 		}
-		var b strings.Builder
+		var b, lb strings.Builder
 		for {
 			i := strings.Index(low, sec)
 			if i < 0 {
@@ -213,10 +214,13 @@ func replaceFold(s string, secrets []string) string {
 			}
 			b.WriteString(s[:i])
 			b.WriteString(Mask)
+			lb.WriteString(low[:i])
+			lb.WriteString(Mask)
 			s, low = s[i+len(sec):], low[i+len(sec):]
 		}
 		b.WriteString(s)
-		s = b.String()
+		lb.WriteString(low)
+		s, low = b.String(), lb.String()
 	}
 	return s
 }
