@@ -237,3 +237,56 @@ func cmdEchoAuth(ts *testscript.TestScript, neg bool, args []string) {
 	addr := l.Addr().(*net.TCPAddr)
 	setAddrVars(ts, args[0], "http://"+addr.String(), addr.String(), addr.Port)
 }
+
+// manytargets FILE N URL
+//
+//	writes a targets file of N targets t0…tN-1, all probing URL.
+func init() { extraCmds["manytargets"] = cmdManyTargets }
+
+func cmdManyTargets(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "manytargets")
+	if len(args) != 3 {
+		ts.Fatalf("usage: manytargets FILE N URL")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: t%d, url: %q}\n", i, args[2])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+}
+
+// slowconns HOSTPORT N
+//
+//	opens N connections to HOSTPORT (loopback) that send half a request
+//	line and then nothing — slowloris — and holds them until the script
+//	ends. Fails if fewer than N could be opened.
+func init() { extraCmds["slowconns"] = cmdSlowConns }
+
+func cmdSlowConns(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "slowconns")
+	if len(args) != 2 {
+		ts.Fatalf("usage: slowconns HOSTPORT N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if host, _, err := net.SplitHostPort(args[0]); err != nil || !net.ParseIP(host).IsLoopback() {
+		ts.Fatalf("slowconns: %s: want a loopback HOST:PORT", args[0])
+	}
+	var conns []net.Conn
+	ts.Defer(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range n {
+		c, err := net.DialTimeout("tcp", args[0], 5*time.Second)
+		if err != nil {
+			ts.Fatalf("slowconns: connection %d: %v", len(conns)+1, err)
+		}
+		conns = append(conns, c)
+		io.WriteString(c, "GET /metr")
+	}
+}
