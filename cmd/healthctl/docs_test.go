@@ -596,7 +596,7 @@ func compareShapes(t *testing.T, where string, doc []string, out string) {
 func TestDocsExitCodes(t *testing.T) {
 	known := map[int]bool{}
 	for _, c := range []int{exitcode.Pass, exitcode.Unreachable, exitcode.Usage, exitcode.TLS, exitcode.Timeout,
-		exitcode.Refused, exitcode.DNS, exitcode.DrainFailed, exitcode.Redeploy, exitcode.Unknown, exitcode.Internal,
+		exitcode.Refused, exitcode.DNS, exitcode.DrainFailed, exitcode.Redeploy, exitcode.Unknown, exitcode.Internal, exitcode.IOError,
 		exitcode.CannotExecute, exitcode.NotFound, exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM, exitcode.SIGPIPE} {
 		known[c] = true
 	}
