@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/state"
@@ -209,9 +210,25 @@ func (m *metricWriter) sample(name string, v float64, labels ...string) {
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // EscapeLabel escapes a label value as the text format wants: backslash,
-// double quote and newline. Invalid UTF-8 becomes U+FFFD (the format is UTF-8).
+// double quote and newline. Invalid UTF-8 becomes U+FFFD (the format is
+// UTF-8), as in the JSON and the state file. The format has no escape for
+// other control characters, so a value never carries them raw: ESC, BEL,
+// DEL, C1 controls (CSI), bidi overrides and the BOM are written as the
+// text \x1b, \u009b, \u202e (output.Untrusted), which is what a person
+// reading the file or a dashboard would be shown anyway.
 func EscapeLabel(s string) string {
-	return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.Contains(s, "\n") {
+		// Newline has the format's own escape: keep it a newline.
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = output.Untrusted(l)
+		}
+		s = strings.Join(lines, "\n")
+	} else {
+		s = output.Untrusted(s)
+	}
+	return labelEscaper.Replace(s)
 }
 
 // grpcStatuses are the serving statuses of grpc.health.v1, in their order.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -288,8 +288,10 @@ func onceCode(s *watch.Sweep) int {
 // given and reloading the targets file on SIGHUP.
 func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, ln net.Listener) error {
 	if ln != nil {
-		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
-		crash.Go(func() { _ = srv.Serve(ln) })
+		// Capped connections and client windows: its descriptors are a
+		// budget apart from the probes'.
+		srv := metrics.Server(r.mux())
+		crash.Go(func() { _ = srv.Serve(metrics.LimitListener(ln, metrics.ListenConns)) })
 		defer srv.Close()
 	}
 	if f.SignalsReady != nil {
