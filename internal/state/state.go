@@ -55,6 +55,10 @@ type Target struct {
 	LastReason  classify.Reason  `json:"last_reason,omitempty"`
 	LastAction  policy.Action    `json:"last_action,omitempty"`
 	LastProbe   time.Time        `json:"last_probe,omitzero"`
+	// OnsetSweep is the sweep in which the target's current run of
+	// decisive failures began (0: not failing decisively). The fleet rule
+	// groups targets by it: a chronic failure is not part of a new onset.
+	OnsetSweep int64 `json:"onset_sweep,omitempty"`
 	// Redeploys counts redeploy decisions ever made (a Prometheus counter
 	// that survives short-lived runs).
 	Redeploys int64 `json:"redeploys,omitempty"`

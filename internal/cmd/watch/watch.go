@@ -112,7 +112,7 @@ the probes that finished is saved).`,
 	fs.IntVar(&opts.concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
 	fs.StringVar(&opts.shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
 	def := policy.DefaultFleetSettings()
-	fs.Float64Var(&opts.fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold every redeploy of a sweep in which this share of the probed targets failed decisively at once (0: off)")
+	fs.Float64Var(&opts.fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold a redeploy when this share of the probed targets turned decisive within a sweep of it (chronic failures do not count; 0: off)")
 	fs.IntVar(&opts.fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
 	fs.IntVar(&opts.fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
 	return cmd
