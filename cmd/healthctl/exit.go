@@ -24,7 +24,9 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error) int {
 			code, plugin, child = ee.Code, ee.Plugin, ee.ChildStatus
 			err = ee.Err
 		}
-		if err != nil {
+		// A probe -o nagios usage error has its one line on stdout
+		// (below), not twice.
+		if err != nil && !nagiosUsage(f, cmd, plugin, code) {
 			fmt.Fprintf(f.Streams.Err, "healthctl: %s\n", cli.OneLine(err.Error()))
 		}
 	}
@@ -35,7 +37,7 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error) int {
 		return exitcode.Unreachable // --exit-1: Docker's "unhealthy"
 	}
 	// Only probe speaks monitoring-plugins' codes: for the others 3 is tls.
-	if f.Global.Output == "nagios" && !plugin && code == exitcode.Usage && cmd != nil && cmd.Name() == "probe" {
+	if nagiosUsage(f, cmd, plugin, code) {
 		// Nagios shows stdout only: without this line it says "(No output on stdout)".
 		msg := "usage error"
 		if err != nil {
@@ -48,4 +50,10 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error) int {
 		return exitcode.ForSignal(s)
 	}
 	return code
+}
+
+// nagiosUsage reports a usage error of probe -o nagios, which Nagios must
+// see as UNKNOWN with its line on stdout.
+func nagiosUsage(f *cli.Factory, cmd *cobra.Command, plugin bool, code int) bool {
+	return f.Global.Output == "nagios" && !plugin && code == exitcode.Usage && cmd != nil && cmd.Name() == "probe"
 }

@@ -45,7 +45,8 @@ Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins status line (the worst state; several URLs add a line each),
--w/-c response-time and --cert-warn/--cert-crit thresholds, and 0 OK, 1 WARNING,
+-w/-c response-time ranges (2, 10:, 1:2, @1:2, ~:5), --cert-warn/--cert-crit days,
+-t/--timeout for --max-time, check_http's grading (4xx WARNING, 5xx CRITICAL), and 0 OK, 1 WARNING,
 2 CRITICAL, 3 UNKNOWN (also a usage error, with its line on stdout).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
@@ -81,6 +82,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 	if warning != "" {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
+	}
+	if err := opts.nagios.applyTimeout(f.Global.Output); err != nil {
+		return err
 	}
 	opts.flags.Stdin = f.Streams.In
 	tmpl, err := opts.flags.Build(f.Getenv)
