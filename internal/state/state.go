@@ -62,6 +62,10 @@ type Target struct {
 	// Redeploys counts redeploy decisions ever made (a Prometheus counter
 	// that survives short-lived runs).
 	Redeploys int64 `json:"redeploys,omitempty"`
+	// LastRedeploy is when the last redeploy decision that stood (not held)
+	// was made: an alert on "a redeploy in the last N minutes" needs no
+	// earlier sample, unlike a counter born at 1 on a target's first sweep.
+	LastRedeploy time.Time `json:"last_redeploy,omitzero"`
 	// Skipped counts turns skipped because the previous probe was still
 	// running.
 	Skipped int64 `json:"skipped,omitempty"`

@@ -416,6 +416,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		case policy.Redeploy:
 			next = *it.redeploy
 			next.Redeploys++
+			next.LastRedeploy = it.Result.Started
 			if it.Target.Recover && w.cfg.Hook != nil {
 				next.HookPending, next.HookStarted = true, w.cfg.Now()
 				hooks = append(hooks, it)
