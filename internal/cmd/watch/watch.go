@@ -38,6 +38,9 @@ type Options struct {
 	concurrency int
 	shard       string
 	fleet       policy.FleetSettings
+	// exit0 is --exit-0-on-decision: --once exits 0 when the sweep ran,
+	// whatever it decided (Kubernetes Jobs: a pod that exits 8 is Failed).
+	exit0 bool
 	// table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
 	table bool
@@ -79,7 +82,8 @@ With --state, a redeploy is saved before its hook starts (at most once).
 In long-running mode SIGHUP reloads the --targets file (history kept by name).
 
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
-9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
+9 every redeploy held by the fleet rule (--exit-0-on-decision: 0 for both,
+a sweep that ran is a success), 2 usage, targets file or state file error (also: the state file stayed locked
 past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
 the probes that finished is saved).`,
 		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
@@ -115,6 +119,7 @@ the probes that finished is saved).`,
 	fs.Float64Var(&opts.fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold a redeploy when this share of the probed targets turned decisive within a sweep of it (chronic failures do not count; 0: off)")
 	fs.IntVar(&opts.fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
 	fs.IntVar(&opts.fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
+	fs.BoolVar(&opts.exit0, "exit-0-on-decision", false, "--once: exit 0 when the sweep ran, whatever it decided (not 8 or 9: a Kubernetes Job's pod stays Succeeded; the decisions stay in the JSON and metrics)")
 	return cmd
 }
 
@@ -197,7 +202,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			name, at.UTC().Format(time.RFC3339))
 	}
 	if opts.once {
-		return runOnce(ctx, f, w, r)
+		return runOnce(ctx, f, w, r, opts.exit0)
 	}
 	return runLoop(ctx, f, w, r, ln)
 }
@@ -217,6 +222,8 @@ func check(opts *Options, src func(string) string) (watch.Shard, policy.Settings
 		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
 	case opts.listen != "" && opts.once:
 		return shard, policy.Settings{}, cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
+	case opts.exit0 && !opts.once:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s is for --once (a long-running watch exits only when stopped)", src("exit-0-on-decision"))
 	case len(opts.URLs) == 0 && opts.targetsFile == "":
 		return shard, policy.Settings{}, cli.UsageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
 	}
@@ -250,7 +257,7 @@ func check(opts *Options, src func(string) string) (watch.Shard, policy.Settings
 
 // runOnce runs one sweep (cron, a timer, a CronJob): exit 8 when a redeploy
 // stands, 9 when the fleet rule held them all, 130/143 when interrupted.
-func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter) error {
+func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, exit0 bool) error {
 	s := w.Sweep(ctx)
 	if err := r.report(s); err != nil {
 		return err
@@ -258,6 +265,9 @@ func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 	if ctx.Err() != nil {
 		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
 		return cli.SilentExit(exitcode.SIGINT) // the root turns this into 130/143
+	}
+	if exit0 {
+		return nil
 	}
 	if s.Redeploys > 0 {
 		return cli.SilentExit(exitcode.Redeploy)
