@@ -166,6 +166,9 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	for _, c := range commands {
 		root.AddCommand(c.new(f))
 	}
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		cli.RegisterCompletions(root) // internal/cli/complete.go
+	}
 	return root
 }
 
