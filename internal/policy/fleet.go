@@ -172,8 +172,8 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 			}
 		}
 		if v.HeldFleet > 0 {
-			v.FleetWhy = fmt.Sprintf("%d of %d targets failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %d %s; no redeploys",
-				v.Together, v.Probed, percent(s.HoldFraction), s.HoldMin, v.Together, plural(v.Together, "outage", "outages"))
+			v.FleetWhy = fmt.Sprintf("%d of %d %s failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %d %s; no redeploys",
+				v.Together, v.Probed, plural(v.Probed, "target", "targets"), percent(s.HoldFraction), s.HoldMin, v.Together, plural(v.Together, "outage", "outages"))
 		}
 	}
 	if left := v.Redeploys - v.HeldFleet; s.MaxRedeploys > 0 && left > s.MaxRedeploys {

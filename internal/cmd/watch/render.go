@@ -13,6 +13,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -85,8 +86,8 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 
 // sweepLine is the one-line text summary of a sweep.
 func sweepLine(s *watch.Sweep) string {
-	line := fmt.Sprintf("sweep %d: %d targets, %d pass, %d fail, %d skipped, %d redeploy in %s",
-		s.N, s.Targets, s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
+	line := fmt.Sprintf("sweep %d: %d target%s, %d pass, %d fail, %d skipped, %d redeploy in %s",
+		s.N, s.Targets, cli.Plural(s.Targets), s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
 	if s.HeldFleet > 0 {
 		line += fmt.Sprintf(", %d held (fleet)", s.HeldFleet)
 	}
@@ -94,7 +95,7 @@ func sweepLine(s *watch.Sweep) string {
 		line += fmt.Sprintf(", %d deferred (--max-redeploys)", s.HeldBudget)
 	}
 	if s.HookFailures > 0 {
-		line += fmt.Sprintf(", %d hook failures", s.HookFailures)
+		line += fmt.Sprintf(", %d hook failure%s", s.HookFailures, cli.Plural(s.HookFailures))
 	}
 	if s.Interrupted {
 		line += " (interrupted)"

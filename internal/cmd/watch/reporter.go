@@ -168,7 +168,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 func (r *watchReporter) reload() {
 	errw := r.f.Streams.Err
 	if r.opts.targetsFile == "" {
-		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d target%s\n", len(r.w.Targets()), cli.Plural(len(r.w.Targets())))
 		return
 	}
 	before := r.w.Targets()
