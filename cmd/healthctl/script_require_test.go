@@ -13,14 +13,15 @@ import (
 // broken install step, never a silent skip.
 func init() {
 	extraCmds["require"] = cmdRequire
-	// TestScript has no Skip of its own: keep the script's T to skip with.
+	// testscript's TestScript has no Skip of its own: keep the script's T.
 	extraSetup = append(extraSetup, func(env *testscript.Env) error {
-		env.Values[requireTKey{}] = env.T()
+		env.Values[scriptTKey{}] = env.T()
 		return nil
 	})
 }
 
-type requireTKey struct{}
+// scriptTKey is the Env.Values key of the script's testscript.T.
+type scriptTKey struct{}
 
 func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
@@ -31,7 +32,7 @@ func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 			if os.Getenv("CI") != "" {
 				ts.Fatalf("require %s: not installed, and CI=%s (.ci/deps/*.sh must install it)", name, os.Getenv("CI"))
 			}
-			ts.Value(requireTKey{}).(testscript.T).Skip("require " + name + ": not installed (skipped outside CI)")
+			ts.Value(scriptTKey{}).(testscript.T).Skip("require " + name + ": not installed (skipped outside CI)")
 		}
 	}
 }
