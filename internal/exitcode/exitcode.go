@@ -25,6 +25,10 @@ const (
 	// sweep's redeploys were held because the whole fleet failed at once.
 	Unknown  = 9
 	Internal = 70
+	// IOError: healthctl could not write its own output, state or
+	// metrics (disk full, permission, read-only file system, a closed
+	// stdout): sysexits' EX_IOERR. Never 2, which says the input was wrong.
+	IOError = 74
 	// A shell's codes for `-- CMD` that could not be started after the
 	// probes ran: found but not executable, and not found.
 	CannotExecute = 126

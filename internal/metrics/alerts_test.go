@@ -53,9 +53,9 @@ func TestAlertRulesNameRealSeries(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	st := state.New()
 	st.Sweeps = 1
-	tg := &watch.Target{Name: "a", Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
-	st.Targets["a"] = state.Target{Redeploys: 1, LastRedeploy: now}
-	items := []watch.Item{{Target: tg, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{}},
+	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
+	st.Targets["a"] = state.Entry{Redeploys: 1, LastRedeploy: now}
+	items := []watch.Item{{Endpoint: tg, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{}},
 		Decision: policy.Decision{Action: policy.Redeploy}}}
 	var buf bytes.Buffer
 	if err := Write(&buf, Input{Latest: items, State: st, Sweep: &watch.Sweep{N: 1, Started: now, Targets: 1}}); err != nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/healthctl/healthctl/internal/output"
 	"math"
 )
 
@@ -172,8 +173,8 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 			}
 		}
 		if v.HeldFleet > 0 {
-			v.FleetWhy = fmt.Sprintf("%d of %d %s failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %d %s; no redeploys",
-				v.Together, v.Probed, plural(v.Probed, "target", "targets"), percent(s.HoldFraction), s.HoldMin, v.Together, plural(v.Together, "outage", "outages"))
+			v.FleetWhy = fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %s; no redeploys",
+				v.Together, output.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin, output.Plural(v.Together, "outage"))
 		}
 	}
 	if left := v.Redeploys - v.HeldFleet; s.MaxRedeploys > 0 && left > s.MaxRedeploys {

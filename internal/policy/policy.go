@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
 // Action is what the reconciler does with a target after one probe.
@@ -231,7 +232,7 @@ func Decide(in Input) (Decision, History) {
 	if ageKnown {
 		past = fmt.Sprintf("past the %s grace window (age %s)", dur(s.Grace), dur(age))
 	}
-	count := fmt.Sprintf("%d of %d decisive %s in a row", h.Streak, s.FailureThreshold, plural(s.FailureThreshold, "failure", "failures"))
+	count := fmt.Sprintf("%d of %s in a row", h.Streak, output.Plural(s.FailureThreshold, "decisive failure"))
 	if h.Streak < s.FailureThreshold {
 		return Decision{Action: IgnoreBlip,
 			Why: fmt.Sprintf("%s, %s, %s: one failure is not an outage, ignore it", what, past, count)}, h
@@ -295,13 +296,6 @@ func dur(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func ordinal(n int) string {

@@ -113,7 +113,8 @@ var demoSteps = []demoStep{
 }
 
 // NewCmd builds the command.
-func NewCmd(f *cli.Factory) *cobra.Command {
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	return &cobra.Command{
 		Use:   "demo",
 		Short: "Show every command against built-in services on loopback (offline, ~5s)",
@@ -126,13 +127,20 @@ other commands. Every command is printed as you would type it. Nothing leaves
 this machine and nothing is left running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return Run(cmd.Context(), f)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), f, opts)
 		},
 	}
 }
 
+// Options is what `healthctl demo` runs with (nothing yet: the demo takes
+// no flags, and one Run signature serves every command).
+type Options struct{}
+
 // Run runs the demo.
-func Run(ctx context.Context, f *cli.Factory) error {
+func Run(ctx context.Context, f *cli.Factory, _ *Options) error {
 	if f.JSON() {
 		return cli.UsageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
 	}
