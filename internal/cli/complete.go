@@ -11,31 +11,34 @@ import (
 // shell. Registered only on a completion request: an ordinary run never
 // pays for it.
 
-// enumCompletions are the values each flag completes to, with a description.
-var enumCompletions = map[string][]cobra.Completion{
-	"method": {
-		cobra.CompletionWithDesc("GET", "the default"),
-		cobra.CompletionWithDesc("HEAD", "headers only"),
-		cobra.CompletionWithDesc("POST", "the default with --data"),
-		cobra.CompletionWithDesc("PUT", ""),
-		cobra.CompletionWithDesc("PATCH", ""),
-		cobra.CompletionWithDesc("DELETE", ""),
-		cobra.CompletionWithDesc("OPTIONS", ""),
-	},
-	"signal": {
-		cobra.CompletionWithDesc("TERM", "what Kubernetes and docker stop send (the default)"),
-		cobra.CompletionWithDesc("INT", "Ctrl-C"),
-		cobra.CompletionWithDesc("QUIT", ""),
-		cobra.CompletionWithDesc("HUP", ""),
-		cobra.CompletionWithDesc("USR1", ""),
-		cobra.CompletionWithDesc("USR2", ""),
-	},
-	"expect-status": {
-		cobra.CompletionWithDesc("2xx", "any 2xx (the default)"),
-		cobra.CompletionWithDesc("200", "exactly 200"),
-		cobra.CompletionWithDesc("200-399", "2xx and redirects"),
-		cobra.CompletionWithDesc("2xx,3xx", "classes, comma-separated"),
-	},
+// enumCompletions are the values each flag completes to, with a
+// description (built on a completion request only, not at every start).
+func enumCompletions() map[string][]cobra.Completion {
+	return map[string][]cobra.Completion{
+		"method": {
+			cobra.CompletionWithDesc("GET", "the default"),
+			cobra.CompletionWithDesc("HEAD", "headers only"),
+			cobra.CompletionWithDesc("POST", "the default with --data"),
+			cobra.CompletionWithDesc("PUT", ""),
+			cobra.CompletionWithDesc("PATCH", ""),
+			cobra.CompletionWithDesc("DELETE", ""),
+			cobra.CompletionWithDesc("OPTIONS", ""),
+		},
+		"signal": {
+			cobra.CompletionWithDesc("TERM", "what Kubernetes and docker stop send (the default)"),
+			cobra.CompletionWithDesc("INT", "Ctrl-C"),
+			cobra.CompletionWithDesc("QUIT", ""),
+			cobra.CompletionWithDesc("HUP", ""),
+			cobra.CompletionWithDesc("USR1", ""),
+			cobra.CompletionWithDesc("USR2", ""),
+		},
+		"expect-status": {
+			cobra.CompletionWithDesc("2xx", "any 2xx (the default)"),
+			cobra.CompletionWithDesc("200", "exactly 200"),
+			cobra.CompletionWithDesc("200-399", "2xx and redirects"),
+			cobra.CompletionWithDesc("2xx,3xx", "classes, comma-separated"),
+		},
+	}
 }
 
 // RegisterCompletions registers the value completion of every enumerated
@@ -54,9 +57,10 @@ func RegisterCompletions(root *cobra.Command) {
 			return out, cobra.ShellCompDirectiveNoFileComp
 		})
 	}
+	enums := enumCompletions()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		for name, values := range enumCompletions {
+		for name, values := range enums {
 			if c.LocalNonPersistentFlags().Lookup(name) == nil {
 				continue
 			}
