@@ -146,6 +146,21 @@ func Write(w io.Writer, in Input) error {
 			m.sample(f.name, f.value(st(name)), "target", name)
 		}
 	}
+	m.family("healthctl_last_redeploy_timestamp_seconds", "gauge", "When the target's last redeploy decision (not held) was made, unix seconds (kept in the state file; no sample before the first): alert on time() minus it.")
+	for i := range in.Latest {
+		name := in.Latest[i].Endpoint.Name
+		if t := st(name); !t.LastRedeploy.IsZero() {
+			m.sample("healthctl_last_redeploy_timestamp_seconds", float64(t.LastRedeploy.UnixMilli())/1000, "target", name)
+		}
+	}
+	// Whether a redeploy decision of the target runs --on-redeploy: an
+	// alert on redeploys leaves recover: false targets out with
+	// "unless on(target) healthctl_target_recover == 0".
+	m.family("healthctl_target_recover", "gauge", "1 when the target's redeploy decisions run --on-redeploy (recover: true, the default), 0 for recover: false (decided, never acted on).")
+	for i := range in.Latest {
+		t := in.Latest[i].Endpoint
+		m.sample("healthctl_target_recover", boolf(t.Recover), "target", t.Name)
+	}
 	m.family("healthctl_redeploys_held_total", "counter", "Redeploy decisions the fleet rule held: rule=\"fleet\" (the fleet failed at once), rule=\"budget\" (past --max-redeploys); kept in the state file.")
 	for i := range in.Latest {
 		name := in.Latest[i].Endpoint.Name

@@ -59,9 +59,17 @@ type Entry struct {
 	LastReason  classify.Reason  `json:"last_reason,omitempty"`
 	LastAction  policy.Action    `json:"last_action,omitempty"`
 	LastProbe   time.Time        `json:"last_probe,omitzero"`
+	// OnsetSweep is the sweep in which the target's current run of
+	// decisive failures began (0: not failing decisively). The fleet rule
+	// groups targets by it: a chronic failure is not part of a new onset.
+	OnsetSweep int64 `json:"onset_sweep,omitempty"`
 	// Redeploys counts redeploy decisions ever made (a Prometheus counter
 	// that survives short-lived runs).
 	Redeploys int64 `json:"redeploys,omitempty"`
+	// LastRedeploy is when the last redeploy decision that stood (not held)
+	// was made: an alert on "a redeploy in the last N minutes" needs no
+	// earlier sample, unlike a counter born at 1 on a target's first sweep.
+	LastRedeploy time.Time `json:"last_redeploy,omitzero"`
 	// Skipped counts turns skipped because the previous probe was still
 	// running.
 	Skipped int64 `json:"skipped,omitempty"`
