@@ -324,7 +324,7 @@ func (s *stacks) caddy() []diffCase {
 		{name: "caddy/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
 		{name: "caddy/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
 		{name: "caddy/wrong-name", url: fmt.Sprintf("https://other.invalid:%d/health", ptls), cacert: ca,
-			hc: []string{"--resolve", fmt.Sprintf("other.invalid:%d:127.0.0.1", ptls)},
+			hc:   []string{"--resolve", fmt.Sprintf("other.invalid:%d:127.0.0.1", ptls)},
 			curl: []string{"--resolve", fmt.Sprintf("other.invalid:%d:127.0.0.1", ptls)}},
 	}
 }
