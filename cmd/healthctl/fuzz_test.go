@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -78,7 +79,7 @@ func checkURL(t *testing.T, s string) {
 	if p := u.Port(); p != "" && !validPort(p) {
 		t.Errorf("ParseURL(%q): port %q accepted", s, p)
 	}
-	r := probe.NewRedactor(nil, nil)
+	r := redact.NewRedactor(nil, nil)
 	r.AddURL(u)
 	red := r.URL(u)
 	if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Contains(red, pw) && !strings.Contains(u.Host+u.Path+u.RawQuery+u.Fragment+u.User.Username(), pw) {
@@ -89,7 +90,7 @@ func checkURL(t *testing.T, s string) {
 // checkStatusSet compares a parsed set with the codes its entries name,
 // computed independently: N, N-M, Nxx.
 func checkStatusSet(t *testing.T, s string) {
-	set, err := probe.ParseStatusSet(s)
+	set, err := expect.ParseStatusSet(s)
 	if err != nil {
 		return
 	}

@@ -13,8 +13,7 @@ import (
 // broken install step, never a silent skip.
 func init() {
 	extraCmds["require"] = cmdRequire
-	// TestScript has no Skip of its own: keep the script's T, whose Skip
-	// ends the script as skipped (custom commands run on its goroutine).
+	// testscript's TestScript has no Skip of its own: keep the script's T.
 	extraSetup = append(extraSetup, func(env *testscript.Env) error {
 		env.Values[scriptTKey{}] = env.T()
 		return nil

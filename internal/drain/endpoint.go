@@ -1,18 +1,15 @@
 package drain
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // Inflight names the --inflight endpoint among Config.Opts.
@@ -38,8 +35,9 @@ func (cfg Config) endpoints() endpoints {
 			continue
 		}
 		ep[which] = &probe.Options{URL: pu, Method: http.MethodGet, Header: http.Header{},
+			UserAgent: "healthctl-drain-test", Network: "tcp",
 			ConnectTimeout: pollTimeout, ReadTimeout: pollTimeout, MaxBody: 64 << 10,
-			Redactor: probe.NewRedactor(nil, nil)}
+			Redactor: redact.NewRedactor(nil, nil)}
 	}
 	return ep
 }
@@ -54,7 +52,7 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, pollTimeout), pollTimeout)
 	o.ReadTimeout = min(nonZero(o.ReadTimeout, pollTimeout), pollTimeout)
 	o.MaxTime = pollTimeout
-	o.Expect = probe.Expectations{} // the status is judged here, 200-399
+	o.Expect = expect.Expectations{} // the status is judged here, 200-399
 	res := probe.Run(ctx, &o)
 	tp.Took = time.Since(tp.start)
 	if res.HTTPStatus != 0 {
@@ -87,96 +85,10 @@ type timedPoll struct {
 	start time.Time
 }
 
-// tlsFor is the TLS configuration of opts (--cacert, --insecure, --cert,
-// --servername), with the URL's host as the server name by default.
-func tlsFor(opts *probe.Options) *tls.Config {
-	tc := opts.TLSConfig.Clone()
-	if tc == nil {
-		tc = &tls.Config{}
-	}
-	if tc.ServerName == "" {
-		tc.ServerName = opts.URL.Hostname()
-		if opts.Host != "" {
-			if h, _, err := net.SplitHostPort(opts.Host); err == nil {
-				tc.ServerName = h
-			} else {
-				tc.ServerName = opts.Host
-			}
-		}
-	}
-	return tc
-}
-
-// dialFor dials as opts says: --resolve's address for host:port, the -4/-6
-// network.
-func dialFor(opts *probe.Options, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: timeout}
-	nw := "tcp"
-	if opts.Network != "" {
-		nw = opts.Network
-	}
-	return func(ctx context.Context, _, addr string) (net.Conn, error) {
-		addrs, ok := opts.Resolve[addr]
-		if !ok || len(addrs) == 0 {
-			return d.DialContext(ctx, nw, addr)
-		}
-		// --resolve's addresses in order: the first that connects.
-		_, port, _ := net.SplitHostPort(addr)
-		var err error
-		for _, a := range addrs {
-			if _, _, perr := net.SplitHostPort(a); perr != nil {
-				a = net.JoinHostPort(a, port)
-			}
-			var c net.Conn
-			if c, err = d.DialContext(ctx, nw, a); err == nil {
-				return c, nil
-			}
-		}
-		return nil, err
-	}
-}
-
-// transportFor is the in-flight requests' transport: a fresh connection
-// each, the options' TLS and dialling, no proxy (a proxy would buffer the
-// body whose timing is watched).
-func transportFor(opts *probe.Options) *http.Transport {
-	return &http.Transport{
-		DialContext:       dialFor(opts, pollTimeout),
-		TLSClientConfig:   tlsFor(opts),
-		DisableKeepAlives: true,
-		Proxy:             nil,
-	}
-}
-
-// newRequest is a request as opts says: method, headers, Host, user
-// agent, basic auth.
-func newRequest(ctx context.Context, opts *probe.Options) (*http.Request, error) {
-	var body io.Reader
-	if opts.Body != nil {
-		body = bytes.NewReader(opts.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, nonEmpty(opts.Method, http.MethodGet), opts.URL.String(), body)
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range opts.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	if opts.Host != "" {
-		req.Host = opts.Host
-	}
-	req.Header.Set("User-Agent", nonEmpty(opts.UserAgent, "healthctl-drain-test"))
-	if opts.HasUser {
-		req.SetBasicAuth(opts.User, opts.Password)
-	}
-	return req, nil
-}
-
-func nonEmpty(s, def string) string {
-	if strings.TrimSpace(s) == "" {
-		return def
-	}
-	return s
+// withTimeout is opts with its connect window at most d: for a dial (a
+// check of a port, the kept-alive connection) bounded like a poll.
+func withTimeout(opts *probe.Options, d time.Duration) *probe.Options {
+	o := *opts
+	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, d), d)
+	return &o
 }

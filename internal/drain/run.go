@@ -175,7 +175,7 @@ func portsFree(ep endpoints) error {
 		}
 		seen[addr] = true
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		c, err := dialFor(o, 300*time.Millisecond)(ctx, "tcp", addr)
+		c, err := probe.Dialer(withTimeout(o, 300*time.Millisecond))(ctx, "tcp", addr)
 		cancel()
 		if err == nil {
 			c.Close()
@@ -364,7 +364,7 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 		return in
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
-	ic := &http.Client{Transport: transportFor(opts),
+	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
 		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for i := 0; i < cfg.Inflight; i++ {
@@ -656,7 +656,7 @@ type timedRequest struct {
 // has been written.
 func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrote chan<- struct{}) (r timedRequest) {
 	defer func() { r.end = time.Now() }()
-	req, err := newRequest(ctx, opts)
+	req, err := probe.NewRequest(ctx, opts)
 	if err != nil {
 		r.Err = err.Error()
 		wrote <- struct{}{}
@@ -733,9 +733,9 @@ func openKeepAlive(opts *probe.Options) *keepAlive {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 	defer cancel()
-	c, err := dialFor(opts, pollTimeout)(ctx, "tcp", hostPort(pu.String()))
+	c, err := probe.Dialer(withTimeout(opts, pollTimeout))(ctx, "tcp", hostPort(pu.String()))
 	if err == nil && pu.Scheme == "https" {
-		tc := tlsFor(opts)
+		tc := probe.TLSConfig(opts)
 		tc.NextProtos = []string{"http/1.1"}
 		t := tls.Client(c, tc)
 		if err = t.HandshakeContext(ctx); err != nil {

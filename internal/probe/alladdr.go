@@ -2,28 +2,14 @@ package probe
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
 )
-
-// severity ranks outcomes for --all-addresses, whose worst result decides:
-// the decisive failures (dns, refused, unreachable) over tls, over a
-// timeout, over unknown (nothing learnt), over pass.
-var severity = map[classify.Outcome]int{
-	classify.Pass: 0, classify.Unknown: 1, classify.Timeout: 2, classify.TLS: 3,
-	classify.Unreachable: 4, classify.Refused: 5, classify.DNS: 6,
-}
-
-// Worse reports whether outcome a is worse than b (--all-addresses).
-func Worse(a, b classify.Outcome) bool { return severity[a] > severity[b] }
 
 // runAll is --all-addresses: the name's addresses (A and AAAA, or every
 // --resolve address) are each probed on their own, with the name's Host
@@ -65,14 +51,18 @@ func runAll(ctx context.Context, opts *Options) Result {
 			worst = i
 			break
 		}
-		if Worse(r.Outcome, results[worst].Outcome) {
+		if classify.Worse(r.Outcome, results[worst].Outcome) {
 			worst = i
 		}
 	}
 	res := results[worst]
 	res.Addresses = results
 	if res.Outcome != classify.Pass && !res.Canceled {
-		res.Error = summary(results, port)
+		sum := make([]classify.AddressResult, len(results))
+		for i, r := range results {
+			sum[i] = classify.AddressResult{Address: r.Address, Family: r.IPFamily, Outcome: r.Outcome, Reason: r.Reason}
+		}
+		res.Error = classify.AddressSummary(sum, port)
 	}
 	return res
 }
@@ -81,78 +71,18 @@ func runAll(ctx context.Context, opts *Options) Result {
 // --dns-server, -4/-6), within the connect window; nil when it does not
 // resolve (the probe then reports why).
 func addressesOf(ctx context.Context, opts *Options, host, port string) []netip.Addr {
-	var addrs []netip.Addr
-	if as, ok := opts.Resolve[strings.ToLower(host)+":"+port]; ok {
-		for _, a := range as {
-			addrs = append(addrs, netip.MustParseAddr(a))
-		}
-	} else if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{ip}
-	} else {
+	addrs, fixed := opts.fixedAddrs(host, port)
+	if !fixed {
 		ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()
-		p := &run{opts: opts, start: time.Now(), timings: Timings{}}
-		p.dialIdle = sync.NewCond(&p.mu)
-		if addrs, err = p.lookup(ctx, host); err != nil {
+		var err error
+		if addrs, _, err = newRun(opts, hooks{}).dns.Lookup(ctx, host); err != nil {
 			return nil
 		}
 	}
-	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
-		return (opts.Network == "tcp4" && family(a) != 4) || (opts.Network == "tcp6" && family(a) != 6)
-	})
+	addrs = opts.ofFamily(addrs)
 	for i := range addrs {
 		addrs[i] = addrs[i].Unmap()
 	}
 	return slices.Compact(addrs)
-}
-
-// summary says how many addresses pass and names what failed: a whole
-// family when every address of it failed while the other family passes
-// ("IPv6 refused"), else each failing address ("127.0.0.2 refused").
-func summary(results []Result, port string) string {
-	pass := 0
-	byFam := map[int][]Result{}
-	for _, r := range results {
-		if r.Outcome == classify.Pass {
-			pass++
-		}
-		byFam[r.IPFamily] = append(byFam[r.IPFamily], r)
-	}
-	parts := []string{fmt.Sprintf("%d of %d addresses pass", pass, len(results))}
-	famDone := map[int]bool{}
-	for _, fam := range []int{4, 6} {
-		rs := byFam[fam]
-		other := byFam[10-fam]
-		if len(rs) == 0 || len(other) == 0 {
-			continue
-		}
-		failed, otherPass := true, false
-		outcomes := map[classify.Outcome]bool{}
-		for _, r := range rs {
-			failed = failed && r.Outcome != classify.Pass
-			outcomes[r.Outcome] = true
-		}
-		for _, r := range other {
-			otherPass = otherPass || r.Outcome == classify.Pass
-		}
-		if failed && otherPass {
-			what := "fails"
-			if len(outcomes) == 1 {
-				what = string(rs[0].Outcome)
-			}
-			parts = append(parts, fmt.Sprintf("IPv%d %s", fam, what))
-			famDone[fam] = true
-		}
-	}
-	for _, r := range results {
-		if r.Outcome == classify.Pass || famDone[r.IPFamily] {
-			continue
-		}
-		addr := r.Address
-		if h, p, err := net.SplitHostPort(addr); err == nil && p == port {
-			addr = h
-		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", addr, r.Outcome, r.Reason))
-	}
-	return strings.Join(parts, "; ")
 }

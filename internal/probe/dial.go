@@ -5,19 +5,34 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"os"
-	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/eyeballs"
 )
 
-// AttemptDelay is RFC 8305's Connection Attempt Delay: how long one
-// connection attempt runs alone before the next address is tried too (the
-// RFC recommends 250 ms; an attempt that fails starts the next at once).
-const AttemptDelay = 250 * time.Millisecond
+// dialState is what the dialler learnt: the address dialled, the DNS
+// answer, and every attempt of the last connect. Guarded by run.mu.
+type dialState struct {
+	address   string
+	family    int
+	dnsAnswer classify.DNSAnswer
+	// resolverErr is the first error that said a DNS server could not be
+	// reached (refused, no route).
+	resolverErr error
+	// attempts are the dial attempts of the last connect, in the order
+	// they started.
+	attempts []DialAttempt
+	// dialErr is the last connect's error when an address answered for
+	// itself (refused, unreachable) and none connected: it is the probe's
+	// answer even when the connect window closed on another address.
+	dialErr error
+	// dialing counts the dials running; dialIdle is signalled (with mu)
+	// when it drops to 0, so the result waits for a dial cut short.
+	dialing  int
+	dialIdle *sync.Cond
+}
 
 // DialAttempt is one address tried: how it ended and how long it took.
 // Error is empty for the attempt that connected.
@@ -54,9 +69,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 			// The window's deadline ended the lookup or every attempt
 			// before its timer fired: close the window now, as the
 			// timer would.
-			if p.windowStage == "" {
-				p.windowStage, p.windowAddr = p.stage, p.address
-			}
+			p.noteWindow()
 			p.cancel(p.connWin.err)
 		}
 		if p.dialing--; p.dialing == 0 {
@@ -73,16 +86,8 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 	if err != nil {
 		return nil, err
 	}
-	var addrs []netip.Addr
-	looked := false
-	if as, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
-		for _, a := range as {
-			addrs = append(addrs, netip.MustParseAddr(a))
-		}
-	} else if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		addrs = []netip.Addr{ip}
-	} else {
-		looked = true
+	addrs, fixed := o.fixedAddrs(host, port)
+	if !fixed {
 		p.setStage(classify.StageDNS)
 		t0 := time.Now()
 		addrs, err = p.lookup(ctx, host)
@@ -93,11 +98,9 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 			return nil, err
 		}
 	}
-	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
-		return (o.Network == "tcp4" && family(a) != 4) || (o.Network == "tcp6" && family(a) != 6)
-	})
+	addrs = o.ofFamily(addrs)
 	if len(addrs) == 0 {
-		if looked {
+		if !fixed {
 			return nil, p.noAddress(host)
 		}
 		p.setStage(classify.StageConnect)
@@ -131,196 +134,44 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 	return c, err
 }
 
-// noAddress is the error for a name that resolved, but not to the family
-// asked for (-4/-6): the name exists and has no address of that kind.
-func (p *run) noAddress(host string) error {
-	kind := "A"
-	if p.opts.Network == "tcp6" {
-		kind = "AAAA"
-	}
-	p.mu.Lock()
-	p.dnsAnswer = classify.DNSNoRecords
-	p.mu.Unlock()
-	return &net.DNSError{Err: "no " + kind + " record for the name (it exists)", Name: host, IsNotFound: true}
-}
-
-type dialed struct {
-	index int
-	addr  string
-	fam   int
-	conn  net.Conn
-	err   error
-	took  time.Duration
-}
-
-// race connects as RFC 8305 §4-5 describes: the addresses interleaved by
-// family (the first address's family first), one attempt started every
-// AttemptDelay, or at once when every attempt running has failed. Each
-// attempt runs until it connects, fails, or the connect window (ctx's
-// deadline) closes, so a black-holed address never holds up the addresses
-// after it. The first connection wins and the others are closed.
-//
-// When every attempt failed, the error returned is that of the first
-// address (in the order tried) that failed for a reason of its own: a
-// refusal beats an address that only ran out of time. Every attempt is
-// kept in p.attempts with its address, error and duration.
+// race connects to addrs through eyeballs.Race (RFC 8305), within the
+// connect window (ctx's deadline), and keeps every attempt in p.attempts
+// with its address, error and duration. When every attempt failed, the
+// error returned is that of the first address (in the order tried) that
+// failed for a reason of its own: a refusal beats an address that only ran
+// out of time.
 func (p *run) race(ctx context.Context, addrs []netip.Addr, port string) (net.Conn, error) {
-	addrs = interleave(addrs)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	results := make(chan dialed, len(addrs))
-	d := net.Dialer{KeepAlive: -1}
-	starts := make([]time.Time, len(addrs))
-	start := func(i int) {
-		a := addrs[i]
-		target := net.JoinHostPort(a.Unmap().String(), port)
-		starts[i] = time.Now()
-		if i == 0 {
-			p.mu.Lock()
-			p.address, p.family = target, family(a)
-			p.mu.Unlock()
-		}
-		go func() {
-			defer crash.Recover()
-			t0 := time.Now()
-			c, err := d.DialContext(ctx, dialNetwork(a), target)
-			results <- dialed{index: i, addr: target, fam: family(a), conn: c, err: err, took: time.Since(t0)}
-		}()
-	}
-
-	next, running := 0, 0
-	done := make([]*dialed, len(addrs))
-	var won *dialed
-	timer := time.NewTimer(AttemptDelay)
-	defer timer.Stop()
-	start(next)
-	next++
-	running++
-	for running > 0 {
-		var r dialed
-		select {
-		case r = <-results:
-		case <-timer.C:
-			if next < len(addrs) && won == nil && ctx.Err() == nil {
-				start(next)
-				next++
-				running++
-				timer.Reset(AttemptDelay)
-			}
-			continue
-		}
-		running--
-		done[r.index] = &r
-		if r.err == nil && won == nil {
-			won = done[r.index]
-			cancel() // the attempts still running end now
-			continue
-		}
-		if r.conn != nil {
-			r.conn.Close()
-		}
-		if won == nil && running == 0 && next < len(addrs) && ctx.Err() == nil {
-			// Every attempt so far failed: the next one need not wait.
-			start(next)
-			next++
-			running++
-			timer.Reset(AttemptDelay)
-		}
-	}
-
+	r := eyeballs.Race(ctx, addrs, port, func(addr string, fam int) {
+		p.mu.Lock()
+		p.address, p.family = addr, fam
+		p.mu.Unlock()
+	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.attempts = p.attempts[:0]
-	for _, r := range done {
-		if r == nil {
-			continue
-		}
-		a := DialAttempt{Address: r.addr, Duration: r.took}
-		a.MS = float64(r.took.Microseconds()) / 1000
+	for i, a := range r.Attempts {
+		da := DialAttempt{Address: a.Addr, Duration: a.Took, MS: float64(a.Took.Microseconds()) / 1000}
 		switch {
-		case r == won:
-		case won != nil && errors.Is(r.err, context.Canceled):
-			a.Error = "abandoned: another address connected first"
-		case outOfTime(r.err):
-			a.Error = "no answer within " + p.connWin.err.Error()
+		case r.Won && i == r.Pick:
+		case r.Won && errors.Is(a.Err, context.Canceled):
+			da.Error = "abandoned: another address connected first"
+		case eyeballs.OutOfTime(a.Err):
+			da.Error = "no answer within " + p.connWin.err.Error()
 		default:
-			a.Error = r.err.Error()
+			da.Error = a.Err.Error()
 		}
-		p.attempts = append(p.attempts, a)
+		p.attempts = append(p.attempts, da)
 	}
-	if won != nil {
-		p.address, p.family = won.addr, won.fam
-		p.dialErr = nil
-		return won.conn, nil
+	if r.Pick < 0 {
+		return nil, context.Cause(ctx)
 	}
-	var pick *dialed
-	for _, r := range done {
-		if r != nil && !outOfTime(r.err) {
-			pick = r
-			break
-		}
+	pick := r.Attempts[r.Pick]
+	p.address, p.family = pick.Addr, pick.Family
+	p.dialErr = nil
+	if r.Answered {
+		// An answer of its own (refused, unreachable): it is the probe's
+		// answer even if the window closed on another address.
+		p.dialErr = pick.Err
 	}
-	if pick == nil {
-		// Nothing but the window: the time ran out on every address.
-		if done[0] != nil {
-			pick = done[0]
-		} else {
-			return nil, context.Cause(ctx)
-		}
-	} else {
-		// An answer of its own (refused, unreachable): it is the
-		// probe's answer even if the window closed on another address.
-		p.dialErr = pick.err
-	}
-	p.address, p.family = pick.addr, pick.fam
-	return nil, pick.err
-}
-
-// interleave orders addresses as RFC 8305 §4 asks: the first address's
-// family, then the other, alternating, each family in its own order.
-func interleave(addrs []netip.Addr) []netip.Addr {
-	first := family(addrs[0])
-	var a, b []netip.Addr
-	for _, x := range addrs {
-		if family(x) == first {
-			a = append(a, x)
-		} else {
-			b = append(b, x)
-		}
-	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for i := 0; i < len(a) || i < len(b); i++ {
-		if i < len(a) {
-			out = append(out, a[i])
-		}
-		if i < len(b) {
-			out = append(out, b[i])
-		}
-	}
-	return out
-}
-
-// outOfTime says a dial attempt ended because the window closed (its
-// deadline passed, or the probe's context was cancelled), not because the
-// address answered.
-func outOfTime(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-func family(a netip.Addr) int {
-	if a.Unmap().Is4() {
-		return 4
-	}
-	return 6
-}
-
-func dialNetwork(a netip.Addr) string {
-	if family(a) == 4 {
-		return "tcp4"
-	}
-	return "tcp6"
+	return r.Conn, pick.Err
 }

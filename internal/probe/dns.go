@@ -2,247 +2,55 @@ package probe
 
 import (
 	"context"
-	"errors"
-	"math/rand/v2"
-	"net"
 	"net/netip"
-	"os"
+	"slices"
 	"strings"
-	"syscall"
-	"time"
-
-	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/eyeballs"
+	"github.com/healthctl/healthctl/internal/resolve"
 )
 
-// resolver uses Go's own resolver (PreferGo), so tests under -race (cgo) and
-// the static release resolve the same way; --dns-server replaces the
-// system's servers.
-//
-// Every connection to a DNS server goes through resolverConn, which keeps
-// the first error that says the server itself could not be reached: Go's
-// *net.DNSError carries only its text, and "connection refused" from the
-// DNS server is the prober's trouble, not the target's.
-func (p *run) resolver() *net.Resolver {
-	r := &net.Resolver{PreferGo: true}
-	srv := p.opts.DNSServer
-	r.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if srv != "" {
-			addr = srv
-		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			p.noteResolverErr(err)
-			return nil, err
-		}
-		// Go's resolver reads with the context's deadline only: a
-		// lookup cancelled (the probe's window closed) would keep its
-		// goroutines reading a silent server for the resolver's own
-		// timeout. Closing the conn ends them now (goleak, leak_test.go).
-		context.AfterFunc(ctx, func() { c.Close() })
-		if uc, ok := c.(*net.UDPConn); ok {
-			// Go's resolver frames a query by the conn's type: a
-			// net.PacketConn gets datagrams, anything else TCP's length
-			// prefix. The wrapper must stay a PacketConn.
-			return &resolverPacketConn{UDPConn: uc, p: p}, nil
-		}
-		return &resolverConn{Conn: c, p: p}, nil
-	}
-	return r
-}
-
-// resolverPacketConn is resolverConn for UDP.
-type resolverPacketConn struct {
-	*net.UDPConn
-	p *run
-}
-
-func (c *resolverPacketConn) Read(b []byte) (int, error)  { return c.p.noted(c.UDPConn.Read(b)) }
-func (c *resolverPacketConn) Write(b []byte) (int, error) { return c.p.noted(c.UDPConn.Write(b)) }
-
-// noted passes a read or write through, noting its error.
-func (p *run) noted(n int, err error) (int, error) {
-	if err != nil {
-		p.noteResolverErr(err)
-	}
-	return n, err
-}
-
-// resolverConn notes the errors of a connection to a DNS server.
-type resolverConn struct {
-	net.Conn
-	p *run
-}
-
-func (c *resolverConn) Read(b []byte) (int, error)  { return c.p.noted(c.Conn.Read(b)) }
-func (c *resolverConn) Write(b []byte) (int, error) { return c.p.noted(c.Conn.Write(b)) }
-
-// noteResolverErr keeps the first error that says a DNS server could not be
-// reached at all.
-func (p *run) noteResolverErr(err error) {
-	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ENETUNREACH) && !errors.Is(err, syscall.EHOSTUNREACH) {
-		return
-	}
-	p.mu.Lock()
-	if p.resolverErr == nil {
-		p.resolverErr = err
-	}
-	p.mu.Unlock()
-}
-
+// lookup resolves host through the run's DNS client (--dns-server, -4/-6)
+// and keeps what the follow-up query learnt for classify.
 func (p *run) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
-	network := "ip"
-	switch p.opts.Network {
-	case "tcp4":
-		network = "ip4"
-	case "tcp6":
-		network = "ip6"
-	}
-	addrs, err := p.resolver().LookupNetIP(ctx, network, host)
-	var ae *net.AddrError
-	if errors.As(err, &ae) && network != "ip" {
-		// The hosts file knows the name, but not with this family's
-		// address: the name exists and has no such record.
-		return nil, p.noAddress(host)
-	}
-	var de *net.DNSError
-	if errors.As(err, &de) && p.opts.DNSServer != "" {
-		// Go names resolv.conf's server even when Dial went elsewhere.
-		de.Server = p.opts.DNSServer
-	}
-	if errors.As(err, &de) && !de.IsNotFound && !de.IsTimeout {
-		// A failure that is neither "no such name" nor a timeout: if a
-		// server refused or could not be routed to, say so through the
-		// error chain (classify: resolver_unreachable).
+	addrs, answer, err := p.dns.Lookup(ctx, host)
+	if err != nil {
 		p.mu.Lock()
-		if de.UnwrapErr == nil {
-			de.UnwrapErr = p.resolverErr
-		}
+		p.dnsAnswer = answer
 		p.mu.Unlock()
-	}
-	if errors.As(err, &de) && de.IsNotFound {
-		a := p.askAgain(ctx, host, network)
-		p.mu.Lock()
-		p.dnsAnswer = a
-		p.mu.Unlock()
-		if a == classify.DNSNoRecords {
-			// Go's text says "no such host" for both; say what it is.
-			de.Err = "no " + addrKind(network) + " record for the name (it exists)"
-		}
 	}
 	return addrs, err
 }
 
-func addrKind(network string) string {
-	switch network {
-	case "ip4":
-		return "A"
-	case "ip6":
-		return "AAAA"
-	}
-	return "A/AAAA"
+// noAddress is the error for a name that resolved, but not to the family
+// asked for (-4/-6): the name exists and has no address of that kind.
+func (p *run) noAddress(host string) error {
+	p.mu.Lock()
+	p.dnsAnswer = classify.DNSNoRecords
+	p.mu.Unlock()
+	return resolve.NoAddress(host, p.opts.Network)
 }
 
-// askAgain tells NXDOMAIN from an empty NOERROR answer, which Go reports
-// alike, with one direct query over UDP to the first configured server
-// (--dns-server, else resolv.conf's first nameserver). Only the answer's
-// header is read: its rcode is all the question needs, and a truncated
-// answer carries it as well as a whole one.
-func (p *run) askAgain(ctx context.Context, host, network string) classify.DNSAnswer {
-	server := p.opts.DNSServer
-	if server == "" {
-		ns, err := firstNameserver("/etc/resolv.conf")
-		if err != nil || ns == "" {
-			return classify.DNSUnknown
+// fixedAddrs are the addresses of host:port known without a lookup:
+// --resolve's, or the IP literal itself.
+func (o *Options) fixedAddrs(host, port string) ([]netip.Addr, bool) {
+	if as, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
+		addrs := make([]netip.Addr, 0, len(as))
+		for _, a := range as {
+			addrs = append(addrs, netip.MustParseAddr(a))
 		}
-		server = net.JoinHostPort(ns, "53")
+		return addrs, true
 	}
-	qtype := dnsmessage.TypeA
-	if network == "ip6" {
-		qtype = dnsmessage.TypeAAAA
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{ip}, true
 	}
-	rcode, err := exchangeRcode(ctx, server, strings.TrimSuffix(host, ".")+".", qtype)
-	if err != nil {
-		return classify.DNSUnknown
-	}
-	switch rcode {
-	case dnsmessage.RCodeNameError:
-		return classify.DNSNameMissing
-	case dnsmessage.RCodeSuccess:
-		return classify.DNSNoRecords
-	}
-	return classify.DNSUnknown
+	return nil, false
 }
 
-// askTimeout bounds each of askAgain's dial, write and read, within the
-// context's deadline.
-const askTimeout = 2 * time.Second
-
-// exchangeRcode sends one recursive query for name (fully qualified) over
-// UDP and returns the rcode of the answer with the same ID, skipping
-// answers to other IDs (to earlier queries that timed out).
-func exchangeRcode(ctx context.Context, server, name string, qtype dnsmessage.Type) (dnsmessage.RCode, error) {
-	n, err := dnsmessage.NewName(name)
-	if err != nil {
-		return 0, err
-	}
-	id := uint16(rand.Uint32())
-	b := dnsmessage.NewBuilder(make([]byte, 0, 512), dnsmessage.Header{ID: id, RecursionDesired: true})
-	if err := b.StartQuestions(); err != nil {
-		return 0, err
-	}
-	if err := b.Question(dnsmessage.Question{Name: n, Type: qtype, Class: dnsmessage.ClassINET}); err != nil {
-		return 0, err
-	}
-	q, err := b.Finish()
-	if err != nil {
-		return 0, err
-	}
-	d := net.Dialer{Timeout: askTimeout}
-	conn, err := d.DialContext(ctx, "udp", server)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	deadline := time.Now().Add(askTimeout)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	conn.SetDeadline(deadline)
-	if _, err := conn.Write(q); err != nil {
-		return 0, err
-	}
-	buf := make([]byte, 512)
-	for {
-		k, err := conn.Read(buf)
-		if err != nil {
-			return 0, err
-		}
-		var pr dnsmessage.Parser
-		h, err := pr.Start(buf[:k])
-		if err != nil {
-			return 0, err
-		}
-		if h.ID == id {
-			return h.RCode, nil
-		}
-	}
-}
-
-// firstNameserver returns the first "nameserver" entry of a resolv.conf
-// file, or "" when it has none.
-func firstNameserver(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 1 && f[0] == "nameserver" {
-			return f[1], nil
-		}
-	}
-	return "", nil
+// ofFamily keeps the addresses of the family -4/-6 asks for.
+func (o *Options) ofFamily(addrs []netip.Addr) []netip.Addr {
+	return slices.DeleteFunc(addrs, func(a netip.Addr) bool {
+		return (o.Network == "tcp4" && eyeballs.Family(a) != 4) || (o.Network == "tcp6" && eyeballs.Family(a) != 6)
+	})
 }

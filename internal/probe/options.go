@@ -2,14 +2,16 @@ package probe
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"net/http"
 	"net/url"
-	"regexp"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
-// Defaults of the windows (seeds/004's two-second open and read timeouts).
+// Defaults of the windows: two seconds to open, two to read, as the
+// reconciler this tool was built for probes.
 const (
 	DefaultConnectTimeout = 2 * time.Second
 	DefaultReadTimeout    = 2 * time.Second
@@ -53,32 +55,7 @@ type Options struct {
 	MaxTime        time.Duration
 	MaxBody        int64
 
-	Expect Expectations
+	Expect expect.Expectations
 
-	Redactor *Redactor
-}
-
-// Expectations are the conditions a response must meet to pass.
-type Expectations struct {
-	Status    StatusSet
-	BodyText  []string
-	BodyRegex []*regexp.Regexp
-	JSON      []JSONExpect
-	HeaderRE  []HeaderExpect
-}
-
-// JSONExpect is one --expect-json PATH=VALUE.
-type JSONExpect struct{ Path, Value string }
-
-// HeaderExpect is one --expect-header NAME=RE.
-type HeaderExpect struct {
-	Name string
-	RE   *regexp.Regexp
-}
-
-// CertPool is a small helper so the command layer need not import x509 to
-// build --cacert pools.
-func CertPool(pem []byte) (*x509.CertPool, bool) {
-	p := x509.NewCertPool()
-	return p, p.AppendCertsFromPEM(pem)
+	Redactor *redact.Redactor
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // opts returns probe options for raw with short windows, using dns as the
@@ -26,7 +28,7 @@ func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *probe.Options {
 	if pool != nil {
 		tc.RootCAs = pool.Pool()
 	}
-	red := probe.NewRedactor(nil, nil)
+	red := redact.NewRedactor(nil, nil)
 	red.AddURL(u)
 	return &probe.Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
@@ -102,7 +104,7 @@ func TestReasonsFromRealServers(t *testing.T) {
 		{name: "tls eof", url: srv(fixture.HTTPOptions{TLS: fixture.TLSEOF}), reason: classify.TLSHandshakeFailure},
 		{name: "plain on tls", url: strings.Replace(ok, "http://", "https://", 1), reason: classify.TLSNotTLS},
 		{name: "proxy down", url: ok, reason: classify.ProxyError, mod: func(o *probe.Options) {
-			o.Proxy = probe.EnvProxy(func(k string) string {
+			o.Proxy = proxyenv.FromEnv(func(k string) string {
 				if k == "http_proxy" {
 					return closed.URL()
 				}

@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/follow"
 )
 
 // exchanged is what the request (and the redirects it followed) gave.
@@ -30,23 +31,13 @@ type exchanged struct {
 	credentialsDropped bool
 }
 
-// isRedirect reports whether a status is one a client follows.
-func isRedirect(code int) bool {
-	switch code {
-	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
-		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-		return true
-	}
-	return false
-}
-
 // exchange sends req and follows redirects itself (up to --follow), so that
 // a Location that is not a URL keeps its status, no Referer is ever added,
 // and credentials stay behind when a hop changes origin.
 func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Request) exchanged {
 	o := p.opts
 	var ex exchanged
-	origins := []string{origin(req.URL)}
+	origins := []string{follow.Origin(req.URL)}
 	for {
 		p.beginHop(req.URL)
 		resp, err := tr.RoundTrip(req)
@@ -68,26 +59,27 @@ func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Reques
 			return ex
 		}
 		ex.location = loc
-		next, err := req.URL.Parse(loc)
-		if err != nil || (next.Scheme != "http" && next.Scheme != "https") {
+		next, ok := follow.Target(req.URL, loc)
+		if !ok {
 			ex.badLocation = true
 			return ex
 		}
-		if !isRedirect(resp.StatusCode) || len(ex.hops) >= o.Follow {
-			ex.limited = o.Follow > 0 && isRedirect(resp.StatusCode)
+		if !follow.IsRedirect(resp.StatusCode) || len(ex.hops) >= o.Follow {
+			ex.limited = o.Follow > 0 && follow.IsRedirect(resp.StatusCode)
 			return ex
 		}
 		ex.hops = append(ex.hops, Hop{URL: o.Redactor.URL(req.URL), Status: resp.StatusCode, Location: o.Redactor.URL(next)})
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 
-		origins = append(origins, origin(next))
+		origins = append(origins, follow.Origin(next))
 		crossed := false
 		for _, og := range origins {
 			crossed = crossed || og != origins[0]
 		}
-		had := p.hasCredentials(req)
-		req = p.nextRequest(ctx, req, resp.StatusCode, next, crossed)
+		secret := o.Redactor.Headers()
+		had := follow.HasCredentials(req.Header, secret)
+		req = follow.Next(ctx, req, resp.StatusCode, next, crossed, o.Body, secret)
 		ex.credentialsDropped = ex.credentialsDropped || (crossed && had)
 		p.mu.Lock()
 		p.disarm(&p.readWin)
@@ -106,118 +98,24 @@ func (p *run) beginHop(u *url.URL) {
 	defer p.mu.Unlock()
 	p.hopURL = u
 	p.serverName = u.Hostname()
-	if sn := p.opts.TLSConfig.ServerName; sn != "" && origin(u) == origin(p.opts.URL) {
-		p.serverName = sn
+	if tc := p.opts.TLSConfig; tc != nil && tc.ServerName != "" && follow.Origin(u) == follow.Origin(p.opts.URL) {
+		p.serverName = tc.ServerName
 	}
 }
 
 // DefaultPort is the port a URL of scheme means when it names none: 443
-// for https, 80 otherwise. The one place it is decided.
-func DefaultPort(scheme string) string {
-	if strings.EqualFold(scheme, "https") {
-		return "443"
-	}
-	return "80"
-}
-
-// origin is scheme://host:port with the default port made explicit and the
-// host in lower case.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = DefaultPort(u.Scheme)
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
-
-// sensitiveHeaders are dropped when a hop changes origin, with the
-// redactor's secret headers.
-var sensitiveHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Referer"}
-
-// nextRequest builds the request for a redirect's target as curl does:
-// 303 (and 301/302 after a POST) become GET without a body; 307/308 repeat
-// the method and body. Once any hop changed scheme, host or port, the
-// credentials (Authorization, Proxy-Authorization, Cookie, secret headers,
-// -u and userinfo) and the -H Host override stay behind. No Referer is
-// added.
-func (p *run) nextRequest(ctx context.Context, prev *http.Request, status int, next *url.URL, crossed bool) *http.Request {
-	o := p.opts
-	method := prev.Method
-	var body io.Reader
-	keepBody := status == http.StatusTemporaryRedirect || status == http.StatusPermanentRedirect
-	if !keepBody && method != http.MethodGet && method != http.MethodHead {
-		method = http.MethodGet
-	}
-	if keepBody && o.Body != nil {
-		body = strings.NewReader(string(o.Body))
-	}
-	u := *next
-	u.User = nil
-	req, err := http.NewRequestWithContext(prev.Context(), method, u.String(), body)
-	if err != nil {
-		// The URL was parsed already; keep the previous request's context.
-		req = prev.Clone(ctx)
-		req.URL = &u
-	}
-	req.Header = prev.Header.Clone()
-	if !keepBody || o.Body == nil {
-		req.Header.Del("Content-Type")
-		req.Header.Del("Content-Length")
-	}
-	if crossed {
-		for _, h := range sensitiveHeaders {
-			req.Header.Del(h)
-		}
-		for _, h := range o.Redactor.headers {
-			req.Header.Del(h)
-		}
-	} else {
-		req.Host = prev.Host
-	}
-	return req
-}
-
-// hasCredentials reports whether req carries anything a hop to another
-// origin leaves behind: Authorization (also from -u or userinfo),
-// Proxy-Authorization, Cookie or a secret header.
-func (p *run) hasCredentials(req *http.Request) bool {
-	for _, h := range sensitiveHeaders {
-		if h != "Referer" && req.Header.Get(h) != "" {
-			return true
-		}
-	}
-	for _, h := range p.opts.Redactor.headers {
-		if req.Header.Get(h) != "" {
-			return true
-		}
-	}
-	return false
-}
+// for https, 80 otherwise.
+func DefaultPort(scheme string) string { return follow.DefaultPort(scheme) }
 
 // redirect describes the final answer's Location: resolved against the
 // request URL and redacted, or, when it is not a URL, the raw text redacted.
 func (p *run) redirect(base *url.URL, loc string) *Redirect {
-	u, err := base.Parse(loc)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	u, ok := follow.Target(base, loc)
+	if !ok {
 		return &Redirect{Location: p.opts.Redactor.RawURL(loc), Invalid: true}
 	}
 	return &Redirect{
 		Location:  p.opts.Redactor.URL(u),
 		OtherHost: !strings.EqualFold(u.Hostname(), p.opts.URL.Hostname()),
 	}
-}
-
-// redirectText is the error of a redirect that was not followed.
-func (p *run) redirectText(status int, r *Redirect, ex exchanged) string {
-	switch {
-	case r.Invalid:
-		return fmt.Sprintf("status %d redirects to a Location that is not an http(s) URL: %s", status, r.Location)
-	case ex.limited:
-		return fmt.Sprintf("stopped after %d redirects (--follow=%d): status %d redirects to %s", len(ex.hops), p.opts.Follow, status, r.Location)
-	}
-	where := "the same host"
-	if r.OtherHost {
-		where = "another host"
-	}
-	return fmt.Sprintf("status %d redirects to %s (%s; want %s, or --follow)", status, r.Location, where, p.opts.Expect.Status)
 }

@@ -12,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // seen is what a recording server received.
@@ -49,8 +52,8 @@ func TestRequestOptions(t *testing.T) {
 	o.Header.Set("X-Probe", "a, b")
 	o.Host = "app.example"
 	o.User, o.Password, o.HasUser = "admin", "pw", true
-	o.Expect.JSON = []probe.JSONExpect{{Path: "status", Value: "ready"}, {Path: "checks.db", Value: "ok"}}
-	o.Expect.HeaderRE = []probe.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^1\.`)}}
+	o.Expect.JSON = []expect.JSONExpect{{Path: "status", Value: "ready"}, {Path: "checks.db", Value: "ok"}}
+	o.Expect.HeaderRE = []expect.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^1\.`)}}
 	o.Expect.BodyRegex = []*regexp.Regexp{regexp.MustCompile(`"ready"`)}
 	r := probe.Run(context.Background(), o)
 	if r.Reason != classify.OK {
@@ -72,12 +75,12 @@ func TestRequestOptions(t *testing.T) {
 func TestConditionsFail(t *testing.T) {
 	srv, _ := recorder(t, nil)
 	for name, mod := range map[string]func(*probe.Options){
-		"json": func(o *probe.Options) { o.Expect.JSON = []probe.JSONExpect{{Path: "status", Value: "up"}} },
+		"json": func(o *probe.Options) { o.Expect.JSON = []expect.JSONExpect{{Path: "status", Value: "up"}} },
 		"header": func(o *probe.Options) {
-			o.Expect.HeaderRE = []probe.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^2\.`)}}
+			o.Expect.HeaderRE = []expect.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^2\.`)}}
 		},
 		"regex":  func(o *probe.Options) { o.Expect.BodyRegex = []*regexp.Regexp{regexp.MustCompile(`starting`)} },
-		"status": func(o *probe.Options) { o.Expect.Status, _ = probe.ParseStatusSet("204") },
+		"status": func(o *probe.Options) { o.Expect.Status, _ = expect.ParseStatusSet("204") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := opts(t, srv.URL, "", nil)
@@ -183,7 +186,7 @@ func TestStatusSet(t *testing.T) {
 		"200-399":     {200: true, 302: true, 399: true, 400: false},
 		"200,204,5xx": {200: true, 204: true, 503: true, 201: false},
 	} {
-		s, err := probe.ParseStatusSet(spec)
+		s, err := expect.ParseStatusSet(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,14 +197,14 @@ func TestStatusSet(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "abc", "600", "399-200", "2xx,", "7xx"} {
-		if _, err := probe.ParseStatusSet(bad); err == nil {
+		if _, err := expect.ParseStatusSet(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
 func TestRedactor(t *testing.T) {
-	r := probe.NewRedactor([]string{"X-Custom"}, []string{"session"})
+	r := redact.NewRedactor([]string{"X-Custom"}, []string{"session"})
 	u := mustURL(t, "https://bob:hunter22@h.example/p?token=abc123&x=1&session=zzz999&Key=k9k9")
 	r.AddURL(u)
 	got := r.URL(u)
@@ -255,14 +258,14 @@ func TestProxy(t *testing.T) {
 	}
 
 	o := opts(t, target.URL+"/health", "", nil)
-	o.Proxy = probe.EnvProxy(env(""), "")
+	o.Proxy = proxyenv.FromEnv(env(""), "")
 	if r := probe.Run(context.Background(), o); r.Reason != classify.OK || len(via) != 1 || !strings.HasPrefix(via[0], "GET http://127.0.0.1") {
 		t.Fatalf("through proxy: %s %s, proxy saw %v", r.Reason, r.Error, via)
 	}
 	for _, np := range []string{"127.0.0.1", "127.0.0.0/8", "*"} {
-		o.Proxy = probe.EnvProxy(env(np), "")
+		o.Proxy = proxyenv.FromEnv(env(np), "")
 		probe.Run(context.Background(), o)
-		o.Proxy = probe.EnvProxy(env(""), np) // --noproxy
+		o.Proxy = proxyenv.FromEnv(env(""), np) // --noproxy
 		probe.Run(context.Background(), o)
 	}
 	if len(via) != 1 || len(seenTarget.reqs) != 7 {
@@ -270,7 +273,7 @@ func TestProxy(t *testing.T) {
 	}
 
 	o = opts(t, "https://app.invalid:1/health", "", nil)
-	o.Proxy = probe.EnvProxy(env(""), "")
+	o.Proxy = proxyenv.FromEnv(env(""), "")
 	if r := probe.Run(context.Background(), o); r.Reason != classify.ProxyError {
 		t.Errorf("rejected CONNECT: %s %s", r.Reason, r.Error)
 	}

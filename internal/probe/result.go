@@ -4,12 +4,13 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // Phase names a step of a probe, in the order they happen.
 type Phase string
 
-// The phases a probe records (SPEC.md §3). ttfb runs from the request
+// The phases a probe records. ttfb runs from the request
 // written to the first response byte; writing the request (usually
 // microseconds) is in no phase of its own, only in total.
 const (
@@ -84,18 +85,7 @@ type Hop struct {
 }
 
 // TLSInfo describes the handshake, also when verification failed.
-type TLSInfo struct {
-	Version string     `json:"version,omitempty"`
-	Cipher  string     `json:"cipher,omitempty"`
-	Chain   []CertInfo `json:"chain"`
-}
+type TLSInfo = tlsinfo.Info
 
 // CertInfo is one presented certificate.
-type CertInfo struct {
-	Subject   string    `json:"subject"`
-	Issuer    string    `json:"issuer"`
-	SANs      []string  `json:"sans"`
-	NotBefore time.Time `json:"not_before"`
-	NotAfter  time.Time `json:"not_after"`
-	DaysLeft  int       `json:"days_left"`
-}
+type CertInfo = tlsinfo.Cert

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/url"
 	"testing"
+
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // TestPlainOnly: the transport skips TLS and HTTP/2 set-up only when the
@@ -40,7 +42,7 @@ func TestPlainOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &run{opts: &Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: NewRedactor(nil, nil)}}
+		p := newRun(&Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: redact.NewRedactor(nil, nil)}, hooks{})
 		if got := p.plainOnly(); got != tc.want {
 			t.Errorf("%s: plainOnly = %v, want %v", tc.name, got, tc.want)
 		}

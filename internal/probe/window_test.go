@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 func testOptions(t *testing.T, raw, dns string) *Options {
@@ -25,7 +27,7 @@ func testOptions(t *testing.T, raw, dns string) *Options {
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
 		Network: "tcp", Resolve: map[string][]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
-		MaxTime: 4 * time.Second, MaxBody: 64 << 10, Redactor: NewRedactor(nil, nil),
+		MaxTime: 4 * time.Second, MaxBody: 64 << 10, Redactor: redact.NewRedactor(nil, nil),
 	}
 }
 
@@ -38,15 +40,14 @@ func TestLateWindowDoesNotCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	fired := false
-	afterBody = func(p *run) {
+	late := hooks{afterBody: func(p *run) {
 		p.mu.Lock()
 		gen := p.maxWin.gen
 		p.mu.Unlock()
 		p.fire(&p.maxWin, gen)
 		fired = true
-	}
-	defer func() { afterBody = nil }()
-	r := Run(context.Background(), testOptions(t, s.URL, ""))
+	}}
+	r := newRun(testOptions(t, s.URL, ""), late).do(context.Background())
 	if !fired {
 		t.Fatal("the hook did not run")
 	}
@@ -170,15 +171,14 @@ func TestWindowAfterHeadersIsBody(t *testing.T) {
 	o := testOptions(t, srv.URL+"/health", "")
 	o.TLSConfig.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	fired := false
-	afterHeaders = func(p *run) {
+	early := hooks{afterHeaders: func(p *run) {
 		p.mu.Lock()
 		gen := p.readWin.gen
 		p.mu.Unlock()
 		p.fire(&p.readWin, gen)
 		fired = true
-	}
-	defer func() { afterHeaders = nil }()
-	r := Run(context.Background(), o)
+	}}
+	r := newRun(o, early).do(context.Background())
 	if !fired {
 		t.Fatal("the hook did not run")
 	}
@@ -241,7 +241,7 @@ func TestNoGoInternalNames(t *testing.T) {
 		"net/http: persistConn.writeLoop: broken pipe":                         "net/http: broken pipe",
 		"dial tcp4 127.0.0.1:1: connect: connection refused":                   "dial tcp4 127.0.0.1:1: connect: connection refused",
 	} {
-		if got := dropGoNames(in); got != want {
+		if got := classify.ErrorText(errors.New(in)); got != want {
 			t.Errorf("%q -> %q, want %q", in, got, want)
 		}
 	}

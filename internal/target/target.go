@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,10 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // Error is bad user input, with where it came from.
@@ -152,7 +156,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		MaxTime:        in.MaxTime,
 		MaxBody:        in.MaxBody,
 	}
-	red := probe.NewRedactor(in.SecretHeader, in.SecretParam)
+	red := redact.NewRedactor(in.SecretHeader, in.SecretParam)
 	o.Redactor = red
 
 	switch {
@@ -273,14 +277,14 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 
 	for _, name := range []string{"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"} {
 		if v := getenv(name); v != "" {
-			if err := probe.ParseProxy(v); err != nil {
+			if err := proxyenv.Check(v); err != nil {
 				return nil, &Error{Source: name, Err: err}
 			}
 		}
 	}
-	o.Proxy = probe.EnvProxy(getenv, in.NoProxy)
+	o.Proxy = proxyenv.FromEnv(getenv, in.NoProxy)
 
-	if o.Expect.Status, err = probe.ParseStatusSet(in.ExpectStatus); err != nil {
+	if o.Expect.Status, err = expect.ParseStatusSet(in.ExpectStatus); err != nil {
 		return nil, in.bad("expect-status", ptr(in.ExpectStatus), "%v", err)
 	}
 	o.Expect.BodyText = in.ExpectBody
@@ -296,7 +300,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		if !ok || path == "" {
 			return nil, in.bad("expect-json", ptr(s), "want PATH=VALUE")
 		}
-		o.Expect.JSON = append(o.Expect.JSON, probe.JSONExpect{Path: path, Value: val})
+		o.Expect.JSON = append(o.Expect.JSON, expect.JSONExpect{Path: path, Value: val})
 	}
 	for _, s := range in.ExpectHeader {
 		name, expr, ok := strings.Cut(s, "=")
@@ -307,7 +311,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		if err != nil {
 			return nil, in.bad("expect-header", ptr(s), "%v", err)
 		}
-		o.Expect.HeaderRE = append(o.Expect.HeaderRE, probe.HeaderExpect{Name: name, RE: re})
+		o.Expect.HeaderRE = append(o.Expect.HeaderRE, expect.HeaderExpect{Name: name, RE: re})
 	}
 	return &Template{opts: o, in: in}, nil
 }
@@ -327,7 +331,7 @@ func hasControl(s string) bool {
 
 // headersInto reads -H values (and @FILE lists) into the request header,
 // registering secret values with the redactor.
-func (in *Input) headersInto(o *probe.Options, red *probe.Redactor) error {
+func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 	var lines []string
 	for _, h := range in.Headers {
 		name, ok := strings.CutPrefix(h, "@")
@@ -387,8 +391,8 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 		if err != nil {
 			return nil, in.bad("cacert", ptr(in.CACert), "%v", pathErr(err))
 		}
-		pool, ok := probe.CertPool(pem)
-		if !ok {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
 			return nil, in.bad("cacert", ptr(in.CACert), "no PEM certificate in it")
 		}
 		tc.RootCAs = pool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // BenchmarkSweepLoopback is one --once sweep of 1,000 targets (each its own
@@ -26,7 +27,7 @@ func BenchmarkSweepLoopback(b *testing.B) {
 	}))
 	defer srv.Close()
 	const n = 1000
-	red := probe.NewRedactor(nil, nil)
+	red := redact.NewRedactor(nil, nil)
 	base := probe.Options{Method: "GET", Header: http.Header{}, UserAgent: "healthctl/bench", Network: "tcp",
 		Resolve: map[string][]string{}, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, MaxTime: 5 * time.Second,

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // hookEnviron is the --on-redeploy hook's whole environment: healthctl's own
@@ -18,7 +18,7 @@ import (
 //   - any variable whose value holds a secret the target's redactor knows
 //     (a -u value, a URL password, a secret header or parameter) or looks
 //     like one (userinfo, ?token=…).
-func hookEnviron(environ []string, red *probe.Redactor, decision []string) []string {
+func hookEnviron(environ []string, red *redact.Redactor, decision []string) []string {
 	out := make([]string, 0, len(environ)+len(decision))
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
@@ -54,14 +54,14 @@ func stripUserinfo(v string) string {
 	}
 	_, rest, _ := strings.Cut(v, "@")
 	if scheme, _, ok := strings.Cut(v, "://"); ok {
-		return scheme + "://" + probe.Mask + "@" + rest
+		return scheme + "://" + redact.Mask + "@" + rest
 	}
-	return probe.Mask + "@" + rest
+	return redact.Mask + "@" + rest
 }
 
 // hookRedactor is the redactor of a target's probe options: the hook's
 // output goes through it like every other output.
-func hookRedactor(t *Target) *probe.Redactor {
+func hookRedactor(t *Target) *redact.Redactor {
 	if t.Options != nil {
 		return t.Options.Redactor
 	}
@@ -70,5 +70,5 @@ func hookRedactor(t *Target) *probe.Redactor {
 			return o.Redactor
 		}
 	}
-	return probe.NewRedactor(nil, nil)
+	return redact.NewRedactor(nil, nil)
 }

@@ -4,11 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 func TestHookEnviron(t *testing.T) {
-	red := probe.NewRedactor(nil, nil)
+	red := redact.NewRedactor(nil, nil)
 	red.AddSecret("SECRETPW")
 	got := hookEnviron([]string{
 		"PATH=/usr/bin", "HOME=/home/u", "KUBECONFIG=/k",

@@ -100,7 +100,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
 	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
-	opts.probe.Register(fl)
+	registerProbeFlags(cmd, &opts.probe)
 	return cmd
 }
 

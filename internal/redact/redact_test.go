@@ -1,4 +1,4 @@
-package probe
+package redact
 
 import (
 	"net/url"

@@ -1,4 +1,7 @@
-package probe
+// Package redact keeps secrets out of every output: URL userinfo, secret
+// headers and query parameters, and any value registered as a secret.
+// It is pure (no I/O) so that input parsing and the exchange can share it.
+package redact
 
 import (
 	"net/http"
@@ -9,8 +12,8 @@ import (
 	"sync"
 )
 
-// DefaultSecretHeaders and DefaultSecretParams are always redacted
-// (SPEC.md §3); --secret-header and --secret-param add to them.
+// DefaultSecretHeaders and DefaultSecretParams are always redacted;
+// --secret-header and --secret-param add to them.
 var (
 	DefaultSecretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key"}
 	DefaultSecretParams  = []string{"token", "access_token", "api_key", "key", "sig", "signature"}
@@ -85,6 +88,16 @@ func shapeRegexp(params map[string]bool, hdrs []string) *regexp.Regexp {
 		`|(\b(?:` + strings.Join(headers, "|") + `)\s*:\s*)[^\r\n"\\]*`
 	re, _ := shapes.LoadOrStore(key, regexp.MustCompile(pat))
 	return re.(*regexp.Regexp)
+}
+
+// Headers lists the secret header names (canonical form): the defaults
+// and those named with --secret-header. A redirect to another origin
+// leaves them behind.
+func (r *Redactor) Headers() []string {
+	if r == nil {
+		return nil
+	}
+	return r.headers
 }
 
 // IsSecretHeader reports whether a header's value must never be shown.

@@ -1,4 +1,4 @@
-package probe
+package resolve
 
 import (
 	"context"
@@ -26,12 +26,12 @@ func TestFirstNameserver(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tc.conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := firstNameserver(path)
+		got, err := FirstNameserver(path)
 		if err != nil || got != tc.want {
 			t.Errorf("case %d: got %q, %v; want %q", i, got, err, tc.want)
 		}
 	}
-	if _, err := firstNameserver(filepath.Join(dir, "missing")); err == nil {
+	if _, err := FirstNameserver(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing resolv.conf gave no error")
 	}
 }
@@ -57,7 +57,7 @@ func TestExchangeRcode(t *testing.T) {
 		{"servfail.invalid.", dnsmessage.TypeA, dnsmessage.RCodeServerFailure},
 	}
 	for _, tc := range cases {
-		got, err := exchangeRcode(ctx, d.Addr, tc.name, tc.qtype)
+		got, err := Query(ctx, d.Addr, tc.name, tc.qtype)
 		if err != nil || got != tc.want {
 			t.Errorf("%s %s: got %v, %v; want %v", tc.name, tc.qtype, got, err, tc.want)
 		}
@@ -66,7 +66,7 @@ func TestExchangeRcode(t *testing.T) {
 	sctx, scancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer scancel()
 	start := time.Now()
-	if _, err := exchangeRcode(sctx, d.Addr, "silent.invalid.", dnsmessage.TypeA); err == nil {
+	if _, err := Query(sctx, d.Addr, "silent.invalid.", dnsmessage.TypeA); err == nil {
 		t.Error("silent.invalid: no error")
 	}
 	if el := time.Since(start); el > askTimeout {
@@ -111,7 +111,7 @@ func TestExchangeRcodeSkipsOtherIDs(t *testing.T) {
 			reply(h.ID, dnsmessage.RCodeNameError)
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		got, err := exchangeRcode(ctx, pc.LocalAddr().String(), "nx.invalid.", dnsmessage.TypeA)
+		got, err := Query(ctx, pc.LocalAddr().String(), "nx.invalid.", dnsmessage.TypeA)
 		cancel()
 		switch {
 		case garbage && err == nil:

@@ -1,4 +1,7 @@
-package probe
+// Package proxyenv reads the proxy variables (HTTP_PROXY, HTTPS_PROXY,
+// ALL_PROXY, NO_PROXY) the way curl does. It is pure: the environment is
+// a function handed in.
+package proxyenv
 
 import (
 	"errors"
@@ -9,12 +12,12 @@ import (
 	"strings"
 )
 
-// EnvProxy selects a proxy the way curl does: http_proxy / HTTP_PROXY for
+// FromEnv selects a proxy the way curl does: http_proxy / HTTP_PROXY for
 // http, https_proxy / HTTPS_PROXY for https, ALL_PROXY as a fallback, and
 // NO_PROXY (or noproxy, when not empty: --noproxy) listing hosts, domains
 // and CIDRs to reach directly, '*' for all. Unlike Go's
 // ProxyFromEnvironment it proxies loopback too, as curl does.
-func EnvProxy(getenv func(string) string, noproxy string) func(*url.URL) (*url.URL, error) {
+func FromEnv(getenv func(string) string, noproxy string) func(*url.URL) (*url.URL, error) {
 	first := func(names ...string) string {
 		for _, n := range names {
 			if v := strings.TrimSpace(getenv(n)); v != "" {
@@ -46,10 +49,10 @@ func EnvProxy(getenv func(string) string, noproxy string) func(*url.URL) (*url.U
 	}
 }
 
-// ParseProxy checks a proxy setting early, so a typo is a usage error: it
+// Check checks a proxy setting early, so a typo is a usage error: it
 // must parse, name a host, and use a scheme healthctl speaks (http, https,
 // socks5, socks5h; none means http, as curl reads it).
-func ParseProxy(p string) error {
+func Check(p string) error {
 	if !strings.Contains(p, "://") {
 		p = "http://" + p
 	}

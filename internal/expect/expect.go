@@ -1,14 +1,38 @@
-package probe
+// Package expect holds the conditions a response must meet to pass: the
+// expected status set, the body conditions (substrings, regular
+// expressions, JSON paths) evaluated on the bytes the probe read, the
+// header conditions, and Retry-After parsing. It is pure: it never reads
+// from the network; the probe feeds it what it read.
+package expect
 
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 )
+
+// Expectations are the conditions a response must meet to pass.
+type Expectations struct {
+	Status    StatusSet
+	BodyText  []string
+	BodyRegex []*regexp.Regexp
+	JSON      []JSONExpect
+	HeaderRE  []HeaderExpect
+}
+
+// JSONExpect is one --expect-json PATH=VALUE.
+type JSONExpect struct{ Path, Value string }
+
+// HeaderExpect is one --expect-header NAME=RE.
+type HeaderExpect struct {
+	Name string
+	RE   *regexp.Regexp
+}
 
 // StatusSet is a set of expected HTTP status codes: codes, ranges and
 // classes ("200", "200-399", "2xx", comma lists).
@@ -78,29 +102,31 @@ func (s StatusSet) String() string {
 	return s.spec
 }
 
-// check returns a description of the first condition that failed, or "".
-// A failed body condition on a truncated body says so.
-func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64) string {
-	if e.readsBody() && body.decodeErr != "" {
-		return "body says Content-Encoding: gzip but is not valid gzip (" + body.decodeErr + ")"
+// Check returns a description of the first condition that failed, or "":
+// the body conditions over what the scan of the body learned, the header
+// conditions over the response headers. A failed body condition on a
+// truncated body says so (maxBody is the cap it was read with).
+func (e *Expectations) Check(header http.Header, body Body, maxBody int64) string {
+	if e.ReadsBody() && body.DecodeErr != "" {
+		return "body says Content-Encoding: gzip but is not valid gzip (" + body.DecodeErr + ")"
 	}
-	if e.readsBody() && body.encoding != "" {
-		return fmt.Sprintf("body is %s-encoded (Content-Encoding: %s), which the body conditions cannot read: ask for gzip or identity with -H 'Accept-Encoding: …'", body.encoding, body.encoding)
+	if e.ReadsBody() && body.Encoding != "" {
+		return fmt.Sprintf("body is %s-encoded (Content-Encoding: %s), which the body conditions cannot read: ask for gzip or identity with -H 'Accept-Encoding: …'", body.Encoding, body.Encoding)
 	}
-	if body.hasMissingText {
-		return fmt.Sprintf("body does not contain %q", body.missingText) + truncNote(body, maxBody)
+	if body.HasMissingText {
+		return fmt.Sprintf("body does not contain %q", body.MissingText) + truncNote(body, maxBody)
 	}
-	if body.failedRegex != nil {
-		return fmt.Sprintf("body does not match /%s/", body.failedRegex) + truncNote(body, maxBody)
+	if body.FailedRegex != nil {
+		return fmt.Sprintf("body does not match /%s/", body.FailedRegex) + truncNote(body, maxBody)
 	}
 	for _, j := range e.JSON {
-		if body.jsonOver {
+		if body.JSONOver {
 			return fmt.Sprintf("body is longer than the %s kept for --expect-json (wanted %s=%s)", sizeText(MaxJSONBody), j.Path, j.Value)
 		}
-		if !gjson.ValidBytes(body.json) {
+		if !gjson.ValidBytes(body.JSON) {
 			return fmt.Sprintf("body is not JSON (wanted %s=%s)", j.Path, j.Value) + truncNote(body, maxBody)
 		}
-		got := gjson.GetBytes(body.json, j.Path)
+		got := gjson.GetBytes(body.JSON, j.Path)
 		if !got.Exists() {
 			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value) + truncNote(body, maxBody)
 		}
@@ -109,7 +135,7 @@ func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64
 		}
 	}
 	for _, h := range e.HeaderRE {
-		vals := resp.Header.Values(h.Name)
+		vals := header.Values(h.Name)
 		ok := false
 		for _, v := range vals {
 			if h.RE.MatchString(v) {
@@ -126,7 +152,6 @@ func (e *Expectations) check(resp *http.Response, body bodyResult, maxBody int64
 	return ""
 }
 
-// retryAfter parses Retry-After: delta seconds or an HTTP date.
 // MaxRetryAfter is the longest Retry-After kept (a year); a longer one, or
 // one too big to count, is clamped to it.
 const MaxRetryAfter = 365 * 24 * time.Hour
@@ -140,7 +165,9 @@ func digits(s string) bool {
 	return s != ""
 }
 
-func retryAfter(v string, now time.Time) *time.Duration {
+// RetryAfter parses Retry-After: delta seconds or an HTTP date (relative to
+// now); nil when v is empty or neither.
+func RetryAfter(v string, now time.Time) *time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return nil

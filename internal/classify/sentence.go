@@ -1,0 +1,183 @@
+package classify
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Facts are what the error sentence needs beyond the Observation. The probe
+// records them; the sentence is made from them here, in one place, so the
+// exchange never writes prose.
+type Facts struct {
+	// WindowFlag and WindowLimit name the window that closed
+	// ("--read-timeout", 2s) when Observation.WindowClosed is set.
+	WindowFlag  string
+	WindowLimit time.Duration
+	// Address is the address being dialled or talked to when the window
+	// closed ("" when none was yet).
+	Address string
+	// Host is the host name of the hop being requested.
+	Host string
+	// Proxy is the proxy the request went through (already redacted), ""
+	// when direct; ProxySOCKS says it is a SOCKS5 proxy.
+	Proxy      string
+	ProxySOCKS bool
+	// ThroughProxy: the read window closed while a forward proxy (plain
+	// HTTP through an HTTP proxy) had not answered.
+	ThroughProxy bool
+	// Status is the final answer's status line ("503 Service
+	// Unavailable"); Want is the expected status set as the user wrote it.
+	Status string
+	Want   string
+	// The redirect not followed: its Location (resolved and redacted),
+	// whether it goes to another host, whether it is not an http(s) URL,
+	// and whether --follow=Follow stopped at its limit after Hops hops.
+	Location    string
+	OtherHost   bool
+	BadLocation bool
+	Limited     bool
+	Hops        int
+	Follow      int
+	// Condition describes the first --expect condition that failed.
+	Condition string
+	// CredentialsDropped: a hop changed origin and the credentials stayed
+	// behind.
+	CredentialsDropped bool
+	// Redact scrubs secrets from text that may quote them; nil keeps the
+	// text as it is.
+	Redact func(string) string
+}
+
+// Sentence is the user-facing error of a probe classified as r: "" for a
+// pass. Go's error text is kept (without the *url.Error wrapper, which
+// repeats the URL, and without Go's internal function names); a closed
+// window says which window closed during which phase.
+func Sentence(o Observation, r Reason, f Facts) string {
+	red := f.Redact
+	if red == nil {
+		red = func(s string) string { return s }
+	}
+	var msg string
+	switch {
+	case o.Err != nil && o.WindowClosed:
+		msg = red(dropGoNames(windowText(o, f)))
+	case o.Err != nil && r == ProxyError:
+		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
+	case o.Err != nil && r == TLSInsecureAlgorithm:
+		msg = insecureAlgorithmText(o.Err)
+	case o.Err != nil:
+		msg = red(ErrorText(o.Err))
+	case r == ProxyError:
+		msg = fmt.Sprintf("proxy %s answered %s", f.Proxy, f.Status)
+	case r == Redirect:
+		msg = redirectText(o.StatusCode, f)
+	case r == HTTPStatus:
+		msg = fmt.Sprintf("unexpected status %d (want %s)", o.StatusCode, f.Want)
+	case r == ConditionFailed:
+		msg = red(f.Condition)
+	}
+	if msg != "" && f.CredentialsDropped && r != OK {
+		msg += " (credentials were not sent to the redirect's origin)"
+	}
+	return msg
+}
+
+// windowText says which window closed during which phase, e.g.
+// "no response headers within --read-timeout 2s". It never is empty.
+func windowText(o Observation, f Facts) string {
+	w := fmt.Sprintf("%s %s", f.WindowFlag, f.WindowLimit)
+	to := ""
+	if f.Address != "" {
+		to = " to " + f.Address
+	}
+	var what string
+	switch o.Stage {
+	case StageDNS:
+		what = "DNS lookup of " + f.Host + " did not finish"
+	case StageConnect:
+		what = "TCP connect" + to + " did not finish"
+		if o.Proxied {
+			what = "TCP connect to the proxy" + to + " did not finish"
+		}
+	case StageProxy:
+		at := ""
+		if f.Address != "" {
+			at = " (proxy " + f.Address + ")"
+		}
+		if f.ProxySOCKS {
+			return fmt.Sprintf("SOCKS5 proxy did not open the connection within %s%s", w, at)
+		}
+		return fmt.Sprintf("proxy CONNECT did not answer within %s%s", w, at)
+	case StageTLS:
+		what = "TLS handshake" + to + " did not finish"
+	case StageHeaders:
+		what = "no response headers"
+		if f.ThroughProxy {
+			at := ""
+			if f.Address != "" {
+				at = " " + f.Address
+			}
+			return fmt.Sprintf("no response headers within %s through the proxy%s (the proxy or the server behind it hangs)", w, at)
+		}
+	default:
+		what = "response body not complete"
+	}
+	return fmt.Sprintf("%s within %s", what, w)
+}
+
+// redirectText is the error of a redirect that was not followed.
+func redirectText(status int, f Facts) string {
+	switch {
+	case f.BadLocation:
+		return fmt.Sprintf("status %d redirects to a Location that is not an http(s) URL: %s", status, f.Location)
+	case f.Limited:
+		return fmt.Sprintf("stopped after %d redirects (--follow=%d): status %d redirects to %s", f.Hops, f.Follow, status, f.Location)
+	}
+	where := "the same host"
+	if f.OtherHost {
+		where = "another host"
+	}
+	return fmt.Sprintf("status %d redirects to %s (%s; want %s, or --follow)", status, f.Location, where, f.Want)
+}
+
+// ErrorText strips the *url.Error wrapper (it repeats the URL, which may
+// carry secrets) and Go's internal function names ("readLoopPeekFailLocked:
+// "), and keeps the rest of Go's text.
+func ErrorText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return dropGoNames(err.Error())
+}
+
+// goName matches a word used as an error prefix, at the start or after
+// another prefix; dropGoNames drops those that are Go identifiers in
+// camelCase (readLoopPeekFailLocked, persistConn.writeLoop).
+var goName = regexp.MustCompile(`(^|: )([a-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): `)
+
+func dropGoNames(s string) string {
+	return goName.ReplaceAllStringFunc(s, func(m string) string {
+		sub := goName.FindStringSubmatch(m)
+		if strings.ToLower(sub[2]) == sub[2] {
+			return m // "dial", "read", "connect": plain words stay
+		}
+		return sub[1]
+	})
+}
+
+// insecureAlgorithmText says which signature was too weak, instead of Go's
+// "signed by unknown authority (possibly because of …)".
+func insecureAlgorithmText(err error) string {
+	var ua x509.UnknownAuthorityError
+	if errors.As(err, &ua) && ua.Cert != nil {
+		return fmt.Sprintf("certificate %q is signed with %s, an insecure algorithm: its issuer %q is trusted, the signature is too weak",
+			ua.Cert.Subject.String(), ua.Cert.SignatureAlgorithm, ua.Cert.Issuer.String())
+	}
+	return "certificate signed with an insecure algorithm (SHA-1 or MD5): " + ErrorText(err)
+}

@@ -1,0 +1,253 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/expect"
+)
+
+// httpExchange is the HTTP(S) protocol: one request (and the redirects it
+// follows with --follow), its body read through the cap while the body
+// conditions look at it.
+type httpExchange struct {
+	p    *run
+	req  *http.Request
+	tr   *http.Transport
+	ex   exchanged
+	body expect.Body
+}
+
+// newHTTP builds the request (traced) and the transport of one probe.
+func newHTTP(ctx context.Context, p *run) (exchange, error) {
+	req, err := NewRequest(p.traceContext(ctx), p.opts)
+	if err != nil {
+		return nil, err
+	}
+	return &httpExchange{p: p, req: req, tr: p.transport()}, nil
+}
+
+func (h *httpExchange) answered() bool { return h.ex.resp != nil }
+
+// close: net/http lets a dial outlive its cancelled request (for a later
+// request to use); a probe has none, and CloseIdleConnections cancels such
+// dials — else each probe of a silent port leaves a dial behind for the
+// kernel's SYN timeout (goleak; scripts/soak.sh).
+func (h *httpExchange) close() { h.tr.CloseIdleConnections() }
+
+func (h *httpExchange) run(ctx context.Context) error {
+	p, o := h.p, h.p.opts
+	h.ex = p.exchange(ctx, h.tr, h.req)
+	resp, err := h.ex.resp, h.ex.err
+	if resp != nil {
+		// The headers are here: ttfb is known even when the first-byte
+		// hook raced the request-written ones (HTTP/2) or never fired.
+		p.mu.Lock()
+		if _, ok := p.timings[PhaseTTFB]; !ok {
+			if start := p.requestStart(); !start.IsZero() {
+				end := p.firstByte
+				if end.IsZero() {
+					end = time.Now()
+				}
+				p.record(PhaseTTFB, end.Sub(start))
+			}
+		}
+		p.mu.Unlock()
+		if p.hooks.afterHeaders != nil {
+			p.hooks.afterHeaders(p)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	p.setStage(classify.StageBody)
+	r, enc := decodedBody(resp, o.Expect.ReadsBody())
+	h.body, err = readBody(r, o.MaxBody, &o.Expect)
+	h.body.Encoding = enc
+	if err != nil && corruptGzip(err) {
+		// The bytes arrived; they are not gzip: the body conditions
+		// fail, saying so (the network did nothing wrong).
+		h.body.DecodeErr = err.Error()
+		err = nil
+	}
+	resp.Body.Close()
+	if p.hooks.afterBody != nil {
+		p.hooks.afterBody(p)
+	}
+	end := time.Now()
+	p.mu.Lock()
+	if !p.firstByte.IsZero() {
+		p.record(PhaseTransfer, end.Sub(p.firstByte))
+	}
+	if err == nil {
+		p.stage = classify.StageDone
+	}
+	p.mu.Unlock()
+	return err
+}
+
+func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+	p, o, resp := h.p, h.p.opts, h.ex.resp
+	res.Hops = h.ex.hops
+	f.CredentialsDropped = h.ex.credentialsDropped
+	if resp == nil {
+		return
+	}
+	res.HTTPStatus = resp.StatusCode
+	res.HTTPVersion = resp.Proto
+	res.RetryAfter = expect.RetryAfter(resp.Header.Get("Retry-After"), now)
+	res.BodyTruncated = h.body.Truncated
+	obs.StatusCode = resp.StatusCode
+	obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)
+	f.Status, f.Want = resp.Status, o.Expect.Status.String()
+	if h.ex.location != "" {
+		obs.HasLocation = true
+		res.Redirect = p.redirect(resp.Request.URL, h.ex.location)
+		f.Location, f.OtherHost, f.BadLocation = res.Redirect.Location, res.Redirect.OtherHost, res.Redirect.Invalid
+		f.Limited, f.Hops, f.Follow = h.ex.limited, len(h.ex.hops), o.Follow
+	}
+	if resp.TLS != nil {
+		p.tlsState = resp.TLS
+	}
+	if err == nil && obs.StatusExpected {
+		if msg := o.Expect.Check(resp.Header, h.body, o.MaxBody); msg != "" {
+			obs.ConditionFailed = true
+			f.Condition = msg
+		}
+	}
+}
+
+// traceContext follows the request through net/http's trace hooks: each
+// moves the stage, records a phase or arms a window.
+func (p *run) traceContext(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.enter(p.firstStage(p.hopURL, p.proxied))
+			p.arm(&p.connWin, p.opts.ConnectTimeout)
+			p.connDeadline = time.Now().Add(p.opts.ConnectTimeout)
+		},
+		TLSHandshakeStart: func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.leaveProxy()
+			p.enter(classify.StageTLS)
+		},
+		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			// The stage is still tls: GotConn comes after this.
+			p.record(PhaseTLS, time.Since(p.stageStart))
+			if err == nil {
+				p.tlsState = &cs
+			}
+		},
+		GotConn: func(httptrace.GotConnInfo) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.disarm(&p.connWin)
+			p.connReady = time.Now()
+			if p.forward {
+				// Plain HTTP through an HTTP proxy: the answer is the
+				// proxy's to give.
+				p.enter(classify.StageProxy)
+				return
+			}
+			p.leaveProxy() // a SOCKS5 tunnel to a plain-HTTP server
+			p.enter(classify.StageHeaders)
+		},
+		WroteHeaders: func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.wroteHeaders = time.Now()
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.firstByte.IsZero() {
+				p.wrote = time.Now()
+				p.arm(&p.readWin, p.opts.ReadTimeout)
+			}
+		},
+		GotFirstResponseByte: func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.firstByte = time.Now()
+			// HTTP/2 may see the answer before it reports the request
+			// written (or even its headers written): count from the
+			// headers written, else from the connection ready.
+			if p.wrote.IsZero() {
+				p.wrote = p.requestStart()
+				p.arm(&p.readWin, p.opts.ReadTimeout)
+			}
+			if !p.wrote.IsZero() {
+				p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
+			}
+		},
+	})
+}
+
+// transport is a probe's own transport: a fresh connection through the
+// run's dialler and TLS capture, the proxy the options choose.
+func (p *run) transport() *http.Transport {
+	o := p.opts
+	tr := &http.Transport{
+		DialContext:        p.dial,
+		DisableKeepAlives:  true,
+		DisableCompression: o.removesHeader("Accept-Encoding"),
+		// Our own windows bound every phase; the transport's would only
+		// make the reasons less precise.
+		TLSHandshakeTimeout:    0,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+	if p.plainOnly() {
+		// No TLS and no HTTP/2 can happen: leave both unset. With a
+		// custom DialContext and no TLS config, net/http never builds
+		// its HTTP/2 transport, which it would otherwise do on the
+		// first RoundTrip (ForceAttemptHTTP2) for nothing.
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP1(true)
+	} else {
+		tr.TLSClientConfig = p.tlsConfig()
+		tr.ForceAttemptHTTP2 = true
+	}
+	tr.Proxy = func(r *http.Request) (*url.URL, error) {
+		var pu *url.URL
+		var err error
+		if o.Proxy != nil {
+			pu, err = o.Proxy(r.URL)
+		}
+		// A proxy's credentials are secrets like the target's.
+		o.Redactor.AddURL(pu)
+		p.mu.Lock()
+		p.proxied, p.proxyURL = pu != nil, pu
+		p.forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
+		p.mu.Unlock()
+		return pu, err
+	}
+	return tr
+}
+
+// plainOnly reports whether this probe can only ever speak plain HTTP/1.1
+// over TCP: an http:// URL, no redirects followed (--follow 0, so no hop
+// can go to https), and no proxy for the URL that is itself reached over
+// TLS. Then the transport needs neither a TLS configuration nor HTTP/2.
+// When in doubt (a proxy function that fails) it says false and the
+// transport is set up in full.
+func (p *run) plainOnly() bool {
+	o := p.opts
+	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 {
+		return false
+	}
+	if o.Proxy == nil {
+		return true
+	}
+	pu, err := o.Proxy(o.URL)
+	return err == nil && (pu == nil || pu.Scheme != "https")
+}

@@ -1,0 +1,36 @@
+package redact
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzRedactor: a password in a URL's userinfo and a secret parameter's
+// value (query or fragment) appear in none of the redactor's outputs —
+// the URL, free text that quotes it, or the same URL in a server's text.
+func FuzzRedactor(f *testing.F) {
+	f.Add("s3cretpw", "t0ken", "boom: %s")
+	f.Add("p%40ss", "a+b", "malformed MIME header line: \"Location: %s\"")
+	f.Add("x", "y", "%s")
+	f.Fuzz(func(t *testing.T, pw, tok, text string) {
+		if len(pw) < 4 || len(tok) < 4 || !strings.Contains(text, "%s") {
+			return
+		}
+		raw := "http://user:" + url.PathEscape(pw) + "@h.invalid/p?token=" + url.QueryEscape(tok) + "#access_token=" + url.QueryEscape(tok)
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		r := NewRedactor(nil, nil)
+		r.AddURL(u)
+		for _, out := range []string{r.URL(u), r.String(strings.Replace(text, "%s", raw, 1)), r.RawURL(raw),
+			NewRedactor(nil, nil).String(strings.Replace(text, "%s", raw, 1))} {
+			for _, sec := range []string{pw, tok, url.PathEscape(pw), url.QueryEscape(tok)} {
+				if strings.Contains(out, sec) && !strings.Contains(strings.ReplaceAll(text, "%s", "")+"http://user:@h.invalid/p?token=#access_token=", sec) {
+					t.Fatalf("secret %q left in %q (url %q)", sec, out, raw)
+				}
+			}
+		}
+	})
+}
