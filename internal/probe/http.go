@@ -65,6 +65,16 @@ func (h *httpExchange) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// A 101 is an answer: the connection now speaks another
+		// protocol, and nothing more of HTTP will come. Report the
+		// status and close.
+		resp.Body.Close()
+		p.mu.Lock()
+		p.stage = classify.StageDone
+		p.mu.Unlock()
+		return nil
+	}
 	p.setStage(classify.StageBody)
 	r, enc := decodedBody(resp, o.Expect.ReadsBody())
 	h.body, err = readBody(r, o.MaxBody, &o.Expect)

@@ -211,6 +211,11 @@ func (p *run) do(parent context.Context) Result {
 	ctx, cancel := context.WithCancelCause(dctx)
 	defer cancel(nil)
 	p.cancel = cancel
+	// Whatever ends the context (a window, the deadline, Ctrl-C) closes
+	// the probe's connections: the exchange's reads and writes end then,
+	// whatever the server does.
+	stopClosing := context.AfterFunc(ctx, p.closeConns)
+	defer stopClosing()
 	p.mu.Lock()
 	p.enter(p.firstStage(o.URL, false))
 	p.arm(&p.maxWin, o.MaxTime)
