@@ -45,6 +45,15 @@ type Facts struct {
 	Follow      int
 	// Condition describes the first --expect condition that failed.
 	Condition string
+	// ProxyStatus is the status line a proxy answered the CONNECT with
+	// (when not 200); ProxyDetail is the mark of an error answer the
+	// proxy generated itself (X-Squid-Error, Proxy-Status), redacted.
+	ProxyStatus string
+	ProxyDetail string
+	// PostHandshakeAuth: a 403 over TLS 1.3 with a client certificate
+	// configured that the server never asked for during the handshake —
+	// the mark of a post-handshake authentication Go cannot answer.
+	PostHandshakeAuth bool
 	// CredentialsDropped: a hop changed origin and the credentials stayed
 	// behind.
 	CredentialsDropped bool
@@ -66,14 +75,21 @@ func Sentence(o Observation, r Reason, f Facts) string {
 	switch {
 	case o.Err != nil && o.WindowClosed:
 		msg = red(dropGoNames(windowText(o, f)))
-	case o.Err != nil && r == ProxyError:
+	case o.Err != nil && f.ProxyStatus != "" && isProxyReason(r):
+		msg = red(fmt.Sprintf("proxy %s answered the CONNECT with %s%s", f.Proxy, f.ProxyStatus, detail(f.ProxyDetail)))
+	case o.Err != nil && isProxyReason(r):
 		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
 	case o.Err != nil && r == TLSInsecureAlgorithm:
 		msg = insecureAlgorithmText(o.Err)
 	case o.Err != nil:
 		msg = red(ErrorText(o.Err))
-	case r == ProxyError:
-		msg = fmt.Sprintf("proxy %s answered %s", f.Proxy, f.Status)
+	case r == ProxyError && f.ProxyDetail != "":
+		msg = red(fmt.Sprintf("proxy %s answered %s itself%s: the server behind it may be down", f.Proxy, f.Status, detail(f.ProxyDetail)))
+	case isProxyReason(r):
+		msg = red(fmt.Sprintf("proxy %s answered %s%s", f.Proxy, f.Status, detail(f.ProxyDetail)))
+	case r == HTTPStatus && f.PostHandshakeAuth:
+		msg = fmt.Sprintf("unexpected status %d (want %s) over TLS 1.3 with a client certificate the server never asked for at the handshake: "+
+			"it may have asked after it (post-handshake authentication, which Go cannot answer); require the certificate at the handshake, or allow TLS 1.2 (renegotiation)", o.StatusCode, f.Want)
 	case r == Redirect:
 		msg = redirectText(o.StatusCode, f)
 	case r == HTTPStatus:
@@ -85,6 +101,23 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg += " (credentials were not sent to the redirect's origin)"
 	}
 	return msg
+}
+
+// isProxyReason says r blames the proxy.
+func isProxyReason(r Reason) bool {
+	switch r {
+	case ProxyError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout:
+		return true
+	}
+	return false
+}
+
+// detail is " (d)", or "" for no d.
+func detail(d string) string {
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
 }
 
 // windowText says which window closed during which phase, e.g.

@@ -124,6 +124,21 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	if resp.TLS != nil {
 		p.tlsState = resp.TLS
 	}
+	if p.forward {
+		// A forward proxy answers for the server; an answer carrying
+		// the proxy's own error marks is the proxy's, not the server's.
+		if d := proxyDetail(resp.Header); d != "" {
+			obs.ProxyGenerated = true
+			f.ProxyDetail = o.Redactor.String(d)
+		}
+	}
+	if resp.TLS != nil && resp.TLS.Version == tls.VersionTLS13 && resp.StatusCode == http.StatusForbidden &&
+		o.clientCertGiven() && !p.certAsked {
+		// Go has no TLS 1.3 post-handshake authentication: a server
+		// that asks for the certificate after the handshake (Apache's
+		// per-location SSLVerifyClient) gets none, and may answer 403.
+		f.PostHandshakeAuth = true
+	}
 	if err == nil && obs.StatusExpected {
 		if msg := o.Expect.Check(resp.Header, h.body, o.MaxBody); msg != "" {
 			obs.ConditionFailed = true
@@ -226,6 +241,14 @@ func (p *run) transport() *http.Transport {
 	} else {
 		tr.TLSClientConfig = p.tlsConfig()
 		tr.ForceAttemptHTTP2 = true
+	}
+	tr.OnProxyConnectResponse = func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
+		if resp.StatusCode != http.StatusOK {
+			p.mu.Lock()
+			p.proxyStatus, p.proxyStatusLine, p.proxyHeader = resp.StatusCode, resp.Status, resp.Header.Clone()
+			p.mu.Unlock()
+		}
+		return nil
 	}
 	tr.Proxy = func(r *http.Request) (*url.URL, error) {
 		var pu *url.URL

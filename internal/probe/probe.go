@@ -35,6 +35,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -140,6 +141,14 @@ type hop struct {
 	// follows the tunnel is the server's.
 	forward    bool
 	serverName string
+	// proxyStatus is the status line a proxy answered the CONNECT with,
+	// when it was not 200; proxyHeader is that answer's header.
+	proxyStatus     int
+	proxyStatusLine string
+	proxyHeader     http.Header
+	// certAsked: the server asked for a client certificate (at the
+	// handshake or by renegotiation).
+	certAsked bool
 }
 
 // newRun prepares one probe of opts; h are test seams (none in Run).
@@ -199,6 +208,9 @@ var stagePhase = map[classify.Stage]Phase{
 	classify.StageDNS:     PhaseDNS,
 	classify.StageConnect: PhaseConnect,
 	classify.StageTLS:     PhaseTLS,
+	// A CONNECT (or SOCKS5 handshake) cut short is the proxy phase;
+	// closeTimings leaves a forward proxy's wait to ttfb.
+	classify.StageProxy: PhaseProxy,
 }
 
 func (p *run) do(parent context.Context) Result {
@@ -269,12 +281,20 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		res.Proxy = o.Redactor.URL(p.proxyURL)
 	}
 
-	obs := classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now}
+	obs := classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now,
+		ClientCertAsked: p.certAsked, ClientCertGiven: p.opts.clientCertGiven()}
+	if p.proxyStatus != 0 {
+		obs.ProxyStatus = p.proxyStatus
+	}
 	f := classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String}
 	if p.hopURL != nil {
 		f.Host = p.hopURL.Hostname()
 	}
 	f.ProxySOCKS = p.proxyURL != nil && strings.HasPrefix(p.proxyURL.Scheme, "socks")
+	if p.proxyStatus != 0 {
+		f.ProxyStatus = p.proxyStatusLine
+		f.ProxyDetail = o.Redactor.String(proxyDetail(p.proxyHeader))
+	}
 	// The chain a failed verification presented is in the exchange's
 	// own error, whatever ended the probe.
 	exchangeErr := err
