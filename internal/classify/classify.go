@@ -54,6 +54,20 @@ const (
 	DNSNoUsableAnswer
 )
 
+// Describe says what a resolver's replies amounted to, for the answers
+// that are the resolver's own trouble ("" for the others).
+func (a DNSAnswer) Describe() string {
+	switch a {
+	case DNSRefused:
+		return "the DNS server refused to answer (REFUSED)"
+	case DNSServerFailure:
+		return "the DNS server failed to answer (SERVFAIL)"
+	case DNSNoUsableAnswer:
+		return "the DNS server gave no usable reply"
+	}
+	return ""
+}
+
 // Observation is everything the classifier needs; the probe fills it.
 type Observation struct {
 	// Err is the error that ended the probe, nil when a response arrived

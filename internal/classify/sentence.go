@@ -73,6 +73,9 @@ func Sentence(o Observation, r Reason, f Facts) string {
 	}
 	var msg string
 	switch {
+	case o.Err != nil && o.WindowClosed && (r == ResolverError || r == ResolverRefused):
+		// The replies that came were no answer: say what they were.
+		msg = red(dropGoNames(windowText(o, f)) + ": " + o.DNS.Describe())
 	case o.Err != nil && o.WindowClosed:
 		msg = red(dropGoNames(windowText(o, f)))
 	case o.Err != nil && f.ProxyStatus != "" && isProxyReason(r):

@@ -90,6 +90,10 @@ func (r *replyNotes) answer() (classify.DNSAnswer, string) {
 		return classify.DNSNoUsableAnswer, "the DNS server's reply was truncated and its TCP retry ended without a reply"
 	case r.garbled:
 		return classify.DNSNoUsableAnswer, "the DNS server's reply does not parse"
+	case r.truncated:
+		// Cut short while retrying over TCP: a truncated reply and no
+		// other.
+		return classify.DNSNoUsableAnswer, "the DNS server's reply was truncated and no whole reply came"
 	}
 	return classify.DNSUnknown, ""
 }
