@@ -41,8 +41,11 @@ type Facts struct {
 	OtherHost   bool
 	BadLocation bool
 	Limited     bool
-	Hops        int
-	Follow      int
+	// Loop: the redirect goes to a URL already requested (--follow would
+	// go round for ever).
+	Loop   bool
+	Hops   int
+	Follow int
 	// Condition describes the first --expect condition that failed.
 	Condition string
 	// ProxyStatus is the status line a proxy answered the CONNECT with
@@ -171,6 +174,12 @@ func redirectText(status int, f Facts) string {
 	switch {
 	case f.BadLocation:
 		return fmt.Sprintf("status %d redirects to a Location that is not an http(s) URL: %s", status, f.Location)
+	case f.Loop:
+		n := "redirects"
+		if f.Hops == 1 {
+			n = "redirect"
+		}
+		return fmt.Sprintf("redirect loop: status %d redirects to %s, already requested (after %d %s)", status, f.Location, f.Hops, n)
 	case f.Limited:
 		return fmt.Sprintf("stopped after %d redirects (--follow=%d): status %d redirects to %s", f.Hops, f.Follow, status, f.Location)
 	}

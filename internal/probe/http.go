@@ -104,6 +104,7 @@ func (h *httpExchange) run(ctx context.Context) error {
 func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
 	p, o, resp := h.p, h.p.opts, h.ex.resp
 	res.Hops = h.ex.hops
+	res.Downgrade = h.ex.downgrade
 	f.CredentialsDropped = h.ex.credentialsDropped
 	if resp == nil {
 		return
@@ -120,6 +121,7 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		res.Redirect = p.redirect(resp.Request.URL, h.ex.location)
 		f.Location, f.OtherHost, f.BadLocation = res.Redirect.Location, res.Redirect.OtherHost, res.Redirect.Invalid
 		f.Limited, f.Hops, f.Follow = h.ex.limited, len(h.ex.hops), o.Follow
+		f.Loop = h.ex.loop
 	}
 	if resp.TLS != nil {
 		p.tlsState = resp.TLS
