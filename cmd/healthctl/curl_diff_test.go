@@ -539,7 +539,11 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 			t.Fatal(err)
 		}
 		add(diffCase{name: "h2/" + string(m), url: "https://" + s.Addr + "/health", cacert: pki.CAFile})
-		add(diffCase{name: "h2/" + string(m) + "-data", url: "https://" + s.Addr + "/health", cacert: pki.CAFile, data: "x=1"})
+		if m != h2fixture.Window0End {
+			// (A small body to a complete answer races curl's own
+			// write: sometimes it waits for the window, sometimes not.)
+			add(diffCase{name: "h2/" + string(m) + "-data", url: "https://" + s.Addr + "/health", cacert: pki.CAFile, data: "x=1"})
+		}
 		add(diffCase{name: "h2/" + string(m) + "-bigdata", url: "https://" + s.Addr + "/health", cacert: pki.CAFile, dataFile: big})
 		if !h2c {
 			continue
