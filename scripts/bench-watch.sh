@@ -10,7 +10,7 @@
 #     (default 3 runs, 1000,10000; BASE: a git ref also built and measured,
 #      its runs alternating with this tree's, e.g. main)
 #
-# Minimum (issue 8): < 3 s and < 150 MiB at 10,000; target (SPEC.md §10):
+# Minimum (issue 8): < 3 s and < 150 MiB at 10,000; target:
 # 2 s and 64 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."

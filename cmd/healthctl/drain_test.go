@@ -28,7 +28,7 @@ func runDrainFlags(t *testing.T, environ map[string]string, args ...string) (*dr
 		}
 	}
 	var got *draincmd.Options
-	root.AddCommand(draincmd.NewCmd(a, func(o *draincmd.Options) error { got = o; return nil }))
+	root.AddCommand(draincmd.NewCmd(a, func(_ context.Context, o *draincmd.Options) error { got = o; return nil }))
 	root.SetArgs(append([]string{"drain-test"}, args...))
 	code, msg := exitcode.Pass, ""
 	if err := root.ExecuteContext(context.Background()); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
@@ -37,7 +40,7 @@ unknown: local_error resolver_unreachable
 `
 
 // specOtherCodes are the exit codes of SPEC.md §2 that are not outcomes.
-var specOtherCodes = map[string]int{"usage": 2, "drain": 7, "redeploy": 8, "internal": 70, "sigint": 130, "sigterm": 143}
+var specOtherCodes = map[string]int{"usage": 2, "drain": 7, "redeploy": 8, "internal": 70, "ioerror": 74, "sigint": 130, "sigterm": 143}
 
 func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 	want := map[string]int{}
@@ -87,7 +90,7 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 		t.Errorf("reason sets differ:\n spec %v\n code %v", specAll, codeAll)
 	}
 
-	for name, code := range map[string]int{"usage": exitcode.Usage, "drain": exitcode.DrainFailed, "redeploy": exitcode.Redeploy, "internal": exitcode.Internal, "sigint": exitcode.SIGINT, "sigterm": exitcode.SIGTERM} {
+	for name, code := range map[string]int{"usage": exitcode.Usage, "drain": exitcode.DrainFailed, "redeploy": exitcode.Redeploy, "internal": exitcode.Internal, "ioerror": exitcode.IOError, "sigint": exitcode.SIGINT, "sigterm": exitcode.SIGTERM} {
 		if specOtherCodes[name] != code {
 			t.Errorf("%s exit code %d, spec says %d", name, code, specOtherCodes[name])
 		}
@@ -156,3 +159,70 @@ func TestTreeBuiltForTheCommandRun(t *testing.T) {
 		t.Errorf("help: exit %d, %q", code, out)
 	}
 }
+
+// TestExitCodeOfUntypedErrors: an error without a code is never 2 by
+// default: a write failure is 74, cobra's own errors (before the command
+// ran) are 2, anything else a command returns is 70 (a bug).
+func TestExitCodeOfUntypedErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		ran  bool
+		want int
+	}{
+		{"write error", output.NewWriteError("stdout", syscall.ENOSPC), true, exitcode.IOError},
+		{"read-only file system, untyped", fmt.Errorf("saving: %w", syscall.EROFS), true, exitcode.IOError},
+		{"closed pipe, untyped", &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}, true, exitcode.IOError},
+		{"cobra: unknown command", errors.New(`unknown command "prob" for "healthctl"`), false, exitcode.Usage},
+		{"untyped from a command", errors.New("something"), true, exitcode.Internal},
+		{"typed usage", cli.UsageErrorf("--x: bad"), true, exitcode.Usage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			streams, _, errb := output.Test(false)
+			a := testFactory(streams, func(string) string { return "" })
+			if got := exitCode(a, nil, tt.err, tt.ran); got != tt.want {
+				t.Errorf("exit %d, want %d", got, tt.want)
+			}
+			if strings.Count(errb.String(), "\n") != 1 {
+				t.Errorf("stderr %q: want one line", errb)
+			}
+		})
+	}
+}
+
+// TestExitStdoutWriteFailure: a command whose text output cannot be
+// written (stdout a full disk) exits 74 with one line, through the
+// factory's stdout.
+func TestExitStdoutWriteFailure(t *testing.T) {
+	streams, _, errb := output.Test(false)
+	streams.Out = failingWriter{}
+	a := testFactory(streams, func(string) string { return "" })
+	if code := run(t.Context(), a, []string{"version"}); code != exitcode.IOError {
+		t.Fatalf("exit %d, want 74; stderr %q", code, errb)
+	}
+	if !strings.HasPrefix(errb.String(), "healthctl: cannot write stdout: ") {
+		t.Errorf("stderr %q", errb)
+	}
+	streams, _, errb = output.Test(false)
+	streams.Out = failingWriter{}
+	a = testFactory(streams, func(string) string { return "" })
+	if code := run(t.Context(), a, []string{"-o", "json", "policy"}); code != exitcode.IOError {
+		t.Fatalf("policy -o json: exit %d, want 74; stderr %q", code, errb)
+	}
+}
+
+// TestExitStdoutWriteFailureOverQuietCode: a run that meant to exit 5
+// (refused) quietly but could not print its result exits 74.
+func TestExitStdoutWriteFailureOverQuietCode(t *testing.T) {
+	streams, _, errb := output.Test(false)
+	streams.Out = failingWriter{}
+	a := testFactory(streams, func(string) string { return "" })
+	if code := run(t.Context(), a, []string{"probe", "--connect-timeout", "1", "http://127.0.0.1:1/"}); code != exitcode.IOError {
+		t.Fatalf("exit %d, want 74; stderr %q", code, errb)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }

@@ -33,7 +33,7 @@ func runPolicyFlags(t *testing.T, environ map[string]string, args ...string) (po
 		}
 	}
 	var got *policycmd.Options
-	root.AddCommand(policycmd.NewCmd(a, func(o *policycmd.Options) error { got = o; return nil }))
+	root.AddCommand(policycmd.NewCmd(a, func(_ context.Context, o *policycmd.Options) error { got = o; return nil }))
 	root.SetArgs(args)
 	code := exitcode.Pass
 	if err := root.ExecuteContext(context.Background()); err != nil {

@@ -244,12 +244,14 @@ func TestREADMEConsoleOutputIsNotACommand(t *testing.T) {
 // outcome, and every other exit code of exit.go has its row.
 func TestREADMEExitCodeTable(t *testing.T) {
 	others := map[string][]int{
-		"usage":          {exitcode.Usage},
-		"`drain-test`":   {exitcode.DrainFailed},
-		"`watch --once`": {exitcode.Redeploy},
-		"internal error": {exitcode.Internal},
-		"`wait-healthy":  {exitcode.CannotExecute, exitcode.NotFound},
-		"interrupted":    {exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM},
+		"usage":                     {exitcode.Usage},
+		"`drain-test`":              {exitcode.DrainFailed},
+		"`watch --once`":            {exitcode.Redeploy},
+		"internal error":            {exitcode.Internal},
+		"healthctl could not write": {exitcode.IOError},
+		"`wait-healthy":             {exitcode.CannotExecute, exitcode.NotFound},
+		"`demo`":                    {exitcode.SIGPIPE},
+		"interrupted":               {exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM},
 	}
 	reasonRE := regexp.MustCompile("`([a-z_]+)`")
 	for _, file := range []string{"../../README.md", "../../docs/outcomes.md"} {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,6 @@ import (
 	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
-	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/version"
 )
@@ -34,15 +34,39 @@ import (
 var commands = []struct {
 	name string
 	new  func(*cli.Factory) *cobra.Command
+	// outputs are the -o formats the command takes besides text and json.
+	outputs []string
+	// usageExit turns a usage error's 2 into the command's own
+	// convention (nil: 2 stays).
+	usageExit func(f *cli.Factory, code int, err error) int
 }{
-	{"probe", func(f *cli.Factory) *cobra.Command { return probecmd.NewCmd(f, nil) }},
-	{"wait-healthy", func(f *cli.Factory) *cobra.Command { return waitcmd.NewCmd(f, nil) }},
-	{"watch", func(f *cli.Factory) *cobra.Command { return watchcmd.NewCmd(f, nil) }},
-	{"drain-test", func(f *cli.Factory) *cobra.Command { return draincmd.NewCmd(f, nil) }},
-	{"policy", func(f *cli.Factory) *cobra.Command { return policycmd.NewCmd(f, nil) }},
-	{"demo", democmd.NewCmd},
-	{"version", versioncmd.NewCmd},
-	{democmd.ServiceCmd, func(*cli.Factory) *cobra.Command { return democmd.NewServiceCmd() }},
+	{"probe", func(f *cli.Factory) *cobra.Command { return probecmd.NewCmd(f, nil) }, []string{"nagios"}, probecmd.UsageExit},
+	{"wait-healthy", func(f *cli.Factory) *cobra.Command { return waitcmd.NewCmd(f, nil) }, nil, nil},
+	{"watch", func(f *cli.Factory) *cobra.Command { return watchcmd.NewCmd(f, nil) }, nil, nil},
+	{"drain-test", func(f *cli.Factory) *cobra.Command { return draincmd.NewCmd(f, nil) }, nil, nil},
+	{"policy", func(f *cli.Factory) *cobra.Command { return policycmd.NewCmd(f, nil) }, nil, nil},
+	{"demo", func(f *cli.Factory) *cobra.Command { return democmd.NewCmd(f, nil) }, nil, nil},
+	{"version", func(f *cli.Factory) *cobra.Command { return versioncmd.NewCmd(f, nil) }, nil, nil},
+}
+
+// usageExit is the named command's usage-error hook, or nil.
+func usageExit(name string) func(f *cli.Factory, code int, err error) int {
+	for _, c := range commands {
+		if c.name == name {
+			return c.usageExit
+		}
+	}
+	return nil
+}
+
+// outputsOf are the -o formats besides text and json that a command takes.
+func outputsOf(name string) []string {
+	for _, c := range commands {
+		if c.name == name {
+			return c.outputs
+		}
+	}
+	return nil
 }
 
 // Main runs healthctl with the process's arguments and streams and returns
@@ -53,8 +77,9 @@ func Main() int { return mainWith(nil) }
 // (tests inject a failing prober through it).
 func mainWith(configure func(*cli.Factory)) int {
 	if len(os.Args) > 1 && os.Args[1] == democmd.ServiceCmd {
-		// The demo's drain-test subject handles its own signals.
-		return fixture.DrainService(os.Args[2:])
+		// The demo's drain-test subject handles its own signals. It is no
+		// command of the tree: this is its one entry point.
+		return democmd.RunService(os.Args[2:])
 	}
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.
@@ -112,8 +137,32 @@ func run(ctx context.Context, f *cli.Factory, args []string) int {
 	if len(args) > 0 && args[0] == "completion" {
 		strictCompletion(root)
 	}
+	ran := false
+	markRun(root, &ran)
+	if _, ok := f.Streams.Out.(*output.CheckedWriter); !ok {
+		// Every write to stdout is checked: one that fails is exit 74.
+		s := *f.Streams
+		s.Out = &output.CheckedWriter{W: s.Out, What: "stdout"}
+		f.Streams = &s
+		root.SetOut(s.Out)
+	}
 	cmd, err := root.ExecuteContextC(ctx)
-	return exitCode(f, cmd, err)
+	return exitCode(f, cmd, err, ran)
+}
+
+// markRun sets *ran when a command's own run starts: an error without an
+// exit code from before (cobra's: unknown command, wrong arguments) is the
+// user's, one from after is a bug (see exitCode).
+func markRun(c *cobra.Command, ran *bool) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			*ran = true
+			return run(cmd, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		markRun(sub, ran)
+	}
 }
 
 // newRoot builds the tree a command line needs: when its first word names a
@@ -197,24 +246,40 @@ func prepare(f *cli.Factory, cmd *cobra.Command) error {
 			return cli.UsageError(err)
 		}
 	}
-	switch f.Global.Output {
-	case "text", "json":
-	case "nagios":
-		if cmd.Name() != "probe" {
-			src := cli.FlagSource(cmd.Flags(), "output")
-			if src == "--output" {
-				src = "--output nagios"
-			}
-			return cli.UsageErrorf("%s: nagios output is for probe only (%s: want text or json)", src, cmd.Name())
-		}
-	default:
-		return cli.UsageErrorf("--output %q: want text or json (or nagios, for probe)", f.Global.Output)
+	f.Exit1 = cli.Exit1(cmd)
+	if err := checkOutput(f, cmd); err != nil {
+		return err
 	}
 	if f.Global.NoColor || f.Getenv("NO_COLOR") != "" {
 		f.Streams.NoColor()
 	}
 	f.Streams.Term(f.Getenv("TERM"))
 	return nil
+}
+
+// checkOutput checks -o against the formats the command takes: text and
+// json everywhere, and the command's own (probe's nagios).
+func checkOutput(f *cli.Factory, cmd *cobra.Command) error {
+	o := f.Global.Output
+	if o == "text" || o == "json" || slices.Contains(outputsOf(cmd.Name()), o) {
+		return nil
+	}
+	for _, c := range commands {
+		if slices.Contains(c.outputs, o) {
+			src := cli.FlagSource(cmd.Flags(), "output")
+			if src == "--output" {
+				src = "--output " + o
+			}
+			return cli.UsageErrorf("%s: %s output is for %s only (%s: want text or json)", src, o, c.name, cmd.Name())
+		}
+	}
+	extra := ""
+	for _, c := range commands {
+		for _, x := range c.outputs {
+			extra += fmt.Sprintf(" (or %s, for %s)", x, c.name)
+		}
+	}
+	return cli.UsageErrorf("--output %q: want text or json%s", o, extra)
 }
 
 // knownFlags are every command's flags, which a config file's keys are

@@ -108,8 +108,9 @@ func TestMain(m *testing.M) {
 		"healthctl": func() { os.Exit(mainRecordingReasons(nil)) },
 		// healthctl-prober-panics is healthctl whose every probe panics on
 		// the goroutine that runs it (probe's per-URL goroutines,
-		// wait-healthy's per-target loops): the panic must become exit 70
-		// and one line, not Go's exit 2 and a stack trace.
+		// wait-healthy's per-target loops, watch's sweep, drain-test's
+		// health polls: each takes the factory's prober): the panic must
+		// become exit 70 and one line, not Go's exit 2 and a stack trace.
 		"healthctl-prober-panics": func() {
 			os.Exit(mainRecordingReasons(func(a *cli.Factory) {
 				a.Prober = func(context.Context, *probe.Options) probe.Result { panic("injected: the prober panicked") }

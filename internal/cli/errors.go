@@ -51,6 +51,10 @@ func UsageError(err error) error {
 	return &ExitError{Code: exitcode.Usage, Err: err}
 }
 
+// WriteError is healthctl failing to write its own output, state or
+// metrics: exit 74, never 2 (see output.WriteError).
+func WriteError(what string, err error) error { return output.NewWriteError(what, err) }
+
 // SilentExit ends the command with code and prints nothing more.
 func SilentExit(code int) error {
 	if code == 0 {
@@ -69,12 +73,4 @@ func (f *Factory) SignalCode() int { return exitcode.ForSignal(f.Signal()) }
 // OneLine keeps an error message on one line.
 func OneLine(s string) string {
 	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
-}
-
-// Plural is "s" unless n is 1.
-func Plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -11,13 +11,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 )
-
-// Prober runs one probe (probe.Run, or a fake in tests).
-type Prober func(ctx context.Context, o *probe.Options) probe.Result
 
 // Global are the persistent flags of every command.
 type Global struct {
@@ -38,7 +36,7 @@ type Factory struct {
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// Prober runs every probe (nil: probe.Run); tests inject faults here.
-	Prober Prober
+	Prober probe.Prober
 	// UserConfigDir is where the user's healthctl/healthctl.yaml lives (nil:
 	// os.UserConfigDir). Tests point it at an empty directory, so a user's
 	// own config never changes what a test sees.
@@ -59,6 +57,9 @@ type Factory struct {
 	ReplaceProcess bool
 	// Global holds the persistent flags' values once parsed.
 	Global Global
+	// Exit1 is --exit-1 in force for this run (the root sets it once the
+	// configuration is applied). It is read only through ExitCode.
+	Exit1 bool
 
 	// signal is the signal that cancelled the run, if any.
 	signal atomic.Value // os.Signal
@@ -114,3 +115,14 @@ func (f *Factory) JSON() bool { return f.Global.Output == "json" }
 
 // Details says whether text output shows more than the first line.
 func (f *Factory) Details() bool { return f.Global.Verbose || f.Streams.OutTTY }
+
+// ExitCode is the one --exit-1 decision: with --exit-1 every non-zero
+// code becomes 1 (Docker's HEALTHCHECK: 0 healthy, 1 unhealthy). A
+// command prints the code ExitCode returns (its JSON exit_code) and the
+// root ends the process with it, so the two never disagree.
+func (f *Factory) ExitCode(code int) int {
+	if code != exitcode.Pass && f.Exit1 {
+		return exitcode.Unreachable
+	}
+	return code
+}

@@ -21,6 +21,15 @@ import (
 // config file and key when the config loader set it, else "--name".
 func FlagSource(fs *pflag.FlagSet, name string) string { return config.Source(fs, name) }
 
+// Named is the one way a validation error names a value: its source and
+// the value as written there ("--interval 0s",
+// "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0", "config f.yaml: interval 0").
+func Named(fs *pflag.FlagSet, name string) string { return config.Named(fs, name) }
+
+// Quote shows value after a source that is not a flag of fs (a targets
+// file's line, a URL argument) the same way Named does.
+func Quote(source, value string) string { return config.Quote(source, value) }
+
 // ProbeFlags registers the request, TLS, window and expectation flags shared
 // by probe, wait-healthy and watch into a target.Input; building the probe
 // options is internal/target's job.
@@ -63,23 +72,16 @@ func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
 // Exit1Flag is --exit-1: every non-zero exit code becomes 1 (see Exit1).
 const Exit1Flag = "exit-1"
 
-// Exit1 reports whether cmd runs with --exit-1 (or HEALTHCTL_EXIT_1=true).
+// Exit1 reports whether cmd runs with --exit-1 (from the command line,
+// HEALTHCTL_EXIT_1=true or the config file). The root reads it once, after
+// the configuration is applied, into Factory.Exit1: every exit code then
+// goes through Factory.ExitCode.
 func Exit1(cmd *cobra.Command) bool {
 	if cmd == nil {
 		return false
 	}
 	f := cmd.Flags().Lookup(Exit1Flag)
 	return f != nil && f.Value.String() == "true"
-}
-
-// Exit1 reports whether --exit-1 is in force for these flags (from the
-// command line, a variable or the config file).
-func (f *ProbeFlags) Exit1() bool {
-	if f.fs == nil {
-		return false
-	}
-	fl := f.fs.Lookup(Exit1Flag)
-	return fl != nil && fl.Value.String() == "true"
 }
 
 // Input returns the registered flags as a target.Input whose errors name
@@ -241,7 +243,7 @@ func (f *PolicyFlags) AgeAt(now time.Time) (age time.Duration, known bool, warni
 	case f.startedAt != "":
 		t, err := target.ParseTime(f.startedAt)
 		if err != nil {
-			return 0, false, "", UsageError(&target.Error{Source: fmt.Sprintf("%s %q", FlagSource(f.fs, "started-at"), f.startedAt), Err: err})
+			return 0, false, "", UsageError(&target.Error{Source: Named(f.fs, "started-at"), Err: err})
 		}
 		if t.After(now) {
 			return 0, true, fmt.Sprintf("%s %s is %s in the future (clock skew?): counting the age as 0",

@@ -74,7 +74,7 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 				if err := setFlag(f, envValues(f, v)); err != nil {
 					firstErr = fmt.Errorf("%s=%q: %v", name, redactedValue(f, v), err)
 				}
-				annotateSource(f, name)
+				annotateSource(f, name, redactedValue(f, v))
 				return
 			}
 		}
@@ -96,7 +96,7 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 			if err != nil {
 				firstErr = fmt.Errorf("config %s: %s: %v", path, key, err)
 			}
-			annotateSource(f, fmt.Sprintf("config %s: %s", path, key))
+			annotateSource(f, fmt.Sprintf("config %s: %s", path, key), redactedValue(f, strings.Join(vals, ",")))
 			return
 		}
 	})
@@ -120,12 +120,66 @@ func Source(fs *pflag.FlagSet, name string) string {
 	return "--" + name
 }
 
-// annotateSource records where a flag's value came from (see Source).
-func annotateSource(f *pflag.Flag, source string) {
+// rawAnnotation keeps the text a variable or the config file gave a flag
+// (redacted where the flag is a secret), so an error quotes what the user
+// wrote (HEALTHCTL_WATCH_INTERVAL=0), not the flag's normalised form (0s).
+const rawAnnotation = "healthctl-raw"
+
+// annotateSource records where a flag's value came from (see Source) and
+// the text it was given there.
+func annotateSource(f *pflag.Flag, source, raw string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
 	f.Annotations[SourceAnnotation] = []string{source}
+	f.Annotations[rawAnnotation] = []string{raw}
+}
+
+// Named is a flag's value after the name of its source, the way the user
+// wrote it: "--interval 0s", "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0",
+// `--shard "3/3"`, `config f.yaml: watch.shard "3/3"`. Every validation
+// error about one value starts with it, so it names the flag, the variable
+// or the file and key the bad value came from. Text values are in Go
+// quotes (the line stays one line, a space or an empty value shows);
+// numbers, durations and booleans are not.
+func Named(fs *pflag.FlagSet, name string) string {
+	src := Source(fs, name)
+	var f *pflag.Flag
+	if fs != nil {
+		f = fs.Lookup(name)
+	}
+	if f == nil {
+		return src
+	}
+	val := f.Value.String()
+	if raw := f.Annotations[rawAnnotation]; len(raw) > 0 {
+		val = raw[0]
+	}
+	if t := f.Value.Type(); t == "string" || multi(f) {
+		return Quote(src, val)
+	}
+	return join(src, val)
+}
+
+// Quote shows a text value after its source, in Go quotes: NAME="value"
+// for a variable, `source "value"` for a flag, a file key or a targets
+// file's line.
+func Quote(source, value string) string { return join(source, strconv.Quote(value)) }
+
+func join(source, value string) string {
+	if IsVariable(source) {
+		return source + "=" + value
+	}
+	return source + " " + value
+}
+
+// IsVariable reports whether a source names an environment variable
+// (HEALTHCTL_X), not a flag (--x) or a file ("config f: key", "f:3").
+func IsVariable(source string) bool {
+	if source == "" || strings.ContainsAny(source, " :") || strings.HasPrefix(source, "-") {
+		return false
+	}
+	return strings.ToUpper(source) == source
 }
 
 // commandFlags are the flags whose value is a command healthctl runs, per

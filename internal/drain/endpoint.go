@@ -53,7 +53,7 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 	o.ReadTimeout = min(nonZero(o.ReadTimeout, pollTimeout), pollTimeout)
 	o.MaxTime = pollTimeout
 	o.Expect = expect.Expectations{} // the status is judged here, 200-399
-	res := probe.Run(ctx, &o)
+	res := proberOf(ctx)(ctx, &o)
 	tp.Took = time.Since(tp.start)
 	if res.HTTPStatus != 0 {
 		tp.Status = res.HTTPStatus

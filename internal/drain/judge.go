@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/manifest"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
 // The verdict names (SPEC.md §7, §9): each names the invariant that failed.
@@ -406,7 +407,7 @@ func judgeInflight(o Observation) (v Verdict, last time.Duration) {
 	case len(bad) > 0:
 		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
 	case len(unverified) > 0:
-		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
+		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", output.Plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
 	case inFlight == 0:
 		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
 	}
@@ -453,7 +454,7 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 	if n == 0 {
 		return skipped(NewRequestsRefused, "no new request reached the traffic endpoint during the pre-drain")
 	}
-	return verdict(NewRequestsRefused, true, fmt.Sprintf("%s to the traffic endpoint during [0, %s) were served", plural(n, "new request"), ms(P)))
+	return verdict(NewRequestsRefused, true, fmt.Sprintf("%s to the traffic endpoint during [0, %s) were served", output.Plural(n, "new request"), ms(P)))
 }
 
 // allOf is "the 1 request", "all 2 requests".
@@ -461,15 +462,7 @@ func allOf(n int, word string) string {
 	if n == 1 {
 		return "the 1 " + word
 	}
-	return "all " + plural(n, word)
-}
-
-// plural is "1 request", "2 requests".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return "all " + output.Plural(n, word)
 }
 
 // judgeKeepAlive: no reset mid-response on a kept-alive connection.
@@ -487,7 +480,7 @@ func judgeKeepAlive(k KeepAlive) Verdict {
 		// The same words as the timeline's event.
 		how = fmt.Sprintf("then at %s: %s", ms(k.Events[n-1].At), k.Events[n-1].Detail)
 	}
-	return verdict(KeepaliveReset, true, fmt.Sprintf("%s on the kept-alive connection after the signal; %s", plural(k.Requests, "response"), how))
+	return verdict(KeepaliveReset, true, fmt.Sprintf("%s on the kept-alive connection after the signal; %s", output.Plural(k.Requests, "response"), how))
 }
 
 // judgeShutdown: the process exits by S: the whole teardown (pre-drain,

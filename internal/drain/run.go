@@ -50,6 +50,9 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Log receives one line per step (nil: none).
 	Log func(format string, args ...any)
+	// Prober makes the health polls (nil: probe.Run): the command passes
+	// the factory's, so a test's fake or panicking prober reaches them.
+	Prober probe.Prober
 }
 
 // Interval is how often readiness and liveness are polled.
@@ -88,6 +91,7 @@ type target struct {
 // child's process group is killed. ctx cancellation (drain-test itself got
 // SIGINT/SIGTERM) ends the run early, with interrupted set.
 func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, err error) {
+	ctx = withProber(ctx, cfg.Prober)
 	logf := cfg.Log
 	if logf == nil {
 		logf = func(string, ...any) {}

@@ -25,6 +25,10 @@ const (
 	// sweep's redeploys were held because the whole fleet failed at once.
 	Unknown  = 9
 	Internal = 70
+	// IOError: healthctl could not write its own output, state or
+	// metrics (disk full, permission, read-only file system, a closed
+	// stdout): sysexits' EX_IOERR. Never 2, which says the input was wrong.
+	IOError = 74
 	// A shell's codes for `-- CMD` that could not be started after the
 	// probes ran: found but not executable, and not found.
 	CannotExecute = 126
@@ -32,6 +36,9 @@ const (
 	SIGINT        = 130
 	SIGQUIT       = 131
 	SIGTERM       = 143
+	// SIGPIPE: the reader of the output went away (healthctl demo | head);
+	// the code a shell reports for a process that SIGPIPE killed.
+	SIGPIPE = 141
 )
 
 // With -o nagios, probe uses monitoring-plugins' own codes instead.

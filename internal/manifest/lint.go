@@ -20,7 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The lint's finding names (SPEC.md §7).
+// The lint's finding names, as drain-test prints them and its JSON carries them.
 const (
 	PrestopTooShort     = "PRESTOP_TOO_SHORT"
 	GraceTooShort       = "GRACE_TOO_SHORT"
@@ -243,7 +243,7 @@ func (e *Environment) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Lint checks a manifest's shutdown timing (SPEC.md §7): P < S; for
+// Lint checks a manifest's shutdown timing: P < S; for
 // Kubernetes preStop sleep >= P, terminationGracePeriodSeconds >= preStop +
 // S + Margin, readiness detected within P, liveness not on readiness's
 // endpoint; for Compose stop_grace_period >= S + Margin; and no shell in

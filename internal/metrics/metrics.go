@@ -62,21 +62,21 @@ func Write(w io.Writer, in Input) error {
 	}
 	m.family("probe_success", "gauge", "Whether the last probe of the target passed (1) or not (0).")
 	for _, it := range probed {
-		m.sample("probe_success", boolf(it.Result.Outcome == classify.Pass), "target", it.Target.Name)
+		m.sample("probe_success", boolf(it.Result.Outcome == classify.Pass), "target", it.Endpoint.Name)
 	}
 	m.family("probe_duration_seconds", "gauge", "How long the last probe took, in seconds.")
 	for _, it := range probed {
-		m.sample("probe_duration_seconds", it.Result.Timings[probe.PhaseTotal].Seconds(), "target", it.Target.Name)
+		m.sample("probe_duration_seconds", it.Result.Timings[probe.PhaseTotal].Seconds(), "target", it.Endpoint.Name)
 	}
 	m.family("probe_http_status_code", "gauge", "The HTTP status of the last probe (0: no response).")
 	for _, it := range probed {
-		m.sample("probe_http_status_code", float64(it.Result.HTTPStatus), "target", it.Target.Name)
+		m.sample("probe_http_status_code", float64(it.Result.HTTPStatus), "target", it.Endpoint.Name)
 	}
 	m.family("probe_http_duration_seconds", "gauge", "Duration of the last probe's phases, in seconds (phases reached only).")
 	for _, it := range probed {
 		for _, p := range blackboxPhase {
 			if d, ok := it.Result.Timings[p.ph]; ok {
-				m.sample("probe_http_duration_seconds", d.Seconds(), "target", it.Target.Name, "phase", p.label)
+				m.sample("probe_http_duration_seconds", d.Seconds(), "target", it.Endpoint.Name, "phase", p.label)
 			}
 		}
 	}
@@ -91,49 +91,49 @@ func Write(w io.Writer, in Input) error {
 				earliest = c.NotAfter
 			}
 		}
-		m.sample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), "target", it.Target.Name)
+		m.sample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), "target", it.Endpoint.Name)
 	}
 	m.family("healthctl_probe_result", "gauge", "The last probe's outcome and reason (always 1; reasons are a closed set).")
 	for _, it := range probed {
-		m.sample("healthctl_probe_result", 1, "target", it.Target.Name, "outcome", string(it.Result.Outcome), "reason", string(it.Result.Reason))
+		m.sample("healthctl_probe_result", 1, "target", it.Endpoint.Name, "outcome", string(it.Result.Outcome), "reason", string(it.Result.Reason))
 	}
 	m.family("healthctl_decision", "gauge", "The policy's last decision for the target: 1 for the decision taken, 0 for the others.")
 	for _, it := range probed {
 		for _, a := range actions {
-			m.sample("healthctl_decision", boolf(it.Decision.Action == a), "target", it.Target.Name, "decision", string(a))
+			m.sample("healthctl_decision", boolf(it.Decision.Action == a), "target", it.Endpoint.Name, "decision", string(a))
 		}
 	}
-	st := func(name string) state.Target {
+	st := func(name string) state.Entry {
 		if in.State == nil {
-			return state.Target{}
+			return state.Entry{}
 		}
 		return in.State.Targets[name]
 	}
 	// The per-target facts kept in the state, every configured target.
 	for _, f := range []struct {
 		name, typ, help string
-		value           func(state.Target) float64
+		value           func(state.Entry) float64
 	}{
 		{"healthctl_streak", "gauge", "Decisive failures in a row past grace.",
-			func(t state.Target) float64 { return float64(t.Streak) }},
+			func(t state.Entry) float64 { return float64(t.Streak) }},
 		{"healthctl_recovery_pending", "gauge", "1 after a redeploy decision until the target passes again.",
-			func(t state.Target) float64 { return boolf(t.RecoveryPending) }},
+			func(t state.Entry) float64 { return boolf(t.RecoveryPending) }},
 		{"healthctl_redeploys_total", "counter", "Redeploy decisions made for the target (kept in the state file across runs).",
-			func(t state.Target) float64 { return float64(t.Redeploys) }},
+			func(t state.Entry) float64 { return float64(t.Redeploys) }},
 		{"healthctl_skipped_probes_total", "counter", "Turns skipped because the target's previous probe was still running.",
-			func(t state.Target) float64 { return float64(t.Skipped) }},
+			func(t state.Entry) float64 { return float64(t.Skipped) }},
 		{"healthctl_redeploy_hook_pending", "gauge", "1 while the target's --on-redeploy has started and not reported its end (a killed run leaves it set).",
-			func(t state.Target) float64 { return boolf(t.HookPending) }},
+			func(t state.Entry) float64 { return boolf(t.HookPending) }},
 	} {
 		m.family(f.name, f.typ, f.help)
 		for i := range in.Latest {
-			name := in.Latest[i].Target.Name
+			name := in.Latest[i].Endpoint.Name
 			m.sample(f.name, f.value(st(name)), "target", name)
 		}
 	}
 	m.family("healthctl_redeploys_held_total", "counter", "Redeploy decisions the fleet rule held: rule=\"fleet\" (the fleet failed at once), rule=\"budget\" (past --max-redeploys); kept in the state file.")
 	for i := range in.Latest {
-		name := in.Latest[i].Target.Name
+		name := in.Latest[i].Endpoint.Name
 		t := st(name)
 		m.sample("healthctl_redeploys_held_total", float64(t.HeldFleet), "target", name, "rule", "fleet")
 		m.sample("healthctl_redeploys_held_total", float64(t.HeldBudget), "target", name, "rule", "budget")

@@ -30,8 +30,8 @@ func metricsSample(t *testing.T) []byte {
 	st.Sweeps = 7
 	var items []watch.Item
 	for i, name := range hostileNames {
-		tg := &watch.Target{Name: name, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "x"}}}
-		it := watch.Item{Target: tg, Decision: policy.Decision{Action: policy.IgnoreBlip}}
+		tg := &watch.Endpoint{Name: name, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "x"}}}
+		it := watch.Item{Endpoint: tg, Decision: policy.Decision{Action: policy.IgnoreBlip}}
 		if i%2 == 0 {
 			it.Result = probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
 				Timings: probe.Timings{probe.PhaseDNS: time.Millisecond, probe.PhaseConnect: 2 * time.Millisecond, probe.PhaseTLS: 3 * time.Millisecond,
@@ -43,7 +43,7 @@ func metricsSample(t *testing.T) []byte {
 				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}
 		}
 		items = append(items, it)
-		st.Targets[name] = state.Target{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}
+		st.Targets[name] = state.Entry{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}
 	}
 	var buf bytes.Buffer
 	err := Write(&buf, Input{Latest: items, State: st,

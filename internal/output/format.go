@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,11 +14,20 @@ import (
 const SchemaVersion = 1
 
 // JSONLine writes v as one line of JSON, without HTML escaping ("<" stays
-// "<": the output is read by shells and jq, not browsers).
+// "<": the output is read by shells and jq, not browsers). A failed write
+// (a full disk, a closed pipe) is a *WriteError, exit 74 in every command;
+// a value that cannot be encoded is a bug and stays untyped.
 func JSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return NewWriteError("stdout", err)
+	}
+	return nil
 }
 
 // FormatMS renders a duration as milliseconds with one decimal: 12.4ms.

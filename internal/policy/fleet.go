@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/healthctl/healthctl/internal/output"
 	"math"
 )
 
@@ -100,8 +101,8 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 				v.HeldFleet++
 			}
 		}
-		v.Why = fmt.Sprintf("%d of %d targets failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %d %s; no redeploys",
-			v.Decisive, v.Probed, percent(s.HoldFraction), s.HoldMin, v.Decisive, plural(v.Decisive, "outage", "outages"))
+		v.Why = fmt.Sprintf("%d of %d targets failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %s; no redeploys",
+			v.Decisive, v.Probed, percent(s.HoldFraction), s.HoldMin, output.Plural(v.Decisive, "outage"))
 		return v
 	}
 	if s.MaxRedeploys > 0 && v.Redeploys > s.MaxRedeploys {

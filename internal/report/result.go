@@ -64,7 +64,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		ExitCode:       exitCode,
 		HTTPStatus:     r.HTTPStatus,
 		HTTPVersion:    r.HTTPVersion,
-		Error:          r.Error,
+		Error:          output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
 		Address:        r.Address,
 		IPFamily:       r.IPFamily,
 		TimingsMS:      map[string]float64{},

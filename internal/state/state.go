@@ -44,12 +44,12 @@ type File struct {
 	// Sweeps counts the sweeps ever run against this file.
 	Sweeps int64 `json:"sweeps,omitempty"`
 	// Targets is keyed by target name (names are identity, not URLs).
-	Targets map[string]Target `json:"targets"`
+	Targets map[string]Entry `json:"targets"`
 }
 
-// Target is what one target carries between runs: the policy's history and
+// Entry is what one target (by name) carries between runs: the policy's history and
 // the facts the next run needs to mark transitions and keep counters.
-type Target struct {
+type Entry struct {
 	policy.History
 	LastOutcome classify.Outcome `json:"last_outcome,omitempty"`
 	LastReason  classify.Reason  `json:"last_reason,omitempty"`
@@ -74,7 +74,7 @@ type Target struct {
 
 // New returns an empty state.
 func New() *File {
-	return &File{SchemaVersion: SchemaVersion, Targets: map[string]Target{}}
+	return &File{SchemaVersion: SchemaVersion, Targets: map[string]Entry{}}
 }
 
 // Error is a state file that cannot be used: unreadable, corrupt, of
@@ -174,7 +174,7 @@ func Parse(path string, data []byte) (*File, error) {
 		return nil, &Error{Path: path, Err: fmt.Errorf("schema_version %d, this healthctl reads %d; left untouched", f.SchemaVersion, SchemaVersion)}
 	}
 	if f.Targets == nil {
-		f.Targets = map[string]Target{}
+		f.Targets = map[string]Entry{}
 	}
 	if err := f.check(); err != nil {
 		return nil, &Error{Path: path, Err: fmt.Errorf("corrupt (%v); left untouched: fix or remove it", err)}

@@ -25,7 +25,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("a missing file should be an empty state, got %v", f.Targets)
 	}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.Targets["a \"b\"\n"] = Target{History: policy.History{StartedAt: start, Streak: 2, RecoveryPending: true},
+	f.Targets["a \"b\"\n"] = Entry{History: policy.History{StartedAt: start, Streak: 2, RecoveryPending: true},
 		LastOutcome: classify.Refused, LastAction: policy.IgnoreBlip, Redeploys: 3}
 	if err := s.Save(f); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestWriteFileFuncAndSaveFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	f.Targets["<a&b>"] = Target{LastOutcome: classify.Pass, Redeploys: 1}
+	f.Targets["<a&b>"] = Entry{LastOutcome: classify.Pass, Redeploys: 1}
 	if err := s.Save(f); err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +143,8 @@ func TestSaveOutOfRangeTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	f.Targets["bad"] = Target{History: policy.History{StartedAt: time.Unix(1764500000000, 0), Streak: 1}}
-	f.Targets["good"] = Target{History: policy.History{Streak: 2}}
+	f.Targets["bad"] = Entry{History: policy.History{StartedAt: time.Unix(1764500000000, 0), Streak: 1}}
+	f.Targets["good"] = Entry{History: policy.History{Streak: 2}}
 	if err := s.Save(f); err != nil {
 		t.Fatalf("save failed for one target's time: %v", err)
 	}

@@ -53,17 +53,13 @@ const (
 // (--timeout) has passed.
 var ErrCeiling = errors.New("wait-healthy ceiling reached")
 
-// Prober runs one probe. probe.Run is the real one; it must return promptly
-// with Result.Canceled set when ctx ends.
-type Prober func(ctx context.Context, opts *probe.Options) probe.Result
-
 // Metrics receives the per-wait counters (a StatsD client, or nothing).
 type Metrics interface {
 	Count(name string)
 }
 
-// Target is one URL to wait for.
-type Target struct {
+// Endpoint is one URL to wait for (the URL argument, validated).
+type Endpoint struct {
 	Options *probe.Options
 	// URL is the redacted URL, for messages.
 	URL string
@@ -71,7 +67,7 @@ type Target struct {
 
 // Config is one wait.
 type Config struct {
-	Targets   []Target
+	Endpoints []Endpoint
 	Interval  time.Duration
 	Timeout   time.Duration
 	Successes int
@@ -82,7 +78,7 @@ type Config struct {
 	// shorter than the interval, never past the ceiling).
 	RespectRetryAfter bool
 
-	Probe    Prober
+	Probe    probe.Prober
 	Metrics  Metrics
 	Observer func(Event)
 }
@@ -90,7 +86,7 @@ type Config struct {
 // Event is one completed probe, reported to the Observer. Events are
 // delivered one at a time, in the order they happened.
 type Event struct {
-	// Index is the target's position in Config.Targets.
+	// Index is the target's position in Config.Endpoints.
 	Index  int
 	URL    string
 	Result probe.Result
@@ -118,15 +114,15 @@ type Summary struct {
 	Aborted bool
 	// TimedOut: the ceiling came first; FailOpen repeats Config.FailOpen in
 	// that case.
-	TimedOut bool
-	FailOpen bool
-	Attempts int
-	Elapsed  time.Duration
-	Targets  []TargetSummary
+	TimedOut  bool
+	FailOpen  bool
+	Attempts  int
+	Elapsed   time.Duration
+	Endpoints []EndpointSummary
 }
 
-// TargetSummary is how one target ended.
-type TargetSummary struct {
+// EndpointSummary is how one endpoint ended.
+type EndpointSummary struct {
 	URL      string
 	Healthy  bool
 	Attempts int
@@ -156,7 +152,7 @@ func (s *Summary) Metric() string {
 // timeout when no failure completed (every probe cut short, or passes too
 // few). ok is false when every target is healthy.
 func (s *Summary) Culprit() (index int, outcome classify.Outcome, reason classify.Reason, completed bool, ok bool) {
-	for i, t := range s.Targets {
+	for i, t := range s.Endpoints {
 		if t.Healthy {
 			continue
 		}
@@ -185,8 +181,8 @@ func Run(ctx context.Context, cfg Config) Summary {
 	w := &waiter{cfg: cfg, slots: map[string]time.Time{}}
 	w.start = time.Now()
 	w.deadline = w.start.Add(cfg.Timeout)
-	w.targets = make([]TargetSummary, len(cfg.Targets))
-	for i, t := range cfg.Targets {
+	w.targets = make([]EndpointSummary, len(cfg.Endpoints))
+	for i, t := range cfg.Endpoints {
 		w.targets[i].URL = t.URL
 	}
 	count(cfg.Metrics, MetricStarted)
@@ -197,7 +193,7 @@ func Run(ctx context.Context, cfg Config) Summary {
 		cancel(ErrCeiling)
 	})
 	var wg sync.WaitGroup
-	for i := range cfg.Targets {
+	for i := range cfg.Endpoints {
 		wg.Go(func() {
 			defer crash.Recover()
 			w.loop(ceil, i)
@@ -207,8 +203,8 @@ func Run(ctx context.Context, cfg Config) Summary {
 	ceiling.Stop()
 	cancel(nil)
 
-	s := Summary{Targets: w.targets, Attempts: w.attempts, Elapsed: time.Since(w.start), Healthy: true}
-	for _, t := range s.Targets {
+	s := Summary{Endpoints: w.targets, Attempts: w.attempts, Elapsed: time.Since(w.start), Healthy: true}
+	for _, t := range s.Endpoints {
 		s.Healthy = s.Healthy && t.Healthy
 	}
 	if !s.Healthy {
@@ -236,7 +232,7 @@ type waiter struct {
 
 	mu       sync.Mutex
 	attempts int
-	targets  []TargetSummary
+	targets  []EndpointSummary
 	// slots is, per dialled address (ip:port), the earliest start of the
 	// next refused re-probe.
 	slots map[string]time.Time
@@ -244,7 +240,7 @@ type waiter struct {
 
 // loop probes one target until it is done or ctx ends.
 func (w *waiter) loop(ctx context.Context, i int) {
-	t := w.cfg.Targets[i]
+	t := w.cfg.Endpoints[i]
 	// The refused rate limit's unit is the address a probe dialled, so
 	// 127.0.0.1:P and localhost:P share one budget. Until a probe has
 	// dialled, the URL's host:port stands in for it.

@@ -74,13 +74,13 @@ func (f *fakeProber) startsOf(u string) []time.Duration {
 	return slices.Clone(f.starts[u])
 }
 
-func target(t *testing.T, raw string) Target {
+func target(t *testing.T, raw string) Endpoint {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Target{Options: &probe.Options{URL: u}, URL: raw}
+	return Endpoint{Options: &probe.Options{URL: u}, URL: raw}
 }
 
 type recorder struct {
@@ -118,7 +118,7 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 func run(t *testing.T, cfg Config, f *fakeProber, urls ...string) Summary {
 	t.Helper()
 	for _, u := range urls {
-		cfg.Targets = append(cfg.Targets, target(t, u))
+		cfg.Endpoints = append(cfg.Endpoints, target(t, u))
 	}
 	cfg.Probe = f.probe
 	return Run(t.Context(), cfg)
@@ -261,7 +261,7 @@ func TestWaitSuccessesInARowWithFlappingServer(t *testing.T) {
 		flap := sequence(pass, status503, pass, pass, status503, pass, pass, pass, status503)
 		f := newFake(map[string]func(int, time.Duration) answer{h1: flap})
 		s := run(t, Config{Successes: 3}, f, h1)
-		if !s.Healthy || s.Attempts != 8 || s.Targets[0].Streak != 3 {
+		if !s.Healthy || s.Attempts != 8 || s.Endpoints[0].Streak != 3 {
 			t.Errorf("summary = %+v, want healthy at the 8th attempt (the first three passes in a row)", s)
 		}
 		if got := f.startsOf(h1); got[len(got)-1] != ms(3500) {
@@ -425,7 +425,7 @@ func TestWaitAborted(t *testing.T) {
 		m := &recorder{}
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(ms(1200), cancel)
-		s := Run(ctx, Config{Targets: []Target{target(t, h1)}, Probe: f.probe, Metrics: m})
+		s := Run(ctx, Config{Endpoints: []Endpoint{target(t, h1)}, Probe: f.probe, Metrics: m})
 		if !s.Aborted || s.TimedOut || s.Healthy || s.Elapsed != ms(1200) || s.Attempts != 2 {
 			t.Errorf("summary = %+v, want aborted at 1.2s after 2 completed attempts", s)
 		}

@@ -32,10 +32,10 @@ func BenchmarkSweepLoopback(b *testing.B) {
 		Resolve: map[string][]string{}, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, MaxTime: 5 * time.Second,
 		MaxBody: probe.DefaultMaxBody, Redactor: red}
-	targets := make([]*Target, n)
+	targets := make([]*Endpoint, n)
 	for i := range targets {
 		raw := fmt.Sprintf("%s/env/%d/health", srv.URL, i)
-		targets[i] = &Target{Name: fmt.Sprintf("env-%d", i), URL: raw, Recover: true, Build: func() (*probe.Options, error) {
+		targets[i] = &Endpoint{Name: fmt.Sprintf("env-%d", i), URL: raw, Recover: true, Build: func() (*probe.Options, error) {
 			u, err := url.Parse(raw)
 			if err != nil {
 				return nil, err

@@ -38,7 +38,7 @@ type HookResult struct {
 // HEALTHCTL_TARGET, HEALTHCTL_URL (redacted), HEALTHCTL_OUTCOME,
 // HEALTHCTL_REASON, HEALTHCTL_DECISION_WHY.
 func ShellHook(line string, timeout time.Duration) Hook {
-	return func(ctx context.Context, t *Target, r probe.Result, d policy.Decision) *HookResult {
+	return func(ctx context.Context, t *Endpoint, r probe.Result, d policy.Decision) *HookResult {
 		spec := proc.Spec{Argv: proc.Shell(line), Env: []string{
 			"HEALTHCTL_TARGET=" + t.Name,
 			"HEALTHCTL_URL=" + t.URL,

@@ -61,7 +61,7 @@ func stripUserinfo(v string) string {
 
 // hookRedactor is the redactor of a target's probe options: the hook's
 // output goes through it like every other output.
-func hookRedactor(t *Target) *redact.Redactor {
+func hookRedactor(t *Endpoint) *redact.Redactor {
 	if t.Options != nil {
 		return t.Options.Redactor
 	}

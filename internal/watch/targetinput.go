@@ -24,7 +24,7 @@ func keyOfFlag(flag string) string {
 // expect_status`), and defers to base's Source for the rest. Each key is
 // parsed by its option in target.Options, as its flag is; everything else
 // is validated by Build, as flags are.
-func (t *FileTarget) Input(base target.Input, file string) (target.Input, error) {
+func (t *FileEntry) Input(base target.Input, file string) (target.Input, error) {
 	in := base
 	baseSource := base.Source
 	in.Source = func(flag string) string {
@@ -49,6 +49,6 @@ func (t *FileTarget) Input(base target.Input, file string) (target.Input, error)
 }
 
 // URLSource names the url: line of the target, for URL errors.
-func (t *FileTarget) URLSource(file string) string {
+func (t *FileEntry) URLSource(file string) string {
 	return fmt.Sprintf("%s:%d: target %q: url", file, t.URLLine, t.Name)
 }

@@ -67,8 +67,8 @@ func (v Value) Str() string {
 	return v.Strings[0]
 }
 
-// FileTarget is one entry of the targets file, with the defaults applied.
-type FileTarget struct {
+// FileEntry is one entry of the targets file, with the defaults applied.
+type FileEntry struct {
 	Name string
 	// URL is empty for a target without one (reason no_url).
 	URL string
@@ -108,7 +108,7 @@ func (e *TargetsError) Unwrap() error { return e.Err }
 
 // Source names where a probe key of target came from, for error lines:
 // `targets.yaml:12: target "api": expect_status`.
-func Source(file string, t *FileTarget, key string) string {
+func Source(file string, t *FileEntry, key string) string {
 	line := t.Line
 	if v, ok := t.Probe[key]; ok {
 		line = v.Line
@@ -128,7 +128,7 @@ func Source(file string, t *FileTarget, key string) string {
 //	    headers: ["Authorization: Bearer x"]
 //
 // Unknown keys, wrong types and duplicate names are errors naming the line.
-func ReadTargets(path string) ([]FileTarget, error) {
+func ReadTargets(path string) ([]FileEntry, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &TargetsError{File: path, Err: err}
@@ -137,7 +137,7 @@ func ReadTargets(path string) ([]FileTarget, error) {
 }
 
 // ParseTargets is ReadTargets on data already read.
-func ParseTargets(path string, data []byte) ([]FileTarget, error) {
+func ParseTargets(path string, data []byte) ([]FileEntry, error) {
 	p := &targetsParser{path: path, names: map[string]int{}, defaultRecover: true}
 	root, err := p.document(data)
 	if err != nil {
@@ -147,7 +147,7 @@ func ParseTargets(path string, data []byte) ([]FileTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FileTarget, 0, len(list.Content))
+	out := make([]FileEntry, 0, len(list.Content))
 	for _, e := range list.Content {
 		t, err := p.target(deref(e))
 		if err != nil {
@@ -279,8 +279,8 @@ func (p *targetsParser) readDefaults(v *yaml.Node) error {
 }
 
 // target reads one entry of targets:, the defaults applied.
-func (p *targetsParser) target(e *yaml.Node) (FileTarget, error) {
-	t := FileTarget{Line: e.Line, Recover: p.defaultRecover, Probe: map[string]Value{}}
+func (p *targetsParser) target(e *yaml.Node) (FileEntry, error) {
+	t := FileEntry{Line: e.Line, Recover: p.defaultRecover, Probe: map[string]Value{}}
 	if e.Kind != yaml.MappingNode {
 		return t, p.fail(e.Line, "", "a target must be a mapping with name: and url:")
 	}
@@ -332,7 +332,7 @@ func (p *targetsParser) name(e *yaml.Node, epairs [][2]*yaml.Node) (string, erro
 }
 
 // targetKey reads one key of an entry into t.
-func (p *targetsParser) targetKey(t *FileTarget, k, v *yaml.Node) error {
+func (p *targetsParser) targetKey(t *FileEntry, k, v *yaml.Node) error {
 	switch k.Value {
 	case "name":
 	case "url":

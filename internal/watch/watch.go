@@ -24,8 +24,9 @@ import (
 // DefaultInterval is the cadence of seeds/004's reconciler.
 const DefaultInterval = 60 * time.Second
 
-// Target is one thing watch probes, keyed by Name.
-type Target struct {
+// Endpoint is one thing watch probes (a target of the targets file or a
+// URL argument, built and validated), keyed by Name.
+type Endpoint struct {
 	Name string
 	// URL is the redacted URL, for output and the hook ("" without one).
 	URL string
@@ -45,15 +46,12 @@ type Target struct {
 	StartedAt time.Time
 }
 
-// Prober runs one probe (probe.Run, or a fake in tests).
-type Prober func(ctx context.Context, o *probe.Options) probe.Result
-
 // Hook runs the --on-redeploy command for one redeploy decision.
-type Hook func(ctx context.Context, t *Target, r probe.Result, d policy.Decision) *HookResult
+type Hook func(ctx context.Context, t *Endpoint, r probe.Result, d policy.Decision) *HookResult
 
 // Config is what a Watcher runs with.
 type Config struct {
-	Targets  []*Target
+	Targets  []*Endpoint
 	Settings policy.Settings
 	// Fleet is the fleet rule, applied to each sweep after every target's
 	// decision (SPEC.md §4).
@@ -61,7 +59,7 @@ type Config struct {
 	// Concurrency bounds the probes in flight at once, across sweeps.
 	Concurrency int
 	Interval    time.Duration
-	Probe       Prober
+	Probe       probe.Prober
 	// Hook is nil when there is no --on-redeploy.
 	Hook Hook
 	// BeforeHooks, when set, is called once per sweep that is about to run
@@ -76,7 +74,7 @@ type Config struct {
 
 // Item is one target's part of one sweep.
 type Item struct {
-	Target *Target
+	Endpoint *Endpoint
 	// Skipped says the target's previous probe was still running: nothing
 	// else in the item is set.
 	Skipped bool
@@ -86,7 +84,7 @@ type Item struct {
 	Result      probe.Result
 	Decision    policy.Decision
 	// State is the target's state after this probe.
-	State state.Target
+	State state.Entry
 	// Previous is the outcome and action of the probe before, if any.
 	PrevOutcome classify.Outcome
 	PrevAction  policy.Action
@@ -98,7 +96,7 @@ type Item struct {
 
 	// Between the decision and the fleet rule, a redeploy's two possible
 	// futures: the state if it goes ahead, and if it is held.
-	redeploy, held *state.Target
+	redeploy, held *state.Entry
 	seen           bool
 	inflight       *atomic.Bool
 }
@@ -128,7 +126,7 @@ type Watcher struct {
 	st  *state.File
 	// targets and inflight are parallel; a reload replaces both, keeping
 	// each target's in-flight flag by name.
-	targets  []*Target
+	targets  []*Endpoint
 	inflight []*atomic.Bool
 	sem      chan struct{}
 	hooks    chan struct{}
@@ -166,18 +164,18 @@ func New(cfg Config, st *state.File) *Watcher {
 // history of each target is kept by name, that of targets no longer
 // configured is dropped. Sweeps already running finish with the targets
 // they started with.
-func (w *Watcher) SetTargets(targets []*Target) {
+func (w *Watcher) SetTargets(targets []*Endpoint) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.setTargets(targets)
 }
 
-func (w *Watcher) setTargets(targets []*Target) {
+func (w *Watcher) setTargets(targets []*Endpoint) {
 	old := make(map[string]*atomic.Bool, len(w.targets))
 	for i, t := range w.targets {
 		old[t.Name] = w.inflight[i]
 	}
-	keep := make(map[string]state.Target, len(targets))
+	keep := make(map[string]state.Entry, len(targets))
 	inflight := make([]*atomic.Bool, len(targets))
 	for i, t := range targets {
 		if prev, ok := w.st.Targets[t.Name]; ok {
@@ -195,7 +193,7 @@ func (w *Watcher) setTargets(targets []*Target) {
 }
 
 // Targets returns the targets the next sweep probes.
-func (w *Watcher) Targets() []*Target {
+func (w *Watcher) Targets() []*Endpoint {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.targets
@@ -221,7 +219,7 @@ func (w *Watcher) State() *state.File {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := &state.File{SchemaVersion: state.SchemaVersion, Saved: w.cfg.Now(), Sweeps: w.sweeps.Load(),
-		Targets: make(map[string]state.Target, len(w.st.Targets))}
+		Targets: make(map[string]state.Entry, len(w.st.Targets))}
 	for k, v := range w.st.Targets {
 		c.Targets[k] = v
 	}
@@ -241,7 +239,7 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	s.Items = make([]Item, len(targets))
 	queue := make([]int, 0, len(targets))
 	for i, t := range targets {
-		s.Items[i].Target = t
+		s.Items[i].Endpoint = t
 		s.Items[i].inflight = inflight[i]
 		if !inflight[i].CompareAndSwap(false, true) {
 			s.Items[i].Skipped = true
@@ -261,8 +259,10 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	for range workers {
 		wg.Add(1)
 		go func() {
-			defer crash.Recover()
+			// Done last: a panic is reported (exit 70) before the sweep
+			// can go on to print a result the panic cut short.
 			defer wg.Done()
+			defer crash.Recover()
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(queue) {
@@ -320,7 +320,7 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 		it.Interrupted = true
 		return
 	}
-	t := it.Target
+	t := it.Endpoint
 	var r probe.Result
 	if t.Options == nil && t.Build == nil {
 		r = probe.Result{URL: t.URL, Outcome: classify.Unreachable, Reason: classify.NoURL,
@@ -408,12 +408,12 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		if it.redeploy == nil {
 			continue
 		}
-		var next state.Target
+		var next state.Entry
 		switch a := v.Actions[n]; a {
 		case policy.Redeploy:
 			next = *it.redeploy
 			next.Redeploys++
-			if it.Target.Recover && w.cfg.Hook != nil {
+			if it.Endpoint.Recover && w.cfg.Hook != nil {
 				next.HookPending, next.HookStarted = true, w.cfg.Now()
 				hooks = append(hooks, it)
 			}
@@ -429,7 +429,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			it.transition()
 		}
 		it.State = next
-		w.st.Targets[it.Target.Name] = next
+		w.st.Targets[it.Endpoint.Name] = next
 	}
 	w.mu.Unlock()
 	if len(hooks) > 0 && w.cfg.BeforeHooks != nil {
@@ -447,11 +447,13 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	for _, it := range hooks {
 		wg.Add(1)
 		go func() {
-			defer crash.Recover()
+			// Done last: a panic is reported (exit 70) before the sweep
+			// can go on to print a result the panic cut short.
 			defer wg.Done()
+			defer crash.Recover()
 			select {
 			case w.hooks <- struct{}{}:
-				it.Hook = w.cfg.Hook(ctx, it.Target, it.Result, it.Decision)
+				it.Hook = w.cfg.Hook(ctx, it.Endpoint, it.Result, it.Decision)
 				<-w.hooks
 			case <-ctx.Done():
 				it.Hook = &HookResult{Status: "not run: interrupted", Interrupted: true}
@@ -476,16 +478,16 @@ func (w *Watcher) hookDone(items []*Item, interrupted bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, it := range items {
-		st := w.st.Targets[it.Target.Name]
+		st := w.st.Targets[it.Endpoint.Name]
 		st.HookPending, st.HookStarted = false, time.Time{}
-		w.st.Targets[it.Target.Name] = st
+		w.st.Targets[it.Endpoint.Name] = st
 		it.State = st
 	}
 }
 
 // probe runs t's probe with its options, built for this probe when t has
 // a Build.
-func (w *Watcher) probe(ctx context.Context, t *Target) probe.Result {
+func (w *Watcher) probe(ctx context.Context, t *Endpoint) probe.Result {
 	o := t.Options
 	if o == nil {
 		var err error
@@ -510,8 +512,10 @@ func (w *Watcher) Run(ctx context.Context, report func(*Sweep)) {
 	launch := func() {
 		wg.Add(1)
 		go func() {
-			defer crash.Recover()
+			// Done last: a panic is reported (exit 70) before the sweep
+			// can go on to print a result the panic cut short.
 			defer wg.Done()
+			defer crash.Recover()
 			s := w.Sweep(ctx)
 			mu.Lock()
 			defer mu.Unlock()

@@ -61,8 +61,8 @@ func (f *fake) probe(ctx context.Context, o *probe.Options) probe.Result {
 		Timings: probe.Timings{probe.PhaseTotal: time.Since(start)}}
 }
 
-func newTarget(name string) *Target {
-	return &Target{Name: name, URL: "http://" + name, Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: name}}}
+func newTarget(name string) *Endpoint {
+	return &Endpoint{Name: name, URL: "http://" + name, Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: name}}}
 }
 
 func newFake() *fake {
@@ -87,9 +87,9 @@ func TestBlipOutageAndGrace(t *testing.T) {
 			for i, want := range tc.want {
 				// A fresh watcher per sweep, with the state carried over, as
 				// --once runs from cron do.
-				w := New(Config{Targets: []*Target{newTarget("a")}, Settings: policy.Settings{Grace: time.Minute, FailureThreshold: 2},
+				w := New(Config{Targets: []*Endpoint{newTarget("a")}, Settings: policy.Settings{Grace: time.Minute, FailureThreshold: 2},
 					Concurrency: 4, Probe: f.probe,
-					Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
+					Hook: func(context.Context, *Endpoint, probe.Result, policy.Decision) *HookResult {
 						hooks.Add(1)
 						return &HookResult{OK: true}
 					}}, st)
@@ -118,8 +118,8 @@ func TestRecoverFalseNeverRunsTheHook(t *testing.T) {
 	f.outcomes["a"] = []classify.Outcome{classify.Refused}
 	tg := newTarget("a")
 	tg.Recover = false
-	w := New(Config{Targets: []*Target{tg}, Settings: policy.DefaultSettings(), Probe: f.probe,
-		Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
+	w := New(Config{Targets: []*Endpoint{tg}, Settings: policy.DefaultSettings(), Probe: f.probe,
+		Hook: func(context.Context, *Endpoint, probe.Result, policy.Decision) *HookResult {
 			t.Fatal("hook ran for recover: false")
 			return nil
 		}}, nil)
@@ -131,9 +131,9 @@ func TestRecoverFalseNeverRunsTheHook(t *testing.T) {
 
 func TestNoURLAndRemovedTargets(t *testing.T) {
 	st := state.New()
-	st.Targets["gone"] = state.Target{LastAction: policy.Stay}
-	st.Targets["x"] = state.Target{LastAction: policy.Stay, LastOutcome: classify.Pass}
-	w := New(Config{Targets: []*Target{{Name: "x", Recover: true}}, Settings: policy.DefaultSettings()}, st)
+	st.Targets["gone"] = state.Entry{LastAction: policy.Stay}
+	st.Targets["x"] = state.Entry{LastAction: policy.Stay, LastOutcome: classify.Pass}
+	w := New(Config{Targets: []*Endpoint{{Name: "x", Recover: true}}, Settings: policy.DefaultSettings()}, st)
 	s := w.Sweep(context.Background())
 	it := s.Items[0]
 	if it.Result.Outcome != classify.Unreachable || it.Result.Reason != classify.NoURL || !it.Transition {
@@ -147,7 +147,7 @@ func TestNoURLAndRemovedTargets(t *testing.T) {
 func TestConcurrencyBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
-		var ts []*Target
+		var ts []*Endpoint
 		for i := range 50 {
 			name := fmt.Sprintf("t%d", i)
 			f.delay[name] = 100 * time.Millisecond
@@ -172,7 +172,7 @@ func TestHangingTargetIsSkippedNotDelaying(t *testing.T) {
 		f := newFake()
 		f.delay["slow"] = 25 * time.Second
 		f.delay["fast"] = 10 * time.Millisecond
-		w := New(Config{Targets: []*Target{newTarget("slow"), newTarget("fast")}, Settings: policy.DefaultSettings(),
+		w := New(Config{Targets: []*Endpoint{newTarget("slow"), newTarget("fast")}, Settings: policy.DefaultSettings(),
 			Concurrency: 4, Interval: 10 * time.Second, Probe: f.probe}, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		start := time.Now()
@@ -250,7 +250,7 @@ func TestShard(t *testing.T) {
 func TestHookConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
-		var ts []*Target
+		var ts []*Endpoint
 		for i := range 12 {
 			name := fmt.Sprintf("t%d", i)
 			f.outcomes[name] = []classify.Outcome{classify.Refused}
@@ -258,7 +258,7 @@ func TestHookConcurrency(t *testing.T) {
 		}
 		var running, most atomic.Int32
 		w := New(Config{Targets: ts, Settings: policy.DefaultSettings(), Concurrency: 12, Probe: f.probe,
-			Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
+			Hook: func(context.Context, *Endpoint, probe.Result, policy.Decision) *HookResult {
 				n := running.Add(1)
 				if n > most.Load() {
 					most.Store(n)
@@ -282,14 +282,14 @@ func TestHookConcurrency(t *testing.T) {
 func TestBuildOptionsPerProbe(t *testing.T) {
 	f := newFake()
 	var builds atomic.Int32
-	good := &Target{Name: "b", URL: "http://b", Recover: true, Build: func() (*probe.Options, error) {
+	good := &Endpoint{Name: "b", URL: "http://b", Recover: true, Build: func() (*probe.Options, error) {
 		builds.Add(1)
 		return &probe.Options{URL: &url.URL{Scheme: "http", Host: "b"}}, nil
 	}}
-	bad := &Target{Name: "c", URL: "http://c", Recover: true, Build: func() (*probe.Options, error) {
+	bad := &Endpoint{Name: "c", URL: "http://c", Recover: true, Build: func() (*probe.Options, error) {
 		return nil, fmt.Errorf("no options")
 	}}
-	w := New(Config{Targets: []*Target{good, bad}, Settings: policy.DefaultSettings(), Probe: f.probe, Concurrency: 2}, nil)
+	w := New(Config{Targets: []*Endpoint{good, bad}, Settings: policy.DefaultSettings(), Probe: f.probe, Concurrency: 2}, nil)
 	for range 2 {
 		s := w.Sweep(context.Background())
 		if it := s.Items[0]; it.Result.Outcome != classify.Pass {
@@ -310,7 +310,7 @@ func TestBuildOptionsPerProbe(t *testing.T) {
 // the marker is cleared once the hook has ended.
 func TestFleetHoldAndSaveBeforeHooks(t *testing.T) {
 	f := newFake()
-	var targets []*Target
+	var targets []*Endpoint
 	for i := range 6 {
 		name := fmt.Sprintf("t%d", i)
 		f.outcomes[name] = []classify.Outcome{classify.Refused}
@@ -320,7 +320,7 @@ func TestFleetHoldAndSaveBeforeHooks(t *testing.T) {
 	var w *Watcher
 	var savedPending bool
 	cfg := Config{Targets: targets, Settings: policy.DefaultSettings(), Fleet: policy.DefaultFleetSettings(), Concurrency: 4, Probe: f.probe,
-		Hook: func(context.Context, *Target, probe.Result, policy.Decision) *HookResult {
+		Hook: func(context.Context, *Endpoint, probe.Result, policy.Decision) *HookResult {
 			hooks.Add(1)
 			return &HookResult{OK: true}
 		},

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
@@ -26,25 +28,34 @@ import (
 
 // Options is what `healthctl drain-test` runs with, filled by its RunE.
 type Options struct {
-	exec                        string
+	Exec                        string
 	Argv                        []string // --exec split, or the words after --
 	Pid                         int
-	ready, live, inflight       string
+	Ready, Live, Inflight       string
 	PreDrain, Shutdown, FlipMax time.Duration
-	readyTimeout                time.Duration
-	signal                      string
+	ReadyTimeout                time.Duration
+	Signal                      string
 	Sig                         syscall.Signal
 	Manifest                    string
-	// preDrainSource and shutdownSource say where P and S came from, for
-	// the lint's findings.
-	PreDrainSource, shutdownSource string
+	// PreDrainSource and ShutdownSource say where P and S came from, for
+	// the lint's findings ("default", "--pre-drain",
+	// "HEALTHCTL_DRAIN_TEST_PRE_DRAIN", "config f.yaml: drain-test.pre-drain").
+	PreDrainSource, ShutdownSource string
 	// probe are the shared probe flags (--cacert, --insecure, -H,
 	// --resolve, -4/-6 ...), for the health, in-flight and traffic URLs.
 	probe cli.ProbeFlags
+	// flagSet names each value's source in errors.
+	flagSet *pflag.FlagSet
 }
 
+// named is a value with its source, for an error about it.
+func (o *Options) named(flag string) string { return cli.Named(o.flagSet, flag) }
+
+// source is where a flag's value came from.
+func (o *Options) source(flag string) string { return cli.FlagSource(o.flagSet, flag) }
+
 // NewCmd builds the command; runF replaces the run in flag-parsing tests.
-func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "drain-test (--exec 'CMD' | --pid N | -- CMD ARGS...) --ready URL --live URL [--inflight URL] | --manifest FILE",
@@ -80,25 +91,23 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 				return err
 			}
 			if runF != nil {
-				return runF(opts)
-			}
-			if opts.Manifest != "" {
-				return lintRun(f, opts)
+				return runF(cmd.Context(), opts)
 			}
 			return Run(cmd.Context(), f, opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.exec, "exec", "", "start this command (split into words, no shell) and test its shutdown")
+	opts.flagSet = fl
+	fl.StringVar(&opts.Exec, "exec", "", "start this command (split into words, no shell) and test its shutdown")
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
-	fl.StringVar(&opts.ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
-	fl.StringVar(&opts.live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
-	fl.StringVar(&opts.inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
+	fl.StringVar(&opts.Ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
+	fl.StringVar(&opts.Live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
+	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
 	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
-	fl.DurationVar(&opts.readyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
-	fl.StringVar(&opts.signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
+	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
+	fl.StringVar(&opts.Signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
 	registerProbeFlags(cmd, &opts.probe)
 	return cmd
@@ -107,45 +116,48 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 // check validates the flags: every bad value is a usage error naming it.
 func (o *Options) check(cmd *cobra.Command, args []string) error {
 	changed := cmd.Flags().Changed
-	o.PreDrainSource, o.shutdownSource = "default", "default"
+	o.PreDrainSource, o.ShutdownSource = "default", "default"
 	if changed("pre-drain") || o.PreDrain != 5*time.Second {
-		o.PreDrainSource = "--pre-drain"
+		o.PreDrainSource = o.source("pre-drain")
 	}
 	if changed("shutdown-timeout") || o.Shutdown != 20*time.Second {
-		o.shutdownSource = "--shutdown-timeout"
+		o.ShutdownSource = o.source("shutdown-timeout")
 	}
 	if o.PreDrain < 0 {
-		return cli.UsageErrorf("--pre-drain %s: want 0 or more", o.PreDrain)
+		return cli.UsageErrorf("%s: want 0 or more", o.named("pre-drain"))
 	}
 	if o.Shutdown <= 0 {
-		return cli.UsageErrorf("--shutdown-timeout %s: want more than 0", o.Shutdown)
+		return cli.UsageErrorf("%s: want more than 0", o.named("shutdown-timeout"))
 	}
 	if o.Manifest != "" {
-		if o.exec != "" || o.Pid != 0 || len(args) > 0 {
-			return cli.UsageErrorf("--manifest lints a file and runs nothing: it excludes --exec, --pid and a command")
+		if o.Exec != "" || o.Pid != 0 || len(args) > 0 {
+			return cli.UsageErrorf("%s lints a file and runs nothing: it excludes --exec, --pid and a command", o.source("manifest"))
 		}
 		return nil
 	}
 	if o.PreDrain >= o.Shutdown {
-		return cli.UsageErrorf("--pre-drain %s must be shorter than --shutdown-timeout %s (PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS: the pre-drain runs inside the shutdown timeout)", o.PreDrain, o.Shutdown)
+		return cli.UsageErrorf("%s must be shorter than %s (PRE_DRAIN_MS < SHUTDOWN_TIMEOUT_MS: the pre-drain runs inside the shutdown timeout)", o.named("pre-drain"), o.named("shutdown-timeout"))
 	}
-	if o.FlipMax <= 0 || o.readyTimeout <= 0 {
-		return cli.UsageErrorf("--ready-flip-max and --ready-timeout must be more than 0")
+	if o.FlipMax <= 0 {
+		return cli.UsageErrorf("%s: want more than 0", o.named("ready-flip-max"))
 	}
-	sig, err := proc.ParseSignal(o.signal)
+	if o.ReadyTimeout <= 0 {
+		return cli.UsageErrorf("%s: want more than 0", o.named("ready-timeout"))
+	}
+	sig, err := proc.ParseSignal(o.Signal)
 	if err != nil || sig == syscall.SIGKILL {
-		return cli.UsageErrorf("--signal %q: want one of TERM, INT, QUIT, HUP, USR1, USR2 (KILL cannot be handled, there is nothing to test)", o.signal)
+		return cli.UsageErrorf("%s: want one of TERM, INT, QUIT, HUP, USR1, USR2 (KILL cannot be handled, there is nothing to test)", o.named("signal"))
 	}
 	o.Sig = sig
 	n := 0
-	if o.exec != "" {
+	if o.Exec != "" {
 		n++
-		words, err := manifest.SplitWords(o.exec)
+		words, err := manifest.SplitWords(o.Exec)
 		if err != nil {
-			return cli.UsageErrorf("--exec: %v", err)
+			return cli.UsageErrorf("%s: %v", o.source("exec"), err)
 		}
 		if len(words) == 0 {
-			return cli.UsageErrorf("--exec: empty command")
+			return cli.UsageErrorf("%s: empty command", o.source("exec"))
 		}
 		o.Argv = words
 	}
@@ -156,10 +168,10 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	if changed("pid") {
 		n++
 		if o.Pid <= 0 {
-			return cli.UsageErrorf("--pid %d: want a process ID", o.Pid)
+			return cli.UsageErrorf("%s: want a process ID", o.named("pid"))
 		}
 		if o.Pid == os.Getpid() {
-			return cli.UsageErrorf("--pid %d is healthctl itself", o.Pid)
+			return cli.UsageErrorf("%s is healthctl itself", o.named("pid"))
 		}
 	}
 	switch {
@@ -168,16 +180,16 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	case n > 1:
 		return cli.UsageErrorf("--exec, --pid and a command after -- are mutually exclusive")
 	}
-	for _, u := range []struct{ flag, val string }{{"--ready", o.ready}, {"--live", o.live}, {"--inflight", o.inflight}} {
+	for _, u := range []struct{ flag, val string }{{"ready", o.Ready}, {"live", o.Live}, {"inflight", o.Inflight}} {
 		if u.val == "" {
-			if u.flag == "--inflight" {
+			if u.flag == "inflight" {
 				continue
 			}
-			return cli.UsageErrorf("%s URL is required", u.flag)
+			return cli.UsageErrorf("--%s URL is required", u.flag)
 		}
 		pu, err := url.Parse(u.val)
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return cli.UsageErrorf("%s %q: want an http:// or https:// URL", u.flag, u.val)
+			return cli.UsageErrorf("%s: want an http:// or https:// URL", o.named(u.flag))
 		}
 	}
 	return nil
@@ -192,7 +204,7 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 		return nil, err
 	}
 	out := map[drain.Probe]*probe.Options{}
-	for which, u := range map[drain.Probe]string{drain.Ready: o.ready, drain.Live: o.live, drain.Inflight: o.inflight, drain.Traffic: trafficURL(o.inflight)} {
+	for which, u := range map[drain.Probe]string{drain.Ready: o.Ready, drain.Live: o.Live, drain.Inflight: o.Inflight, drain.Traffic: trafficURL(o.Inflight)} {
 		if u == "" {
 			continue
 		}
@@ -221,16 +233,16 @@ func trafficURL(inflight string) string {
 func lintRun(f *cli.Factory, o *Options) error {
 	data, err := os.ReadFile(o.Manifest)
 	if err != nil {
-		return cli.UsageErrorf("--manifest: %v", err)
+		return cli.UsageErrorf("%s: %v", o.source("manifest"), err)
 	}
 	res, err := manifest.Lint(o.Manifest, data, manifest.Timing{
 		PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown,
-		PreDrainSource: o.PreDrainSource, ShutdownTimeoutSource: o.shutdownSource,
+		PreDrainSource: o.PreDrainSource, ShutdownTimeoutSource: o.ShutdownSource,
 	})
 	if err != nil {
 		var pe *manifest.ParseError
 		if errors.As(err, &pe) {
-			return cli.UsageErrorf("--manifest %s", pe.Error())
+			return cli.UsageErrorf("%s %s", o.source("manifest"), pe.Error())
 		}
 		return cli.UsageError(err)
 	}
@@ -238,6 +250,7 @@ func lintRun(f *cli.Factory, o *Options) error {
 	if len(res.Findings) > 0 {
 		code = exitcode.DrainFailed
 	}
+	code = f.ExitCode(code)
 	if f.JSON() {
 		if res.Findings == nil {
 			res.Findings = []manifest.Finding{}
@@ -258,9 +271,12 @@ func lintRun(f *cli.Factory, o *Options) error {
 	return cli.SilentExit(code)
 }
 
-// Run starts or attaches to the service, signals it, judges its shutdown
-// and prints the verdicts.
+// Run lints the manifest (--manifest), or starts or attaches to the
+// service, signals it, judges its shutdown and prints the verdicts.
 func Run(ctx context.Context, f *cli.Factory, o *Options) error {
+	if o.Manifest != "" {
+		return lintRun(f, o)
+	}
 	s := drain.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
 	opts, err := o.endpointOptions(f)
 	if err != nil {
@@ -269,9 +285,12 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	cfg := drain.Config{
 		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.ready, LiveURL: o.live, InflightURL: o.inflight, TrafficURL: trafficURL(o.inflight),
-		Signal: o.Sig, Settings: s, ReadyTimeout: o.readyTimeout,
+		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, TrafficURL: trafficURL(o.Inflight),
+		Signal: o.Sig, Settings: s, ReadyTimeout: o.ReadyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
+		// The factory's prober makes the health polls (a test's fake or
+		// panicking one reaches them).
+		Prober: f.Probe,
 	}
 	if !f.Global.Quiet {
 		cfg.Log = func(format string, args ...any) {
@@ -315,6 +334,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	case !r.OK:
 		code = exitcode.DrainFailed
 	}
+	code = f.ExitCode(code)
 	if f.JSON() {
 		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
 			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas}
@@ -324,6 +344,16 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		if j.Timeline == nil {
 			j.Timeline = []drain.Event{}
+		}
+		// Details quote what the service sent (an error, a status
+		// line): escaped in JSON as in the report.
+		j.Verdicts = slices.Clone(j.Verdicts)
+		for i := range j.Verdicts {
+			j.Verdicts[i].Detail = output.Untrusted(j.Verdicts[i].Detail)
+		}
+		j.Timeline = slices.Clone(j.Timeline)
+		for i := range j.Timeline {
+			j.Timeline[i].Detail = output.Untrusted(j.Timeline[i].Detail)
 		}
 		if err := output.JSONLine(f.Streams.Out, j); err != nil {
 			return err

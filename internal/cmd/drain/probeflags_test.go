@@ -1,6 +1,7 @@
 package draincmd
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -16,7 +17,7 @@ func TestProbeFlagsHonouredOnly(t *testing.T) {
 	base := []string{"--ready", "http://127.0.0.1:1/r", "--live", "http://127.0.0.1:1/l", "--", "true"}
 	run := func(args ...string) (bool, error) {
 		ran := false
-		cmd := NewCmd(&cli.Factory{}, func(*Options) error { ran = true; return nil })
+		cmd := NewCmd(&cli.Factory{}, func(context.Context, *Options) error { ran = true; return nil })
 		cmd.SetArgs(append(args, base...))
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)

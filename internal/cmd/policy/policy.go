@@ -3,6 +3,7 @@
 package policycmd
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -15,15 +16,15 @@ import (
 
 // Options is what `healthctl policy` runs with, filled by its RunE.
 type Options struct {
-	policy cli.PolicyFlags
+	Policy cli.PolicyFlags
 }
 
 // Settings are the settings in force, validated.
-func (o *Options) Settings() (policy.Settings, error) { return o.policy.Settings() }
+func (o *Options) Settings() (policy.Settings, error) { return o.Policy.Settings() }
 
 // NewCmd builds the policy command; runF replaces Run in flag parsing tests
 // (nil: the real run).
-func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "policy",
@@ -38,12 +39,12 @@ the policy itself on one example per row, so it cannot disagree with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return Run(f, opts)
+			return Run(cmd.Context(), f, opts)
 		},
 	}
-	opts.policy.Register(cmd.Flags(), false)
+	opts.Policy.Register(cmd.Flags(), false)
 	return cmd
 }
 
@@ -62,8 +63,8 @@ type settingsJSON struct {
 }
 
 // Run prints the table (text or JSON).
-func Run(f *cli.Factory, opts *Options) error {
-	s, err := opts.policy.Settings()
+func Run(_ context.Context, f *cli.Factory, opts *Options) error {
+	s, err := opts.Policy.Settings()
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,8 @@ import (
 // Options is what `healthctl probe` runs with, filled by its RunE.
 type Options struct {
 	URLs   []string
-	flags  cli.ProbeFlags
-	policy cli.PolicyFlags
+	Flags  cli.ProbeFlags
+	Policy cli.PolicyFlags
 	nagios nagiosFlags
 }
 
@@ -36,12 +36,13 @@ func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.C
 		Use:   "probe URL...",
 		Short: "Probe URLs once and say why they are not healthy",
 		Long: `Probe each URL once on a fresh connection and classify the result into one of
-six outcomes with a precise reason, a timing waterfall, the certificate chain and
+seven outcomes with a precise reason, a timing waterfall, the certificate chain and
 the reconciler's decision. Several URLs are probed concurrently (at most watch's
 default --concurrency at once) and printed in argument order; the exit code is that of the first URL that did not pass.
 
 Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
-6 dns, 9 unknown, 70 internal error, 130/131/143 interrupted (the finished results are still
+6 dns, 9 unknown, 70 internal error, 74 the output could not be written,
+130/131/143 interrupted (the finished results are still
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins status line (the worst state; several URLs add a line each),
@@ -61,8 +62,8 @@ monitoring-plugins status line (the worst state; several URLs add a line each),
 			return Run(cmd.Context(), f, opts)
 		},
 	}
-	opts.flags.Register(cmd.Flags())
-	opts.policy.Register(cmd.Flags(), true)
+	opts.Flags.Register(cmd.Flags())
+	opts.Policy.Register(cmd.Flags(), true)
 	opts.nagios.register(cmd.Flags())
 	return cmd
 }
@@ -71,19 +72,19 @@ monitoring-plugins status line (the worst state; several URLs add a line each),
 // order; its error carries the exit code.
 func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	now := f.Clock()
-	settings, err := opts.policy.Settings()
+	settings, err := opts.Policy.Settings()
 	if err != nil {
 		return err
 	}
-	age, known, warning, err := opts.policy.AgeAt(now)
+	age, known, warning, err := opts.Policy.AgeAt(now)
 	if err != nil {
 		return err
 	}
 	if warning != "" {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
 	}
-	opts.flags.Stdin = f.Streams.In
-	tmpl, err := opts.flags.Build(f.Getenv)
+	opts.Flags.Stdin = f.Streams.In
+	tmpl, err := opts.Flags.Build(f.Getenv)
 	if err != nil {
 		return err
 	}
@@ -122,8 +123,8 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 	sigCode := f.SignalCode()
 	if interrupted > 0 {
-		defer fmt.Fprintf(f.Streams.Err, "healthctl: interrupted (%s): %d of %d probe%s cut short\n",
-			f.SignalName(), interrupted, len(results), cli.Plural(len(results)))
+		defer fmt.Fprintf(f.Streams.Err, "healthctl: interrupted (%s): %d of %s cut short\n",
+			f.SignalName(), interrupted, output.Plural(len(results), "probe"))
 	}
 
 	if f.Global.Output == "nagios" {
@@ -132,7 +133,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	code := exitcode.Pass
 	for _, r := range results {
 		if r.Canceled {
-			printInterrupted(f, r, sigCode)
+			if err := printInterrupted(f, r, f.ExitCode(sigCode)); err != nil {
+				return err
+			}
 			continue
 		}
 		d, _ := policy.Decide(policy.Input{
@@ -142,20 +145,34 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			Settings: settings,
 			Now:      r.Started,
 		})
-		rc := exitcode.ForOutcome(r.Outcome)
-		if rc != exitcode.Pass && opts.flags.Exit1() {
-			// --exit-1: the JSON says the code the process exits with.
-			rc = exitcode.Unreachable
-		}
+		// --exit-1 decided once: the JSON says the code the process exits with.
+		rc := f.ExitCode(exitcode.ForOutcome(r.Outcome))
 		if len(results) == 1 || code == exitcode.Pass {
 			code = rc
 		}
-		printResult(f, r, &d, rc)
+		if err := printResult(f, r, &d, rc); err != nil {
+			return err // stdout is gone (a closed pipe, a full disk): exit 74
+		}
 	}
 	if interrupted > 0 {
 		return cli.SilentExit(sigCode)
 	}
 	return cli.SilentExit(code)
+}
+
+// UsageExit is probe's exit code for a usage error of a run (code is 2):
+// with -o nagios a monitoring-plugins UNKNOWN, with its line on stdout (a
+// Nagios shows stdout only: without it, "(No output on stdout)").
+func UsageExit(f *cli.Factory, code int, err error) int {
+	if f.Global.Output != "nagios" {
+		return code
+	}
+	msg := "usage error"
+	if err != nil {
+		msg = cli.OneLine(err.Error())
+	}
+	fmt.Fprint(f.Streams.Out, report.NagiosUnknownLine(msg))
+	return exitcode.NagiosUnknown
 }
 
 // probeAll probes every URL with at most limit probes in flight and returns
@@ -177,34 +194,40 @@ func probeAll(ctx context.Context, f *cli.Factory, all []*probe.Options, limit i
 }
 
 // printInterrupted renders a probe a signal cut short.
-func printInterrupted(f *cli.Factory, r probe.Result, code int) {
+func printInterrupted(f *cli.Factory, r probe.Result, code int) error {
 	s := f.Streams
 	switch {
 	case f.JSON():
-		_ = output.JSONLine(s.Out, report.NewInterruptedJSON(r, code))
+		return output.JSONLine(s.Out, report.NewInterruptedJSON(r, code))
 	case f.Global.Quiet:
 		fmt.Fprintln(s.Err, report.InterruptedLine(r, s.ErrColor))
 	default:
 		fmt.Fprintln(s.Out, report.InterruptedLine(r, s.OutColor))
 	}
+	return nil
 }
 
 // printResult renders one probe result in the chosen format.
-func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
+func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) error {
 	s := f.Streams
 	if f.JSON() {
-		_ = output.JSONLine(s.Out, report.NewResultJSON(r, d, code))
-		return
+		j := report.NewResultJSON(r, d, code)
+		for i := range j.Addresses {
+			// --all-addresses: each address's code, as the run's, is
+			// the one --exit-1 decides.
+			j.Addresses[i].ExitCode = f.ExitCode(j.Addresses[i].ExitCode)
+		}
+		return output.JSONLine(s.Out, j)
 	}
 	if f.Global.Quiet {
 		if r.Outcome != classify.Pass {
 			fmt.Fprintln(s.Err, report.FirstLine(r, s.ErrColor))
 		}
-		return
+		return nil
 	}
 	if len(r.Addresses) > 0 {
 		printAddresses(f, r, d)
-		return
+		return nil
 	}
 	fmt.Fprintln(s.Out, report.FirstLine(r, s.OutColor))
 	if f.Details() {
@@ -212,6 +235,7 @@ func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) {
 	} else if r.Error != "" {
 		fmt.Fprintf(s.Out, "  error: %s\n", output.Untrusted(r.Error))
 	}
+	return nil
 }
 
 // printAddresses renders --all-addresses: one first line per address
@@ -226,10 +250,12 @@ func printAddresses(f *cli.Factory, r probe.Result, d *policy.Decision) {
 		if f.Details() {
 			report.Details(s.Out, a, nil, s.OutColor)
 		} else if a.Error != "" {
-			fmt.Fprintf(s.Out, "  error: %s\n", a.Error)
+			// The server's own words can reach this text (a TLS alert,
+			// a protocol error): escaped like every server-sent string.
+			fmt.Fprintf(s.Out, "  error: %s\n", output.Untrusted(a.Error))
 		}
 	}
-	sum := r.Error
+	sum := output.Untrusted(r.Error)
 	if r.Outcome == classify.Pass {
 		sum = fmt.Sprintf("all %d addresses pass", len(r.Addresses))
 	}

@@ -2,6 +2,7 @@
 package versioncmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -11,24 +12,43 @@ import (
 	"github.com/healthctl/healthctl/internal/version"
 )
 
-// NewCmd builds the command.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// Options is what `healthctl version` runs with.
+type Options struct {
+	// Info is the build to describe (the zero value: this binary's).
+	Info *version.Info
+}
+
+// NewCmd builds the command; runF replaces Run in flag-parsing tests (nil:
+// the real run).
+func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, build date, Go version and platform",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			in := version.Get()
-			if f.JSON() {
-				return output.JSONLine(f.Streams.Out, struct {
-					SchemaVersion int `json:"schema_version"`
-					version.Info
-				}{output.SchemaVersion, in})
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			fmt.Fprint(f.Streams.Out, Text(in))
-			return nil
+			return Run(cmd.Context(), f, opts)
 		},
 	}
+}
+
+// Run prints the build (text or JSON).
+func Run(_ context.Context, f *cli.Factory, opts *Options) error {
+	in := version.Get()
+	if opts.Info != nil {
+		in = *opts.Info
+	}
+	if f.JSON() {
+		return output.JSONLine(f.Streams.Out, struct {
+			SchemaVersion int `json:"schema_version"`
+			version.Info
+		}{output.SchemaVersion, in})
+	}
+	fmt.Fprint(f.Streams.Out, Text(in))
+	return nil
 }
 
 // Text is what `healthctl version` and `healthctl --version` print.

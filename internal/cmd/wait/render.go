@@ -44,7 +44,7 @@ func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classif
 		return j
 	}
 	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, output.JSONMillis(s.Elapsed)
-	for _, t := range s.Targets {
+	for _, t := range s.Endpoints {
 		if t.Last == nil {
 			j.Last = append(j.Last, nil)
 			continue
@@ -163,7 +163,7 @@ func (p *waitProgress) status(elapsed time.Duration) {
 			cur = e
 		}
 	}
-	head := fmt.Sprintf("waiting %s, %d attempt%s", output.Seconds(elapsed), attempts, plural(attempts))
+	head := fmt.Sprintf("waiting %s, %s", output.Seconds(elapsed), output.Plural(attempts, "attempt"))
 	if len(p.last) > 1 {
 		head += fmt.Sprintf(", %d/%d healthy", done, len(p.last))
 	}
@@ -231,11 +231,4 @@ func originOf(s string) string {
 		}
 	}
 	return s
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

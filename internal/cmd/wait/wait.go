@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
@@ -35,12 +37,16 @@ type Options struct {
 	Timeout           time.Duration
 	Successes         int
 	FailOpen          bool
-	bypass            bool
-	bypassSource      string // where --bypass came from, for its notice
-	respectRetryAfter bool
+	Bypass            bool
+	RespectRetryAfter bool
 	Statsd            string
 	StatsdPrefix      string
+	// flagSet names each value's source in errors (nil: the flag names).
+	flagSet *pflag.FlagSet
 }
+
+// named is a value with its source, for an error about it.
+func (o *Options) named(flag string) string { return cli.Named(o.flagSet, flag) }
 
 // NewCmd builds the command; runF replaces Run in flag-parsing tests.
 func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
@@ -69,7 +75,6 @@ healthctl is forwarded to it once, and its exit status is healthctl's.
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.URLs = args
-			opts.bypassSource = cli.FlagSource(cmd.Flags(), "bypass")
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				opts.URLs, opts.Command = args[:dash], args[dash:]
 				if len(opts.Command) == 0 {
@@ -86,13 +91,14 @@ healthctl is forwarded to it once, and its exit status is healthctl's.
 		},
 	}
 	fs := cmd.Flags()
+	opts.flagSet = fs
 	opts.Flags.Register(fs)
 	fs.DurationVar(&opts.Interval, "interval", wait.DefaultInterval, "time between probes of a URL that answers, start to start")
 	fs.DurationVar(&opts.Timeout, "timeout", wait.DefaultTimeout, "ceiling: give up (or fail open) after this long")
 	fs.IntVar(&opts.Successes, "successes", wait.DefaultSuccesses, "passes in a row each URL needs")
 	fs.BoolVar(&opts.FailOpen, "fail-open", false, "after the ceiling, exit 0 with a WARN line instead of failing")
-	fs.BoolVar(&opts.bypass, "bypass", false, "exit 0 at once without probing (kill switch; also HEALTHCTL_BYPASS=true)")
-	fs.BoolVar(&opts.respectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling)")
+	fs.BoolVar(&opts.Bypass, "bypass", false, "exit 0 at once without probing (kill switch; also HEALTHCTL_BYPASS=true)")
+	fs.BoolVar(&opts.RespectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling)")
 	fs.StringVar(&opts.Statsd, "statsd", "", "HOST:PORT to send per-wait StatsD counters to (UDP)")
 	fs.StringVar(&opts.StatsdPrefix, "statsd-prefix", statsd.DefaultPrefix, "prefix of the StatsD counters")
 	return cmd
@@ -102,32 +108,32 @@ healthctl is forwarded to it once, and its exit status is healthctl's.
 func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	switch {
 	case opts.Interval <= 0:
-		return cli.UsageErrorf("--interval %v: must be positive", opts.Interval)
+		return cli.UsageErrorf("%s: must be positive", opts.named("interval"))
 	case opts.Timeout <= 0:
-		return cli.UsageErrorf("--timeout %v: must be positive", opts.Timeout)
+		return cli.UsageErrorf("%s: must be positive", opts.named("timeout"))
 	case opts.Successes < 1:
-		return cli.UsageErrorf("--successes %d: want at least 1", opts.Successes)
+		return cli.UsageErrorf("%s: want at least 1", opts.named("successes"))
 	}
 	if opts.Statsd != "" {
 		if err := statsd.ParseAddr(opts.Statsd); err != nil {
-			return cli.UsageErrorf("--statsd %q: %v", opts.Statsd, err)
+			return cli.UsageErrorf("%s: %v", opts.named("statsd"), err)
 		}
 	}
 	if err := statsd.ParsePrefix(opts.StatsdPrefix); err != nil {
-		return cli.UsageErrorf("--statsd-prefix %q: %v", opts.StatsdPrefix, err)
+		return cli.UsageErrorf("%s: %v", opts.named("statsd-prefix"), err)
 	}
 	opts.Flags.Stdin = f.Streams.In
 	tmpl, err := opts.Flags.Build(f.Getenv)
 	if err != nil {
 		return err
 	}
-	targets := make([]wait.Target, len(opts.URLs))
+	targets := make([]wait.Endpoint, len(opts.URLs))
 	for i, raw := range opts.URLs {
 		o, err := tmpl.ForURL(raw)
 		if err != nil {
 			return err
 		}
-		targets[i] = wait.Target{Options: o, URL: o.Redactor.URL(o.URL)}
+		targets[i] = wait.Endpoint{Options: o, URL: o.Redactor.URL(o.URL)}
 	}
 	if len(opts.Command) > 0 {
 		// Found now, not after a 30 s wait.
@@ -138,16 +144,17 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 	f.SignalsCaught()
 	s := f.Streams
-	if opts.bypass {
+	// Every exit code the JSON shows is the one the process ends with
+	// (--exit-1 decided once, in the factory).
+	codeOf := func(o classify.Outcome) int { return f.ExitCode(exitcode.ForOutcome(o)) }
+	if opts.Bypass {
 		// The kill switch: nothing probed, nothing counted (a bypassed gate
 		// is not a wait, and must not move the fail-open alarm's ratio).
-		src := opts.bypassSource
-		if src == "" {
-			src = "--bypass"
-		}
-		fmt.Fprintf(s.Err, "healthctl: wait-healthy bypassed (%s): nothing probed\n", src)
+		fmt.Fprintf(s.Err, "healthctl: wait-healthy bypassed (%s): nothing probed\n", cli.FlagSource(opts.flagSet, "bypass"))
 		if f.JSON() {
-			_ = output.JSONLine(s.Out, newWaitJSON(nil, true, exitcode.Pass, exitcode.ForOutcome))
+			if err := output.JSONLine(s.Out, newWaitJSON(nil, true, exitcode.Pass, codeOf)); err != nil {
+				return err
+			}
 		}
 		return runAfter(ctx, f, opts.Command)
 	}
@@ -167,7 +174,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 		so := statsd.Options{Logf: logf, DNSServer: targets[0].Options.DNSServer}
 		if metrics, err = statsd.New(opts.Statsd, opts.StatsdPrefix, so); err != nil {
-			return cli.UsageErrorf("--statsd %q: %v", opts.Statsd, err)
+			return cli.UsageErrorf("%s: %v", opts.named("statsd"), err)
 		}
 	}
 
@@ -176,12 +183,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		progress = newWaitProgress(s.Err, s.ErrCursor, s.ErrColor, s.ErrWidth, len(targets), opts.Successes)
 	}
 	cfg := wait.Config{
-		Targets:           targets,
+		Endpoints:         targets,
 		Interval:          opts.Interval,
 		Timeout:           opts.Timeout,
 		Successes:         opts.Successes,
 		FailOpen:          opts.FailOpen,
-		RespectRetryAfter: opts.respectRetryAfter,
+		RespectRetryAfter: opts.RespectRetryAfter,
 		Probe:             f.Probe,
 	}
 	if metrics != nil {
@@ -206,13 +213,16 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 
 	code, msg := waitVerdict(f, &sum, opts)
+	code = f.ExitCode(code)
 	if f.JSON() {
-		_ = output.JSONLine(s.Out, newWaitJSON(&sum, false, code, exitcode.ForOutcome))
+		if err := output.JSONLine(s.Out, newWaitJSON(&sum, false, code, codeOf)); err != nil {
+			return err
+		}
 	}
 	switch {
 	case sum.Healthy:
 		if !f.JSON() && !f.Global.Quiet {
-			for _, t := range sum.Targets {
+			for _, t := range sum.Endpoints {
 				fmt.Fprintln(s.Out, report.FirstLine(*t.Last, s.OutColor))
 				if f.Global.Verbose {
 					report.Details(s.Out, *t.Last, nil, s.OutColor)
@@ -263,14 +273,14 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 		return exitcode.Pass, ""
 	}
 	i, outcome, reason, completed, _ := s.Culprit()
-	t := s.Targets[i]
+	t := s.Endpoints[i]
 	var last string
 	switch {
 	case completed:
-		last = fmt.Sprintf("last: %s, %s after %d attempt%s", outcome, reason, t.Attempts, cli.Plural(t.Attempts))
+		last = fmt.Sprintf("last: %s, %s after %s", outcome, reason, output.Plural(t.Attempts, "attempt"))
 	case t.Attempts > 0:
-		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %d attempt%s: counted as timeout",
-			t.Streak, opts.Successes, t.Attempts, cli.Plural(t.Attempts))
+		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
+			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
 	case s.Aborted:
 		last = "no probe completed"
 	default:
@@ -324,7 +334,7 @@ func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}
 	s := f.Streams
-	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: s.Out, Stderr: s.Err})
+	child, err := proc.Start(proc.Spec{Argv: argv, Stdin: s.In, Stdout: output.Underlying(s.Out), Stderr: s.Err})
 	if err != nil {
 		return &cli.ExitError{Code: startExit(err), Err: fmt.Errorf("wait-healthy: command after --: %w", err)}
 	}

@@ -34,9 +34,20 @@ type watchJSON struct {
 func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
 	d := it.Decision
 	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
-	j.Target = it.Target.Name
+	// A targets file's name and a hook's output are shown escaped, in
+	// JSON as in the table: neither can forge a line or move a cursor.
+	j.Target = output.Untrusted(it.Endpoint.Name)
+	if it.Hook != nil && it.Hook.Output != "" {
+		h := *it.Hook
+		lines := strings.Split(h.Output, "\n") // lines stay lines
+		for i, l := range lines {
+			lines[i] = output.Untrusted(l)
+		}
+		h.Output = strings.Join(lines, "\n")
+		j.Hook = &h
+	}
 	if j.URL == "" {
-		j.URL = it.Target.URL
+		j.URL = it.Endpoint.URL
 	}
 	return j
 }
@@ -71,6 +82,11 @@ type sweepSummary struct {
 	HoldWhy     string `json:"hold_why,omitempty"`
 	Interrupted bool   `json:"interrupted"`
 	Shard       string `json:"shard,omitempty"`
+	// ExitCode (--once) is the code the run exits with: 0, 8 redeploy, 9
+	// held by the fleet rule, 74 the state or metrics not written, 130
+	// interrupted (143 after SIGTERM is decided by the root), 1 for any of
+	// them with --exit-1.
+	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // newSweepJSON summarises a sweep.
@@ -111,7 +127,7 @@ func watchTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, 
 	width := topt.Width
 	longest := 0
 	for i := range s.Items {
-		longest = max(longest, utf8.RuneCountInString(s.Items[i].Target.Name))
+		longest = max(longest, utf8.RuneCountInString(s.Items[i].Endpoint.Name))
 	}
 	var buf bytes.Buffer
 	rows, err := renderTable(&buf, topt, s, colored, onlyTransitions, 0)
@@ -143,7 +159,7 @@ func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored,
 		if onlyTransitions && !it.Transition {
 			continue
 		}
-		name := shorten(output.Untrusted(it.Target.Name), maxName)
+		name := shorten(output.Untrusted(it.Endpoint.Name), maxName)
 		switch {
 		case it.Skipped:
 			if onlyTransitions {

@@ -15,13 +15,13 @@ import (
 )
 
 func sweepSample() *watch.Sweep {
-	pass := watch.Item{Target: &watch.Target{Name: "api"},
+	pass := watch.Item{Endpoint: &watch.Endpoint{Name: "api"},
 		Result:   probe.Result{Outcome: classify.Pass, Reason: classify.OK, Timings: probe.Timings{probe.PhaseTotal: 2 * time.Millisecond}},
 		Decision: policy.Decision{Action: policy.Stay}}
-	down := watch.Item{Target: &watch.Target{Name: "billing"}, Transition: true,
+	down := watch.Item{Endpoint: &watch.Endpoint{Name: "billing"}, Transition: true,
 		Result:   probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}},
-		Decision: policy.Decision{Action: policy.Redeploy}, State: state.Target{}}
-	skipped := watch.Item{Target: &watch.Target{Name: "slow"}, Skipped: true}
+		Decision: policy.Decision{Action: policy.Redeploy}, State: state.Entry{}}
+	skipped := watch.Item{Endpoint: &watch.Endpoint{Name: "slow"}, Skipped: true}
 	return &watch.Sweep{N: 3, Items: []watch.Item{pass, down, skipped}, Targets: 3, Pass: 1, Fail: 1, Skipped: 1, Redeploys: 1}
 }
 
@@ -53,8 +53,8 @@ func TestSweepLine(t *testing.T) {
 
 func TestWatchTableFitsWidth(t *testing.T) {
 	s := sweepSample()
-	s.Items[0].Target = &watch.Target{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-7"}
-	s.Items[1].Target = &watch.Target{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-8"}
+	s.Items[0].Endpoint = &watch.Endpoint{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-7"}
+	s.Items[1].Endpoint = &watch.Endpoint{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-8"}
 	for _, colored := range []bool{false, true} {
 		var b bytes.Buffer
 		if err := watchTable(&b, output.TableOptions{Terminal: true, Width: 80}, s, colored, false); err != nil {

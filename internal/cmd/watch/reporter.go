@@ -55,7 +55,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latest != nil {
 		for i := range s.Items {
 			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				r.latest[it.Target.Name] = *it
+				r.latest[it.Endpoint.Name] = *it
 			}
 		}
 		// The targets of now (a SIGHUP may have reloaded them), in order.
@@ -65,50 +65,72 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		for i, t := range targets {
 			it, ok := r.latest[t.Name]
 			if !ok {
-				it = watch.Item{Target: t}
+				it = watch.Item{Endpoint: t}
 			}
 			latest[i], keep[t.Name] = it, it
 		}
 		r.latest = keep
 	}
-	r.print(s)
-	if r.store == nil && !r.metricsOn {
-		return nil
-	}
 	var errs []error
 	if r.store != nil {
 		if err := r.save(); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, cli.WriteError("", err))
 		}
+	}
+	if !r.metricsOn {
+		// Saved first, printed after: the sweep's JSON exit_code is the
+		// process's, also when the state could not be written (74).
+		return r.finish(s, errs)
 	}
 	st := r.w.State()
 	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
 	switch {
-	case r.opts.listen != "":
+	case r.opts.Listen != "":
 		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
 		if err := metrics.Write(&buf, in); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, cli.WriteError("metrics", err))
 		}
 		b := buf.Bytes()
 		r.metrics.Store(&b)
-		if r.opts.promFile != "" {
-			if err := statestore.WriteFile(r.opts.promFile, b, 0o644); err != nil {
-				errs = append(errs, fmt.Errorf("--prom-file: %v", err))
+		if r.opts.PromFile != "" {
+			if err := statestore.WriteFile(r.opts.PromFile, b, 0o644); err != nil {
+				errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
 			}
 		}
-	case r.opts.promFile != "":
+	case r.opts.PromFile != "":
 		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		err := statestore.WriteFileFunc(r.opts.promFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
+		err := statestore.WriteFileFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--prom-file: %v", err))
+			errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
 		}
 	}
-	return cli.UsageError(errors.Join(errs...))
+	return r.finish(s, errs)
 }
 
-func (r *watchReporter) print(s *watch.Sweep) {
+// finish prints the sweep and returns the files' errors (joined: a
+// *WriteError each, so the run exits 74) and then stdout's.
+func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
+	code := exitcode.Pass
+	if r.opts.Once {
+		code = onceCode(s)
+		if len(errs) > 0 {
+			code = exitcode.IOError
+		}
+		code = r.f.ExitCode(code)
+	}
+	if err := r.print(s, code); err != nil {
+		errs = append(errs, err)
+	}
+	// Each is a *WriteError: the run exits 74.
+	return errors.Join(errs...)
+}
+
+// print renders the sweep; code is the --once run's exit code (the sweep
+// object's exit_code), unused in long-running mode. Its error is stdout's.
+func (r *watchReporter) print(s *watch.Sweep, code int) error {
 	streams, quiet := r.f.Streams, r.f.Global.Quiet
+	var werr error
 	if r.jsonOut {
 		// One write per buffer, not per target: 10,000 lines per sweep.
 		out := bufio.NewWriterSize(streams.Out, 64<<10)
@@ -117,12 +139,17 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(out, newWatchJSON(it, exitcode.ForOutcome(it.Result.Outcome)))
+			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode(exitcode.ForOutcome(it.Result.Outcome))))
 		}
 		if !quiet {
-			_ = output.JSONLine(out, newSweepJSON(s, r.shard))
+			j := newSweepJSON(s, r.shard)
+			if r.opts.Once {
+				j.Sweep.ExitCode = &code
+			}
+			_ = output.JSONLine(out, j)
 		}
-		_ = out.Flush()
+		// A bufio.Writer keeps its first write error: Flush returns it.
+		werr = cli.WriteError("stdout", out.Flush())
 	} else {
 		topt := streams.OutTable()
 		topt.Width = streams.Columns(r.f.Getenv)
@@ -150,7 +177,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 		case !h.OK:
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Target.Name, verdict, h.Status)
+		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Endpoint.Name, verdict, h.Status)
 		if !r.jsonOut && h.Output != "" {
 			for _, l := range output.UntrustedLines(h.Output) {
 				fmt.Fprintf(streams.Err, "  | %s\n", l)
@@ -160,6 +187,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 			}
 		}
 	}
+	return werr
 }
 
 // reload reads the targets file again (SIGHUP): the watcher keeps each
@@ -167,7 +195,7 @@ func (r *watchReporter) print(s *watch.Sweep) {
 // in force and says why.
 func (r *watchReporter) reload() {
 	errw := r.f.Streams.Err
-	if r.opts.targetsFile == "" {
+	if r.opts.TargetsFile == "" {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
 		return
 	}
@@ -175,7 +203,7 @@ func (r *watchReporter) reload() {
 	targets, err := watchTargets(r.f, r.opts)
 	if err != nil {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
-			r.opts.targetsFile, len(before), cli.OneLine(err.Error()))
+			r.opts.TargetsFile, len(before), cli.OneLine(err.Error()))
 		return
 	}
 	kept := targets[:0]
@@ -198,7 +226,7 @@ func (r *watchReporter) reload() {
 	}
 	r.w.SetTargets(targets)
 	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
-		r.opts.targetsFile, len(targets), added, len(had))
+		r.opts.TargetsFile, len(targets), added, len(had))
 }
 
 // mux serves /metrics (the last sweep's metrics) and /healthz.

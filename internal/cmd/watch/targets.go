@@ -12,10 +12,10 @@ import (
 
 // watchTargets builds the targets of the URL arguments and the targets file,
 // with every option validated before anything is probed.
-func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
-	var out []*watch.Target
+func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
+	var out []*watch.Endpoint
 	names := map[string]string{}
-	add := func(t *watch.Target, where string) error {
+	add := func(t *watch.Endpoint, where string) error {
 		if prev, dup := names[t.Name]; dup {
 			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
 		}
@@ -24,7 +24,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 		return nil
 	}
 	if len(opts.URLs) > 0 {
-		tmpl, err := opts.flags.Build(f.Getenv)
+		tmpl, err := opts.Flags.Build(f.Getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -34,23 +34,23 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 				return nil, err
 			}
 			u := o.Redactor.URL(o.URL)
-			if err := add(&watch.Target{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
+			if err := add(&watch.Endpoint{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if opts.targetsFile == "" {
+	if opts.TargetsFile == "" {
 		return out, nil
 	}
-	fts, err := watch.ReadTargets(opts.targetsFile)
+	fts, err := watch.ReadTargets(opts.TargetsFile)
 	if err != nil {
 		return nil, cli.UsageError(err)
 	}
 	var base *cli.Template
 	for i := range fts {
 		ft := &fts[i]
-		where := fmt.Sprintf("%s:%d", opts.targetsFile, ft.Line)
-		t := &watch.Target{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
+		where := fmt.Sprintf("%s:%d", opts.TargetsFile, ft.Line)
+		t := &watch.Endpoint{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 		if ft.URL != "" {
 			var tmpl *target.Template
 			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
@@ -61,7 +61,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 				// thousands of them in one redactor would make every line of
 				// output scrub every other target's secrets.
 				if base == nil {
-					if base, err = opts.flags.Build(f.Getenv); err != nil {
+					if base, err = opts.Flags.Build(f.Getenv); err != nil {
 						return nil, err
 					}
 				}
@@ -69,7 +69,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 			} else {
 				// The file's values over the flags; errors name file, line,
 				// target and key (or the flag, for a flag's value).
-				in, err := ft.Input(opts.flags.Input(), opts.targetsFile)
+				in, err := ft.Input(opts.Flags.Input(), opts.TargetsFile)
 				if err == nil {
 					tmpl, err = in.Build(f.Getenv)
 				}
@@ -77,7 +77,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Target, error) {
 					return nil, cli.UsageError(err)
 				}
 			}
-			raw, src := ft.URL, ft.URLSource(opts.targetsFile)
+			raw, src := ft.URL, ft.URLSource(opts.TargetsFile)
 			o, err := tmpl.ForURLFrom(raw, src)
 			if err != nil {
 				return nil, cli.UsageError(err)

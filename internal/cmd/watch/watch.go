@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
@@ -24,27 +24,33 @@ import (
 // Options is what `healthctl watch` runs with, filled by its RunE.
 type Options struct {
 	URLs        []string
-	targetsFile string
-	flags       cli.ProbeFlags
-	policy      cli.PolicyFlags
-	interval    time.Duration
-	once        bool
-	statePath   string
-	lockTimeout time.Duration
-	onRedeploy  string
-	hookTimeout time.Duration
-	promFile    string
-	listen      string
-	concurrency int
-	shard       string
-	fleet       policy.FleetSettings
-	// table is set when -o text was asked for explicitly: a table even when
+	TargetsFile string
+	Flags       cli.ProbeFlags
+	Policy      cli.PolicyFlags
+	Interval    time.Duration
+	Once        bool
+	StatePath   string
+	LockTimeout time.Duration
+	OnRedeploy  string
+	HookTimeout time.Duration
+	PromFile    string
+	Listen      string
+	Concurrency int
+	Shard       string
+	Fleet       policy.FleetSettings
+	// Table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
-	table bool
-	// source names where a flag's value came from ("--shard",
-	// "HEALTHCTL_WATCH_SHARD", "healthctl.yaml: watch.shard").
-	source func(flag string) string
+	Table bool
+	// flagSet names each value's source in errors ("--shard 3/2",
+	// "HEALTHCTL_WATCH_SHARD=3/2"); nil: the flag names.
+	flagSet *pflag.FlagSet
 }
+
+// named is a value with its source, for an error about it.
+func (o *Options) named(flag string) string { return cli.Named(o.flagSet, flag) }
+
+// source is where a flag's value came from, for an error about it.
+func (o *Options) source(flag string) string { return cli.FlagSource(o.flagSet, flag) }
 
 // DefaultLockTimeout is how long a run waits for another run's lock on the
 // state file.
@@ -80,7 +86,8 @@ In long-running mode SIGHUP reloads the --targets file (history kept by name).
 
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
 9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
-past --lock-timeout), 70 internal error, 130/143 interrupted (the state of
+past --lock-timeout), 74 the state file, the --prom-file or stdout could not be
+written, 70 internal error, 130/143 interrupted (the state of
 the probes that finished is saved).`,
 		Example: `  healthctl watch --once --state /var/lib/healthctl/state.json --targets targets.yaml
   healthctl watch --interval 30s --listen 127.0.0.1:9115 --targets targets.yaml
@@ -88,7 +95,7 @@ the probes that finished is saved).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.URLs = args
 			if fl := cmd.Flag("output"); fl != nil && fl.Changed && f.Global.Output == "text" {
-				opts.table = true
+				opts.Table = true
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -97,34 +104,30 @@ the probes that finished is saved).`,
 		},
 	}
 	fs := cmd.Flags()
-	opts.source = func(name string) string { return cli.FlagSource(fs, name) }
-	opts.flags.Register(fs)
-	opts.policy.Register(fs, false)
-	fs.StringVar(&opts.targetsFile, "targets", "", "YAML file of targets (name, url, started_at, headers, expectations, recover)")
-	fs.DurationVar(&opts.interval, "interval", watch.DefaultInterval, "time between sweeps, start to start")
-	fs.BoolVar(&opts.once, "once", false, "run one sweep and exit (0: no redeploy, 8: a redeploy decision)")
-	fs.StringVar(&opts.statePath, "state", "", "JSON file keeping each target's history between runs (locked through FILE.lock)")
-	fs.DurationVar(&opts.lockTimeout, "lock-timeout", DefaultLockTimeout, "how long to wait for another run holding --state's lock, then exit 2")
-	fs.StringVar(&opts.onRedeploy, "on-redeploy", "", "shell command run for each redeploy decision (HEALTHCTL_TARGET, HEALTHCTL_URL, ... set)")
-	fs.DurationVar(&opts.hookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
-	fs.StringVar(&opts.promFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
-	fs.StringVar(&opts.listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
-	fs.IntVar(&opts.concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
-	fs.StringVar(&opts.shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
+	opts.flagSet = fs
+	opts.Flags.Register(fs)
+	opts.Policy.Register(fs, false)
+	fs.StringVar(&opts.TargetsFile, "targets", "", "YAML file of targets (name, url, started_at, headers, expectations, recover)")
+	fs.DurationVar(&opts.Interval, "interval", watch.DefaultInterval, "time between sweeps, start to start")
+	fs.BoolVar(&opts.Once, "once", false, "run one sweep and exit (0: no redeploy, 8: a redeploy decision)")
+	fs.StringVar(&opts.StatePath, "state", "", "JSON file keeping each target's history between runs (locked through FILE.lock)")
+	fs.DurationVar(&opts.LockTimeout, "lock-timeout", DefaultLockTimeout, "how long to wait for another run holding --state's lock, then exit 2")
+	fs.StringVar(&opts.OnRedeploy, "on-redeploy", "", "shell command run for each redeploy decision (HEALTHCTL_TARGET, HEALTHCTL_URL, ... set)")
+	fs.DurationVar(&opts.HookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
+	fs.StringVar(&opts.PromFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
+	fs.StringVar(&opts.Listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
+	fs.IntVar(&opts.Concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
+	fs.StringVar(&opts.Shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
 	def := policy.DefaultFleetSettings()
-	fs.Float64Var(&opts.fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold every redeploy of a sweep in which this share of the probed targets failed decisively at once (0: off)")
-	fs.IntVar(&opts.fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
-	fs.IntVar(&opts.fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
+	fs.Float64Var(&opts.Fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold every redeploy of a sweep in which this share of the probed targets failed decisively at once (0: off)")
+	fs.IntVar(&opts.Fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
+	fs.IntVar(&opts.Fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
 	return cmd
 }
 
 // Run validates everything, then sweeps once or until a signal.
 func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
-	src := opts.source
-	if src == nil {
-		src = func(name string) string { return "--" + name }
-	}
-	shard, settings, err := check(opts, src)
+	shard, settings, err := check(opts)
 	if err != nil {
 		return err
 	}
@@ -139,30 +142,30 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 	}
 	targets = kept
-	if opts.once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
+	if opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
 		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
 		// included, wins). Not for a long-running watch: its live heap also
 		// holds the served metrics and overlapping sweeps, and a limit sized
 		// for one sweep made its collector run ~30 % more.
 		f.SetMemoryLimit(watch.MemoryLimit(len(targets)))
 	}
-	concurrency := opts.concurrency
+	concurrency := opts.Concurrency
 	if concurrency == 0 {
 		concurrency = watch.DefaultConcurrency()
 	}
 
 	var ln net.Listener
-	if opts.listen != "" {
-		if ln, err = net.Listen("tcp", opts.listen); err != nil {
-			return cli.UsageErrorf("%s %s: %v", src("listen"), opts.listen, err)
+	if opts.Listen != "" {
+		if ln, err = net.Listen("tcp", opts.Listen); err != nil {
+			return cli.UsageErrorf("%s %s: %v", opts.source("listen"), opts.Listen, err)
 		}
 		defer ln.Close()
 	}
 
 	var store *statestore.Store
 	file := statestore.New()
-	if opts.statePath != "" {
-		store, file, err = statestore.Open(ctx, opts.statePath, opts.lockTimeout)
+	if opts.StatePath != "" {
+		store, file, err = statestore.Open(ctx, opts.StatePath, opts.LockTimeout)
 		if err != nil {
 			if ctx.Err() != nil {
 				return cli.SilentExit(exitcode.SIGINT)
@@ -173,14 +176,17 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		defer crash.OnCrash(func() { store.Close() })()
 	}
 
-	cfg := watch.Config{Targets: targets, Settings: settings, Fleet: opts.fleet, Concurrency: concurrency, Interval: opts.interval}
-	if opts.onRedeploy != "" {
-		cfg.Hook = watch.ShellHook(opts.onRedeploy, opts.hookTimeout)
+	// The factory's prober and clock: a test's fake (or panicking)
+	// prober reaches watch as it reaches every command.
+	cfg := watch.Config{Targets: targets, Settings: settings, Fleet: opts.Fleet, Concurrency: concurrency, Interval: opts.Interval,
+		Probe: f.Probe, Now: f.Clock}
+	if opts.OnRedeploy != "" {
+		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
 	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard,
-		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.table),
-		metricsOn: opts.promFile != "" || opts.listen != ""}
-	if r.metricsOn && !opts.once {
+		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.Table),
+		metricsOn: opts.PromFile != "" || opts.Listen != ""}
+	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
 		r.latest = map[string]watch.Item{}
@@ -196,7 +202,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		fmt.Fprintf(f.Streams.Err, "healthctl: watch: target %q: the --on-redeploy started at %s never reported its end (that run was killed or interrupted); its redeploy is not run again\n",
 			name, at.UTC().Format(time.RFC3339))
 	}
-	if opts.once {
+	if opts.Once {
 		return runOnce(ctx, f, w, r)
 	}
 	return runLoop(ctx, f, w, r, ln)
@@ -204,45 +210,45 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 // check validates the options that need no file: every bad value is a usage
 // error naming its source. It returns the shard and the policy settings.
-func check(opts *Options, src func(string) string) (watch.Shard, policy.Settings, error) {
+func check(opts *Options) (watch.Shard, policy.Settings, error) {
 	var shard watch.Shard
 	switch {
-	case opts.interval <= 0:
-		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must be positive", src("interval"), opts.interval)
-	case opts.concurrency < 0:
-		return shard, policy.Settings{}, cli.UsageErrorf("%s %d: want at least 1 (0: the default)", src("concurrency"), opts.concurrency)
-	case opts.hookTimeout <= 0:
-		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must be positive", src("hook-timeout"), opts.hookTimeout)
-	case opts.lockTimeout < 0:
-		return shard, policy.Settings{}, cli.UsageErrorf("%s %v: must not be negative", src("lock-timeout"), opts.lockTimeout)
-	case opts.listen != "" && opts.once:
-		return shard, policy.Settings{}, cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", src("listen"))
-	case len(opts.URLs) == 0 && opts.targetsFile == "":
+	case opts.Interval <= 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s: must be positive", opts.named("interval"))
+	case opts.Concurrency < 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s: want at least 1 (0: the default)", opts.named("concurrency"))
+	case opts.HookTimeout <= 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s: must be positive", opts.named("hook-timeout"))
+	case opts.LockTimeout < 0:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s: must not be negative", opts.named("lock-timeout"))
+	case opts.Listen != "" && opts.Once:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", opts.source("listen"))
+	case len(opts.URLs) == 0 && opts.TargetsFile == "":
 		return shard, policy.Settings{}, cli.UsageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
 	}
-	if opts.shard != "" {
-		s, err := watch.ParseShard(opts.shard)
+	if opts.Shard != "" {
+		s, err := watch.ParseShard(opts.Shard)
 		if err != nil {
-			return shard, policy.Settings{}, cli.UsageErrorf("%s: %v", quoteValue(src("shard"), opts.shard), err)
+			return shard, policy.Settings{}, cli.UsageErrorf("%s: %v", opts.named("shard"), err)
 		}
 		shard = s
 	}
-	settings, err := opts.policy.Settings()
+	settings, err := opts.Policy.Settings()
 	if err != nil {
 		return shard, settings, err
 	}
-	if err := opts.fleet.Validate(); err != nil {
+	if err := opts.Fleet.Validate(); err != nil {
 		var se *policy.SettingError
 		if errors.As(err, &se) {
-			return shard, settings, cli.UsageErrorf("%s %s", src(se.Setting), se.Msg)
+			return shard, settings, cli.UsageErrorf("%s %s", opts.source(se.Setting), se.Msg)
 		}
 		return shard, settings, cli.UsageError(err)
 	}
-	if opts.promFile != "" {
+	if opts.PromFile != "" {
 		// Checked before the first probe: exit 2 means nothing probed,
 		// nothing run (the state file is checked when it is opened).
-		if err := statestore.CheckWritable(opts.promFile); err != nil {
-			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v", src("prom-file"), opts.promFile, err)
+		if err := statestore.CheckWritable(opts.PromFile); err != nil {
+			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v", opts.source("prom-file"), opts.PromFile, err)
 		}
 	}
 	return shard, settings, nil
@@ -255,17 +261,27 @@ func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 	if err := r.report(s); err != nil {
 		return err
 	}
+	code := onceCode(s)
 	if ctx.Err() != nil {
 		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
-		return cli.SilentExit(exitcode.SIGINT) // the root turns this into 130/143
+		code = exitcode.SIGINT // the root turns this into 130/143
 	}
-	if s.Redeploys > 0 {
-		return cli.SilentExit(exitcode.Redeploy)
+	return cli.SilentExit(f.ExitCode(code))
+}
+
+// onceCode is a --once sweep's exit code: 130 when a signal cut it short
+// (the root makes it 143 after SIGTERM), 8 when a redeploy stands, 9 when
+// the fleet rule held them all, else 0.
+func onceCode(s *watch.Sweep) int {
+	switch {
+	case s.Interrupted:
+		return exitcode.SIGINT
+	case s.Redeploys > 0:
+		return exitcode.Redeploy
+	case s.HeldFleet > 0 || s.HeldBudget > 0:
+		return exitcode.Unknown
 	}
-	if s.HeldFleet > 0 || s.HeldBudget > 0 {
-		return cli.SilentExit(exitcode.Unknown)
-	}
-	return nil
+	return exitcode.Pass
 }
 
 // runLoop sweeps on the cadence until a signal, serving /metrics on ln when
@@ -289,13 +305,4 @@ func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 	})
 	fmt.Fprintf(f.Streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
 	return cli.SilentExit(exitcode.SIGINT)
-}
-
-// quoteValue shows a value after its source the way it was typed:
-// HEALTHCTL_X="v" for a variable, --x "v" or "file: key" "v" otherwise.
-func quoteValue(source, value string) string {
-	if source != "" && !strings.HasPrefix(source, "-") && !strings.ContainsAny(source, " :") && strings.ToUpper(source) == source {
-		return fmt.Sprintf("%s=%q", source, value)
-	}
-	return fmt.Sprintf("%s %q", source, value)
 }

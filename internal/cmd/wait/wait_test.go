@@ -1,0 +1,93 @@
+package waitcmd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli/clitest"
+	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/output"
+)
+
+// parse runs wait-healthy's flag parsing up to runF and returns the options.
+func parse(t *testing.T, args ...string) *Options {
+	t.Helper()
+	fk := clitest.New(nil, classify.Pass)
+	var got *Options
+	cmd := NewCmd(fk.F, func(_ context.Context, o *Options) error { got = o; return nil })
+	if err := clitest.Parse(cmd, args...); err != nil {
+		t.Fatalf("wait-healthy %v: %v", args, err)
+	}
+	return got
+}
+
+func TestWaitFlags(t *testing.T) {
+	o := parse(t, "--interval", "2", "--timeout", "1m", "--successes", "3", "--fail-open", "--bypass",
+		"--respect-retry-after", "http://a/health", "--", "echo", "--interval", "x")
+	switch {
+	case strings.Join(o.URLs, " ") != "http://a/health",
+		strings.Join(o.Command, " ") != "echo --interval x",
+		o.Interval != 2*time.Second, o.Timeout != time.Minute, o.Successes != 3,
+		!o.FailOpen, !o.Bypass, !o.RespectRetryAfter:
+		t.Fatalf("options %+v", o)
+	}
+}
+
+func TestWaitRunHealthy(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	if err := Run(context.Background(), fk.F, parse(t, "http://127.0.0.1:1/health")); err != nil {
+		t.Fatalf("got %v", err)
+	}
+	if !strings.HasPrefix(fk.Out.String(), "PASS ok http://127.0.0.1:1/health 200") {
+		t.Errorf("stdout %q", fk.Out.String())
+	}
+}
+
+// TestWaitRunExit1JSON: the JSON's exit_code (and each last result's) is
+// the code the process exits with under --exit-1.
+func TestWaitRunExit1JSON(t *testing.T) {
+	for _, exit1 := range []bool{false, true} {
+		fk := clitest.New(nil, classify.Refused)
+		fk.F.Global.Output, fk.F.Exit1 = "json", exit1
+		err := Run(context.Background(), fk.F, parse(t, "--timeout", "150ms", "http://127.0.0.1:1/health"))
+		var j struct {
+			ExitCode int `json:"exit_code"`
+			Last     []struct {
+				ExitCode int `json:"exit_code"`
+			} `json:"last"`
+		}
+		if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil || len(j.Last) != 1 {
+			t.Fatalf("%v: %q", e, fk.Out.String())
+		}
+		want := exitcode.Refused
+		if exit1 {
+			want = exitcode.Unreachable
+		}
+		if clitest.Code(err) != want || j.ExitCode != want || j.Last[0].ExitCode != want {
+			t.Errorf("--exit-1 %v: process %d, exit_code %d, last %d; want %d", exit1, clitest.Code(err), j.ExitCode, j.Last[0].ExitCode, want)
+		}
+	}
+}
+
+func TestWaitRunBadValueNamesItsFlag(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	err := Run(context.Background(), fk.F, parse(t, "--interval", "0", "http://127.0.0.1:1/"))
+	if clitest.Code(err) != exitcode.Usage || err.Error() != "--interval 0s: must be positive" {
+		t.Fatalf("got %v (exit %d)", err, clitest.Code(err))
+	}
+}
+
+func TestWaitRunJSONWriteError(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	fk.F.Global.Output = "json"
+	fk.F.Streams.Out = clitest.FailingWriter{Err: syscall.EPIPE}
+	err := Run(context.Background(), fk.F, parse(t, "http://127.0.0.1:1/"))
+	if !output.IsWriteFailure(err) {
+		t.Fatalf("got %v, want a write failure", err)
+	}
+}

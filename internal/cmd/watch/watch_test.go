@@ -1,0 +1,127 @@
+package watchcmd
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli/clitest"
+	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// parse runs watch's flag parsing up to runF and returns the options.
+func parse(t *testing.T, args ...string) *Options {
+	t.Helper()
+	fk := clitest.New(nil, classify.Pass)
+	var got *Options
+	cmd := NewCmd(fk.F, func(_ context.Context, o *Options) error { got = o; return nil })
+	if err := clitest.Parse(cmd, args...); err != nil {
+		t.Fatalf("watch %v: %v", args, err)
+	}
+	return got
+}
+
+func TestWatchFlags(t *testing.T) {
+	o := parse(t, "--once", "--interval", "30", "--state", "s.json", "--prom-file", "m.prom", "--shard", "1/3",
+		"--concurrency", "4", "--hold-fraction", "0.25", "--failure-threshold", "2", "--targets", "t.yaml", "http://a/health")
+	switch {
+	case !o.Once, o.Interval != 30*time.Second, o.StatePath != "s.json", o.PromFile != "m.prom",
+		o.Shard != "1/3", o.Concurrency != 4, o.Fleet.HoldFraction != 0.25, o.TargetsFile != "t.yaml",
+		strings.Join(o.URLs, " ") != "http://a/health":
+		t.Fatalf("options %+v", o)
+	}
+	if s, err := o.Policy.Settings(); err != nil || s.FailureThreshold != 2 {
+		t.Errorf("policy %+v %v", s, err)
+	}
+}
+
+// jsonLines decodes stdout's JSON lines: the targets', then the sweep's.
+func jsonLines(t *testing.T, out string) (targets []map[string]any, sweep map[string]any) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%v: %q", err, sc.Text())
+		}
+		if s, ok := m["sweep"].(map[string]any); ok {
+			sweep = s
+		} else {
+			targets = append(targets, m)
+		}
+	}
+	return targets, sweep
+}
+
+// TestWatchRunThroughTheFactory: the sweep probes with the factory's
+// prober and clock, and --exit-1 is one decision for the JSON and the
+// process.
+func TestWatchRunThroughTheFactory(t *testing.T) {
+	for _, exit1 := range []bool{false, true} {
+		fk := clitest.New(nil, classify.Refused)
+		fk.F.Global.Output, fk.F.Exit1 = "json", exit1
+		err := Run(context.Background(), fk.F, parse(t, "--once", "--failure-threshold", "1", "http://127.0.0.1:1/health"))
+		if got := fk.Probed(); len(got) != 1 {
+			t.Fatalf("the factory's prober saw %q", got)
+		}
+		targets, sweep := jsonLines(t, fk.Out.String())
+		wantTarget, wantSweep := exitcode.Refused, exitcode.Redeploy
+		if exit1 {
+			wantTarget, wantSweep = exitcode.Unreachable, exitcode.Unreachable
+		}
+		if len(targets) != 1 || targets[0]["exit_code"] != float64(wantTarget) || sweep["exit_code"] != float64(wantSweep) || clitest.Code(err) != wantSweep {
+			t.Errorf("--exit-1 %v: exit %d, stdout %s", exit1, clitest.Code(err), fk.Out.String())
+		}
+		if sweep["started"] != clitest.Now.Format(time.RFC3339) {
+			t.Errorf("the sweep did not use the factory's clock: started %v", sweep["started"])
+		}
+	}
+}
+
+func TestWatchRunBadValueNamesItsFlag(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	err := Run(context.Background(), fk.F, parse(t, "--shard", "3/3", "http://127.0.0.1:1/"))
+	if clitest.Code(err) != exitcode.Usage || !strings.HasPrefix(err.Error(), `--shard "3/3": `) {
+		t.Fatalf("got %v (exit %d)", err, clitest.Code(err))
+	}
+}
+
+// TestWatchRunWriteFailures: stdout that cannot be written, or a state file
+// whose directory is gone by the time the sweep is saved, is exit 74.
+func TestWatchRunWriteFailures(t *testing.T) {
+	t.Run("stdout", func(t *testing.T) {
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.Global.Output = "json"
+		fk.F.Streams.Out = clitest.FailingWriter{Err: syscall.ENOSPC}
+		err := Run(context.Background(), fk.F, parse(t, "--once", "http://127.0.0.1:1/"))
+		if !output.IsWriteFailure(err) {
+			t.Fatalf("got %v, want a write failure", err)
+		}
+	})
+	t.Run("state", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "state")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+			// The state file is open and locked: its directory goes
+			// away during the sweep, so saving it fails.
+			os.RemoveAll(dir)
+			return clitest.Result(o.URL, classify.Pass)
+		}
+		err := Run(context.Background(), fk.F, parse(t, "--once", "--state", filepath.Join(dir, "s.json"), "http://127.0.0.1:1/"))
+		if !output.IsWriteFailure(err) || clitest.Code(err) != -1 {
+			t.Fatalf("got %v, want a write failure without a usage code", err)
+		}
+	})
+}
