@@ -48,6 +48,11 @@ func (c *Client) Lookup(ctx context.Context, host string) (addrs []netip.Addr, a
 	case "tcp6":
 		network = "ip6"
 	}
+	// The notes are this lookup's (a probe that follows redirects looks
+	// up each hop's name in turn).
+	c.mu.Lock()
+	c.replies = replyNotes{}
+	c.mu.Unlock()
 	addrs, err = c.resolver().LookupNetIP(ctx, network, host)
 	var ae *net.AddrError
 	if errors.As(err, &ae) && network != "ip" {
