@@ -97,6 +97,30 @@ func TestClassify(t *testing.T) {
 		{"dns tc then closed", Observation{Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}, Stage: StageDNS, DNS: DNSNoUsableAnswer}, ResolverError},
 		{"dns garbled (window)", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageDNS, DNS: DNSNoUsableAnswer}, ResolverError},
 		{"dns servfail seen", Observation{Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}, Stage: StageDNS, DNS: DNSServerFailure}, DNSServfail},
+		{"tcp connected", Observation{Protocol: ProtoTCP}, OK},
+		{"tcp refused", Observation{Protocol: ProtoTCP, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"tls handshake done", Observation{Protocol: ProtoTLS}, OK},
+		{"tls expired", Observation{Protocol: ProtoTLS, Err: verify(x509.CertificateInvalidError{Cert: past, Reason: x509.Expired}), Stage: StageTLS, Now: now}, TLSExpired},
+		{"grpc serving", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 1}}, OK},
+		{"grpc not serving", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 2}}, GRPCNotServing},
+		{"grpc status UNKNOWN", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 0}}, GRPCNotServing},
+		{"grpc status from a newer server", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 9}}, GRPCNotServing},
+		{"grpc SERVICE_UNKNOWN", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 3}}, GRPCServiceUnknown},
+		{"grpc NOT_FOUND", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Code: 5}}, GRPCServiceUnknown},
+		{"grpc UNIMPLEMENTED", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Code: 12}}, GRPCUnimplemented},
+		{"grpc UNAVAILABLE", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Code: 14}}, GRPCStatus},
+		{"grpc not grpc", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{NotGRPC: true}}, GRPCProtocol},
+		{"grpc no answer", Observation{Protocol: ProtoGRPC}, GRPCProtocol},
+		{"grpc to an HTTP/1 server", Observation{Protocol: ProtoGRPC, Err: errors.New("http2: failed reading the frame payload: http2: frame too large, note that the frame header looked like an HTTP/1.1 header"), Stage: StageHeaders}, GRPCProtocol},
+		{"grpc EOF before the preface", Observation{Protocol: ProtoGRPC, Err: errors.New("unexpected EOF"), Stage: StageHeaders}, GRPCProtocol},
+		{"grpcs without ALPN h2", Observation{Protocol: ProtoGRPC, Err: &net.OpError{Op: "remote error", Err: errors.New("tls: no application protocol")}, Stage: StageTLS}, GRPCProtocol},
+		{"grpcs client cert alert", Observation{Protocol: ProtoGRPC, Err: &net.OpError{Op: "remote error", Err: errors.New("tls: certificate required")}, Stage: StageHeaders}, TLSClientCertRequired},
+		{"grpc reset before the preface", Observation{Protocol: ProtoGRPC, NoPreface: true, Err: read(syscall.ECONNRESET), Stage: StageHeaders}, GRPCProtocol},
+		{"grpc reset after the preface", Observation{Protocol: ProtoGRPC, Err: read(syscall.ECONNRESET), Stage: StageHeaders}, ConnReset},
+		{"grpcs no h2 selected", Observation{Protocol: ProtoGRPC, Err: fmt.Errorf("x: %w", ErrNoHTTP2), Stage: StageTLS}, GRPCProtocol},
+		{"grpc refused", Observation{Protocol: ProtoGRPC, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"grpc headers window", Observation{Protocol: ProtoGRPC, Err: errors.New("x"), WindowClosed: true, Stage: StageHeaders}, HeadersTimeout},
+		{"grpc tls unknown authority", Observation{Protocol: ProtoGRPC, Err: verify(x509.UnknownAuthorityError{}), Stage: StageTLS}, TLSUnknownAuthority},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,6 +177,11 @@ var specOutcome = map[Reason]Outcome{
 	"proxy_auth_required":      "unknown",
 	"proxy_refused":            "unknown",
 	"proxy_timeout":            "unknown",
+	"grpc_not_serving":         "unreachable",
+	"grpc_service_unknown":     "unreachable",
+	"grpc_unimplemented":       "unreachable",
+	"grpc_status":              "unreachable",
+	"grpc_protocol":            "unreachable",
 }
 
 // TestReasonOutcomeMatchesSpec compares the code's table with the literal

@@ -47,6 +47,7 @@ type ResultJSON struct {
 	// HTTPSDowngrade: a redirect went from https to plain http.
 	HTTPSDowngrade bool             `json:"https_downgrade,omitempty"`
 	TLS            *probe.TLSInfo   `json:"tls,omitempty"`
+	GRPC           *probe.GRPCInfo  `json:"grpc,omitempty"`
 	Decision       *policy.Decision `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
@@ -75,6 +76,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		BodyTruncated:  r.BodyTruncated,
 		HTTPSDowngrade: r.Downgrade,
 		TLS:            r.TLS,
+		GRPC:           r.GRPC,
 		Decision:       d,
 	}
 	if allFailed(r.DialAttempts) {
@@ -99,8 +101,14 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 // "PASS ok URL 200 12.4ms" or "FAIL refused conn_refused URL - 0.4ms".
 func FirstLine(r probe.Result, colored bool) string {
 	status := "-"
-	if r.HTTPStatus != 0 {
+	switch {
+	case r.HTTPStatus != 0:
 		status = fmt.Sprint(r.HTTPStatus)
+	case r.GRPC != nil && r.GRPC.Status != "":
+		// A gRPC health answer's status stands where HTTP's would.
+		status = r.GRPC.Status
+	case r.GRPC != nil && r.GRPC.CodeName != "":
+		status = r.GRPC.CodeName
 	}
 	total := output.FormatMS(r.Timings[probe.PhaseTotal])
 	if r.Outcome == classify.Pass {
@@ -140,6 +148,20 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			how = "connected"
 		}
 		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, output.Untrusted(how), output.FormatMS(a.Duration))
+	}
+	if g := r.GRPC; g != nil {
+		svc := "the server's overall health"
+		if g.Service != "" {
+			svc = fmt.Sprintf("service %q", g.Service)
+		}
+		ans := "no gRPC answer"
+		switch {
+		case g.Status != "":
+			ans = g.Status
+		case g.Code != nil:
+			ans = fmt.Sprintf("gRPC status %s (%d)", g.CodeName, *g.Code)
+		}
+		fmt.Fprintf(w, "%s%s: %s\n", label("grpc"), output.Untrusted(svc), ans)
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {
