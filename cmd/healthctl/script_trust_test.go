@@ -137,26 +137,11 @@ func cmdBigFile(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: bigfile FILE SIZE")
 	}
-	n, err := parseSize(args[1])
-	if err != nil {
-		ts.Fatalf("bigfile: %v", err)
+	n, err := parseSize(args[1]) // script_files_test.go's
+	if err != nil || n < 0 || n > 256<<20 {
+		ts.Fatalf("bigfile: size %q: want N, NKiB or NMiB up to 256MiB", args[1])
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Repeat("x", n)), 0o644))
-}
-
-// parseSize reads "4096", "64KiB" or "4MiB".
-func parseSize(s string) (int, error) {
-	mult := 1
-	for suffix, m := range map[string]int{"KiB": 1 << 10, "MiB": 1 << 20} {
-		if strings.HasSuffix(s, suffix) {
-			s, mult = strings.TrimSuffix(s, suffix), m
-		}
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n*mult > 256<<20 {
-		return 0, errors.New("size " + strconv.Quote(s) + ": want N, NKiB or NMiB up to 256MiB")
-	}
-	return n * mult, nil
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Repeat("x", int(n))), 0o644))
 }
 
 func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
