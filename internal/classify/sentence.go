@@ -41,16 +41,39 @@ type Facts struct {
 	OtherHost   bool
 	BadLocation bool
 	Limited     bool
-	Hops        int
-	Follow      int
+	// Loop: the redirect goes to a URL already requested (--follow would
+	// go round for ever).
+	Loop   bool
+	Hops   int
+	Follow int
 	// Condition describes the first --expect condition that failed.
 	Condition string
+	// ProxyStatus is the status line a proxy answered the CONNECT with
+	// (when not 200); ProxyDetail is the mark of an error answer the
+	// proxy generated itself (X-Squid-Error, Proxy-Status), redacted.
+	ProxyStatus string
+	ProxyDetail string
+	// PostHandshakeAuth: a 403 over TLS 1.3 with a client certificate
+	// configured that the server never asked for during the handshake —
+	// the mark of a post-handshake authentication Go cannot answer.
+	PostHandshakeAuth bool
 	// CredentialsDropped: a hop changed origin and the credentials stayed
 	// behind.
 	CredentialsDropped bool
 	// Redact scrubs secrets from text that may quote them; nil keeps the
 	// text as it is.
 	Redact func(string) string
+
+	// The gRPC health answer: the service asked about, the grpc-status
+	// code and its name, the serving status's name and the server's
+	// grpc-message; GRPCSeen says how an answer was not gRPC (the thing
+	// seen: "content-type \"text/html\"").
+	GRPCService  string
+	GRPCCode     int
+	GRPCCodeName string
+	GRPCStatus   string
+	GRPCMessage  string
+	GRPCSeen     string
 }
 
 // Sentence is the user-facing error of a probe classified as r: "" for a
@@ -64,16 +87,28 @@ func Sentence(o Observation, r Reason, f Facts) string {
 	}
 	var msg string
 	switch {
+	case o.Protocol == ProtoGRPC && !o.WindowClosed && isGRPCReason(r):
+		msg = red(grpcText(o, r, f))
+	case o.Err != nil && o.WindowClosed && (r == ResolverError || r == ResolverRefused):
+		// The replies that came were no answer: say what they were.
+		msg = red(dropGoNames(windowText(o, f)) + ": " + o.DNS.Describe())
 	case o.Err != nil && o.WindowClosed:
 		msg = red(dropGoNames(windowText(o, f)))
-	case o.Err != nil && r == ProxyError:
+	case o.Err != nil && f.ProxyStatus != "" && isProxyReason(r):
+		msg = red(fmt.Sprintf("proxy %s answered the CONNECT with %s%s", f.Proxy, f.ProxyStatus, detail(f.ProxyDetail)))
+	case o.Err != nil && isProxyReason(r):
 		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
 	case o.Err != nil && r == TLSInsecureAlgorithm:
 		msg = insecureAlgorithmText(o.Err)
 	case o.Err != nil:
 		msg = red(ErrorText(o.Err))
-	case r == ProxyError:
-		msg = fmt.Sprintf("proxy %s answered %s", f.Proxy, f.Status)
+	case r == ProxyError && f.ProxyDetail != "":
+		msg = red(fmt.Sprintf("proxy %s answered %s itself%s: the server behind it may be down", f.Proxy, f.Status, detail(f.ProxyDetail)))
+	case isProxyReason(r):
+		msg = red(fmt.Sprintf("proxy %s answered %s%s", f.Proxy, f.Status, detail(f.ProxyDetail)))
+	case r == HTTPStatus && f.PostHandshakeAuth:
+		msg = fmt.Sprintf("unexpected status %d (want %s) over TLS 1.3 with a client certificate the server never asked for at the handshake: "+
+			"it may have asked after it (post-handshake authentication, which Go cannot answer); require the certificate at the handshake, or allow TLS 1.2 (renegotiation)", o.StatusCode, f.Want)
 	case r == Redirect:
 		msg = redirectText(o.StatusCode, f)
 	case r == HTTPStatus:
@@ -85,6 +120,23 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg += " (credentials were not sent to the redirect's origin)"
 	}
 	return msg
+}
+
+// isProxyReason says r blames the proxy.
+func isProxyReason(r Reason) bool {
+	switch r {
+	case ProxyError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout:
+		return true
+	}
+	return false
+}
+
+// detail is " (d)", or "" for no d.
+func detail(d string) string {
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
 }
 
 // windowText says which window closed during which phase, e.g.
@@ -135,6 +187,12 @@ func redirectText(status int, f Facts) string {
 	switch {
 	case f.BadLocation:
 		return fmt.Sprintf("status %d redirects to a Location that is not an http(s) URL: %s", status, f.Location)
+	case f.Loop:
+		n := "redirects"
+		if f.Hops == 1 {
+			n = "redirect"
+		}
+		return fmt.Sprintf("redirect loop: status %d redirects to %s, already requested (after %d %s)", status, f.Location, f.Hops, n)
 	case f.Limited:
 		return fmt.Sprintf("stopped after %d redirects (--follow=%d): status %d redirects to %s", f.Hops, f.Follow, status, f.Location)
 	}
@@ -180,4 +238,51 @@ func insecureAlgorithmText(err error) string {
 			ua.Cert.Subject.String(), ua.Cert.SignatureAlgorithm, ua.Cert.Issuer.String())
 	}
 	return "certificate signed with an insecure algorithm (SHA-1 or MD5): " + ErrorText(err)
+}
+
+func isGRPCReason(r Reason) bool {
+	switch r {
+	case GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol:
+		return true
+	}
+	return false
+}
+
+// grpcText says what a gRPC health answer that did not pass means, naming
+// the code or status the server sent and what was seen when it was not
+// gRPC at all.
+func grpcText(o Observation, r Reason, f Facts) string {
+	who := "the server"
+	if f.GRPCService != "" {
+		who = fmt.Sprintf("service %q", f.GRPCService)
+	}
+	code := func(prefix string) string {
+		s := fmt.Sprintf("%sgRPC status %s (%d)", prefix, f.GRPCCodeName, f.GRPCCode)
+		if f.GRPCMessage != "" {
+			s += ": " + f.GRPCMessage
+		}
+		return s
+	}
+	switch {
+	case r == GRPCProtocol && o.Err != nil:
+		text := ErrorText(o.Err)
+		switch {
+		case f.GRPCSeen != "":
+			return "not gRPC: " + f.GRPCSeen
+		case strings.Contains(text, "looked like an HTTP/1.1 header"):
+			return "not gRPC: the server answered in HTTP/1.1, not HTTP/2 (" + text + ")"
+		case strings.Contains(text, "no application protocol") || errors.Is(o.Err, ErrNoHTTP2):
+			return "not gRPC: the TLS server offers no HTTP/2 (ALPN h2) (" + text + ")"
+		case strings.HasSuffix(text, "EOF"):
+			return "not gRPC: the server closed the connection without an HTTP/2 answer (" + text + ")"
+		}
+		return "not gRPC: " + text
+	case r == GRPCProtocol:
+		return "not a gRPC answer: " + f.GRPCSeen
+	case r == GRPCUnimplemented:
+		return code("the server has no grpc.health.v1.Health service: ")
+	case f.GRPCStatus != "":
+		return who + " is " + f.GRPCStatus
+	}
+	return code("health check of " + who + ": ")
 }

@@ -6,8 +6,10 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	src "github.com/healthctl/healthctl/internal/source"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,9 +17,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/yamlsafe"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 )
 
 // Sources are where configuration comes from, for one run.
@@ -164,23 +169,13 @@ func Named(fs *pflag.FlagSet, name string) string {
 // Quote shows a text value after its source, in Go quotes: NAME="value"
 // for a variable, `source "value"` for a flag, a file key or a targets
 // file's line.
-func Quote(source, value string) string { return join(source, strconv.Quote(value)) }
+func Quote(source, value string) string { return src.Quote(source, value) }
 
-func join(source, value string) string {
-	if IsVariable(source) {
-		return source + "=" + value
-	}
-	return source + " " + value
-}
+func join(source, value string) string { return src.Join(source, value) }
 
 // IsVariable reports whether a source names an environment variable
 // (HEALTHCTL_X), not a flag (--x) or a file ("config f: key", "f:3").
-func IsVariable(source string) bool {
-	if source == "" || strings.ContainsAny(source, " :") || strings.HasPrefix(source, "-") {
-		return false
-	}
-	return strings.ToUpper(source) == source
-}
+func IsVariable(source string) bool { return src.IsVariable(source) }
 
 // commandFlags are the flags whose value is a command healthctl runs, per
 // command: they come only from the command line or a named config file.
@@ -295,20 +290,35 @@ func readConfigFile(src Sources) (v *viper.Viper, path string, named bool, err e
 		}
 		path = c
 	}
-	if st, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+	// A regular file within its cap, opened without blocking (a FIFO is
+	// refused at once), and YAML whose merge keys stay within a budget:
+	// viper's decoder expands them without one.
+	data, err := inputfile.Read(path, inputfile.Config)
+	if err != nil {
+		var ie *inputfile.Error
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, "", named, fmt.Errorf("config %s: no such file", path)
+		case errors.As(err, &ie):
+			return nil, "", named, fmt.Errorf("config %s: %v", path, ie.Err)
 		}
 		return nil, "", named, fmt.Errorf("config %s: %v", path, err)
-	} else if st.IsDir() {
-		return nil, "", named, fmt.Errorf("config %s: is a directory", path)
 	}
 	v = viper.New()
 	v.SetConfigFile(path)
-	if filepath.Ext(path) == "" {
+	ext := filepath.Ext(path)
+	if ext == "" {
 		v.SetConfigType("yaml")
 	}
-	if err := v.ReadInConfig(); err != nil {
+	if ext == "" || ext == ".yaml" || ext == ".yml" {
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) == nil {
+			if err := yamlsafe.Check(&doc); err != nil {
+				return nil, "", named, fmt.Errorf("config %s: %v", path, err)
+			}
+		}
+	}
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, "", named, fmt.Errorf("config %s: %v", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return v, path, named, nil

@@ -167,11 +167,21 @@ type (
 	}
 	// ProbeSpec is a readiness or liveness probe.
 	ProbeSpec struct {
-		HTTPGet          *HTTPGetAction `yaml:"httpGet"`
-		PeriodSeconds    Field[int64]   `yaml:"periodSeconds"`
-		FailureThreshold Field[int64]   `yaml:"failureThreshold"`
-		TimeoutSeconds   Field[int64]   `yaml:"timeoutSeconds"`
+		HTTPGet *HTTPGetAction `yaml:"httpGet"`
+		// GRPC is the kubelet's grpc.health.v1 probe (port, service).
+		GRPC *GRPCAction `yaml:"grpc"`
+		// TCPSocket is a connect to the port.
+		TCPSocket        *struct{ Port string } `yaml:"tcpSocket"`
+		PeriodSeconds    Field[int64]           `yaml:"periodSeconds"`
+		FailureThreshold Field[int64]           `yaml:"failureThreshold"`
+		TimeoutSeconds   Field[int64]           `yaml:"timeoutSeconds"`
 		line             int
+	}
+	// GRPCAction is a grpc probe: the port and the service asked about
+	// ("" is the server's overall health).
+	GRPCAction struct {
+		Port    string `yaml:"port"`
+		Service string `yaml:"service"`
 	}
 	// HTTPGetAction is an httpGet probe or hook.
 	HTTPGetAction struct {
@@ -483,6 +493,11 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, liveness fails with it; Kubernetes before it stopped liveness probes of terminating pods restarts the container mid-drain (as Docker autoheal, ECS, Nomad and Consul do), and current Kubernetes still restarts it for any 503 outside termination", r.HTTPGet.Path, r.HTTPGet.Port),
 				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
+		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.GRPC != nil && l.GRPC != nil &&
+			r.GRPC.Port == l.GRPC.Port && r.GRPC.Service == l.GRPC.Service {
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both ask the gRPC health of %s on port %s: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), the kubelet restarts the pod", grpcServiceName(r.GRPC.Service), r.GRPC.Port),
+				"give liveness a check that stays up during the drain: tcpSocket on the port (Shutdown() turns every service NOT_SERVING, named ones too)")
+		}
 		if c.Command.Set {
 			if why, fix, bad := WrapperCheck(append(append([]string{}, c.Command.V...), c.Args...)); bad {
 				_, _, _, underInit := initOf(c.Command.V)
@@ -495,6 +510,14 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 	}
 	return nil
+}
+
+// grpcServiceName names a grpc probe's service for a finding.
+func grpcServiceName(s string) string {
+	if s == "" {
+		return "the server (service \"\")"
+	}
+	return fmt.Sprintf("service %q", s)
 }
 
 // fixedShutdown is S as the fixes leave it: unchanged when P < S, else

@@ -46,6 +46,9 @@ type Result struct {
 	Redirect    *Redirect
 	// Hops are the redirects followed (--follow), in order.
 	Hops []Hop
+	// Downgrade is set when a redirect (followed or reported) went from
+	// https to plain http: what follows it is readable on the wire.
+	Downgrade bool
 	// Proxy is the proxy the request went through (redacted), "" when
 	// direct; Address is then the proxy's.
 	Proxy string
@@ -60,6 +63,9 @@ type Result struct {
 	RetryAfter    *time.Duration
 	BodyTruncated bool
 	TLS           *TLSInfo
+	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
+	// other protocols).
+	GRPC *GRPCInfo
 	// Canceled is true when the caller's context ended the probe (Ctrl-C):
 	// not a probe result at all.
 	Canceled bool

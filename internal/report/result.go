@@ -44,8 +44,11 @@ type ResultJSON struct {
 	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
-	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
-	Decision      *policy.Decision    `json:"decision,omitempty"`
+	// HTTPSDowngrade: a redirect went from https to plain http.
+	HTTPSDowngrade bool             `json:"https_downgrade,omitempty"`
+	TLS            *probe.TLSInfo   `json:"tls,omitempty"`
+	GRPC           *probe.GRPCInfo  `json:"grpc,omitempty"`
+	Decision       *policy.Decision `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
 	Addresses []ResultJSON `json:"addresses,omitempty"`
@@ -55,24 +58,26 @@ type ResultJSON struct {
 // exit code it maps to.
 func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
 	j := ResultJSON{
-		SchemaVersion: output.SchemaVersion,
-		URL:           output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
-		Outcome:       r.Outcome,
-		Reason:        r.Reason,
-		ExitCode:      exitCode,
-		HTTPStatus:    r.HTTPStatus,
-		HTTPVersion:   r.HTTPVersion,
-		Error:         output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
-		Address:       r.Address,
-		IPFamily:      r.IPFamily,
-		TimingsMS:     map[string]float64{},
-		Redirect:      r.Redirect,
-		Redirects:     r.Hops,
-		Proxy:         r.Proxy,
-		DialAttempts:  r.DialAttempts,
-		BodyTruncated: r.BodyTruncated,
-		TLS:           r.TLS,
-		Decision:      d,
+		SchemaVersion:  output.SchemaVersion,
+		URL:            output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
+		Outcome:        r.Outcome,
+		Reason:         r.Reason,
+		ExitCode:       exitCode,
+		HTTPStatus:     r.HTTPStatus,
+		HTTPVersion:    r.HTTPVersion,
+		Error:          output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
+		Address:        r.Address,
+		IPFamily:       r.IPFamily,
+		TimingsMS:      map[string]float64{},
+		Redirect:       r.Redirect,
+		Redirects:      r.Hops,
+		Proxy:          r.Proxy,
+		DialAttempts:   r.DialAttempts,
+		BodyTruncated:  r.BodyTruncated,
+		HTTPSDowngrade: r.Downgrade,
+		TLS:            r.TLS,
+		GRPC:           r.GRPC,
+		Decision:       d,
 	}
 	if allFailed(r.DialAttempts) {
 		j.DialErrors = r.DialAttempts
@@ -96,8 +101,14 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 // "PASS ok URL 200 12.4ms" or "FAIL refused conn_refused URL - 0.4ms".
 func FirstLine(r probe.Result, colored bool) string {
 	status := "-"
-	if r.HTTPStatus != 0 {
+	switch {
+	case r.HTTPStatus != 0:
 		status = fmt.Sprint(r.HTTPStatus)
+	case r.GRPC != nil && r.GRPC.Status != "":
+		// A gRPC health answer's status stands where HTTP's would.
+		status = r.GRPC.Status
+	case r.GRPC != nil && r.GRPC.CodeName != "":
+		status = r.GRPC.CodeName
 	}
 	total := output.FormatMS(r.Timings[probe.PhaseTotal])
 	if r.Outcome == classify.Pass {
@@ -138,6 +149,20 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		}
 		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, output.Untrusted(how), output.FormatMS(a.Duration))
 	}
+	if g := r.GRPC; g != nil {
+		svc := "the server's overall health"
+		if g.Service != "" {
+			svc = fmt.Sprintf("service %q", g.Service)
+		}
+		ans := "no gRPC answer"
+		switch {
+		case g.Status != "":
+			ans = g.Status
+		case g.Code != nil:
+			ans = fmt.Sprintf("gRPC status %s (%d)", g.CodeName, *g.Code)
+		}
+		fmt.Fprintf(w, "%s%s: %s\n", label("grpc"), output.Untrusted(svc), ans)
+	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {
 		if r.TLS.Version != "" {
@@ -153,6 +178,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			}
 			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), output.Untrusted(c.Subject))
 			fmt.Fprintf(w, "%sissuer %s; SANs %s; %s\n", label(""), output.Untrusted(c.Issuer), output.Untrusted(strings.Join(c.SANs, ", ")), exp)
+			if c.StapleMissing {
+				fmt.Fprintf(w, "%s%s\n", label(""), output.Paint(colored, color.FgYellow).Sprint("must-staple, but the server sent no OCSP staple (browsers refuse it)"))
+			}
 		}
 	}
 	for i, h := range r.Hops {
@@ -164,6 +192,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			other = output.Paint(colored, color.FgYellow).Sprint(" (another host)")
 		}
 		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), output.Untrusted(r.Redirect.Location), other)
+	}
+	if r.Downgrade {
+		fmt.Fprintf(w, "%s%s\n", label("downgrade"), output.Paint(colored, color.FgYellow).Sprint("a redirect went from https to plain http"))
 	}
 	if r.RetryAfter != nil {
 		fmt.Fprintf(w, "%s%s\n", label("retry-after"), output.Seconds(*r.RetryAfter))

@@ -22,13 +22,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"runtime/debug"
 	"sort"
 	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/inputfile"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 )
 
@@ -55,9 +59,17 @@ type Entry struct {
 	LastReason  classify.Reason  `json:"last_reason,omitempty"`
 	LastAction  policy.Action    `json:"last_action,omitempty"`
 	LastProbe   time.Time        `json:"last_probe,omitzero"`
+	// OnsetSweep is the sweep in which the target's current run of
+	// decisive failures began (0: not failing decisively). The fleet rule
+	// groups targets by it: a chronic failure is not part of a new onset.
+	OnsetSweep int64 `json:"onset_sweep,omitempty"`
 	// Redeploys counts redeploy decisions ever made (a Prometheus counter
 	// that survives short-lived runs).
 	Redeploys int64 `json:"redeploys,omitempty"`
+	// LastRedeploy is when the last redeploy decision that stood (not held)
+	// was made: an alert on "a redeploy in the last N minutes" needs no
+	// earlier sample, unlike a counter born at 1 on a target's first sweep.
+	LastRedeploy time.Time `json:"last_redeploy,omitzero"`
 	// Skipped counts turns skipped because the previous probe was still
 	// running.
 	Skipped int64 `json:"skipped,omitempty"`
@@ -109,7 +121,14 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 	if err != nil {
 		return nil, nil, &Error{Path: path, Err: err}
 	}
-	lk := flock.New(LockPath(real))
+	// The lock is judged as the file is: a planted FILE.lock link is
+	// refused, a trusted one locked at its target, and the open itself does
+	// not follow a link (one swapped in after the check fails).
+	lockPath, err := Resolve(LockPath(real))
+	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	lk := flock.New(lockPath, flock.SetFlag(lockFlags))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
@@ -144,16 +163,68 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 }
 
 // Read reads and checks a state file without locking it. A missing file is
-// an empty state.
+// an empty state. It must be a regular file (a FIFO is refused at once, not
+// waited on) of at most MaxSize bytes.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.Kind{Name: inputfile.State.Name, Max: MaxSize()})
 	if errors.Is(err, fs.ErrNotExist) {
 		return New(), nil
 	}
 	if err != nil {
+		var ie *inputfile.Error
+		if errors.As(err, &ie) {
+			err = fmt.Errorf("%v; left untouched", ie.Err)
+		}
 		return nil, &Error{Path: path, Err: err}
 	}
 	return Parse(path, data)
+}
+
+// MaxSize is the largest state file read: a quarter of the run's memory
+// limit (watch --once sets one for its fleet: 52 MiB up to 10,000
+// targets), and at most inputfile.State's 64 MiB. A state of 10,000
+// targets is about 2 MiB. A larger file is refused (exit 2), never
+// half-read.
+func MaxSize() int64 {
+	m := inputfile.State.Max
+	if lim := memoryLimit(); lim/4 < m {
+		m = max(lim/4, 1<<20)
+	}
+	return m
+}
+
+// MaxTargets is the most targets a state file read may hold: decoded, one
+// takes up to ~1 KiB (a tiny entry, `"n":{}`, ~300 bytes from 7), so a
+// quarter of the memory limit's worth (13,312 at 52 MiB), or 262,144
+// without a limit. A fleet that shrank from more than that to a small one
+// must start a new state file (or raise GOMEMLIMIT for one run).
+func MaxTargets() int {
+	lim := memoryLimit()
+	if lim == math.MaxInt64 {
+		return 1 << 18
+	}
+	return int(max(lim/4/1024, 1024))
+}
+
+// memoryLimit is the runtime's soft memory limit (math.MaxInt64: none).
+func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
+
+// countObjects counts the JSON objects in data ('{' outside strings): each
+// target of a state file is one, so it bounds the decoded size before
+// decoding, in one pass without allocating.
+func countObjects(data []byte) int {
+	n, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && c == '{':
+			n++
+		}
+	}
+	return n
 }
 
 // Parse checks and decodes a state file's content. An empty file (touch)
@@ -162,8 +233,15 @@ func Parse(path string, data []byte) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return New(), nil
 	}
+	if n, most := countObjects(data)-2, MaxTargets(); n > most {
+		return nil, &Error{Path: path, Err: fmt.Errorf("holds about %d targets, more than the %d this run's memory limit allows (GOMEMLIMIT raises it); left untouched: a fleet that shrank needs a new state file", n, most)}
+	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
+	// A key this healthctl does not know (a newer one's, or an edit) would
+	// be dropped by the next save: refuse it instead, so what is accepted
+	// is what is written back.
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, &Error{Path: path, Err: fmt.Errorf("corrupt (not the JSON healthctl writes: %v); left untouched: fix or remove it", err)}
 	}
@@ -223,9 +301,10 @@ func (s *Store) Save(f *File) error {
 		f.Targets[name] = t
 	}
 	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
-		enc := json.NewEncoder(w) // as json.MarshalIndent, and a newline
-		enc.SetIndent("", " ")
-		return enc.Encode(f)
+		// As json.MarshalIndent and a newline, with C1 controls, bidi
+		// overrides and the BOM in target names escaped as \u009b: the
+		// file is read by people (cat, less) too.
+		return output.JSONIndent(w, f, " ")
 	})
 	if err != nil {
 		return &Error{Path: s.path, Err: err}
@@ -269,5 +348,15 @@ func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) e
 	if err != nil {
 		return err
 	}
-	return writeAtomic(name, perm, write)
+	if err := writeAtomic(name, perm, write); err != nil {
+		return err
+	}
+	// What a killed run left (".NAME123…", beside the resolved file only):
+	// old enough that no run writing the same file now owns it.
+	removeStaleOlder(name, staleAge)
+	return nil
 }
+
+// staleAge is how old a temporary file must be before a write without the
+// state's lock (the textfile) removes it as a killed run's.
+const staleAge = time.Minute

@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/healthctl/healthctl/internal/source"
 	"io"
 	"math"
 	"net"
@@ -30,6 +31,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -82,6 +84,8 @@ type Input struct {
 	ExpectHeader    []string
 	SecretHeader    []string
 	SecretParam     []string
+	GRPCService     string
+	HTTP2Prior      bool
 
 	// Source names where the value of a flag (by flag name, "header") came
 	// from; nil, or an empty answer, means the command line: "--header".
@@ -113,20 +117,9 @@ func (in *Input) SourceOf(flag string) string {
 func (in *Input) bad(flag string, value *string, format string, args ...any) error {
 	src := in.SourceOf(flag)
 	if value != nil {
-		if isEnvName(src) {
-			src = fmt.Sprintf("%s=%q", src, *value)
-		} else {
-			src = fmt.Sprintf("%s %q", src, *value)
-		}
+		src = source.Quote(src, *value)
 	}
 	return &Error{Source: src, Err: fmt.Errorf(format, args...)}
-}
-
-func isEnvName(s string) bool {
-	if s == "" || strings.ContainsAny(s, " :") {
-		return false
-	}
-	return strings.ToUpper(s) == s && !strings.HasPrefix(s, "-")
 }
 
 func ptr(s string) *string { return &s }
@@ -172,6 +165,11 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		o.Network = "tcp6"
 	}
 	o.AllAddresses = in.AllAddresses
+	o.HTTP2PriorKnowledge = in.HTTP2Prior
+	if hasControl(in.GRPCService) {
+		return nil, in.bad("grpc-service", nil, "the value has a control character (a newline?)")
+	}
+	o.GRPCService = in.GRPCService
 	if in.ConnectTimeout <= 0 {
 		return nil, in.bad("connect-timeout", ptr(in.ConnectTimeout.String()), "must be positive")
 	}
@@ -206,7 +204,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 			return nil, in.bad("user", nil, "the value has a control character (a newline?)")
 		}
 		o.User, o.Password, o.HasUser = u, pw, true
-		red.AddSecret(pw)
+		red.AddBasic(u, pw) // the password, and the Basic value sent
 	}
 	if in.Data != "" {
 		body := []byte(in.Data)
@@ -221,12 +219,12 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 				return nil, in.bad("data", ptr(in.Data), "reading standard input: %v", err)
 			}
 			if int64(len(body)) > maxDataBody {
-				return nil, in.bad("data", ptr(in.Data), "standard input is longer than %d MiB", maxDataBody>>20)
+				return nil, in.bad("data", ptr(in.Data), "standard input is longer than the %s cap of a request body", inputfile.Size(maxDataBody))
 			}
 		} else if ok {
 			var err error
-			if body, err = os.ReadFile(name); err != nil {
-				return nil, in.bad("data", ptr(in.Data), "%v", pathErr(err))
+			if body, err = readInput(name, inputfile.Data); err != nil {
+				return nil, in.bad("data", ptr(in.Data), "%v", err)
 			}
 		}
 		o.Body = body
@@ -339,9 +337,9 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 			lines = append(lines, h)
 			continue
 		}
-		b, err := os.ReadFile(name)
+		b, err := readInput(name, inputfile.Headers)
 		if err != nil {
-			return in.bad("header", ptr(h), "%v", pathErr(err))
+			return in.bad("header", ptr(h), "%v", err)
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
@@ -387,9 +385,9 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 func (in *Input) tlsConfig() (*tls.Config, error) {
 	tc := &tls.Config{InsecureSkipVerify: in.Insecure, ServerName: in.ServerName}
 	if in.CACert != "" {
-		pem, err := os.ReadFile(in.CACert)
+		pem, err := readInput(in.CACert, inputfile.CABundle)
 		if err != nil {
-			return nil, in.bad("cacert", ptr(in.CACert), "%v", pathErr(err))
+			return nil, in.bad("cacert", ptr(in.CACert), "%v", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -403,9 +401,18 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 	case in.Cert == "" && in.Key != "":
 		return nil, in.bad("key", nil, "no --cert (--cert and --key go together)")
 	case in.Cert != "":
-		pair, err := tls.LoadX509KeyPair(in.Cert, in.Key)
+		// As tls.LoadX509KeyPair, through the same bounded reads.
+		certPEM, err := readInput(in.Cert, inputfile.ClientCert)
 		if err != nil {
-			return nil, &Error{Source: in.SourceOf("cert") + "/" + in.SourceOf("key"), Err: pathErr(err)}
+			return nil, in.bad("cert", ptr(in.Cert), "%v", err)
+		}
+		keyPEM, err := readInput(in.Key, inputfile.ClientCert)
+		if err != nil {
+			return nil, in.bad("key", ptr(in.Key), "%v", err)
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, &Error{Source: in.SourceOf("cert") + "/" + in.SourceOf("key"), Err: err}
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}
@@ -437,7 +444,7 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 	o := t.opts
 	o.URL = u
 	o.Redactor.AddURL(u)
-	if u.Scheme == "https" && o.TLSConfig.ServerName == "" && o.Host != "" {
+	if (u.Scheme == "https" || u.Scheme == "grpcs" || u.Scheme == "tls") && o.TLSConfig.ServerName == "" && o.Host != "" {
 		tc := o.TLSConfig.Clone()
 		tc.ServerName = hostOnly(o.Host)
 		o.TLSConfig = tc
@@ -468,10 +475,11 @@ func ParseURL(raw string) (*url.URL, error) {
 		}
 		return nil, fmt.Errorf("malformed URL: %s", msg)
 	}
+	u.Scheme = strings.ToLower(u.Scheme)
 	switch u.Scheme {
-	case "http", "https":
+	case "http", "https", "grpc", "grpcs", "tcp", "tls":
 	default:
-		return nil, fmt.Errorf("unsupported scheme %q (want http or https)", u.Scheme)
+		return nil, fmt.Errorf("unsupported scheme %q (want http, https, grpc, grpcs, tcp or tls)", u.Scheme)
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
@@ -481,7 +489,37 @@ func ParseURL(raw string) (*url.URL, error) {
 			return nil, fmt.Errorf("URL port %q out of range", p)
 		}
 	}
+	if err := checkNonHTTP(u); err != nil {
+		return nil, err
+	}
 	return u, nil
+}
+
+// checkNonHTTP holds grpc, grpcs, tcp and tls URLs to what they can mean:
+// host and port (no protocol has a default port for them), for gRPC a
+// service name as the path, and nothing else — no credentials, query or
+// fragment, which no health call would send.
+func checkNonHTTP(u *url.URL) error {
+	if u.Scheme == "http" || u.Scheme == "https" {
+		return nil
+	}
+	form := u.Scheme + "://HOST:PORT"
+	if u.Scheme == "grpc" || u.Scheme == "grpcs" {
+		form += "[/SERVICE]"
+	}
+	switch {
+	case u.Port() == "":
+		return fmt.Errorf("%s URL has no port (want %s)", u.Scheme, form)
+	case u.User != nil:
+		return fmt.Errorf("%s URL has credentials, which it cannot send (want %s)", u.Scheme, form)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return fmt.Errorf("%s URL has a query or fragment (want %s)", u.Scheme, form)
+	case (u.Scheme == "tcp" || u.Scheme == "tls") && u.Path != "" && u.Path != "/":
+		return fmt.Errorf("%s URL has a path (want %s)", u.Scheme, form)
+	case hasControl(u.Path):
+		return fmt.Errorf("%s URL's service name has a control character", u.Scheme)
+	}
+	return nil
 }
 
 func hostOnly(h string) string {
@@ -491,8 +529,24 @@ func hostOnly(h string) string {
 	return h
 }
 
-// maxDataBody is the most --data @- reads from standard input.
+// maxDataBody is the most --data @- reads from standard input, as
+// inputfile.Data bounds --data @file.
 const maxDataBody = 64 << 20
+
+// readInput reads an input file through inputfile (a regular file within
+// its kind's cap: a FIFO or /dev/zero is refused at once), its error
+// without the path, which the caller names with its flag.
+func readInput(name string, k inputfile.Kind) ([]byte, error) {
+	b, err := inputfile.Read(name, k)
+	var ie *inputfile.Error
+	if errors.As(err, &ie) {
+		return nil, ie.Err
+	}
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	return b, nil
+}
 
 // ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR
 // may be [v6]) into the key "host:port" and the addresses, in order.
