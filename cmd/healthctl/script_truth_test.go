@@ -152,7 +152,7 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 	}
 	client := truthclient.Start(truthclient.Config{
 		Traffic: traffic, Ready: drainArg(dargs, "--ready"), Live: drainArg(dargs, "--live"),
-		Slow: drainArg(dargs, "--inflight"), Inflight: 3, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
+		Slow: drainArg(dargs, "--inflight"), Inflight: 2, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
 		SlowWindow: S + 5*time.Second,
 	})
 	prog, err := lookPath(ts, "healthctl")
