@@ -124,19 +124,28 @@ func requestLog(o Observation) []Record {
 // hostOf is the endpoint's host:port ("" when unknown).
 func (o Observation) hostOf(p Probe) string { return hostPort(o.Endpoints[p]) }
 
-// portAnswered says the port of p still answered other requests made
-// after it: one made between a quarter of a poll interval and three
-// intervals later got an answer. A port that closed as p was made answers
-// nothing made after it.
+// portAnswered says the port of p still answered, as a whole, when p got
+// no answer: a request made after it (between half an interval and three
+// intervals later) was answered, and no other request to that port made
+// within three intervals of it went unanswered. A port that closed, or is
+// closing worker by worker, as p was made is the listener's failure.
 func portAnswered(o Observation, p Poll) bool {
 	h := o.hostOf(p.Probe)
 	if h == "" {
 		return false
 	}
+	answered := false
 	for _, q := range o.Polls {
-		if q.answered() && o.hostOf(q.Probe) == h && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval {
-			return true
+		if o.hostOf(q.Probe) != h || q.Probe == p.Probe {
+			continue
+		}
+		near := q.At >= p.At-3*Interval && q.At <= p.At+3*Interval
+		switch {
+		case near && !q.answered():
+			return false
+		case q.answered() && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval:
+			answered = true
 		}
 	}
-	return false
+	return answered
 }
