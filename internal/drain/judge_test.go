@@ -153,6 +153,12 @@ func TestJudge(t *testing.T) {
 		{"a stall made late in P is charged when made", func(o *Observation) {
 			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 400 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
 		}, []string{ListenerClosedEarly}, nil},
+		{"an attempt made in the last 40 ms of P races the close", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 470 * msec, Err: "protocol_error: EOF"})
+		}, nil, nil},
+		{"one made 50 ms before P does not", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 450 * msec, Err: "protocol_error: EOF"})
+		}, []string{ListenerClosedEarly}, nil},
 		{"exit 143 after SIGTERM is handled", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 143 }, nil, nil},
 		{"exit 130 after SIGTERM is not", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 130 }, []string{NonzeroExit}, nil},
 		{"liveness timeout on a dead port is the listener's", func(o *Observation) {
