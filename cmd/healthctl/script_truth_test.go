@@ -8,15 +8,20 @@ package main
 //	    runs `healthctl drain-test -o json DRAIN-TEST-ARGS...` with the truth
 //	    client (internal/truthclient) sending its own fresh-connection
 //	    requests through the shutdown: to the traffic URL (--traffic, else
-//	    --inflight), --ready and --live every 20 ms, and slow requests on
-//	    --inflight kept in flight until the signal. It learns t=0 from
+//	    --inflight) and --ready every 20 ms, --live every 50 ms, a
+//	    kept-alive connection to --live, and slow requests on --inflight
+//	    kept in flight until the signal. It learns t=0 from
 //	    drain-test's "sent SIGNAL to pid N" line and watches the pid in /proc
 //	    itself. It writes NAME.json (drain-test's report), NAME.stderr,
 //	    NAME.truth (the truth: "violated NAME: …", "open NAME: …", "seen: …",
 //	    "truth: PASS|FAIL") and NAME.log (every truth request, by the time
 //	    it was made), and fails unless drain-test's verdicts agree with the
 //	    truth: every invariant the truth decided is FAILed exactly when a
-//	    client saw it broken (README: drain-test's differential test).
+//	    client saw it broken (docs/drain-test.md: the differential test).
+//	    With -want-pass (a correct configuration) it also fails unless the
+//	    truth is PASS; a run whose truth is not (a loaded machine makes real
+//	    services drop connections now and then) is run again, three runs at
+//	    most.
 //
 // Stacks live in testdata/stacks (set as $STACKS); scripts start with
 // `require PROGRAM` for each program they run.
