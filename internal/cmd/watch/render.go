@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -210,13 +211,14 @@ func shorten(name string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+// Compiled on first use: package initialisation is paid by every start.
+var ansi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
 
 // tableWidth is the widest line of a rendered table, in characters on the
 // screen (colour codes take none).
 func tableWidth(s string) int {
 	widest := 0
-	for _, l := range strings.Split(ansi.ReplaceAllString(s, ""), "\n") {
+	for _, l := range strings.Split(ansi().ReplaceAllString(s, ""), "\n") {
 		widest = max(widest, utf8.RuneCountInString(l))
 	}
 	return widest
