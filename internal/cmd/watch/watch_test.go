@@ -19,7 +19,7 @@ import (
 )
 
 // parse runs watch's flag parsing up to runF and returns the options.
-func parse(t *testing.T, args ...string) *Options {
+func parse(t testing.TB, args ...string) *Options {
 	t.Helper()
 	fk := clitest.New(nil, classify.Pass)
 	var got *Options
