@@ -15,6 +15,7 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -222,15 +223,62 @@ func (s *Store) Save(f *File) error {
 		t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
 		f.Targets[name] = t
 	}
-	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
-		enc := json.NewEncoder(w) // as json.MarshalIndent, and a newline
-		enc.SetIndent("", " ")
-		return enc.Encode(f)
-	})
+	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error { return encode(w, f) })
 	if err != nil {
 		return &Error{Path: s.path, Err: err}
 	}
 	return nil
+}
+
+// encode writes f as json.NewEncoder with SetIndent("", " ") does, byte for
+// byte, but one target at a time: the encoder builds the whole document in
+// memory first, then its indented copy (~45 MB at 100,000 targets), where
+// this holds one entry's.
+func encode(w io.Writer, f *File) error {
+	head := *f
+	head.Targets = map[string]Entry{}
+	hb, err := json.MarshalIndent(&head, "", " ")
+	// The document ends with the (empty) targets: the entries go there.
+	const tail = "{}\n}"
+	if err != nil || f.Targets == nil || !bytes.HasSuffix(hb, []byte(tail)) {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(f)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(hb[:len(hb)-len(tail)])
+	if len(f.Targets) == 0 {
+		bw.WriteString(tail + "\n")
+		return bw.Flush()
+	}
+	names := make([]string, 0, len(f.Targets))
+	for name := range f.Targets {
+		names = append(names, name)
+	}
+	sort.Strings(names) // encoding/json's order of map keys
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("  ", " ")
+	bw.WriteByte('{')
+	for i, name := range names {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n  ")
+		key, err := json.Marshal(name) // HTML-escaped, as map keys are
+		if err != nil {
+			return err
+		}
+		bw.Write(key)
+		bw.WriteString(": ")
+		buf.Reset()
+		if err := enc.Encode(f.Targets[name]); err != nil {
+			return err
+		}
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	}
+	bw.WriteString("\n }\n}\n")
+	return bw.Flush()
 }
 
 // saneTime is t, or the zero time when JSON cannot encode it.

@@ -226,6 +226,16 @@ func (w *Watcher) State() *state.File {
 	return c
 }
 
+// FinalState returns the state itself, not a copy, stamped as State's is:
+// for a run whose sweeps, probes and hooks have all ended (--once), which
+// must start no other sweep while it uses the state.
+func (w *Watcher) FinalState() *state.File {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.st.SchemaVersion, w.st.Saved, w.st.Sweeps = state.SchemaVersion, w.cfg.Now(), w.sweeps.Load()
+	return w.st
+}
+
 // Sweep probes every target not still in flight, under the concurrency
 // bound, decides each, applies the fleet rule to the whole sweep, runs the
 // hooks of the redeploys that stand, and returns when all its probes and

@@ -83,6 +83,11 @@ type sweepSummary struct {
 	HoldWhy     string `json:"hold_why,omitempty"`
 	Interrupted bool   `json:"interrupted"`
 	Shard       string `json:"shard,omitempty"`
+	// StateWriteMS and MetricsWriteMS are how long writing --state and
+	// --prom-file took (encoding, fsync and rename), when written: at a big
+	// fleet's size they are a sweep's cost of their own.
+	StateWriteMS   *float64 `json:"state_write_ms,omitempty"`
+	MetricsWriteMS *float64 `json:"metrics_write_ms,omitempty"`
 	// ExitCode (--once) is the code the run exits with: 0, 8 redeploy, 9
 	// held by the fleet rule, 74 the state or metrics not written, 130
 	// interrupted (143 after SIGTERM is decided by the root), 1 for any of

@@ -86,9 +86,19 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 			if shared {
 				// A shared template's options are a copy of the template's
 				// with this URL: made again for each probe (checked just
-				// now), so 10,000 targets do not keep 10,000 copies.
+				// now), so 10,000 targets do not keep 10,000 copies. The
+				// URL's source is named again only if it fails, which it
+				// did not just now: an entry keeps its line, not the text.
 				t.Options = nil
-				t.Build = func() (*probe.Options, error) { return tmpl.ForURLFrom(raw, src) }
+				file, name, line := opts.TargetsFile, ft.Name, ft.URLLine
+				t.Build = func() (*probe.Options, error) {
+					o, err := tmpl.ForURLFrom(raw, "")
+					if err != nil {
+						ent := watch.FileEntry{Name: name, URLLine: line}
+						o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
+					}
+					return o, err
+				}
 			}
 		}
 		if err := add(t, where); err != nil {
