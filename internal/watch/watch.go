@@ -352,6 +352,11 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 	if r.Started.IsZero() {
 		r.Started = w.cfg.Now()
 	}
+	if r.URL == t.URL {
+		// The same text: keep one copy (a big fleet's results are kept
+		// until the sweep is printed).
+		r.URL = t.URL
+	}
 	it.Result = r
 
 	w.mu.Lock()

@@ -83,6 +83,9 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 				return nil, cli.UsageError(err)
 			}
 			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+			if t.URL == raw {
+				t.URL = raw // one copy of the text, the file's
+			}
 			if shared {
 				// A shared template's options are a copy of the template's
 				// with this URL: made again for each probe (checked just
