@@ -100,8 +100,13 @@ func main() {
 					fail(fmt.Errorf("%s, %d targets: %d passed", path, n, r.pass))
 				}
 				if *withState {
-					r.stateSize = size(filepath.Join(dir, fmt.Sprintf("state-%d-%d.json", b, run)))
-					r.promSize = size(filepath.Join(dir, fmt.Sprintf("metrics-%d-%d.prom", b, run)))
+					st, prom := filepath.Join(dir, fmt.Sprintf("state-%d-%d.json", b, run)), filepath.Join(dir, fmt.Sprintf("metrics-%d-%d.prom", b, run))
+					if err := whole(st, prom, n); err != nil {
+						fail(fmt.Errorf("%s, %d targets: %v", path, n, err))
+					}
+					r.stateSize, r.promSize = size(st), size(prom)
+					os.Remove(st)
+					os.Remove(prom)
 				}
 				res[b] = append(res[b], r)
 			}
@@ -172,6 +177,31 @@ func runAB(n int, url string, timeout time.Duration) (result, error) {
 		return result{}, fmt.Errorf("ab: some requests failed:\n%s", text)
 	}
 	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+}
+
+// whole checks that the state file holds n targets and the textfile n
+// probe_success samples and ends with a newline.
+func whole(state, prom string, n int) error {
+	data, err := os.ReadFile(state)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Targets map[string]json.RawMessage `json:"targets"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("state file: %v", err)
+	}
+	if len(st.Targets) != n {
+		return fmt.Errorf("state file: %d targets, want %d", len(st.Targets), n)
+	}
+	if data, err = os.ReadFile(prom); err != nil {
+		return err
+	}
+	if got := strings.Count(string(data), "\nprobe_success{"); got != n || !strings.HasSuffix(string(data), "\n") {
+		return fmt.Errorf("textfile: %d probe_success samples, want %d", got, n)
+	}
+	return nil
 }
 
 func size(path string) int64 {
