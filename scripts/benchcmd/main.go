@@ -60,17 +60,19 @@ func main() {
 			}
 		}
 	}
-	fmt.Printf("%-60s %6s %9s %9s %9s %8s %9s %9s\n", "command", "runs", "p50", "p90", "min", "peakRSS", "cpu_p50", "cpu_ratio")
+	fmt.Printf("%-60s %6s %9s %9s %9s %8s %9s %9s %10s\n", "command", "runs", "p50", "p90", "min", "peakRSS", "cpu_p50", "cpu_ratio", "wall_ratio")
 	for c := range cmds {
 		slices.Sort(cpus[c])
+		slices.Sort(walls[c])
 	}
-	floorCPU := cpus[len(cmds)-1][len(cpus[len(cmds)-1])/2]
+	last := len(cmds) - 1
+	floorCPU, floorWall := cpus[last][len(cpus[last])/2], walls[last][len(walls[last])/2]
 	for c, line := range cmds {
 		w := walls[c]
 		slices.Sort(w)
 		cpu := cpus[c][len(cpus[c])/2]
-		fmt.Printf("%-60s %6d %9s %9s %9s %6.1fMiB %9s %8.3fx", trim(line, 60), len(w), ms(w[len(w)/2]), ms(w[len(w)*9/10]), ms(w[0]), float64(rss[c])/1024,
-			ms(cpu), float64(cpu)/float64(floorCPU))
+		fmt.Printf("%-60s %6d %9s %9s %9s %6.1fMiB %9s %8.3fx %9.3fx", trim(line, 60), len(w), ms(w[len(w)/2]), ms(w[len(w)*9/10]), ms(w[0]), float64(rss[c])/1024,
+			ms(cpu), float64(cpu)/float64(floorCPU), float64(w[len(w)/2])/float64(floorWall))
 		if fails[c] > 0 {
 			fmt.Printf("  (%d runs exited non-zero)", fails[c])
 		}
