@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-probe.sh — `healthctl probe` start-up against SPEC.md §10's design
+# bench-probe.sh — `healthctl probe` start-up against the design
 # floor: the static stripped binary as released (CGO_ENABLED=0, -trimpath,
 # -ldflags '-s -w') and scripts/benchbare (a bare Go GET with cobra, viper,
 # color and tablewriter linked) built the same way, run as paired,
@@ -10,7 +10,7 @@
 #
 #   scripts/bench-probe.sh [RUNS]        (default 150)
 #
-# The server is nginx (as in SPEC.md §10) when installed, else python3's
+# The server is nginx (the reference server) when installed, else python3's
 # http.server.
 set -euo pipefail
 cd "$(dirname "$0")/.."

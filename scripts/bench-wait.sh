@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-wait.sh: wait-healthy's detection lag (SPEC.md §10), from the moment a
+# bench-wait.sh: wait-healthy's detection lag, from the moment a
 # loopback fixture starts answering 200 (refused -> 200: starts listening;
 # 503 -> 200: switches its answer) at a random moment to wait-healthy's exit,
 # at default settings (500ms interval). Prints p50 and p90 per case.

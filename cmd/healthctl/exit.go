@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +34,12 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 	// read "refused" or "redeploy" from output it never got).
 	if cw, ok := f.Streams.Out.(*output.CheckedWriter); ok && cw.Err() != nil {
 		var ee *cli.ExitError
+		if errors.Is(cw.Err(), syscall.EPIPE) && !(errors.As(err, &ee) && ee.ChildStatus) {
+			// The reader went away (healthctl demo | head -1): exit as a
+			// process SIGPIPE killed would, saying nothing — a shell's
+			// reader closing early is not healthctl's I/O failure.
+			return exitcode.SIGPIPE
+		}
 		if err == nil || (errors.As(err, &ee) && ee.Err == nil && !ee.ChildStatus && !ee.Plugin) {
 			err = cw.Err()
 		}

@@ -34,7 +34,7 @@ dns: dns_nxdomain dns_no_address dns_servfail
 timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout
 refused: conn_refused
 tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_remote_alert tls_handshake_failure
-unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url
+unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url grpc_not_serving grpc_service_unknown grpc_unimplemented grpc_status grpc_protocol
 pass: ok
 unknown: local_error resolver_unreachable
 `

@@ -25,7 +25,6 @@ import (
 	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
-	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/version"
 )
@@ -48,7 +47,6 @@ var commands = []struct {
 	{"policy", func(f *cli.Factory) *cobra.Command { return policycmd.NewCmd(f, nil) }, nil, nil},
 	{"demo", func(f *cli.Factory) *cobra.Command { return democmd.NewCmd(f, nil) }, nil, nil},
 	{"version", func(f *cli.Factory) *cobra.Command { return versioncmd.NewCmd(f, nil) }, nil, nil},
-	{democmd.ServiceCmd, func(*cli.Factory) *cobra.Command { return democmd.NewServiceCmd() }, nil, nil},
 }
 
 // usageExit is the named command's usage-error hook, or nil.
@@ -79,8 +77,9 @@ func Main() int { return mainWith(nil) }
 // (tests inject a failing prober through it).
 func mainWith(configure func(*cli.Factory)) int {
 	if len(os.Args) > 1 && os.Args[1] == democmd.ServiceCmd {
-		// The demo's drain-test subject handles its own signals.
-		return fixture.DrainService(os.Args[2:])
+		// The demo's drain-test subject handles its own signals. It is no
+		// command of the tree: this is its one entry point.
+		return democmd.RunService(os.Args[2:])
 	}
 	// net/http logs oddities ("Unsolicited response ...") through the
 	// standard logger; a probe reports what matters in its result instead.

@@ -43,8 +43,48 @@ const (
 	DNSNoRecords
 )
 
+// Protocol is the exchange a probe made after connecting.
+type Protocol string
+
+// The protocols. The zero value is HTTP, so an observation that names none
+// is classified as it always was.
+const (
+	ProtoHTTP Protocol = ""
+	// ProtoGRPC is one grpc.health.v1.Health/Check call over HTTP/2.
+	ProtoGRPC Protocol = "grpc"
+	// ProtoTCP is a connect and nothing else.
+	ProtoTCP Protocol = "tcp"
+	// ProtoTLS is a connect and a TLS handshake whose chain is verified.
+	ProtoTLS Protocol = "tls"
+)
+
+// GRPCAnswer is what a gRPC health call answered, once its response was
+// read without a transport error.
+type GRPCAnswer struct {
+	// NotGRPC is set when the answer was not gRPC at all (HTTP/1, another
+	// content type, no grpc-status, a malformed message).
+	NotGRPC bool
+	// Code is the grpc-status code.
+	Code int
+	// Serving is the HealthCheckResponse's status (1 SERVING, 2
+	// NOT_SERVING, 3 SERVICE_UNKNOWN, 0 UNKNOWN), with Code 0.
+	Serving int
+}
+
+// ErrNoHTTP2 is what a gRPC probe's TLS handshake ends with when the server
+// completed it without selecting HTTP/2 by ALPN: it speaks no gRPC.
+var ErrNoHTTP2 = errors.New("the TLS server did not select HTTP/2 (ALPN h2)")
+
 // Observation is everything the classifier needs; the probe fills it.
 type Observation struct {
+	// Protocol is the exchange made (HTTP when empty).
+	Protocol Protocol
+	// GRPC is the health answer of a gRPC probe that read one (Err nil).
+	GRPC *GRPCAnswer
+	// NoPreface: a cleartext gRPC probe's connection ended (Err) before
+	// the server sent the HTTP/2 preface: it is no HTTP/2 server.
+	NoPreface bool
+
 	// Err is the error that ended the probe, nil when a response arrived
 	// and its body was read.
 	Err error
@@ -79,6 +119,14 @@ func Classify(o Observation) (Outcome, Reason) {
 
 func reason(o Observation) Reason {
 	if o.Err == nil {
+		switch o.Protocol {
+		case ProtoTCP, ProtoTLS:
+			// The connection (and the handshake) completed: that is
+			// all these probes ask.
+			return OK
+		case ProtoGRPC:
+			return grpcReason(o.GRPC)
+		}
 		switch {
 		case o.Proxied && o.StatusCode == http.StatusProxyAuthRequired:
 			// Only a proxy sends 407: it refused to forward the request.
@@ -148,11 +196,19 @@ func reason(o Observation) Reason {
 	if r, ok := certReason(err, o.Now); ok {
 		return r
 	}
+	if errors.Is(err, ErrNoHTTP2) {
+		return GRPCProtocol
+	}
 	var rh tls.RecordHeaderError
 	if errors.As(err, &rh) || errors.Is(err, http.ErrSchemeMismatch) {
 		return TLSNotTLS
 	}
 	if op != nil && op.Op == "remote error" {
+		if o.Protocol == ProtoGRPC && strings.Contains(op.Err.Error(), "no application protocol") {
+			// The TLS server refused ALPN h2: it speaks no HTTP/2, so
+			// no gRPC either.
+			return GRPCProtocol
+		}
 		return TLSRemoteAlert
 	}
 	var alert tls.AlertError
@@ -160,6 +216,11 @@ func reason(o Observation) Reason {
 		return TLSRemoteAlert
 	}
 
+	if o.Protocol == ProtoGRPC && o.NoPreface && o.Stage == StageHeaders {
+		// Reset or closed before any HTTP/2 frame: what an HTTP/1
+		// server does with the HTTP/2 preface.
+		return GRPCProtocol
+	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return ConnReset
 	}
@@ -173,8 +234,39 @@ func reason(o Observation) Reason {
 		return HostUnreachable
 	}
 	// The connection was made and what came back was not a whole HTTP
-	// answer: garbage, nothing at all, or a body cut short.
+	// answer: garbage, nothing at all, or a body cut short. For a gRPC
+	// call that is an answer that is not gRPC (no HTTP/2 preface, an
+	// HTTP/1 server's reply read as a frame).
+	if o.Protocol == ProtoGRPC {
+		return GRPCProtocol
+	}
 	return ProtocolError
+}
+
+// grpcReason names a gRPC health answer: only SERVING passes.
+func grpcReason(a *GRPCAnswer) Reason {
+	const (
+		codeOK            = 0
+		codeNotFound      = 5
+		codeUnimplemented = 12
+		serving           = 1
+		serviceUnknown    = 3
+	)
+	switch {
+	case a == nil || a.NotGRPC:
+		return GRPCProtocol
+	case a.Code == codeUnimplemented:
+		return GRPCUnimplemented
+	case a.Code == codeNotFound:
+		return GRPCServiceUnknown
+	case a.Code != codeOK:
+		return GRPCStatus
+	case a.Serving == serving:
+		return OK
+	case a.Serving == serviceUnknown:
+		return GRPCServiceUnknown
+	}
+	return GRPCNotServing
 }
 
 // isLocal says err is this machine's resource or permission failing before

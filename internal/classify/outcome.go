@@ -64,6 +64,21 @@ const (
 	ProxyError      Reason = "proxy_error"
 	NoURL           Reason = "no_url"
 
+	// GRPCNotServing is a health answer other than SERVING: NOT_SERVING,
+	// or UNKNOWN (or a status this version does not know).
+	GRPCNotServing Reason = "grpc_not_serving"
+	// GRPCServiceUnknown is SERVICE_UNKNOWN, or NOT_FOUND: the health
+	// service does not know the service asked about.
+	GRPCServiceUnknown Reason = "grpc_service_unknown"
+	// GRPCUnimplemented is UNIMPLEMENTED: the server has no health service.
+	GRPCUnimplemented Reason = "grpc_unimplemented"
+	// GRPCStatus is any other non-OK gRPC status code.
+	GRPCStatus Reason = "grpc_status"
+	// GRPCProtocol is an answer that is not gRPC: HTTP/1 only, no HTTP/2
+	// preface, a content type other than application/grpc, no
+	// grpc-status, a malformed message.
+	GRPCProtocol Reason = "grpc_protocol"
+
 	// LocalError is a resource or permission of this machine (EMFILE,
 	// ENFILE, ENOBUFS, EADDRNOTAVAIL, EPERM/EACCES on socket or connect).
 	LocalError Reason = "local_error"
@@ -107,6 +122,12 @@ var reasonOutcome = map[Reason]Outcome{
 	ProxyError:      Unreachable,
 	NoURL:           Unreachable,
 
+	GRPCNotServing:     Unreachable,
+	GRPCServiceUnknown: Unreachable,
+	GRPCUnimplemented:  Unreachable,
+	GRPCStatus:         Unreachable,
+	GRPCProtocol:       Unreachable,
+
 	LocalError:          Unknown,
 	ResolverUnreachable: Unknown,
 }
@@ -119,6 +140,7 @@ var Reasons = []Reason{
 	ConnRefused,
 	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
+	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
 	LocalError, ResolverUnreachable,
 }
 

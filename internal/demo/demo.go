@@ -1,19 +1,43 @@
 // Package demo starts the services `healthctl demo` probes: real servers on
-// loopback that each fail in one real way, and a DNS server that answers
-// .invalid names. Nothing it starts listens anywhere but 127.0.0.1, and
-// nothing it runs sends a packet elsewhere; Close stops it all.
+// loopback that each fail in one real way, a DNS server that says .invalid
+// names do not exist, and (Service) the process drain-test stops. It holds
+// only what the demo shows; the tests' catalogue of faults is
+// internal/fixture, which the shipped binary does not link. Nothing it
+// starts listens anywhere but 127.0.0.1, nothing it runs sends a packet
+// elsewhere, and no private key is ever written to disk; Close stops it
+// all and removes its temporary directory.
 package demo
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
-
-	"github.com/healthctl/healthctl/internal/fixture"
 )
+
+// Ports is how many ports the demo uses from Options.PortBase on: the DNS
+// server (UDP), seven probed services, the wait-healthy example, the two
+// watch targets and the two drain-test subjects.
+const Ports = 13
+
+// Options configures Start.
+type Options struct {
+	// PortBase, when > 0, puts the services on 127.0.0.1 ports PortBase to
+	// PortBase+Ports-1 instead of ports the system picks.
+	PortBase int
+}
+
+// CheckPortBase says what is wrong with a port base, or nil.
+func CheckPortBase(base int) error {
+	if base < 0 || base > 65536-Ports {
+		return fmt.Errorf("want a port from 1 to %d (the demo uses %d ports from it), or 0 for ports the system picks", 65536-Ports, Ports)
+	}
+	return nil
+}
 
 // Service is one demo service and what a user would run against it.
 type Service struct {
@@ -30,28 +54,26 @@ type Lab struct {
 	Dir string
 	// DNS is the loopback DNS server's address, for --dns-server.
 	DNS string
-	// CAFile is the demo CA, for --cacert.
+	// CAFile is the demo CA's certificate, for --cacert.
 	CAFile   string
 	Services []Service
-	// WarmingURL answers 503 (Retry-After: 1) until Warmup has passed since
-	// StartWarming, then 200: the wait-healthy example.
-	WarmingURL string
 
-	pki     *fixture.PKI
+	opts    Options
+	pki     *pki
 	mu      sync.Mutex
+	next    int // the next port offset from PortBase
 	cleanup []func()
 	closed  bool
 }
 
-// Cleanup registers f to run at Close (the Lab is the fixtures' Cleaner).
-func (l *Lab) Cleanup(f func()) {
+func (l *Lab) onClose(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cleanup = append(l.cleanup, f)
 }
 
 // Close stops every service, last started first, and removes the
-// temporary directory.
+// temporary directory. It is safe to call more than once.
 func (l *Lab) Close() {
 	l.mu.Lock()
 	fs := l.cleanup
@@ -67,103 +89,122 @@ func (l *Lab) Close() {
 	}
 }
 
+// addr is the listen address of the next service: the next port from
+// PortBase, or port 0 (the system picks).
+func (l *Lab) addr() string {
+	if l.opts.PortBase == 0 {
+		return loopback + ":0"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.opts.PortBase + l.next
+	l.next++
+	return net.JoinHostPort(loopback, strconv.Itoa(p))
+}
+
+// portErr names the port range when a chosen port was taken.
+func (l *Lab) portErr(err error) error {
+	if l.opts.PortBase == 0 {
+		return err
+	}
+	return fmt.Errorf("%v (--port-base %d uses ports %d to %d)", err, l.opts.PortBase, l.opts.PortBase, l.opts.PortBase+Ports-1)
+}
+
+// FreePort returns the next loopback address nothing listens on now, for a
+// service the demo starts as its own process.
+func (l *Lab) FreePort() (string, error) {
+	ln, err := net.Listen("tcp4", l.addr())
+	if err != nil {
+		return "", l.portErr(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
 // Start starts the demo services in a new temporary directory.
-func Start() (l *Lab, err error) {
+func Start(opts Options) (_ *Lab, err error) {
+	if err := CheckPortBase(opts.PortBase); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "healthctl-demo-")
 	if err != nil {
 		return nil, err
 	}
-	l = &Lab{Dir: dir}
+	l := &Lab{Dir: dir, opts: opts}
 	defer func() {
 		if err != nil {
 			l.Close()
 		}
 	}()
-	dns, err := fixture.NewDNSServer(l)
+	dns, err := startDNS(l.addr())
+	if err != nil {
+		return nil, l.portErr(err)
+	}
+	l.onClose(dns.close)
+	l.DNS = dns.addr
+	if l.pki, err = newPKI(dir); err != nil {
+		return nil, err
+	}
+	l.CAFile = l.pki.caFile
+	expired, err := l.pki.leaf(true, false)
 	if err != nil {
 		return nil, err
 	}
-	l.DNS = dns.Addr
-	if l.pki, err = fixture.NewPKI(filepath.Join(dir, "pki")); err != nil {
+	selfSigned, err := l.pki.leaf(false, true)
+	if err != nil {
 		return nil, err
 	}
-	l.CAFile = l.pki.CAFile
-	dnsArgs := []string{"--dns-server", l.DNS}
-
-	add := func(name string, o fixture.HTTPOptions, path string, args ...string) error {
-		s, err := fixture.NewHTTPServer(l, o)
-		if err != nil {
-			return err
-		}
-		l.Services = append(l.Services, Service{Name: name, URL: s.URL + path, Args: args})
-		return nil
-	}
-	steps := []func() error{
-		func() error { return add("healthy", fixture.HTTPOptions{Body: `{"status":"ready"}`}, "/health") },
-		func() error {
-			return add("warming up (503)", fixture.HTTPOptions{Status: 503, RetryAfter: "2", Body: "warming up\n"}, "/health")
-		},
-		func() error {
-			return add("redirects to another site", fixture.HTTPOptions{Redirect: "http://login.other.invalid/sso"}, "/health")
-		},
-		func() error {
-			p, err := fixture.NewClosedPort(l)
+	for _, s := range []struct {
+		name string
+		a    answer
+		args []string
+	}{
+		{"healthy", answer{body: `{"status":"ready"}`}, nil},
+		{"warming up (503)", answer{status: 503, retryAfter: "2", body: "warming up\n"}, nil},
+		{"redirects to another site", answer{redirect: "http://login.other.invalid/sso"}, nil},
+		{"nothing listens", answer{}, nil},
+		{"hangs after the request", answer{hang: true}, []string{"--read-timeout", "1s"}},
+		{"self-signed certificate", answer{cert: &selfSigned}, nil},
+		{"expired certificate", answer{cert: &expired}, []string{"--cacert", l.CAFile}},
+	} {
+		if s.name == "nothing listens" {
+			addr, err := l.FreePort()
 			if err != nil {
-				return err
+				return nil, err
 			}
-			l.Services = append(l.Services, Service{Name: "nothing listens", URL: p.URL() + "/health"})
-			return nil
-		},
-		func() error {
-			return add("hangs after the request", fixture.HTTPOptions{Mode: fixture.ModeHang}, "/health", "--read-timeout", "1s")
-		},
-		func() error {
-			return add("self-signed certificate", fixture.HTTPOptions{TLS: fixture.TLSSelfSigned, PKI: l.pki}, "/health")
-		},
-		func() error {
-			return add("expired certificate", fixture.HTTPOptions{TLS: fixture.TLSExpired, PKI: l.pki}, "/health", "--cacert", l.CAFile)
-		},
-		func() error {
-			l.Services = append(l.Services, Service{Name: "name does not exist", URL: "http://nx.invalid/health", Args: dnsArgs})
-			return nil
-		},
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return nil, err
+			l.Services = append(l.Services, Service{Name: s.name, URL: "http://" + addr + "/health"})
+			continue
 		}
+		h, err := startHTTP(l.addr(), s.a)
+		if err != nil {
+			return nil, l.portErr(err)
+		}
+		l.onClose(h.close)
+		l.Services = append(l.Services, Service{Name: s.name, URL: h.url + "/health", Args: s.args})
 	}
+	l.Services = append(l.Services, Service{Name: "name does not exist", URL: "http://nx.invalid/health", Args: []string{"--dns-server", l.DNS}})
 	return l, nil
 }
 
-// StartWarming starts a service that answers 503 for warmup, then 200, as
-// seeds/000's mock container does, and returns its URL.
+// StartWarming starts a service that answers 503 (Retry-After: 1) until
+// warmup has passed, then 200, as a container does while it starts, and
+// returns its URL.
 func (l *Lab) StartWarming(warmup time.Duration) (string, error) {
 	if warmup <= 0 {
 		return "", errors.New("demo: warmup must be positive")
 	}
-	s, err := fixture.NewHTTPServer(l, fixture.HTTPOptions{SwitchAfter: warmup, RetryAfter: "1"})
+	h, err := startHTTP(l.addr(), answer{warmup: warmup, retryAfter: "1"})
 	if err != nil {
-		return "", err
+		return "", l.portErr(err)
 	}
-	return s.URL + "/health", nil
-}
-
-// FreePort returns a loopback address with a port nothing listens on now,
-// for a service the demo starts as its own process.
-func FreePort() (string, error) {
-	l, err := net.Listen("tcp4", fixture.Loopback4+":0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	l.onClose(h.close)
+	return h.url + "/health", nil
 }
 
 // Fleet is the watch example: two targets whose state the demo switches
 // between sweeps, and the targets file that names them.
 type Fleet struct {
-	Blip, Outage *fixture.Switch
+	Blip, Outage *Switch
 	TargetsFile  string
 	StateFile    string
 }
@@ -172,12 +213,13 @@ type Fleet struct {
 // its targets file.
 func (l *Lab) StartFleet() (*Fleet, error) {
 	f := &Fleet{TargetsFile: filepath.Join(l.Dir, "targets.yaml"), StateFile: filepath.Join(l.Dir, "state.json")}
-	var err error
-	if f.Blip, err = fixture.NewSwitch(l, fixture.SwitchUp); err != nil {
-		return nil, err
-	}
-	if f.Outage, err = fixture.NewSwitch(l, fixture.SwitchUp); err != nil {
-		return nil, err
+	for _, sw := range []**Switch{&f.Blip, &f.Outage} {
+		s, err := startSwitch(l.addr())
+		if err != nil {
+			return nil, l.portErr(err)
+		}
+		l.onClose(s.close)
+		*sw = s
 	}
 	yaml := "targets:\n" +
 		"  - name: checkout\n    url: " + f.Blip.URL() + "/health\n" +

@@ -55,8 +55,26 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 	o.Expect = expect.Expectations{} // the status is judged here, 200-399
 	res := proberOf(ctx)(ctx, &o)
 	tp.Took = time.Since(tp.start)
+	if g := res.GRPC; g != nil && (g.Status != "" || g.CodeName != "") {
+		// A gRPC health answer: SERVING is ready; NOT_SERVING (what
+		// grpc-go's health Shutdown() says before GracefulStop) or any
+		// other answer is the flip.
+		tp.GRPC, tp.Status = g.Status, http.StatusServiceUnavailable
+		if g.Status == "" {
+			tp.GRPC = g.CodeName
+		}
+		if res.Outcome == classify.Pass {
+			tp.Status = http.StatusOK
+		}
+		return tp
+	}
 	if res.HTTPStatus != 0 {
 		tp.Status = res.HTTPStatus
+		return tp
+	}
+	if s := o.URL.Scheme; (s == "tcp" || s == "tls") && res.Outcome == classify.Pass {
+		// A connect (and handshake) is all a tcpSocket probe asks.
+		tp.GRPC, tp.Status = "connected", http.StatusOK
 		return tp
 	}
 	tp.Refused = res.Reason == classify.ConnRefused

@@ -3,6 +3,7 @@ package drain
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,6 +73,19 @@ type Poll struct {
 	Refused bool
 	// Took is how long the poll ran.
 	Took time.Duration
+	// GRPC is a gRPC health answer ("SERVING", "NOT_SERVING",
+	// "UNIMPLEMENTED"…); Status is then 200 for SERVING and 503 for any
+	// other answer, as an HTTP readiness endpoint would say it.
+	GRPC string
+}
+
+// said is what the endpoint answered, as the user knows it: the HTTP
+// status, or the gRPC health answer.
+func (p Poll) said() string {
+	if p.GRPC != "" {
+		return p.GRPC
+	}
+	return strconv.Itoa(p.Status)
 }
 
 // end is when the poll ended, since the signal.
@@ -311,10 +325,10 @@ func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
 		return verdict(ReadinessNeverFlips, false, "readiness never answered a status >= 400 after the signal (first other answer: "+seen+")"), flipIdx
 	}
 	if p := ready[flipIdx]; p.At > flipMax {
-		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %d at %s > --ready-flip-max %s", p.Status, ms(p.At), ms(flipMax))), flipIdx
+		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %s at %s > --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
 	}
 	p := ready[flipIdx]
-	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %d at %s <= --ready-flip-max %s", p.Status, ms(p.At), ms(flipMax))), flipIdx
+	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %s at %s <= --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
 }
 
 // judgeFlaps: readiness never answers 200-399 again once it flipped at
@@ -325,7 +339,7 @@ func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 	}
 	for _, p := range ready[flipIdx+1:] {
 		if okStatus(p.Status) {
-			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %d again at %s after flipping at %s", p.Status, ms(p.At), ms(ready[flipIdx].At)))
+			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %s again at %s after flipping at %s", p.said(), ms(p.At), ms(ready[flipIdx].At)))
 		}
 	}
 	return verdict(ReadinessFlaps, true, "readiness stayed not-ready after the flip")
@@ -578,6 +592,8 @@ func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
 // describe says what a poll got: "503", "connection refused", "timeout".
 func describe(p Poll) string {
 	switch {
+	case p.GRPC != "":
+		return "gRPC " + p.GRPC
 	case p.answered():
 		return fmt.Sprintf("HTTP %d", p.Status)
 	case p.Refused:
@@ -653,23 +669,23 @@ func pollEvents(all []Poll, x Exit) []Event {
 		switch {
 		case p.Probe == Ready && failStatus(p.Status) && !flipped:
 			flipped = true
-			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %d", p.Status)})
+			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %s", p.said())})
 		case p.Probe == Ready && okStatus(p.Status) && flipped && !flapped:
 			flapped = true
-			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %d again", p.Status)})
+			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.said())})
 		case p.Probe == Traffic && p.Status >= 500 && !refused:
 			refused = true
 			ev = append(ev, Event{tms(p.At), "traffic_refused", fmt.Sprintf("a new request to the traffic endpoint got HTTP %d", p.Status)})
 		case p.Probe == Live && p.answered() && !okStatus(p.Status) && !liveFailed:
 			liveFailed = true
-			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %d", p.Status)})
+			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.said())})
 		}
 		if !p.answered() && !closed {
 			closed = true
 			ev = append(ev, Event{tms(p.end()), "listener_closed", "a new connection (" + string(p.Probe) + ") got " + describe(p)})
 		}
 		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
-			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %d after the process exited", p.Probe, p.Status)})
+			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %s after the process exited", p.Probe, p.said())})
 			break
 		}
 	}

@@ -731,6 +731,12 @@ type timedKA struct {
 func openKeepAlive(opts *probe.Options) *keepAlive {
 	ka := &keepAlive{}
 	pu := opts.URL
+	if pu.Scheme != "http" && pu.Scheme != "https" {
+		// HTTP/1.1 keep-alive is what this watches; a gRPC or TCP
+		// liveness endpoint has none to watch.
+		ka.why = "the liveness URL is " + pu.Scheme + "://, not HTTP/1.1: no kept-alive connection to watch"
+		return ka
+	}
 	ka.host, ka.path = pu.Host, pu.RequestURI()
 	if opts.Host != "" {
 		ka.host = opts.Host

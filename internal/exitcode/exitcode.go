@@ -36,6 +36,9 @@ const (
 	SIGINT        = 130
 	SIGQUIT       = 131
 	SIGTERM       = 143
+	// SIGPIPE: the reader of the output went away (healthctl demo | head);
+	// the code a shell reports for a process that SIGPIPE killed.
+	SIGPIPE = 141
 )
 
 // With -o nagios, probe uses monitoring-plugins' own codes instead.

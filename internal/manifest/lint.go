@@ -21,7 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The lint's finding names (SPEC.md §7).
+// The lint's finding names, as drain-test prints them and its JSON carries them.
 const (
 	PrestopTooShort     = "PRESTOP_TOO_SHORT"
 	GraceTooShort       = "GRACE_TOO_SHORT"
@@ -164,11 +164,21 @@ type (
 	}
 	// ProbeSpec is a readiness or liveness probe.
 	ProbeSpec struct {
-		HTTPGet          *HTTPGetAction `yaml:"httpGet"`
-		PeriodSeconds    Field[int64]   `yaml:"periodSeconds"`
-		FailureThreshold Field[int64]   `yaml:"failureThreshold"`
-		TimeoutSeconds   Field[int64]   `yaml:"timeoutSeconds"`
+		HTTPGet *HTTPGetAction `yaml:"httpGet"`
+		// GRPC is the kubelet's grpc.health.v1 probe (port, service).
+		GRPC *GRPCAction `yaml:"grpc"`
+		// TCPSocket is a connect to the port.
+		TCPSocket        *struct{ Port string } `yaml:"tcpSocket"`
+		PeriodSeconds    Field[int64]           `yaml:"periodSeconds"`
+		FailureThreshold Field[int64]           `yaml:"failureThreshold"`
+		TimeoutSeconds   Field[int64]           `yaml:"timeoutSeconds"`
 		line             int
+	}
+	// GRPCAction is a grpc probe: the port and the service asked about
+	// ("" is the server's overall health).
+	GRPCAction struct {
+		Port    string `yaml:"port"`
+		Service string `yaml:"service"`
 	}
 	// HTTPGetAction is an httpGet probe or hook.
 	HTTPGetAction struct {
@@ -244,7 +254,7 @@ func (e *Environment) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Lint checks a manifest's shutdown timing (SPEC.md §7): P < S; for
+// Lint checks a manifest's shutdown timing: P < S; for
 // Kubernetes preStop sleep >= P, terminationGracePeriodSeconds >= preStop +
 // S + Margin, readiness detected within P, liveness not on readiness's
 // endpoint; for Compose stop_grace_period >= S + Margin; and no shell in
@@ -478,6 +488,11 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, the kubelet restarts the pod", r.HTTPGet.Path, r.HTTPGet.Port),
 				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
+		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.GRPC != nil && l.GRPC != nil &&
+			r.GRPC.Port == l.GRPC.Port && r.GRPC.Service == l.GRPC.Service {
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both ask the gRPC health of %s on port %s: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), the kubelet restarts the pod", grpcServiceName(r.GRPC.Service), r.GRPC.Port),
+				"give liveness a check that stays up during the drain: tcpSocket on the port (Shutdown() turns every service NOT_SERVING, named ones too)")
+		}
 		if c.Command.Set {
 			if why, fix, bad := WrapperCheck(append(append([]string{}, c.Command.V...), c.Args...)); bad {
 				fixText := wrapperFix("command", fix)
@@ -489,6 +504,14 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 	}
 	return nil
+}
+
+// grpcServiceName names a grpc probe's service for a finding.
+func grpcServiceName(s string) string {
+	if s == "" {
+		return "the server (service \"\")"
+	}
+	return fmt.Sprintf("service %q", s)
 }
 
 // fixedShutdown is S as the fixes leave it: unchanged when P < S, else

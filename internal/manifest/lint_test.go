@@ -57,6 +57,10 @@ func TestLint(t *testing.T) {
 		// deletion, not after readiness failures: no finding.
 		{"default readiness timing", strings.Replace(goodDeployment, "periodSeconds: 1", "periodSeconds: 10", 1), nil},
 		{"liveness = readiness", strings.Replace(goodDeployment, "/healthcheck", "/readiness", 1), []string{"LIVENESS_EQ_READINESS@27"}},
+		{"grpc readiness, tcpSocket liveness", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "httpGet: {path: /healthcheck, port: 8080}", "tcpSocket: {port: 8080}", 1), nil},
+		{"grpc liveness = readiness", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "httpGet: {path: /healthcheck, port: 8080}", "grpc: {port: 8080}", 1), []string{"LIVENESS_EQ_READINESS@27"}},
+		{"grpc liveness on another service", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "httpGet: {path: /healthcheck, port: 8080}", "grpc: {port: 8080, service: liveness}", 1), nil},
+		{"grpc probes, preStop too short", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "seconds: 5", "seconds: 2", 1), []string{"PRESTOP_TOO_SHORT@20"}},
 		{"shell wrapper", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "node server.js; echo bye"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"exec in shell is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "exec node server.js"]`, 1), nil},
 		{"pre-drain too long", strings.Replace(goodDeployment, `"5000"`, `"20000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRE_DRAIN_TOO_LONG@10", "PRESTOP_TOO_SHORT@20"}},

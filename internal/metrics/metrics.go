@@ -97,6 +97,20 @@ func Write(w io.Writer, in Input) error {
 	for _, it := range probed {
 		m.sample("healthctl_probe_result", 1, "target", it.Endpoint.Name, "outcome", string(it.Result.Outcome), "reason", string(it.Result.Reason))
 	}
+	m.family("healthctl_grpc_status", "gauge", "A gRPC target's last health answer: 1 for the serving status it answered, 0 for the others (no sample without an answer).")
+	for _, it := range probed {
+		if g := it.Result.GRPC; g != nil && g.Status != "" {
+			for _, s := range grpcStatuses {
+				m.sample("healthctl_grpc_status", boolf(g.Status == s), "target", it.Endpoint.Name, "status", s)
+			}
+		}
+	}
+	m.family("healthctl_grpc_status_code", "gauge", "The grpc-status code of a gRPC target's last health call (0 OK, 12 UNIMPLEMENTED, …; no sample when none arrived).")
+	for _, it := range probed {
+		if g := it.Result.GRPC; g != nil && g.Code != nil {
+			m.sample("healthctl_grpc_status_code", float64(*g.Code), "target", it.Endpoint.Name)
+		}
+	}
 	m.family("healthctl_decision", "gauge", "The policy's last decision for the target: 1 for the decision taken, 0 for the others.")
 	for _, it := range probed {
 		for _, a := range actions {
@@ -199,6 +213,9 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 func EscapeLabel(s string) string {
 	return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
 }
+
+// grpcStatuses are the serving statuses of grpc.health.v1, in their order.
+var grpcStatuses = []string{"UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"}
 
 func boolf(b bool) float64 {
 	if b {

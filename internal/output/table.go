@@ -33,9 +33,13 @@ type Table struct {
 	rows   [][]string
 }
 
-// tableBorder is the columns a drawn table adds besides its cells: "│ " and
-// " │" around the row and " │ " between cells.
-func tableBorder(cols int) int { return 3*cols + 1 }
+// tableBorder is the columns a drawn table adds besides its columns' widths:
+// one "│" around the row and between cells. (A width given to tablewriter
+// includes the cell's padding, one space each side.)
+func tableBorder(cols int) int { return cols + 1 }
+
+// cellPadding is the padding inside a column's width.
+const cellPadding = 2
 
 // NewTable starts a table with its header row.
 func NewTable(w io.Writer, opt TableOptions, header ...string) *Table {
@@ -59,12 +63,31 @@ func fitWidths(widths map[int]int, minWidths []int, width int) map[int]int {
 		return widths
 	}
 	out := make(map[int]int, len(widths))
+	least := make(map[int]int, len(widths))
+	total := 0
 	for col, w := range widths {
-		least := 3
+		least[col] = 3
 		if col < len(minWidths) {
-			least = max(least, minWidths[col])
+			least[col] = max(least[col], minWidths[col]+cellPadding)
 		}
-		out[col] = min(w, max(least, w*room/sum))
+		out[col] = min(w, max(least[col], w*room/sum))
+		total += out[col]
+	}
+	// The floors of the columns that cannot narrow further may push the
+	// sum past the room: take the rest from the widest column that can
+	// give, one column at a time (at most sum steps).
+	for total > room {
+		widest := -1
+		for col, w := range out {
+			if w > least[col] && (widest < 0 || w > out[widest] || w == out[widest] && col < widest) {
+				widest = col
+			}
+		}
+		if widest < 0 {
+			break // every column at its longest word: as narrow as it gets
+		}
+		out[widest]--
+		total--
 	}
 	return out
 }

@@ -1,6 +1,6 @@
 // Package policy decides what a reconciler does with one probe result: the
-// decision table of SPEC.md §4, taken from seeds/004 ("ignore the blip,
-// redeploy the outage").
+// decision table of Decide's rules ("ignore the blip, redeploy the
+// outage").
 //
 // It is pure: no I/O and no clock. Time arrives as Input.Now, and the only
 // state is the History the caller carries from one probe to the next.
@@ -17,7 +17,7 @@ import (
 // Action is what the reconciler does with a target after one probe.
 type Action string
 
-// The actions, one per row of SPEC.md §4. Every action but Redeploy leaves the
+// The actions, one per rule of Decide. Every action but Redeploy leaves the
 // target running untouched: the only lever is "enqueue a redeploy", never stop
 // or destroy.
 const (
@@ -32,8 +32,8 @@ const (
 	Hold Action = "hold"
 )
 
-// Settings are the knobs of the policy. DefaultSettings is the behaviour of
-// seeds/004.
+// Settings are the knobs of the policy. DefaultSettings is the behaviour
+// with no flag given.
 type Settings struct {
 	// Grace is how long a freshly started target is given to boot before a
 	// decisive failure counts against it.
@@ -50,7 +50,7 @@ type Settings struct {
 	TLSPendingMax time.Duration
 }
 
-// DefaultSettings returns the policy of seeds/004: a two-minute grace window,
+// DefaultSettings returns the default policy: a two-minute grace window,
 // one decisive failure past it is an outage, timeouts and TLS errors never are.
 func DefaultSettings() Settings {
 	return Settings{Grace: 2 * time.Minute, FailureThreshold: 1}
@@ -85,7 +85,8 @@ func (e *SettingError) Error() string { return "--" + e.Setting + " " + e.Msg }
 // about past probes.
 type History struct {
 	// StartedAt is when the target (or its last redeploy) started; zero means
-	// unknown, which counts as past grace (seeds/004).
+	// unknown, which counts as past grace (a target whose start nobody
+	// recorded is not given the benefit of the doubt).
 	StartedAt time.Time `json:"started_at,omitzero"`
 	// Streak counts decisive failures in a row past grace.
 	Streak int `json:"streak,omitempty"`
@@ -95,7 +96,7 @@ type History struct {
 	// the last result was not a TLS error.
 	TLSFailingSince time.Time `json:"tls_failing_since,omitzero"`
 	// RecoveryPending is set by a redeploy decision and cleared by the next
-	// pass: seeds/004's stale recovery marker.
+	// pass: a stale recovery marker, so a redeploy that did not help shows.
 	RecoveryPending bool `json:"recovery_pending,omitempty"`
 }
 
@@ -119,7 +120,7 @@ type Input struct {
 	Now      time.Time
 }
 
-// Decide applies the rules of SPEC.md §4 in order and returns the decision and
+// Decide applies the rules below in order and returns the decision and
 // the history to carry to the next probe. The rule order is the policy:
 //
 //  0. unknown (checked first): hold, the history untouched: the prober's
@@ -131,8 +132,8 @@ type Input struct {
 //  5. decisive past grace, streak below FailureThreshold: ignore-blip;
 //  6. otherwise redeploy, which resets the streaks and restarts the grace window.
 //
-// An outcome outside the closed set is treated as unreachable, the seed's
-// catch-all.
+// An outcome outside the closed set is treated as unreachable, the
+// catch-all outcome.
 func Decide(in Input) (Decision, History) {
 	s := in.Settings
 	if s.FailureThreshold < 1 {

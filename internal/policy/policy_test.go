@@ -79,7 +79,7 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestDecide covers every row of SPEC.md §4, every setting and the boundaries,
+// TestDecide covers every rule of Decide, every setting and the boundaries,
 // one probe at a time.
 func TestDecide(t *testing.T) {
 	tests := []struct {
@@ -394,7 +394,7 @@ func checkWhy(t *testing.T, why string) {
 	}
 }
 
-// TestStreakExamples runs the sequences of SPEC.md §4 with
+// TestStreakExamples runs the documented blip and outage sequences with
 // --failure-threshold 2, one probe a minute, starting past grace.
 func TestStreakExamples(t *testing.T) {
 	tests := []struct {
@@ -490,7 +490,7 @@ func TestStreakExamples(t *testing.T) {
 	}
 }
 
-// TestSelfHealing follows seeds/004's marker: a redeploy sets it, failures
+// TestSelfHealing follows the recovery marker: a redeploy sets it, failures
 // keep it, the first pass clears it once.
 func TestSelfHealing(t *testing.T) {
 	s := policy.DefaultSettings()

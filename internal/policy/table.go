@@ -10,7 +10,7 @@ import (
 // Row is one line of the decision table: a kind of probe result, the
 // condition under which the action applies, and the action with its why.
 type Row struct {
-	// Rule is the number of the rule in SPEC.md §4's order (0 hold, 1
+	// Rule is the number of the rule in Decide's order (0 hold, 1
 	// stay … 6 redeploy): the first rule that matches decides.
 	Rule      int    `json:"rule"`
 	Result    string `json:"result"`
@@ -25,12 +25,12 @@ const decisiveResults = "refused/dns/unreachable"
 // tableNow is an arbitrary fixed instant: the table must not depend on the clock.
 var tableNow = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 
-// DecisionTable builds the table of SPEC.md §4 for the given settings by
-// running Decide on a representative input for each row, so the table can
-// never disagree with the policy. Rows that the settings make impossible
-// (ignore-grace with a zero grace, ignore-blip with a threshold of 1) are
-// left out; rows for escalated timeouts and overdue TLS errors are added when
-// those settings are on.
+// DecisionTable builds the decision table (Decide's rules, in order) for
+// the given settings by running Decide on a representative input for each
+// row, so the table can never disagree with the policy. Rows that the
+// settings make impossible (ignore-grace with a zero grace, ignore-blip with
+// a threshold of 1) are left out; rows for escalated timeouts and overdue
+// TLS errors are added when those settings are on.
 func DecisionTable(s Settings) []Row {
 	if s.FailureThreshold < 1 {
 		s.FailureThreshold = 1
@@ -106,7 +106,7 @@ func pastGraceAge(grace time.Duration) time.Duration {
 	return 5 * grace
 }
 
-// RuleOf is the number of the rule of SPEC.md §4 that gives action.
+// RuleOf is the number of the rule of Decide that gives action (0 for hold).
 func RuleOf(a Action) int {
 	for i, x := range []Action{Stay, PendingTLS, IgnoreTimeout, IgnoreGrace, IgnoreBlip, Redeploy} {
 		if x == a {

@@ -212,7 +212,15 @@ func (p *run) transport() *http.Transport {
 		ReadBufferSize:  1 << 10,
 		WriteBufferSize: 1 << 10,
 	}
-	if p.plainOnly() {
+	if o.HTTP2PriorKnowledge {
+		// h2c with prior knowledge: HTTP/2 from the first byte on
+		// cleartext, as curl's --http2-prior-knowledge (net/http speaks
+		// HTTP/1.1 to http:// whenever HTTP/1 is allowed).
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		tr.Protocols.SetHTTP2(true)
+		tr.TLSClientConfig = p.tlsConfig()
+	} else if p.plainOnly() {
 		// No TLS and no HTTP/2 can happen: leave both unset. With a
 		// custom DialContext and no TLS config, net/http never builds
 		// its HTTP/2 transport, which it would otherwise do on the

@@ -57,5 +57,13 @@ type Options struct {
 
 	Expect expect.Expectations
 
+	// GRPCService is the service a grpc:// or grpcs:// probe asks about
+	// (--grpc-service); "" takes the URL's path, and an empty path is the
+	// server's overall health.
+	GRPCService string
+	// HTTP2PriorKnowledge speaks HTTP/2 over cleartext to an http:// URL
+	// (h2c with prior knowledge, curl's --http2-prior-knowledge).
+	HTTP2PriorKnowledge bool
+
 	Redactor *redact.Redactor
 }

@@ -6,7 +6,8 @@
 //
 // # Protocols
 //
-// Each protocol is one file (http.go) holding a type that implements
+// Each protocol is one file (http.go; grpc.go, the gRPC health call over
+// net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type that implements
 // exchange and its constructor, which exchangeFor returns for the
 // protocol's URL schemes (one case each). Run picks the exchange by the
 // URL's scheme; everything else is shared through the *run it is given:
@@ -69,6 +70,10 @@ func exchangeFor(scheme string) func(ctx context.Context, p *run) (exchange, err
 	switch strings.ToLower(scheme) {
 	case "http", "https":
 		return newHTTP
+	case "grpc", "grpcs":
+		return newGRPC
+	case "tcp", "tls":
+		return newStream
 	}
 	return nil
 }

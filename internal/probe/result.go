@@ -60,6 +60,9 @@ type Result struct {
 	RetryAfter    *time.Duration
 	BodyTruncated bool
 	TLS           *TLSInfo
+	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
+	// other protocols).
+	GRPC *GRPCInfo
 	// Canceled is true when the caller's context ended the probe (Ctrl-C):
 	// not a probe result at all.
 	Canceled bool

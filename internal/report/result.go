@@ -45,6 +45,7 @@ type ResultJSON struct {
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
 	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
+	GRPC          *probe.GRPCInfo     `json:"grpc,omitempty"`
 	Decision      *policy.Decision    `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
@@ -72,6 +73,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		DialAttempts:  r.DialAttempts,
 		BodyTruncated: r.BodyTruncated,
 		TLS:           r.TLS,
+		GRPC:          r.GRPC,
 		Decision:      d,
 	}
 	if allFailed(r.DialAttempts) {
@@ -96,8 +98,14 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 // "PASS ok URL 200 12.4ms" or "FAIL refused conn_refused URL - 0.4ms".
 func FirstLine(r probe.Result, colored bool) string {
 	status := "-"
-	if r.HTTPStatus != 0 {
+	switch {
+	case r.HTTPStatus != 0:
 		status = fmt.Sprint(r.HTTPStatus)
+	case r.GRPC != nil && r.GRPC.Status != "":
+		// A gRPC health answer's status stands where HTTP's would.
+		status = r.GRPC.Status
+	case r.GRPC != nil && r.GRPC.CodeName != "":
+		status = r.GRPC.CodeName
 	}
 	total := output.FormatMS(r.Timings[probe.PhaseTotal])
 	if r.Outcome == classify.Pass {
@@ -137,6 +145,20 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			how = "connected"
 		}
 		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, output.Untrusted(how), output.FormatMS(a.Duration))
+	}
+	if g := r.GRPC; g != nil {
+		svc := "the server's overall health"
+		if g.Service != "" {
+			svc = fmt.Sprintf("service %q", g.Service)
+		}
+		ans := "no gRPC answer"
+		switch {
+		case g.Status != "":
+			ans = g.Status
+		case g.Code != nil:
+			ans = fmt.Sprintf("gRPC status %s (%d)", g.CodeName, *g.Code)
+		}
+		fmt.Fprintf(w, "%s%s: %s\n", label("grpc"), output.Untrusted(svc), ans)
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {

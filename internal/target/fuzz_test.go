@@ -15,7 +15,9 @@ var fileFlags = map[string]bool{"cacert": true, "cert": true, "key": true}
 
 // FuzzOptions: any value of any probe option, with any URL, is a usage
 // error naming the option (or the URL) or a probe's options with a URL
-// that is http(s) with a host; the redacted URL never shows the password.
+// with a host, of a scheme healthctl speaks (grpc, grpcs, tcp and tls ones
+// no more than host, port and a path); the redacted URL never shows the
+// password.
 func FuzzOptions(f *testing.F) {
 	seeds := []struct {
 		flag, val, url string
@@ -29,6 +31,8 @@ func FuzzOptions(f *testing.F) {
 		{"max-body", "64KiB", "http://h/"},
 		{"connect-timeout", "-1s", "http://h/"},
 		{"header", "Authorization: Bearer abc", "http://h/"},
+		{"grpc-service", "pkg.Svc", "grpc://h.invalid:50051/x"},
+		{"http2-prior-knowledge", "true", "tcp://u:pw@h.invalid:5432"},
 		{"user", "bob:hunter2", "http://h/"},
 		{"method", "GET\n", "http://h/"},
 		{"user-agent", "ua\r\nX: y", "http://h/"},
@@ -69,9 +73,20 @@ func FuzzOptions(f *testing.F) {
 			if err != nil {
 				return
 			}
-			if o.URL == nil || (o.URL.Scheme != "http" && o.URL.Scheme != "https") || o.URL.Hostname() == "" {
-				t.Errorf("ForURL(%q) = %v: not an http(s) URL with a host", raw, o.URL)
+			if o.URL == nil || o.URL.Hostname() == "" {
+				t.Errorf("ForURL(%q) = %v: not a URL with a host", raw, o.URL)
 				return
+			}
+			switch o.URL.Scheme {
+			case "http", "https":
+			case "grpc", "grpcs", "tcp", "tls":
+				// Host and port only (and a gRPC service): nothing a
+				// health call cannot send.
+				if o.URL.Port() == "" || o.URL.User != nil || o.URL.RawQuery != "" || o.URL.Fragment != "" {
+					t.Errorf("ForURL(%q) = %v: a %s URL with more than host, port and path", raw, o.URL, o.URL.Scheme)
+				}
+			default:
+				t.Errorf("ForURL(%q) = %v: scheme %q", raw, o.URL, o.URL.Scheme)
 			}
 			red := o.Redactor.URL(o.URL)
 			if pw, ok := o.URL.User.Password(); ok && len(pw) >= 3 && strings.Contains(red, pw) &&

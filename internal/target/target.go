@@ -82,6 +82,8 @@ type Input struct {
 	ExpectHeader    []string
 	SecretHeader    []string
 	SecretParam     []string
+	GRPCService     string
+	HTTP2Prior      bool
 
 	// Source names where the value of a flag (by flag name, "header") came
 	// from; nil, or an empty answer, means the command line: "--header".
@@ -172,6 +174,11 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		o.Network = "tcp6"
 	}
 	o.AllAddresses = in.AllAddresses
+	o.HTTP2PriorKnowledge = in.HTTP2Prior
+	if hasControl(in.GRPCService) {
+		return nil, in.bad("grpc-service", nil, "the value has a control character (a newline?)")
+	}
+	o.GRPCService = in.GRPCService
 	if in.ConnectTimeout <= 0 {
 		return nil, in.bad("connect-timeout", ptr(in.ConnectTimeout.String()), "must be positive")
 	}
@@ -437,7 +444,7 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 	o := t.opts
 	o.URL = u
 	o.Redactor.AddURL(u)
-	if u.Scheme == "https" && o.TLSConfig.ServerName == "" && o.Host != "" {
+	if (u.Scheme == "https" || u.Scheme == "grpcs" || u.Scheme == "tls") && o.TLSConfig.ServerName == "" && o.Host != "" {
 		tc := o.TLSConfig.Clone()
 		tc.ServerName = hostOnly(o.Host)
 		o.TLSConfig = tc
@@ -468,10 +475,11 @@ func ParseURL(raw string) (*url.URL, error) {
 		}
 		return nil, fmt.Errorf("malformed URL: %s", msg)
 	}
+	u.Scheme = strings.ToLower(u.Scheme)
 	switch u.Scheme {
-	case "http", "https":
+	case "http", "https", "grpc", "grpcs", "tcp", "tls":
 	default:
-		return nil, fmt.Errorf("unsupported scheme %q (want http or https)", u.Scheme)
+		return nil, fmt.Errorf("unsupported scheme %q (want http, https, grpc, grpcs, tcp or tls)", u.Scheme)
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
@@ -481,7 +489,37 @@ func ParseURL(raw string) (*url.URL, error) {
 			return nil, fmt.Errorf("URL port %q out of range", p)
 		}
 	}
+	if err := checkNonHTTP(u); err != nil {
+		return nil, err
+	}
 	return u, nil
+}
+
+// checkNonHTTP holds grpc, grpcs, tcp and tls URLs to what they can mean:
+// host and port (no protocol has a default port for them), for gRPC a
+// service name as the path, and nothing else — no credentials, query or
+// fragment, which no health call would send.
+func checkNonHTTP(u *url.URL) error {
+	if u.Scheme == "http" || u.Scheme == "https" {
+		return nil
+	}
+	form := u.Scheme + "://HOST:PORT"
+	if u.Scheme == "grpc" || u.Scheme == "grpcs" {
+		form += "[/SERVICE]"
+	}
+	switch {
+	case u.Port() == "":
+		return fmt.Errorf("%s URL has no port (want %s)", u.Scheme, form)
+	case u.User != nil:
+		return fmt.Errorf("%s URL has credentials, which it cannot send (want %s)", u.Scheme, form)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return fmt.Errorf("%s URL has a query or fragment (want %s)", u.Scheme, form)
+	case (u.Scheme == "tcp" || u.Scheme == "tls") && u.Path != "" && u.Path != "/":
+		return fmt.Errorf("%s URL has a path (want %s)", u.Scheme, form)
+	case hasControl(u.Path):
+		return fmt.Errorf("%s URL's service name has a control character", u.Scheme)
+	}
+	return nil
 }
 
 func hostOnly(h string) string {

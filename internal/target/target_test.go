@@ -19,6 +19,19 @@ func TestParseURL(t *testing.T) {
 		"http://[::1/":             "error",
 		"3":                        "error",
 		"HTTP://App.Invalid:80/ok": "http://App.Invalid:80/ok",
+		// Other protocols: host and port, a gRPC service as the path.
+		"grpc://127.0.0.1:50051":          "grpc://127.0.0.1:50051",
+		"grpc://127.0.0.1:50051/":         "grpc://127.0.0.1:50051/",
+		"GRPCS://app.invalid:443/pkg.Svc": "grpcs://app.invalid:443/pkg.Svc",
+		"tcp://[::1]:5432":                "tcp://[::1]:5432",
+		"tls://app.invalid:636/":          "tls://app.invalid:636/",
+		"grpc://127.0.0.1":                "error",
+		"tcp://db.invalid":                "error",
+		"tcp://h:1/path":                  "error",
+		"grpc://u:p@h:1":                  "error",
+		"grpc://h:1/s?x=1":                "error",
+		"tls://h:1#frag":                  "error",
+		"grpc://h:70000":                  "error",
 	} {
 		u, err := ParseURL(raw)
 		got := "error"

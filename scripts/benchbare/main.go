@@ -1,5 +1,6 @@
-// Command benchbare is SPEC.md §10's anchor: a bare Go GET with the same
-// heavy dependencies linked as healthctl (cobra, viper, color, tablewriter),
+// Command benchbare is the start-up floor healthctl is measured against: a
+// bare Go GET with the same heavy dependencies linked as healthctl (cobra,
+// viper, color, tablewriter),
 // so bench-probe.sh can show what healthctl adds on top of their start-up.
 package main
 

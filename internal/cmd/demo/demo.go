@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,25 +20,18 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/demo"
 	"github.com/healthctl/healthctl/internal/exitcode"
-	"github.com/healthctl/healthctl/internal/fixture"
 )
 
-// ServiceCmd is the demo's drain-test subject: a real process that
-// receives a real SIGTERM (fixture.DrainService), hidden from help.
+// ServiceCmd is the first argument that makes the healthctl binary the
+// demo's drain-test subject (demo.DrainSubject): a real process that
+// receives a real SIGTERM. It is no command of the tree (help never shows
+// it); Main checks for it before it sets up any signal handling, since the
+// subject handles SIGTERM itself.
 const ServiceCmd = "__demo-service"
 
-// NewServiceCmd only reserves the name in the tree (hidden); Main runs
-// the service before any signal handling of its own.
-func NewServiceCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:                ServiceCmd,
-		Hidden:             true,
-		DisableFlagParsing: true,
-		RunE: func(_ *cobra.Command, args []string) error {
-			return cli.SilentExit(fixture.DrainService(args))
-		},
-	}
-}
+// RunService runs the drain-test subject with the arguments after
+// ServiceCmd and returns its exit status.
+func RunService(args []string) int { return demo.DrainSubject(args, os.Stderr) }
 
 // demoWatch runs three `watch --once` sweeps, as cron would, over two
 // targets: checkout fails once (a blip), billing keeps failing (an outage,
@@ -50,11 +46,11 @@ func demoWatch(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 		"--failure-threshold", "2", "--on-redeploy", `echo "redeploying $HEALTHCTL_TARGET ($HEALTHCTL_REASON)"`}
 	for _, sweep := range []struct {
 		say               string
-		checkout, billing fixture.SwitchState
+		checkout, billing bool // up
 	}{
-		{"Sweep 1: both serve.", fixture.SwitchUp, fixture.SwitchUp},
-		{"Sweep 2: both stop listening. One failure is not an outage (--failure-threshold 2).", fixture.SwitchDown, fixture.SwitchDown},
-		{"Sweep 3: checkout is back (it was a blip); billing is still down: an outage, redeployed once.", fixture.SwitchUp, fixture.SwitchDown},
+		{"Sweep 1: both serve.", true, true},
+		{"Sweep 2: both stop listening. One failure is not an outage (--failure-threshold 2).", false, false},
+		{"Sweep 3: checkout is back (it was a blip); billing is still down: an outage, redeployed once.", true, false},
 	} {
 		if err := fleet.Blip.Set(sweep.checkout); err != nil {
 			return err
@@ -74,7 +70,7 @@ func demoWatch(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 
 // demoDrain runs drain-test against a service that drains as it should,
 // then against one that closes its listener at once.
-func demoDrain(ctx context.Context, f *cli.Factory, _ *demo.Lab) error {
+func demoDrain(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -84,7 +80,7 @@ func demoDrain(ctx context.Context, f *cli.Factory, _ *demo.Lab) error {
 		{"good", "A service that flips readiness to 503 on SIGTERM, keeps serving for the pre-drain, then exits 0:"},
 		{"closeearly", "One that closes its listener at once on SIGTERM (the resets a rolling deploy sees):"},
 	} {
-		addr, err := demo.FreePort()
+		addr, err := lab.FreePort()
 		if err != nil {
 			return err
 		}
@@ -112,10 +108,22 @@ var demoSteps = []demoStep{
 	{title: "drain-test: prove a graceful shutdown from the outside", run: demoDrain},
 }
 
-// NewCmd builds the command.
+// Options are demo's flags.
+type Options struct {
+	// PortBase puts the demo's services on 127.0.0.1 ports PortBase to
+	// PortBase+demo.Ports-1 (0: ports the system picks).
+	PortBase int
+
+	// source names where a flag's value came from (the flag, a
+	// variable, the config file), for errors.
+	source func(name string) string
+}
+
+// NewCmd builds the command; runF replaces Run in flag-parsing tests (nil:
+// the real run).
 func NewCmd(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Show every command against built-in services on loopback (offline, ~5s)",
 		Long: `Start built-in services on 127.0.0.1 that each fail in one real way (healthy,
@@ -124,7 +132,9 @@ expired certificate, a name that does not exist — answered by a DNS server on
 loopback), probe them all and show outcome, reason, exit code and decision; then
 wait-healthy against a service that becomes healthy after two seconds, and the
 other commands. Every command is printed as you would type it. Nothing leaves
-this machine and nothing is left running.`,
+this machine and nothing is left running; its temporary directory (which holds
+no private key) is removed however it ends: done, Ctrl-C, SIGTERM, or its
+output closed early (healthctl demo | head).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -133,33 +143,98 @@ this machine and nothing is left running.`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
+	fs := cmd.Flags()
+	opts.source = func(name string) string { return cli.FlagSource(fs, name) }
+	fs.IntVar(&opts.PortBase, "port-base", 0,
+		fmt.Sprintf("put the demo's services on 127.0.0.1 ports `N` to N+%d (0: ports the system picks)", demo.Ports-1))
+	return cmd
 }
 
-// Options is what `healthctl demo` runs with (nothing yet: the demo takes
-// no flags, and one Run signature serves every command).
-type Options struct{}
-
 // Run runs the demo.
-func Run(ctx context.Context, f *cli.Factory, _ *Options) error {
+func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if f.JSON() {
 		return cli.UsageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
 	}
-	start := time.Now()
-	lab, err := demo.Start()
+	if err := demo.CheckPortBase(opts.PortBase); err != nil {
+		src := "--port-base"
+		if opts.source != nil {
+			src = opts.source("port-base")
+		}
+		if strings.HasPrefix(src, "--") {
+			src = fmt.Sprintf("%s %d", src, opts.PortBase)
+		}
+		return cli.UsageErrorf("%s: %v", src, err)
+	}
+	// The output's reader going away (healthctl demo | head -1) stops the
+	// demo like Ctrl-C does, so it cleans up: Go would otherwise kill the
+	// process at the next write, on SIGPIPE, with the services' directory
+	// left behind.
+	defer catchSIGPIPE()()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := &stopWriter{w: f.Streams.Out, stop: cancel}
+	s, orig := *f.Streams, f.Streams
+	s.Out = out
+	f.Streams = &s
+	defer func() { f.Streams = orig }()
+
+	err := run(ctx, f, opts)
+	if out.failed.Load() {
+		return cli.SilentExit(exitcode.SIGPIPE)
+	}
+	return err
+}
+
+// stopWriter is the demo's stdout: its first failed write (EPIPE: nobody
+// reads any more) cancels the run.
+type stopWriter struct {
+	w      io.Writer
+	stop   func()
+	failed atomic.Bool
+}
+
+func (s *stopWriter) Write(p []byte) (int, error) {
+	if s.failed.Load() {
+		return 0, errStopped
+	}
+	n, err := s.w.Write(p)
 	if err != nil {
-		return fmt.Errorf("demo: starting the services: %v", err)
+		s.failed.Store(true)
+		s.stop()
+	}
+	return n, err
+}
+
+var errStopped = errors.New("demo: the output was closed")
+
+func run(ctx context.Context, f *cli.Factory, opts *Options) error {
+	start := time.Now()
+	lab, err := demo.Start(demo.Options{PortBase: opts.PortBase})
+	if err != nil {
+		// A port of --port-base already taken, or no port at all: the
+		// user's setting or this machine, never a bug (exit 2, one line).
+		return cli.UsageErrorf("demo: starting the services: %v", err)
 	}
 	defer lab.Close()
 	w := f.Streams.Out
 	heading := heading(f.Streams.OutColor)
+	stopped := func() error {
+		if ctx.Err() != nil {
+			return f.SignalExit()
+		}
+		return nil
+	}
 
 	fmt.Fprintf(w, "%s\n", heading("healthctl demo: %d services on 127.0.0.1, each failing in one real way; nothing leaves this machine", len(lab.Services)))
 	fmt.Fprintf(w, "\n%s\n", heading("1. probe: one look says why"))
 	if err := demoProbeTable(ctx, f, lab); err != nil {
+		if ctx.Err() != nil {
+			return stopped()
+		}
 		return err
 	}
-	if ctx.Err() != nil {
-		return cli.SilentExit(exitcode.SIGINT)
+	if err := stopped(); err != nil {
+		return err
 	}
 
 	// One failure in full: the waterfall, the chain and the decision.
@@ -171,6 +246,9 @@ func Run(ctx context.Context, f *cli.Factory, _ *Options) error {
 	}
 	fmt.Fprintf(w, "\n%s\n", heading("Details of one (-v; on a terminal they are shown by default):"))
 	demoCommand(ctx, f, append(append([]string{"probe", "-v"}, expired.Args...), expired.URL)...)
+	if err := stopped(); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(w, "\n%s\n", heading("2. wait-healthy: gate a pipeline until the service really serves"))
 	warming, err := lab.StartWarming(2 * time.Second)
@@ -181,16 +259,19 @@ func Run(ctx context.Context, f *cli.Factory, _ *Options) error {
 	demoCommand(ctx, f, "wait-healthy", "--interval", "250ms", "--timeout", "10s", warming)
 
 	for i, step := range demoSteps {
-		if ctx.Err() != nil {
-			return cli.SilentExit(exitcode.SIGINT)
+		if err := stopped(); err != nil {
+			return err
 		}
 		fmt.Fprintf(w, "\n%s\n", heading("%d. %s", i+3, step.title))
 		if err := step.run(ctx, f, lab); err != nil {
+			if ctx.Err() != nil {
+				return stopped()
+			}
 			return fmt.Errorf("demo: %s: %v", step.title, err)
 		}
 	}
-	if ctx.Err() != nil {
-		return cli.SilentExit(exitcode.SIGINT)
+	if err := stopped(); err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "\nDemo done in %s; every service is stopped. Next: `healthctl probe --help`, and the README's guides.\n",
 		time.Since(start).Round(100*time.Millisecond))

@@ -188,8 +188,20 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 			return cli.UsageErrorf("--%s URL is required", u.flag)
 		}
 		pu, err := url.Parse(u.val)
+		if u.flag != "inflight" && err == nil && pu.Host != "" {
+			switch pu.Scheme {
+			case "grpc", "grpcs", "tcp", "tls":
+				// Health endpoints of other protocols: a gRPC health
+				// answer other than SERVING is the flip.
+				continue
+			}
+		}
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			return cli.UsageErrorf("%s: want an http:// or https:// URL", o.named(u.flag))
+			want := "an http:// or https:// URL"
+			if u.flag != "inflight" {
+				want = "an http://, https://, grpc://, grpcs://, tcp:// or tls:// URL"
+			}
+			return cli.UsageErrorf("%s: want %s", o.named(u.flag), want)
 		}
 	}
 	return nil

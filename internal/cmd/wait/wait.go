@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -293,7 +294,23 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	if s.FailOpen {
 		code = exitcode.Pass
 	}
-	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhrase(opts), t.URL, output.Duration(opts.Timeout), last)
+	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhraseFor(opts, t.URL), t.URL, output.Duration(opts.Timeout), last)
+}
+
+// wantPhraseFor is wantPhrase for one URL: a gRPC target never answers
+// 2xx, it answers SERVING; a tcp:// or tls:// one connects.
+func wantPhraseFor(opts *Options, url string) string {
+	if opts.Successes <= 1 {
+		switch scheme, _, _ := strings.Cut(url, "://"); scheme {
+		case "grpc", "grpcs":
+			return "no SERVING answer"
+		case "tcp":
+			return "no connection"
+		case "tls":
+			return "no TLS handshake"
+		}
+	}
+	return wantPhrase(opts)
 }
 
 // wantPhrase names what never came: "no 2xx" with the default expectation,

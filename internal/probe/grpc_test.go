@@ -1,0 +1,203 @@
+package probe_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// TestGRPCFromRealServers runs grpc://, grpcs://, tcp:// and tls:// probes
+// against grpc-go's own health server and real listeners that are not gRPC,
+// and checks the reason, the error text and the recorded answer.
+func TestGRPCFromRealServers(t *testing.T) {
+	pki, err := fixture.NewPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := pki.ServerCertificate(fixture.CertGood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := pki.ServerCertificate(fixture.CertExpired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(o grpcsrv.Options) string {
+		s, err := grpcsrv.Start(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Addr
+	}
+	serving := start(grpcsrv.Options{Services: map[string]string{"down": "NOT_SERVING", "unk": "SERVICE_UNKNOWN"}})
+	notServing := start(grpcsrv.Options{Status: "NOT_SERVING"})
+	noHealth := start(grpcsrv.Options{NoHealth: true})
+	secure := start(grpcsrv.Options{TLS: &tls.Config{Certificates: []tls.Certificate{good}}})
+
+	h1 := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(h1.Close)
+	h1tls := httptest.NewUnstartedServer(http.NotFoundHandler())
+	h1tls.TLS = &tls.Config{Certificates: []tls.Certificate{good}}
+	h1tls.Config.ErrorLog = log.New(io.Discard, "", 0)
+	h1tls.StartTLS()
+	t.Cleanup(h1tls.Close)
+	h2c := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	h2c.Config.Protocols = new(http.Protocols)
+	h2c.Config.Protocols.SetUnencryptedHTTP2(true)
+	h2c.Start()
+	t.Cleanup(h2c.Close)
+
+	hold := func(conf *tls.Config) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					if conf != nil {
+						c = tls.Server(c, conf)
+					}
+					io.Copy(io.Discard, c)
+				}()
+			}
+		}()
+		return l.Addr().String()
+	}
+	plain := hold(nil)
+	tlsGood := hold(&tls.Config{Certificates: []tls.Certificate{good}})
+	tlsExpired := hold(&tls.Config{Certificates: []tls.Certificate{expired}})
+	closed, err := fixture.NewClosedPort(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		url     string
+		service string
+		want    classify.Reason
+		text    string
+		status  string
+	}{
+		{"grpc://" + serving, "", classify.OK, "", "SERVING"},
+		{"grpc://" + serving + "/down", "", classify.GRPCNotServing, `service "down" is NOT_SERVING`, "NOT_SERVING"},
+		{"grpc://" + serving, "down", classify.GRPCNotServing, `service "down" is NOT_SERVING`, "NOT_SERVING"},
+		{"grpc://" + serving + "/unk", "", classify.GRPCServiceUnknown, `service "unk" is SERVICE_UNKNOWN`, "SERVICE_UNKNOWN"},
+		{"grpc://" + serving + "/nope", "", classify.GRPCServiceUnknown, `gRPC status NOT_FOUND (5): unknown service`, ""},
+		{"grpc://" + notServing, "", classify.GRPCNotServing, "the server is NOT_SERVING", "NOT_SERVING"},
+		{"grpc://" + noHealth, "", classify.GRPCUnimplemented, "no grpc.health.v1.Health service: gRPC status UNIMPLEMENTED (12)", ""},
+		{"grpcs://" + secure, "", classify.OK, "", "SERVING"},
+		{"grpcs://localhost:" + port(secure), "", classify.OK, "", "SERVING"},
+		{"grpc://" + secure, "", classify.GRPCProtocol, "not gRPC", ""},
+		{"grpcs://" + serving, "", classify.TLSNotTLS, "", ""},
+		{"grpc://" + h1.Listener.Addr().String(), "", classify.GRPCProtocol, `answered in HTTP/1 ("HTTP/1.1 404 Not Found"), not HTTP/2`, ""},
+		{"grpcs://" + h1tls.Listener.Addr().String(), "", classify.GRPCProtocol, "ALPN h2", ""},
+		{"grpc://" + h2c.Listener.Addr().String(), "", classify.GRPCProtocol, `content-type "text/plain; charset=utf-8", not application/grpc`, ""},
+		{"grpc://" + plain, "", classify.HeadersTimeout, "", ""},
+		{"grpcs://" + tlsGood, "", classify.GRPCProtocol, "ALPN", ""},
+		{"grpc://" + closed.Addr, "", classify.ConnRefused, "", ""},
+		{"tcp://" + plain, "", classify.OK, "", ""},
+		{"tcp://" + closed.Addr, "", classify.ConnRefused, "", ""},
+		{"tls://" + tlsGood, "", classify.OK, "", ""},
+		{"tls://" + tlsExpired, "", classify.TLSExpired, "", ""},
+		{"tls://localhost:" + port(tlsGood), "", classify.OK, "", ""},
+		{"tls://" + plain, "", classify.TLSHandshakeTimeout, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.url, "/", "_")+c.service, func(t *testing.T) {
+			o := opts(t, c.url, "", pki)
+			o.GRPCService = c.service
+			r := probe.Run(context.Background(), o)
+			if r.Reason != c.want {
+				t.Fatalf("%s: got %s/%s (%s), want %s", c.url, r.Outcome, r.Reason, r.Error, c.want)
+			}
+			if !strings.Contains(r.Error, c.text) {
+				t.Errorf("error %q, want it to contain %q", r.Error, c.text)
+			}
+			if strings.HasPrefix(c.url, "grpc") && (r.GRPC == nil || r.GRPC.Status != c.status) {
+				t.Errorf("grpc %+v, want status %q", r.GRPC, c.status)
+			}
+			if c.want == classify.OK {
+				for _, ph := range []probe.Phase{probe.PhaseConnect, probe.PhaseTotal} {
+					if _, ok := r.Timings[ph]; !ok {
+						t.Errorf("phase %s missing: %v", ph, r.Timings)
+					}
+				}
+			}
+			if strings.HasPrefix(c.url, "tls") && c.want != classify.TLSHandshakeTimeout && (r.TLS == nil || len(r.TLS.Chain) == 0) {
+				t.Errorf("no chain recorded: %+v", r.TLS)
+			}
+		})
+	}
+}
+
+func port(hostport string) string {
+	_, p, _ := net.SplitHostPort(hostport)
+	return p
+}
+
+// TestGRPCWindows: an HTTP/2 server that answers gRPC headers and then
+// never ends the stream, or never answers at all, is cut by the read
+// window, named after the phase it hung in, within the window plus a
+// generous margin.
+func TestGRPCWindows(t *testing.T) {
+	h2c := func(h http.HandlerFunc) string {
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config.Protocols = new(http.Protocols)
+		srv.Config.Protocols.SetUnencryptedHTTP2(true)
+		srv.Start()
+		t.Cleanup(srv.Close)
+		return srv.Listener.Addr().String()
+	}
+	headersOnly := h2c(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	silent := h2c(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	trailersOnly := h2c(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Grpc-Status", "14")
+		w.Header().Set("Grpc-Message", "draining%21")
+		w.WriteHeader(http.StatusOK)
+	})
+	for _, c := range []struct {
+		addr string
+		want classify.Reason
+		text string
+	}{
+		{headersOnly, classify.BodyTimeout, "response body not complete within --read-timeout"},
+		{silent, classify.HeadersTimeout, "no response headers within --read-timeout"},
+		{trailersOnly, classify.GRPCStatus, "gRPC status UNAVAILABLE (14): draining!"},
+	} {
+		o := opts(t, "grpc://"+c.addr, "", nil)
+		o.ReadTimeout = 300 * time.Millisecond
+		start := time.Now()
+		r := probe.Run(context.Background(), o)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("%s: took %v", c.want, took)
+		}
+		if r.Reason != c.want || !strings.Contains(r.Error, c.text) {
+			t.Errorf("got %s (%s), want %s (%s)", r.Reason, r.Error, c.want, c.text)
+		}
+	}
+}
