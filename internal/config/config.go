@@ -65,7 +65,8 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 		if firstErr != nil || f.Changed || skipConfig[f.Name] {
 			return
 		}
-		for _, name := range []string{cmdEnv + envName(f.Name), "HEALTHCTL_" + envName(f.Name)} {
+		en := envName(f.Name)
+		for _, name := range [...]string{cmdEnv + en, "HEALTHCTL_" + en} {
 			if v := getenv(name); v != "" {
 				if RunsCommand(cmdName, f.Name) {
 					firstErr = fmt.Errorf("%s: --%s runs a command: it is read only from the command line or a config file named by --config or HEALTHCTL_CONFIG, never from a variable", name, f.Name)
