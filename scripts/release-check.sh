@@ -2,8 +2,11 @@
 # A snapshot release on this machine, checked: goreleaser release --snapshot
 # --clean --skip=publish, then every archive (6 targets), the .deb and .rpm
 # for linux amd64/arm64 and checksums.txt must exist and verify; archives and
-# packages must carry LICENSE, README, completions and man pages (the packages
-# also the systemd timer, under /usr/bin and /usr/share); the linux/amd64
+# packages must carry LICENSE, README, completions and man pages for every
+# command (the packages also the systemd timer and the page's unit, the
+# example targets file and the alert rules; each its distributions' paths:
+# zsh under vendor-completions in the .deb, site-functions in the .rpm;
+# Debian's copyright), read with dpkg-deb and rpm -qpl; the linux/amd64
 # binary must be static and print its version with a commit.
 # goreleaser is installed through the Go module proxy when absent (a first
 # build takes minutes). Prints the time it took. Exit 0 only when all holds.
@@ -73,15 +76,36 @@ else
 fi
 for want in /usr/bin/healthctl /usr/share/bash-completion/completions/healthctl /usr/share/zsh/vendor-completions/_healthctl \
             /usr/share/fish/vendor_completions.d/healthctl.fish /usr/share/man/man1/healthctl.1.gz /usr/share/man/man1/healthctl-watch.1.gz \
-            /usr/lib/systemd/system/healthctl-watch.service /usr/lib/systemd/system/healthctl-watch.timer /usr/share/doc/healthctl/LICENSE; do
+            /usr/share/man/man1/healthctl-completion.1.gz /usr/share/man/man1/healthctl-completion-zsh.1.gz \
+            /usr/lib/systemd/system/healthctl-watch.service /usr/lib/systemd/system/healthctl-watch.timer /usr/share/doc/healthctl/LICENSE \
+            /usr/share/doc/healthctl/copyright /usr/share/doc/healthctl/examples/targets.yaml /usr/share/doc/healthctl/examples/healthctl-alerts.yml; do
   grep -qx "$want" <<<"$files" || fail "$deb does not install $want"
 done
-echo "ok $deb installs the binary, completions, man pages and the timer"
-if command -v rpm >/dev/null; then
-  rpm=$(ls healthctl-*.x86_64.rpm 2>/dev/null | head -1 || true)
-  rpm -qlp "$rpm" 2>/dev/null | grep -qx /usr/bin/healthctl || fail "$rpm does not install /usr/bin/healthctl"
-  echo "ok $rpm installs /usr/bin/healthctl"
+# A man page for every command the binary has (completion's included).
+for c in $("$OLDPWD"/dist/healthctl_linux_amd64*/healthctl __complete "" 2>/dev/null | grep -v '^:' | cut -f1 | grep -v '^help$'); do
+  grep -qx "/usr/share/man/man1/healthctl-$c.1.gz" <<<"$files" || fail "$deb has no man page for $c"
+done
+# The unit it installs is the one docs/watch.md shows (packaging/systemd/).
+if command -v dpkg-deb >/dev/null; then
+  dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/healthctl-watch.service | cmp -s - ../packaging/systemd/healthctl-watch.service \
+    || fail "$deb's healthctl-watch.service is not packaging/systemd/healthctl-watch.service"
 fi
+echo "ok $deb installs the binary, completions, man pages, the timer and its unit, the examples, copyright"
+# What the .rpm installs: rpm is in Debian's archive (apt-get install rpm;
+# .ci/deps/integrations.sh installs it in CI).
+command -v rpm >/dev/null || fail "rpm not installed (apt-get install rpm): the .rpm cannot be inspected"
+rpm=$(ls healthctl-*.x86_64.rpm 2>/dev/null | head -1 || true)
+rfiles=$(rpm -qlp "$rpm" 2>/dev/null)
+for want in /usr/bin/healthctl /usr/share/zsh/site-functions/_healthctl /usr/share/bash-completion/completions/healthctl \
+            /usr/share/fish/vendor_completions.d/healthctl.fish /usr/share/man/man1/healthctl-completion.1.gz \
+            /usr/lib/systemd/system/healthctl-watch.service /usr/share/doc/healthctl/examples/targets.yaml \
+            /usr/share/doc/healthctl/examples/healthctl-alerts.yml /usr/share/licenses/healthctl/LICENSE; do
+  grep -qx "$want" <<<"$rfiles" || fail "$rpm does not install $want"
+done
+if grep -q vendor-completions <<<"$rfiles"; then fail "$rpm installs zsh's Debian path (vendor-completions)"; fi
+echo "ok $rpm installs zsh completion under site-functions, the unit, the examples"
+# The Go test that inspects the same snapshot (cmd/healthctl TestReleaseSnapshotPackages).
+(cd .. && go test ./cmd/healthctl -count=1 -run 'TestReleaseSnapshotPackages|TestPackagesPerDistribution|TestSystemdUnitsAreThePages') || fail "package tests"
 
 echo "== the linux/amd64 binary"
 bin=$(ls -d healthctl_linux_amd64*/healthctl 2>/dev/null | head -1 || true)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -56,6 +58,8 @@ type actionRunner struct {
 	env     []string // the process environment of every step
 	dir     string
 	summary string
+	// actionPath is github.action_path (default: the repository).
+	actionPath string
 }
 
 type actionRun struct {
@@ -79,6 +83,12 @@ func (r *actionRunner) run(inputs map[string]string, actionRef string) actionRun
 			return r.a.Inputs[name].Default
 		case e == "github.action_ref":
 			return actionRef
+		case e == "github.action_path":
+			if r.actionPath != "" {
+				return r.actionPath
+			}
+			abs, _ := filepath.Abs("../..")
+			return abs
 		case strings.HasPrefix(e, "steps."):
 			parts := strings.Split(e, ".") // steps.ID.outputs.NAME
 			if len(parts) != 4 || parts[2] != "outputs" {
@@ -126,17 +136,23 @@ func (r *actionRunner) run(inputs map[string]string, actionRef string) actionRun
 	return res
 }
 
-// fakeRelease serves a GitHub release of healthctl (the archive for
-// linux_amd64 and checksums.txt) and the Go module proxy's version list on
-// loopback, counting the archive's downloads.
+// fakeRelease serves GitHub releases of healthctl (v1.2.3, and the release
+// the repository's VERSION file records: the archives for linux_amd64 and
+// windows_amd64 and checksums.txt) and the Go module proxy's answers on
+// loopback, counting the archive downloads and the proxy's queries.
 type fakeRelease struct {
 	srv       *httptest.Server
 	downloads atomic.Int32
+	proxyHits atomic.Int32
 	tamper    atomic.Bool
 }
 
 func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 	bin, err := os.ReadFile(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := os.ReadFile("../../VERSION")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,20 +168,50 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 	}
 	tw.Close()
 	gz.Close()
-	archive := tgz.Bytes()
-	sum := fmt.Sprintf("%x", sha256.Sum256(archive))
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for _, f := range []struct {
+		name string
+		body []byte
+	}{{"LICENSE", []byte("Apache-2.0")}, {"healthctl.exe", []byte("#!/bin/sh\n# the test binary runs as healthctl only under that name\nexec " + hc + " \"$@\"\n")}} {
+		w, _ := zw.Create(f.name)
+		w.Write(f.body)
+	}
+	zw.Close()
+	assets := map[string][]byte{"linux_amd64.tar.gz": tgz.Bytes(), "windows_amd64.zip": zbuf.Bytes()}
 	fr := &fakeRelease{}
+	versions := map[string]bool{"v1.2.3": true, strings.TrimSpace(string(recorded)): true}
 	fr.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/releases/v1.2.3/healthctl_1.2.3_linux_amd64.tar.gz":
-			fr.downloads.Add(1)
-			w.Write(archive)
-		case "/releases/v1.2.3/checksums.txt":
-			s := sum
-			if fr.tamper.Load() {
-				s = strings.Repeat("0", 64)
+		if strings.HasPrefix(r.URL.Path, "/proxy/") {
+			fr.proxyHits.Add(1)
+		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/releases/"); ok {
+			v, file, _ := strings.Cut(rest, "/")
+			if !versions[v] {
+				http.NotFound(w, r)
+				return
 			}
-			fmt.Fprintf(w, "%s  healthctl_1.2.3_darwin_arm64.tar.gz\n%s  healthctl_1.2.3_linux_amd64.tar.gz\n", strings.Repeat("1", 64), s)
+			prefix := "healthctl_" + strings.TrimPrefix(v, "v") + "_"
+			if file == "checksums.txt" {
+				fmt.Fprintf(w, "%s  %sdarwin_arm64.tar.gz\n", strings.Repeat("1", 64), prefix)
+				for name, body := range assets {
+					sum := fmt.Sprintf("%x", sha256.Sum256(body))
+					if fr.tamper.Load() {
+						sum = strings.Repeat("0", 64)
+					}
+					fmt.Fprintf(w, "%s  %s%s\n", sum, prefix, name)
+				}
+				return
+			}
+			if body, ok := assets[strings.TrimPrefix(file, prefix)]; ok && strings.HasPrefix(file, prefix) {
+				fr.downloads.Add(1)
+				w.Write(body)
+				return
+			}
+			http.NotFound(w, r)
+			return
+		}
+		switch r.URL.Path {
 		case "/proxy/github.com/healthctl/healthctl/@v/list":
 			fmt.Fprint(w, "v1.0.0\nv1.2.3\nv1.10.0-rc.1\nv0.9.0\n")
 		case "/proxy/github.com/healthctl/healthctl/@latest":
@@ -333,21 +379,187 @@ esac
 		t.Error("a binary that failed its checksum was installed")
 	}
 	rel.tamper.Store(false)
-	res = r.run(map[string]string{"url": up.URL + "/health"}, "")
+	res = r.run(map[string]string{"url": up.URL + "/health", "version": "latest"}, "")
 	if res.steps["resolve"]["version"] != "v1.2.3" || res.code != 0 {
 		t.Errorf("latest: exit %d, resolved %v\n%s", res.code, res.steps["resolve"], res.out)
 	}
 
-	// A ref that is not a release is built with the runner's go, into a
-	// directory of its own (GOBIN), not the caller's GOPATH/bin.
-	res = r.run(map[string]string{"url": up.URL + "/health"}, "main")
+	// An explicit version that is not a release is built with the runner's
+	// go, into a directory of its own (GOBIN), not the caller's GOPATH/bin.
+	res = r.run(map[string]string{"url": up.URL + "/health", "version": "main"}, "v1.2.3")
 	goCalls, _ := os.ReadFile(goLog)
 	wantDir := filepath.Join(toolCache, "healthctl", "main", "linux_amd64")
 	if res.code != 0 || !strings.Contains(string(goCalls), "GOBIN="+wantDir+" install github.com/healthctl/healthctl/cmd/healthctl@main") {
-		t.Errorf("ref main: exit %d, go calls %q\n%s", res.code, goCalls, res.out)
+		t.Errorf("version main: exit %d, go calls %q\n%s", res.code, goCalls, res.out)
 	}
 	if n := strings.Count(string(goCalls), "install"); n != 1 {
 		t.Errorf("go install ran %d times, want once (only for the ref)", n)
+	}
+}
+
+// TestActionPinnedBySHA: the action pinned by a commit SHA (GitHub's
+// hardening advice) runs the release its VERSION file records at that
+// commit, on a runner with neither Go nor curl on PATH (wget, then
+// python3, download it); v1 is resolved once per run; a missing asset
+// names its URL and platform; on Windows the zip is expanded through
+// PowerShell with Windows paths (cygpath -w), never MSYS ones.
+func TestActionPinnedBySHA(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a action
+	if err := yaml.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	recordedB, _ := os.ReadFile("../../VERSION")
+	recorded := strings.TrimSpace(string(recordedB))
+	hc, err := exec.LookPath("healthctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := newFakeRelease(t, hc)
+	up, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Body: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// A PATH of the system's tools without go and curl (and, for the
+	// second runner, without wget: python3 downloads).
+	bare := func(name string, drop ...string) string {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(p, 0o755)
+		for _, d := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+			ents, _ := os.ReadDir(d)
+			for _, e := range ents {
+				n := e.Name()
+				if n == "go" || n == "gofmt" || n == "curl" || slices.Contains(drop, n) || strings.HasPrefix(n, "python") && n != "python3" {
+					continue
+				}
+				if _, err := os.Lstat(filepath.Join(p, n)); err == nil {
+					continue
+				}
+				target := filepath.Join(d, n)
+				if n == "python3" {
+					target = "/usr/bin/python3"
+				}
+				os.Symlink(target, filepath.Join(p, n))
+			}
+		}
+		return p
+	}
+	noCurl := bare("nocurl")
+	noWget := bare("nowget", "wget")
+	if _, err := os.Stat(filepath.Join(noWget, "python3")); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	for _, p := range []string{noCurl, noWget} {
+		for _, tool := range []string{"go", "curl"} {
+			if _, err := os.Stat(filepath.Join(p, tool)); err == nil {
+				t.Fatalf("%s on the bare PATH", tool)
+			}
+		}
+	}
+	sha := strings.Repeat("3f9a1c", 6) + "0b2e"
+	runner := func(path, os_, arch string) *actionRunner {
+		toolCache := filepath.Join(dir, "toolcache-"+filepath.Base(path)+"-"+os_+arch)
+		temp := filepath.Join(dir, "temp-"+filepath.Base(path)+"-"+os_+arch)
+		os.MkdirAll(temp, 0o755)
+		r := &actionRunner{t: t, a: a, dir: dir, summary: filepath.Join(dir, "summary.md")}
+		r.env = []string{"PATH=" + path, "HOME=" + dir, "HEALTHCTL_DNS_SERVER=127.0.0.1:9",
+			"RUNNER_OS=" + os_, "RUNNER_ARCH=" + arch, "RUNNER_TOOL_CACHE=" + toolCache, "RUNNER_TEMP=" + temp,
+			"HEALTHCTL_ACTION_RELEASES_URL=" + rel.srv.URL + "/releases",
+			"HEALTHCTL_ACTION_PROXY_URL=" + rel.srv.URL + "/proxy"}
+		return r
+	}
+	for _, path := range []string{noCurl, noWget} {
+		r := runner(path, "Linux", "X64")
+		res := r.run(map[string]string{"url": up.URL + "/health", "timeout": "5s"}, sha)
+		if res.code != 0 || res.steps["resolve"]["version"] != recorded || !strings.Contains(res.out, "checksum verified") {
+			t.Errorf("pinned by SHA, PATH %s: exit %d, resolved %v\n%s", filepath.Base(path), res.code, res.steps["resolve"], res.out)
+		}
+		if !strings.Contains(res.out, "runs the release its VERSION file names: "+recorded) {
+			t.Errorf("no line says which release the pinned commit runs:\n%s", res.out)
+		}
+	}
+
+	// v1 resolves through the module proxy once per run: a second use of
+	// the action in the same run asks nothing.
+	r := runner(noCurl, "Linux", "X64")
+	before := rel.proxyHits.Load()
+	for i := range 2 {
+		res := r.run(map[string]string{"url": up.URL + "/health", "version": "v1"}, sha)
+		if res.code != 0 || res.steps["resolve"]["version"] != "v1.2.3" {
+			t.Fatalf("v1, run %d: exit %d, resolved %v\n%s", i, res.code, res.steps["resolve"], res.out)
+		}
+	}
+	if n := rel.proxyHits.Load() - before; n != 1 {
+		t.Errorf("v1 twice in one run: %d proxy queries, want 1", n)
+	}
+
+	// No asset for the platform: the error names the URL and the platform.
+	res := runner(noCurl, "Linux", "ARM64").run(map[string]string{"url": up.URL + "/health"}, "v1.2.3")
+	if res.code == 0 || !regexp.MustCompile(`::error title=healthctl::no healthctl v1\.2\.3 for linux_arm64: http://127\.0\.0\.1:\d+/releases/v1\.2\.3/healthctl_1\.2\.3_linux_arm64\.tar\.gz could not be downloaded`).MatchString(res.out) {
+		t.Errorf("missing asset: exit %d\n%s", res.code, res.out)
+	}
+
+	// Windows without unzip: PowerShell's Expand-Archive gets Windows paths.
+	win := filepath.Join(dir, "win")
+	os.MkdirAll(win, 0o755)
+	psLog := filepath.Join(dir, "pwsh.log")
+	os.WriteFile(filepath.Join(win, "cygpath"), []byte("#!/bin/sh\n[ \"$1\" = -w ] || exit 1\nprintf 'W:%s' \"$2\" | tr / '\\\\'\n"), 0o755)
+	os.WriteFile(filepath.Join(win, "pwsh"), []byte(fmt.Sprintf(`#!/bin/bash
+# Expand-Archive -Path 'W:\...' -DestinationPath 'W:\...': Windows paths only.
+echo "$*" >>%q
+cmd=$3
+src=$(sed -n "s/.*-Path '\([^']*\)'.*/\1/p" <<<"$cmd"); dst=$(sed -n "s/.*-DestinationPath '\([^']*\)'.*/\1/p" <<<"$cmd")
+case "$src$dst" in *'/'*) echo "an MSYS path reached PowerShell: $cmd" >&2; exit 1 ;; esac
+unix() { local p=${1#W:}; printf '%%s' "${p//\\//}"; }
+exec /usr/bin/unzip -q "$(unix "$src")" -d "$(unix "$dst")"
+`, psLog)), 0o755)
+	winPath := filepath.Join(dir, "winpath")
+	os.MkdirAll(winPath, 0o755)
+	ents, _ := os.ReadDir(noCurl)
+	for _, e := range ents {
+		if e.Name() != "unzip" {
+			os.Symlink(filepath.Join(noCurl, e.Name()), filepath.Join(winPath, e.Name()))
+		}
+	}
+	os.Symlink(filepath.Join(win, "cygpath"), filepath.Join(winPath, "cygpath"))
+	os.Symlink(filepath.Join(win, "pwsh"), filepath.Join(winPath, "pwsh"))
+	res = runner(winPath, "Windows", "X64").run(map[string]string{"url": up.URL + "/health", "timeout": "5s"}, "v1.2.3")
+	calls, _ := os.ReadFile(psLog)
+	if res.code != 0 || !strings.Contains(string(calls), "Expand-Archive -Path 'W:") || !strings.HasSuffix(res.steps["install"]["path"], "healthctl.exe") {
+		t.Errorf("windows: exit %d, pwsh calls %q, path %q\n%s", res.code, calls, res.steps["install"]["path"], res.out)
+	}
+}
+
+// TestActionVersionFile: VERSION names one release (vX.Y.Z), and the
+// release build refuses a tag that differs from it, so the Action pinned
+// by any commit runs the release that commit records.
+func TestActionVersionFile(t *testing.T) {
+	b, err := os.ReadFile("../../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^v\d+\.\d+\.\d+\n$`).Match(b) {
+		t.Errorf("VERSION %q: want one line vX.Y.Z", b)
+	}
+	gr, _ := os.ReadFile("../../.goreleaser.yaml")
+	if !strings.Contains(string(gr), "scripts/check-version.sh {{ .Tag }} {{ .IsSnapshot }}") {
+		t.Error(".goreleaser.yaml does not check VERSION against the tag")
+	}
+	for _, c := range []struct {
+		tag, snapshot string
+		ok            bool
+	}{{strings.TrimSpace(string(b)), "false", true}, {"v9.9.9", "false", false}, {"v9.9.9", "true", true}} {
+		err := exec.Command("bash", "../../scripts/check-version.sh", c.tag, c.snapshot).Run()
+		if (err == nil) != c.ok {
+			t.Errorf("check-version.sh %s %s: %v, want ok=%v", c.tag, c.snapshot, err, c.ok)
+		}
 	}
 }
 

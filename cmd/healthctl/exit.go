@@ -28,6 +28,7 @@ import (
 // ran says whether the command's own run (its RunE) started.
 func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 	code, plugin, child := exitcode.Pass, false, false
+	usageCode, usageLine := 0, ""
 	// Text printed with fmt.Fprint drops its errors: stdout that could not
 	// be written still makes the run exit 74 — also over a code the run
 	// meant to end with quietly (its results are lost: the caller must not
@@ -58,9 +59,20 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 			code = exitcode.Internal
 			err = fmt.Errorf("internal error (an error without an exit code, a bug: please report it): %w", err)
 		}
-		if err != nil {
+		// A command may speak another convention for usage errors
+		// (probe -o nagios: monitoring-plugins' UNKNOWN, its one line on
+		// stdout instead of stderr).
+		if code == exitcode.Usage && !plugin && cmd != nil {
+			if h := usageExit(cmd.Name()); h != nil {
+				usageCode, usageLine = h(f, code, err)
+			}
+		}
+		if err != nil && usageLine == "" {
 			fmt.Fprintf(f.Streams.Err, "healthctl: %s\n", cli.OneLine(err.Error()))
 		}
+	}
+	if usageLine != "" {
+		fmt.Fprint(f.Streams.Out, usageLine)
 	}
 	if child {
 		return code
@@ -71,12 +83,8 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 	if code != exitcode.Pass && f.Exit1 {
 		return f.ExitCode(code) // --exit-1: Docker's "unhealthy"
 	}
-	if code == exitcode.Usage && !plugin && cmd != nil {
-		// A command may speak another convention for usage errors
-		// (probe -o nagios: monitoring-plugins' UNKNOWN).
-		if h := usageExit(cmd.Name()); h != nil {
-			return h(f, code, err)
-		}
+	if usageLine != "" {
+		return usageCode
 	}
 	if s := f.Signal(); s != nil && code != exitcode.Usage {
 		return exitcode.ForSignal(s)

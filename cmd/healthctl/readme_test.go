@@ -398,11 +398,14 @@ type (
 		Spec     k8sJobSpec `yaml:"spec"`
 	}
 	k8sJobSpec struct {
-		BackoffLimit   *int       `yaml:"backoffLimit"`
-		CompletionMode string     `yaml:"completionMode"`
-		Completions    *int       `yaml:"completions"`
-		Parallelism    *int       `yaml:"parallelism"`
-		Template       k8sPodTmpl `yaml:"template"`
+		BackoffLimit *int `yaml:"backoffLimit"`
+		// Checked field by field by internal/kubedocs against k8s.io/api.
+		BackoffLimitPerIndex *int       `yaml:"backoffLimitPerIndex"`
+		PodFailurePolicy     any        `yaml:"podFailurePolicy"`
+		CompletionMode       string     `yaml:"completionMode"`
+		Completions          *int       `yaml:"completions"`
+		Parallelism          *int       `yaml:"parallelism"`
+		Template             k8sPodTmpl `yaml:"template"`
 	}
 	k8sPodTmpl struct {
 		Metadata k8sMeta    `yaml:"metadata"`

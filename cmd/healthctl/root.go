@@ -37,8 +37,9 @@ var commands = []struct {
 	// outputs are the -o formats the command takes besides text and json.
 	outputs []string
 	// usageExit turns a usage error's 2 into the command's own
-	// convention (nil: 2 stays).
-	usageExit func(f *cli.Factory, code int, err error) int
+	// convention (nil: 2 stays): its code, and the one line it has on
+	// stdout instead of stderr ("": the usual line on stderr).
+	usageExit func(f *cli.Factory, code int, err error) (int, string)
 }{
 	{"probe", func(f *cli.Factory) *cobra.Command { return probecmd.NewCmd(f, nil) }, []string{"nagios"}, probecmd.UsageExit},
 	{"wait-healthy", func(f *cli.Factory) *cobra.Command { return waitcmd.NewCmd(f, nil) }, nil, nil},
@@ -50,7 +51,7 @@ var commands = []struct {
 }
 
 // usageExit is the named command's usage-error hook, or nil.
-func usageExit(name string) func(f *cli.Factory, code int, err error) int {
+func usageExit(name string) func(f *cli.Factory, code int, err error) (int, string) {
 	for _, c := range commands {
 		if c.name == name {
 			return c.usageExit
@@ -214,6 +215,9 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	}
 	for _, c := range commands {
 		root.AddCommand(c.new(f))
+	}
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		cli.RegisterCompletions(root) // internal/cli/complete.go
 	}
 	return root
 }

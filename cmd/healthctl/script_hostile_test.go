@@ -103,14 +103,27 @@ func hostileCert(ts *testscript.TestScript, cn string) tls.Certificate {
 		Subject:      pkix.Name{CommonName: cn, Organization: []string{cn}},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
-		DNSNames:     []string{cn},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
+	if isASCII(cn) {
+		// A SAN is IA5 (ASCII): a CN with C1 or bidi characters is in
+		// the subject and issuer only.
+		tmpl.DNSNames = []string{cn}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	ts.Check(err)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // httpget [-timeout D] URL FILE REGEXP

@@ -426,7 +426,7 @@ func TestWatchTTYTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	got := out.String()
-	for _, want := range []string{"TARGET", "OUTCOME", "\x1b[", "stay", "sweep 1: 1 targets, 1 pass"} {
+	for _, want := range []string{"TARGET", "OUTCOME", "\x1b[", "stay", "sweep 1: 1 target, 1 pass"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("TTY output lacks %q:\n%s", want, got)
 		}

@@ -6,6 +6,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,9 +16,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/yamlsafe"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 )
 
 // Sources are where configuration comes from, for one run.
@@ -309,20 +313,35 @@ func readConfigFile(src Sources) (v *viper.Viper, path string, named bool, err e
 		}
 		path = c
 	}
-	if st, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+	// A regular file within its cap, opened without blocking (a FIFO is
+	// refused at once), and YAML whose merge keys stay within a budget:
+	// viper's decoder expands them without one.
+	data, err := inputfile.Read(path, inputfile.Config)
+	if err != nil {
+		var ie *inputfile.Error
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, "", named, fmt.Errorf("config %s: no such file", path)
+		case errors.As(err, &ie):
+			return nil, "", named, fmt.Errorf("config %s: %v", path, ie.Err)
 		}
 		return nil, "", named, fmt.Errorf("config %s: %v", path, err)
-	} else if st.IsDir() {
-		return nil, "", named, fmt.Errorf("config %s: is a directory", path)
 	}
 	v = viper.New()
 	v.SetConfigFile(path)
-	if filepath.Ext(path) == "" {
+	ext := filepath.Ext(path)
+	if ext == "" {
 		v.SetConfigType("yaml")
 	}
-	if err := v.ReadInConfig(); err != nil {
+	if ext == "" || ext == ".yaml" || ext == ".yml" {
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) == nil {
+			if err := yamlsafe.Check(&doc); err != nil {
+				return nil, "", named, fmt.Errorf("config %s: %v", path, err)
+			}
+		}
+	}
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, "", named, fmt.Errorf("config %s: %v", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return v, path, named, nil

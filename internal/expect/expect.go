@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/healthctl/healthctl/internal/jsondepth"
 )
 
 // Expectations are the conditions a response must meet to pass.
@@ -122,6 +124,13 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 	for _, j := range e.JSON {
 		if body.JSONOver {
 			return fmt.Sprintf("body is longer than the %s kept for --expect-json (wanted %s=%s)", sizeText(MaxJSONBody), j.Path, j.Value)
+		}
+		// gjson validates and walks by recursion, a stack frame per level:
+		// a body nested millions deep would overflow the stack (a fatal
+		// error, not a panic: the whole process, every target of a sweep,
+		// would die). The nesting is bounded first, without recursion.
+		if err := jsondepth.Check(body.JSON, jsondepth.Max); err != nil {
+			return fmt.Sprintf("body is not evaluated as JSON: %v (wanted %s=%s)", err, j.Path, j.Value)
 		}
 		if !gjson.ValidBytes(body.JSON) {
 			return fmt.Sprintf("body is not JSON (wanted %s=%s)", j.Path, j.Value) + truncNote(body, maxBody)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/state"
@@ -145,6 +146,21 @@ func Write(w io.Writer, in Input) error {
 			m.sample(f.name, f.value(st(name)), "target", name)
 		}
 	}
+	m.family("healthctl_last_redeploy_timestamp_seconds", "gauge", "When the target's last redeploy decision (not held) was made, unix seconds (kept in the state file; no sample before the first): alert on time() minus it.")
+	for i := range in.Latest {
+		name := in.Latest[i].Endpoint.Name
+		if t := st(name); !t.LastRedeploy.IsZero() {
+			m.sample("healthctl_last_redeploy_timestamp_seconds", float64(t.LastRedeploy.UnixMilli())/1000, "target", name)
+		}
+	}
+	// Whether a redeploy decision of the target runs --on-redeploy: an
+	// alert on redeploys leaves recover: false targets out with
+	// "unless on(target) healthctl_target_recover == 0".
+	m.family("healthctl_target_recover", "gauge", "1 when the target's redeploy decisions run --on-redeploy (recover: true, the default), 0 for recover: false (decided, never acted on).")
+	for i := range in.Latest {
+		t := in.Latest[i].Endpoint
+		m.sample("healthctl_target_recover", boolf(t.Recover), "target", t.Name)
+	}
 	m.family("healthctl_redeploys_held_total", "counter", "Redeploy decisions the fleet rule held: rule=\"fleet\" (the fleet failed at once), rule=\"budget\" (past --max-redeploys); kept in the state file.")
 	for i := range in.Latest {
 		name := in.Latest[i].Endpoint.Name
@@ -209,9 +225,25 @@ func (m *metricWriter) sample(name string, v float64, labels ...string) {
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // EscapeLabel escapes a label value as the text format wants: backslash,
-// double quote and newline. Invalid UTF-8 becomes U+FFFD (the format is UTF-8).
+// double quote and newline. Invalid UTF-8 becomes U+FFFD (the format is
+// UTF-8), as in the JSON and the state file. The format has no escape for
+// other control characters, so a value never carries them raw: ESC, BEL,
+// DEL, C1 controls (CSI), bidi overrides and the BOM are written as the
+// text \x1b, \u009b, \u202e (output.Untrusted), which is what a person
+// reading the file or a dashboard would be shown anyway.
 func EscapeLabel(s string) string {
-	return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.Contains(s, "\n") {
+		// Newline has the format's own escape: keep it a newline.
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = output.Untrusted(l)
+		}
+		s = strings.Join(lines, "\n")
+	} else {
+		s = output.Untrusted(s)
+	}
+	return labelEscaper.Replace(s)
 }
 
 // grpcStatuses are the serving statuses of grpc.health.v1, in their order.

@@ -135,3 +135,32 @@ func TestEscapeLabel(t *testing.T) {
 		t.Fatalf("EscapeLabel = %s", got)
 	}
 }
+
+// TestEscapeLabelControls: a label value never carries a raw control,
+// C1, bidi or BOM character; the text format's parser still reads it.
+func TestEscapeLabelControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"esc\x1b[2J bel\x07":    `esc\\x1b[2J bel\\x07`,
+		"csi\u009b2J osc\u009d": `csi\\u009b2J osc\\u009d`,
+		"bidi\u202eevil\u2066":  `bidi\\u202eevil\\u2066`,
+		"bom\ufeff alm\u061c":   `bom\\ufeff alm\\u061c`,
+		"del\x7f cr\r":          `del\\x7f cr\\r`,
+		"two\nlines\x1b":        `two\nlines\\x1b`,
+		"ünïcödé":               "ünïcödé",
+	} {
+		got := EscapeLabel(in)
+		if got != want {
+			t.Errorf("EscapeLabel(%q) = %q, want %q", in, got, want)
+		}
+		line := "m{target=\"" + got + "\"} 1\n"
+		for _, r := range line[:len(line)-1] {
+			if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r == 0xfeff || r == 0x061c {
+				t.Errorf("EscapeLabel(%q): raw %U", in, r)
+			}
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		if _, err := p.TextToMetricFamilies(strings.NewReader("# TYPE m gauge\n" + line)); err != nil {
+			t.Errorf("EscapeLabel(%q): parser: %v", in, err)
+		}
+	}
+}

@@ -81,3 +81,47 @@ func unsafeRune(r rune) bool {
 	}
 	return false
 }
+
+// JSONEscape makes encoded JSON safe to print: encoding/json escapes C0
+// controls, U+2028 and U+2029 but passes DEL, C1 controls (U+009B is CSI,
+// U+009D OSC in xterm's UTF-8 mode), bidi overrides and isolates, the
+// Arabic letter mark, LRM/RLM and the BOM raw. JSONEscape writes each of
+// them as \uXXXX, which every JSON reader decodes back to the same string.
+// Outside strings JSON is ASCII, so every such rune found is inside a
+// string and its escape is valid there. The common case returns b itself.
+func JSONEscape(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		c := b[i]
+		if c < 0x7f {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if unsafeRune(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		c := b[i]
+		if c < 0x7f {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if unsafeRune(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}

@@ -14,20 +14,47 @@ import (
 const SchemaVersion = 1
 
 // JSONLine writes v as one line of JSON, without HTML escaping ("<" stays
-// "<": the output is read by shells and jq, not browsers). A failed write
+// "<": the output is read by shells and jq, not browsers), and with every
+// character that could drive a terminal escaped (JSONEscape): what a server
+// or a file controls reaches stdout as \u009b, never raw. A failed write
 // (a full disk, a closed pipe) is a *WriteError, exit 74 in every command;
 // a value that cannot be encoded is a bug and stays untyped.
 func JSONLine(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := encodeJSON(v, "")
+	if err != nil {
 		return err
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	if _, err := w.Write(b); err != nil {
 		return NewWriteError("stdout", err)
 	}
 	return nil
+}
+
+// JSONIndent is JSONLine with each level indented by indent, as
+// json.MarshalIndent and a final newline (the state file); its write error
+// is returned as it is, for the caller to name the file.
+func JSONIndent(w io.Writer, v any, indent string) error {
+	b, err := encodeJSON(v, indent)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// encodeJSON is every JSON healthctl writes: no HTML escaping, the
+// terminal-active characters escaped.
+func encodeJSON(v any, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return JSONEscape(b.Bytes()), nil
 }
 
 // FormatMS renders a duration as milliseconds with one decimal: 12.4ms.

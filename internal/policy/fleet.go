@@ -55,11 +55,43 @@ func Decisive(a Action) bool {
 	return a == IgnoreGrace || a == IgnoreBlip || a == Redeploy
 }
 
+// wasDecisive is Decisive for a recorded last action, where a redeploy the
+// fleet rule held is still a decisive failure.
+func wasDecisive(a Action) bool {
+	return Decisive(a) || a == HoldFleet || a == HoldBudget
+}
+
+// Onset is the sweep in which a target's current run of decisive failures
+// began, to record after sweep n decided a for it: 0 when a is not decisive
+// (the run ended), the recorded prev while the run goes on, n when it starts
+// now. Hold (nothing was learned) keeps prev. A target whose last recorded
+// action was decisive but whose onset was never recorded (a state written
+// before onsets were kept) began failing before any sweep seen here: n-2,
+// two sweeps back, so it is never mistaken for part of a new onset.
+func Onset(prev int64, prevAction Action, a Action, n int64) int64 {
+	switch {
+	case a == Hold:
+		return prev
+	case !Decisive(a):
+		return 0
+	case prev > 0:
+		return prev
+	case wasDecisive(prevAction):
+		return max(n-2, -1)
+	}
+	return n
+}
+
 // FleetInput is one sweep as the fleet rule sees it.
 type FleetInput struct {
 	// Actions are the per-target decisions of the sweep's probed targets,
 	// in target order (targets skipped or interrupted are not in it).
 	Actions []Action
+	// Onsets are, in the same order, the sweeps in which each decisive
+	// target's current run of decisive failures began (see Onset); read
+	// only for decisive actions. Nil means every decisive failure began in
+	// this sweep.
+	Onsets []int64
 }
 
 // FleetVerdict is the fleet rule's answer for one sweep.
@@ -69,20 +101,49 @@ type FleetVerdict struct {
 	Actions []Action
 	// Probed, Decisive and Redeploys count the sweep as it came in.
 	Probed, Decisive, Redeploys int
+	// Together is the largest group of targets that turned decisive
+	// together with a held redeploy (0 when none was held by the fleet
+	// rule).
+	Together int
 	// HeldFleet and HeldBudget count the redeploys held.
 	HeldFleet, HeldBudget int
-	// Why is one line saying why redeploys were held ("" when none were).
+	// Why is one line saying why redeploys were held ("" when none were):
+	// FleetWhy and BudgetWhy joined.
 	Why string
+	// FleetWhy and BudgetWhy say why the HoldFleet and the HoldBudget
+	// redeploys were held.
+	FleetWhy, BudgetWhy string
 }
 
-// Fleet applies the fleet rule to one sweep, after every target's Decide:
-// when the decisive failures reach HoldFraction of the probed targets (and
-// at least HoldMin were probed) every redeploy becomes HoldFleet; otherwise
-// the redeploys past MaxRedeploys, in target order, become HoldBudget. A
-// held target keeps its streak (the caller keeps the history from before the
-// redeploy), so the next sweep decides it again.
+// WhyFor is the line saying why a redeploy became a (HoldFleet or
+// HoldBudget).
+func (v FleetVerdict) WhyFor(a Action) string {
+	if a == HoldFleet {
+		return v.FleetWhy
+	}
+	return v.BudgetWhy
+}
+
+// Fleet applies the fleet rule to one sweep, after every target's Decide.
+// It looks for a correlated onset, not at how much of the fleet is failing:
+// a redeploy's group is every probed target failing decisively (in grace, a
+// blip, a redeploy — recover or not) whose current run of failures began
+// within one sweep of this one's; a target that was failing before (a
+// chronic failure) is not in it. When the group reaches HoldFraction of the
+// probed targets (and at least HoldMin were probed) the redeploy becomes
+// HoldFleet: the prober's own network is the likelier cause. Then the
+// redeploys past MaxRedeploys, in target order, become HoldBudget. A held
+// target keeps its streak (the caller keeps the history from before the
+// redeploy), so the next sweep decides it again; its onset does not move,
+// so a fleet that failed at once stays held while it fails.
 func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 	v := FleetVerdict{Actions: append([]Action(nil), in.Actions...), Probed: len(in.Actions)}
+	onset := func(i int) int64 {
+		if i < len(in.Onsets) {
+			return in.Onsets[i]
+		}
+		return 0
+	}
 	for _, a := range in.Actions {
 		if Decisive(a) {
 			v.Decisive++
@@ -94,18 +155,29 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 	if v.Redeploys == 0 {
 		return v
 	}
-	if s.HoldFraction > 0 && v.Probed >= max(1, s.HoldMin) && float64(v.Decisive) >= s.HoldFraction*float64(v.Probed) {
-		for i, a := range v.Actions {
-			if a == Redeploy {
+	if s.HoldFraction > 0 && v.Probed >= max(1, s.HoldMin) {
+		for i, a := range in.Actions {
+			if a != Redeploy {
+				continue
+			}
+			group := 0
+			for j, b := range in.Actions {
+				if d := onset(j) - onset(i); Decisive(b) && d >= -1 && d <= 1 {
+					group++
+				}
+			}
+			if float64(group) >= s.HoldFraction*float64(v.Probed) {
 				v.Actions[i] = HoldFleet
 				v.HeldFleet++
+				v.Together = max(v.Together, group)
 			}
 		}
-		v.Why = fmt.Sprintf("%d of %d targets failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %s; no redeploys",
-			v.Decisive, v.Probed, percent(s.HoldFraction), s.HoldMin, output.Plural(v.Decisive, "outage"))
-		return v
+		if v.HeldFleet > 0 {
+			v.FleetWhy = fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %s; no redeploys",
+				v.Together, output.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin, output.Plural(v.Together, "outage"))
+		}
 	}
-	if s.MaxRedeploys > 0 && v.Redeploys > s.MaxRedeploys {
+	if left := v.Redeploys - v.HeldFleet; s.MaxRedeploys > 0 && left > s.MaxRedeploys {
 		kept := 0
 		for i, a := range v.Actions {
 			if a != Redeploy {
@@ -118,8 +190,16 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 			v.Actions[i] = HoldBudget
 			v.HeldBudget++
 		}
-		v.Why = fmt.Sprintf("%d redeploys decided in one sweep, more than --max-redeploys %d: %d deferred to the next sweep",
-			v.Redeploys, s.MaxRedeploys, v.HeldBudget)
+		v.BudgetWhy = fmt.Sprintf("%d redeploys decided in one sweep, more than --max-redeploys %d: %d deferred to the next sweep",
+			left, s.MaxRedeploys, v.HeldBudget)
+	}
+	switch {
+	case v.FleetWhy != "" && v.BudgetWhy != "":
+		v.Why = v.FleetWhy + "; " + v.BudgetWhy
+	case v.FleetWhy != "":
+		v.Why = v.FleetWhy
+	default:
+		v.Why = v.BudgetWhy
 	}
 	return v
 }

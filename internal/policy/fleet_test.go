@@ -4,17 +4,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFleet(t *testing.T) {
 	R, B, S, G, H := Redeploy, IgnoreBlip, Stay, IgnoreGrace, Hold
-	rep := func(a Action, n int) []Action {
-		out := make([]Action, n)
-		for i := range out {
-			out[i] = a
-		}
-		return out
-	}
 	def := DefaultFleetSettings()
 	for _, tc := range []struct {
 		name                 string
@@ -93,5 +87,156 @@ func TestHeldHistory(t *testing.T) {
 	held := HeldHistory(in)
 	if held.Streak != 2 || held.RecoveryPending || !held.StartedAt.IsZero() {
 		t.Fatalf("held history %+v: want the streak counted on, no grace restart, no marker", held)
+	}
+}
+
+// TestFleetOnsets: the group of a redeploy is the decisive targets whose
+// current run of failures began within one sweep of its own; chronic
+// failures are not in it.
+func TestFleetOnsets(t *testing.T) {
+	R, B, S, G := Redeploy, IgnoreBlip, Stay, IgnoreGrace
+	def := DefaultFleetSettings()
+	for _, tc := range []struct {
+		name      string
+		in        []Action
+		onsets    []int64
+		s         FleetSettings
+		want      []Action
+		heldFleet int
+		why       string
+	}{
+		{name: "one chronic, one new outage in 4: the outage redeploys",
+			in: []Action{R, R, S, S}, onsets: []int64{1, 10, 0, 0}, s: def, want: []Action{R, R, S, S}},
+		{name: "chronic blip and a new outage in 4: redeploys",
+			in: []Action{B, R, S, S}, onsets: []int64{3, 10, 0, 0}, s: def, want: []Action{B, R, S, S}},
+		{name: "two new onsets in the same sweep, 4 probed: held",
+			in: []Action{R, G, S, S}, onsets: []int64{10, 10, 0, 0}, s: def, want: []Action{HoldFleet, G, S, S}, heldFleet: 1,
+			why: "2 of 4 targets failed decisively at once (hold at 50%, at least 4 probed): this looks like the prober's network, not 2 outages; no redeploys"},
+		{name: "one sweep apart is together",
+			in: []Action{R, B, S, S}, onsets: []int64{10, 9, 0, 0}, s: def, want: []Action{HoldFleet, B, S, S}, heldFleet: 1},
+		{name: "two sweeps apart is not",
+			in: []Action{R, B, S, S}, onsets: []int64{10, 8, 0, 0}, s: def, want: []Action{R, B, S, S}},
+		{name: "40 failing since the same sweep stay held while they fail",
+			in: rep(R, 40), onsets: repOnset(5, 40), s: def, want: rep(HoldFleet, 40), heldFleet: 40},
+		{name: "half the fleet chronic, one new outage: redeploys",
+			in: append(append(rep(B, 5), R), rep(S, 4)...), onsets: append(append(repOnset(1, 5), 20), repOnset(0, 4)...), s: def,
+			want: append(append(rep(B, 5), R), rep(S, 4)...)},
+		{name: "non-decisive targets never count, whatever their onset",
+			in: []Action{R, S, IgnoreTimeout, PendingTLS}, onsets: []int64{7, 7, 7, 7}, s: def, want: []Action{R, S, IgnoreTimeout, PendingTLS}},
+		{name: "held by the fleet, then the budget over the rest",
+			in: []Action{R, R, R, R, R, S, S, S, S, S, S, S}, onsets: []int64{4, 4, 4, 4, 4, 0, 0, 0, 0, 0, 0, 0}, s: FleetSettings{HoldFraction: 0.4, HoldMin: 4, MaxRedeploys: 1},
+			want: []Action{HoldFleet, HoldFleet, HoldFleet, HoldFleet, HoldFleet, S, S, S, S, S, S, S}, heldFleet: 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Fleet(FleetInput{Actions: tc.in, Onsets: tc.onsets}, tc.s)
+			if !slices.Equal(v.Actions, tc.want) {
+				t.Errorf("actions %v, want %v", v.Actions, tc.want)
+			}
+			if v.HeldFleet != tc.heldFleet {
+				t.Errorf("held fleet %d, want %d", v.HeldFleet, tc.heldFleet)
+			}
+			if tc.why != "" && v.Why != tc.why {
+				t.Errorf("why %q\nwant %q", v.Why, tc.why)
+			}
+		})
+	}
+}
+
+func rep(a Action, n int) []Action {
+	out := make([]Action, n)
+	for i := range out {
+		out[i] = a
+	}
+	return out
+}
+
+func repOnset(o int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = o
+	}
+	return out
+}
+
+func TestOnset(t *testing.T) {
+	for _, tc := range []struct {
+		prev       int64
+		prevAction Action
+		a          Action
+		n, want    int64
+	}{
+		{0, "", IgnoreBlip, 5, 5},            // first failure: the run begins now
+		{0, Stay, Redeploy, 5, 5},            // after a pass
+		{3, IgnoreBlip, Redeploy, 5, 3},      // the run goes on
+		{3, Redeploy, IgnoreGrace, 5, 3},     // a redeploy that did not fix it: still the same run
+		{3, HoldFleet, Redeploy, 5, 3},       // held, then decided again
+		{3, IgnoreBlip, Stay, 5, 0},          // a pass ends it
+		{3, IgnoreBlip, IgnoreTimeout, 5, 0}, // so does an ignored timeout
+		{3, IgnoreBlip, PendingTLS, 5, 0},
+		{3, IgnoreBlip, Hold, 5, 3},     // unknown: nothing learned
+		{0, IgnoreBlip, Redeploy, 5, 3}, // failing before onsets were recorded: two sweeps back
+		{0, HoldFleet, Redeploy, 9, 7},  // likewise
+		{0, Hold, IgnoreBlip, 5, 5},     // a hold is no failure
+	} {
+		if got := Onset(tc.prev, tc.prevAction, tc.a, tc.n); got != tc.want {
+			t.Errorf("Onset(%d, %q, %q, %d) = %d, want %d", tc.prev, tc.prevAction, tc.a, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestFleetSmallFleet runs the fleet rule over sweeps the way watch does
+// (Decide, Onset, Fleet): 4 targets, one failing chronically (recover:
+// false makes no difference to the policy), then a real outage. With
+// --failure-threshold 3 the outage is redeployed on the sweep its streak
+// reaches 3, not held for ever.
+func TestFleetSmallFleet(t *testing.T) {
+	s := DefaultSettings()
+	s.FailureThreshold = 3
+	type tgt struct {
+		h       History
+		onset   int64
+		last    Action
+		failing func(sweep int) bool
+	}
+	targets := []*tgt{
+		{failing: func(int) bool { return true }},      // chronic
+		{failing: func(n int) bool { return n >= 10 }}, // the outage, from sweep 10
+		{failing: func(int) bool { return false }},
+		{failing: func(int) bool { return false }},
+	}
+	var outage []Action
+	for n := 1; n <= 14; n++ {
+		now := tableNow.Add(time.Duration(n) * time.Minute)
+		actions := make([]Action, len(targets))
+		onsets := make([]int64, len(targets))
+		inputs := make([]Input, len(targets))
+		hist := make([]History, len(targets))
+		for i, tg := range targets {
+			in := Input{Outcome: "pass", History: tg.h, Settings: s, Now: now}
+			if tg.failing(n) {
+				in.Outcome, in.Reason = "refused", "conn_refused"
+			}
+			d, h := Decide(in)
+			inputs[i], hist[i] = in, h
+			actions[i] = d.Action
+			onsets[i] = Onset(tg.onset, tg.last, d.Action, int64(n))
+		}
+		v := Fleet(FleetInput{Actions: actions, Onsets: onsets}, DefaultFleetSettings())
+		for i, tg := range targets {
+			tg.last, tg.onset, tg.h = v.Actions[i], onsets[i], hist[i]
+			if v.Actions[i] == HoldFleet || v.Actions[i] == HoldBudget {
+				tg.h = HeldHistory(inputs[i])
+			}
+		}
+		if n >= 10 {
+			outage = append(outage, v.Actions[1])
+		}
+		if v.HeldFleet > 0 {
+			t.Errorf("sweep %d: held %v: %s", n, v.Actions, v.Why)
+		}
+	}
+	want := []Action{IgnoreBlip, IgnoreBlip, Redeploy, IgnoreGrace, IgnoreBlip}
+	if !slices.Equal(outage, want) {
+		t.Errorf("the outage's decisions from sweep 10: %v, want %v", outage, want)
 	}
 }

@@ -47,7 +47,13 @@ type Spec struct {
 	// Attr, when set, adjusts the child's SysProcAttr after the process
 	// group is set up (drain-test sets Linux's Pdeathsig).
 	Attr func(*syscall.SysProcAttr)
+	// Grace is Run's time between SIGTERM and SIGKILL, and how long Wait
+	// waits for the captured pipes once the child has exited (0: 2s).
+	Grace time.Duration
 }
+
+// DefaultGrace is Spec.Grace's default.
+const DefaultGrace = 2 * time.Second
 
 // ErrUnsupported is returned for what this platform cannot do: sending a
 // POSIX signal such as SIGTERM to a process on Windows (see
@@ -159,7 +165,10 @@ func Start(s Spec) (*Child, error) {
 	}
 	// A grandchild that keeps a captured pipe open must not keep Wait
 	// (and so the caller) waiting once the child itself has exited.
-	c.WaitDelay = 2 * time.Second
+	c.WaitDelay = DefaultGrace
+	if s.Grace > 0 {
+		c.WaitDelay = s.Grace
+	}
 	if err := c.Start(); err != nil {
 		return nil, err
 	}
@@ -241,16 +250,38 @@ func (c *Child) WaitTimeout(d, grace time.Duration) (st Status, killed bool) {
 		return c.status, false
 	case <-t.C:
 	}
+	// On Linux, what the child started, taken while it still runs: a
+	// descendant that left the group (setsid) is still found.
+	tree := descendantsOf(c.Pid())
 	_ = c.SignalGroup(syscall.SIGTERM)
 	g := time.NewTimer(grace)
 	defer g.Stop()
 	select {
 	case <-c.done:
 	case <-g.C:
-		_ = c.SignalGroup(syscall.SIGKILL)
-		<-c.done
 	}
+	// Whichever won: the reap of a leader that SIGTERM ended says nothing
+	// of the rest of its group — a grandchild that ignores SIGTERM and
+	// holds the captured pipe delays that reap (WaitDelay) and would
+	// outlive healthctl. The group and the descendants get SIGKILL always.
+	c.killAll(tree)
+	<-c.done
 	return c.status, true
+}
+
+// killAll sends SIGKILL to the child's whole process group (also once the
+// child itself has been reaped: the group lives while any member does, and
+// its ID is not reused meanwhile) and, on Linux, to the descendants found
+// in tree, and below the child now while it has not been reaped (after
+// that its pid may name another process).
+func (c *Child) killAll(tree []procID) {
+	select {
+	case <-c.done:
+	default:
+		tree = append(tree, descendantsOf(c.Pid())...)
+	}
+	_ = c.SignalGroup(syscall.SIGKILL)
+	killProcs(tree)
 }
 
 // Foreground runs the child to its end with the caller's streams, the way
@@ -305,10 +336,18 @@ func Run(ctx context.Context, s Spec, timeout time.Duration, maxOutput int) (Res
 	case <-ctx.Done():
 		res.TimedOut = true
 	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	if res.TimedOut {
-		res.Status, _ = c.WaitTimeout(0, 2*time.Second)
+		res.Status, _ = c.WaitTimeout(0, grace)
 	} else {
 		res.Status = c.status
+		// The child ended by itself: what it left running in its group
+		// (a `cmd &` that holds no pipe, or one that WaitDelay cut off)
+		// must not outlive the run either.
+		c.killAll(nil)
 	}
 	res.Duration = time.Since(start)
 	res.Output, res.Truncated = buf.result()

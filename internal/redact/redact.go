@@ -4,10 +4,12 @@
 package redact
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -16,7 +18,8 @@ import (
 // --secret-header and --secret-param add to them.
 var (
 	DefaultSecretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key"}
-	DefaultSecretParams  = []string{"token", "access_token", "api_key", "key", "sig", "signature"}
+	DefaultSecretParams  = []string{"token", "access_token", "api_key", "key", "sig", "signature",
+		"password", "passwd", "client_secret", "X-Amz-Signature", "X-Goog-Signature"}
 )
 
 // Mask replaces every secret in output.
@@ -173,14 +176,19 @@ func (r *Redactor) IsSecretHeader(name string) bool {
 }
 
 // AddSecret registers a value to scrub from free text, with its
-// URL-escaped forms.
+// URL-escaped forms and the form Go's %q quoting gives it (an error that
+// quotes a header value escapes its quotes and backslashes). Matching is
+// case-insensitive (ASCII), since Go's errors lowercase some of what they
+// quote (a Content-Encoding).
 func (r *Redactor) AddSecret(v string) {
 	if r == nil || len(v) < minSecret {
 		return
 	}
+	q := strconv.Quote(v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+	for _, s := range []string{v, url.QueryEscape(v), url.PathEscape(v), q[1 : len(q)-1]} {
+		s = asciiLower(s)
 		dup := false
 		for _, have := range r.secrets {
 			dup = dup || have == s
@@ -191,33 +199,91 @@ func (r *Redactor) AddSecret(v string) {
 	}
 }
 
-// AddURL registers the secrets a URL carries: userinfo and secret params.
+// AddBasic registers the credentials healthctl sends as HTTP Basic auth
+// (-u, URL userinfo, a proxy URL's userinfo): the password and the base64
+// of user:password that the Authorization or Proxy-Authorization header
+// carries — a server or proxy that echoes the header back must not get it
+// printed. (-u's user name alone is no secret; a URL's is, see AddURL.)
+func (r *Redactor) AddBasic(user, password string) {
+	if r == nil {
+		return
+	}
+	r.AddSecret(password)
+	r.AddSecret(base64.StdEncoding.EncodeToString([]byte(user + ":" + password)))
+}
+
+// AddURL registers the secrets a URL carries: userinfo (and the Basic
+// credentials built from it) and secret params.
 func (r *Redactor) AddURL(u *url.URL) {
 	if r == nil || u == nil {
 		return
 	}
 	if u.User != nil {
 		r.AddSecret(u.User.Username())
-		if pw, ok := u.User.Password(); ok {
-			r.AddSecret(pw)
-		}
+		pw, _ := u.User.Password()
+		r.AddBasic(u.User.Username(), pw)
 	}
 	r.addParams(u.RawQuery)
 	r.addParams(u.EscapedFragment())
 	r.addParams(u.Fragment)
 }
 
-// String scrubs every known secret from s.
+// String scrubs every known secret from s, in any ASCII case.
 func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
 	r.mu.RLock()
-	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, sec, Mask)
+	if len(r.secrets) > 0 {
+		s = replaceFold(s, r.secrets)
 	}
 	r.mu.RUnlock()
 	return r.byShape(s)
+}
+
+// asciiLower lowercases ASCII letters only, so a string keeps its length
+// and byte offsets (strings.ToLower may change both for some runes).
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// replaceFold replaces every occurrence of each of secrets (lowercased) in
+// s, whatever its ASCII case, with Mask. s is lowercased once: the mask
+// has no letters, so the lowercased text stays in step with s.
+func replaceFold(s string, secrets []string) string {
+	low := asciiLower(s)
+	for _, sec := range secrets {
+		if !strings.Contains(low, sec) {
+			continue
+		}
+		var b, lb strings.Builder
+		for {
+			i := strings.Index(low, sec)
+			if i < 0 {
+				break
+			}
+			b.WriteString(s[:i])
+			b.WriteString(Mask)
+			lb.WriteString(low[:i])
+			lb.WriteString(Mask)
+			s, low = s[i+len(sec):], low[i+len(sec):]
+		}
+		b.WriteString(s)
+		lb.WriteString(low)
+		s, low = b.String(), lb.String()
+	}
+	return s
 }
 
 // shapes masks secrets recognised by their shape rather than their value:

@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/exitcode"
@@ -14,11 +14,110 @@ import (
 // nagiosNames are the states by exit code (internal/exitcode's Nagios*).
 var nagiosNames = [...]string{"OK", "WARNING", "CRITICAL", "UNKNOWN"}
 
-// NagiosThresholds are check_http's -w/-c (response time) and -C
-// (certificate days); zero is unset.
+// NagiosThresholds are check_http's -w/-c (response time, in seconds, as
+// ranges) and -C (certificate days); an unset range or a zero day count is
+// no threshold.
 type NagiosThresholds struct {
-	Warn, Crit         time.Duration
+	Warn, Crit         NagiosRange
 	CertWarn, CertCrit int
+}
+
+// NagiosRange is a threshold range in the monitoring-plugins guidelines'
+// syntax, [@]start:end: "10" alerts outside 0..10, "10:" below 10, "~:10"
+// above 10, "10:20" outside 10..20, "@10:20" inside 10..20 (the ends are
+// inside the range).
+type NagiosRange struct {
+	Start, End float64
+	// Inside is the @ form: alert when the value is inside the range.
+	Inside bool
+	// Text is the range as the perfdata carries it ("" when unset).
+	Text string
+}
+
+// Set reports whether the range was given.
+func (r NagiosRange) Set() bool { return r.Text != "" }
+
+// Alert reports whether v raises the alert of the range.
+func (r NagiosRange) Alert(v float64) bool {
+	if !r.Set() {
+		return false
+	}
+	in := v >= r.Start && v <= r.End
+	return in == r.Inside
+}
+
+// upper reports whether the range is the plain "N" form (alert above N),
+// whose why reads "> N".
+func (r NagiosRange) upper() bool { return !r.Inside && r.Start == 0 && !math.IsInf(r.End, 1) }
+
+// ParseNagiosRange parses a range in the guidelines' syntax. Each end is
+// a number, or (when number is given) whatever number accepts — for
+// response times a duration such as 500ms. "~" is minus infinity; an empty
+// end is plus infinity.
+func ParseNagiosRange(s string, number func(string) (float64, error)) (NagiosRange, error) {
+	if number == nil {
+		number = func(t string) (float64, error) { return strconv.ParseFloat(t, 64) }
+	}
+	r := NagiosRange{Start: 0, End: math.Inf(1)}
+	body := s
+	if strings.HasPrefix(body, "@") {
+		r.Inside, body = true, body[1:]
+	}
+	if body == "" {
+		return r, fmt.Errorf("%q: empty range (want [@]start:end, e.g. 10, 10:, ~:10, 10:20, @10:20)", s)
+	}
+	start, end, colon := strings.Cut(body, ":")
+	if !colon {
+		start, end = "", body
+	}
+	if colon {
+		switch start {
+		case "~":
+			r.Start = math.Inf(-1)
+		case "":
+			// ":10" is 0:10, as the plugins' own parser reads it.
+		default:
+			v, err := number(start)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return r, fmt.Errorf("%q: start %q is not a number", s, start)
+			}
+			r.Start = v
+		}
+	}
+	if end != "" {
+		v, err := number(end)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return r, fmt.Errorf("%q: end %q is not a number", s, end)
+		}
+		r.End = v
+	} else if !colon {
+		return r, fmt.Errorf("%q: empty range", s)
+	}
+	if r.Start > r.End {
+		return r, fmt.Errorf("%q: the start is above the end", s)
+	}
+	r.Text = r.format()
+	return r, nil
+}
+
+// format writes the range back in the guidelines' syntax, ends as plain
+// numbers (a duration given as 500ms becomes 0.5).
+func (r NagiosRange) format() string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	var b strings.Builder
+	if r.Inside {
+		b.WriteByte('@')
+	}
+	switch {
+	case math.IsInf(r.Start, -1):
+		b.WriteString("~:")
+	case r.Start != 0 || math.IsInf(r.End, 1):
+		b.WriteString(num(r.Start) + ":")
+	}
+	if !math.IsInf(r.End, 1) {
+		b.WriteString(num(r.End))
+	}
+	return b.String()
 }
 
 // nagiosRank orders states from best to worst as monitoring-plugins'
@@ -29,26 +128,44 @@ func nagiosRank(state int) int {
 
 // NagiosState is one result's state and, when thresholds made it worse
 // than its outcome, why ("time 0.612s > 0.5s", "certificate expires in 9 days").
+// Failures are graded as check_http grades them: an answer whose status
+// failed the expectation with a 4xx is WARNING (the server answered, the
+// client side is wrong); a 5xx, any other failed expectation and every
+// transport failure (refused, DNS, TLS, timeout) are CRITICAL.
 func NagiosState(r probe.Result, th NagiosThresholds) (int, string) {
 	switch {
 	case r.Canceled, r.Outcome == classify.Unknown:
 		return exitcode.NagiosUnknown, ""
+	case r.Outcome != classify.Pass && r.Reason == classify.HTTPStatus && r.HTTPStatus >= 400 && r.HTTPStatus <= 499:
+		return exitcode.NagiosWarning, ""
 	case r.Outcome != classify.Pass:
 		return exitcode.NagiosCritical, ""
 	}
-	total := r.Timings[probe.PhaseTotal]
+	total := r.Timings[probe.PhaseTotal].Seconds()
 	days, hasCert := leafDays(r)
 	switch {
-	case th.Crit > 0 && total > th.Crit:
-		return exitcode.NagiosCritical, fmt.Sprintf("time %.3fs > critical %s", total.Seconds(), secs(th.Crit))
+	case th.Crit.Alert(total):
+		return exitcode.NagiosCritical, timeWhy(total, "critical", th.Crit)
 	case hasCert && th.CertCrit > 0 && days < th.CertCrit:
 		return exitcode.NagiosCritical, fmt.Sprintf("certificate expires in %d days < critical %d", days, th.CertCrit)
-	case th.Warn > 0 && total > th.Warn:
-		return exitcode.NagiosWarning, fmt.Sprintf("time %.3fs > warning %s", total.Seconds(), secs(th.Warn))
+	case th.Warn.Alert(total):
+		return exitcode.NagiosWarning, timeWhy(total, "warning", th.Warn)
 	case hasCert && th.CertWarn > 0 && days < th.CertWarn:
 		return exitcode.NagiosWarning, fmt.Sprintf("certificate expires in %d days < warning %d", days, th.CertWarn)
 	}
 	return exitcode.NagiosOK, ""
+}
+
+// timeWhy says how the response time broke a range: "> warning 0.5s" for
+// the plain form, else in or out of the range as written.
+func timeWhy(total float64, level string, r NagiosRange) string {
+	switch {
+	case r.upper():
+		return fmt.Sprintf("time %.3fs > %s %ss", total, level, r.Text)
+	case r.Inside:
+		return fmt.Sprintf("time %.3fs inside %s range %s", total, level, r.Text)
+	}
+	return fmt.Sprintf("time %.3fs outside %s range %s", total, level, r.Text)
 }
 
 // leafDays is the server certificate's days left, when there is one.
@@ -57,11 +174,6 @@ func leafDays(r probe.Result) (int, bool) {
 		return 0, false
 	}
 	return r.TLS.Chain[0].DaysLeft, true
-}
-
-// secs is a threshold as typed: 0.5s, 2s, 0.000001s.
-func secs(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
 // Nagios renders the results of one run the monitoring-plugins way and
@@ -154,13 +266,7 @@ func nagiosPerf(r probe.Result, th NagiosThresholds, suffix string) []string {
 	if r.Canceled {
 		return nil
 	}
-	limit := func(d time.Duration) string {
-		if d <= 0 {
-			return ""
-		}
-		return fmt.Sprintf("%.6f", d.Seconds())
-	}
-	out := []string{fmt.Sprintf("time%s=%.6fs;%s;%s;0", suffix, r.Timings[probe.PhaseTotal].Seconds(), limit(th.Warn), limit(th.Crit))}
+	out := []string{fmt.Sprintf("time%s=%.6fs;%s;%s;0", suffix, r.Timings[probe.PhaseTotal].Seconds(), th.Warn.Text, th.Crit.Text)}
 	for _, ph := range []probe.Phase{probe.PhaseDNS, probe.PhaseConnect, probe.PhaseTLS, probe.PhaseTTFB} {
 		if d, ok := r.Timings[ph]; ok {
 			out = append(out, fmt.Sprintf("%s%s=%.6fs;;;0", ph, suffix, d.Seconds()))
@@ -170,18 +276,22 @@ func nagiosPerf(r probe.Result, th NagiosThresholds, suffix string) []string {
 		out = append(out, fmt.Sprintf("status%s=%d", suffix, r.HTTPStatus))
 	}
 	if days, ok := leafDays(r); ok {
+		// The check alerts below the day counts: in range syntax the OK
+		// range is "N:" (N or more), so perfdata writers (PNP4Nagios,
+		// nagflux, Icinga) read 10 days against 30: as the check did.
 		days := fmt.Sprintf("cert_days%s=%d", suffix, days)
 		if th.CertWarn > 0 || th.CertCrit > 0 {
-			days += ";" + intOrEmpty(th.CertWarn) + ";" + intOrEmpty(th.CertCrit)
+			days += ";" + atLeast(th.CertWarn) + ";" + atLeast(th.CertCrit)
 		}
 		out = append(out, days)
 	}
 	return out
 }
 
-func intOrEmpty(n int) string {
+// atLeast is the range "n:" (alert below n), "" for no threshold.
+func atLeast(n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return fmt.Sprint(n)
+	return strconv.Itoa(n) + ":"
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func nagiosResult(outcome classify.Outcome, total time.Duration, days int) probe
 }
 
 func TestNagiosState(t *testing.T) {
-	th := NagiosThresholds{Warn: 500 * time.Millisecond, Crit: time.Second, CertWarn: 30, CertCrit: 7}
+	th := NagiosThresholds{Warn: mustRange(t, "0.5"), Crit: mustRange(t, "1"), CertWarn: 30, CertCrit: 7}
 	for _, c := range []struct {
 		name string
 		r    probe.Result
@@ -50,7 +51,7 @@ func TestNagiosState(t *testing.T) {
 // TestNagiosWorstState: CRITICAL > WARNING > UNKNOWN > OK (monitoring-plugins'
 // max_state_alt), whatever the order of the URLs.
 func TestNagiosWorstState(t *testing.T) {
-	th := NagiosThresholds{Warn: 500 * time.Millisecond}
+	th := NagiosThresholds{Warn: mustRange(t, "0.5")}
 	ok := nagiosResult(classify.Pass, time.Millisecond, -1)
 	warn := nagiosResult(classify.Pass, time.Second, -1)
 	unknown := nagiosResult(classify.Unknown, 0, -1)
@@ -92,7 +93,7 @@ func TestNagiosPerfdataLabelsAreUnique(t *testing.T) {
 		}
 		seen[label] = true
 	}
-	if !seen["time_3"] || !seen["cert_days_2"] || !strings.Contains(perf, "cert_days_1=40;30;") {
+	if !seen["time_3"] || !seen["cert_days_2"] || !strings.Contains(perf, "cert_days_1=40;30:;") {
 		t.Errorf("perfdata %s", perf)
 	}
 }
@@ -106,5 +107,151 @@ func TestNagiosEscapesPipes(t *testing.T) {
 	}
 	if got := NagiosUnknownLine("bad | thing\nsecond"); got != "HEALTHCTL UNKNOWN - bad %7C thing second\n" {
 		t.Errorf("%q", got)
+	}
+}
+
+func mustRange(t *testing.T, s string) NagiosRange {
+	t.Helper()
+	r, err := ParseNagiosRange(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestNagiosRange: the plugin guidelines' table, value by value.
+func TestNagiosRange(t *testing.T) {
+	for _, c := range []struct {
+		in, text string
+		alert    []float64
+		ok       []float64
+	}{
+		{"10", "10", []float64{-1, 10.5, 11}, []float64{0, 5, 10}},
+		{"10:", "10:", []float64{-5, 9.99}, []float64{10, 11, 1e9}},
+		{"~:10", "~:10", []float64{10.01, 11}, []float64{-1e9, 0, 10}},
+		{"10:20", "10:20", []float64{9, 21}, []float64{10, 15, 20}},
+		{"@10:20", "@10:20", []float64{10, 15, 20}, []float64{9, 21}},
+		{"1:2", "1:2", []float64{0.5, 2.5}, []float64{1, 1.5, 2}},
+		{":5", "5", []float64{6, -1}, []float64{0, 5}},
+		{"0.5", "0.5", []float64{0.6}, []float64{0.1}},
+	} {
+		r, err := ParseNagiosRange(c.in, nil)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if r.Text != c.text {
+			t.Errorf("%q: text %q, want %q", c.in, r.Text, c.text)
+		}
+		for _, v := range c.alert {
+			if !r.Alert(v) {
+				t.Errorf("%q: %g should alert", c.in, v)
+			}
+		}
+		for _, v := range c.ok {
+			if r.Alert(v) {
+				t.Errorf("%q: %g should not alert", c.in, v)
+			}
+		}
+	}
+	for _, bad := range []string{"", "@", "20:10", "x", "1:y", "~", "nan", "1:inf"} {
+		if _, err := ParseNagiosRange(bad, nil); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// guidelinesRange is an independent reader of a perfdata threshold in the
+// guidelines' syntax, as perfdata writers (PNP4Nagios, nagflux) read it:
+// it says whether value v is in the alert zone.
+func guidelinesRange(t *testing.T, s string, v float64) bool {
+	t.Helper()
+	inside := strings.HasPrefix(s, "@")
+	s = strings.TrimPrefix(s, "@")
+	lo, hi := 0.0, 1e308
+	if a, b, ok := strings.Cut(s, ":"); ok {
+		switch a {
+		case "~":
+			lo = -1e308
+		case "":
+		default:
+			lo = parseF(t, a)
+		}
+		if b != "" {
+			hi = parseF(t, b)
+		}
+	} else {
+		hi = parseF(t, s)
+	}
+	in := v >= lo && v <= hi
+	return in == inside
+}
+
+func parseF(t *testing.T, s string) float64 {
+	t.Helper()
+	var f float64
+	if _, err := fmt.Sscanf(s, "%g", &f); err != nil {
+		t.Fatalf("perfdata threshold %q: %v", s, err)
+	}
+	return f
+}
+
+// TestNagiosPerfdataReadsAsTheCheck: a perfdata reader of the guidelines'
+// range syntax comes to the check's own verdict on cert_days and time.
+func TestNagiosPerfdataReadsAsTheCheck(t *testing.T) {
+	th := NagiosThresholds{Warn: mustRange(t, "1:2"), Crit: mustRange(t, "@10:20"), CertWarn: 30, CertCrit: 14}
+	for _, c := range []struct {
+		days  int
+		total time.Duration
+	}{{10, 1500 * time.Millisecond}, {20, 1500 * time.Millisecond}, {40, 1500 * time.Millisecond}, {40, 500 * time.Millisecond}, {40, 15 * time.Second}, {14, 3 * time.Second}} {
+		r := nagiosResult(classify.Pass, c.total, c.days)
+		text, code := Nagios([]probe.Result{r}, th)
+		_, perf, _ := strings.Cut(strings.TrimSpace(text), " | ")
+		got := exitcode.NagiosOK
+		for _, p := range strings.Fields(perf) {
+			label, rest, _ := strings.Cut(p, "=")
+			f := strings.Split(rest, ";")
+			if label != "cert_days" && label != "time" {
+				continue
+			}
+			v := parseF(t, strings.TrimRight(f[0], "s"))
+			if len(f) > 2 && f[2] != "" && guidelinesRange(t, f[2], v) {
+				got = exitcode.NagiosCritical
+			} else if len(f) > 1 && f[1] != "" && guidelinesRange(t, f[1], v) && got != exitcode.NagiosCritical {
+				got = exitcode.NagiosWarning
+			}
+		}
+		if got != code {
+			t.Errorf("%d days, %s: the check says %d, its perfdata reads %d: %s", c.days, c.total, code, got, text)
+		}
+	}
+	text, _ := Nagios([]probe.Result{nagiosResult(classify.Pass, time.Millisecond, 10)}, th)
+	if !strings.Contains(text, "cert_days=10;30:;14:") || !strings.Contains(text, ";1:2;@10:20;0") {
+		t.Errorf("perfdata: %s", text)
+	}
+}
+
+// TestNagiosHTTPGrading: check_http's grades: 4xx WARNING, 5xx and
+// transport failures CRITICAL.
+func TestNagiosHTTPGrading(t *testing.T) {
+	for _, c := range []struct {
+		outcome classify.Outcome
+		reason  classify.Reason
+		status  int
+		want    int
+	}{
+		{classify.Unreachable, classify.HTTPStatus, 404, exitcode.NagiosWarning},
+		{classify.Unreachable, classify.HTTPStatus, 429, exitcode.NagiosWarning},
+		{classify.Unreachable, classify.HTTPStatus, 500, exitcode.NagiosCritical},
+		{classify.Unreachable, classify.HTTPStatus, 503, exitcode.NagiosCritical},
+		{classify.Unreachable, classify.ConditionFailed, 404, exitcode.NagiosCritical},
+		{classify.Refused, classify.ConnRefused, 0, exitcode.NagiosCritical},
+		{classify.Timeout, classify.HeadersTimeout, 0, exitcode.NagiosCritical},
+		{classify.Pass, classify.OK, 404, exitcode.NagiosOK},
+	} {
+		r := probe.Result{URL: "http://a.invalid/", Outcome: c.outcome, Reason: c.reason, HTTPStatus: c.status, Timings: probe.Timings{}}
+		if got, _ := NagiosState(r, NagiosThresholds{}); got != c.want {
+			t.Errorf("%s %s %d: %d, want %d", c.outcome, c.reason, c.status, got, c.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Resolve returns the file a path names after following symlinks, so an
@@ -15,6 +16,15 @@ import (
 // mounted volume keeps being written there. A path that is no link, or does
 // not exist yet, is returned as it is; a dangling link resolves to the file
 // it would create.
+//
+// A link is followed only when it is trusted (trustLink): owned by the user
+// running healthctl or by root, in a directory that others cannot write
+// (or that is sticky, so others cannot swap the link). Otherwise someone
+// else planted it — `nobody` linking a shared directory's healthctl.prom to
+// /etc/passwd — and following it would make healthctl (often root) replace
+// or create a file of their choosing: that is a *LinkError, and nothing is
+// written. This is the kernel's fs.protected_symlinks rule, made stricter
+// and applied where healthctl resolves links itself.
 func Resolve(name string) (string, error) {
 	for range 40 {
 		fi, err := os.Lstat(name)
@@ -27,6 +37,9 @@ func Resolve(name string) (string, error) {
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			return name, nil
 		}
+		if err := trustLink(name, fi); err != nil {
+			return "", err
+		}
 		to, err := os.Readlink(name)
 		if err != nil {
 			return "", err
@@ -37,6 +50,16 @@ func Resolve(name string) (string, error) {
 		name = to
 	}
 	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+}
+
+// LinkError is a symlink healthctl will not follow (see Resolve).
+type LinkError struct {
+	Link string
+	Why  string
+}
+
+func (e *LinkError) Error() string {
+	return e.Link + " is a symlink " + e.Why + ": not followed (a link someone else can plant or swap would make healthctl write where they choose); replace it with a file or a link of your own in a directory only you can write"
 }
 
 // CheckWritable reports, before anything is probed, whether name can be
@@ -78,9 +101,15 @@ func unwrapPath(err error) error {
 }
 
 // removeStale removes the temporary files a killed run left next to the
-// state file (".NAME" and digits, as WriteFile names them): up to the
-// state's size each. Called under the lock, so no other run is writing one.
-func removeStale(real string) {
+// state file (".NAME" and digits, as WriteFile names them), in the
+// directory of the resolved file only. Called under the lock, so no other
+// run is writing one.
+func removeStale(real string) { removeStaleOlder(real, 0) }
+
+// removeStaleOlder is removeStale for a file written without a lock (the
+// Prometheus textfile): only temporary files older than age, so a run
+// writing the same file at this moment keeps its own.
+func removeStaleOlder(real string, age time.Duration) {
 	dir, base := filepath.Dir(real), "."+filepath.Base(real)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -94,6 +123,15 @@ func removeStale(real string) {
 		rest = strings.TrimPrefix(rest, "-")
 		if rest == "" || strings.Trim(rest, "0123456789") != "" {
 			continue
+		}
+		if age > 0 {
+			fi, err := e.Info()
+			if err != nil || time.Since(fi.ModTime()) < age {
+				continue
+			}
+		}
+		if e.Type()&fs.ModeSymlink != 0 || !e.Type().IsRegular() {
+			continue // healthctl's temporary files are regular files
 		}
 		os.Remove(filepath.Join(dir, e.Name()))
 	}

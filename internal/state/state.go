@@ -23,13 +23,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
+	"runtime/debug"
 	"sort"
 	"time"
 
 	"github.com/gofrs/flock"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/inputfile"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 )
 
@@ -56,9 +60,17 @@ type Entry struct {
 	LastReason  classify.Reason  `json:"last_reason,omitempty"`
 	LastAction  policy.Action    `json:"last_action,omitempty"`
 	LastProbe   time.Time        `json:"last_probe,omitzero"`
+	// OnsetSweep is the sweep in which the target's current run of
+	// decisive failures began (0: not failing decisively). The fleet rule
+	// groups targets by it: a chronic failure is not part of a new onset.
+	OnsetSweep int64 `json:"onset_sweep,omitempty"`
 	// Redeploys counts redeploy decisions ever made (a Prometheus counter
 	// that survives short-lived runs).
 	Redeploys int64 `json:"redeploys,omitempty"`
+	// LastRedeploy is when the last redeploy decision that stood (not held)
+	// was made: an alert on "a redeploy in the last N minutes" needs no
+	// earlier sample, unlike a counter born at 1 on a target's first sweep.
+	LastRedeploy time.Time `json:"last_redeploy,omitzero"`
 	// Skipped counts turns skipped because the previous probe was still
 	// running.
 	Skipped int64 `json:"skipped,omitempty"`
@@ -110,7 +122,14 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 	if err != nil {
 		return nil, nil, &Error{Path: path, Err: err}
 	}
-	lk := flock.New(LockPath(real))
+	// The lock is judged as the file is: a planted FILE.lock link is
+	// refused, a trusted one locked at its target, and the open itself does
+	// not follow a link (one swapped in after the check fails).
+	lockPath, err := Resolve(LockPath(real))
+	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	lk := flock.New(lockPath, flock.SetFlag(lockFlags))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
 	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
@@ -145,16 +164,68 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 }
 
 // Read reads and checks a state file without locking it. A missing file is
-// an empty state.
+// an empty state. It must be a regular file (a FIFO is refused at once, not
+// waited on) of at most MaxSize bytes.
 func Read(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.Kind{Name: inputfile.State.Name, Max: MaxSize()})
 	if errors.Is(err, fs.ErrNotExist) {
 		return New(), nil
 	}
 	if err != nil {
+		var ie *inputfile.Error
+		if errors.As(err, &ie) {
+			err = fmt.Errorf("%v; left untouched", ie.Err)
+		}
 		return nil, &Error{Path: path, Err: err}
 	}
 	return Parse(path, data)
+}
+
+// MaxSize is the largest state file read: a quarter of the run's memory
+// limit (watch --once sets one for its fleet: 52 MiB up to 10,000
+// targets), and at most inputfile.State's 64 MiB. A state of 10,000
+// targets is about 2 MiB. A larger file is refused (exit 2), never
+// half-read.
+func MaxSize() int64 {
+	m := inputfile.State.Max
+	if lim := memoryLimit(); lim/4 < m {
+		m = max(lim/4, 1<<20)
+	}
+	return m
+}
+
+// MaxTargets is the most targets a state file read may hold: decoded, one
+// takes up to ~1 KiB (a tiny entry, `"n":{}`, ~300 bytes from 7), so a
+// quarter of the memory limit's worth (13,312 at 52 MiB), or 262,144
+// without a limit. A fleet that shrank from more than that to a small one
+// must start a new state file (or raise GOMEMLIMIT for one run).
+func MaxTargets() int {
+	lim := memoryLimit()
+	if lim == math.MaxInt64 {
+		return 1 << 18
+	}
+	return int(max(lim/4/1024, 1024))
+}
+
+// memoryLimit is the runtime's soft memory limit (math.MaxInt64: none).
+func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
+
+// countObjects counts the JSON objects in data ('{' outside strings): each
+// target of a state file is one, so it bounds the decoded size before
+// decoding, in one pass without allocating.
+func countObjects(data []byte) int {
+	n, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && c == '{':
+			n++
+		}
+	}
+	return n
 }
 
 // Parse checks and decodes a state file's content. An empty file (touch)
@@ -163,8 +234,15 @@ func Parse(path string, data []byte) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return New(), nil
 	}
+	if n, most := countObjects(data)-2, MaxTargets(); n > most {
+		return nil, &Error{Path: path, Err: fmt.Errorf("holds about %d targets, more than the %d this run's memory limit allows (GOMEMLIMIT raises it); left untouched: a fleet that shrank needs a new state file", n, most)}
+	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
+	// A key this healthctl does not know (a newer one's, or an edit) would
+	// be dropped by the next save: refuse it instead, so what is accepted
+	// is what is written back.
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, &Error{Path: path, Err: fmt.Errorf("corrupt (not the JSON healthctl writes: %v); left untouched: fix or remove it", err)}
 	}
@@ -223,6 +301,9 @@ func (s *Store) Save(f *File) error {
 		t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
 		f.Targets[name] = t
 	}
+	// As json.MarshalIndent and a newline, with C1 controls, bidi overrides
+	// and the BOM in target names escaped as \u009b: the file is read by
+	// people (cat, less) too.
 	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error { return encode(w, f) })
 	if err != nil {
 		return &Error{Path: s.path, Err: err}
@@ -230,25 +311,25 @@ func (s *Store) Save(f *File) error {
 	return nil
 }
 
-// encode writes f as json.NewEncoder with SetIndent("", " ") does, byte for
-// byte, but one target at a time: the encoder builds the whole document in
-// memory first, then its indented copy (~45 MB at 100,000 targets), where
-// this holds one entry's.
+// encode writes f as output.JSONIndent(w, f, " ") does, byte for byte, but
+// one target at a time: that builds the whole document in memory, then its
+// indented copy (~45 MB at 100,000 targets), where this holds one entry's.
+// The escaping of terminal-active characters works rune by rune, so it is
+// the same applied to each complete key and entry.
 func encode(w io.Writer, f *File) error {
 	head := *f
 	head.Targets = map[string]Entry{}
-	hb, err := json.MarshalIndent(&head, "", " ")
+	var hb bytes.Buffer
+	err := output.JSONIndent(&hb, &head, " ")
 	// The document ends with the (empty) targets: the entries go there.
-	const tail = "{}\n}"
-	if err != nil || f.Targets == nil || !bytes.HasSuffix(hb, []byte(tail)) {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(f)
+	const tail = "{}\n}\n"
+	if err != nil || f.Targets == nil || !bytes.HasSuffix(hb.Bytes(), []byte(tail)) {
+		return output.JSONIndent(w, f, " ")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(hb[:len(hb)-len(tail)])
+	bw.Write(hb.Bytes()[:hb.Len()-len(tail)])
 	if len(f.Targets) == 0 {
-		bw.WriteString(tail + "\n")
+		bw.WriteString(tail)
 		return bw.Flush()
 	}
 	names := make([]string, 0, len(f.Targets))
@@ -257,25 +338,27 @@ func encode(w io.Writer, f *File) error {
 	}
 	sort.Strings(names) // encoding/json's order of map keys
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("  ", " ")
+	keys := json.NewEncoder(&buf)
+	keys.SetEscapeHTML(false)
+	entries := json.NewEncoder(&buf)
+	entries.SetEscapeHTML(false)
+	entries.SetIndent("  ", " ")
 	bw.WriteByte('{')
 	for i, name := range names {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n  ")
-		key, err := json.Marshal(name) // HTML-escaped, as map keys are
-		if err != nil {
-			return err
-		}
-		bw.Write(key)
-		bw.WriteString(": ")
 		buf.Reset()
-		if err := enc.Encode(f.Targets[name]); err != nil {
+		if err := keys.Encode(name); err != nil {
 			return err
 		}
-		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		buf.Truncate(buf.Len() - 1) // the newline Encode adds
+		buf.WriteString(": ")
+		if err := entries.Encode(f.Targets[name]); err != nil {
+			return err
+		}
+		bw.Write(output.JSONEscape(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
 	}
 	bw.WriteString("\n }\n}\n")
 	return bw.Flush()
@@ -317,5 +400,15 @@ func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) e
 	if err != nil {
 		return err
 	}
-	return writeAtomic(name, perm, write)
+	if err := writeAtomic(name, perm, write); err != nil {
+		return err
+	}
+	// What a killed run left (".NAME123…", beside the resolved file only):
+	// old enough that no run writing the same file now owns it.
+	removeStaleOlder(name, staleAge)
+	return nil
 }
+
+// staleAge is how old a temporary file must be before a write without the
+// state's lock (the textfile) removes it as a killed run's.
+const staleAge = time.Minute

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,9 +130,14 @@ func TestWriteFileFuncAndSaveFormat(t *testing.T) {
 	if err := s.Save(f); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.MarshalIndent(f, "", " ")
-	if got, _ := os.ReadFile(path); string(got) != string(want)+"\n" {
-		t.Fatalf("saved\n%s\nwant\n%s", got, want)
+	// As json.MarshalIndent, without HTML escaping ("<a&b>" stays so).
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	_ = enc.Encode(f)
+	if got, _ := os.ReadFile(path); string(got) != want.String() {
+		t.Fatalf("saved\n%s\nwant\n%s", got, want.String())
 	}
 }
 
@@ -204,5 +211,80 @@ func TestWriteFileThroughSymlink(t *testing.T) {
 	}
 	if err := CheckWritable(dir); err == nil {
 		t.Fatal("a directory is writable?")
+	}
+}
+
+// TestStaleTempsRemoved: the temporary files a killed run left beside the
+// file (".m.prom123…") go on the next write — an old one only, a fresh one
+// may be another run's — and the state's under its lock at once.
+func TestStaleTempsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	prom := filepath.Join(dir, "m.prom")
+	oldTemp, freshTemp, other := filepath.Join(dir, ".m.prom8841"), filepath.Join(dir, ".m.prom9912"), filepath.Join(dir, ".m.prom.keep")
+	for _, f := range []string{oldTemp, freshTemp, other} {
+		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleAge)
+	os.Chtimes(oldTemp, old, old)
+	os.Chtimes(other, old, old)
+	if err := WriteFile(prom, []byte("x 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(oldTemp); err == nil {
+		t.Error("the old temporary file is still there")
+	}
+	for _, f := range []string{freshTemp, other} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s removed: %v", f, err)
+		}
+	}
+	statePath := filepath.Join(dir, "state.json")
+	st := filepath.Join(dir, ".state.json123")
+	os.WriteFile(st, []byte("{"), 0o600)
+	s, _, err := Open(context.Background(), statePath, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(st); err == nil {
+		t.Error("the state's temporary file is still there after Open")
+	}
+}
+
+// TestReadBounded: a state file too large for the run is refused before it
+// is read (a sparse 1 GiB file: no memory grows), one with more targets
+// than the memory limit allows before it is decoded, and a key this
+// healthctl does not know is refused rather than dropped by the next save.
+func TestReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(1 << 30)
+	f.Close()
+	if _, err := Read(big); err == nil || !strings.Contains(err.Error(), "larger than the 64 MiB cap of a state file") {
+		t.Errorf("Read(1 GiB) = %v", err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"schema_version":1,"targets":{`)
+	for i := range MaxTargets() + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"%d":{}`, i)
+	}
+	b.WriteString("}}")
+	if _, err := Parse("s.json", []byte(b.String())); err == nil || !strings.Contains(err.Error(), "more than the 262144") {
+		t.Errorf("Parse(too many targets) = %v", err)
+	}
+	if _, err := Parse("s.json", []byte(`{"schema_version":1,"targets":{"a":{"streak":1,"owner":"team-x"}}}`)); err == nil || !strings.Contains(err.Error(), `unknown field "owner"`) {
+		t.Errorf("Parse(unknown key) = %v", err)
+	}
+	if n := countObjects([]byte(`{"a":"{\"{","b":{"c":{}}}`)); n != 3 {
+		t.Errorf("countObjects = %d, want 3", n)
 	}
 }

@@ -127,12 +127,13 @@ func FuzzExpectJSON(f *testing.F) {
 }
 
 // openAt reports how deep inside #( ... ) and whether inside quotes the
-// end of s is.
+// end of s is. A backslash escapes the next character everywhere, as in
+// gjson's paths (fuzzing found `0\"=`: an escaped quote opens nothing).
 func openAt(s string) (depth int, quoted bool) {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case quoted && c == '\\':
-			i++
+		case c == '\\':
+			i++ // gjson's escape, inside quotes or not: `a\"b` is a path, not a quote
 		case c == '"':
 			quoted = !quoted
 		case quoted:

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -213,7 +214,7 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 			return nil, in.bad("user", nil, "the value has a control character (a newline?)")
 		}
 		o.User, o.Password, o.HasUser = u, pw, true
-		red.AddSecret(pw)
+		red.AddBasic(u, pw) // the password, and the Basic value sent
 	}
 	if in.Data != "" {
 		body := []byte(in.Data)
@@ -228,12 +229,12 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 				return nil, in.bad("data", ptr(in.Data), "reading standard input: %v", err)
 			}
 			if int64(len(body)) > maxDataBody {
-				return nil, in.bad("data", ptr(in.Data), "standard input is longer than %d MiB", maxDataBody>>20)
+				return nil, in.bad("data", ptr(in.Data), "standard input is longer than the %s cap of a request body", inputfile.Size(maxDataBody))
 			}
 		} else if ok {
 			var err error
-			if body, err = os.ReadFile(name); err != nil {
-				return nil, in.bad("data", ptr(in.Data), "%v", pathErr(err))
+			if body, err = readInput(name, inputfile.Data); err != nil {
+				return nil, in.bad("data", ptr(in.Data), "%v", err)
 			}
 		}
 		o.Body = body
@@ -346,9 +347,9 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 			lines = append(lines, h)
 			continue
 		}
-		b, err := os.ReadFile(name)
+		b, err := readInput(name, inputfile.Headers)
 		if err != nil {
-			return in.bad("header", ptr(h), "%v", pathErr(err))
+			return in.bad("header", ptr(h), "%v", err)
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
@@ -394,9 +395,9 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 func (in *Input) tlsConfig() (*tls.Config, error) {
 	tc := &tls.Config{InsecureSkipVerify: in.Insecure, ServerName: in.ServerName}
 	if in.CACert != "" {
-		pem, err := os.ReadFile(in.CACert)
+		pem, err := readInput(in.CACert, inputfile.CABundle)
 		if err != nil {
-			return nil, in.bad("cacert", ptr(in.CACert), "%v", pathErr(err))
+			return nil, in.bad("cacert", ptr(in.CACert), "%v", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -410,9 +411,18 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 	case in.Cert == "" && in.Key != "":
 		return nil, in.bad("key", nil, "no --cert (--cert and --key go together)")
 	case in.Cert != "":
-		pair, err := tls.LoadX509KeyPair(in.Cert, in.Key)
+		// As tls.LoadX509KeyPair, through the same bounded reads.
+		certPEM, err := readInput(in.Cert, inputfile.ClientCert)
 		if err != nil {
-			return nil, &Error{Source: in.SourceOf("cert") + "/" + in.SourceOf("key"), Err: pathErr(err)}
+			return nil, in.bad("cert", ptr(in.Cert), "%v", err)
+		}
+		keyPEM, err := readInput(in.Key, inputfile.ClientCert)
+		if err != nil {
+			return nil, in.bad("key", ptr(in.Key), "%v", err)
+		}
+		pair, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, &Error{Source: in.SourceOf("cert") + "/" + in.SourceOf("key"), Err: err}
 		}
 		tc.Certificates = []tls.Certificate{pair}
 	}
@@ -529,8 +539,24 @@ func hostOnly(h string) string {
 	return h
 }
 
-// maxDataBody is the most --data @- reads from standard input.
+// maxDataBody is the most --data @- reads from standard input, as
+// inputfile.Data bounds --data @file.
 const maxDataBody = 64 << 20
+
+// readInput reads an input file through inputfile (a regular file within
+// its kind's cap: a FIFO or /dev/zero is refused at once), its error
+// without the path, which the caller names with its flag.
+func readInput(name string, k inputfile.Kind) ([]byte, error) {
+	b, err := inputfile.Read(name, k)
+	var ie *inputfile.Error
+	if errors.As(err, &ie) {
+		return nil, ie.Err
+	}
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	return b, nil
+}
 
 // ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR
 // may be [v6]) into the key "host:port" and the addresses, in order.

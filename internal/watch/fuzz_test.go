@@ -2,9 +2,26 @@ package watch
 
 import (
 	"errors"
-	"strings"
 	"testing"
 )
+
+// countLines counts lines as editors and the YAML decoder do: LF, CRLF
+// and a bare CR each end one.
+func countLines(data []byte) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '\n':
+			n++
+		case '\r':
+			n++
+			if i+1 < len(data) && data[i+1] == '\n' {
+				i++
+			}
+		}
+	}
+	return n
+}
 
 // FuzzParseTargets: any targets file is a *TargetsError naming the file
 // (and a line within the file when it names one — or the line after the
@@ -22,11 +39,12 @@ func FuzzParseTargets(f *testing.F) {
 		"targets:\n  - name: a\n    started_at: 1764504000000\n",
 		"targets:\n  - name: a\n    started_at: '10000-01-01T00:00:00Z'\n",
 		"", "targets: 5", "[", "targets:\n  - {}\n",
+		"targets:\r  - name: a\r  - name: a\r", "targets:\r\n  - name: a\r\n  - name: b\r\n    urll: x\r\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lines := strings.Count(string(data), "\n") + 1
+		lines := countLines(data)
 		fts, err := ParseTargets("t.yaml", data)
 		if err != nil {
 			var te *TargetsError

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,7 +12,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/yamlsafe"
 )
 
 // Kind is the type a targets-file key wants.
@@ -128,9 +129,16 @@ func Source(file string, t *FileEntry, key string) string {
 //	    headers: ["Authorization: Bearer x"]
 //
 // Unknown keys, wrong types and duplicate names are errors naming the line.
+// The file must be a regular file (a FIFO is refused at once) within
+// inputfile.Targets' cap, and its aliases and merge keys within yamlsafe's
+// budget (a merge bomb is refused in milliseconds, on start as on SIGHUP).
 func ReadTargets(path string) ([]FileEntry, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.Targets)
 	if err != nil {
+		var ie *inputfile.Error
+		if errors.As(err, &ie) {
+			err = ie.Err
+		}
 		return nil, &TargetsError{File: path, Err: err}
 	}
 	return ParseTargets(path, data)
@@ -192,6 +200,9 @@ func (p *targetsParser) document(data []byte) (*yaml.Node, error) {
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, p.fail(0, "", "empty: want a targets: list")
+	}
+	if err := yamlsafe.Check(&doc); err != nil {
+		return nil, p.fail(0, "", "%v", err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {

@@ -279,7 +279,7 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 					return
 				}
 				it := &s.Items[queue[n]]
-				w.one(ctx, it)
+				w.one(ctx, it, s.N)
 				if it.redeploy == nil {
 					// A redeploy stays in flight until the fleet rule
 					// has decided it and its hook has run.
@@ -323,9 +323,9 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	return s
 }
 
-// one probes one target, decides, and updates its state; a redeploy is
-// left for the fleet rule (fleet) to commit or hold.
-func (w *Watcher) one(ctx context.Context, it *Item) {
+// one probes one target in sweep n, decides, and updates its state; a
+// redeploy is left for the fleet rule (fleet) to commit or hold.
+func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	if ctx.Err() != nil {
 		it.Interrupted = true
 		return
@@ -370,6 +370,7 @@ func (w *Watcher) one(ctx context.Context, it *Item) {
 	next := prev
 	next.History = h
 	next.LastOutcome, next.LastReason, next.LastAction, next.LastProbe = r.Outcome, r.Reason, d.Action, r.Started
+	next.OnsetSweep = policy.Onset(prev.OnsetSweep, prev.LastAction, d.Action, n)
 	if d.Action == policy.Stay {
 		// A pass after a redeploy: whatever happened to its hook, the
 		// target is back.
@@ -406,6 +407,7 @@ func (it *Item) transition() {
 func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	var idx []int
 	var actions []policy.Action
+	var onsets []int64
 	for i := range s.Items {
 		it := &s.Items[i]
 		if it.Skipped || it.Interrupted {
@@ -413,8 +415,9 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		}
 		idx = append(idx, i)
 		actions = append(actions, it.Decision.Action)
+		onsets = append(onsets, it.State.OnsetSweep)
 	}
-	v := policy.Fleet(policy.FleetInput{Actions: actions}, w.cfg.Fleet)
+	v := policy.Fleet(policy.FleetInput{Actions: actions, Onsets: onsets}, w.cfg.Fleet)
 	s.HeldFleet, s.HeldBudget, s.HoldWhy = v.HeldFleet, v.HeldBudget, v.Why
 	var hooks []*Item
 	w.mu.Lock()
@@ -428,6 +431,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		case policy.Redeploy:
 			next = *it.redeploy
 			next.Redeploys++
+			next.LastRedeploy = it.Result.Started
 			if it.Endpoint.Recover && w.cfg.Hook != nil {
 				next.HookPending, next.HookStarted = true, w.cfg.Now()
 				hooks = append(hooks, it)
@@ -440,7 +444,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			} else {
 				next.HeldBudget++
 			}
-			it.Decision = policy.Decision{Action: a, Why: policy.HeldWhy(a, it.Decision.Why, v.Why)}
+			it.Decision = policy.Decision{Action: a, Why: policy.HeldWhy(a, it.Decision.Why, v.WhyFor(a))}
 			it.transition()
 		}
 		it.State = next

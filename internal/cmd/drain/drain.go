@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -243,7 +244,7 @@ func trafficURL(inflight string) string {
 }
 
 func lintRun(f *cli.Factory, o *Options) error {
-	data, err := os.ReadFile(o.Manifest)
+	data, err := inputfile.Read(o.Manifest, inputfile.Manifest)
 	if err != nil {
 		return cli.UsageErrorf("%s: %v", o.source("manifest"), err)
 	}

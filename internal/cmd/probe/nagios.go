@@ -2,35 +2,117 @@ package probecmd
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/report"
 )
 
-// nagiosFlags are check_http's thresholds, for -o nagios: -w/-c response
-// time and --cert-warn/--cert-crit days left on the server's certificate
-// (check_http's -C).
+// nagiosFlags are check_http's options, for -o nagios: -w/-c response-time
+// ranges in the monitoring-plugins guidelines' syntax, --cert-warn/--cert-crit
+// days left on the server's certificate (check_http's -C), and -t/--timeout,
+// the plugins' standard name for --max-time.
 type nagiosFlags struct {
-	warn, crit         time.Duration
+	warn, crit         string
 	certWarn, certCrit int
+	timeout            secondsValue
 	fs                 *pflag.FlagSet
 }
 
 func (n *nagiosFlags) register(fs *pflag.FlagSet) {
 	n.fs = fs
-	fs.DurationVarP(&n.warn, "warning", "w", 0, "-o nagios: WARNING when the response takes longer (seconds, or a duration)")
-	fs.DurationVarP(&n.crit, "critical", "c", 0, "-o nagios: CRITICAL when the response takes longer (seconds, or a duration)")
+	fs.StringVarP(&n.warn, "warning", "w", "", "-o nagios: WARNING range for the response time in seconds (10: above 10s; 1:2, @1:2, ~:5, 10: as the plugin guidelines say; 500ms works too)")
+	fs.StringVarP(&n.crit, "critical", "c", "", "-o nagios: CRITICAL range for the response time in seconds (as --warning)")
 	fs.IntVar(&n.certWarn, "cert-warn", 0, "-o nagios: WARNING when the server certificate expires in fewer days (check_http -C)")
 	fs.IntVar(&n.certCrit, "cert-crit", 0, "-o nagios: CRITICAL when the server certificate expires in fewer days")
+	fs.VarP(&n.timeout, "timeout", "t", "-o nagios: the plugins' name for --max-time (seconds, or a duration)")
+}
+
+// secondsValue is a duration given as plugins give it, in seconds ("10",
+// "0.5"), or as a Go duration ("10s").
+type secondsValue struct{ d time.Duration }
+
+func (v *secondsValue) String() string {
+	if v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+func (v *secondsValue) Type() string { return "seconds" }
+func (v *secondsValue) Set(s string) error {
+	d, err := seconds(s)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be positive, got %s", s)
+	}
+	v.d = d
+	return nil
+}
+
+// seconds reads a plain number as seconds, anything else as a duration.
+func seconds(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "eEnNiI") {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("want seconds (10, 0.5) or a duration (500ms), got %q", s)
+	}
+	return d, nil
+}
+
+// applyTimeout makes -t/--timeout the probe's --max-time, before the probe
+// options are built. It is for -o nagios only: elsewhere --timeout would
+// read as wait-healthy's overall ceiling, which probe does not have. For
+// the same reason a top-level HEALTHCTL_TIMEOUT or config key timeout:
+// (wait-healthy's) never reaches probe; HEALTHCTL_PROBE_TIMEOUT and the
+// config's probe.timeout do.
+func (n *nagiosFlags) applyTimeout(output string) error {
+	f := n.fs.Lookup("timeout")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	src := cli.FlagSource(n.fs, "timeout")
+	if src == "HEALTHCTL_TIMEOUT" || strings.HasSuffix(src, ": timeout") {
+		return nil
+	}
+	if output != "nagios" {
+		return cli.UsageErrorf("%s: the plugins' name for --max-time, for -o nagios only (use --max-time)", src)
+	}
+	if mt := n.fs.Lookup("max-time"); mt != nil && mt.Changed {
+		mtSrc := cli.FlagSource(n.fs, "max-time")
+		fromLine := func(s string) bool { return strings.HasPrefix(s, "--") }
+		switch {
+		case fromLine(mtSrc) && fromLine(src):
+			return cli.UsageErrorf("%s and %s: the same setting twice (-t is the plugins' name for --max-time): give one", src, mtSrc)
+		case fromLine(mtSrc):
+			// The command line beats the configuration.
+			return nil
+		}
+	}
+	if err := n.fs.Set("max-time", n.timeout.d.String()); err != nil {
+		return cli.UsageErrorf("%s %s: %v", src, n.timeout.d, err)
+	}
+	// Errors about the probe's time limit name where it came from.
+	mt := n.fs.Lookup("max-time")
+	if mt.Annotations == nil {
+		mt.Annotations = map[string][]string{}
+	}
+	mt.Annotations[config.SourceAnnotation] = []string{src}
+	return nil
 }
 
 // thresholds checks the flags against the output format and each other.
 func (n *nagiosFlags) thresholds(output string) (report.NagiosThresholds, error) {
-	th := report.NagiosThresholds{Warn: n.warn, Crit: n.crit, CertWarn: n.certWarn, CertCrit: n.certCrit}
+	th := report.NagiosThresholds{CertWarn: n.certWarn, CertCrit: n.certCrit}
 	for _, name := range []string{"warning", "critical", "cert-warn", "cert-crit"} {
 		f := n.fs.Lookup(name)
 		if !f.Changed {
@@ -40,18 +122,45 @@ func (n *nagiosFlags) thresholds(output string) (report.NagiosThresholds, error)
 		if output != "nagios" {
 			return th, cli.UsageErrorf("%s: a Nagios threshold, for -o nagios only", src)
 		}
-		if v := f.Value.String(); v != "" && v[0] == '-' {
+		if v := f.Value.String(); (name == "cert-warn" || name == "cert-crit") && v != "" && v[0] == '-' {
 			return th, cli.UsageErrorf("%s %s: cannot be negative", src, v)
 		}
 	}
-	if th.Warn > 0 && th.Crit > 0 && th.Crit < th.Warn {
-		return th, cli.UsageErrorf("%s %s is below %s %s: the critical time must be the longer", cli.FlagSource(n.fs, "critical"), th.Crit, cli.FlagSource(n.fs, "warning"), th.Warn)
+	timeNumber := func(s string) (float64, error) {
+		d, err := seconds(s)
+		return d.Seconds(), err
+	}
+	for _, r := range []struct {
+		name string
+		text string
+		dst  *report.NagiosRange
+	}{{"warning", n.warn, &th.Warn}, {"critical", n.crit, &th.Crit}} {
+		if r.text == "" {
+			continue
+		}
+		rg, err := report.ParseNagiosRange(r.text, timeNumber)
+		if err != nil {
+			return th, cli.UsageErrorf("%s %v", cli.FlagSource(n.fs, r.name), err)
+		}
+		*r.dst = rg
+	}
+	// Plain upper bounds (check_http's -w 2 -c 5) must nest: a critical
+	// time below the warning one would never warn.
+	if plainUpper(th.Warn) && plainUpper(th.Crit) && th.Crit.End < th.Warn.End {
+		return th, cli.UsageErrorf("%s %s is below %s %s: the critical time must be the longer",
+			cli.FlagSource(n.fs, "critical"), secs(th.Crit.End), cli.FlagSource(n.fs, "warning"), secs(th.Warn.End))
 	}
 	if th.CertWarn > 0 && th.CertCrit > 0 && th.CertCrit > th.CertWarn {
 		return th, cli.UsageErrorf("%s %d is above %s %d: critical must be the fewer days", cli.FlagSource(n.fs, "cert-crit"), th.CertCrit, cli.FlagSource(n.fs, "cert-warn"), th.CertWarn)
 	}
 	return th, nil
 }
+
+func plainUpper(r report.NagiosRange) bool {
+	return r.Set() && !r.Inside && r.Start == 0 && !strings.Contains(r.Text, ":")
+}
+
+func secs(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "s" }
 
 // printNagios prints the run's monitoring-plugins report and returns its
 // error: the worst state's code, or the signal's when interrupted.

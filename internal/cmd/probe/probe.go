@@ -46,7 +46,8 @@ Exit codes: 0 pass, 1 unreachable, 2 usage error, 3 tls, 4 timeout, 5 refused,
 printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an object
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins status line (the worst state; several URLs add a line each),
--w/-c response-time and --cert-warn/--cert-crit thresholds, and 0 OK, 1 WARNING,
+-w/-c response-time ranges (2, 10:, 1:2, @1:2, ~:5), --cert-warn/--cert-crit days,
+-t/--timeout for --max-time, check_http's grading (4xx WARNING, 5xx CRITICAL), and 0 OK, 1 WARNING,
 2 CRITICAL, 3 UNKNOWN (also a usage error, with its line on stdout).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready
@@ -82,6 +83,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 	if warning != "" {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
+	}
+	if err := opts.nagios.applyTimeout(f.Global.Output); err != nil {
+		return err
 	}
 	opts.Flags.Stdin = f.Streams.In
 	tmpl, err := opts.Flags.Build(f.Getenv)
@@ -160,19 +164,20 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	return cli.SilentExit(code)
 }
 
-// UsageExit is probe's exit code for a usage error of a run (code is 2):
-// with -o nagios a monitoring-plugins UNKNOWN, with its line on stdout (a
-// Nagios shows stdout only: without it, "(No output on stdout)").
-func UsageExit(f *cli.Factory, code int, err error) int {
+// UsageExit is probe's exit code for a usage error of a run (code is 2)
+// and the line it prints instead of the usual one on stderr: with -o nagios
+// a monitoring-plugins UNKNOWN, with its one line on stdout (Nagios shows
+// stdout only: without it, "(No output on stdout)"; on both streams it
+// would show twice where they are merged).
+func UsageExit(f *cli.Factory, code int, err error) (int, string) {
 	if f.Global.Output != "nagios" {
-		return code
+		return code, ""
 	}
 	msg := "usage error"
 	if err != nil {
 		msg = cli.OneLine(err.Error())
 	}
-	fmt.Fprint(f.Streams.Out, report.NagiosUnknownLine(msg))
-	return exitcode.NagiosUnknown
+	return exitcode.NagiosUnknown, report.NagiosUnknownLine(msg)
 }
 
 // probeAll probes every URL with at most limit probes in flight and returns

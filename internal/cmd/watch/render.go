@@ -107,8 +107,8 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 
 // sweepLine is the one-line text summary of a sweep.
 func sweepLine(s *watch.Sweep) string {
-	line := fmt.Sprintf("sweep %d: %d targets, %d pass, %d fail, %d skipped, %d redeploy in %s",
-		s.N, s.Targets, s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
+	line := fmt.Sprintf("sweep %d: %s, %d pass, %d fail, %d skipped, %d redeploy in %s",
+		s.N, output.Plural(s.Targets, "target"), s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
 	if s.HeldFleet > 0 {
 		line += fmt.Sprintf(", %d held (fleet)", s.HeldFleet)
 	}
@@ -116,7 +116,7 @@ func sweepLine(s *watch.Sweep) string {
 		line += fmt.Sprintf(", %d deferred (--max-redeploys)", s.HeldBudget)
 	}
 	if s.HookFailures > 0 {
-		line += fmt.Sprintf(", %d hook failures", s.HookFailures)
+		line += ", " + output.Plural(s.HookFailures, "hook failure")
 	}
 	if s.Interrupted {
 		line += " (interrupted)"

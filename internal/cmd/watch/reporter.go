@@ -230,7 +230,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 func (r *watchReporter) reload() {
 	errw := r.f.Streams.Err
 	if r.opts.TargetsFile == "" {
-		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %d targets\n", len(r.w.Targets()))
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %s\n", output.Plural(len(r.w.Targets()), "target"))
 		return
 	}
 	before := r.w.Targets()

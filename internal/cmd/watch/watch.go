@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -38,6 +38,9 @@ type Options struct {
 	Concurrency int
 	Shard       string
 	Fleet       policy.FleetSettings
+	// Exit0 is --exit-0-on-decision: --once exits 0 when the sweep ran,
+	// whatever it decided (Kubernetes Jobs: a pod that exits 8 is Failed).
+	Exit0 bool
 	// Table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
 	Table bool
@@ -85,7 +88,8 @@ With --state, a redeploy is saved before its hook starts (at most once).
 In long-running mode SIGHUP reloads the --targets file (history kept by name).
 
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
-9 every redeploy held by the fleet rule, 2 usage, targets file or state file error (also: the state file stayed locked
+9 every redeploy held by the fleet rule (--exit-0-on-decision: 0 for both,
+a sweep that ran is a success), 2 usage, targets file or state file error (also: the state file stayed locked
 past --lock-timeout), 74 the state file, the --prom-file or stdout could not be
 written, 70 internal error, 130/143 interrupted (the state of
 the probes that finished is saved).`,
@@ -119,9 +123,10 @@ the probes that finished is saved).`,
 	fs.IntVar(&opts.Concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
 	fs.StringVar(&opts.Shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
 	def := policy.DefaultFleetSettings()
-	fs.Float64Var(&opts.Fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold every redeploy of a sweep in which this share of the probed targets failed decisively at once (0: off)")
+	fs.Float64Var(&opts.Fleet.HoldFraction, "hold-fraction", def.HoldFraction, "hold a redeploy when this share of the probed targets turned decisive within a sweep of it (chronic failures do not count; 0: off)")
 	fs.IntVar(&opts.Fleet.HoldMin, "hold-min", def.HoldMin, "the fewest probed targets for --hold-fraction to apply")
 	fs.IntVar(&opts.Fleet.MaxRedeploys, "max-redeploys", 0, "at most N redeploys per sweep, the rest deferred to the next sweep (0: no cap)")
+	fs.BoolVar(&opts.Exit0, "exit-0-on-decision", false, "--once: exit 0 when the sweep ran, whatever it decided (not 8 or 9: a Kubernetes Job's pod stays Succeeded; the decisions stay in the JSON and metrics)")
 	return cmd
 }
 
@@ -203,7 +208,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			name, at.UTC().Format(time.RFC3339))
 	}
 	if opts.Once {
-		return runOnce(ctx, f, w, r)
+		return runOnce(ctx, f, w, r, opts.Exit0)
 	}
 	return runLoop(ctx, f, w, r, ln)
 }
@@ -223,6 +228,8 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 		return shard, policy.Settings{}, cli.UsageErrorf("%s: must not be negative", opts.named("lock-timeout"))
 	case opts.Listen != "" && opts.Once:
 		return shard, policy.Settings{}, cli.UsageErrorf("%s serves metrics in long-running mode: drop --once (use --prom-file with --once)", opts.source("listen"))
+	case opts.Exit0 && !opts.Once:
+		return shard, policy.Settings{}, cli.UsageErrorf("%s is for --once (a long-running watch exits only when stopped)", opts.source("exit-0-on-decision"))
 	case len(opts.URLs) == 0 && opts.TargetsFile == "":
 		return shard, policy.Settings{}, cli.UsageErrorf("watch: no targets (usage: healthctl watch [URL...] [--targets FILE])")
 	}
@@ -256,12 +263,16 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 
 // runOnce runs one sweep (cron, a timer, a CronJob): exit 8 when a redeploy
 // stands, 9 when the fleet rule held them all, 130/143 when interrupted.
-func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter) error {
+func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, exit0 bool) error {
 	s := w.Sweep(ctx)
 	if err := r.report(s); err != nil {
 		return err
 	}
 	code := onceCode(s)
+	if exit0 && (code == exitcode.Redeploy || code == exitcode.Unknown) {
+		// The sweep ran: its decisions are in the output and the metrics.
+		code = exitcode.Pass
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
 		code = exitcode.SIGINT // the root turns this into 130/143
@@ -288,8 +299,10 @@ func onceCode(s *watch.Sweep) int {
 // given and reloading the targets file on SIGHUP.
 func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, ln net.Listener) error {
 	if ln != nil {
-		srv := &http.Server{Handler: r.mux(), ReadHeaderTimeout: 5 * time.Second}
-		crash.Go(func() { _ = srv.Serve(ln) })
+		// Capped connections and client windows: its descriptors are a
+		// budget apart from the probes'.
+		srv := metrics.Server(r.mux())
+		crash.Go(func() { _ = srv.Serve(metrics.LimitListener(ln, metrics.ListenConns)) })
 		defer srv.Close()
 	}
 	if f.SignalsReady != nil {

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The integrations' tools (issue 25): promtool (Debian's prometheus package)
+# for `promtool test rules` on the shipped alert rules, rpm for
+# scripts/release-check.sh's `rpm -qpl` of the snapshot's .rpm, and the real
+# shells' completion (bash-completion, fish) for completion_values.txtar, and
+# actionlint for TestActionLint. Fails loudly: a test that needs one of them
+# fails in CI, never skips.
+set -euo pipefail
+need=()
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v rpm >/dev/null 2>&1 || need+=(rpm)
+command -v fish >/dev/null 2>&1 || need+=(fish)
+[ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+promtool --version 2>&1 | head -1
+rpm --version
+fish --version
+test -f /usr/share/bash-completion/bash_completion
+# actionlint for TestActionLint (the Action's workflow use), built through
+# the module proxy into GOPATH/bin, where the test looks (~15 s).
+gobin=$(go env GOPATH)/bin
+[ -x "$gobin/actionlint" ] || go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+"$gobin/actionlint" -version | head -1

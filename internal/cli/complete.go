@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// Shell completion of the flags whose values are a closed (or a usual) set:
+// -o/--output, --method, --signal, --expect-status. Bash, zsh, fish and
+// PowerShell completion scripts all ask the binary itself (cobra's hidden
+// __complete command) for the values, so one registration serves every
+// shell. Registered only on a completion request: an ordinary run never
+// pays for it.
+
+// enumCompletions are the values each flag completes to, with a
+// description (built on a completion request only, not at every start).
+func enumCompletions() map[string][]cobra.Completion {
+	return map[string][]cobra.Completion{
+		"method": {
+			cobra.CompletionWithDesc("GET", "the default"),
+			cobra.CompletionWithDesc("HEAD", "headers only"),
+			cobra.CompletionWithDesc("POST", "the default with --data"),
+			cobra.CompletionWithDesc("PUT", ""),
+			cobra.CompletionWithDesc("PATCH", ""),
+			cobra.CompletionWithDesc("DELETE", ""),
+			cobra.CompletionWithDesc("OPTIONS", ""),
+		},
+		"signal": {
+			cobra.CompletionWithDesc("TERM", "what Kubernetes and docker stop send (the default)"),
+			cobra.CompletionWithDesc("INT", "Ctrl-C"),
+			cobra.CompletionWithDesc("QUIT", ""),
+			cobra.CompletionWithDesc("HUP", ""),
+			cobra.CompletionWithDesc("USR1", ""),
+			cobra.CompletionWithDesc("USR2", ""),
+		},
+		"expect-status": {
+			cobra.CompletionWithDesc("2xx", "any 2xx (the default)"),
+			cobra.CompletionWithDesc("200", "exactly 200"),
+			cobra.CompletionWithDesc("200-399", "2xx and redirects"),
+			cobra.CompletionWithDesc("2xx,3xx", "classes, comma-separated"),
+		},
+	}
+}
+
+// RegisterCompletions registers the value completion of every enumerated
+// flag in root's command tree. -o lists nagios only for probe, the one
+// command that writes it.
+func RegisterCompletions(root *cobra.Command) {
+	if root.PersistentFlags().Lookup("output") != nil {
+		_ = root.RegisterFlagCompletionFunc("output", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			out := []cobra.Completion{
+				cobra.CompletionWithDesc("text", "lines for people (a table for watch on a terminal)"),
+				cobra.CompletionWithDesc("json", "one JSON object per line"),
+			}
+			if cmd.Name() == "probe" {
+				out = append(out, cobra.CompletionWithDesc("nagios", "monitoring-plugins status line and perfdata"))
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	enums := enumCompletions()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, values := range enums {
+			if c.LocalNonPersistentFlags().Lookup(name) == nil {
+				continue
+			}
+			_ = c.RegisterFlagCompletionFunc(name, func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				return values, cobra.ShellCompDirectiveNoFileComp
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

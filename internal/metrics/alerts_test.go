@@ -1,0 +1,82 @@
+package metrics
+
+import (
+	"bytes"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+// The documented alert rules (docs/healthctl-alerts.yml, shipped in the
+// packages) and their promtool unit tests.
+const (
+	alertRules     = "../../docs/healthctl-alerts.yml"
+	alertRulesTest = "../../testdata/alerts/healthctl-alerts.test.yml"
+)
+
+// TestAlertRulesPromtool runs `promtool check rules` and `promtool test
+// rules`: the redeploy alert fires on a redeploy decided on a target's
+// first sweep and not for a recover: false target; the stale-sweep alert
+// fires once sweeps stop. Skipped without promtool outside CI; in CI
+// (.ci/deps/integrations.sh installs it) a missing promtool fails.
+func TestAlertRulesPromtool(t *testing.T) {
+	pt, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("promtool not installed, and CI=%s (.ci/deps/integrations.sh installs it)", os.Getenv("CI"))
+		}
+		t.Skip("promtool not installed (Debian: apt-get install prometheus)")
+	}
+	if out, err := exec.Command(pt, "check", "rules", alertRules).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	cmd := exec.Command(pt, "test", "rules", filepath.Base(alertRulesTest))
+	cmd.Dir = filepath.Dir(alertRulesTest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
+
+// TestAlertRulesNameRealSeries: every metric the rules and their test use
+// is one Write writes, so the test's series are the exporter's.
+func TestAlertRulesNameRealSeries(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := state.New()
+	st.Sweeps = 1
+	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
+	st.Targets["a"] = state.Entry{Redeploys: 1, LastRedeploy: now}
+	items := []watch.Item{{Endpoint: tg, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{}},
+		Decision: policy.Decision{Action: policy.Redeploy}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, Input{Latest: items, State: st, Sweep: &watch.Sweep{N: 1, Started: now, Targets: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^# TYPE (\S+)`).FindAllSubmatch(buf.Bytes(), -1) {
+		written[string(m[1])] = true
+	}
+	for _, f := range []string{alertRules, alertRulesTest} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`\bhealthctl_[a-z_]+`).FindAll(b, -1) {
+			if name := string(m); !written[name] && name != "healthctl_alerts" {
+				t.Errorf("%s uses %s, which the exporter never writes", f, name)
+			}
+		}
+	}
+	if !bytes.Contains(buf.Bytes(), []byte(`healthctl_last_redeploy_timestamp_seconds{target="a"} 1.767323045e+09`)) {
+		t.Errorf("no last-redeploy timestamp:\n%s", buf.Bytes())
+	}
+}

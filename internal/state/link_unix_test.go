@@ -1,0 +1,126 @@
+//go:build unix
+
+package state
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// plantedDir is a shared sticky directory (mode 1777, as /tmp) holding
+// links owned by nobody (uid 65534): what another user can plant there.
+// It needs root, to give a link away with Lchown.
+func plantedDir(t *testing.T) (dir, victims string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a link owned by another user is made with Lchown")
+	}
+	base := t.TempDir()
+	dir, victims = filepath.Join(base, "shared"), filepath.Join(base, "victims")
+	for _, d := range []string{dir, victims} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o1777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	return dir, victims
+}
+
+func plant(t *testing.T, link, to string, uid int) {
+	t.Helper()
+	if err := os.Symlink(to, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPlantedLinksRefused: nobody's links in a shared sticky directory —
+// the textfile to an existing file, the state to one to create, the lock
+// too — are refused naming the link; nothing is written, created or
+// removed anywhere.
+func TestPlantedLinksRefused(t *testing.T) {
+	dir, victims := plantedDir(t)
+	passwd := filepath.Join(victims, "passwd")
+	if err := os.WriteFile(passwd, []byte("root:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A stale-looking temporary file beside the victim: a clean-up in the
+	// resolved directory would remove it.
+	stale := filepath.Join(victims, ".passwd123")
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+	prom := filepath.Join(dir, "healthctl.prom")
+	plant(t, prom, passwd, 65534)
+	statePath := filepath.Join(dir, "state.json")
+	plant(t, statePath, filepath.Join(victims, "created-by-attacker"), 65534)
+
+	var le *LinkError
+	if err := CheckWritable(prom); !errors.As(err, &le) || le.Link != prom || !strings.Contains(err.Error(), "uid 65534") {
+		t.Errorf("CheckWritable(planted) = %v, want a LinkError naming %s", err, prom)
+	}
+	if err := WriteFile(prom, []byte("probe_success 1\n"), 0o644); !errors.As(err, &le) {
+		t.Errorf("WriteFile(planted) = %v, want a LinkError", err)
+	}
+	if _, _, err := Open(context.Background(), statePath, time.Second); !errors.As(err, &le) || !strings.Contains(err.Error(), statePath) {
+		t.Errorf("Open(planted) = %v, want a LinkError naming %s", err, statePath)
+	}
+
+	// A plain state file in the shared directory, its lock planted.
+	own := filepath.Join(dir, "own.json")
+	plant(t, LockPath(own), filepath.Join(victims, "lock-by-attacker"), 65534)
+	if _, _, err := Open(context.Background(), own, time.Second); !errors.As(err, &le) || le.Link != LockPath(own) {
+		t.Errorf("Open(planted lock) = %v, want a LinkError naming the lock", err)
+	}
+
+	if b, _ := os.ReadFile(passwd); string(b) != "root:x:0:0\n" {
+		t.Errorf("the victim was written: %q", b)
+	}
+	ents, _ := os.ReadDir(victims)
+	if len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the victims' directory changed: %v", names)
+	}
+	if _, err := os.Stat(own); err == nil {
+		t.Error("own.json was created")
+	}
+}
+
+// TestTrustedLinksFollowed: root's own link in the sticky directory, and a
+// link in a directory only its owner writes, are followed as before.
+func TestTrustedLinksFollowed(t *testing.T) {
+	dir, victims := plantedDir(t)
+	vol := filepath.Join(victims, "m.prom")
+	link := filepath.Join(dir, "m.prom")
+	plant(t, link, vol, 0)
+	if err := WriteFile(link, []byte("x 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(vol); string(b) != "x 1\n" {
+		t.Fatalf("target holds %q", b)
+	}
+	// World-writable without the sticky bit: anyone could swap the link.
+	open := filepath.Join(filepath.Dir(dir), "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	l2 := filepath.Join(open, "m.prom")
+	plant(t, l2, vol, 0)
+	var le *LinkError
+	if err := WriteFile(l2, []byte("y 1\n"), 0o644); !errors.As(err, &le) || !strings.Contains(err.Error(), "anyone can write") {
+		t.Fatalf("WriteFile(link in a 0777 dir) = %v, want a LinkError", err)
+	}
+}
