@@ -1,14 +1,26 @@
 package watchcmd
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
+
+// countTargets is about how many targets the file holds (its name: keys),
+// 0 when it cannot be read (reading it for real then says why).
+func countTargets(path string) int {
+	data, err := inputfile.Read(path, inputfile.Targets)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte("name:"))
+}
 
 // watchTargets builds the targets of the URL arguments and the targets file,
 // with every option validated before anything is probed.
