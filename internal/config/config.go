@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	src "github.com/healthctl/healthctl/internal/source"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -169,23 +170,13 @@ func Named(fs *pflag.FlagSet, name string) string {
 // Quote shows a text value after its source, in Go quotes: NAME="value"
 // for a variable, `source "value"` for a flag, a file key or a targets
 // file's line.
-func Quote(source, value string) string { return join(source, strconv.Quote(value)) }
+func Quote(source, value string) string { return src.Quote(source, value) }
 
-func join(source, value string) string {
-	if IsVariable(source) {
-		return source + "=" + value
-	}
-	return source + " " + value
-}
+func join(source, value string) string { return src.Join(source, value) }
 
 // IsVariable reports whether a source names an environment variable
 // (HEALTHCTL_X), not a flag (--x) or a file ("config f: key", "f:3").
-func IsVariable(source string) bool {
-	if source == "" || strings.ContainsAny(source, " :") || strings.HasPrefix(source, "-") {
-		return false
-	}
-	return strings.ToUpper(source) == source
-}
+func IsVariable(source string) bool { return src.IsVariable(source) }
 
 // commandFlags are the flags whose value is a command healthctl runs, per
 // command: they come only from the command line or a named config file.

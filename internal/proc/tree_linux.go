@@ -77,3 +77,8 @@ func killProcs(ids []procID) {
 		}
 	}
 }
+
+// DieWithParent makes the kernel SIGKILL the child when healthctl dies,
+// SIGKILL included (Linux's parent-death signal): nothing it started
+// outlives it, whatever killed it.
+func DieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

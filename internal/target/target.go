@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/healthctl/healthctl/internal/source"
 	"io"
 	"math"
 	"net"
@@ -116,20 +117,9 @@ func (in *Input) SourceOf(flag string) string {
 func (in *Input) bad(flag string, value *string, format string, args ...any) error {
 	src := in.SourceOf(flag)
 	if value != nil {
-		if isEnvName(src) {
-			src = fmt.Sprintf("%s=%q", src, *value)
-		} else {
-			src = fmt.Sprintf("%s %q", src, *value)
-		}
+		src = source.Quote(src, *value)
 	}
 	return &Error{Source: src, Err: fmt.Errorf(format, args...)}
-}
-
-func isEnvName(s string) bool {
-	if s == "" || strings.ContainsAny(s, " :") {
-		return false
-	}
-	return strings.ToUpper(s) == s && !strings.HasPrefix(s, "-")
 }
 
 func ptr(s string) *string { return &s }

@@ -45,7 +45,7 @@ func ShellHook(line string, timeout time.Duration) Hook {
 			"HEALTHCTL_OUTCOME=" + string(r.Outcome),
 			"HEALTHCTL_REASON=" + string(r.Reason),
 			"HEALTHCTL_DECISION_WHY=" + d.Why,
-		}}
+		}, Attr: proc.DieWithParent}
 		red := hookRedactor(t)
 		spec.Environ, spec.Env = hookEnviron(os.Environ(), red, spec.Env), nil
 		res, err := proc.Run(ctx, spec, timeout, HookMaxOutput)
