@@ -33,10 +33,10 @@ const specReasons = `
 dns: dns_nxdomain dns_no_address dns_servfail
 timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout
 refused: conn_refused
-tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_remote_alert tls_handshake_failure
+tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_client_cert_required tls_protocol_version tls_remote_alert tls_handshake_failure
 unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url grpc_not_serving grpc_service_unknown grpc_unimplemented grpc_status grpc_protocol
 pass: ok
-unknown: local_error resolver_unreachable
+unknown: local_error resolver_unreachable resolver_refused resolver_error proxy_unreachable proxy_auth_required proxy_refused proxy_timeout
 `
 
 // specOtherCodes are the exit codes of SPEC.md §2 that are not outcomes.

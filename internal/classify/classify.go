@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,12 +37,36 @@ const (
 // "no such host": Go alone cannot tell NXDOMAIN from an empty answer.
 type DNSAnswer int
 
-// The answers a follow-up query can give.
+// The answers a follow-up query can give, and what the resolver's own
+// replies said when they were no answer about the name at all.
 const (
 	DNSUnknown DNSAnswer = iota
 	DNSNameMissing
 	DNSNoRecords
+	// DNSServerFailure: the server answered SERVFAIL.
+	DNSServerFailure
+	// DNSRefused: the server answered REFUSED.
+	DNSRefused
+	// DNSQueryError: the server answered FORMERR or NOTIMP.
+	DNSQueryError
+	// DNSNoUsableAnswer: a truncated reply whose TCP retry failed, or a
+	// reply that does not parse.
+	DNSNoUsableAnswer
 )
+
+// Describe says what a resolver's replies amounted to, for the answers
+// that are the resolver's own trouble ("" for the others).
+func (a DNSAnswer) Describe() string {
+	switch a {
+	case DNSRefused:
+		return "the DNS server refused to answer (REFUSED)"
+	case DNSServerFailure:
+		return "the DNS server failed to answer (SERVFAIL)"
+	case DNSNoUsableAnswer:
+		return "the DNS server gave no usable reply"
+	}
+	return ""
+}
 
 // Protocol is the exchange a probe made after connecting.
 type Protocol string
@@ -95,8 +120,23 @@ type Observation struct {
 	WindowClosed bool
 	// Proxied is true when the connection went to a proxy.
 	Proxied bool
-	// DNS is the follow-up answer for a "no such host" error.
+	// DNS is the follow-up answer for a "no such host" error, or what the
+	// resolver's replies said for any other failed lookup.
 	DNS DNSAnswer
+
+	// ClientCertAsked: the server asked for a client certificate, at the
+	// handshake or by renegotiation; ClientCertGiven: one was configured
+	// (--cert/--key).
+	ClientCertAsked bool
+	ClientCertGiven bool
+
+	// ProxyStatus is the status a proxy answered the CONNECT with (0
+	// when it did not answer, or for a forward proxy); ProxyGenerated
+	// says the final response is the proxy's own (a CONNECT's error
+	// answer, or a forwarded request's answer carrying X-Squid-Error or
+	// an RFC 9209 Proxy-Status error).
+	ProxyStatus    int
+	ProxyGenerated bool
 
 	StatusCode      int
 	StatusExpected  bool
@@ -129,8 +169,11 @@ func reason(o Observation) Reason {
 		}
 		switch {
 		case o.Proxied && o.StatusCode == http.StatusProxyAuthRequired:
-			// Only a proxy sends 407: it refused to forward the request.
-			return ProxyError
+			// Only a proxy sends 407: it wants credentials of the
+			// prober, and says nothing about the target.
+			return ProxyAuthRequired
+		case o.Proxied && o.ProxyGenerated:
+			return proxyAnswer(o.StatusCode)
 		case !o.StatusExpected && o.StatusCode >= 300 && o.StatusCode < 400 && o.HasLocation:
 			return Redirect
 		case !o.StatusExpected:
@@ -140,10 +183,19 @@ func reason(o Observation) Reason {
 		}
 		return OK
 	}
+	if r, ok := resolverFault(o); ok {
+		// The resolver's own trouble, whatever ended the lookup (a
+		// reply that does not parse is ignored by Go's resolver until
+		// the window closes).
+		return r
+	}
 	if o.WindowClosed {
 		if o.Stage == StageProxy {
 			// The proxy took the connection and did not answer.
-			return ProxyError
+			return ProxyTimeout
+		}
+		if o.Proxied && o.Stage == StageConnect {
+			return ProxyTimeout
 		}
 		return timeoutAt(o.Stage)
 	}
@@ -156,17 +208,29 @@ func reason(o Observation) Reason {
 	}
 
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "proxyconnect" {
-		return ProxyError
-	}
-	if o.Proxied && o.Stage == StageProxy {
-		return ProxyError
+	if o.Proxied && o.ProxyStatus != 0 {
+		// The proxy answered the CONNECT with an error of its own.
+		return proxyAnswer(o.ProxyStatus)
 	}
 	if o.Proxied && (o.Stage == StageDNS || o.Stage == StageConnect) {
 		if isTimeout(err) {
-			return timeoutAt(o.Stage)
+			return ProxyTimeout
 		}
-		return ProxyError
+		return ProxyUnreachable
+	}
+	if errors.As(err, &op) && op.Op == "proxyconnect" {
+		if isTimeout(err) {
+			return ProxyTimeout
+		}
+		return ProxyUnreachable
+	}
+	if o.Proxied && o.Stage == StageProxy {
+		// The proxy took the connection and closed it, or broke the
+		// SOCKS5 handshake, without opening the way.
+		if isTimeout(err) {
+			return ProxyTimeout
+		}
+		return ProxyRefused
 	}
 
 	var dnsErr *net.DNSError
@@ -203,17 +267,13 @@ func reason(o Observation) Reason {
 	if errors.As(err, &rh) || errors.Is(err, http.ErrSchemeMismatch) {
 		return TLSNotTLS
 	}
-	if op != nil && op.Op == "remote error" {
-		if o.Protocol == ProtoGRPC && strings.Contains(op.Err.Error(), "no application protocol") {
-			// The TLS server refused ALPN h2: it speaks no HTTP/2, so
-			// no gRPC either.
-			return GRPCProtocol
-		}
-		return TLSRemoteAlert
+	if op != nil && op.Op == "remote error" && o.Protocol == ProtoGRPC && strings.Contains(op.Err.Error(), "no application protocol") {
+		// The TLS server refused ALPN h2: it speaks no HTTP/2, so no
+		// gRPC either.
+		return GRPCProtocol
 	}
-	var alert tls.AlertError
-	if errors.As(err, &alert) {
-		return TLSRemoteAlert
+	if r, ok := tlsAlertReason(o, err, op); ok {
+		return r
 	}
 
 	if o.Protocol == ProtoGRPC && o.NoPreface && o.Stage == StageHeaders {
@@ -241,6 +301,79 @@ func reason(o Observation) Reason {
 		return GRPCProtocol
 	}
 	return ProtocolError
+}
+
+// proxyAnswer is the reason for an error answer a proxy generated itself:
+// 407 wants the prober's credentials; 502, 503 and 504 say the proxy could
+// not reach or hear from the server behind it (which may be down: the
+// target's trouble as far as anyone can tell); anything else is the proxy
+// refusing to pass the request on.
+func proxyAnswer(status int) Reason {
+	switch status {
+	case http.StatusProxyAuthRequired:
+		return ProxyAuthRequired
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return ProxyError
+	}
+	return ProxyRefused
+}
+
+// resolverFault is the reason of a lookup the resolver itself could not
+// answer: it refused (REFUSED), could not use the query (FORMERR, NOTIMP)
+// or gave no usable answer (a truncated reply whose TCP retry failed, a
+// reply that does not parse). None of them says anything about the name.
+func resolverFault(o Observation) (Reason, bool) {
+	if o.Stage != StageDNS || o.Err == nil {
+		return "", false
+	}
+	switch o.DNS {
+	case DNSRefused:
+		return ResolverRefused, true
+	case DNSQueryError, DNSNoUsableAnswer:
+		return ResolverError, true
+	}
+	return "", false
+}
+
+// tlsAlertReason names a TLS failure by what the server said or asked: a
+// client certificate it wanted (asked for at the handshake or by
+// renegotiation, or alerted about under TLS 1.3 after the request), no
+// protocol version in common, or another alert.
+func tlsAlertReason(o Observation, err error, op *net.OpError) (Reason, bool) {
+	remote := op != nil && op.Op == "remote error"
+	var alert tls.AlertError
+	if errors.As(err, &alert) {
+		remote = true
+	}
+	text := err.Error()
+	switch {
+	case remote && strings.Contains(text, "certificate required"):
+		return TLSClientCertRequired, true
+	case strings.Contains(text, "protocol version"), strings.Contains(text, "no supported versions"),
+		strings.Contains(text, "unsupported versions"):
+		return TLSProtocolVersion, true
+	case o.ClientCertAsked && !o.ClientCertGiven && (remote || o.Stage == StageTLS ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		// Asked for a certificate, given none, and the connection
+		// failed: the server turned the prober away for it.
+		return TLSClientCertRequired, true
+	case o.ClientCertAsked && o.ClientCertGiven && remote && refusedCert(text):
+		return TLSClientCertRequired, true
+	case remote:
+		return TLSRemoteAlert, true
+	}
+	return "", false
+}
+
+// refusedCert says an alert's text is one a server sends for a client
+// certificate it does not accept.
+func refusedCert(text string) bool {
+	for _, s := range []string{"bad certificate", "unknown certificate authority", "certificate unknown", "access denied", "unsupported certificate"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // grpcReason names a gRPC health answer: only SERVING passes.

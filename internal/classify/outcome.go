@@ -51,8 +51,15 @@ const (
 	TLSExpired           Reason = "tls_expired"
 	TLSNotYetValid       Reason = "tls_not_yet_valid"
 	TLSNotTLS            Reason = "tls_not_tls"
-	TLSRemoteAlert       Reason = "tls_remote_alert"
-	TLSHandshakeFailure  Reason = "tls_handshake_failure"
+	// TLSClientCertRequired is a server that asked for a client
+	// certificate (at the handshake or by renegotiation) and was given
+	// none, or refused the one given.
+	TLSClientCertRequired Reason = "tls_client_cert_required"
+	// TLSProtocolVersion is a server with no TLS version in common with
+	// the client (a TLS 1.0-only server, say).
+	TLSProtocolVersion  Reason = "tls_protocol_version"
+	TLSRemoteAlert      Reason = "tls_remote_alert"
+	TLSHandshakeFailure Reason = "tls_handshake_failure"
 
 	HTTPStatus      Reason = "http_status"
 	Redirect        Reason = "redirect"
@@ -85,6 +92,24 @@ const (
 	// ResolverUnreachable is a DNS server that did not accept the query
 	// (refused, unreachable); one that does not answer in time is dns_timeout.
 	ResolverUnreachable Reason = "resolver_unreachable"
+	// ResolverRefused is a DNS server that answered REFUSED: it will not
+	// answer this client (or for this name), which says nothing about
+	// the name.
+	ResolverRefused Reason = "resolver_refused"
+	// ResolverError is a DNS server that could not use the query or gave
+	// no usable answer: FORMERR, NOTIMP, a truncated answer whose TCP
+	// retry failed, a reply that does not parse.
+	ResolverError Reason = "resolver_error"
+	// ProxyUnreachable is a configured proxy that could not be reached.
+	ProxyUnreachable Reason = "proxy_unreachable"
+	// ProxyAuthRequired is a proxy that answered 407.
+	ProxyAuthRequired Reason = "proxy_auth_required"
+	// ProxyRefused is a proxy that answered the CONNECT with an error of
+	// its own (403, a closed connection…).
+	ProxyRefused Reason = "proxy_refused"
+	// ProxyTimeout is a proxy that took the connection and never
+	// answered the CONNECT (or the SOCKS5 handshake).
+	ProxyTimeout Reason = "proxy_timeout"
 )
 
 // reasonOutcome is the one table from reason to outcome.
@@ -103,14 +128,16 @@ var reasonOutcome = map[Reason]Outcome{
 
 	ConnRefused: Refused,
 
-	TLSUnknownAuthority:  TLS,
-	TLSInsecureAlgorithm: TLS,
-	TLSHostnameMismatch:  TLS,
-	TLSExpired:           TLS,
-	TLSNotYetValid:       TLS,
-	TLSNotTLS:            TLS,
-	TLSRemoteAlert:       TLS,
-	TLSHandshakeFailure:  TLS,
+	TLSUnknownAuthority:   TLS,
+	TLSInsecureAlgorithm:  TLS,
+	TLSHostnameMismatch:   TLS,
+	TLSExpired:            TLS,
+	TLSNotYetValid:        TLS,
+	TLSNotTLS:             TLS,
+	TLSClientCertRequired: TLS,
+	TLSProtocolVersion:    TLS,
+	TLSRemoteAlert:        TLS,
+	TLSHandshakeFailure:   TLS,
 
 	HTTPStatus:      Unreachable,
 	Redirect:        Unreachable,
@@ -130,6 +157,12 @@ var reasonOutcome = map[Reason]Outcome{
 
 	LocalError:          Unknown,
 	ResolverUnreachable: Unknown,
+	ResolverRefused:     Unknown,
+	ResolverError:       Unknown,
+	ProxyUnreachable:    Unknown,
+	ProxyAuthRequired:   Unknown,
+	ProxyRefused:        Unknown,
+	ProxyTimeout:        Unknown,
 }
 
 // Reasons lists every reason, grouped by outcome in the order of SPEC.md §2.
@@ -138,10 +171,10 @@ var Reasons = []Reason{
 	DNSNXDomain, DNSNoAddress, DNSServfail,
 	DNSTimeout, ConnectTimeout, TLSHandshakeTimeout, HeadersTimeout, BodyTimeout,
 	ConnRefused,
-	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSRemoteAlert, TLSHandshakeFailure,
+	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
-	LocalError, ResolverUnreachable,
+	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
 }
 
 // Outcome returns the outcome a reason belongs to.

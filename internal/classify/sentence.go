@@ -42,10 +42,22 @@ type Facts struct {
 	OtherHost   bool
 	BadLocation bool
 	Limited     bool
-	Hops        int
-	Follow      int
+	// Loop: the redirect goes to a URL already requested (--follow would
+	// go round for ever).
+	Loop   bool
+	Hops   int
+	Follow int
 	// Condition describes the first --expect condition that failed.
 	Condition string
+	// ProxyStatus is the status line a proxy answered the CONNECT with
+	// (when not 200); ProxyDetail is the mark of an error answer the
+	// proxy generated itself (X-Squid-Error, Proxy-Status), redacted.
+	ProxyStatus string
+	ProxyDetail string
+	// PostHandshakeAuth: a 403 over TLS 1.3 with a client certificate
+	// configured that the server never asked for during the handshake —
+	// the mark of a post-handshake authentication Go cannot answer.
+	PostHandshakeAuth bool
 	// CredentialsDropped: a hop changed origin and the credentials stayed
 	// behind.
 	CredentialsDropped bool
@@ -78,16 +90,26 @@ func Sentence(o Observation, r Reason, f Facts) string {
 	switch {
 	case o.Protocol == ProtoGRPC && !o.WindowClosed && isGRPCReason(r):
 		msg = red(grpcText(o, r, f))
+	case o.Err != nil && o.WindowClosed && (r == ResolverError || r == ResolverRefused):
+		// The replies that came were no answer: say what they were.
+		msg = red(dropGoNames(windowText(o, f)) + ": " + o.DNS.Describe())
 	case o.Err != nil && o.WindowClosed:
 		msg = red(dropGoNames(windowText(o, f)))
-	case o.Err != nil && r == ProxyError:
+	case o.Err != nil && f.ProxyStatus != "" && isProxyReason(r):
+		msg = red(fmt.Sprintf("proxy %s answered the CONNECT with %s%s", f.Proxy, f.ProxyStatus, detail(f.ProxyDetail)))
+	case o.Err != nil && isProxyReason(r):
 		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
 	case o.Err != nil && r == TLSInsecureAlgorithm:
 		msg = insecureAlgorithmText(o.Err)
 	case o.Err != nil:
 		msg = red(ErrorText(o.Err))
-	case r == ProxyError:
-		msg = fmt.Sprintf("proxy %s answered %s", f.Proxy, f.Status)
+	case r == ProxyError && f.ProxyDetail != "":
+		msg = red(fmt.Sprintf("proxy %s answered %s itself%s: the server behind it may be down", f.Proxy, f.Status, detail(f.ProxyDetail)))
+	case isProxyReason(r):
+		msg = red(fmt.Sprintf("proxy %s answered %s%s", f.Proxy, f.Status, detail(f.ProxyDetail)))
+	case r == HTTPStatus && f.PostHandshakeAuth:
+		msg = fmt.Sprintf("unexpected status %d (want %s) over TLS 1.3 with a client certificate the server never asked for at the handshake: "+
+			"it may have asked after it (post-handshake authentication, which Go cannot answer); require the certificate at the handshake, or allow TLS 1.2 (renegotiation)", o.StatusCode, f.Want)
 	case r == Redirect:
 		msg = redirectText(o.StatusCode, f)
 	case r == HTTPStatus:
@@ -99,6 +121,23 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg += " (credentials were not sent to the redirect's origin)"
 	}
 	return msg
+}
+
+// isProxyReason says r blames the proxy.
+func isProxyReason(r Reason) bool {
+	switch r {
+	case ProxyError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout:
+		return true
+	}
+	return false
+}
+
+// detail is " (d)", or "" for no d.
+func detail(d string) string {
+	if d == "" {
+		return ""
+	}
+	return " (" + d + ")"
 }
 
 // windowText says which window closed during which phase, e.g.
@@ -149,6 +188,12 @@ func redirectText(status int, f Facts) string {
 	switch {
 	case f.BadLocation:
 		return fmt.Sprintf("status %d redirects to a Location that is not an http(s) URL: %s", status, f.Location)
+	case f.Loop:
+		n := "redirects"
+		if f.Hops == 1 {
+			n = "redirect"
+		}
+		return fmt.Sprintf("redirect loop: status %d redirects to %s, already requested (after %d %s)", status, f.Location, f.Hops, n)
 	case f.Limited:
 		return fmt.Sprintf("stopped after %d redirects (--follow=%d): status %d redirects to %s", f.Hops, f.Follow, status, f.Location)
 	}

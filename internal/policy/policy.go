@@ -120,6 +120,30 @@ type Input struct {
 	Now      time.Time
 }
 
+// tlsCause says what a TLS failure's reason points at. Only what an
+// issuing certificate explains (an authority not yet trusted, a default
+// certificate served for another name while the real one is issued, one
+// not valid yet) "may still be warming"; a server that is not TLS, has no
+// protocol version in common, or wants a client certificate is
+// misconfigured, which no waiting and no redeploy changes.
+func tlsCause(r classify.Reason) (cause string, misconfigured bool) {
+	switch r {
+	case classify.TLSUnknownAuthority, classify.TLSHostnameMismatch, classify.TLSNotYetValid:
+		return "the certificate may still be warming", false
+	case classify.TLSExpired:
+		return "the certificate has expired", false
+	case classify.TLSInsecureAlgorithm:
+		return "the certificate is signed with an insecure algorithm", false
+	case classify.TLSNotTLS:
+		return "the port does not speak TLS (plain text answered the handshake)", true
+	case classify.TLSProtocolVersion:
+		return "the server has no TLS version in common with this client", true
+	case classify.TLSClientCertRequired:
+		return "the server requires a client certificate (--cert/--key) it was not given or did not accept", true
+	}
+	return "a TLS failure no issuing certificate explains", false
+}
+
 // Decide applies the rules below in order and returns the decision and
 // the history to carry to the next probe. The rule order is the policy:
 //
@@ -186,10 +210,18 @@ func Decide(in Input) (Decision, History) {
 	what := result
 	switch outcome {
 	case classify.TLS:
+		cause, misconfigured := tlsCause(in.Reason)
+		if misconfigured {
+			// No certificate being issued explains it, and a redeploy of
+			// the same configuration cannot fix it: stay running, and
+			// say what is wrong.
+			return Decision{Action: PendingTLS,
+				Why: result + ": " + cause + "; a redeploy cannot fix that, stay running (pending TLS)"}, h
+		}
 		failing := now.Sub(h.TLSFailingSince)
 		if s.TLSPendingMax <= 0 {
 			return Decision{Action: PendingTLS,
-				Why: result + ": the certificate may still be warming, stay running (pending TLS)"}, h
+				Why: result + ": " + cause + ", stay running (pending TLS)"}, h
 		}
 		if failing <= s.TLSPendingMax {
 			since := "failing for " + dur(failing)
@@ -197,8 +229,8 @@ func Decide(in Input) (Decision, History) {
 				since = "the first TLS failure"
 			}
 			return Decision{Action: PendingTLS,
-				Why: fmt.Sprintf("%s, %s, within the %s TLS pending limit: the certificate may still be warming, stay running (pending TLS)",
-					result, since, dur(s.TLSPendingMax))}, h
+				Why: fmt.Sprintf("%s, %s, within the %s TLS pending limit: %s, stay running (pending TLS)",
+					result, since, dur(s.TLSPendingMax), cause)}, h
 		}
 		what = fmt.Sprintf("%s, failing for %s, longer than the %s TLS pending limit, so decisive", result, dur(failing), dur(s.TLSPendingMax))
 	case classify.Timeout:

@@ -725,3 +725,35 @@ func TestUnknownHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSWhySaysTheCause: "may still be warming" only for what an issuing
+// certificate explains; a misconfiguration stays running (also past
+// --tls-pending-max: a redeploy cannot fix it) with a why that names it.
+func TestTLSWhySaysTheCause(t *testing.T) {
+	for _, c := range []struct {
+		reason  classify.Reason
+		warming bool
+		says    string
+	}{
+		{classify.TLSUnknownAuthority, true, "warming"},
+		{classify.TLSHostnameMismatch, true, "warming"},
+		{classify.TLSNotYetValid, true, "warming"},
+		{classify.TLSNotTLS, false, "does not speak TLS"},
+		{classify.TLSProtocolVersion, false, "no TLS version in common"},
+		{classify.TLSClientCertRequired, false, "requires a client certificate"},
+		{classify.TLSExpired, false, "expired"},
+	} {
+		in := policy.Input{Outcome: classify.TLS, Reason: c.reason, Now: now,
+			History:  policy.History{TLSFailingSince: now.Add(-30 * time.Second)},
+			Settings: policy.Settings{TLSPendingMax: time.Minute, FailureThreshold: 1}}
+		d, _ := policy.Decide(in)
+		if got := strings.Contains(d.Why, "warming"); got != c.warming || !strings.Contains(d.Why, c.says) {
+			t.Errorf("%s: why %q: want warming=%v and %q", c.reason, d.Why, c.warming, c.says)
+		}
+		misconfigured := c.reason == classify.TLSNotTLS || c.reason == classify.TLSProtocolVersion || c.reason == classify.TLSClientCertRequired
+		in.History.TLSFailingSince = now.Add(-time.Hour)
+		if d, _ := policy.Decide(in); misconfigured && d.Action != policy.PendingTLS {
+			t.Errorf("%s past --tls-pending-max: %s, want pending-tls (a redeploy cannot fix it)", c.reason, d.Action)
+		}
+	}
+}

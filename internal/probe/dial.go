@@ -32,6 +32,35 @@ type dialState struct {
 	// when it drops to 0, so the result waits for a dial cut short.
 	dialing  int
 	dialIdle *sync.Cond
+	// conns are the connections the dialler made; they are closed when
+	// the probe's context ends (a window, --max-time, the caller's
+	// cancellation), so no read or write of the exchange can outlive it:
+	// net/http's own deadlines do not cover a 101's raw stream, nor an
+	// HTTP/2 stream blocked on flow control or on a full TCP buffer.
+	conns     []net.Conn
+	connsDone bool
+}
+
+// keepConn records a connection the dialler made (p.mu held); once the
+// probe's context has ended it is closed at once.
+func (p *run) keepConn(c net.Conn) {
+	if p.connsDone {
+		c.Close()
+		return
+	}
+	p.conns = append(p.conns, c)
+}
+
+// closeConns closes every connection the dialler made and every one it
+// will make from now on (p.mu not held): the probe's context has ended.
+func (p *run) closeConns() {
+	p.mu.Lock()
+	cs := p.conns
+	p.conns, p.connsDone = nil, true
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
 }
 
 // DialAttempt is one address tried: how it ended and how long it took.
@@ -124,6 +153,9 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 	t0 := time.Now()
 	c, err = p.race(ctx, addrs, port)
 	p.mu.Lock()
+	if err == nil {
+		p.keepConn(c)
+	}
 	p.record(PhaseConnect, time.Since(t0))
 	if err == nil && p.proxied {
 		// Connected to the proxy: now it must open the way (CONNECT) or

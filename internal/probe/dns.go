@@ -33,7 +33,7 @@ func (p *run) noAddress(host string) error {
 }
 
 // fixedAddrs are the addresses of host:port known without a lookup:
-// --resolve's, or the IP literal itself.
+// --resolve's, the IP literal itself, or localhost's loopback.
 func (o *Options) fixedAddrs(host, port string) ([]netip.Addr, bool) {
 	if as, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
 		addrs := make([]netip.Addr, 0, len(as))
@@ -44,6 +44,12 @@ func (o *Options) fixedAddrs(host, port string) ([]netip.Addr, bool) {
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return []netip.Addr{ip}, true
+	}
+	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		// RFC 6761: localhost is the loopback, in both families, and
+		// is never asked of DNS (nor of a hosts file that may list only
+		// one family), as curl does.
+		return []netip.Addr{netip.IPv6Loopback(), netip.AddrFrom4([4]byte{127, 0, 0, 1})}, true
 	}
 	return nil, false
 }

@@ -65,6 +65,16 @@ func (h *httpExchange) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// A 101 is an answer: the connection now speaks another
+		// protocol, and nothing more of HTTP will come. Report the
+		// status and close.
+		resp.Body.Close()
+		p.mu.Lock()
+		p.stage = classify.StageDone
+		p.mu.Unlock()
+		return nil
+	}
 	p.setStage(classify.StageBody)
 	r, enc := decodedBody(resp, o.Expect.ReadsBody())
 	h.body, err = readBody(r, o.MaxBody, &o.Expect)
@@ -94,6 +104,7 @@ func (h *httpExchange) run(ctx context.Context) error {
 func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
 	p, o, resp := h.p, h.p.opts, h.ex.resp
 	res.Hops = h.ex.hops
+	res.Downgrade = h.ex.downgrade
 	f.CredentialsDropped = h.ex.credentialsDropped
 	if resp == nil {
 		return
@@ -110,9 +121,25 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		res.Redirect = p.redirect(resp.Request.URL, h.ex.location)
 		f.Location, f.OtherHost, f.BadLocation = res.Redirect.Location, res.Redirect.OtherHost, res.Redirect.Invalid
 		f.Limited, f.Hops, f.Follow = h.ex.limited, len(h.ex.hops), o.Follow
+		f.Loop = h.ex.loop
 	}
 	if resp.TLS != nil {
 		p.tlsState = resp.TLS
+	}
+	if p.forward {
+		// A forward proxy answers for the server; an answer carrying
+		// the proxy's own error marks is the proxy's, not the server's.
+		if d := proxyDetail(resp.Header); d != "" {
+			obs.ProxyGenerated = true
+			f.ProxyDetail = o.Redactor.String(d)
+		}
+	}
+	if resp.TLS != nil && resp.TLS.Version == tls.VersionTLS13 && resp.StatusCode == http.StatusForbidden &&
+		o.clientCertGiven() && !p.certAsked {
+		// Go has no TLS 1.3 post-handshake authentication: a server
+		// that asks for the certificate after the handshake (Apache's
+		// per-location SSLVerifyClient) gets none, and may answer 403.
+		f.PostHandshakeAuth = true
 	}
 	if err == nil && obs.StatusExpected {
 		if msg := o.Expect.Check(resp.Header, h.body, o.MaxBody); msg != "" {
@@ -230,6 +257,14 @@ func (p *run) transport() *http.Transport {
 	} else {
 		tr.TLSClientConfig = p.tlsConfig()
 		tr.ForceAttemptHTTP2 = true
+	}
+	tr.OnProxyConnectResponse = func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
+		if resp.StatusCode != http.StatusOK {
+			p.mu.Lock()
+			p.proxyStatus, p.proxyStatusLine, p.proxyHeader = resp.StatusCode, resp.Status, resp.Header.Clone()
+			p.mu.Unlock()
+		}
+		return nil
 	}
 	tr.Proxy = func(r *http.Request) (*url.URL, error) {
 		var pu *url.URL

@@ -36,6 +36,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -145,6 +146,14 @@ type hop struct {
 	// follows the tunnel is the server's.
 	forward    bool
 	serverName string
+	// proxyStatus is the status line a proxy answered the CONNECT with,
+	// when it was not 200; proxyHeader is that answer's header.
+	proxyStatus     int
+	proxyStatusLine string
+	proxyHeader     http.Header
+	// certAsked: the server asked for a client certificate (at the
+	// handshake or by renegotiation).
+	certAsked bool
 }
 
 // newRun prepares one probe of opts; h are test seams (none in Run).
@@ -204,6 +213,9 @@ var stagePhase = map[classify.Stage]Phase{
 	classify.StageDNS:     PhaseDNS,
 	classify.StageConnect: PhaseConnect,
 	classify.StageTLS:     PhaseTLS,
+	// A CONNECT (or SOCKS5 handshake) cut short is the proxy phase;
+	// closeTimings leaves a forward proxy's wait to ttfb.
+	classify.StageProxy: PhaseProxy,
 }
 
 func (p *run) do(parent context.Context) Result {
@@ -216,6 +228,11 @@ func (p *run) do(parent context.Context) Result {
 	ctx, cancel := context.WithCancelCause(dctx)
 	defer cancel(nil)
 	p.cancel = cancel
+	// Whatever ends the context (a window, the deadline, Ctrl-C) closes
+	// the probe's connections: the exchange's reads and writes end then,
+	// whatever the server does.
+	stopClosing := context.AfterFunc(ctx, p.closeConns)
+	defer stopClosing()
 	p.mu.Lock()
 	p.enter(p.firstStage(o.URL, false))
 	p.arm(&p.maxWin, o.MaxTime)
@@ -269,12 +286,20 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		res.Proxy = o.Redactor.URL(p.proxyURL)
 	}
 
-	obs := classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now}
+	obs := classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now,
+		ClientCertAsked: p.certAsked, ClientCertGiven: p.opts.clientCertGiven()}
+	if p.proxyStatus != 0 {
+		obs.ProxyStatus = p.proxyStatus
+	}
 	f := classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String}
 	if p.hopURL != nil {
 		f.Host = p.hopURL.Hostname()
 	}
 	f.ProxySOCKS = p.proxyURL != nil && strings.HasPrefix(p.proxyURL.Scheme, "socks")
+	if p.proxyStatus != 0 {
+		f.ProxyStatus = p.proxyStatusLine
+		f.ProxyDetail = o.Redactor.String(proxyDetail(p.proxyHeader))
+	}
 	// The chain a failed verification presented is in the exchange's
 	// own error, whatever ended the probe.
 	exchangeErr := err

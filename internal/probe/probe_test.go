@@ -100,10 +100,10 @@ func TestReasonsFromRealServers(t *testing.T) {
 		{name: "expired", url: srv(fixture.HTTPOptions{TLS: fixture.TLSExpired}), reason: classify.TLSExpired},
 		{name: "not yet valid", url: srv(fixture.HTTPOptions{TLS: fixture.TLSNotYet}), reason: classify.TLSNotYetValid},
 		{name: "wrong name", url: srv(fixture.HTTPOptions{TLS: fixture.TLSWrongName}), reason: classify.TLSHostnameMismatch},
-		{name: "client cert wanted", url: srv(fixture.HTTPOptions{TLS: fixture.TLSClientCert}), reason: classify.TLSRemoteAlert},
+		{name: "client cert wanted", url: srv(fixture.HTTPOptions{TLS: fixture.TLSClientCert}), reason: classify.TLSClientCertRequired},
 		{name: "tls eof", url: srv(fixture.HTTPOptions{TLS: fixture.TLSEOF}), reason: classify.TLSHandshakeFailure},
 		{name: "plain on tls", url: strings.Replace(ok, "http://", "https://", 1), reason: classify.TLSNotTLS},
-		{name: "proxy down", url: ok, reason: classify.ProxyError, mod: func(o *probe.Options) {
+		{name: "proxy down", url: ok, reason: classify.ProxyUnreachable, mod: func(o *probe.Options) {
 			o.Proxy = proxyenv.FromEnv(func(k string) string {
 				if k == "http_proxy" {
 					return closed.URL()

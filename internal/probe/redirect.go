@@ -29,6 +29,12 @@ type exchanged struct {
 	// credentialsDropped is set when a hop changed origin and the
 	// credentials stayed behind.
 	credentialsDropped bool
+	// loop is set when the redirect not followed goes to a URL already
+	// requested: following would go round for ever.
+	loop bool
+	// downgrade is set when a redirect (followed, or the final one) goes
+	// from https to plain http.
+	downgrade bool
 }
 
 // exchange sends req and follows redirects itself (up to --follow), so that
@@ -38,6 +44,7 @@ func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Reques
 	o := p.opts
 	var ex exchanged
 	origins := []string{follow.Origin(req.URL)}
+	requested := map[string]bool{req.URL.String(): true}
 	for {
 		p.beginHop(req.URL)
 		resp, err := tr.RoundTrip(req)
@@ -64,6 +71,14 @@ func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Reques
 			ex.badLocation = true
 			return ex
 		}
+		if strings.EqualFold(req.URL.Scheme, "https") && strings.EqualFold(next.Scheme, "http") {
+			ex.downgrade = true
+		}
+		if o.Follow > 0 && follow.IsRedirect(resp.StatusCode) && requested[next.String()] {
+			ex.loop = true
+			return ex
+		}
+		requested[next.String()] = true
 		if !follow.IsRedirect(resp.StatusCode) || len(ex.hops) >= o.Follow {
 			ex.limited = o.Follow > 0 && follow.IsRedirect(resp.StatusCode)
 			return ex

@@ -77,6 +77,9 @@ func TLSConfig(o *Options) *tls.Config {
 	if tc.ServerName == "" && o.URL != nil {
 		tc.ServerName = o.URL.Hostname()
 	}
+	// A client certificate asked for by renegotiation is given once, as
+	// curl does (Go refuses renegotiation by default).
+	tc.Renegotiation = tls.RenegotiateOnceAsClient
 	return tc
 }
 
@@ -108,4 +111,25 @@ func Transport(o *Options) *http.Transport {
 		DisableKeepAlives:  true,
 		DisableCompression: o.removesHeader("Accept-Encoding"),
 	}
+}
+
+// clientCertGiven reports whether --cert/--key configured a client
+// certificate.
+func (o *Options) clientCertGiven() bool {
+	return o.TLSConfig != nil && (len(o.TLSConfig.Certificates) > 0 || o.TLSConfig.GetClientCertificate != nil)
+}
+
+// proxyDetail is the mark a proxy leaves on an error answer it generated
+// itself: squid's X-Squid-Error, or an RFC 9209 Proxy-Status entry with an
+// error parameter. "" when the answer carries neither.
+func proxyDetail(h http.Header) string {
+	if v := h.Get("X-Squid-Error"); v != "" {
+		return "X-Squid-Error: " + v
+	}
+	for _, v := range h.Values("Proxy-Status") {
+		if strings.Contains(v, "error=") {
+			return "Proxy-Status: " + v
+		}
+	}
+	return ""
 }

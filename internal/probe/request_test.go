@@ -274,7 +274,7 @@ func TestProxy(t *testing.T) {
 
 	o = opts(t, "https://app.invalid:1/health", "", nil)
 	o.Proxy = proxyenv.FromEnv(env(""), "")
-	if r := probe.Run(context.Background(), o); r.Reason != classify.ProxyError {
+	if r := probe.Run(context.Background(), o); r.Reason != classify.ProxyRefused {
 		t.Errorf("rejected CONNECT: %s %s", r.Reason, r.Error)
 	}
 }

@@ -46,6 +46,9 @@ type Result struct {
 	Redirect    *Redirect
 	// Hops are the redirects followed (--follow), in order.
 	Hops []Hop
+	// Downgrade is set when a redirect (followed or reported) went from
+	// https to plain http: what follows it is readable on the wire.
+	Downgrade bool
 	// Proxy is the proxy the request went through (redacted), "" when
 	// direct; Address is then the proxy's.
 	Proxy string

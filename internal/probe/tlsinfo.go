@@ -15,6 +15,24 @@ func (p *run) tlsConfig() *tls.Config {
 	if tc == nil {
 		tc = &tls.Config{}
 	}
+	// A server may ask for the client certificate at the handshake or,
+	// on TLS 1.2, by renegotiating (Apache's per-location
+	// SSLVerifyClient): answer once, as curl does, and note that it
+	// asked, so a refusal is named for the certificate.
+	tc.Renegotiation = tls.RenegotiateOnceAsClient
+	certs, get := tc.Certificates, tc.GetClientCertificate
+	tc.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		p.mu.Lock()
+		p.certAsked = true
+		p.mu.Unlock()
+		if get != nil {
+			return get(cri)
+		}
+		if len(certs) > 0 {
+			return &certs[0], nil
+		}
+		return &tls.Certificate{}, nil
+	}
 	if !tc.InsecureSkipVerify {
 		tc.InsecureSkipVerify = true
 		tc.VerifyConnection = p.verifyConnection

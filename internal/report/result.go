@@ -44,9 +44,11 @@ type ResultJSON struct {
 	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
-	TLS           *probe.TLSInfo      `json:"tls,omitempty"`
-	GRPC          *probe.GRPCInfo     `json:"grpc,omitempty"`
-	Decision      *policy.Decision    `json:"decision,omitempty"`
+	// HTTPSDowngrade: a redirect went from https to plain http.
+	HTTPSDowngrade bool             `json:"https_downgrade,omitempty"`
+	TLS            *probe.TLSInfo   `json:"tls,omitempty"`
+	GRPC           *probe.GRPCInfo  `json:"grpc,omitempty"`
+	Decision       *policy.Decision `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
 	Addresses []ResultJSON `json:"addresses,omitempty"`
@@ -56,25 +58,26 @@ type ResultJSON struct {
 // exit code it maps to.
 func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
 	j := ResultJSON{
-		SchemaVersion: output.SchemaVersion,
-		URL:           output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
-		Outcome:       r.Outcome,
-		Reason:        r.Reason,
-		ExitCode:      exitCode,
-		HTTPStatus:    r.HTTPStatus,
-		HTTPVersion:   r.HTTPVersion,
-		Error:         output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
-		Address:       r.Address,
-		IPFamily:      r.IPFamily,
-		TimingsMS:     map[string]float64{},
-		Redirect:      r.Redirect,
-		Redirects:     r.Hops,
-		Proxy:         r.Proxy,
-		DialAttempts:  r.DialAttempts,
-		BodyTruncated: r.BodyTruncated,
-		TLS:           r.TLS,
-		GRPC:          r.GRPC,
-		Decision:      d,
+		SchemaVersion:  output.SchemaVersion,
+		URL:            output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
+		Outcome:        r.Outcome,
+		Reason:         r.Reason,
+		ExitCode:       exitCode,
+		HTTPStatus:     r.HTTPStatus,
+		HTTPVersion:    r.HTTPVersion,
+		Error:          output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
+		Address:        r.Address,
+		IPFamily:       r.IPFamily,
+		TimingsMS:      map[string]float64{},
+		Redirect:       r.Redirect,
+		Redirects:      r.Hops,
+		Proxy:          r.Proxy,
+		DialAttempts:   r.DialAttempts,
+		BodyTruncated:  r.BodyTruncated,
+		HTTPSDowngrade: r.Downgrade,
+		TLS:            r.TLS,
+		GRPC:           r.GRPC,
+		Decision:       d,
 	}
 	if allFailed(r.DialAttempts) {
 		j.DialErrors = r.DialAttempts
@@ -175,6 +178,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			}
 			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("cert[%d]", i)), output.Untrusted(c.Subject))
 			fmt.Fprintf(w, "%sissuer %s; SANs %s; %s\n", label(""), output.Untrusted(c.Issuer), output.Untrusted(strings.Join(c.SANs, ", ")), exp)
+			if c.StapleMissing {
+				fmt.Fprintf(w, "%s%s\n", label(""), output.Paint(colored, color.FgYellow).Sprint("must-staple, but the server sent no OCSP staple (browsers refuse it)"))
+			}
 		}
 	}
 	for i, h := range r.Hops {
@@ -186,6 +192,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			other = output.Paint(colored, color.FgYellow).Sprint(" (another host)")
 		}
 		fmt.Fprintf(w, "%s-> %s%s\n", label("redirect"), output.Untrusted(r.Redirect.Location), other)
+	}
+	if r.Downgrade {
+		fmt.Fprintf(w, "%s%s\n", label("downgrade"), output.Paint(colored, color.FgYellow).Sprint("a redirect went from https to plain http"))
 	}
 	if r.RetryAfter != nil {
 		fmt.Fprintf(w, "%s%s\n", label("retry-after"), output.Seconds(*r.RetryAfter))

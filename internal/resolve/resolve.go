@@ -31,6 +31,9 @@ type Client struct {
 	// unreachable is the first error that said a DNS server could not be
 	// reached (refused, no route).
 	unreachable error
+	// replies is what the DNS servers' replies said, read as they
+	// arrived (Go's errors say "server misbehaving" for every rcode).
+	replies replyNotes
 }
 
 // Lookup resolves host. When the name did not resolve, answer says what a
@@ -45,6 +48,11 @@ func (c *Client) Lookup(ctx context.Context, host string) (addrs []netip.Addr, a
 	case "tcp6":
 		network = "ip6"
 	}
+	// The notes are this lookup's (a probe that follows redirects looks
+	// up each hop's name in turn).
+	c.mu.Lock()
+	c.replies = replyNotes{}
+	c.mu.Unlock()
 	addrs, err = c.resolver().LookupNetIP(ctx, network, host)
 	var ae *net.AddrError
 	if errors.As(err, &ae) && network != "ip" {
@@ -69,6 +77,18 @@ func (c *Client) Lookup(ctx context.Context, host string) (addrs []netip.Addr, a
 			de.UnwrapErr = c.unreachable
 		}
 		c.mu.Unlock()
+	}
+	if !de.IsNotFound {
+		// What the replies said: an rcode Go does not name, or no
+		// usable reply at all (also behind a timeout: Go waits past a
+		// reply that does not parse).
+		c.mu.Lock()
+		a, text := c.replies.answer()
+		c.mu.Unlock()
+		if a != classify.DNSUnknown && (!de.IsTimeout || a == classify.DNSNoUsableAnswer) {
+			de.Err = text
+			return addrs, a, err
+		}
 	}
 	if de.IsNotFound {
 		answer = c.askAgain(ctx, host, network)
@@ -138,9 +158,17 @@ func (c *Client) resolver() *net.Resolver {
 type notingConn struct {
 	net.Conn
 	c *Client
+	// buf holds the bytes read so far of the reply being read.
+	buf []byte
 }
 
-func (n *notingConn) Read(b []byte) (int, error)  { return n.c.noted(n.Conn.Read(b)) }
+func (n *notingConn) Read(b []byte) (int, error) {
+	k, err := n.c.noted(n.Conn.Read(b))
+	n.c.mu.Lock()
+	n.c.replies.stream(&n.buf, b[:k], err)
+	n.c.mu.Unlock()
+	return k, err
+}
 func (n *notingConn) Write(b []byte) (int, error) { return n.c.noted(n.Conn.Write(b)) }
 
 // notingPacketConn is notingConn for UDP.
@@ -149,7 +177,15 @@ type notingPacketConn struct {
 	c *Client
 }
 
-func (n *notingPacketConn) Read(b []byte) (int, error)  { return n.c.noted(n.UDPConn.Read(b)) }
+func (n *notingPacketConn) Read(b []byte) (int, error) {
+	k, err := n.c.noted(n.UDPConn.Read(b))
+	if err == nil {
+		n.c.mu.Lock()
+		n.c.replies.reply(b[:k], false)
+		n.c.mu.Unlock()
+	}
+	return k, err
+}
 func (n *notingPacketConn) Write(b []byte) (int, error) { return n.c.noted(n.UDPConn.Write(b)) }
 
 // noted passes a read or write through, noting its error.

@@ -8,6 +8,7 @@ package tlsinfo
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/asn1"
 	"errors"
 	"fmt"
 	"time"
@@ -28,17 +29,27 @@ type Cert struct {
 	NotBefore time.Time `json:"not_before"`
 	NotAfter  time.Time `json:"not_after"`
 	DaysLeft  int       `json:"days_left"`
+	// MustStaple: the certificate carries the TLS Feature extension
+	// with status_request (RFC 7633, "OCSP must-staple"); StapleMissing:
+	// the server sent no OCSP staple with it, which browsers refuse (Go
+	// and curl do not check).
+	MustStaple    bool `json:"must_staple,omitempty"`
+	StapleMissing bool `json:"staple_missing,omitempty"`
 }
 
 // Describe describes the handshake from its state, or, when verification
 // failed (the state is then empty), from the chain the server presented.
 func Describe(cs *tls.ConnectionState, err error, now time.Time) *Info {
 	if cs != nil {
-		return &Info{
+		info := &Info{
 			Version: tls.VersionName(cs.Version),
 			Cipher:  tls.CipherSuiteName(cs.CipherSuite),
 			Chain:   chain(cs.PeerCertificates, now),
 		}
+		if len(info.Chain) > 0 && info.Chain[0].MustStaple && len(cs.OCSPResponse) == 0 {
+			info.Chain[0].StapleMissing = true
+		}
+		return info
 	}
 	var cv *tls.CertificateVerificationError
 	if errors.As(err, &cv) {
@@ -62,15 +73,38 @@ func chain(certs []*x509.Certificate, now time.Time) []Cert {
 			sans = []string{}
 		}
 		out = append(out, Cert{
-			Subject:   c.Subject.String(),
-			Issuer:    c.Issuer.String(),
-			SANs:      sans,
-			NotBefore: c.NotBefore.UTC(),
-			NotAfter:  c.NotAfter.UTC(),
-			DaysLeft:  DaysLeft(c.NotAfter, now),
+			Subject:    c.Subject.String(),
+			Issuer:     c.Issuer.String(),
+			SANs:       sans,
+			NotBefore:  c.NotBefore.UTC(),
+			NotAfter:   c.NotAfter.UTC(),
+			DaysLeft:   DaysLeft(c.NotAfter, now),
+			MustStaple: mustStaple(c),
 		})
 	}
 	return out
+}
+
+// oidTLSFeature is the TLS Feature extension (RFC 7633).
+var oidTLSFeature = asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 1, 24}
+
+// mustStaple says c's TLS Feature extension asks for status_request (5).
+func mustStaple(c *x509.Certificate) bool {
+	for _, e := range c.Extensions {
+		if !e.Id.Equal(oidTLSFeature) {
+			continue
+		}
+		var features []int
+		if _, err := asn1.Unmarshal(e.Value, &features); err != nil {
+			return false
+		}
+		for _, f := range features {
+			if f == 5 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // DaysLeft is the number of whole days until notAfter, rounded toward zero

@@ -1,0 +1,511 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/fixture"
+)
+
+// The real servers of the curl differential test, each from Debian
+// (.ci/deps/curl-trust.sh), each started by the test on 127.0.0.1 ports
+// with a configuration generated in its directory, in the foreground, in a
+// process group of its own that the test kills when it ends. None of them
+// is ever told an address off loopback: unbound answers from local zones
+// only and forwards anything else to a closed loopback port; squid is only
+// ever asked for 127.0.0.1.
+
+// stackCases starts every real server installed here and returns its cases.
+// A server that is not installed is skipped outside CI and fails in CI.
+func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
+	good, err := pki.ServerCertificate(fixture.CertGood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, err := pki.WriteServerFiles("server", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stacks{t: t, dir: dir, pki: pki, cert: certFile, key: keyFile}
+	ok, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.okPort = ok.Port
+	tlsOK, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{TLS: fixture.TLSGood, PKI: pki})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.tlsPort = tlsOK.Port
+	closed, err := fixture.NewClosedPort(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.closedPort = closed.Port
+	hang, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Mode: fixture.ModeHang})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.hangPort = hang.Port
+
+	var cases []diffCase
+	for _, s := range []struct {
+		name, prog string
+		start      func() []diffCase
+	}{
+		{"nginx", "nginx", st.nginx},
+		{"haproxy", "haproxy", st.haproxy},
+		{"caddy", "caddy", st.caddy},
+		{"apache", "apache2", st.apache},
+		{"unbound", "unbound", st.unbound},
+		{"squid", "squid", st.squid},
+	} {
+		if _, err := exec.LookPath(s.prog); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Errorf("%s not installed, and CI=%s (.ci/deps/curl-trust.sh installs it)", s.prog, os.Getenv("CI"))
+			} else {
+				t.Logf("%s not installed: its cases are skipped (outside CI)", s.prog)
+			}
+			skippedStacks.Store(s.name, true)
+			continue
+		}
+		cases = append(cases, s.start()...)
+	}
+	return cases
+}
+
+type stacks struct {
+	t                                     *testing.T
+	dir                                   string
+	pki                                   *fixture.PKI
+	cert, key                             string
+	okPort, tlsPort, closedPort, hangPort int
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func (s *stacks) freePort() int {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// write writes a generated configuration file and returns its path.
+func (s *stacks) write(name, text string) string {
+	p := filepath.Join(s.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return p
+}
+
+// start runs a server in the foreground in its own process group, waits
+// until every port accepts TCP connections (10 s at most), and kills the
+// group when the test ends.
+func (s *stacks) start(name string, ports []int, prog string, args ...string) bool {
+	cmd := exec.Command(prog, args...)
+	logf, err := os.Create(filepath.Join(s.dir, name+".log"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = s.dir
+	cmd.Env = append(diffEnv(s.dir, ""), "XDG_DATA_HOME="+filepath.Join(s.dir, "data"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	s.t.Cleanup(func() {
+		if s.t.Failed() || os.Getenv("CURLDIFF_LOGS") != "" {
+			b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
+			s.t.Logf("%s's output:\n%s", name, b)
+		}
+	})
+	if err := cmd.Start(); err != nil {
+		s.t.Errorf("%s: %v", name, err)
+		return false
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	s.t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	for _, port := range ports {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		up := fixture.WaitFor(10*time.Second, func() bool {
+			select {
+			case <-exited:
+				return true
+			default:
+			}
+			c, err := net.DialTimeout("tcp4", addr, 200*time.Millisecond)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		})
+		select {
+		case <-exited:
+			up = false
+		default:
+		}
+		if !up {
+			b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
+			s.t.Errorf("%s did not listen on %s within 10s: %s", name, addr, b)
+			return false
+		}
+	}
+	return true
+}
+
+func local(port int, path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", port, path) }
+func localTLS(port int, path string) string {
+	return fmt.Sprintf("https://127.0.0.1:%d%s", port, path)
+}
+
+// openDir makes dir and its parents readable by a server that drops root
+// for another user (apache's www-data, squid's proxy); a no-op for others.
+func (s *stacks) openDir(dir string, mode os.FileMode) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	for d := dir; d != "/" && d != "." && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
+		os.Chmod(d, mode|0o111)
+	}
+	os.Chmod(dir, mode)
+}
+
+func (s *stacks) nginx() []diffCase {
+	p, ptls, pcc := s.freePort(), s.freePort(), s.freePort()
+	d := filepath.Join(s.dir, "nginx")
+	conf := s.write("nginx/nginx.conf", fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  proxy_connect_timeout 1s;
+  proxy_read_timeout 1s;
+  server {
+    listen 127.0.0.1:%[2]d;
+    location = /health { return 200 "ok\n"; }
+    location = /503 { return 503; }
+    location = /close { return 444; }
+    location = /redirect { return 302 /health; }
+    location = /dead { proxy_pass http://127.0.0.1:%[5]d; }
+    location = /slow { proxy_pass http://127.0.0.1:%[6]d; }
+  }
+  server {
+    listen 127.0.0.1:%[3]d ssl http2;
+    ssl_certificate %[7]s;
+    ssl_certificate_key %[8]s;
+    location = /health { return 200 "ok\n"; }
+  }
+  server {
+    listen 127.0.0.1:%[4]d ssl;
+    ssl_protocols TLSv1.3;
+    ssl_certificate %[7]s;
+    ssl_certificate_key %[8]s;
+    ssl_verify_client on;
+    ssl_client_certificate %[9]s;
+    location = /health { return 200 "ok\n"; }
+  }
+}
+`, d, p, ptls, pcc, s.closedPort, s.hangPort, s.cert, s.key, s.pki.CAFile))
+	if !s.start("nginx", []int{p, ptls, pcc}, "nginx", "-p", d, "-c", conf, "-e", filepath.Join(d, "error.log")) {
+		return nil
+	}
+	ca := s.pki.CAFile
+	return []diffCase{
+		{name: "nginx/ok", url: local(p, "/health")},
+		{name: "nginx/503", url: local(p, "/503")},
+		{name: "nginx/444-close", url: local(p, "/close")},
+		{name: "nginx/redirect", url: local(p, "/redirect")},
+		{name: "nginx/upstream-dead-502", url: local(p, "/dead")},
+		{name: "nginx/upstream-slow-504", url: local(p, "/slow")},
+		{name: "nginx/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
+		{name: "nginx/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
+		{name: "nginx/clientcert13", url: localTLS(pcc, "/health"), cacert: ca},
+		{name: "nginx/clientcert13-given", url: localTLS(pcc, "/health"), cacert: ca, cert: s.pki.ClientCertFile, key: s.pki.ClientKeyFile},
+		{name: "nginx/not-tls", url: localTLS(p, "/health"), cacert: ca},
+	}
+}
+
+func (s *stacks) haproxy() []diffCase {
+	p := s.freePort()
+	conf := s.write("haproxy/haproxy.cfg", fmt.Sprintf(`global
+  maxconn 64
+defaults
+  mode http
+  retries 0
+  timeout connect 1s
+  timeout client 5s
+  timeout server 1s
+frontend f
+  bind 127.0.0.1:%d
+  http-request return status 200 content-type text/plain string "ok" if { path /health }
+  use_backend dead if { path /dead }
+  use_backend slow if { path /slow }
+  default_backend dead
+backend dead
+  server s1 127.0.0.1:%d
+backend slow
+  server s1 127.0.0.1:%d
+`, p, s.closedPort, s.hangPort))
+	if !s.start("haproxy", []int{p}, "haproxy", "-db", "-f", conf) {
+		return nil
+	}
+	return []diffCase{
+		{name: "haproxy/ok", url: local(p, "/health")},
+		{name: "haproxy/backend-dead-503", url: local(p, "/dead")},
+		{name: "haproxy/backend-slow-504", url: local(p, "/slow")},
+	}
+}
+
+func (s *stacks) caddy() []diffCase {
+	p, ptls := s.freePort(), s.freePort()
+	conf := s.write("caddy/caddy.json", fmt.Sprintf(`{
+  "admin": {"disabled": true},
+  "logging": {"logs": {"default": {"level": "ERROR"}}},
+  "storage": {"module": "file_system", "root": %q},
+  "apps": {
+    "http": {
+      "servers": {
+        "plain": {
+          "listen": ["127.0.0.1:%d"],
+          "automatic_https": {"disable": true},
+          "routes": [
+            {"match": [{"path": ["/health"]}], "handle": [{"handler": "static_response", "status_code": 200, "body": "ok\n"}]},
+            {"match": [{"path": ["/503"]}], "handle": [{"handler": "static_response", "status_code": 503, "body": "down\n"}]},
+            {"match": [{"path": ["/dead"]}], "handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": "127.0.0.1:%d"}]}]}
+          ]
+        },
+        "tls": {
+          "listen": ["127.0.0.1:%d"],
+          "protocols": ["h1", "h2"],
+          "automatic_https": {"disable": true},
+          "tls_connection_policies": [{"default_sni": "localhost"}],
+          "routes": [
+            {"match": [{"path": ["/health"]}], "handle": [{"handler": "static_response", "status_code": 200, "body": "ok\n"}]}
+          ]
+        }
+      }
+    },
+    "tls": {"certificates": {"load_files": [{"certificate": %q, "key": %q}]}}
+  }
+}
+`, filepath.Join(s.dir, "caddy", "data"), p, s.closedPort, ptls, s.cert, s.key))
+	if !s.start("caddy", []int{p, ptls}, "caddy", "run", "--config", conf) {
+		return nil
+	}
+	ca := s.pki.CAFile
+	return []diffCase{
+		{name: "caddy/ok", url: local(p, "/health")},
+		{name: "caddy/503", url: local(p, "/503")},
+		{name: "caddy/upstream-dead-502", url: local(p, "/dead")},
+		{name: "caddy/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
+		{name: "caddy/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
+		{name: "caddy/wrong-name", url: fmt.Sprintf("https://other.invalid:%d/health", ptls), cacert: ca,
+			hc:   []string{"--resolve", fmt.Sprintf("other.invalid:%d:127.0.0.1", ptls)},
+			curl: []string{"--resolve", fmt.Sprintf("other.invalid:%d:127.0.0.1", ptls)}},
+	}
+}
+
+// apache is httpd with mod_ssl: a client certificate asked for only under
+// /secure — by renegotiation on TLS 1.2, by post-handshake authentication
+// on TLS 1.3 — and one asked for at the handshake.
+func (s *stacks) apache() []diffCase {
+	p12, p13, pcc := s.freePort(), s.freePort(), s.freePort()
+	d := filepath.Join(s.dir, "apache")
+	docs := filepath.Join(d, "htdocs")
+	for _, f := range []string{"health", "secure/health"} {
+		s.write("apache/htdocs/"+f, "ok\n")
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "User www-data\nGroup www-data\n"
+		s.openDir(docs, 0o755)
+		s.openDir(filepath.Join(docs, "secure"), 0o755)
+		os.Chmod(filepath.Join(docs, "health"), 0o644)
+		os.Chmod(filepath.Join(docs, "secure", "health"), 0o644)
+	}
+	mods := "/usr/lib/apache2/modules"
+	vhost := func(port int, proto, inner string) string {
+		return fmt.Sprintf(`<VirtualHost 127.0.0.1:%d>
+  SSLEngine on
+  SSLProtocol -all +%s
+  SSLCertificateFile %s
+  SSLCertificateKeyFile %s
+  SSLCACertificateFile %s
+%s
+</VirtualHost>
+`, port, proto, s.cert, s.key, s.pki.CAFile, inner)
+	}
+	secure := "  <Location /secure>\n    SSLVerifyClient require\n    SSLVerifyDepth 2\n  </Location>"
+	conf := s.write("apache/httpd.conf", fmt.Sprintf(`ServerRoot %[1]s
+ServerName localhost
+%[2]sLoadModule mpm_event_module %[3]s/mod_mpm_event.so
+LoadModule authz_core_module %[3]s/mod_authz_core.so
+LoadModule socache_shmcb_module %[3]s/mod_socache_shmcb.so
+LoadModule ssl_module %[3]s/mod_ssl.so
+PidFile %[1]s/httpd.pid
+ErrorLog %[1]s/error.log
+LogLevel warn
+Mutex file:%[1]s default
+SSLSessionCache shmcb:%[1]s/ssl_scache(512000)
+StartServers 1
+ServerLimit 1
+ThreadsPerChild 8
+MaxRequestWorkers 8
+Listen 127.0.0.1:%[4]d
+Listen 127.0.0.1:%[5]d
+Listen 127.0.0.1:%[6]d
+DocumentRoot %[7]s
+<Directory />
+  Require all granted
+</Directory>
+%[8]s%[9]s%[10]s`, d, user, mods, p12, p13, pcc, docs,
+		vhost(p12, "TLSv1.2", secure), vhost(p13, "TLSv1.3", secure), vhost(pcc, "TLSv1.2", "  SSLVerifyClient require\n  SSLVerifyDepth 2")))
+	if os.Geteuid() == 0 {
+		s.openDir(d, 0o777)
+	}
+	s.t.Cleanup(func() {
+		if s.t.Failed() || os.Getenv("CURLDIFF_LOGS") != "" {
+			b, _ := os.ReadFile(filepath.Join(d, "error.log"))
+			s.t.Logf("apache's error.log:\n%s", b)
+		}
+	})
+	if !s.start("apache", []int{p12, p13, pcc}, "apache2", "-f", conf, "-DFOREGROUND") {
+		return nil
+	}
+	ca, cert, key := s.pki.CAFile, s.pki.ClientCertFile, s.pki.ClientKeyFile
+	return []diffCase{
+		{name: "apache/tls12-ok", url: localTLS(p12, "/health"), cacert: ca},
+		{name: "apache/tls12-reneg", url: localTLS(p12, "/secure/health"), cacert: ca},
+		{name: "apache/tls12-reneg-given", url: localTLS(p12, "/secure/health"), cacert: ca, cert: cert, key: key},
+		{name: "apache/tls13-ok", url: localTLS(p13, "/health"), cacert: ca},
+		{name: "apache/tls13-pha", url: localTLS(p13, "/secure/health"), cacert: ca},
+		{name: "apache/tls13-pha-given", url: localTLS(p13, "/secure/health"), cacert: ca, cert: cert, key: key},
+		{name: "apache/tls12-handshake-cert", url: localTLS(pcc, "/health"), cacert: ca},
+		{name: "apache/tls12-handshake-cert-given", url: localTLS(pcc, "/health"), cacert: ca, cert: cert, key: key},
+		{name: "apache/missing-404", url: localTLS(p12, "/nothing"), cacert: ca},
+	}
+}
+
+// unbound answers from local zones only: everything else is refused, and a
+// recursion it might still try goes to a closed loopback port.
+func (s *stacks) unbound() []diffCase {
+	p := s.freePort()
+	d := filepath.Join(s.dir, "unbound")
+	conf := s.write("unbound/unbound.conf", fmt.Sprintf(`server:
+  interface: 127.0.0.1@%[1]d
+  port: %[1]d
+  do-daemonize: no
+  username: ""
+  chroot: ""
+  directory: %[2]q
+  pidfile: "%[2]s/unbound.pid"
+  use-syslog: no
+  logfile: ""
+  verbosity: 0
+  do-ip6: no
+  access-control: 127.0.0.0/8 allow
+  module-config: "iterator"
+  local-zone: "." refuse
+  local-zone: "invalid." refuse
+  local-zone: "app.invalid." static
+  local-data: "app.invalid. A 127.0.0.1"
+  local-zone: "nodata.invalid." static
+  local-data: "nodata.invalid. TXT \"no address\""
+  local-zone: "nx.invalid." always_nxdomain
+  local-zone: "refuse.invalid." always_refuse
+  local-zone: "deny.invalid." deny
+forward-zone:
+  name: "."
+  forward-addr: 127.0.0.1@%[3]d
+remote-control:
+  control-enable: no
+`, p, d, s.closedPort))
+	_ = os.MkdirAll(d, 0o755)
+	if !s.start("unbound", []int{p}, "unbound", "-d", "-c", conf) {
+		return nil
+	}
+	dns := fmt.Sprintf("127.0.0.1:%d", p)
+	u := func(name string) string { return fmt.Sprintf("http://%s:%d/health", name, s.okPort) }
+	return []diffCase{
+		{name: "unbound/app", url: u("app.invalid"), dns: dns},
+		{name: "unbound/nodata", url: u("nodata.invalid"), dns: dns},
+		{name: "unbound/nxdomain", url: u("nx.invalid"), dns: dns},
+		{name: "unbound/refuse", url: u("refuse.invalid"), dns: dns},
+		{name: "unbound/outside-zones", url: u("elsewhere.invalid"), dns: dns},
+		{name: "unbound/deny", url: u("deny.invalid"), dns: dns},
+	}
+}
+
+// squid is a loopback proxy with three ports: open, wanting credentials
+// (any will do: basic_fake_auth), and denying everything.
+func (s *stacks) squid() []diffCase {
+	p, pauth, pdeny := s.freePort(), s.freePort(), s.freePort()
+	d := filepath.Join(s.dir, "squid")
+	if err := os.MkdirAll(d, 0o777); err != nil {
+		s.t.Fatal(err)
+	}
+	s.openDir(d, 0o777)
+	conf := s.write("squid/squid.conf", fmt.Sprintf(`http_port 127.0.0.1:%[1]d
+http_port 127.0.0.1:%[2]d
+http_port 127.0.0.1:%[3]d
+pid_filename %[4]s/squid.pid
+cache_log %[4]s/cache.log
+access_log none
+cache deny all
+cache_mem 8 MB
+visible_hostname healthctl-test
+pinger_enable off
+dns_nameservers 127.0.0.1
+shutdown_lifetime 0 seconds
+coredump_dir %[4]s
+connect_timeout 2 seconds
+auth_param basic program /usr/lib/squid/basic_fake_auth
+auth_param basic realm healthctl-test
+acl authport localport %[2]d
+acl denyport localport %[3]d
+acl authed proxy_auth REQUIRED
+http_access deny denyport
+http_access deny authport !authed
+http_access allow localhost
+http_access deny all
+`, p, pauth, pdeny, d))
+	if !s.start("squid", []int{p, pauth, pdeny}, "squid", "-N", "-f", conf) {
+		return nil
+	}
+	ca := s.pki.CAFile
+	px := func(port int) string { return fmt.Sprintf("http://127.0.0.1:%d", port) }
+	return []diffCase{
+		{name: "squid/ok-http", url: local(s.okPort, "/health"), proxy: px(p)},
+		{name: "squid/ok-https", url: localTLS(s.tlsPort, "/health"), proxy: px(p), cacert: ca},
+		{name: "squid/dead-http", url: local(s.closedPort, "/health"), proxy: px(p)},
+		{name: "squid/dead-https", url: localTLS(s.closedPort, "/health"), proxy: px(p), cacert: ca},
+		{name: "squid/auth-http", url: local(s.okPort, "/health"), proxy: px(pauth)},
+		{name: "squid/auth-https", url: localTLS(s.tlsPort, "/health"), proxy: px(pauth), cacert: ca},
+		{name: "squid/deny-http", url: local(s.okPort, "/health"), proxy: px(pdeny)},
+		{name: "squid/deny-https", url: localTLS(s.tlsPort, "/health"), proxy: px(pdeny), cacert: ca},
+	}
+}

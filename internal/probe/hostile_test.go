@@ -1,0 +1,86 @@
+package probe_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// TestHostileAnswersKeepTheDeadline: whatever a server does after it took
+// the request — a 101 and silence, a body that never ends, an HTTP/2 window
+// that never opens to the request body, a server that stops reading — the
+// probe returns by --max-time (generous margin), and at once when its
+// caller cancels.
+func TestHostileAnswersKeepTheDeadline(t *testing.T) {
+	pki, err := fixture.NewPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pki.ServerCertificate(fixture.CertGood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold101, err := fixture.NewHoldServer(t, nil, fixture.Hold101)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdBody, err := fixture.NewHoldServer(t, nil, fixture.HoldBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window0, err := h2fixture.New(t, h2fixture.Window0, &cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRead, err := h2fixture.New(t, h2fixture.NoRead, &cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("x"), 4<<20)
+	cases := []struct {
+		name   string
+		url    string
+		body   []byte
+		reason classify.Reason
+	}{
+		{"101 and hold", "http://" + hold101.Addr + "/health", nil, classify.HTTPStatus},
+		{"endless body", "http://" + holdBody.Addr + "/health", nil, classify.BodyTimeout},
+		{"h2 window 0", "https://" + window0.Addr + "/health", big, classify.BodyTimeout},
+		{"h2 no read", "https://" + noRead.Addr + "/health", big, classify.BodyTimeout},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := opts(t, c.url, "", pki)
+			o.ReadTimeout, o.MaxTime = time.Minute, time.Second
+			if c.body != nil {
+				o.Method, o.Body = "POST", c.body
+			}
+			start := time.Now()
+			r := probe.Run(context.Background(), o)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v with --max-time 1s", took)
+			}
+			if r.Reason != c.reason {
+				t.Errorf("reason %s (%s), want %s", r.Reason, r.Error, c.reason)
+			}
+			if c.reason == classify.HTTPStatus && r.HTTPStatus != 101 {
+				t.Errorf("status %d, want 101", r.HTTPStatus)
+			}
+
+			o.MaxTime = time.Minute
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(300*time.Millisecond, cancel)
+			start = time.Now()
+			r = probe.Run(ctx, o)
+			if took := time.Since(start); c.reason != classify.HTTPStatus && (took > time.Second || !r.Canceled) {
+				t.Errorf("cancelled after 300ms: returned after %v, canceled %v", took, r.Canceled)
+			}
+		})
+	}
+}
