@@ -226,6 +226,16 @@ func (w *Watcher) State() *state.File {
 	return c
 }
 
+// FinalState returns the state itself, not a copy, stamped as State's is:
+// for a run whose sweeps, probes and hooks have all ended (--once), which
+// must start no other sweep while it uses the state.
+func (w *Watcher) FinalState() *state.File {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.st.SchemaVersion, w.st.Saved, w.st.Sweeps = state.SchemaVersion, w.cfg.Now(), w.sweeps.Load()
+	return w.st
+}
+
 // Sweep probes every target not still in flight, under the concurrency
 // bound, decides each, applies the fleet rule to the whole sweep, runs the
 // hooks of the redeploys that stand, and returns when all its probes and
@@ -341,6 +351,11 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	}
 	if r.Started.IsZero() {
 		r.Started = w.cfg.Now()
+	}
+	if r.URL == t.URL {
+		// The same text: keep one copy (a big fleet's results are kept
+		// until the sweep is printed).
+		r.URL = t.URL
 	}
 	it.Result = r
 

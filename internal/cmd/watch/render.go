@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -82,6 +83,11 @@ type sweepSummary struct {
 	HoldWhy     string `json:"hold_why,omitempty"`
 	Interrupted bool   `json:"interrupted"`
 	Shard       string `json:"shard,omitempty"`
+	// StateWriteMS and MetricsWriteMS are how long writing --state and
+	// --prom-file took (encoding, fsync and rename), when written: at a big
+	// fleet's size they are a sweep's cost of their own.
+	StateWriteMS   *float64 `json:"state_write_ms,omitempty"`
+	MetricsWriteMS *float64 `json:"metrics_write_ms,omitempty"`
 	// ExitCode (--once) is the code the run exits with: 0, 8 redeploy, 9
 	// held by the fleet rule, 74 the state or metrics not written, 130
 	// interrupted (143 after SIGTERM is decided by the root), 1 for any of
@@ -210,13 +216,14 @@ func shorten(name string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+// Compiled on first use: package initialisation is paid by every start.
+var ansi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
 
 // tableWidth is the widest line of a rendered table, in characters on the
 // screen (colour codes take none).
 func tableWidth(s string) int {
 	widest := 0
-	for _, l := range strings.Split(ansi.ReplaceAllString(s, ""), "\n") {
+	for _, l := range strings.Split(ansi().ReplaceAllString(s, ""), "\n") {
 		widest = max(widest, utf8.RuneCountInString(l))
 	}
 	return widest

@@ -136,6 +136,15 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	setLimit := opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil
+	if setLimit && opts.TargetsFile != "" {
+		// Reading the targets file is the run's first peak (its YAML tree
+		// is ~1.5 KiB a target, garbage once the targets are built): the
+		// limit is in place before it, from a count of the file's names.
+		if n := countTargets(opts.TargetsFile); n > 0 {
+			f.SetMemoryLimit(watch.MemoryLimit(n + len(opts.URLs)))
+		}
+	}
 	targets, err := watchTargets(f, opts)
 	if err != nil {
 		return err
@@ -147,7 +156,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 	}
 	targets = kept
-	if opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
+	if setLimit {
 		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
 		// included, wins). Not for a long-running watch: its live heap also
 		// holds the served metrics and overlapping sweeps, and a limit sized
