@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// The fleet rule's actions (watch only, SPEC.md §4): a redeploy the fleet
+// The fleet rule's actions (watch only): a redeploy the fleet
 // rule turned down. Like Hold, they leave the target running untouched.
 const (
 	// HoldFleet is a redeploy of a sweep in which so many targets failed

@@ -20,7 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// ResultJSON is one probe result as JSON (SPEC.md §9). Fields a probe did
+// ResultJSON is one probe result as JSON (public names: added, never renamed). Fields a probe did
 // not reach are absent, never zero.
 type ResultJSON struct {
 	SchemaVersion int                 `json:"schema_version"`

@@ -1,5 +1,5 @@
 // Package watch sweeps many targets concurrently on a cadence and applies
-// the reconciler's policy to each with its history (SPEC.md §6, seeds/004).
+// the reconciler's policy to each with its history.
 //
 // A sweep marks every target it will probe as in flight before it starts; a
 // target whose previous probe is still running is skipped and counted, never
@@ -21,7 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/state"
 )
 
-// DefaultInterval is the cadence of seeds/004's reconciler.
+// DefaultInterval is the reconciler's cadence: a sweep a minute.
 const DefaultInterval = 60 * time.Second
 
 // Endpoint is one thing watch probes (a target of the targets file or a
@@ -54,7 +54,7 @@ type Config struct {
 	Targets  []*Endpoint
 	Settings policy.Settings
 	// Fleet is the fleet rule, applied to each sweep after every target's
-	// decision (SPEC.md §4).
+	// decision (the policy's rule order).
 	Fleet policy.FleetSettings
 	// Concurrency bounds the probes in flight at once, across sweeps.
 	Concurrency int

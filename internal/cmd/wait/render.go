@@ -17,7 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/wait"
 )
 
-// waitJSON is wait-healthy's final object (SPEC.md §9): it adds healthy,
+// waitJSON is wait-healthy's final object: it adds healthy,
 // fail_open, bypassed, attempts, elapsed_ms and last (the last completed
 // probe per URL, in argument order; null for a URL none completed for).
 type waitJSON struct {

@@ -21,7 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-// watchJSON is one target in one sweep: the probe result (SPEC.md §9) with
+// watchJSON is one target in one sweep: the probe result with
 // its target name and decision, the streak after it, whether it is a
 // transition, and the hook run, if any.
 type watchJSON struct {
