@@ -113,11 +113,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 	code := exitcode.Pass
 	if r.opts.Once {
-		code = onceCode(s)
-		if len(errs) > 0 {
-			code = exitcode.IOError
-		}
-		code = r.f.ExitCode(code)
+		code = onceCode(r.f, s, r.f.Signal() != nil, r.opts.Exit0, len(errs) > 0)
 	}
 	if err := r.print(s, code); err != nil {
 		errs = append(errs, err)
