@@ -348,6 +348,11 @@ func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) e
 	if err != nil {
 		return err
 	}
+	// Checked again at every write: a long-running watch outlives the
+	// check made before its first probe.
+	if err := checkRegular(name); err != nil {
+		return err
+	}
 	if err := writeAtomic(name, perm, write); err != nil {
 		return err
 	}
