@@ -34,9 +34,11 @@ type watchJSON struct {
 func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
 	d := it.Decision
 	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
-	// A targets file's name and a hook's output are shown escaped, in
-	// JSON as in the table: neither can forge a line or move a cursor.
-	j.Target = output.Untrusted(it.Endpoint.Name)
+	// The name as it is: it is the target's identity, the state file's key
+	// (JSON both), so it must read back as the same string; the JSON
+	// encoder writes every terminal-active character of it as \uXXXX. A
+	// hook's output is only shown: escaped as in the table, lines kept.
+	j.Target = it.Endpoint.Name
 	if it.Hook != nil && it.Hook.Output != "" {
 		h := *it.Hook
 		lines := strings.Split(h.Output, "\n") // lines stay lines
