@@ -143,7 +143,7 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, err
 		}
-		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), err)}
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), unwrapPath(err))}
 	}
 	s := &Store{path: real, lock: lk}
 	f, err := Read(real)
