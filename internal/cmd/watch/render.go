@@ -13,6 +13,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -30,10 +31,12 @@ type watchJSON struct {
 	Hook       *watch.HookResult `json:"hook,omitempty"`
 }
 
-// newWatchJSON converts one probed item; exitCode maps its outcome.
-func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
+// newWatchJSON converts one probed item; fold is the --exit-1 decision
+// applied to its outcome's exit code (and to each address's).
+func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 	d := it.Decision
-	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
+	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, fold(exitcode.ForOutcome(it.Result.Outcome))), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
+	j.FoldAddresses(fold)
 	// The name as it is: it is the target's identity, the state file's key
 	// (JSON both), so it must read back as the same string; the JSON
 	// encoder writes every terminal-active character of it as \uXXXX. A

@@ -135,7 +135,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode(exitcode.ForOutcome(it.Result.Outcome))))
+			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode))
 		}
 		if !quiet {
 			j := newSweepJSON(s, r.shard)
