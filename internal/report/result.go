@@ -95,6 +95,16 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 	return j
 }
 
+// FoldAddresses applies a command's --exit-1 decision (fold) to the
+// per-address exit codes of --all-addresses, as to the run's own: with
+// --exit-1 every command's JSON says 1 for each failed address, never 5
+// in one command and 1 in another.
+func (j *ResultJSON) FoldAddresses(fold func(int) int) {
+	for i := range j.Addresses {
+		j.Addresses[i].ExitCode = fold(j.Addresses[i].ExitCode)
+	}
+}
+
 // ms is a duration in fractional milliseconds, to the microsecond.
 
 // FirstLine is the stable, greppable summary of a result:

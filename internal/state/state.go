@@ -144,7 +144,7 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, err
 		}
-		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), err)}
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), unwrapPath(err))}
 	}
 	s := &Store{path: real, lock: lk}
 	f, err := Read(real)
@@ -398,6 +398,11 @@ func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) e
 	// A symlink is replaced at its target, never by a regular file.
 	name, err := Resolve(name)
 	if err != nil {
+		return err
+	}
+	// Checked again at every write: a long-running watch outlives the
+	// check made before its first probe.
+	if err := checkRegular(name); err != nil {
 		return err
 	}
 	if err := writeAtomic(name, perm, write); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -31,13 +32,17 @@ type watchJSON struct {
 	Hook       *watch.HookResult `json:"hook,omitempty"`
 }
 
-// newWatchJSON converts one probed item; exitCode maps its outcome.
-func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
+// newWatchJSON converts one probed item; fold is the --exit-1 decision
+// applied to its outcome's exit code (and to each address's).
+func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 	d := it.Decision
-	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
-	// A targets file's name and a hook's output are shown escaped, in
-	// JSON as in the table: neither can forge a line or move a cursor.
-	j.Target = output.Untrusted(it.Endpoint.Name)
+	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, fold(exitcode.ForOutcome(it.Result.Outcome))), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
+	j.FoldAddresses(fold)
+	// The name as it is: it is the target's identity, the state file's key
+	// (JSON both), so it must read back as the same string; the JSON
+	// encoder writes every terminal-active character of it as \uXXXX. A
+	// hook's output is only shown: escaped as in the table, lines kept.
+	j.Target = it.Endpoint.Name
 	if it.Hook != nil && it.Hook.Output != "" {
 		h := *it.Hook
 		lines := strings.Split(h.Output, "\n") // lines stay lines

@@ -139,11 +139,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 	code := exitcode.Pass
 	if r.opts.Once {
-		code = onceCode(s)
-		if len(errs) > 0 {
-			code = exitcode.IOError
-		}
-		code = r.f.ExitCode(code)
+		code = onceCode(r.f, s, r.f.Signal() != nil, r.opts.Exit0, len(errs) > 0)
 	}
 	if err := r.print(s, code); err != nil {
 		errs = append(errs, err)
@@ -165,7 +161,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode(exitcode.ForOutcome(it.Result.Outcome))))
+			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode))
 		}
 		if !quiet {
 			j := newSweepJSON(s, r.shard)
