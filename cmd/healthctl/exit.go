@@ -80,7 +80,11 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 	// A run whose flags did not parse never reached prepare, which sets
 	// f.Exit1: the flag may still have been given.
 	f.Exit1 = f.Exit1 || cli.Exit1(cmd)
-	if code != exitcode.Pass && f.Exit1 {
+	// -o nagios speaks the plugins' codes instead (0 OK, 1 WARNING, 2
+	// CRITICAL, 3 UNKNOWN): its status line names the state its exit code
+	// is, and --exit-1 folding CRITICAL to 1 would make Nagios read a
+	// WARNING under a CRITICAL line.
+	if code != exitcode.Pass && f.Exit1 && !plugin && usageLine == "" {
 		return f.ExitCode(code) // --exit-1: Docker's "unhealthy"
 	}
 	if usageLine != "" {

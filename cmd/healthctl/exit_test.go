@@ -16,7 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 )
 
-// specOutcomes is a literal copy of SPEC.md §2's outcome table (outcome and
+// specOutcomes is a literal copy of the product contract's outcome table (outcome and
 // exit code), so the test fails when the code drifts from the contract.
 const specOutcomes = `
 | pass | 0 |
@@ -28,7 +28,7 @@ const specOutcomes = `
 | unknown | 9 |
 `
 
-// specReasons is a literal copy of SPEC.md §2's reason list, by outcome.
+// specReasons is a literal copy of the product contract's reason list, by outcome.
 const specReasons = `
 dns: dns_nxdomain dns_no_address dns_servfail
 timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout
@@ -39,7 +39,7 @@ pass: ok
 unknown: local_error resolver_unreachable resolver_refused resolver_error proxy_unreachable proxy_auth_required proxy_refused proxy_timeout
 `
 
-// specOtherCodes are the exit codes of SPEC.md §2 that are not outcomes.
+// specOtherCodes are the contract's exit codes that are not outcomes.
 var specOtherCodes = map[string]int{"usage": 2, "drain": 7, "redeploy": 8, "internal": 70, "ioerror": 74, "sigint": 130, "sigterm": 143}
 
 func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {

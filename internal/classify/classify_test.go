@@ -125,11 +125,11 @@ func TestClassify(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o, r := Classify(c.obs)
-			// The outcome is checked against the literal copy of SPEC.md
-			// §2 below, not against the code's own table.
+			// The outcome is checked against the literal copy of the contract's
+			// reason table below, not against the code's own table.
 			want, ok := specOutcome[c.want]
 			if !ok {
-				t.Fatalf("%s is not in SPEC.md §2", c.want)
+				t.Fatalf("%s is not in the contract's reason table", c.want)
 			}
 			if r != c.want || o != want {
 				t.Errorf("got %s/%s, want %s/%s", o, r, want, c.want)
@@ -138,7 +138,7 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// specOutcome is a literal copy of SPEC.md §2's reasons by outcome.
+// specOutcome is a literal copy of the product contract's reasons by outcome.
 var specOutcome = map[Reason]Outcome{
 	"ok":                       "pass",
 	"dns_nxdomain":             "dns",
@@ -185,16 +185,16 @@ var specOutcome = map[Reason]Outcome{
 }
 
 // TestReasonOutcomeMatchesSpec compares the code's table with the literal
-// copy of SPEC.md §2, both ways.
+// copy of the contract's table, both ways.
 func TestReasonOutcomeMatchesSpec(t *testing.T) {
 	for r, want := range specOutcome {
 		if got := r.Outcome(); got != want {
-			t.Errorf("%s: code says %s, SPEC.md says %s", r, got, want)
+			t.Errorf("%s: code says %s, the contract says %s", r, got, want)
 		}
 	}
 	for _, r := range Reasons {
 		if _, ok := specOutcome[r]; !ok {
-			t.Errorf("%s is in the code, not in SPEC.md §2", r)
+			t.Errorf("%s is in the code, not in the contract's table", r)
 		}
 	}
 }

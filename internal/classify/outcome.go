@@ -2,7 +2,7 @@
 // It is pure: no I/O, no clock; the probe hands it an Observation.
 package classify
 
-// Outcome is one of the closed outcomes of SPEC.md §2: seeds/004's six, and
+// Outcome is one of the closed outcomes: the reachability probe's six, and
 // unknown for a probe this machine could not make at all.
 type Outcome string
 
@@ -20,14 +20,14 @@ const (
 	Unknown Outcome = "unknown"
 )
 
-// Outcomes lists every outcome in the order of SPEC.md §2.
+// Outcomes lists every outcome in the contract's order.
 var Outcomes = []Outcome{Pass, Unreachable, TLS, Timeout, Refused, DNS, Unknown}
 
 // Reason refines an outcome. It is a closed set of snake_case strings; raw
 // error text never goes here.
 type Reason string
 
-// The reasons of SPEC.md §2.
+// The reasons: a closed, documented set (docs/outcomes.md).
 const (
 	OK Reason = "ok"
 
@@ -165,7 +165,7 @@ var reasonOutcome = map[Reason]Outcome{
 	ProxyTimeout:        Unknown,
 }
 
-// Reasons lists every reason, grouped by outcome in the order of SPEC.md §2.
+// Reasons lists every reason, grouped by outcome in the contract's order.
 var Reasons = []Reason{
 	OK,
 	DNSNXDomain, DNSNoAddress, DNSServfail,

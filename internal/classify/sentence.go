@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -217,11 +218,14 @@ func ErrorText(err error) string {
 // goName matches a word used as an error prefix, at the start or after
 // another prefix; dropGoNames drops those that are Go identifiers in
 // camelCase (readLoopPeekFailLocked, persistConn.writeLoop).
-var goName = regexp.MustCompile(`(^|: )([a-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): `)
+// Compiled on first use: package initialisation is paid by every start.
+var goName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|: )([a-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*): `)
+})
 
 func dropGoNames(s string) string {
-	return goName.ReplaceAllStringFunc(s, func(m string) string {
-		sub := goName.FindStringSubmatch(m)
+	return goName().ReplaceAllStringFunc(s, func(m string) string {
+		sub := goName().FindStringSubmatch(m)
 		if strings.ToLower(sub[2]) == sub[2] {
 			return m // "dial", "read", "connect": plain words stay
 		}

@@ -70,7 +70,8 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 		if firstErr != nil || f.Changed || skipConfig[f.Name] {
 			return
 		}
-		for _, name := range []string{cmdEnv + envName(f.Name), "HEALTHCTL_" + envName(f.Name)} {
+		en := envName(f.Name)
+		for _, name := range [...]string{cmdEnv + en, "HEALTHCTL_" + en} {
 			if v := getenv(name); v != "" {
 				if RunsCommand(cmdName, f.Name) {
 					firstErr = fmt.Errorf("%s: --%s runs a command: it is read only from the command line or a config file named by --config or HEALTHCTL_CONFIG, never from a variable", name, f.Name)
@@ -190,8 +191,21 @@ func RunsCommand(cmdName, flag string) bool { return commandFlags[cmdName][flag]
 // skipConfig are flags that make no sense outside the command line.
 var skipConfig = map[string]bool{"config": true, "help": true, "version": true}
 
+// envName is a flag's name as a variable's: upper case, _ for -. Flag names
+// are ASCII; one pass and one allocation, for every flag of every start.
 func envName(s string) string {
-	return strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
+	b := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-':
+			c = '_'
+		case 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b)
 }
 
 // multi reports whether a flag takes several values.

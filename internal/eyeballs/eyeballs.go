@@ -53,6 +53,9 @@ type Result struct {
 // abandoned (their error is context.Canceled) and closed. first is called
 // with the first address as its attempt starts.
 func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr string, family int)) Result {
+	if len(addrs) == 1 {
+		return one(ctx, addrs[0], port, first)
+	}
 	addrs = interleave(addrs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -129,6 +132,30 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		// Nothing but the time: it ran out on every address.
 		res.Pick = 0
 	}
+	return res
+}
+
+// one is the race of a single address (an IP URL, a name with one
+// address): the same result, dialled on the caller's goroutine, without
+// the race's goroutine, channel and timer — most of a sweep's targets.
+func one(ctx context.Context, addr netip.Addr, port string, first func(addr string, family int)) Result {
+	target, fam := net.JoinHostPort(addr.Unmap().String(), port), Family(addr)
+	if first != nil {
+		first(target, fam)
+	}
+	d := net.Dialer{KeepAlive: -1}
+	t0 := time.Now()
+	c, err := d.DialContext(ctx, network(addr), target)
+	res := Result{Conn: c, Pick: 0, Attempts: []Attempt{{Addr: target, Family: fam, Err: err, Took: time.Since(t0)}}}
+	if err == nil {
+		res.Won = true
+		return res
+	}
+	if c != nil {
+		c.Close()
+		res.Conn = nil
+	}
+	res.Answered = !OutOfTime(err)
 	return res
 }
 

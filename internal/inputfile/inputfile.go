@@ -108,6 +108,10 @@ func tooLarge(path string, k Kind) error {
 	return &Error{Path: path, Kind: k, Err: fmt.Errorf("%w: larger than the %s cap of a %s", ErrTooLarge, Size(k.Max), k.Name)}
 }
 
+// What names a file type that is not a regular file ("a FIFO (named
+// pipe)", "a character device"), for a file healthctl would write.
+func What(m fs.FileMode) string { return what(m) }
+
 // what names a file type that is not a regular file.
 func what(m fs.FileMode) string {
 	switch {

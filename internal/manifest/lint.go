@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -303,12 +304,14 @@ func Lint(name string, data []byte, t Timing) (LintResult, error) {
 	return res, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+// Compiled on first use (as sleepRe): package initialisation is paid by
+// every start, probe included.
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func parseError(name string, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.TrimSpace(strings.Replace(strings.Replace(msg, m[0]+":", "", 1), m[0], "", 1))
 	}
@@ -679,7 +682,9 @@ func composeDuration(s string) (time.Duration, error) {
 }
 
 // sleepRe finds `sleep N` in a shell script.
-var sleepRe = regexp.MustCompile(`(?:^|[;&|(\s])sleep\s+([0-9.]+[smh]?)\b`)
+var sleepRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[;&|(\s])sleep\s+([0-9.]+[smh]?)\b`)
+})
 
 // SleepOf returns how long a preStop exec command sleeps: ["sleep", "5"],
 // ["/bin/sleep", "5s"], ["sh", "-c", "sleep 5"].
@@ -688,7 +693,7 @@ func SleepOf(argv []string) (time.Duration, bool) {
 		return sleepArg(argv[1])
 	}
 	if len(argv) >= 3 && shells[path.Base(argv[0])] && argv[1] == "-c" {
-		if m := sleepRe.FindStringSubmatch(argv[2]); m != nil {
+		if m := sleepRe().FindStringSubmatch(argv[2]); m != nil {
 			return sleepArg(m[1])
 		}
 	}

@@ -19,7 +19,7 @@ import (
 
 // This file writes the Prometheus text exposition format (version 0.0.4) by
 // hand. Every Prometheus library measured costs start-up time that every
-// command, probe included, pays (SPEC.md §10: client_golang +5.1 ms, expfmt
+// command, probe included, pays (measured: client_golang +5.1 ms, expfmt
 // +3.5 ms, VictoriaMetrics/metrics +1.3 ms, against a budget of ~1.5 ms);
 // the format is small, and metrics_test.go checks the output with
 // prometheus/common/expfmt's parser (and promtool when installed), which are
@@ -187,7 +187,7 @@ func Write(w io.Writer, in Input) error {
 	return b.Flush()
 }
 
-// actions are the policy's decisions, in SPEC.md §4's order (rule 0 first).
+// actions are the policy's decisions, in the policy's rule order (rule 0 first).
 // The fleet rule's holds come last.
 var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy,
 	policy.HoldFleet, policy.HoldBudget}

@@ -8,8 +8,7 @@ import (
 
 // Process figures are the long-running watch's own health, under the names
 // client_golang's process and Go collectors use (so existing dashboards and
-// alerts work) without linking client_golang (its start-up cost, SPEC.md
-// §10): resident memory and open file descriptors from /proc/self where
+// alerts work) without linking client_golang (its start-up cost, see docs/benchmarks.md): resident memory and open file descriptors from /proc/self where
 // there is one (Linux), goroutines from the runtime.
 
 // ProcessFigures are the process's own figures at one moment; RSS and FDs

@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// The fleet rule's actions (watch only, SPEC.md §4): a redeploy the fleet
+// The fleet rule's actions (watch only): a redeploy the fleet
 // rule turned down. Like Hold, they leave the target running untouched.
 const (
 	// HoldFleet is a redeploy of a sweep in which so many targets failed
@@ -61,6 +61,13 @@ func wasDecisive(a Action) bool {
 	return Decisive(a) || a == HoldFleet || a == HoldBudget
 }
 
+// OnsetJudged is the onset recorded for a target whose run of decisive
+// failures was already judged on its own — it was redeployed, not held —
+// while that run goes on: it joins no later group and no group holds it
+// (else a chronic failure one sweep older than a new outage would hold that
+// outage for ever in a small fleet).
+const OnsetJudged int64 = -2
+
 // Onset is the sweep in which a target's current run of decisive failures
 // began, to record after sweep n decided a for it: 0 when a is not decisive
 // (the run ended), the recorded prev while the run goes on, n when it starts
@@ -74,6 +81,11 @@ func Onset(prev int64, prevAction Action, a Action, n int64) int64 {
 		return prev
 	case !Decisive(a):
 		return 0
+	case prev == OnsetJudged, prevAction == Redeploy:
+		// Its onset was judged alone: the fleet rule let its redeploy
+		// through, so it was no part of a correlated onset then, and a
+		// failure that goes on after its redeploy is its own.
+		return OnsetJudged
 	case prev > 0:
 		return prev
 	case wasDecisive(prevAction):
@@ -157,12 +169,12 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 	}
 	if s.HoldFraction > 0 && v.Probed >= max(1, s.HoldMin) {
 		for i, a := range in.Actions {
-			if a != Redeploy {
+			if a != Redeploy || onset(i) == OnsetJudged {
 				continue
 			}
 			group := 0
 			for j, b := range in.Actions {
-				if d := onset(j) - onset(i); Decisive(b) && d >= -1 && d <= 1 {
+				if d := onset(j) - onset(i); Decisive(b) && onset(j) != OnsetJudged && d >= -1 && d <= 1 {
 					group++
 				}
 			}

@@ -165,13 +165,15 @@ func TestOnset(t *testing.T) {
 		a          Action
 		n, want    int64
 	}{
-		{0, "", IgnoreBlip, 5, 5},            // first failure: the run begins now
-		{0, Stay, Redeploy, 5, 5},            // after a pass
-		{3, IgnoreBlip, Redeploy, 5, 3},      // the run goes on
-		{3, Redeploy, IgnoreGrace, 5, 3},     // a redeploy that did not fix it: still the same run
-		{3, HoldFleet, Redeploy, 5, 3},       // held, then decided again
-		{3, IgnoreBlip, Stay, 5, 0},          // a pass ends it
-		{3, IgnoreBlip, IgnoreTimeout, 5, 0}, // so does an ignored timeout
+		{0, "", IgnoreBlip, 5, 5},                            // first failure: the run begins now
+		{0, Stay, Redeploy, 5, 5},                            // after a pass
+		{3, IgnoreBlip, Redeploy, 5, 3},                      // the run goes on
+		{3, Redeploy, IgnoreGrace, 5, OnsetJudged},           // a redeploy that did not fix it: the run was judged alone
+		{OnsetJudged, IgnoreGrace, Redeploy, 6, OnsetJudged}, // and stays judged while it goes on
+		{OnsetJudged, IgnoreBlip, Stay, 6, 0},                // until a pass ends it
+		{3, HoldFleet, Redeploy, 5, 3},                       // held, then decided again
+		{3, IgnoreBlip, Stay, 5, 0},                          // a pass ends it
+		{3, IgnoreBlip, IgnoreTimeout, 5, 0},                 // so does an ignored timeout
 		{3, IgnoreBlip, PendingTLS, 5, 0},
 		{3, IgnoreBlip, Hold, 5, 3},     // unknown: nothing learned
 		{0, IgnoreBlip, Redeploy, 5, 3}, // failing before onsets were recorded: two sweeps back
@@ -238,5 +240,51 @@ func TestFleetSmallFleet(t *testing.T) {
 	want := []Action{IgnoreBlip, IgnoreBlip, Redeploy, IgnoreGrace, IgnoreBlip}
 	if !slices.Equal(outage, want) {
 		t.Errorf("the outage's decisions from sweep 10: %v, want %v", outage, want)
+	}
+}
+
+// A target redeployed alone (the fleet rule let it through) and still
+// failing is judged: it never makes a correlated onset with an outage that
+// starts one sweep later, which a 4-target fleet would otherwise hold for
+// ever (2 of 4 within one sweep of each other).
+func TestFleetJudgedOnsetHoldsNothing(t *testing.T) {
+	s := DefaultSettings()
+	s.Grace, s.FailureThreshold = 0, 1
+	failing := []func(n int) bool{
+		func(int) bool { return true },     // redeployed alone in sweep 1, failing on
+		func(n int) bool { return n >= 2 }, // a new outage from sweep 2
+		func(int) bool { return false },
+		func(int) bool { return false },
+	}
+	hist := make([]History, len(failing))
+	onset := make([]int64, len(failing))
+	last := make([]Action, len(failing))
+	for n := 1; n <= 5; n++ {
+		now := tableNow.Add(time.Duration(n) * time.Minute)
+		actions := make([]Action, len(failing))
+		onsets := make([]int64, len(failing))
+		next := make([]History, len(failing))
+		for i, f := range failing {
+			in := Input{Outcome: "pass", History: hist[i], Settings: s, Now: now}
+			if f(n) {
+				in.Outcome, in.Reason = "refused", "conn_refused"
+			}
+			d, h := Decide(in)
+			actions[i], next[i] = d.Action, h
+			onsets[i] = Onset(onset[i], last[i], d.Action, int64(n))
+		}
+		v := Fleet(FleetInput{Actions: actions, Onsets: onsets}, DefaultFleetSettings())
+		if v.HeldFleet > 0 {
+			t.Fatalf("sweep %d: %v held (onsets %v): %s", n, v.Actions, onsets, v.Why)
+		}
+		if n >= 2 && v.Actions[1] != Redeploy {
+			t.Errorf("sweep %d: the new outage is %s, want redeploy", n, v.Actions[1])
+		}
+		copy(hist, next)
+		copy(onset, onsets)
+		copy(last, v.Actions)
+	}
+	if onset[0] != OnsetJudged {
+		t.Errorf("the target redeployed alone has onset %d, want OnsetJudged", onset[0])
 	}
 }

@@ -266,6 +266,11 @@ func Decide(in Input) (Decision, History) {
 		past = fmt.Sprintf("past the %s grace window (age %s)", dur(s.Grace), dur(age))
 	}
 	count := fmt.Sprintf("%d of %s in a row", h.Streak, output.Plural(s.FailureThreshold, "decisive failure"))
+	if h.Streak > s.FailureThreshold {
+		// Past the threshold (redeploys the fleet rule held, or a threshold
+		// lowered between runs): "3 of 1" would read as a contradiction.
+		count = fmt.Sprintf("%s in a row (threshold %d)", output.Plural(h.Streak, "decisive failure"), s.FailureThreshold)
+	}
 	if h.Streak < s.FailureThreshold {
 		return Decision{Action: IgnoreBlip,
 			Why: fmt.Sprintf("%s, %s, %s: one failure is not an outage, ignore it", what, past, count)}, h

@@ -121,6 +121,14 @@ func TestDecide(t *testing.T) {
 			after:   policy.History{StartedAt: ago(time.Second)},
 		},
 
+		{
+			name: "a streak past the threshold (held by the fleet rule) says so, never 3 of 1", outcome: classify.Refused,
+			history: policy.History{StartedAt: ago(time.Hour), Streak: 2},
+			want:    policy.Redeploy,
+			after:   policy.History{StartedAt: now, RecoveryPending: true},
+			why:     []string{"3 decisive failures in a row (threshold 1): enqueue a redeploy"},
+		},
+
 		// Rule 2: tls.
 		{
 			name: "tls is pending and starts the tls clock", outcome: classify.TLS,

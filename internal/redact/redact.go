@@ -40,8 +40,15 @@ type Redactor struct {
 	// text finds secrets by their shape in free text (error text quotes
 	// what a server sent: a malformed header line, a Location that does
 	// not parse): a secret parameter after ?, &, # or ;, userinfo before
-	// a host, the value of a secret header line.
-	text *regexp.Regexp
+	// a host, the value of a secret header line. Compiled on first use:
+	// most text a probe redacts (its own URL, a refusal) cannot hold a
+	// secret by shape, and compiling costs every start ~0.1 ms.
+	text func() *regexp.Regexp
+	// lowerHeaders are the secret header names lowercased, for the quick
+	// check that text holds none of them; asciiHeaders says every name is
+	// ASCII (else the check is skipped: case folding is Unicode's).
+	lowerHeaders []string
+	asciiHeaders bool
 
 	mu      sync.RWMutex
 	secrets []string
@@ -56,8 +63,61 @@ func NewRedactor(extraHeaders, extraParams []string) *Redactor {
 	for _, p := range append(append([]string(nil), DefaultSecretParams...), extraParams...) {
 		r.params[strings.ToLower(strings.TrimSpace(p))] = true
 	}
-	r.text = shapeRegexp(r.params, r.headers)
+	r.asciiHeaders = true
+	for _, h := range append(append([]string(nil), r.headers...), "Set-Cookie") {
+		r.lowerHeaders = append(r.lowerHeaders, strings.ToLower(h))
+		r.asciiHeaders = r.asciiHeaders && isASCII(h)
+	}
+	r.text = sync.OnceValue(func() *regexp.Regexp { return shapeRegexp(r.params, r.headers) })
 	return r
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// mayHoldShape reports whether s can hold a secret by its shape: userinfo
+// needs an @, a secret parameter an =, a secret header line one of the
+// names and a colon. When it says false the shape pattern cannot match, so
+// the common text (a URL without userinfo or query) skips the pattern. Any
+// byte past ASCII sends s to the pattern: under (?i) some non-ASCII
+// letters fold to ASCII ones (the Kelvin sign to k).
+func (r *Redactor) mayHoldShape(s string) bool {
+	if strings.ContainsAny(s, "@=") || !r.asciiHeaders || !isASCII(s) {
+		return true
+	}
+	if strings.IndexByte(s, ':') < 0 {
+		return false
+	}
+	for _, h := range r.lowerHeaders {
+		if containsFoldASCII(s, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether lower (ASCII, lowercase) occurs in the
+// ASCII text s, ignoring case.
+func containsFoldASCII(s, lower string) bool {
+	if lower == "" {
+		return true
+	}
+	c0 := lower[0]
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if s[i]|0x20 != c0|0x20 {
+			continue
+		}
+		if strings.EqualFold(s[i:i+len(lower)], lower) {
+			return true
+		}
+	}
+	return false
 }
 
 // shapes caches the compiled shape patterns by their names: a watch builds
@@ -71,12 +131,13 @@ func shapeRegexp(params map[string]bool, hdrs []string) *regexp.Regexp {
 	var names, headers []string
 	for p := range params {
 		if p != "" {
-			names = append(names, regexp.QuoteMeta(p))
+			// Invalid UTF-8 in a name would not compile.
+			names = append(names, regexp.QuoteMeta(strings.ToValidUTF8(p, "\uFFFD")))
 		}
 	}
 	for _, h := range append(append([]string(nil), hdrs...), "Set-Cookie") {
 		if h != "" {
-			headers = append(headers, regexp.QuoteMeta(h))
+			headers = append(headers, regexp.QuoteMeta(strings.ToValidUTF8(h, "\uFFFD")))
 		}
 	}
 	slices.Sort(names)
@@ -228,11 +289,12 @@ func replaceFold(s string, secrets []string) string {
 // shapes masks secrets recognised by their shape rather than their value:
 // those a server sent, which no flag registered.
 func (r *Redactor) byShape(s string) string {
-	if r.text == nil || !strings.ContainsAny(s, "@=:") {
+	if r.text == nil || !strings.ContainsAny(s, "@=:") || !r.mayHoldShape(s) {
 		return s
 	}
-	return r.text.ReplaceAllStringFunc(s, func(m string) string {
-		sub := r.text.FindStringSubmatch(m)
+	re := r.text()
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		sub := re.FindStringSubmatch(m)
 		for _, keep := range sub[1:] {
 			if keep != "" {
 				if strings.HasSuffix(keep, "://") {

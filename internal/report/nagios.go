@@ -214,12 +214,12 @@ func Nagios(results []probe.Result, th NagiosThresholds) (string, int) {
 				}
 			}
 		}
-		switch worst {
-		case exitcode.NagiosOK:
+		// Counted by the worst state's name, never "failed": a 404 beside
+		// a refused URL is a WARNING that failed too, and "1 of 3 failed"
+		// above its own WARNING line would contradict it.
+		if worst == exitcode.NagiosOK {
 			fmt.Fprintf(&b, "%d of %d ok", n, len(results))
-		case exitcode.NagiosCritical:
-			fmt.Fprintf(&b, "%d of %d failed: %s", n, len(results), lines[first])
-		default:
+		} else {
 			fmt.Fprintf(&b, "%d of %d %s: %s", n, len(results), strings.ToLower(nagiosNames[worst]), lines[first])
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// ResultJSON is one probe result as JSON (SPEC.md §9). Fields a probe did
+// ResultJSON is one probe result as JSON (public names: added, never renamed). Fields a probe did
 // not reach are absent, never zero.
 type ResultJSON struct {
 	SchemaVersion int                 `json:"schema_version"`
@@ -93,6 +93,16 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForOutcome(a.Outcome)))
 	}
 	return j
+}
+
+// FoldAddresses applies a command's --exit-1 decision (fold) to the
+// per-address exit codes of --all-addresses, as to the run's own: with
+// --exit-1 every command's JSON says 1 for each failed address, never 5
+// in one command and 1 in another.
+func (j *ResultJSON) FoldAddresses(fold func(int) int) {
+	for i := range j.Addresses {
+		j.Addresses[i].ExitCode = fold(j.Addresses[i].ExitCode)
+	}
 }
 
 // ms is a duration in fractional milliseconds, to the microsecond.

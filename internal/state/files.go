@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/inputfile"
 )
 
 // Resolve returns the file a path names after following symlinks, so an
@@ -71,8 +73,8 @@ func CheckWritable(name string) error {
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Stat(real); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory", real)
+	if err := checkRegular(real); err != nil {
+		return err
 	}
 	dir := filepath.Dir(real)
 	fi, err := os.Stat(dir)
@@ -88,6 +90,21 @@ func CheckWritable(name string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// checkRegular refuses a file that exists and is not a regular file: the
+// atomic replace (a rename over it) would put a regular file where a
+// device, a FIFO or a socket was — run as root, --prom-file /dev/null would
+// replace /dev/null for the whole machine.
+func checkRegular(real string) error {
+	fi, err := os.Stat(real)
+	switch {
+	case err != nil || fi.Mode().IsRegular():
+		return nil
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory", real)
+	}
+	return fmt.Errorf("%s is %s, not a regular file (it would be replaced by one)", real, inputfile.What(fi.Mode()))
 }
 
 // unwrapPath drops the temporary name from a *PathError: the user never

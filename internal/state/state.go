@@ -15,6 +15,7 @@
 package state
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -143,7 +144,7 @@ func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, 
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, err
 		}
-		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), err)}
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(real), unwrapPath(err))}
 	}
 	s := &Store{path: real, lock: lk}
 	f, err := Read(real)
@@ -300,16 +301,67 @@ func (s *Store) Save(f *File) error {
 		t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
 		f.Targets[name] = t
 	}
-	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error {
-		// As json.MarshalIndent and a newline, with C1 controls, bidi
-		// overrides and the BOM in target names escaped as \u009b: the
-		// file is read by people (cat, less) too.
-		return output.JSONIndent(w, f, " ")
-	})
+	// As json.MarshalIndent and a newline, with C1 controls, bidi overrides
+	// and the BOM in target names escaped as \u009b: the file is read by
+	// people (cat, less) too.
+	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error { return encode(w, f) })
 	if err != nil {
 		return &Error{Path: s.path, Err: err}
 	}
 	return nil
+}
+
+// encode writes f as output.JSONIndent(w, f, " ") does, byte for byte, but
+// one target at a time: that builds the whole document in memory, then its
+// indented copy (~45 MB at 100,000 targets), where this holds one entry's.
+// The escaping of terminal-active characters works rune by rune, so it is
+// the same applied to each complete key and entry.
+func encode(w io.Writer, f *File) error {
+	head := *f
+	head.Targets = map[string]Entry{}
+	var hb bytes.Buffer
+	err := output.JSONIndent(&hb, &head, " ")
+	// The document ends with the (empty) targets: the entries go there.
+	const tail = "{}\n}\n"
+	if err != nil || f.Targets == nil || !bytes.HasSuffix(hb.Bytes(), []byte(tail)) {
+		return output.JSONIndent(w, f, " ")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(hb.Bytes()[:hb.Len()-len(tail)])
+	if len(f.Targets) == 0 {
+		bw.WriteString(tail)
+		return bw.Flush()
+	}
+	names := make([]string, 0, len(f.Targets))
+	for name := range f.Targets {
+		names = append(names, name)
+	}
+	sort.Strings(names) // encoding/json's order of map keys
+	var buf bytes.Buffer
+	keys := json.NewEncoder(&buf)
+	keys.SetEscapeHTML(false)
+	entries := json.NewEncoder(&buf)
+	entries.SetEscapeHTML(false)
+	entries.SetIndent("  ", " ")
+	bw.WriteByte('{')
+	for i, name := range names {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n  ")
+		buf.Reset()
+		if err := keys.Encode(name); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // the newline Encode adds
+		buf.WriteString(": ")
+		if err := entries.Encode(f.Targets[name]); err != nil {
+			return err
+		}
+		bw.Write(output.JSONEscape(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
+	}
+	bw.WriteString("\n }\n}\n")
+	return bw.Flush()
 }
 
 // saneTime is t, or the zero time when JSON cannot encode it.
@@ -346,6 +398,11 @@ func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) e
 	// A symlink is replaced at its target, never by a regular file.
 	name, err := Resolve(name)
 	if err != nil {
+		return err
+	}
+	// Checked again at every write: a long-running watch outlives the
+	// check made before its first probe.
+	if err := checkRegular(name); err != nil {
 		return err
 	}
 	if err := writeAtomic(name, perm, write); err != nil {

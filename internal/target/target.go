@@ -330,11 +330,14 @@ func hasControl(s string) bool {
 // headersInto reads -H values (and @FILE lists) into the request header,
 // registering secret values with the redactor.
 func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
-	var lines []string
+	// Each line keeps where it came from: a bad line of -H @FILE is named
+	// by the file and its line, not only by the flag.
+	type line struct{ text, src string }
+	var lines []line
 	for _, h := range in.Headers {
 		name, ok := strings.CutPrefix(h, "@")
 		if !ok {
-			lines = append(lines, h)
+			lines = append(lines, line{h, in.SourceOf("header")})
 			continue
 		}
 		b, err := readInput(name, inputfile.Headers)
@@ -342,22 +345,23 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 			return in.bad("header", ptr(h), "%v", err)
 		}
 		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
+		for n := 1; sc.Scan(); n++ {
 			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
-				lines = append(lines, l)
+				lines = append(lines, line{l, fmt.Sprintf("%s %s:%d", in.SourceOf("header"), h, n)})
 			}
 		}
 	}
-	for _, l := range lines {
+	for _, ln := range lines {
+		l := ln.text
 		name, val, ok := strings.Cut(l, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || !ValidToken(name) {
 			// Never echo the line: it may be "Authorization Bearer x".
-			return in.bad("header", nil, "want 'Name: value', got a header without a colon or with a bad name")
+			return &Error{Source: ln.src, Err: errors.New("want 'Name: value', got a header without a colon or with a bad name")}
 		}
 		val = strings.TrimSpace(val)
 		if hasControl(val) {
-			return in.bad("header", nil, "%s: the value has a control character (a newline?)", name)
+			return &Error{Source: ln.src, Err: fmt.Errorf("%s: the value has a control character (a newline?)", name)}
 		}
 		if red.IsSecretHeader(name) {
 			red.AddSecret(val)
@@ -367,7 +371,7 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 		}
 		if strings.EqualFold(name, "Host") {
 			if !httpguts.ValidHostHeader(val) || val == "" {
-				return in.bad("header", nil, "Host: %q is not a valid host", val)
+				return &Error{Source: ln.src, Err: fmt.Errorf("Host: %q is not a valid host", val)}
 			}
 			o.Host = val
 			continue

@@ -1,5 +1,5 @@
 // Package wait polls health endpoints until they pass (healthctl
-// wait-healthy, SPEC.md §5): the first probe at once, then one probe per
+// wait-healthy): the first probe at once, then one probe per
 // interval, start to start, while a server answers anything; fast re-probes
 // only while nothing listens; a ceiling after which it gives up (or fails
 // open). It never prints: progress goes to an Observer, the outcome is the
@@ -23,7 +23,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// Defaults of the loop (SPEC.md §5, seeds/000's 500 ms poll and 30 s ceiling).
+// Defaults of the loop: a 500 ms poll and a 30 s ceiling, a CI gate's numbers.
 const (
 	DefaultInterval  = 500 * time.Millisecond
 	DefaultTimeout   = 30 * time.Second
@@ -38,8 +38,8 @@ const (
 // starts listening that a gate wants to catch.
 const RefusedRetry = 50 * time.Millisecond
 
-// The counters of one wait (SPEC.md §5): Started once, then exactly one of
-// the others. With them, seeds/000's alarm
+// The counters of one wait: Started once, then exactly one of
+// the others. With them, the alarm
 // rate(fail_open) / rate(started) > 0.1 means what it says.
 const (
 	MetricStarted  = "probe.started"

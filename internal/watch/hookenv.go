@@ -8,7 +8,7 @@ import (
 )
 
 // hookEnviron is the --on-redeploy hook's whole environment: healthctl's own
-// minus its credentials, then the decision (SPEC §6). The hook inherits the
+// minus its credentials, then the decision. The hook inherits the
 // rest (PATH, HOME, KUBECONFIG, the cloud's variables: what a redeploy
 // command needs), but never:
 //   - any HEALTHCTL_* variable (HEALTHCTL_USER, HEALTHCTL_HEADER,

@@ -64,15 +64,16 @@ func concurrencyFor(nofile uint64) int {
 
 // MemoryLimit is the Go runtime's soft memory limit for one sweep (--once)
 // over n targets, set unless GOMEMLIMIT is. A sweep's live heap is ~8 MiB of
-// probes in flight plus ~1.7 KiB per target, and GOGC alone lets the heap
-// grow to twice that: 10,000 targets peaked at 63-65 MiB RSS, at the edge of
-// SPEC.md §10's 64 MiB. The limit holds the runtime near 52 MiB up to
-// 10,000 targets (measured: 55-56 MiB RSS, ~3 % more CPU, the wall time
-// within noise); past that it grows by 3.5 KiB a target, GOGC's own
-// headroom, so a bigger fleet does not make the collector run harder (at
-// 30,000 targets a tighter limit cost 12 % CPU). It is soft: past it the
-// runtime collects harder, it never fails an allocation.
+// probes in flight plus ~1.6 KiB per target (its result, decision and state,
+// kept until the sweep is printed), and GOGC alone lets the heap grow to
+// twice that: 10,000 targets peaked at 63-65 MiB RSS, at the edge of the
+// 64 MiB budget, and 100,000 at 374 MiB. The limit holds the runtime near
+// 52 MiB up to 10,000 targets (measured: 55-56 MiB RSS, ~3 % more CPU);
+// past that it grows by 1.9 KiB a target, which keeps 100,000 targets at
+// ~230 MiB RSS (budget 256 MiB) for ~25 % more collector work than GOGC's
+// own headroom (3.5 KiB a target) gave. It is soft: past it the runtime
+// collects harder, it never fails an allocation.
 func MemoryLimit(n int) int64 {
-	const base, upTo, perTarget = 52 << 20, 10000, 3584
+	const base, upTo, perTarget = 52 << 20, 10000, 1946
 	return base + int64(max(0, n-upTo))*perTarget
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,9 +136,16 @@ func Source(file string, t *FileEntry, key string) string {
 func ReadTargets(path string) ([]FileEntry, error) {
 	data, err := inputfile.Read(path, inputfile.Targets)
 	if err != nil {
+		// The error without the path (TargetsError names the file once):
+		// "targets.yaml: no such file or directory", not "targets.yaml:
+		// open targets.yaml: no such file or directory".
 		var ie *inputfile.Error
-		if errors.As(err, &ie) {
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &ie):
 			err = ie.Err
+		case errors.As(err, &pe):
+			err = pe.Err
 		}
 		return nil, &TargetsError{File: path, Err: err}
 	}

@@ -100,7 +100,7 @@ func TestMemoryLimit(t *testing.T) {
 	for _, tc := range []struct {
 		n    int
 		want int64
-	}{{0, 52 << 20}, {10000, 52 << 20}, {30000, 52<<20 + 20000*3584}} {
+	}{{0, 52 << 20}, {10000, 52 << 20}, {30000, 52<<20 + 20000*1946}, {100000, 52<<20 + 90000*1946}} {
 		if got := MemoryLimit(tc.n); got != tc.want {
 			t.Errorf("MemoryLimit(%d) = %d, want %d", tc.n, got, tc.want)
 		}

@@ -1,5 +1,5 @@
 // Package watch sweeps many targets concurrently on a cadence and applies
-// the reconciler's policy to each with its history (SPEC.md §6, seeds/004).
+// the reconciler's policy to each with its history.
 //
 // A sweep marks every target it will probe as in flight before it starts; a
 // target whose previous probe is still running is skipped and counted, never
@@ -21,7 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/state"
 )
 
-// DefaultInterval is the cadence of seeds/004's reconciler.
+// DefaultInterval is the reconciler's cadence: a sweep a minute.
 const DefaultInterval = 60 * time.Second
 
 // Endpoint is one thing watch probes (a target of the targets file or a
@@ -54,7 +54,7 @@ type Config struct {
 	Targets  []*Endpoint
 	Settings policy.Settings
 	// Fleet is the fleet rule, applied to each sweep after every target's
-	// decision (SPEC.md §4).
+	// decision (the policy's rule order).
 	Fleet policy.FleetSettings
 	// Concurrency bounds the probes in flight at once, across sweeps.
 	Concurrency int
@@ -226,6 +226,16 @@ func (w *Watcher) State() *state.File {
 	return c
 }
 
+// FinalState returns the state itself, not a copy, stamped as State's is:
+// for a run whose sweeps, probes and hooks have all ended (--once), which
+// must start no other sweep while it uses the state.
+func (w *Watcher) FinalState() *state.File {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.st.SchemaVersion, w.st.Saved, w.st.Sweeps = state.SchemaVersion, w.cfg.Now(), w.sweeps.Load()
+	return w.st
+}
+
 // Sweep probes every target not still in flight, under the concurrency
 // bound, decides each, applies the fleet rule to the whole sweep, runs the
 // hooks of the redeploys that stand, and returns when all its probes and
@@ -341,6 +351,11 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	}
 	if r.Started.IsZero() {
 		r.Started = w.cfg.Now()
+	}
+	if r.URL == t.URL {
+		// The same text: keep one copy (a big fleet's results are kept
+		// until the sweep is printed).
+		r.URL = t.URL
 	}
 	it.Result = r
 

@@ -4,10 +4,16 @@
 // macOS, absent on Windows); the benchmarks are measured on Linux.
 
 // Command benchwatch measures one `healthctl watch --once` sweep over many
-// loopback targets: it serves 200 on one loopback port (every target has its
-// own name and path), writes a targets file, runs the sweep, and reports the
-// wall time and the peak RSS of the healthctl process. It stops by itself:
-// each run is bounded by -timeout. scripts/bench-watch.sh runs it.
+// loopback targets: it serves 200 on one loopback port (or uses -server's,
+// e.g. nginx), writes a targets file (every target its own name and path;
+// with -spread each its own address of 127.0.0.0/8), runs the sweep, and
+// reports the wall time, CPU time and peak RSS of the healthctl process,
+// the sweep's own duration and, with -state/-prom, how long the state file
+// and the textfile took to write (the sweep line's state_write_ms and
+// metrics_write_ms) and their sizes. With -ab it runs `ab -n N -c 64`
+// against the same server in the same runs, alternating, and prints the
+// ratio. It stops by itself: each run is bounded by -timeout.
+// scripts/bench-watch.sh and scripts/bench-watch-100k.sh run it.
 package main
 
 import (
@@ -33,20 +39,34 @@ func main() {
 	runs := flag.Int("runs", 3, "sweeps per count (the median is reported)")
 	timeout := flag.Duration("timeout", 60*time.Second, "limit of one sweep")
 	extra := flag.String("args", "", "extra watch arguments (space separated)")
+	server := flag.String("server", "", "host:port of a server answering 200 on every path (default: one of our own on 127.0.0.1)")
+	spread := flag.Bool("spread", false, "give each target its own address of 127.0.0.0/8 (the server must listen on all of them)")
+	withState := flag.Bool("state", false, "run with --state and --prom-file, and report their write times and sizes")
+	ab := flag.Bool("ab", false, "also run `ab -n N -c 64` against the server in the same runs (alternating) and print the ratio")
 	flag.Parse()
 
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		fail(err)
+	hostport := *server
+	if hostport == "" {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			fail(err)
+		}
+		var served atomic.Int64
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			served.Add(1)
+			w.Write([]byte("ok\n"))
+		}), ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(l)
+		defer srv.Close()
+		hostport = l.Addr().String()
 	}
-	var served atomic.Int64
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		w.Write([]byte("ok\n"))
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(l)
-	defer srv.Close()
-	base := "http://" + l.Addr().String()
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		fail(fmt.Errorf("-server %q: %v", hostport, err))
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		fail(fmt.Errorf("-server %q: loopback addresses only", hostport))
+	}
 
 	dir, err := os.MkdirTemp("", "benchwatch")
 	if err != nil {
@@ -59,21 +79,43 @@ func main() {
 			fail(fmt.Errorf("-n: bad count %q", c))
 		}
 		file := filepath.Join(dir, fmt.Sprintf("targets-%d.yaml", n))
-		writeTargets(file, base, n)
+		writeTargets(file, host, port, n, *spread)
 		// With several binaries (-bin a,b), runs alternate between them so
 		// the machine's drift hits all alike.
 		bins := strings.Split(*bin, ",")
 		res := make([][]result, len(bins))
-		for range *runs {
+		var abs []result
+		for run := range *runs {
 			for b, path := range bins {
-				r, err := sweep(path, file, *timeout, strings.Fields(*extra))
+				args := strings.Fields(*extra)
+				if *withState {
+					st := filepath.Join(dir, fmt.Sprintf("state-%d-%d.json", b, run))
+					args = append(args, "--state", st, "--prom-file", filepath.Join(dir, fmt.Sprintf("metrics-%d-%d.prom", b, run)))
+				}
+				r, err := sweep(path, file, *timeout, args)
 				if err != nil {
 					fail(err)
 				}
 				if r.pass != n {
 					fail(fmt.Errorf("%s, %d targets: %d passed", path, n, r.pass))
 				}
+				if *withState {
+					st, prom := filepath.Join(dir, fmt.Sprintf("state-%d-%d.json", b, run)), filepath.Join(dir, fmt.Sprintf("metrics-%d-%d.prom", b, run))
+					if err := whole(st, prom, n); err != nil {
+						fail(fmt.Errorf("%s, %d targets: %v", path, n, err))
+					}
+					r.stateSize, r.promSize = size(st), size(prom)
+					os.Remove(st)
+					os.Remove(prom)
+				}
 				res[b] = append(res[b], r)
+			}
+			if *ab {
+				r, err := runAB(n, "http://"+hostport+"/ab/health", *timeout)
+				if err != nil {
+					fail(err)
+				}
+				abs = append(abs, r)
 			}
 		}
 		for b, rs := range res {
@@ -92,11 +134,88 @@ func main() {
 				median(walls), mib(medianInt(rss)), *runs, list(walls, rss))
 			fmt.Printf("%6s          healthctl CPU (user+sys) %s, the sweep itself (duration_ms) %s (medians)\n", "",
 				median(cpus), median(sweeps))
+			if *withState {
+				var sw, mw []time.Duration
+				for _, r := range rs {
+					sw, mw = append(sw, r.stateWrite), append(mw, r.promWrite)
+				}
+				fmt.Printf("%6s          --state written in %s (%.1f MB), --prom-file in %s (%.1f MB) (medians; atomic: temp file, fsync, rename)\n", "",
+					median(sw), float64(rs[0].stateSize)/1e6, median(mw), float64(rs[0].promSize)/1e6)
+			}
+			if len(abs) > 0 {
+				var aw, ac []time.Duration
+				for _, r := range abs {
+					aw, ac = append(aw, r.wall), append(ac, r.cpu)
+				}
+				fmt.Printf("%6s          ab -n %d -c 64, same server, same runs: wall %s, CPU %s; healthctl/ab: wall %.2fx, CPU %.2fx (medians)\n", "",
+					n, median(aw), median(ac), float64(medianD(walls))/float64(medianD(aw)), float64(medianD(cpus))/float64(medianD(ac)))
+			}
 		}
 	}
 }
 
-func writeTargets(file, base string, n int) {
+// runAB runs ab over n fresh connections (no -k), 64 at a time, and
+// measures it as a sweep is measured.
+func runAB(n int, url string, timeout time.Duration) (result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ab", "-q", "-n", fmt.Sprint(n), "-c", "64", url)
+	out, err := os.CreateTemp("", "benchwatch-ab")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("ab: %v", err)
+	}
+	wall := time.Since(start)
+	text, _ := os.ReadFile(out.Name())
+	if !strings.Contains(string(text), "Failed requests:        0") {
+		return result{}, fmt.Errorf("ab: some requests failed:\n%s", text)
+	}
+	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+}
+
+// whole checks that the state file holds n targets and the textfile n
+// probe_success samples and ends with a newline.
+func whole(state, prom string, n int) error {
+	data, err := os.ReadFile(state)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Targets map[string]json.RawMessage `json:"targets"`
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("state file: %v", err)
+	}
+	if len(st.Targets) != n {
+		return fmt.Errorf("state file: %d targets, want %d", len(st.Targets), n)
+	}
+	if data, err = os.ReadFile(prom); err != nil {
+		return err
+	}
+	if got := strings.Count(string(data), "\nprobe_success{"); got != n || !strings.HasSuffix(string(data), "\n") {
+		return fmt.Errorf("textfile: %d probe_success samples, want %d", got, n)
+	}
+	return nil
+}
+
+func size(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// writeTargets writes n targets at host:port, or with spread each at its
+// own address 127.B.C.D (D 1..254, C 1..254, B from 1): 64,516 addresses
+// per B.
+func writeTargets(file, host, port string, n int, spread bool) {
 	f, err := os.Create(file)
 	if err != nil {
 		fail(err)
@@ -104,7 +223,11 @@ func writeTargets(file, base string, n int) {
 	w := bufio.NewWriter(f)
 	w.WriteString("targets:\n")
 	for i := range n {
-		fmt.Fprintf(w, "  - name: env-%d\n    url: %s/env/%d/health\n", i, base, i)
+		h := host
+		if spread {
+			h = fmt.Sprintf("127.%d.%d.%d", 1+i/(254*254), 1+(i/254)%254, 1+i%254)
+		}
+		fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, net.JoinHostPort(h, port), i)
 	}
 	if err := w.Flush(); err != nil {
 		fail(err)
@@ -115,9 +238,11 @@ func writeTargets(file, base string, n int) {
 // result is one sweep as measured from outside (wall, CPU, peak RSS in KiB)
 // and as the sweep line reports it (its own duration, the targets passed).
 type result struct {
-	wall, cpu, sweep time.Duration
-	maxrss           int64
-	pass             int
+	wall, cpu, sweep      time.Duration
+	stateWrite, promWrite time.Duration
+	maxrss                int64
+	pass                  int
+	stateSize, promSize   int64
 }
 
 // sweep runs one --once sweep and measures it.
@@ -152,8 +277,10 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var last struct {
 		Sweep struct {
-			Pass       int     `json:"pass"`
-			DurationMS float64 `json:"duration_ms"`
+			Pass           int     `json:"pass"`
+			DurationMS     float64 `json:"duration_ms"`
+			StateWriteMS   float64 `json:"state_write_ms"`
+			MetricsWriteMS float64 `json:"metrics_write_ms"`
 		} `json:"sweep"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
@@ -161,7 +288,9 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	}
 	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
 		sweep: time.Duration(last.Sweep.DurationMS * float64(time.Millisecond)), maxrss: ru.Maxrss,
-		pass: last.Sweep.Pass}, nil
+		stateWrite: time.Duration(last.Sweep.StateWriteMS * float64(time.Millisecond)),
+		promWrite:  time.Duration(last.Sweep.MetricsWriteMS * float64(time.Millisecond)),
+		pass:       last.Sweep.Pass}, nil
 }
 
 func median(d []time.Duration) string {
@@ -174,6 +303,18 @@ func median(d []time.Duration) string {
 		}
 	}
 	return s[len(s)/2].Round(time.Millisecond).String()
+}
+
+func medianD(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
 }
 
 func medianInt(v []int64) int64 {

@@ -217,11 +217,9 @@ func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) e
 	s := f.Streams
 	if f.JSON() {
 		j := report.NewResultJSON(r, d, code)
-		for i := range j.Addresses {
-			// --all-addresses: each address's code, as the run's, is
-			// the one --exit-1 decides.
-			j.Addresses[i].ExitCode = f.ExitCode(j.Addresses[i].ExitCode)
-		}
+		// --all-addresses: each address's code, as the run's, is the
+		// one --exit-1 decides.
+		j.FoldAddresses(f.ExitCode)
 		return output.JSONLine(s.Out, j)
 	}
 	if f.Global.Quiet {

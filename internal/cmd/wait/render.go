@@ -17,7 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/wait"
 )
 
-// waitJSON is wait-healthy's final object (SPEC.md §9): it adds healthy,
+// waitJSON is wait-healthy's final object: it adds healthy,
 // fail_open, bypassed, attempts, elapsed_ms and last (the last completed
 // probe per URL, in argument order; null for a URL none completed for).
 type waitJSON struct {
@@ -50,6 +50,11 @@ func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classif
 			continue
 		}
 		r := report.NewResultJSON(*t.Last, nil, exitCode(t.Last.Outcome))
+		// --all-addresses: each address's code as --exit-1 decides it,
+		// as probe's and watch's JSON say.
+		for i := range r.Addresses {
+			r.Addresses[i].ExitCode = exitCode(t.Last.Addresses[i].Outcome)
+		}
 		j.Last = append(j.Last, &r)
 	}
 	return j

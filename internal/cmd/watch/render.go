@@ -7,12 +7,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -20,7 +22,7 @@ import (
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-// watchJSON is one target in one sweep: the probe result (SPEC.md §9) with
+// watchJSON is one target in one sweep: the probe result with
 // its target name and decision, the streak after it, whether it is a
 // transition, and the hook run, if any.
 type watchJSON struct {
@@ -30,13 +32,17 @@ type watchJSON struct {
 	Hook       *watch.HookResult `json:"hook,omitempty"`
 }
 
-// newWatchJSON converts one probed item; exitCode maps its outcome.
-func newWatchJSON(it *watch.Item, exitCode int) watchJSON {
+// newWatchJSON converts one probed item; fold is the --exit-1 decision
+// applied to its outcome's exit code (and to each address's).
+func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 	d := it.Decision
-	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, exitCode), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
-	// A targets file's name and a hook's output are shown escaped, in
-	// JSON as in the table: neither can forge a line or move a cursor.
-	j.Target = output.Untrusted(it.Endpoint.Name)
+	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, fold(exitcode.ForOutcome(it.Result.Outcome))), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
+	j.FoldAddresses(fold)
+	// The name as it is: it is the target's identity, the state file's key
+	// (JSON both), so it must read back as the same string; the JSON
+	// encoder writes every terminal-active character of it as \uXXXX. A
+	// hook's output is only shown: escaped as in the table, lines kept.
+	j.Target = it.Endpoint.Name
 	if it.Hook != nil && it.Hook.Output != "" {
 		h := *it.Hook
 		lines := strings.Split(h.Output, "\n") // lines stay lines
@@ -82,6 +88,11 @@ type sweepSummary struct {
 	HoldWhy     string `json:"hold_why,omitempty"`
 	Interrupted bool   `json:"interrupted"`
 	Shard       string `json:"shard,omitempty"`
+	// StateWriteMS and MetricsWriteMS are how long writing --state and
+	// --prom-file took (encoding, fsync and rename), when written: at a big
+	// fleet's size they are a sweep's cost of their own.
+	StateWriteMS   *float64 `json:"state_write_ms,omitempty"`
+	MetricsWriteMS *float64 `json:"metrics_write_ms,omitempty"`
 	// ExitCode (--once) is the code the run exits with: 0, 8 redeploy, 9
 	// held by the fleet rule, 74 the state or metrics not written, 130
 	// interrupted (143 after SIGTERM is decided by the root), 1 for any of
@@ -210,13 +221,14 @@ func shorten(name string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+// Compiled on first use: package initialisation is paid by every start.
+var ansi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
 
 // tableWidth is the widest line of a rendered table, in characters on the
 // screen (colour codes take none).
 func tableWidth(s string) int {
 	widest := 0
-	for _, l := range strings.Split(ansi.ReplaceAllString(s, ""), "\n") {
+	for _, l := range strings.Split(ansi().ReplaceAllString(s, ""), "\n") {
 		widest = max(widest, utf8.RuneCountInString(l))
 	}
 	return widest

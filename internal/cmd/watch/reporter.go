@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
@@ -37,13 +38,21 @@ type watchReporter struct {
 	redeploys int
 	// saveMu serialises state saves: after a sweep, and before its hooks.
 	saveMu sync.Mutex
+	// stateWrite and metricsWrite are how long the last sweep's files took
+	// to write (0: not written), for its JSON line.
+	stateWrite, metricsWrite time.Duration
 }
 
 // save writes the watcher's current state to the state file.
 func (r *watchReporter) save() error {
+	return r.saveState(r.w.State())
+}
+
+// saveState writes st to the state file.
+func (r *watchReporter) saveState(st *statestore.File) error {
 	r.saveMu.Lock()
 	defer r.saveMu.Unlock()
-	return r.store.Save(r.w.State())
+	return r.store.Save(st)
 }
 
 // report handles one finished sweep; its error is a state or metrics file
@@ -72,18 +81,32 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		r.latest = keep
 	}
 	var errs []error
+	var st *statestore.File
+	if r.store != nil || r.metricsOn {
+		if r.opts.Once {
+			// Every probe and hook of the one sweep has ended: the
+			// state itself, not a copy (100,000 targets' state is ~30 MB).
+			st = r.w.FinalState()
+		} else {
+			// One copy for the file and the metrics alike.
+			st = r.w.State()
+		}
+	}
+	r.stateWrite, r.metricsWrite = 0, 0
 	if r.store != nil {
-		if err := r.save(); err != nil {
+		t0 := time.Now()
+		if err := r.saveState(st); err != nil {
 			errs = append(errs, cli.WriteError("", err))
 		}
+		r.stateWrite = max(time.Since(t0), time.Microsecond)
 	}
 	if !r.metricsOn {
 		// Saved first, printed after: the sweep's JSON exit_code is the
 		// process's, also when the state could not be written (74).
 		return r.finish(s, errs)
 	}
-	st := r.w.State()
 	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
+	t0 := time.Now()
 	switch {
 	case r.opts.Listen != "":
 		// /metrics serves the last sweep's bytes.
@@ -105,6 +128,9 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
 		}
 	}
+	if r.opts.PromFile != "" {
+		r.metricsWrite = max(time.Since(t0), time.Microsecond)
+	}
 	return r.finish(s, errs)
 }
 
@@ -113,11 +139,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 	code := exitcode.Pass
 	if r.opts.Once {
-		code = onceCode(s)
-		if len(errs) > 0 {
-			code = exitcode.IOError
-		}
-		code = r.f.ExitCode(code)
+		code = onceCode(r.f, s, r.f.Signal() != nil, r.opts.Exit0, len(errs) > 0)
 	}
 	if err := r.print(s, code); err != nil {
 		errs = append(errs, err)
@@ -139,10 +161,18 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
 				continue
 			}
-			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode(exitcode.ForOutcome(it.Result.Outcome))))
+			_ = output.JSONLine(out, newWatchJSON(it, r.f.ExitCode))
 		}
 		if !quiet {
 			j := newSweepJSON(s, r.shard)
+			if r.stateWrite > 0 {
+				ms := output.JSONMillis(r.stateWrite)
+				j.Sweep.StateWriteMS = &ms
+			}
+			if r.metricsWrite > 0 {
+				ms := output.JSONMillis(r.metricsWrite)
+				j.Sweep.MetricsWriteMS = &ms
+			}
 			if r.opts.Once {
 				j.Sweep.ExitCode = &code
 			}

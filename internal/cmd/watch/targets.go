@@ -1,14 +1,26 @@
 package watchcmd
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
+
+// countTargets is about how many targets the file holds (its name: keys),
+// 0 when it cannot be read (reading it for real then says why).
+func countTargets(path string) int {
+	data, err := inputfile.Read(path, inputfile.Targets)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte("name:"))
+}
 
 // watchTargets builds the targets of the URL arguments and the targets file,
 // with every option validated before anything is probed.
@@ -83,12 +95,25 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 				return nil, cli.UsageError(err)
 			}
 			t.Options, t.URL = o, o.Redactor.URL(o.URL)
+			if t.URL == raw {
+				t.URL = raw // one copy of the text, the file's
+			}
 			if shared {
 				// A shared template's options are a copy of the template's
 				// with this URL: made again for each probe (checked just
-				// now), so 10,000 targets do not keep 10,000 copies.
+				// now), so 10,000 targets do not keep 10,000 copies. The
+				// URL's source is named again only if it fails, which it
+				// did not just now: an entry keeps its line, not the text.
 				t.Options = nil
-				t.Build = func() (*probe.Options, error) { return tmpl.ForURLFrom(raw, src) }
+				file, name, line := opts.TargetsFile, ft.Name, ft.URLLine
+				t.Build = func() (*probe.Options, error) {
+					o, err := tmpl.ForURLFrom(raw, "")
+					if err != nil {
+						ent := watch.FileEntry{Name: name, URLLine: line}
+						o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
+					}
+					return o, err
+				}
 			}
 		}
 		if err := add(t, where); err != nil {

@@ -136,6 +136,15 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	setLimit := opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil
+	if setLimit && opts.TargetsFile != "" {
+		// Reading the targets file is the run's first peak (its YAML tree
+		// is ~1.5 KiB a target, garbage once the targets are built): the
+		// limit is in place before it, from a count of the file's names.
+		if n := countTargets(opts.TargetsFile); n > 0 {
+			f.SetMemoryLimit(watch.MemoryLimit(n + len(opts.URLs)))
+		}
+	}
 	targets, err := watchTargets(f, opts)
 	if err != nil {
 		return err
@@ -147,7 +156,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		}
 	}
 	targets = kept
-	if opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
+	if setLimit {
 		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
 		// included, wins). Not for a long-running watch: its live heap also
 		// holds the served metrics and overlapping sweeps, and a limit sized
@@ -268,31 +277,35 @@ func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 	if err := r.report(s); err != nil {
 		return err
 	}
-	code := onceCode(s)
+	if ctx.Err() != nil {
+		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
+	}
+	return cli.SilentExit(onceCode(f, s, ctx.Err() != nil, exit0, false))
+}
+
+// onceCode is the one decision of a --once run's exit code, which the
+// sweep's JSON exit_code prints and the process exits with: 130/143 when a
+// signal cut it short (by the signal), 74 when the state or metrics could
+// not be written, 8 when a redeploy stands, 9 when the fleet rule held
+// them all, else 0; --exit-0-on-decision turns 8 and 9 into 0 and --exit-1
+// every other failure into 1.
+func onceCode(f *cli.Factory, s *watch.Sweep, cancelled, exit0, ioErr bool) int {
+	code := exitcode.Pass
+	switch {
+	case s.Interrupted || cancelled:
+		return f.ExitCode(f.SignalCode())
+	case ioErr:
+		code = exitcode.IOError
+	case s.Redeploys > 0:
+		code = exitcode.Redeploy
+	case s.HeldFleet > 0 || s.HeldBudget > 0:
+		code = exitcode.Unknown
+	}
 	if exit0 && (code == exitcode.Redeploy || code == exitcode.Unknown) {
 		// The sweep ran: its decisions are in the output and the metrics.
 		code = exitcode.Pass
 	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
-		code = exitcode.SIGINT // the root turns this into 130/143
-	}
-	return cli.SilentExit(f.ExitCode(code))
-}
-
-// onceCode is a --once sweep's exit code: 130 when a signal cut it short
-// (the root makes it 143 after SIGTERM), 8 when a redeploy stands, 9 when
-// the fleet rule held them all, else 0.
-func onceCode(s *watch.Sweep) int {
-	switch {
-	case s.Interrupted:
-		return exitcode.SIGINT
-	case s.Redeploys > 0:
-		return exitcode.Redeploy
-	case s.HeldFleet > 0 || s.HeldBudget > 0:
-		return exitcode.Unknown
-	}
-	return exitcode.Pass
+	return f.ExitCode(code)
 }
 
 // runLoop sweeps on the cadence until a signal, serving /metrics on ln when

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,10 +17,11 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/watch"
 )
 
 // parse runs watch's flag parsing up to runF and returns the options.
-func parse(t *testing.T, args ...string) *Options {
+func parse(t testing.TB, args ...string) *Options {
 	t.Helper()
 	fk := clitest.New(nil, classify.Pass)
 	var got *Options
@@ -124,4 +126,27 @@ func TestWatchRunWriteFailures(t *testing.T) {
 			t.Fatalf("got %v, want a write failure without a usage code", err)
 		}
 	})
+}
+
+// TestOnceMemoryLimitBeforeTheTargetsFile: under --once the soft memory
+// limit is set before the targets file is read (from a count of its names:
+// reading it is the run's first peak) and again for the targets kept.
+func TestOnceMemoryLimitBeforeTheTargetsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	for i := range 10030 {
+		b.WriteString("  - name: t" + strconv.Itoa(i) + "\n    url: http://127.0.0.1:1/\n")
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fk := clitest.New(nil, classify.Pass)
+	var limits []int64
+	fk.F.SetMemoryLimit = func(n int64) int64 { limits = append(limits, n); return 0 }
+	Run(context.Background(), fk.F, parse(t, "--once", "--shard", "0/2", "--targets", file))
+	probed := int64(len(fk.Probed()))
+	if len(limits) != 2 || limits[0] != watch.MemoryLimit(10030) || limits[1] != watch.MemoryLimit(int(probed)) {
+		t.Fatalf("limits %v, want %d then %d", limits, watch.MemoryLimit(10030), watch.MemoryLimit(int(probed)))
+	}
 }

@@ -1,4 +1,4 @@
-package probe
+package grpchealth
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func TestGRPCEncodeRequest(t *testing.T) {
 		{long, append([]byte{0, 0, 0, 0, 203, 0x0a, 0xc8, 0x01}, long...)},
 	}
 	for _, c := range cases {
-		if got := grpcEncodeRequest(c.service); !bytes.Equal(got, c.want) {
+		if got := EncodeRequest(c.service); !bytes.Equal(got, c.want) {
 			t.Errorf("%.20q: got % x, want % x", c.service, got, c.want)
 		}
 	}
@@ -36,15 +36,15 @@ func TestGRPCDecodeResponse(t *testing.T) {
 		want int
 		err  string
 	}{
-		{"empty is UNKNOWN (the default)", nil, GRPCUnknown, ""},
-		{"serving", []byte{0x08, 1}, GRPCServing, ""},
-		{"not serving", []byte{0x08, 2}, GRPCNotServing, ""},
-		{"service unknown", []byte{0x08, 3}, GRPCServiceUnknown, ""},
+		{"empty is UNKNOWN (the default)", nil, Unknown, ""},
+		{"serving", []byte{0x08, 1}, Serving, ""},
+		{"not serving", []byte{0x08, 2}, NotServing, ""},
+		{"service unknown", []byte{0x08, 3}, ServiceUnknown, ""},
 		{"a value from a newer server", []byte{0x08, 7}, 7, ""},
-		{"last occurrence wins", []byte{0x08, 2, 0x08, 1}, GRPCServing, ""},
-		{"unknown varint field skipped", []byte{0x10, 0x96, 0x01, 0x08, 1}, GRPCServing, ""},
-		{"unknown bytes field skipped", []byte{0x12, 2, 'h', 'i', 0x08, 1}, GRPCServing, ""},
-		{"unknown fixed fields skipped", []byte{0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x25, 1, 2, 3, 4, 0x08, 1}, GRPCServing, ""},
+		{"last occurrence wins", []byte{0x08, 2, 0x08, 1}, Serving, ""},
+		{"unknown varint field skipped", []byte{0x10, 0x96, 0x01, 0x08, 1}, Serving, ""},
+		{"unknown bytes field skipped", []byte{0x12, 2, 'h', 'i', 0x08, 1}, Serving, ""},
+		{"unknown fixed fields skipped", []byte{0x19, 1, 2, 3, 4, 5, 6, 7, 8, 0x25, 1, 2, 3, 4, 0x08, 1}, Serving, ""},
 		{"truncated varint", []byte{0x08, 0x80}, 0, "bad varint"},
 		{"truncated bytes field", []byte{0x12, 5, 'h'}, 0, "truncated"},
 		{"truncated fixed64", []byte{0x19, 1}, 0, "truncated"},
@@ -56,7 +56,7 @@ func TestGRPCDecodeResponse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := grpcDecodeResponse(c.msg)
+			got, err := DecodeResponse(c.msg)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want one containing %q", err, c.err)
@@ -89,7 +89,7 @@ func TestGRPCMessages(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			msgs, comp, err := grpcMessages(c.body)
+			msgs, comp, err := Messages(c.body)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want one containing %q", err, c.err)
@@ -119,7 +119,7 @@ func TestGRPCTimeout(t *testing.T) {
 		{100*time.Second + 1, "100001m"},
 	}
 	for _, c := range cases {
-		if got := GRPCTimeout(c.d); got != c.want {
+		if got := Timeout(c.d); got != c.want {
 			t.Errorf("%v: got %s, want %s", c.d, got, c.want)
 		}
 	}
@@ -132,7 +132,7 @@ func TestGRPCUnescapeMessage(t *testing.T) {
 		"bad %zz escape and %4": "bad %zz escape and %4",
 		"%0A%1B[31m":            "\n\x1b[31m", // escaped later, as all server text
 	} {
-		if got := grpcUnescapeMessage(in); got != want {
+		if got := UnescapeMessage(in); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}
@@ -179,7 +179,7 @@ func TestReadGRPC(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := readGRPC(c.r, "")
+			a, err := Read(c.r, "")
 			if err != nil {
 				t.Fatal(err)
 			}

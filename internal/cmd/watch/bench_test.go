@@ -1,0 +1,90 @@
+package watchcmd
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli/clitest"
+	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// BenchmarkWatchOnce is `watch --once --targets FILE --state --prom-file -o
+// json` in-process with the real prober, over WATCH_BENCH_N targets
+// (default 1,000) served by one loopback server: the whole command as the
+// binary runs it (targets file, options per target, sweep, state, metrics,
+// JSON lines), without the process start. Run it with -cpuprofile and
+// -memprofile; WATCH_BENCH_HEAP=FILE also writes the live heap at the
+// moment the last probe returns (every result held), which is what a big
+// sweep's peak is made of.
+func BenchmarkWatchOnce(b *testing.B) {
+	n := 1000
+	if v := os.Getenv("WATCH_BENCH_N"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 200000 {
+			b.Fatalf("WATCH_BENCH_N=%q: want 1..200000", v)
+		}
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(l)
+	defer srv.Close()
+	dir := b.TempDir()
+	file := filepath.Join(dir, "targets.yaml")
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString("targets:\n")
+	for i := range n {
+		fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, l.Addr(), i)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	heap := os.Getenv("WATCH_BENCH_HEAP")
+	b.ReportAllocs()
+	for b.Loop() {
+		os.Remove(filepath.Join(dir, "state.json"))
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.Global.Output = "json"
+		fk.F.Streams.Out = io.Discard
+		var done atomic.Int64
+		fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
+			r := probe.Run(ctx, o)
+			if done.Add(1) == int64(n) && heap != "" {
+				runtime.GC()
+				if hf, err := os.Create(heap); err == nil {
+					pprof.WriteHeapProfile(hf)
+					hf.Close()
+				}
+			}
+			return r
+		}
+		err := Run(context.Background(), fk.F, parse(b, "--once", "--targets", file, "--state", filepath.Join(dir, "state.json"),
+			"--prom-file", filepath.Join(dir, "metrics.prom")))
+		if code := clitest.Code(err); code != exitcode.Pass {
+			b.Fatalf("exit %d: %v; stderr %s", code, err, fk.Err.String())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/target")
+}

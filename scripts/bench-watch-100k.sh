@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# bench-watch-100k.sh — one `healthctl watch --once --state F --prom-file F`
+# over 100,000 targets, each its own address of 127.0.0.0/8 (127.1.1.1 …),
+# under `ulimit -n 1024` (soft and hard: Go cannot raise it), as released
+# (static, stripped): wall time, CPU time (user+sys), peak RSS, the sweep's
+# own duration, and how long the state file and the textfile took to write
+# (atomically) with their sizes. Every target must pass.
+#
+# The server is nginx (one worker) listening on 0.0.0.0:PORT, which Linux
+# answers for every 127/8 address; it allows 127.0.0.0/8 only (anything else
+# gets 403) and stops with the script. Loopback traffic only; bounded
+# (120 s a sweep).
+#
+#   scripts/bench-watch-100k.sh [RUNS] [COUNT]     (default 1 run, 100000)
+#
+# Target (the performance budget): <= 30 s and <= 256 MiB, state and
+# textfile whole.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-1}
+count=${2:-100000}
+command -v nginx >/dev/null || { echo "bench-watch-100k.sh needs nginx (apt-get install nginx-light)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+echo "building release-like binary (CGO_ENABLED=0, -trimpath, -s -w)..."
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
+go build -o "$work/benchwatch" ./scripts/benchwatch
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+daemon off; worker_processes 1; pid $work/nginx.pid; error_log $work/error.log;
+worker_rlimit_nofile 8192;
+events { worker_connections 4096; }
+http { access_log off; server { listen 0.0.0.0:$port backlog=4096; allow 127.0.0.0/8; deny all; location / { return 200 "ok\n"; } } }
+CONF
+nginx -c "$work/nginx.conf" -p "$work" & echo $! > "$work/server.pid"
+for _ in $(seq 100); do curl -sf "http://127.3.4.5:$port/" >/dev/null 2>&1 && break; sleep 0.05; done
+curl -sf "http://127.3.4.5:$port/" >/dev/null || { echo "nginx does not answer 127.3.4.5:$port" >&2; exit 1; }
+echo "server: nginx (1 worker) on 0.0.0.0:$port (127/8 only); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -); each target its own address, so ports are reused across them"
+(
+	ulimit -n 1024
+	echo "ulimit -n: $(ulimit -Sn) soft, $(ulimit -Hn) hard"
+	"$work/benchwatch" -bin "$work/healthctl" -runs "$runs" -n "$count" -server "127.0.0.1:$port" -spread -state -timeout 120s
+)
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "target: <= 30 s and <= 256 MiB, every target classified, state and textfile whole"
