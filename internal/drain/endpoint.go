@@ -46,12 +46,19 @@ func (cfg Config) endpoints() endpoints {
 // the kubelet does), bounded by pollTimeout: its failure carries the
 // probe's classified reason.
 func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
+	return pollWithin(ctx, opts, which, pollTimeout)
+}
+
+// pollWithin is poll with window bounding the answer (the connection is
+// bounded by pollTimeout all the same: one not accepted by then is not
+// answered).
+func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window time.Duration) timedPoll {
 	tp := timedPoll{Poll: Poll{Probe: which}, start: time.Now()}
 	o := *opts
 	o.Follow = 0 // the kubelet's 3xx is an answer
 	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, pollTimeout), pollTimeout)
-	o.ReadTimeout = min(nonZero(o.ReadTimeout, pollTimeout), pollTimeout)
-	o.MaxTime = pollTimeout
+	o.ReadTimeout = min(nonZero(o.ReadTimeout, window), window)
+	o.MaxTime = window
 	o.Expect = expect.Expectations{} // the status is judged here, 200-399
 	res := proberOf(ctx)(ctx, &o)
 	tp.Took = time.Since(tp.start)
@@ -70,6 +77,14 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 	}
 	if res.HTTPStatus != 0 {
 		tp.Status = res.HTTPStatus
+		switch res.Reason {
+		case classify.OK, classify.HTTPStatus, classify.Redirect, classify.ConditionFailed, "":
+		default:
+			// An answer whose body did not arrive whole (shorter than
+			// its Content-Length, no last chunk, a reset or a stall
+			// while reading it): answered, not served.
+			tp.Cut, tp.Err = true, string(res.Reason)
+		}
 		return tp
 	}
 	if s := o.URL.Scheme; (s == "tcp" || s == "tls") && res.Outcome == classify.Pass {

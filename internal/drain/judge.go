@@ -71,6 +71,10 @@ type Poll struct {
 	Err string
 	// Refused says nothing accepted the connection.
 	Refused bool
+	// Cut says an answer came (Status is set) but its body did not arrive
+	// whole: shorter than its Content-Length, a chunked body without its
+	// last chunk, or a reset or timeout while reading it (Err says which).
+	Cut bool
 	// Took is how long the poll ran.
 	Took time.Duration
 	// GRPC is a gRPC health answer ("SERVING", "NOT_SERVING",
@@ -96,7 +100,9 @@ func (p Poll) answered() bool { return p.Status != 0 }
 
 // Request is one slow request on --inflight, started before the signal.
 type Request struct {
-	// End is when it ended, since the signal (negative: before it).
+	// Made is when its connection attempt started, End when it ended,
+	// both since the signal (negative: before it).
+	Made   time.Duration
 	End    time.Duration
 	Status int
 	// Complete says the body was read to its end without an error: as long
@@ -177,6 +183,14 @@ func (e Exit) String() string {
 type Observation struct {
 	Pid    int
 	Signal string
+	// SignalNumber is the signal's number (15 for SIGTERM): an exit status
+	// of 128 plus it is the conventional exit after handling it.
+	SignalNumber int
+	// Endpoints are each endpoint's URL (redacted), for the request log.
+	Endpoints map[Probe]string
+	// TrafficOK says which statuses serve a traffic request (--traffic-expect;
+	// nil: 200-399).
+	TrafficOK func(status int) bool
 	// ReadyBefore says readiness and liveness both answered 200 before the
 	// signal; NotReadyWhy says what they answered otherwise (then nothing
 	// was signalled and nothing else is judged).
@@ -215,6 +229,8 @@ type Report struct {
 	OK       bool
 	Verdicts []Verdict
 	Timeline []Event
+	// Requests is the request log every verdict was judged from.
+	Requests []Record
 	// Facts are the measured moments; Formulas uses the exit.
 	Facts Facts
 }
@@ -233,7 +249,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 // one verdict per invariant, in a fixed order. It is pure: the same
 // observation always gives the same report.
 func Judge(o Observation, s Settings) Report {
-	r := Report{Timeline: timeline(o)}
+	r := Report{Timeline: timeline(o), Requests: requestLog(o)}
 	if !o.ReadyBefore {
 		r.Verdicts = []Verdict{verdict(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")}
 		r.Facts = Facts{notSeen, notSeen, notSeen, notSeen}
@@ -241,8 +257,8 @@ func Judge(o Observation, s Settings) Report {
 	}
 	ready, live := pollsAfterSignal(o.Polls)
 	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax)
-	liveV, liveFailed := judgeLiveness(live, o.Exit, s.PreDrain)
-	closeV, closed := judgeListener(o.Polls, s.PreDrain)
+	liveV, liveFailed := judgeLiveness(o, live, s.PreDrain)
+	closeV, closed := judgeListener(o, s.PreDrain)
 	inflightV, lastInflight := judgeInflight(o)
 	flip := notSeen
 	if flipIdx >= 0 {
@@ -258,7 +274,7 @@ func Judge(o Observation, s Settings) Report {
 		inflightV,
 		judgeKeepAlive(o.KeepAlive),
 		judgeShutdown(o.Exit, s),
-		judgeExitStatus(o),
+		judgeExitStatus(o, flip, closed, s.PreDrain),
 		judgeSignal(o, flip, liveFailed),
 	}
 	r.OK = true
@@ -345,51 +361,83 @@ func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 	return verdict(ReadinessFlaps, true, "readiness stayed not-ready after the flip")
 }
 
-// judgeLiveness: liveness answers 200-399 on every poll during [0, P) that
-// started while the process still ran. A poll that got no HTTP answer at
-// all is the listener's verdict, not liveness's, unless it timed out.
-// failed says a poll failed (something reacted to the signal).
-func judgeLiveness(live []Poll, x Exit, P time.Duration) (v Verdict, failed bool) {
+// judgeLiveness: liveness answers 200-399 on every poll made during
+// [0, P) while the process still ran. A poll that got no answer is the
+// listener's (LISTENER_CLOSED_EARLY), unless its port answered other
+// requests made then: a liveness handler that hangs on an open port is
+// liveness's own failure. failed says a poll failed (something reacted to
+// the signal).
+func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, failed bool) {
+	x := o.Exit
 	bad, n := -1, 0
 	for i, p := range live {
 		if p.At >= P || (x.Gone && p.At >= x.At) {
 			continue
 		}
 		n++
-		if bad < 0 && ((p.answered() && !okStatus(p.Status)) || (!p.answered() && !p.Refused && strings.Contains(p.Err, "timeout"))) {
+		hung := !p.answered() && !p.Refused && strings.Contains(p.Err, "timeout") && portAnswered(o, p)
+		if bad < 0 && ((p.answered() && !okStatus(p.Status)) || hung) {
 			bad = i
 		}
 	}
 	if bad < 0 {
-		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200-399 on %s in [0, %s)", allOf(n, "poll"), ms(P))), false
+		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200-399 on %s made in [0, %s) that got an answer", allOf(n, "poll"), ms(P))), false
 	}
 	p := live[bad]
-	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s at %s, inside the pre-drain window (P = %s): the kubelet would restart the pod instead of draining it", describe(p), ms(p.At), ms(P))), true
+	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", describe(p), ms(p.At), ms(P), livenessWho)), true
 }
 
-// judgeListener: new connections are accepted and answered during [0, P),
-// on the health port and on the traffic endpoint. A poll fails when it
-// ends, not when it starts: a connection made just before P that the
-// closing listener drops failed at the close. closed is when the first
-// poll after the signal got no answer.
-func judgeListener(polls []Poll, P time.Duration) (v Verdict, closed time.Duration) {
+// livenessWho says who acts on a liveness failure during the drain.
+const livenessWho = "Docker with autoheal, ECS, Nomad, Consul and older Kubernetes restart a service whose liveness fails instead of letting it drain (current Kubernetes stops liveness probes once a pod is terminating)"
+
+// closeRace is how close to P a connection attempt may be made and lose
+// the race with the close the pre-drain ends with (accepted, then closed
+// before its request was read) without failing the listener: a service
+// that closes at P, as PRE_DRAIN_MS = P says, meets its contract.
+const closeRace = 40 * time.Millisecond
+
+// judgeListener: every connection attempt made during [0, P) to the health
+// port or the traffic endpoint is accepted and answered. A refused, reset
+// or unanswered attempt fails it at the time it was made (a stall late in
+// P is charged when it began, not when its poll gave up). closed is when
+// the first such attempt after the signal was made.
+func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Duration) {
 	closed = notSeen
 	var early *Poll
-	for i, p := range polls {
-		if p.At < 0 || p.answered() {
+	n, failed, raced := 0, 0, 0
+	for i, p := range o.Polls {
+		if p.At < 0 {
 			continue
 		}
-		if closed < 0 || p.end() < closed {
-			closed = p.end()
+		unanswered := !p.answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
+		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
+			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
 		}
-		if p.end() < P && (early == nil || p.end() < early.end()) {
-			early = &polls[i]
+		if unanswered && (closed < 0 || p.At < closed) {
+			closed = p.At
+		}
+		if p.At >= P {
+			continue
+		}
+		n++
+		if unanswered && p.At >= P-closeRace {
+			raced++
+		}
+		if unanswered && p.At < P-closeRace {
+			failed++
+			if early == nil || p.At < early.At {
+				early = &o.Polls[i]
+			}
 		}
 	}
 	if early != nil {
-		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) at %s got %s, inside the pre-drain window (P = %s): routed requests would fail", early.Probe, ms(early.end()), describe(*early), ms(P))), closed
+		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail", early.Probe, ms(early.At), describe(*early), ms(P), failed, n, ms(P))), closed
 	}
-	return verdict(ListenerClosedEarly, true, fmt.Sprintf("new connections were accepted and answered during [0, %s)", ms(P))), closed
+	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced, n, ms(P))
+	if raced > 0 {
+		detail += fmt.Sprintf("; the other %d, made in its last %s, lost the race with the close at P", raced, ms(closeRace))
+	}
+	return verdict(ListenerClosedEarly, true, detail), closed
 }
 
 // judgeInflight: every request in flight at the signal completes 2xx with
@@ -448,27 +496,52 @@ func endedWithProcess(q Request, x Exit) bool {
 	return false
 }
 
-// judgeTraffic: a new, short request to the traffic endpoint during [0, P)
-// is served, not answered 5xx (a refused or reset connection is
-// LISTENER_CLOSED_EARLY's).
+// judgeTraffic: every traffic request made during [0, P) that got an
+// answer was served: 200-399 (or --traffic-expect) with its whole body.
+// One that got no answer is the listener's (LISTENER_CLOSED_EARLY) and is
+// never counted as served.
 func judgeTraffic(o Observation, P time.Duration) Verdict {
-	if !o.InflightURL {
-		return skipped(NewRequestsRefused, "no --inflight URL: no traffic endpoint to send new requests to")
+	if o.Endpoints[Traffic] == "" && !o.InflightURL {
+		return skipped(NewRequestsRefused, "no --traffic or --inflight URL: no traffic endpoint to send new requests to")
 	}
-	n := 0
-	for _, p := range o.Polls {
+	served := okStatus
+	if o.TrafficOK != nil {
+		served = o.TrafficOK
+	}
+	var first *Poll
+	n, answered, ok := 0, 0, 0
+	for i, p := range o.Polls {
 		if p.Probe != Traffic || p.At < 0 || p.At >= P {
 			continue
 		}
 		n++
-		if p.Status >= 500 {
-			return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request to the traffic endpoint at %s got HTTP %d, inside the pre-drain window (P = %s): the orchestrator still routes requests there until it sees the flip", ms(p.At), p.Status, ms(P)))
+		if !p.answered() {
+			continue
+		}
+		answered++
+		if !p.Cut && served(p.Status) {
+			ok++
+			continue
+		}
+		if first == nil || p.At < first.At {
+			first = &o.Polls[i]
 		}
 	}
-	if n == 0 {
-		return skipped(NewRequestsRefused, "no new request reached the traffic endpoint during the pre-drain")
+	switch {
+	case n == 0:
+		return skipped(NewRequestsRefused, "no traffic request was made during the pre-drain")
+	case first != nil:
+		what := fmt.Sprintf("HTTP %d", first.Status)
+		if first.Cut {
+			what = fmt.Sprintf("HTTP %d with its body cut (%s)", first.Status, first.Err)
+		}
+		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip", ms(first.At), what, ms(P), answered-ok, answered, ms(P)))
 	}
-	return verdict(NewRequestsRefused, true, fmt.Sprintf("%s to the traffic endpoint during [0, %s) were served", output.Plural(n, "new request"), ms(P)))
+	detail := fmt.Sprintf("%d of %d requests made in [0, %s) served", ok, n, ms(P))
+	if answered < n {
+		detail += fmt.Sprintf("; the other %d got no answer (%s)", n-answered, ListenerClosedEarly)
+	}
+	return verdict(NewRequestsRefused, true, detail)
 }
 
 // allOf is "the 1 request", "all 2 requests".
@@ -512,9 +585,13 @@ func judgeShutdown(x Exit, s Settings) Verdict {
 	return verdict(ShutdownHang, true, fmt.Sprintf("exited at %s <= SHUTDOWN_TIMEOUT %s", ms(x.At), ms(S)))
 }
 
-// judgeExitStatus: exit status 0, not killed by a signal. In attach mode
-// the status usually cannot be read: EXIT_CODE_UNKNOWN, skipped.
-func judgeExitStatus(o Observation) Verdict {
+// judgeExitStatus: exit status 0, or 128+N after signal N was sent (the
+// conventional exit of a runtime that handled it: the JVM exits 143 after
+// its shutdown hooks ran). Killed by the signal itself after a visible
+// drain (readiness flipped, listener open through P) is a service that
+// re-raised it. In attach mode the status usually cannot be read:
+// EXIT_CODE_UNKNOWN, skipped.
+func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 	x := o.Exit
 	switch {
 	case x.Killed:
@@ -523,8 +600,14 @@ func judgeExitStatus(o Observation) Verdict {
 		return skipped(NonzeroExit, "the process did not exit")
 	case !x.Known:
 		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
+	case x.Signal != "" && x.Signal == o.Signal && flip >= 0 && (closed < 0 || closed >= P):
+		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (@godaddy/terminus: useExit0: true)", o.Signal, ms(flip), o.Signal))
+	case x.Signal != "" && x.Signal != o.Signal:
+		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
 		return verdict(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
+	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber:
+		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (the JVM exits so after its shutdown hooks ran)", x.Code, o.SignalNumber, o.Signal, o.Signal))
 	case x.Code != 0:
 		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
@@ -592,6 +675,8 @@ func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
 // describe says what a poll got: "503", "connection refused", "timeout".
 func describe(p Poll) string {
 	switch {
+	case p.Cut:
+		return fmt.Sprintf("HTTP %d with its body cut (%s)", p.Status, p.Err)
 	case p.GRPC != "":
 		return "gRPC " + p.GRPC
 	case p.answered():
@@ -622,7 +707,11 @@ func timeline(o Observation) []Event {
 		return nil
 	}
 	ev := []Event{{0, "signal", fmt.Sprintf("%s sent to pid %d", o.Signal, o.Pid)}}
-	ev = append(ev, pollEvents(o.Polls, o.Exit)...)
+	served := okStatus
+	if o.TrafficOK != nil {
+		served = o.TrafficOK
+	}
+	ev = append(ev, pollEvents(o.Polls, o.Exit, served)...)
 	last, done := notSeen, 0
 	for i, q := range o.Inflight {
 		if !q.ok() {
@@ -657,7 +746,7 @@ func tms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // pollEvents are the first time each thing was seen in the polls after the
 // signal: the flip, a flap back to 200, a liveness failure, the listener
 // closing; and the first answer that came after the process exited.
-func pollEvents(all []Poll, x Exit) []Event {
+func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
 	var ev []Event
 	var flipped, flapped, liveFailed, closed, refused bool
 	polls := append([]Poll(nil), all...)
@@ -673,16 +762,20 @@ func pollEvents(all []Poll, x Exit) []Event {
 		case p.Probe == Ready && okStatus(p.Status) && flipped && !flapped:
 			flapped = true
 			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.said())})
-		case p.Probe == Traffic && p.Status >= 500 && !refused:
+		case p.Probe == Traffic && p.answered() && (p.Cut || !served(p.Status)) && !refused:
 			refused = true
-			ev = append(ev, Event{tms(p.At), "traffic_refused", fmt.Sprintf("a new request to the traffic endpoint got HTTP %d", p.Status)})
+			what := fmt.Sprintf("HTTP %d", p.Status)
+			if p.Cut {
+				what += " with its body cut"
+			}
+			ev = append(ev, Event{tms(p.At), "traffic_refused", "a new request made then to the traffic endpoint got " + what})
 		case p.Probe == Live && p.answered() && !okStatus(p.Status) && !liveFailed:
 			liveFailed = true
 			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.said())})
 		}
-		if !p.answered() && !closed {
+		if !p.answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) {
 			closed = true
-			ev = append(ev, Event{tms(p.end()), "listener_closed", "a new connection (" + string(p.Probe) + ") got " + describe(p)})
+			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + describe(p)})
 		}
 		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
 			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %s after the process exited", p.Probe, p.said())})

@@ -33,7 +33,7 @@ func good() Observation {
 	o.Polls = append(o.Polls, polls(Ready, 500*msec, 900*msec, 0)...)
 	o.Polls = append(o.Polls, polls(Live, 0, 500*msec, 200)...)
 	o.Polls = append(o.Polls, polls(Live, 500*msec, 900*msec, 0)...)
-	o.Polls = append(o.Polls, polls(Traffic, 0, 500*msec, 404)...)
+	o.Polls = append(o.Polls, polls(Traffic, 0, 500*msec, 200)...)
 	o.Inflight = []Request{{End: 800 * msec, Status: 200, Complete: true, Bytes: 100}}
 	o.KeepAlive = KeepAlive{Watched: true, Requests: 5, Events: []KeepAliveEvent{{At: 500 * msec, Kind: KeepAliveClosedIdle}}}
 	o.Exit = Exit{Gone: true, At: 850 * msec, Known: true}
@@ -141,6 +141,40 @@ func TestJudge(t *testing.T) {
 			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
 		}, []string{InflightAborted, ShutdownHang}, []string{NonzeroExit}},
 		{"leftover group", func(o *Observation) { o.Leftover = true }, []string{SignalNotForwarded}, nil},
+		{"traffic body cut in P", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 120 * msec, Status: 200, Cut: true, Err: "protocol_error"})
+		}, []string{NewRequestsRefused}, nil},
+		{"traffic 410 in P", func(o *Observation) { o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 120 * msec, Status: 410}) }, []string{NewRequestsRefused}, nil},
+		{"traffic 410 expected", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 120 * msec, Status: 410})
+			o.TrafficOK = func(s int) bool { return s == 200 || s == 410 }
+		}, nil, nil},
+		{"traffic 410 after P", func(o *Observation) { o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 520 * msec, Status: 410}) }, nil, nil},
+		{"a stall made late in P is charged when made", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 400 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
+		}, []string{ListenerClosedEarly}, nil},
+		{"an attempt made in the last 40 ms of P races the close", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 470 * msec, Err: "protocol_error: EOF"})
+		}, nil, nil},
+		{"one made 50 ms before P does not", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 450 * msec, Err: "protocol_error: EOF"})
+		}, []string{ListenerClosedEarly}, nil},
+		{"exit 143 after SIGTERM is handled", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 143 }, nil, nil},
+		{"exit 130 after SIGTERM is not", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 130 }, []string{NonzeroExit}, nil},
+		{"liveness timeout on a dead port is the listener's", func(o *Observation) {
+			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:2/app"}
+			var keep []Poll
+			for _, p := range o.Polls {
+				if p.Probe == Traffic || p.At < 100*msec || p.At > 400*msec {
+					keep = append(keep, p)
+				}
+			}
+			o.Polls = append(keep, Poll{Probe: Live, At: 250 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
+		}, []string{ListenerClosedEarly}, nil},
+		{"liveness timeout on an answering port is liveness's", func(o *Observation) {
+			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live"}
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 250 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
+		}, []string{LivenessFailedDuringDrain}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +197,48 @@ func TestJudge(t *testing.T) {
 				t.Errorf("OK = %v with failures %v", r.OK, fail)
 			}
 		})
+	}
+}
+
+func TestJudgeExitDetails(t *testing.T) {
+	o := good()
+	o.SignalNumber, o.Exit.Code = 15, 143
+	if d := Judge(o, settings).Verdicts[9]; !d.OK || !strings.Contains(d.Detail, "128 + 15") {
+		t.Errorf("143: %+v", d)
+	}
+	o = good()
+	o.Exit.Signal = "SIGTERM"
+	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "re-raised SIGTERM after draining") || !strings.Contains(d.Detail, "useExit0") {
+		t.Errorf("re-raised: %+v", d)
+	}
+	o.Polls = append(o.Polls, Poll{Probe: Live, At: 100 * msec, Refused: true, Err: "connection refused"})
+	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "did not handle SIGTERM") {
+		t.Errorf("killed without a drain: %+v", d)
+	}
+	o.Exit.Signal = "SIGSEGV"
+	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "killed by SIGSEGV, not by the SIGTERM sent") {
+		t.Errorf("crashed: %+v", d)
+	}
+}
+
+func TestJudgeAttributesByTimeMade(t *testing.T) {
+	o := good()
+	o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 401 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
+	r := Judge(o, settings)
+	if v := r.Verdicts[4]; v.OK || !strings.Contains(v.Detail, "made at 401 ms") {
+		t.Errorf("listener: %+v", v)
+	}
+	if v := r.Verdicts[5]; !v.OK || !strings.Contains(v.Detail, "10 of 11 requests made in [0, 500 ms) served; the other 1 got no answer") {
+		t.Errorf("traffic must not call the unanswered request served: %+v", v)
+	}
+	found := false
+	for _, rec := range r.Requests {
+		if rec.Kind == "traffic" && rec.MadeMS == 401 && rec.Result == ResultNoAnswer && rec.EndedMS == 1401 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the request log has no traffic record made at 401 ms, no answer: %+v", r.Requests)
 	}
 }
 

@@ -119,3 +119,9 @@ func killTree(main int, limit time.Duration) int {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// leftAlive says the service or processes it started still run: main
+// itself (a run cut short), or a running descendant (healthctl is their subreaper, so its group's members
+// are among them). A zombie is not one: a worker its master killed on the
+// way out is dead, only not yet reaped.
+func leftAlive(main int) bool { return Alive(main) || othersLeft(main) > 0 }

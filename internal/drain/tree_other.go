@@ -19,3 +19,6 @@ func othersLeft(int) int { return 0 }
 
 // killTree: the process group is killed by the caller.
 func killTree(int, time.Duration) int { return 0 }
+
+// leftAlive: without /proc, a process group that still has a member.
+func leftAlive(main int) bool { return groupExists(main) }

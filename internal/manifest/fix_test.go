@@ -79,6 +79,38 @@ spec:
     image: web
     command: yarn start
 `,
+		"compose wrappers behind inits": `services:
+  a:
+    init: true
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+    command: sh -c "cd /app && node server.js"
+  b:
+    entrypoint: [tini, --]
+    command: sh -c 'node server.js'
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+  c:
+    entrypoint: [dumb-init, --single-child, --, sh, -c, "node server.js"]
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+  d:
+    command: [tini, --, npm, start]
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+`,
+		"kubernetes tini -- sh -c": `kind: Deployment
+metadata: {name: t}
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          command: ["tini", "--"]
+          args: ["sh", "-c", "node server.js"]
+          env: [{name: PRE_DRAIN_MS, value: "1000"}]
+          lifecycle: {preStop: {sleep: {seconds: 1}}}
+`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := Lint("m.yaml", []byte(y), defaults)

@@ -96,6 +96,10 @@ type LintResult struct {
 	// Checked lists the containers and services whose timing was checked.
 	Checked  []string
 	Findings []Finding
+	// NotJudged lists the services whose shutdown timing was not judged,
+	// each with why: the file gives them no HTTP shutdown contract (a
+	// database, a dev server), so HTTP drain defaults do not apply.
+	NotJudged []string
 }
 
 // Field is a YAML value with the line it was written on; Set says it was
@@ -206,6 +210,10 @@ type (
 		StopGracePeriod Field[string] `yaml:"stop_grace_period"`
 		StopSignal      Field[string] `yaml:"stop_signal"`
 		Environment     Environment   `yaml:"environment"`
+		Init            Field[bool]   `yaml:"init"`
+		Healthcheck     struct {
+			Test Words `yaml:"test"`
+		} `yaml:"healthcheck"`
 	}
 	// Words is a command: a string (split as Compose splits it, shell-style
 	// words, no shell) or a list.
@@ -485,7 +493,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
 			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
-			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, the kubelet restarts the pod", r.HTTPGet.Path, r.HTTPGet.Port),
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, liveness fails with it; Kubernetes before it stopped liveness probes of terminating pods restarts the container mid-drain (as Docker autoheal, ECS, Nomad and Consul do), and current Kubernetes still restarts it for any 503 outside termination", r.HTTPGet.Path, r.HTTPGet.Port),
 				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.GRPC != nil && l.GRPC != nil &&
@@ -495,9 +503,10 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 		if c.Command.Set {
 			if why, fix, bad := WrapperCheck(append(append([]string{}, c.Command.V...), c.Args...)); bad {
-				fixText := wrapperFix("command", fix)
+				_, _, _, underInit := initOf(c.Command.V)
+				fixText := wrapperFix("command", fix, underInit)
 				if fix != nil && len(c.Args) > 0 {
-					fixText = wrapperFix("command (and no args)", fix)
+					fixText = wrapperFix("command (and no args)", fix, underInit)
 				}
 				add(SignalWrapper, c.Command.Line, why, fixText)
 			}
@@ -555,6 +564,16 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 		add := func(code string, line int, detail, fix string) {
 			res.Findings = append(res.Findings, Finding{Name: code, File: name, Line: line, Resource: "service " + key.Value, Detail: detail, Fix: fix})
 		}
+		if f := svc.StopGracePeriod; f.Set {
+			if _, err := composeDuration(f.V); err != nil {
+				return &ParseError{File: name, Line: f.Line, Msg: fmt.Sprintf("service %s: stop_grace_period %q: %v", key.Value, f.V, err)}
+			}
+		}
+		if !httpContract(svc, t) {
+			res.NotJudged = append(res.NotJudged, "service "+key.Value+": no PRE_DRAIN_MS or SHUTDOWN_TIMEOUT_MS and no HTTP health check, so its shutdown timing is not held to HTTP drain defaults (its stop signal and command still are)")
+			lintComposeSignals(svc, add)
+			continue
+		}
 		P, S := ct.PreDrain, ct.ShutdownTimeout
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
 		fixedS := fixedShutdown(P, S)
@@ -577,21 +596,54 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
 				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(fixedS)))
 		}
-		if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
-			add(StopSignalKill, f.Line, fmt.Sprintf("stop_signal %s cannot be caught: Docker kills the service at once, nothing drains", f.V),
-				"stop_signal: SIGTERM (or remove it: SIGTERM is the default)")
-		}
-		argv, wline, field := svc.Entrypoint.Argv, svc.Entrypoint.Line, "entrypoint (and no command)"
-		if len(argv) == 0 {
-			argv, wline, field = svc.Command.Argv, svc.Command.Line, "command"
-		} else {
-			argv = append(append([]string{}, argv...), svc.Command.Argv...)
-		}
-		if why, fix, bad := WrapperCheck(argv); bad {
-			add(SignalWrapper, wline, why, wrapperFix(field, fix))
-		}
+		lintComposeSignals(svc, add)
 	}
 	return nil
+}
+
+// httpContract says a Compose service has an HTTP shutdown contract to
+// judge: PRE_DRAIN_MS or SHUTDOWN_TIMEOUT_MS in its environment, a health
+// check that speaks HTTP, or P and S given on the command line (the user
+// says what the file's services promise).
+func httpContract(svc Service, t Timing) bool {
+	if t.PreDrainSource != "default" || t.ShutdownTimeoutSource != "default" {
+		return true
+	}
+	if _, ok := svc.Environment["PRE_DRAIN_MS"]; ok {
+		return true
+	}
+	if _, ok := svc.Environment["SHUTDOWN_TIMEOUT_MS"]; ok {
+		return true
+	}
+	return httpCheck.MatchString(strings.Join(svc.Healthcheck.Test.Argv, " "))
+}
+
+// httpCheck finds an HTTP health check: a URL, or curl, wget, healthctl.
+var httpCheck = regexp.MustCompile(`(?i)https?://|\b(curl|wget|healthctl)\b`)
+
+// lintComposeSignals judges what reaches the service whatever it serves:
+// a stop signal it can catch, and a command that passes it on.
+func lintComposeSignals(svc Service, add func(code string, line int, detail, fix string)) {
+	if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
+		add(StopSignalKill, f.Line, fmt.Sprintf("stop_signal %s cannot be caught: Docker kills the service at once, nothing drains", f.V),
+			"stop_signal: SIGTERM (or remove it: SIGTERM is the default)")
+	}
+	argv, wline, field := svc.Entrypoint.Argv, svc.Entrypoint.Line, "entrypoint (and no command)"
+	if len(argv) == 0 {
+		argv, wline, field = svc.Command.Argv, svc.Command.Line, "command"
+	} else {
+		argv = append(append([]string{}, argv...), svc.Command.Argv...)
+	}
+	if why, fix, bad := WrapperCheck(argv); bad {
+		_, _, _, underInit := initOf(argv)
+		if svc.Init.V {
+			// Docker's init is tini without -g: the command is its
+			// direct child.
+			underInit = true
+			why = "init: true runs it under Docker's init (tini without -g), which forwards the signal to its direct child only: " + why
+		}
+		add(SignalWrapper, wline, why, wrapperFix(field, fix, underInit))
+	}
 }
 
 // timingFrom reads PRE_DRAIN_MS and SHUTDOWN_TIMEOUT_MS from env, falling

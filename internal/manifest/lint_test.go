@@ -80,7 +80,7 @@ func TestLint(t *testing.T) {
 		{"compose yarn start", "services:\n  api:\n    stop_grace_period: 25s\n    command: yarn start\n", []string{"SIGNAL_WRAPPER@4"}},
 		{"compose stop_signal SIGKILL", "services:\n  api:\n    stop_grace_period: 25s\n    stop_signal: SIGKILL\n", []string{"STOP_SIGNAL_KILL@4"}},
 		{"compose stop_signal SIGINT", "services:\n  api:\n    stop_grace_period: 25s\n    stop_signal: SIGINT\n", nil},
-		{"findings sorted by line", "services:\n  b:\n    stop_grace_period: 25s\n    command: sh -c 'x; y'\n  a:\n    stop_grace_period: 2s\n", []string{"SIGNAL_WRAPPER@4", "STOP_GRACE_TOO_SHORT@6"}},
+		{"findings sorted by line", "services:\n  b:\n    stop_grace_period: 25s\n    command: sh -c 'x; y'\n  a:\n    stop_grace_period: 2s\n    environment: [PRE_DRAIN_MS=1000]\n", []string{"SIGNAL_WRAPPER@4", "STOP_GRACE_TOO_SHORT@6"}},
 		{"List and several documents", "kind: ConfigMap\n---\napiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p}\n  spec:\n    terminationGracePeriodSeconds: 10\n    containers: [{name: c, lifecycle: {preStop: {sleep: {seconds: 5}}}}]\n",
 			[]string{"GRACE_TOO_SHORT@9"}},
 		{"compose default grace", "services:\n  api:\n    image: x\n    environment:\n      SHUTDOWN_TIMEOUT_MS: 20000\n", []string{"STOP_GRACE_TOO_SHORT@2"}},
@@ -118,7 +118,7 @@ func TestLintFlagsAndEnv(t *testing.T) {
 	if err != nil || len(res.Findings) != 0 {
 		t.Fatalf("%v %+v", err, res.Findings)
 	}
-	res, _ = Lint("c.yaml", []byte(y), defaults)
+	res, _ = Lint("c.yaml", []byte(y+"    healthcheck: {test: [CMD, curl, -f, 'http://127.0.0.1/ready']}\n"), defaults)
 	if len(res.Findings) != 1 || !strings.Contains(res.Findings[0].Detail, "SHUTDOWN_TIMEOUT_MS 20000 (default)") {
 		t.Fatalf("%+v", res.Findings)
 	}
@@ -217,5 +217,140 @@ func TestWrapperCheck(t *testing.T) {
 		if bad != tt.bad || strings.Join(fix, "|") != tt.fix || (bad && why == "") {
 			t.Errorf("WrapperCheck(%q) = %q, %q, %v; want bad %v fix %q", tt.argv, why, fix, bad, tt.bad, tt.fix)
 		}
+	}
+}
+
+func TestWrapperBehindInit(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		bad  bool
+	}{
+		{[]string{"tini", "--", "sh", "-c", "node server.js"}, true},
+		{[]string{"/sbin/tini", "-s", "--", "sh", "-c", "node server.js"}, true},
+		{[]string{"tini", "-g", "--", "sh", "-c", "node server.js"}, false},
+		{[]string{"tini", "-sg", "--", "sh", "-c", "node server.js"}, false},
+		{[]string{"tini", "--", "npm", "start"}, true},
+		{[]string{"tini", "--", "node", "server.js"}, false},
+		{[]string{"tini", "--", "sh", "-c", "exec node server.js"}, false},
+		{[]string{"dumb-init", "--single-child", "--", "sh", "-c", "node server.js"}, true},
+		{[]string{"dumb-init", "-c", "sh", "-c", "node server.js"}, true},
+		{[]string{"dumb-init", "--", "sh", "-c", "node server.js"}, false},
+		{[]string{"dumb-init", "-r", "15:3", "sh", "-c", "node server.js"}, false},
+		{[]string{"docker-init", "--", "bash", "-c", "cd /app; node server.js"}, true},
+	} {
+		why, fix, bad := WrapperCheck(tt.argv)
+		if bad != tt.bad {
+			t.Errorf("%q: bad = %v (%s), want %v", tt.argv, bad, why, tt.bad)
+			continue
+		}
+		if bad && !strings.Contains(why, "direct child only") {
+			t.Errorf("%q: %q does not say the init forwards to its direct child only", tt.argv, why)
+		}
+		if fix != nil && (fix[0] != tt.argv[0]) {
+			t.Errorf("%q: fix %q drops the init", tt.argv, fix)
+		}
+	}
+}
+
+func TestComposeInitWrappers(t *testing.T) {
+	y := `services:
+  a:
+    init: true
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+    command: sh -c "node server.js"
+  b:
+    entrypoint: [tini, --]
+    command: sh -c 'node server.js'
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+  c:
+    entrypoint: [dumb-init, --single-child, --]
+    command: ["sh", "-c", "node server.js"]
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+  d:
+    entrypoint: [tini, --, npm, start]
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+  e:
+    entrypoint: [dumb-init, --]
+    command: sh -c 'node server.js'
+    environment: [PRE_DRAIN_MS=1000]
+    stop_grace_period: 30s
+`
+	res, err := Lint("c.yaml", []byte(y), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Finding{}
+	for _, f := range res.Findings {
+		if f.Name != SignalWrapper {
+			t.Errorf("unexpected %s: %s", f.Name, f.Detail)
+		}
+		got[f.Resource] = f
+	}
+	for _, svc := range []string{"a", "b", "c", "d"} {
+		f, ok := got["service "+svc]
+		if !ok {
+			t.Errorf("service %s: no SIGNAL_WRAPPER", svc)
+			continue
+		}
+		if strings.Contains(f.Fix, "run it under an init") {
+			t.Errorf("service %s already runs under an init, yet the fix says %q", svc, f.Fix)
+		}
+	}
+	if _, ok := got["service e"]; ok {
+		t.Errorf("dumb-init signals the whole group: service e is fine, got %+v", got["service e"])
+	}
+	if !strings.Contains(got["service a"].Detail, "init: true") {
+		t.Errorf("service a: %q does not name init: true", got["service a"].Detail)
+	}
+}
+
+func TestComposeNotJudged(t *testing.T) {
+	y := `services:
+  db:
+    image: mariadb:11
+    stop_grace_period: 3s
+  dev:
+    image: node
+    command: ["node", "--watch", "server.js"]
+  api:
+    image: api
+    stop_grace_period: 3s
+    healthcheck: {test: ["CMD", "wget", "-qO-", "http://127.0.0.1:8080/ready"]}
+`
+	res, err := Lint("c.yaml", []byte(y), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotJudged) != 2 || !strings.HasPrefix(res.NotJudged[0], "service db: ") || !strings.HasPrefix(res.NotJudged[1], "service dev: ") {
+		t.Errorf("not judged %q, want db and dev", res.NotJudged)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Name != StopGraceTooShort || res.Findings[0].Resource != "service api" {
+		t.Errorf("findings %+v, want api's STOP_GRACE_TOO_SHORT only", res.Findings)
+	}
+	// P and S given on the command line are the contract for every service.
+	res, _ = Lint("c.yaml", []byte(y), Timing{PreDrain: 5 * time.Second, ShutdownTimeout: 20 * time.Second, PreDrainSource: "--pre-drain", ShutdownTimeoutSource: "--shutdown-timeout"})
+	if len(res.NotJudged) != 0 {
+		t.Errorf("with --pre-drain/--shutdown-timeout: not judged %q", res.NotJudged)
+	}
+}
+
+func TestLivenessEqReadinessSaysWhoActs(t *testing.T) {
+	y := "kind: Pod\nmetadata: {name: p}\nspec:\n  terminationGracePeriodSeconds: 60\n  containers:\n  - name: c\n    lifecycle: {preStop: {sleep: {seconds: 5}}}\n    readinessProbe: {httpGet: {path: /h, port: 80}}\n    livenessProbe: {httpGet: {path: /h, port: 80}}\n"
+	res, err := Lint("p.yaml", []byte(y), defaults)
+	if err != nil || len(res.Findings) != 1 {
+		t.Fatalf("%v %+v", err, res.Findings)
+	}
+	d := res.Findings[0].Detail
+	for _, want := range []string{"Docker autoheal", "ECS", "Nomad", "Consul", "current Kubernetes"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("%q does not say %q", d, want)
+		}
+	}
+	if strings.Contains(d, "the kubelet restarts the pod") {
+		t.Errorf("%q: current Kubernetes stops liveness probes of a terminating pod", d)
 	}
 }

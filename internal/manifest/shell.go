@@ -150,9 +150,74 @@ var helpers = map[string]bool{"echo": true, "printf": true, "true": true, ":": t
 // the shells behave: `sh -c` runs the service as its child unless the last
 // command is exec'd (so `sh -c "cd /app && exec node server.js"` is fine);
 // bash execs a lone simple command (`bash -c "node server.js"` is fine);
-// `sh -ec` is `sh -c`; npm start / yarn start never forward the signal. fix
-// is a corrected argv when one can be derived.
+// `sh -ec` is `sh -c`; npm start / yarn start never forward the signal. An
+// init in front (tini, dumb-init) forwards the signal to its direct child
+// only, unless it signals the whole process group (tini -g, dumb-init's
+// default): `tini -- sh -c "node server.js"` still loses it, `dumb-init --
+// sh -c …` does not. fix is a corrected argv when one can be derived (the
+// init kept in front).
 func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
+	name, group, rest, ok := initOf(argv)
+	if !ok {
+		return shellCheck(argv)
+	}
+	if group || len(rest) == 0 {
+		return "", nil, false // the whole group gets the signal, the service with it
+	}
+	why, fix, bad = WrapperCheck(rest)
+	if !bad {
+		return "", nil, false
+	}
+	how := "without -g"
+	if name == "dumb-init" {
+		how = "with --single-child"
+	}
+	why = fmt.Sprintf("%s (%s) forwards the signal to its direct child only: %s", name, how, why)
+	if fix != nil {
+		fix = append(append([]string{}, argv[:len(argv)-len(rest)]...), fix...)
+	}
+	return why, fix, true
+}
+
+// initOf reads an init in front of the service: tini (docker-init is
+// tini) or dumb-init, its options, and the command it runs. group says it
+// signals the child's whole process group (tini -g; dumb-init unless
+// --single-child).
+func initOf(argv []string) (name string, group bool, rest []string, ok bool) {
+	if len(argv) == 0 {
+		return "", false, nil, false
+	}
+	switch path.Base(argv[0]) {
+	case "tini", "tini-static", "docker-init":
+		name = "tini"
+	case "dumb-init":
+		name, group = "dumb-init", true
+	default:
+		return "", false, nil, false
+	}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "--":
+			return name, group, argv[i+1:], true
+		case name == "dumb-init" && (a == "--single-child" || a == "-c"):
+			group = false
+		case name == "dumb-init" && (a == "-r" || a == "--rewrite"):
+			i++ // takes s:r
+		case name == "tini" && (a == "-p" || a == "-e"):
+			i++ // takes a signal, an exit code
+		case name == "tini" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "g"):
+			group = true
+		case strings.HasPrefix(a, "-"):
+		default:
+			return name, group, argv[i:], true
+		}
+	}
+	return name, group, nil, true
+}
+
+// shellCheck judges argv as the shells behave (see WrapperCheck).
+func shellCheck(argv []string) (why string, fix []string, bad bool) {
 	if _, ok := forwardsNot(argv); ok {
 		return fmt.Sprintf("%q runs the service under %s, which does not forward SIGTERM to it: the service is killed at the end of the grace period, undrained", strings.Join(argv, " "), path.Base(argv[0])), nil, true
 	}
@@ -206,8 +271,13 @@ func Wrapper(argv []string) (string, bool) {
 }
 
 // wrapperFix is the fix text: the corrected command when one was derived.
-func wrapperFix(key string, fix []string) string {
-	const general = "exec the service (the exec form, or \"exec\" before its command in the script) or run it under an init that forwards signals (tini, dumb-init)"
+// underInit says the service already runs under an init (in the command, or
+// Compose's init: true): the fix then does not suggest one.
+func wrapperFix(key string, fix []string, underInit bool) string {
+	general := "exec the service (the exec form, or \"exec\" before its command in the script) or run it under an init that forwards signals (tini, dumb-init)"
+	if underInit {
+		general = "exec the service (the exec form, or \"exec\" before its command in the script): the init signals only its direct child (tini -g or dumb-init without --single-child signal the whole group)"
+	}
 	if fix == nil {
 		return "run the service's own command directly (e.g. [\"node\", \"server.js\"], what the start script runs), or " + general
 	}

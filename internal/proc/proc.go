@@ -118,21 +118,28 @@ var signals = map[string]syscall.Signal{
 	"TERM": syscall.SIGTERM,
 }
 
-// ParseSignal reads TERM, SIGTERM, term or 15.
+func init() {
+	for name, sig := range moreSignals {
+		signals[name] = sig
+	}
+}
+
+// maxSignal is the highest signal number ParseSignal takes (Linux's
+// real-time signals included).
+const maxSignal = 64
+
+// ParseSignal reads TERM, SIGTERM, term, WINCH or a number (15, 28): any
+// signal by name or number.
 func ParseSignal(s string) (syscall.Signal, error) {
 	t := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "SIG")
 	if sig, ok := signals[t]; ok {
 		return sig, nil
 	}
 	var n int
-	if _, err := fmt.Sscanf(t, "%d", &n); err == nil && fmt.Sprint(n) == t {
-		for _, sig := range signals {
-			if int(sig) == n {
-				return sig, nil
-			}
-		}
+	if _, err := fmt.Sscanf(t, "%d", &n); err == nil && fmt.Sprint(n) == t && n > 0 && n <= maxSignal {
+		return syscall.Signal(n), nil
 	}
-	return 0, fmt.Errorf("%q: want one of TERM, INT, QUIT, HUP, USR1, USR2, KILL", s)
+	return 0, fmt.Errorf("%q: want a signal name (TERM, INT, QUIT, HUP, USR1, USR2, WINCH, …) or number", s)
 }
 
 // Child is a started process in its own process group.

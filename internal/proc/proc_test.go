@@ -98,12 +98,12 @@ func TestForegroundForwardsOnceAndKeepsStatus(t *testing.T) {
 }
 
 func TestParseSignal(t *testing.T) {
-	for in, want := range map[string]syscall.Signal{"TERM": syscall.SIGTERM, "sigint": syscall.SIGINT, "15": syscall.SIGTERM, "KILL": syscall.SIGKILL} {
+	for in, want := range map[string]syscall.Signal{"TERM": syscall.SIGTERM, "sigint": syscall.SIGINT, "15": syscall.SIGTERM, "KILL": syscall.SIGKILL, "WINCH": syscall.SIGWINCH, "SIGWINCH": syscall.SIGWINCH, "28": syscall.Signal(28), "40": syscall.Signal(40)} {
 		if got, err := ParseSignal(in); err != nil || got != want {
 			t.Errorf("%q: got %v %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"", "FOO", "999", "1x"} {
+	for _, in := range []string{"", "FOO", "999", "1x", "0", "-1"} {
 		if _, err := ParseSignal(in); err == nil {
 			t.Errorf("%q: want an error", in)
 		}

@@ -17,6 +17,17 @@ const (
 	sigUSR2 = syscall.SIGUSR2
 )
 
+// moreSignals are the other POSIX signals a service may take as its stop
+// signal (WINCH is Apache httpd's graceful stop).
+var moreSignals = map[string]syscall.Signal{
+	"ABRT": syscall.SIGABRT, "ALRM": syscall.SIGALRM, "BUS": syscall.SIGBUS, "CHLD": syscall.SIGCHLD,
+	"CONT": syscall.SIGCONT, "FPE": syscall.SIGFPE, "ILL": syscall.SIGILL, "IO": syscall.SIGIO,
+	"PIPE": syscall.SIGPIPE, "PROF": syscall.SIGPROF, "SEGV": syscall.SIGSEGV, "STOP": syscall.SIGSTOP,
+	"SYS": syscall.SIGSYS, "TRAP": syscall.SIGTRAP, "TSTP": syscall.SIGTSTP, "TTIN": syscall.SIGTTIN,
+	"TTOU": syscall.SIGTTOU, "URG": syscall.SIGURG, "VTALRM": syscall.SIGVTALRM, "WINCH": syscall.SIGWINCH,
+	"XCPU": syscall.SIGXCPU, "XFSZ": syscall.SIGXFSZ,
+}
+
 // Shell returns the Argv that runs line with /bin/sh -c, as cron and
 // Compose's shell form do.
 func Shell(line string) []string { return []string{"/bin/sh", "-c", line} }

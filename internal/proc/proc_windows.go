@@ -26,6 +26,9 @@ const (
 	sigUSR2 = syscall.Signal(0xc)
 )
 
+// moreSignals: Windows has no others to name (and sends none).
+var moreSignals = map[string]syscall.Signal{}
+
 // Shell returns the Argv that runs line with cmd.exe /d /s /c (%ComSpec%),
 // the Windows counterpart of /bin/sh -c. Start passes such a line to
 // cmd.exe verbatim (cmd.exe does not parse the C runtime's quoting that Go

@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
@@ -29,10 +30,14 @@ import (
 
 // Options is what `healthctl drain-test` runs with, filled by its RunE.
 type Options struct {
-	Exec                        string
-	Argv                        []string // --exec split, or the words after --
-	Pid                         int
-	Ready, Live, Inflight       string
+	Exec                  string
+	Argv                  []string // --exec split, or the words after --
+	Pid                   int
+	Ready, Live, Inflight string
+	// Traffic is --traffic (default: the --inflight URL); TrafficExpect
+	// --traffic-expect, read into trafficOK.
+	Traffic, TrafficExpect      string
+	trafficOK                   func(int) bool
 	PreDrain, Shutdown, FlipMax time.Duration
 	ReadyTimeout                time.Duration
 	Signal                      string
@@ -67,10 +72,13 @@ requests on --inflight and keeps a kept-alive connection open, then sends
 --signal to the process itself (as an orchestrator signals PID 1) and watches
 its shutdown: readiness must answer a status >= 400 within --ready-flip-max and
 keep it, liveness must stay 200-399 and the listener keep serving during
---pre-drain (on the health port and on --inflight's host:port, which gets a
-short GET / every 100 ms), in-flight requests must finish with their full body,
-and the process must exit 0 within --shutdown-timeout. Each broken invariant is
-named. Exit 0 when all hold, 7 when any fails; 2 for a set-up problem (a port
+--pre-drain (on the health port and on the traffic endpoint, --traffic or the
+--inflight URL, which gets a new request every 20 ms: each made in the
+pre-drain must be served, 200-399 or --traffic-expect with its whole body),
+in-flight requests must finish with their full body, and the process must
+exit 0 (or 128+N after signal N) within --shutdown-timeout. Every verdict is
+judged from one request log, by the time each request was made (-o json:
+requests). Each broken invariant is named. Exit 0 when all hold, 7 when any fails; 2 for a set-up problem (a port
 already held, a service that exited before the signal, an --inflight URL that
 failed before it).
 
@@ -103,12 +111,14 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
 	fl.StringVar(&opts.Ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.Live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
-	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete; its host:port is the traffic endpoint")
+	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic)")
+	fl.StringVar(&opts.Traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 20 ms from the signal to the exit (default: the --inflight URL)")
+	fl.StringVar(&opts.TrafficExpect, "traffic-expect", "", "statuses that serve a traffic request (default 200-399), e.g. 200,204 or 200-299")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
 	fl.DurationVar(&opts.FlipMax, "ready-flip-max", time.Second, "readiness must answer 503 this soon after the signal")
 	fl.DurationVar(&opts.ReadyTimeout, "ready-timeout", 30*time.Second, "how long to wait for readiness and liveness before the signal")
-	fl.StringVar(&opts.Signal, "signal", "TERM", "the signal sent (TERM, INT, QUIT, HUP, USR1, USR2)")
+	fl.StringVar(&opts.Signal, "signal", "TERM", "the signal sent, by name or number (TERM, INT, QUIT, HUP, USR1, USR2, WINCH for Apache httpd, …)")
 	fl.StringVar(&opts.Manifest, "manifest", "", "lint this Kubernetes or Compose file's shutdown timing instead of running anything")
 	registerProbeFlags(cmd, &opts.probe)
 	return cmd
@@ -146,8 +156,21 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		return cli.UsageErrorf("%s: want more than 0", o.named("ready-timeout"))
 	}
 	sig, err := proc.ParseSignal(o.Signal)
-	if err != nil || sig == syscall.SIGKILL {
-		return cli.UsageErrorf("%s: want one of TERM, INT, QUIT, HUP, USR1, USR2 (KILL cannot be handled, there is nothing to test)", o.named("signal"))
+	if err != nil {
+		return cli.UsageErrorf("%s: want a signal name (TERM, INT, QUIT, HUP, USR1, USR2, WINCH, …) or number", o.named("signal"))
+	}
+	if sig == syscall.SIGKILL || proc.SignalName(sig) == "SIGSTOP" {
+		return cli.UsageErrorf("%s: %s cannot be handled, there is nothing to test", o.named("signal"), proc.SignalName(sig))
+	}
+	if o.TrafficExpect != "" {
+		set, err := expect.ParseStatusSet(o.TrafficExpect)
+		if err != nil {
+			return cli.UsageErrorf("%s: %v", o.named("traffic-expect"), err)
+		}
+		if o.Traffic == "" && o.Inflight == "" {
+			return cli.UsageErrorf("%s needs a traffic endpoint: --traffic URL or --inflight URL", o.named("traffic-expect"))
+		}
+		o.trafficOK = set.Contains
 	}
 	o.Sig = sig
 	n := 0
@@ -181,9 +204,9 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	case n > 1:
 		return cli.UsageErrorf("--exec, --pid and a command after -- are mutually exclusive")
 	}
-	for _, u := range []struct{ flag, val string }{{"ready", o.Ready}, {"live", o.Live}, {"inflight", o.Inflight}} {
+	for _, u := range []struct{ flag, val string }{{"ready", o.Ready}, {"live", o.Live}, {"inflight", o.Inflight}, {"traffic", o.Traffic}} {
 		if u.val == "" {
-			if u.flag == "inflight" {
+			if u.flag == "inflight" || u.flag == "traffic" {
 				continue
 			}
 			return cli.UsageErrorf("--%s URL is required", u.flag)
@@ -217,7 +240,7 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 		return nil, err
 	}
 	out := map[drain.Probe]*probe.Options{}
-	for which, u := range map[drain.Probe]string{drain.Ready: o.Ready, drain.Live: o.Live, drain.Inflight: o.Inflight, drain.Traffic: trafficURL(o.Inflight)} {
+	for which, u := range map[drain.Probe]string{drain.Ready: o.Ready, drain.Live: o.Live, drain.Inflight: o.Inflight, drain.Traffic: o.trafficURL()} {
 		if u == "" {
 			continue
 		}
@@ -230,17 +253,13 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 	return out, nil
 }
 
-// trafficURL is the traffic endpoint: --inflight's scheme and host:port,
-// path / ("" without --inflight). Any answer below 500 there is served.
-func trafficURL(inflight string) string {
-	if inflight == "" {
-		return ""
+// trafficURL is the traffic endpoint: --traffic, else the --inflight URL
+// itself (the app's path, not /), else none.
+func (o *Options) trafficURL() string {
+	if o.Traffic != "" {
+		return o.Traffic
 	}
-	pu, err := url.Parse(inflight)
-	if err != nil {
-		return ""
-	}
-	return (&url.URL{Scheme: pu.Scheme, User: pu.User, Host: pu.Host, Path: "/"}).String()
+	return o.Inflight
 }
 
 func lintRun(f *cli.Factory, o *Options) error {
@@ -269,7 +288,7 @@ func lintRun(f *cli.Factory, o *Options) error {
 			res.Findings = []manifest.Finding{}
 		}
 		if err := output.JSONLine(f.Streams.Out, lintJSON{SchemaVersion: output.SchemaVersion, OK: code == 0, ExitCode: code,
-			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings}); err != nil {
+			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings, NotJudged: res.NotJudged}); err != nil {
 			return err
 		}
 		return cli.SilentExit(code)
@@ -298,7 +317,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	cfg := drain.Config{
 		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, TrafficURL: trafficURL(o.Inflight),
+		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, TrafficURL: o.trafficURL(), TrafficOK: o.trafficOK,
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.ReadyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 		// The factory's prober makes the health polls (a test's fake or
@@ -350,7 +369,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	code = f.ExitCode(code)
 	if f.JSON() {
 		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
-			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas}
+			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas, Requests: r.Requests}
 		if interrupted {
 			// Cut short: what was seen is not a shutdown to judge.
 			j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
@@ -367,6 +386,13 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		j.Timeline = slices.Clone(j.Timeline)
 		for i := range j.Timeline {
 			j.Timeline[i].Detail = output.Untrusted(j.Timeline[i].Detail)
+		}
+		j.Requests = slices.Clone(j.Requests)
+		if j.Requests == nil {
+			j.Requests = []drain.Record{}
+		}
+		for i := range j.Requests {
+			j.Requests[i].Detail = output.Untrusted(j.Requests[i].Detail)
 		}
 		if err := output.JSONLine(f.Streams.Out, j); err != nil {
 			return err

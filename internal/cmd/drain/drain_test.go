@@ -77,3 +77,31 @@ func TestDrainRunPollsThroughTheFactory(t *testing.T) {
 		t.Errorf("exit %d (%v), stderr %q", clitest.Code(err), err, fk.Err)
 	}
 }
+
+func TestDrainTrafficAndSignalFlags(t *testing.T) {
+	if !proc.SignalsSupported {
+		t.Skip("signals by name: not on this platform")
+	}
+	o := parse(t, "--signal", "WINCH", "--traffic", "http://127.0.0.1:2/app", "--traffic-expect", "200,204",
+		"--ready", "http://127.0.0.1:1/ready", "--live", "http://127.0.0.1:1/live", "--", "./server")
+	// SIGWINCH is 28 on Linux and macOS (Windows has no such constant).
+	if o.Sig != syscall.Signal(28) || o.trafficURL() != "http://127.0.0.1:2/app" || o.trafficOK == nil || !o.trafficOK(204) || o.trafficOK(410) {
+		t.Fatalf("options %+v", o)
+	}
+	if o := parse(t, "--signal", "28", "--ready", "http://127.0.0.1:1/ready", "--live", "http://127.0.0.1:1/live", "--", "./s"); o.Sig != syscall.Signal(28) {
+		t.Errorf("--signal 28: %v", o.Sig)
+	}
+	for _, bad := range [][]string{
+		{"--signal", "KILL"}, {"--signal", "STOP"}, {"--signal", "BOGUS"},
+		{"--traffic-expect", "200"}, // no traffic endpoint
+		{"--traffic", "ftp://x/", "--inflight", "http://127.0.0.1:1/slow"},
+		{"--traffic-expect", "abc", "--inflight", "http://127.0.0.1:1/slow"},
+	} {
+		fk := clitest.New(nil, classify.Pass)
+		cmd := NewCmd(fk.F, func(context.Context, *Options) error { return nil })
+		args := append(append([]string{}, bad...), "--ready", "http://127.0.0.1:1/ready", "--live", "http://127.0.0.1:1/live", "--", "./s")
+		if err := clitest.Parse(cmd, args...); clitest.Code(err) != exitcode.Usage {
+			t.Errorf("drain-test %v: exit %d (%v), want a usage error", bad, clitest.Code(err), err)
+		}
+	}
+}

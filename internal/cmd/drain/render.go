@@ -24,6 +24,9 @@ type drainJSON struct {
 	Verdicts      []drain.Verdict `json:"verdicts"`
 	Timeline      []drain.Event   `json:"timeline"`
 	Formulas      []drain.Formula `json:"formulas"`
+	// Requests is the request log: every request drain-test made, by the
+	// time it was made.
+	Requests []drain.Record `json:"requests"`
 }
 
 // lintJSON is `drain-test --manifest FILE -o json`.
@@ -34,6 +37,9 @@ type lintJSON struct {
 	Manifest      string             `json:"manifest"`
 	Checked       []string           `json:"checked"`
 	Findings      []manifest.Finding `json:"findings"`
+	// NotJudged are the services whose shutdown timing was not judged,
+	// with why (no HTTP shutdown contract in the file).
+	NotJudged []string `json:"not_judged,omitempty"`
 }
 
 // drainFirstLine is drain-test's stable first line: "PASS drain-test pid N
@@ -151,6 +157,11 @@ func wrap(s string, n int) []string {
 // lintReport renders the lint's first line and one block per finding:
 // "FILE:LINE: NAME resource, container: detail" and its fix.
 func lintReport(w io.Writer, file string, res manifest.LintResult, colored bool) {
+	defer func() {
+		for _, n := range res.NotJudged {
+			fmt.Fprintf(w, "not judged: %s\n", n)
+		}
+	}()
 	if len(res.Findings) == 0 {
 		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
 		return

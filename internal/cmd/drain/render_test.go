@@ -12,13 +12,15 @@ import (
 )
 
 func TestTrafficURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                                  "",
-		"http://127.0.0.1:8080/slow?ms=300": "http://127.0.0.1:8080/",
-		"https://app.invalid/export":        "https://app.invalid/",
+	for _, c := range []struct{ inflight, traffic, want string }{
+		{"", "", ""},
+		{"http://127.0.0.1:8080/slow?ms=300", "", "http://127.0.0.1:8080/slow?ms=300"},
+		{"http://127.0.0.1:8080/slow", "http://127.0.0.1:9090/app", "http://127.0.0.1:9090/app"},
+		{"", "http://127.0.0.1:9090/app", "http://127.0.0.1:9090/app"},
 	} {
-		if got := trafficURL(in); got != want {
-			t.Errorf("trafficURL(%q) = %q, want %q", in, got, want)
+		o := &Options{Inflight: c.inflight, Traffic: c.traffic}
+		if got := o.trafficURL(); got != c.want {
+			t.Errorf("--inflight %q --traffic %q: traffic URL %q, want %q", c.inflight, c.traffic, got, c.want)
 		}
 	}
 }

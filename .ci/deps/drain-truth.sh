@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The real stacks drain-test's differential test (cmd/healthctl
+# drain_truth_test.go) runs under its truth client: Debian's gunicorn
+# (sync, gthread) + Flask, uvicorn + FastAPI, nginx, HAProxy, Caddy,
+# Apache httpd, a JDK; npm's express with @godaddy/terminus,
+# http-terminator and stoppable (testdata/stacks/drain-node). Fails when
+# any install fails: the test then fails in CI instead of skipping.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if command -v apt-get >/dev/null 2>&1; then
+  # Packaged daemons must not start (or fail to start) as they install.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    gunicorn python3-flask python3-uvicorn python3-fastapi \
+    nginx haproxy caddy apache2 openjdk-17-jdk-headless
+fi
+for p in gunicorn nginx haproxy caddy apache2 java javac node npm; do
+  command -v "$p" >/dev/null || { echo "drain-truth: $p is missing after the install" >&2; exit 1; }
+done
+/usr/bin/python3 -c 'import flask, fastapi, uvicorn' || { echo "drain-truth: flask/fastapi/uvicorn missing for /usr/bin/python3" >&2; exit 1; }
+cd testdata/stacks/drain-node
+npm ci --no-audit --no-fund

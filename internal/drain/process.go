@@ -1,0 +1,199 @@
+package drain
+
+// The process side of drain-test: start the service or attach to it, send
+// the signal, wait for the exit, and kill whatever it left (the process
+// group and, on Linux, every descendant).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/proc"
+)
+
+// KillMargin is how long past S drain-test waits before it kills.
+func KillMargin(s time.Duration) time.Duration { return time.Second + s/10 }
+
+// StartError is a service that could not be started or attached to.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return e.Err.Error() }
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// target is the process under test, started or attached.
+type target struct {
+	child *proc.Child
+	pid   int
+	gone  chan struct{}
+	// goneAt is when the process was seen gone; written before gone closes.
+	goneAt time.Time
+	// unhook removes the crash hook that kills a started child.
+	unhook func()
+}
+
+// status says how a gone target ended, when it can be read.
+func (tg *target) status() string {
+	if tg.child != nil {
+		return tg.child.Status().String()
+	}
+	return "gone"
+}
+
+// start starts the service (--exec) or attaches to a running one (--pid).
+// A service that cannot be started or signalled is a *StartError.
+func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target, error) {
+	tg := &target{gone: make(chan struct{})}
+	if len(cfg.Argv) == 0 {
+		switch err := signalPid(cfg.Pid, 0); {
+		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
+			return nil, &StartError{fmt.Errorf("--pid %d: no such process", cfg.Pid)}
+		case errors.Is(err, syscall.EPERM):
+			return nil, &StartError{fmt.Errorf("--pid %d: not permitted to signal it (run drain-test as its user, or as root)", cfg.Pid)}
+		}
+		tg.pid = cfg.Pid
+		crash.Go(func() { watchPid(ctx, tg) })
+		return tg, nil
+	}
+	keepDescendants()
+	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr, Attr: childAttr})
+	if err != nil {
+		return nil, &StartError{fmt.Errorf("cannot start the service %q: %w", cfg.Argv[0], unwrapExec(err))}
+	}
+	tg.child, tg.pid = c, c.Pid()
+	tg.unhook = crash.OnCrash(func() { tg.killAll() })
+	crash.Go(func() {
+		<-c.Done()
+		tg.goneAt = time.Now()
+		close(tg.gone)
+	})
+	logf("started pid %d: %s", tg.pid, strings.Join(cfg.Argv, " "))
+	return tg, nil
+}
+
+// unwrapExec drops os/exec's "fork/exec PATH:" prefix: the caller names
+// the program already.
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}
+
+// teardown kills whatever a started child left (a wrapper's orphan, a
+// helper, a daemon that called setsid) with the child, and returns once
+// they are gone; it reports whether anything was left. An attached process
+// is not healthctl's to kill.
+func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
+	if tg.child == nil {
+		return false
+	}
+	defer tg.unhook()
+	if leftAlive(tg.pid) {
+		leftover = true
+		logf("killing what is left of process group %d and every process it started", tg.pid)
+	}
+	if n := tg.killAll(); n > 0 {
+		logf("%d processes started by pid %d still run 5s after SIGKILL", n, tg.pid)
+	}
+	return leftover
+}
+
+// killAll kills the child's process group and (Linux) every descendant,
+// waits for the child, and returns once the rest are gone too (5s at
+// most): a check right after healthctl exits finds nothing listening. It
+// returns how many still ran.
+func (tg *target) killAll() int {
+	tg.child.Kill()
+	n := killTree(tg.pid, 5*time.Second)
+	for end := time.Now().Add(5 * time.Second); groupExists(tg.pid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return n
+}
+
+// sendSignal sends sig to the process itself (not its group, as an
+// orchestrator signals PID 1) and returns t=0, when it was sent.
+func sendSignal(sig syscall.Signal, tg *target, logf func(string, ...any)) time.Time {
+	t0 := time.Now()
+	var err error
+	if tg.child != nil {
+		err = tg.child.Signal(sig)
+	} else {
+		err = signalPid(tg.pid, sig)
+	}
+	if err != nil {
+		logf("signalling pid %d: %v", tg.pid, err)
+	}
+	logf("sent %s to pid %d", proc.SignalName(sig), tg.pid)
+	return t0
+}
+
+// awaitExit waits for the process to exit. Past S plus KillMargin it kills
+// it (killedAt says when); when ctx ends (drain-test interrupted) it kills
+// a started child and waits for it.
+func awaitExit(ctx context.Context, S time.Duration, tg *target, t0 time.Time, logf func(string, ...any)) (killedAt time.Time, interrupted bool) {
+	deadline := time.NewTimer(S + KillMargin(S))
+	defer deadline.Stop()
+	select {
+	case <-tg.gone:
+	case <-deadline.C:
+		killedAt = time.Now()
+		logf("pid %d still running %s after the signal (SHUTDOWN_TIMEOUT %s + margin): killing it", tg.pid, killedAt.Sub(t0).Round(time.Millisecond), S)
+		tg.kill()
+		select {
+		case <-tg.gone:
+		case <-time.After(5 * time.Second):
+			// Unkillable (uninterruptible sleep) or not ours to kill: the
+			// report says it did not exit.
+			logf("pid %d still there 5s after SIGKILL; giving up", tg.pid)
+		}
+	case <-ctx.Done():
+		interrupted = true
+		logf("interrupted: killing pid %d", tg.pid)
+		if tg.child != nil {
+			tg.child.Kill()
+			<-tg.gone
+		}
+	}
+	return killedAt, interrupted
+}
+
+// kill ends the process past the deadline: the child's whole group, or the
+// attached pid (as an orchestrator's SIGKILL would).
+func (tg *target) kill() {
+	if tg.child != nil {
+		_ = tg.child.SignalGroup(syscall.SIGKILL)
+		return
+	}
+	_ = signalPid(tg.pid, syscall.SIGKILL)
+}
+
+// watchPid closes tg.gone once the attached pid no longer runs (no such
+// process, or a zombie its parent has not reaped yet).
+func watchPid(ctx context.Context, tg *target) {
+	for {
+		if !Alive(tg.pid) {
+			tg.goneAt = time.Now()
+			close(tg.gone)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

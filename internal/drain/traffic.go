@@ -1,0 +1,387 @@
+package drain
+
+// The traffic side of drain-test: the health polls, the traffic requests,
+// the in-flight requests and the kept-alive connection, all built from
+// probe's request builder, each recorded for the request log.
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// TrafficWindow bounds the answer to one traffic request, its whole body
+// included: the traffic endpoint defaults to the slow --inflight URL, so a
+// slow answer is not a failure; a connection not accepted within a second
+// is (the answer is judged by when the request was made).
+func TrafficWindow(s time.Duration) time.Duration { return max(pollTimeout, min(s, 5*time.Second)) }
+
+// inflight are the slow requests in flight at the signal.
+type inflight struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	got    []timedRequest
+}
+
+// inflightSettle is how long the in-flight requests have been written
+// when the signal is sent.
+const inflightSettle = 150 * time.Millisecond
+
+// startInflight starts cfg.Inflight slow requests on cfg.InflightURL (none
+// without one) and returns once each has been written, or after 2s.
+func startInflight(cfg Config, opts *probe.Options) *inflight {
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &inflight{cancel: cancel}
+	if opts == nil {
+		return in
+	}
+	wrote := make(chan struct{}, cfg.Inflight)
+	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
+		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i := 0; i < cfg.Inflight; i++ {
+		in.wg.Add(1)
+		crash.Go(func() {
+			defer in.wg.Done()
+			r := slowRequest(ctx, ic, opts, wrote)
+			in.mu.Lock()
+			in.got = append(in.got, r)
+			in.mu.Unlock()
+		})
+	}
+	timeout := time.NewTimer(2 * time.Second)
+	for n := 0; n < cfg.Inflight; n++ {
+		select {
+		case <-wrote:
+		case <-timeout.C:
+			n = cfg.Inflight
+		}
+	}
+	timeout.Stop()
+	// Give the server time to read what was written and start handling
+	// it: a request still unread at the signal is one a server closing its
+	// idle connections drops, which says nothing about its drain.
+	time.Sleep(inflightSettle)
+	return in
+}
+
+// watcher polls readiness and liveness every Interval, and watches the
+// kept-alive connection, from the signal until cancel.
+type watcher struct {
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	polls      []timedPoll
+	ka         []timedKA
+	kaRequests int
+}
+
+func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
+	// Not the run's context (the watch outlives an interrupt by a moment),
+	// but its prober: the polls after the signal go through it too.
+	ctx, cancel := context.WithCancel(withProber(context.Background(), cfg.Prober))
+	w := &watcher{cancel: cancel}
+	type pollSpec struct {
+		probe    Probe
+		interval time.Duration
+		window   time.Duration
+	}
+	specs := []pollSpec{{Ready, Interval, pollTimeout}, {Live, Interval, pollTimeout}}
+	if ep[Traffic] != nil {
+		every := TrafficInterval
+		if cfg.TrafficURL == cfg.InflightURL {
+			// The slow in-flight path by default: 10 a second, not 50,
+			// or the traffic itself would load the service down.
+			every = SlowTrafficInterval
+		}
+		specs = append(specs, pollSpec{Traffic, every, TrafficWindow(cfg.Settings.ShutdownTimeout)})
+	}
+	for _, p := range specs {
+		w.wg.Add(1)
+		crash.Go(func() {
+			defer w.wg.Done()
+			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.window)
+		})
+	}
+	if ka.conn != nil {
+		w.wg.Add(1)
+		crash.Go(func() {
+			defer w.wg.Done()
+			w.ka, w.kaRequests = ka.watch(ctx)
+		})
+	}
+	return w
+}
+
+// pollEvery makes a new poll every interval, start to start, each on its
+// own goroutine (a poll that hangs for its whole window does not delay the
+// next: a stall is seen when it begins), until ctx ends. window bounds each
+// answer.
+func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
+	var polls sync.WaitGroup
+	defer polls.Wait()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		polls.Add(1)
+		crash.Go(func() {
+			defer polls.Done()
+			tp := pollWithin(ctx, opts, which, window)
+			if ctx.Err() != nil && tp.Status == 0 {
+				return // cut by the end of the watch, not by the service
+			}
+			w.mu.Lock()
+			w.polls = append(w.polls, tp)
+			w.mu.Unlock()
+		})
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+}
+
+// shortErr names a transport failure without Go's wrapping.
+func shortErr(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected EOF"
+	case errors.Is(err, io.EOF):
+		return "EOF (closed without an answer)"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// timedRequest is a Request with the wall-clock times it was made and
+// ended.
+type timedRequest struct {
+	Request
+	made, end time.Time
+}
+
+// slowRequest runs one in-flight request; wrote is told once the request
+// has been written.
+func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrote chan<- struct{}) (r timedRequest) {
+	r.made = time.Now()
+	defer func() { r.end = time.Now() }()
+	req, err := probe.NewRequest(ctx, opts)
+	if err != nil {
+		r.Err = err.Error()
+		wrote <- struct{}{}
+		return r
+	}
+	var once sync.Once
+	tell := func() { once.Do(func() { wrote <- struct{}{} }) }
+	defer tell()
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { tell() }}))
+	resp, err := hc.Do(req)
+	if err != nil {
+		r.Err = shortErr(err)
+		return r
+	}
+	defer resp.Body.Close()
+	r.Status = resp.StatusCode
+	n, err := io.Copy(io.Discard, resp.Body)
+	r.Bytes = n
+	if err != nil {
+		r.Err = shortErr(err)
+		return r
+	}
+	// Without a length (not chunked either: a chunked body without its
+	// last chunk is an error above) the body ended when the connection
+	// closed: Judge compares that with the process's exit.
+	r.Delimited = resp.ContentLength < 0 && !chunked(resp)
+	r.Complete = resp.ContentLength < 0 || n == resp.ContentLength
+	return r
+}
+
+func chunked(resp *http.Response) bool {
+	for _, te := range resp.TransferEncoding {
+		if strings.EqualFold(te, "chunked") {
+			return true
+		}
+	}
+	return false
+}
+
+// keepAlive is the watched kept-alive connection, read by hand: Go's
+// Transport would silently retry a request whose connection died.
+type keepAlive struct {
+	conn       net.Conn
+	br         *bufio.Reader
+	cr         *countReader
+	host, path string
+	why        string
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type timedKA struct {
+	KeepAliveEvent
+	at time.Time
+}
+
+// openKeepAlive connects to u's host and reads one response, to check that
+// the server keeps the connection open.
+func openKeepAlive(opts *probe.Options) *keepAlive {
+	ka := &keepAlive{}
+	pu := opts.URL
+	if pu.Scheme != "http" && pu.Scheme != "https" {
+		// HTTP/1.1 keep-alive is what this watches; a gRPC or TCP
+		// liveness endpoint has none to watch.
+		ka.why = "the liveness URL is " + pu.Scheme + "://, not HTTP/1.1: no kept-alive connection to watch"
+		return ka
+	}
+	ka.host, ka.path = pu.Host, pu.RequestURI()
+	if opts.Host != "" {
+		ka.host = opts.Host
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+	defer cancel()
+	c, err := probe.Dialer(withTimeout(opts, pollTimeout))(ctx, "tcp", hostPort(pu.String()))
+	if err == nil && pu.Scheme == "https" {
+		tc := probe.TLSConfig(opts)
+		tc.NextProtos = []string{"http/1.1"}
+		t := tls.Client(c, tc)
+		if err = t.HandshakeContext(ctx); err != nil {
+			c.Close()
+		}
+		c = t
+	}
+	if err != nil {
+		ka.why = "could not open a kept-alive connection: " + shortErr(err)
+		return ka
+	}
+	ka.conn = c
+	ka.cr = &countReader{r: c}
+	ka.br = bufio.NewReader(ka.cr)
+	if closeHdr, _, err := ka.exchange(); err != nil || closeHdr {
+		c.Close()
+		ka.conn = nil
+		if err != nil {
+			ka.why = "the kept-alive connection failed before the signal: " + shortErr(err)
+		} else {
+			ka.why = "the server closes connections after each response (no keep-alive to watch)"
+		}
+	}
+	return ka
+}
+
+// exchange writes one request and reads its response. partial is the
+// number of response bytes read when it failed.
+func (ka *keepAlive) exchange() (closeHdr bool, partial int64, err error) {
+	_ = ka.conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := fmt.Fprintf(ka.conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: healthctl-drain-test\r\n\r\n", ka.path, ka.host); err != nil {
+		return false, 0, err
+	}
+	start := ka.cr.n - int64(ka.br.Buffered())
+	resp, err := http.ReadResponse(ka.br, nil)
+	if err != nil {
+		return false, ka.cr.n - int64(ka.br.Buffered()) - start, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return false, max(1, ka.cr.n-int64(ka.br.Buffered())-start), err
+	}
+	return resp.Close, 0, nil
+}
+
+// watch sends a request on the kept-alive connection every 100 ms until ctx
+// ends or the connection does; before each it checks whether the server
+// has closed the idle connection (a FIN is a clean close, a reset is not).
+func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int) {
+	ev := func(kind KeepAliveKind, detail string) {
+		events = append(events, timedKA{KeepAliveEvent{Kind: kind, Detail: detail}, time.Now()})
+	}
+	for ctx.Err() == nil {
+		_ = ka.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := ka.br.Peek(1); err != nil {
+			var ne net.Error
+			switch {
+			case errors.As(err, &ne) && ne.Timeout():
+			case errors.Is(err, io.EOF):
+				ev(KeepAliveClosedIdle, "the server closed the idle kept-alive connection")
+				return
+			case ctx.Err() != nil:
+				return
+			default:
+				ev(KeepAliveReset, "idle connection: "+shortErr(err))
+				return
+			}
+		}
+		closeHdr, partial, err := ka.exchange()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil && closeHdr:
+			requests++
+			ev(KeepAliveClosedByHeader, "a response said Connection: close")
+			return
+		case err == nil:
+			requests++
+		case partial > 0:
+			ev(KeepAliveReset, fmt.Sprintf("the connection ended %d bytes into a response: %s", partial, shortErr(err)))
+			return
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
+			// The server had closed it (FIN) as the request went out: a
+			// clean close racing the request, which clients retry.
+			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection between responses")
+			return
+		default:
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				ev(KeepAliveNoAnswer, "no answer within 2s on the kept-alive connection; stopped watching it")
+				return
+			}
+			// A reset before any byte of the response is the close race
+			// every keep-alive client meets: the server closed the idle
+			// connection as the request arrived (unread data turns its
+			// FIN into a reset). Clients retry it; it is not mid-response.
+			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection as a request arrived ("+shortErr(err)+" before any byte of the response)")
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return events, requests
+}

@@ -1,0 +1,494 @@
+// Package truthclient is the independent client of drain-test's
+// differential test: it sends its own requests, each on a fresh
+// connection, through a service's shutdown and records what every one of
+// them got, by the time it was made. It is imported only by tests and
+// shares no code with internal/drain or internal/probe on purpose: a bug
+// there must not be able to hide itself here.
+package truthclient
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Outcome is how one request ended, as a client sees it.
+type Outcome string
+
+// The outcomes. Served is an accepted status with its whole body; BadStatus
+// and Cut got a status line; the others got none.
+const (
+	Served    Outcome = "served"
+	BadStatus Outcome = "status"
+	Cut       Outcome = "cut"
+	Refused   Outcome = "refused"
+	Reset     Outcome = "reset"
+	EOF       Outcome = "eof"
+	NoAnswer  Outcome = "no_answer"
+	Failed    Outcome = "error"
+)
+
+// Answered says a status line came back.
+func (o Outcome) Answered() bool { return o == Served || o == BadStatus || o == Cut }
+
+// The kinds of request the client makes.
+const (
+	KindTraffic  = "traffic"
+	KindReady    = "readiness"
+	KindLive     = "liveness"
+	KindInflight = "inflight"
+	// KindKeepAlive is a request on the one kept-alive connection.
+	KindKeepAlive = "keepalive"
+)
+
+// Record is one request: when it was made (the connection attempt began),
+// when it ended and what it got.
+type Record struct {
+	Kind        string
+	Made, Ended time.Time
+	Status      int
+	// Bytes of body read; Delimited says the body had no length and ended
+	// with the connection.
+	Bytes     int64
+	Delimited bool
+	Outcome   Outcome
+	Err       string
+}
+
+// Get makes one GET on a fresh connection to rawURL (http only), bounded
+// by window from the moment it was made, and says what it got. accept
+// says which statuses count as served (nil: 200-399).
+func Get(ctx context.Context, rawURL string, window time.Duration, accept func(int) bool) (r Record) {
+	r.Made = time.Now()
+	defer func() { r.Ended = time.Now() }()
+	if accept == nil {
+		accept = func(s int) bool { return s >= 200 && s < 400 }
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		r.Outcome, r.Err = Failed, fmt.Sprintf("truthclient speaks plain http only: %q", rawURL)
+		return r
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	deadline := r.Made.Add(window)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	d := net.Dialer{}
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		r.Outcome, r.Err = transport(err, false), err.Error()
+		return r
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	_ = c.SetDeadline(deadline)
+	path := u.RequestURI()
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: truthclient\r\nAccept: */*\r\nConnection: close\r\n\r\n", path, u.Host); err != nil {
+		r.Outcome, r.Err = transport(err, false), err.Error()
+		return r
+	}
+	br := bufio.NewReader(c)
+	status, length, chunked, err := readHead(br)
+	if err != nil {
+		r.Outcome, r.Err = transport(err, false), err.Error()
+		return r
+	}
+	r.Status = status
+	n, delimited, err := readBody(br, length, chunked)
+	r.Bytes, r.Delimited = n, delimited
+	switch {
+	case err != nil:
+		r.Outcome, r.Err = Cut, fmt.Sprintf("body cut after %d bytes: %v", n, err)
+	case !accept(status):
+		r.Outcome = BadStatus
+	default:
+		r.Outcome = Served
+	}
+	return r
+}
+
+// transport names a failure before any status line.
+func transport(err error, _ bool) Outcome {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return Refused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return Reset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return EOF
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return NoAnswer
+	}
+	return Failed
+}
+
+// readHead reads the status line and headers. length is -1 without a
+// Content-Length.
+func readHead(br *bufio.Reader) (status int, length int64, chunked bool, err error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		if err == io.EOF && line != "" {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, 0, false, err
+	}
+	f := strings.Fields(line)
+	if len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/1.") {
+		return 0, 0, false, fmt.Errorf("not an HTTP/1 status line: %q", strings.TrimSpace(line))
+	}
+	status, err = strconv.Atoi(f[1])
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("bad status %q", f[1])
+	}
+	length = -1
+	for {
+		h, err := br.ReadString('\n')
+		if err != nil {
+			return 0, 0, false, io.ErrUnexpectedEOF
+		}
+		h = strings.TrimRight(h, "\r\n")
+		if h == "" {
+			break
+		}
+		k, v, _ := strings.Cut(h, ":")
+		v = strings.TrimSpace(v)
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "content-length":
+			if length, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return 0, 0, false, fmt.Errorf("bad Content-Length %q", v)
+			}
+		case "transfer-encoding":
+			chunked = strings.Contains(strings.ToLower(v), "chunked")
+		}
+	}
+	// 1xx, 204 and 304 have no body.
+	if status/100 == 1 || status == 204 || status == 304 {
+		return status, 0, false, nil
+	}
+	return status, length, chunked, nil
+}
+
+// readBody reads a body to its end: the chunked terminator, Content-Length
+// bytes, or (neither) the connection's close.
+func readBody(br *bufio.Reader, length int64, chunked bool) (n int64, delimited bool, err error) {
+	switch {
+	case chunked:
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return n, false, errors.New("no chunked terminator: " + eofText(err))
+			}
+			size, err := strconv.ParseInt(strings.TrimSpace(strings.SplitN(line, ";", 2)[0]), 16, 64)
+			if err != nil {
+				return n, false, fmt.Errorf("bad chunk size %q", strings.TrimSpace(line))
+			}
+			if size == 0 {
+				// Trailers, then the empty line.
+				for {
+					t, err := br.ReadString('\n')
+					if err != nil {
+						return n, false, errors.New("no chunked terminator: " + eofText(err))
+					}
+					if strings.TrimRight(t, "\r\n") == "" {
+						return n, false, nil
+					}
+				}
+			}
+			m, err := io.CopyN(io.Discard, br, size+2)
+			n += min(m, size)
+			if err != nil {
+				return n, false, errors.New("chunk cut: " + eofText(err))
+			}
+		}
+	case length >= 0:
+		m, err := io.CopyN(io.Discard, br, length)
+		if err != nil {
+			return m, false, fmt.Errorf("Content-Length %d, got %d bytes: %s", length, m, eofText(err))
+		}
+		return m, false, nil
+	}
+	m, err := io.Copy(io.Discard, br)
+	return m, true, err
+}
+
+func eofText(err error) string {
+	if err == io.EOF {
+		return "EOF"
+	}
+	return err.Error()
+}
+
+// Config says what the client sends.
+type Config struct {
+	// Traffic gets a new request every Interval; Ready and Live are polled
+	// every Interval too. Empty: not sent.
+	Traffic, Ready, Live string
+	// KeepAlive (optional) gets a request every 100 ms on one kept-alive
+	// connection, opened at Start.
+	KeepAlive string
+	// Slow is the in-flight path: Inflight slow requests are kept running
+	// until Signalled.
+	Slow     string
+	Inflight int
+	// Interval between traffic requests and readiness polls, start to
+	// start (20 ms); PollInterval between liveness polls (50 ms).
+	Interval, PollInterval time.Duration
+	// Window bounds one request (1 s); SlowWindow one in-flight request.
+	Window, SlowWindow time.Duration
+	// TrafficAccept says which traffic statuses are served (nil: 200-399).
+	TrafficAccept func(int) bool
+}
+
+// Client runs Config's requests until Stop.
+type Client struct {
+	cfg       Config
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	slow      sync.WaitGroup
+	mu        sync.Mutex
+	recs      []Record
+	signalled chan struct{}
+	once      sync.Once
+}
+
+// Start starts sending at once.
+func Start(cfg Config) *Client {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 20 * time.Millisecond
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 50 * time.Millisecond
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = time.Second
+	}
+	if cfg.SlowWindow <= 0 {
+		cfg.SlowWindow = 30 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Client{cfg: cfg, ctx: ctx, cancel: cancel, signalled: make(chan struct{})}
+	for kind, u := range map[string]string{KindTraffic: cfg.Traffic, KindReady: cfg.Ready, KindLive: cfg.Live} {
+		if u == "" {
+			continue
+		}
+		accept := (func(int) bool)(nil)
+		if kind == KindTraffic {
+			accept = cfg.TrafficAccept
+		}
+		every := cfg.PollInterval
+		if kind == KindTraffic || kind == KindReady {
+			// Readiness as often as traffic: a flap that lasts one of
+			// drain-test's polls is seen here too.
+			every = cfg.Interval
+		}
+		c.wg.Add(1)
+		go c.every(kind, u, every, accept)
+	}
+	if cfg.KeepAlive != "" {
+		c.wg.Add(1)
+		go c.keepAlive(cfg.KeepAlive)
+	}
+	if cfg.Slow != "" {
+		for i := range cfg.Inflight {
+			c.slow.Add(1)
+			go c.keepInflight(time.Duration(i) * 20 * time.Millisecond)
+		}
+	}
+	return c
+}
+
+// every makes a request every Interval, each on its own goroutine, so
+// that a request that hangs does not delay the next.
+func (c *Client) every(kind, u string, interval time.Duration, accept func(int) bool) {
+	defer c.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			r := Get(c.ctx, u, c.cfg.Window, accept)
+			r.Kind = kind
+			c.add(r)
+		}()
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// keepAlive opens one connection once the service answers on it and sends
+// a request every 100 ms until the connection ends or Stop. Each exchange
+// is a record: served, or cut once the response had begun (a byte of it
+// read); a close or reset before any byte of a response, or while idle, is
+// a record with no status (the clean close every kept-alive client meets),
+// except a reset while idle (Reset).
+func (c *Client) keepAlive(rawURL string) {
+	defer c.wg.Done()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return
+	}
+	var conn net.Conn
+	for conn == nil {
+		if c.ctx.Err() != nil {
+			return
+		}
+		if conn, err = (&net.Dialer{Timeout: time.Second}).DialContext(c.ctx, "tcp", u.Host); err != nil {
+			conn = nil
+			time.Sleep(c.cfg.Interval)
+		}
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(c.ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+	cr := &countingReader{r: conn}
+	br := bufio.NewReader(cr)
+	for c.ctx.Err() == nil {
+		r := Record{Kind: KindKeepAlive, Made: time.Now()}
+		// Idle: has the server closed or reset it meanwhile?
+		_ = conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := br.Peek(1); err != nil {
+			var ne net.Error
+			if !(errors.As(err, &ne) && ne.Timeout()) {
+				if c.ctx.Err() != nil {
+					return
+				}
+				r.Ended, r.Outcome, r.Err = time.Now(), EOF, "closed while idle: "+err.Error()
+				if transport(err, false) == Reset {
+					r.Outcome = Reset
+				}
+				c.add(r)
+				return
+			}
+		}
+		_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: truthclient\r\n\r\n", u.RequestURI(), u.Host); err != nil {
+			r.Ended, r.Outcome, r.Err = time.Now(), EOF, "closed as a request went out: "+err.Error()
+			c.add(r)
+			return
+		}
+		start := cr.n - int64(br.Buffered())
+		status, length, chunked, err := readHead(br)
+		if err == nil {
+			_, _, err = readBody(br, length, chunked)
+		}
+		if err != nil {
+			r.Ended = time.Now()
+			if c.ctx.Err() != nil {
+				return
+			}
+			if got := cr.n - int64(br.Buffered()) - start; got > 0 {
+				r.Status, r.Outcome, r.Err = status, Cut, fmt.Sprintf("cut %d bytes into a response: %v", got, err)
+			} else {
+				// Closed (or reset: unread data turns a FIN into a
+				// reset) as the request arrived: the close race every
+				// kept-alive client meets and retries.
+				r.Outcome, r.Err = EOF, "closed before any byte of the response: "+err.Error()
+			}
+			c.add(r)
+			return
+		}
+		r.Ended, r.Status, r.Outcome = time.Now(), status, Served
+		c.add(r)
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// keepInflight keeps one slow request running until the signal: a new
+// one as soon as the last ended (or, refused, 20 ms later).
+func (c *Client) keepInflight(stagger time.Duration) {
+	defer c.slow.Done()
+	// Barely staggered: drain-test signals soon after the service is
+	// ready, so the first requests, made as its listener came up, are the
+	// ones in flight then.
+	time.Sleep(stagger)
+	for {
+		select {
+		case <-c.signalled:
+			return
+		default:
+		}
+		r := Get(context.Background(), c.cfg.Slow, c.cfg.SlowWindow, func(s int) bool { return s >= 200 && s < 300 })
+		r.Kind = KindInflight
+		c.add(r)
+		if !r.Outcome.Answered() {
+			time.Sleep(c.cfg.Interval)
+		}
+	}
+}
+
+func (c *Client) add(r Record) {
+	if c.ctx.Err() != nil && (r.Outcome == NoAnswer || r.Outcome == Failed) {
+		// Cut by Stop, not by the service.
+		return
+	}
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.mu.Unlock()
+}
+
+// AddInflight starts n more slow requests now, one each (the caller's
+// cue: the service was just seen ready, so they are as young at the signal
+// as drain-test's own in-flight requests).
+func (c *Client) AddInflight(n int) {
+	if c.cfg.Slow == "" {
+		return
+	}
+	for range n {
+		c.slow.Add(1)
+		go func() {
+			defer c.slow.Done()
+			r := Get(context.Background(), c.cfg.Slow, c.cfg.SlowWindow, func(s int) bool { return s >= 200 && s < 300 })
+			r.Kind = KindInflight
+			c.add(r)
+		}()
+	}
+}
+
+// Signalled says the signal was sent: no new in-flight request starts.
+func (c *Client) Signalled() { c.once.Do(func() { close(c.signalled) }) }
+
+// Stop waits for the in-flight requests (each bounded by SlowWindow), then
+// stops the polls, waits for every request out and returns the log.
+func (c *Client) Stop() []Record {
+	c.Signalled()
+	c.slow.Wait()
+	c.cancel()
+	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Record(nil), c.recs...)
+}

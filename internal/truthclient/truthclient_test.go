@@ -1,0 +1,101 @@
+package truthclient
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawServer answers every connection with resp, then closes it.
+func rawServer(t *testing.T, resp string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				_, _ = c.Read(buf)
+				_, _ = c.Write([]byte(resp))
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/app"
+}
+
+func TestGet(t *testing.T) {
+	for _, tt := range []struct {
+		name, resp string
+		want       Outcome
+	}{
+		{"whole body", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", Served},
+		{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\nhello", Cut},
+		{"chunked whole", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", Served},
+		{"chunked without its last chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", Cut},
+		{"410", "HTTP/1.1 410 Gone\r\nContent-Length: 0\r\n\r\n", BadStatus},
+		{"closed before a status", "", EOF},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Get(context.Background(), rawServer(t, tt.resp), time.Second, nil)
+			if r.Outcome != tt.want {
+				t.Errorf("outcome %s (%s), want %s", r.Outcome, r.Err, tt.want)
+			}
+			if r.Made.IsZero() || r.Ended.Before(r.Made) {
+				t.Errorf("times: made %v ended %v", r.Made, r.Ended)
+			}
+		})
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	if r := Get(context.Background(), "http://"+addr+"/", time.Second, nil); r.Outcome != Refused {
+		t.Errorf("closed port: %s (%s), want refused", r.Outcome, r.Err)
+	}
+}
+
+func TestJudgeByTimeMade(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var recs []Record
+	for ms := 0; ms < 1000; ms += 20 {
+		out := Served
+		if ms >= 800 {
+			out = Reset
+		}
+		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(ms + 1000), Outcome: out, Status: 200})
+	}
+	for ms := 0; ms < 1500; ms += 50 {
+		recs = append(recs, Record{Kind: KindReady, Made: at(ms), Ended: at(ms + 1), Outcome: BadStatus, Status: 503},
+			Record{Kind: KindLive, Made: at(ms), Ended: at(ms + 1), Outcome: Served, Status: 200})
+	}
+	recs = append(recs, Record{Kind: KindInflight, Made: at(-500), Ended: at(1200), Outcome: Served, Status: 200})
+	p := Params{T0: t0, P: time.Second, S: 3 * time.Second, FlipMax: time.Second, PollInterval: 50 * time.Millisecond,
+		Gone: true, GoneAt: at(1500), ExitKnown: true, ExitCode: 143, Sent: 15}
+	tr := Judge(recs, p)
+	if len(tr.Violated) != 1 || !strings.Contains(tr.Violated[ListenerClosedEarly], "made at 800 ms") {
+		t.Errorf("truth %s", tr)
+	}
+	if d := Agree(tr, []string{ListenerClosedEarly}); len(d) != 0 {
+		t.Errorf("agree: %v", d)
+	}
+	if d := Agree(tr, nil); len(d) != 1 {
+		t.Errorf("a PASS while clients failed must disagree: %v", d)
+	}
+	if d := Agree(tr, []string{ListenerClosedEarly, NonzeroExit}); len(d) != 1 {
+		t.Errorf("143 after SIGTERM is a handled exit: %v", d)
+	}
+	p.ExitSignal, p.ExitCode = 15, 0
+	if tr := Judge(recs, p); tr.Violated[NonzeroExit] == "" {
+		t.Errorf("killed by the signal is not a clean exit: %s", tr)
+	}
+}
