@@ -221,3 +221,37 @@ func plainOpts(t *testing.T, raw string) *Options {
 		MaxTime: 5 * time.Second, MaxBody: 1 << 20, Redactor: red,
 	}
 }
+
+// TestPlainFastPicks: only the common case takes the plain exchange; every
+// probe that needs what the Transport does (TLS, a proxy, redirects, h2c,
+// its rules about connection headers) keeps it.
+func TestPlainFastPicks(t *testing.T) {
+	proxy := func(*url.URL) (*url.URL, error) { return url.Parse("http://127.0.0.1:3128") }
+	noProxy := func(*url.URL) (*url.URL, error) { return nil, nil }
+	cases := []struct {
+		name string
+		url  string
+		set  func(o *Options)
+		want bool
+	}{
+		{"plain", "http://127.0.0.1:1/health", nil, true},
+		{"proxy function says none", "http://127.0.0.1:1/health", func(o *Options) { o.Proxy = noProxy }, true},
+		{"https", "https://127.0.0.1:1/health", nil, false},
+		{"proxied", "http://127.0.0.1:1/health", func(o *Options) { o.Proxy = proxy }, false},
+		{"follow", "http://127.0.0.1:1/health", func(o *Options) { o.Follow = 3 }, false},
+		{"h2c", "http://127.0.0.1:1/health", func(o *Options) { o.HTTP2PriorKnowledge = true }, false},
+		{"connection header", "http://127.0.0.1:1/health", func(o *Options) { o.Header.Set("Connection", "keep-alive") }, false},
+		{"upgrade header", "http://127.0.0.1:1/health", func(o *Options) { o.Header.Set("Upgrade", "websocket") }, false},
+		{"bad header value", "http://127.0.0.1:1/health", func(o *Options) { o.Header["X-A"] = []string{"a\x01b"} }, false},
+		{"idna host", "http://bücher.invalid/health", nil, false},
+	}
+	for _, tc := range cases {
+		o := plainOpts(t, tc.url)
+		if tc.set != nil {
+			tc.set(o)
+		}
+		if got := newRun(o, hooks{}).plainFast(); got != tc.want {
+			t.Errorf("%s: plainFast = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
