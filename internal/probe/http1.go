@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -33,6 +34,8 @@ import (
 type plainHTTP struct {
 	httpExchange
 	conn net.Conn
+	// backstop is the window whose backstop is the connection's deadline.
+	backstop *window
 }
 
 // maxHeaderBytes bounds the answer's headers (and any 1xx before them), as
@@ -125,6 +128,17 @@ func (h *plainHTTP) run(ctx context.Context) error {
 	// reported, never followed.
 	h.ex = h.p.exchange(ctx, plainTrip{h, ctx}, h.req)
 	err := h.readAnswer()
+	if errors.Is(err, os.ErrDeadlineExceeded) && h.backstop != nil {
+		// The connection's deadline came before the window's timer (a
+		// starved timer goroutine): the window closed all the same.
+		p := h.p
+		p.mu.Lock()
+		if !p.stopped {
+			p.noteWindow()
+			p.cancel(h.backstop.err)
+		}
+		p.mu.Unlock()
+	}
 	h.close()
 	return err
 }
@@ -162,6 +176,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	// A backstop only: the windows close the connection through the
 	// context a moment before this deadline.
 	conn.SetDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
+	h.backstop = &p.maxWin
 	p.mu.Lock()
 	p.disarm(&p.connWin)
 	p.connReady = time.Now()
@@ -179,6 +194,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.mu.Unlock()
 	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(p.start.Add(o.MaxTime + 2*maxTimeBackstop)) {
 		conn.SetDeadline(d)
+		h.backstop = &p.readWin
 	}
 
 	lr := &headerLimit{r: conn, n: maxHeaderBytes}
