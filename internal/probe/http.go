@@ -23,8 +23,13 @@ type httpExchange struct {
 	body expect.Body
 }
 
-// newHTTP builds the request (traced) and the transport of one probe.
+// newHTTP builds the request (traced) and the transport of one probe; the
+// common case (plain HTTP/1.1 to the URL itself) takes the plain exchange
+// instead (http1.go), unless a test turned it off.
 func newHTTP(ctx context.Context, p *run) (exchange, error) {
+	if !transportOnly && p.plainFast() {
+		return newPlain(ctx, p)
+	}
 	req, err := NewRequest(p.traceContext(ctx), p.opts)
 	if err != nil {
 		return nil, err
@@ -38,11 +43,21 @@ func (h *httpExchange) answered() bool { return h.ex.resp != nil }
 // request to use); a probe has none, and CloseIdleConnections cancels such
 // dials — else each probe of a silent port leaves a dial behind for the
 // kernel's SYN timeout (goleak; scripts/soak.sh).
-func (h *httpExchange) close() { h.tr.CloseIdleConnections() }
+func (h *httpExchange) close() {
+	if h.tr != nil {
+		h.tr.CloseIdleConnections()
+	}
+}
 
 func (h *httpExchange) run(ctx context.Context) error {
+	h.ex = h.p.exchange(ctx, h.tr, h.req)
+	return h.readAnswer()
+}
+
+// readAnswer takes the answer the round trip gave (h.ex): ttfb, a 101, and
+// the body read through the cap while the body conditions look at it.
+func (h *httpExchange) readAnswer() error {
 	p, o := h.p, h.p.opts
-	h.ex = p.exchange(ctx, h.tr, h.req)
 	resp, err := h.ex.resp, h.ex.err
 	if resp != nil {
 		// The headers are here: ttfb is known even when the first-byte
@@ -148,6 +163,10 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		}
 	}
 }
+
+// transportOnly sends every HTTP probe through net/http's Transport: tests
+// set it to compare the plain exchange with the Transport's answers.
+var transportOnly bool
 
 // traceContext follows the request through net/http's trace hooks: each
 // moves the stage, records a phase or arms a window.

@@ -6,8 +6,11 @@
 //
 // # Protocols
 //
-// Each protocol is one file (http.go; grpc.go, the gRPC health call over
-// net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type that implements
+// Each protocol is one file (http.go, net/http's Transport; http1.go, the
+// plain HTTP/1.1 exchange newHTTP picks for the common case — an http://
+// URL, no proxy for it, --follow 0, no HTTP/2 — with the Transport's own
+// answers and errors but none of its goroutines; grpc.go, the gRPC health
+// call over net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type that implements
 // exchange and its constructor, which exchangeFor returns for the
 // protocol's URL schemes (one case each). Run picks the exchange by the
 // URL's scheme; everything else is shared through the *run it is given:
@@ -242,9 +245,11 @@ func (p *run) do(parent context.Context) Result {
 	res := Result{URL: o.Redactor.URL(o.URL), Started: p.start}
 	newExchange := exchangeFor(o.URL.Scheme)
 	var ex exchange
-	err := fmt.Errorf("unsupported scheme %q", o.URL.Scheme)
+	var err error
 	if newExchange != nil {
 		ex, err = newExchange(ctx, p)
+	} else {
+		err = fmt.Errorf("unsupported scheme %q", o.URL.Scheme)
 	}
 	if err != nil {
 		// Options are validated before a probe runs; this is a bug guard.

@@ -40,7 +40,7 @@ type exchanged struct {
 // exchange sends req and follows redirects itself (up to --follow), so that
 // a Location that is not a URL keeps its status, no Referer is ever added,
 // and credentials stay behind when a hop changes origin.
-func (p *run) exchange(ctx context.Context, tr *http.Transport, req *http.Request) exchanged {
+func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Request) exchanged {
 	o := p.opts
 	var ex exchanged
 	origins := []string{follow.Origin(req.URL)}

@@ -1,0 +1,299 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+)
+
+// plainHTTP is the common case of an HTTP probe spoken without net/http's
+// Transport: an http:// URL, no proxy for it, no redirect followed, no
+// HTTP/2. One fresh connection from the shared dialler, the request written
+// on it, the answer read back, all on the caller's goroutine. The Transport
+// costs a probe several goroutines (its read and write loops), contexts,
+// trace hooks and per-transport set-up: most of a sweep's CPU per target and
+// of a probe's own start-up. What the answer says is read and judged as
+// httpExchange does (readAnswer, describe), and the errors are those the
+// Transport returns for the same server, so every reason and sentence is the
+// same whichever exchange spoke.
+//
+// The windows hold as on the Transport's path: whatever ends the probe's
+// context closes the connection (the dialler keeps it, closeConns), so no
+// read or write outlives a window, and the connection's deadline is a
+// backstop a moment after the window that is open.
+type plainHTTP struct {
+	httpExchange
+	conn net.Conn
+	// backstop is the window whose backstop is the connection's deadline.
+	backstop *window
+}
+
+// maxHeaderBytes bounds the answer's headers (and any 1xx before them), as
+// the Transport's MaxResponseHeaderBytes does.
+const maxHeaderBytes = 1 << 20
+
+// plainFast reports whether a probe of p's options can take the plain
+// exchange: plain HTTP/1.1 to the URL itself, and a request that the
+// Transport would send as it is, with nothing of its own to add but
+// Accept-Encoding and Connection: close.
+func (p *run) plainFast() bool {
+	o := p.opts
+	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 || o.HTTP2PriorKnowledge {
+		return false
+	}
+	if o.Proxy != nil {
+		pu, err := o.Proxy(o.URL)
+		if err != nil || pu != nil {
+			return false
+		}
+	}
+	if !ascii(o.URL.Hostname()) {
+		// The Transport dials an IDNA name's ASCII form.
+		return false
+	}
+	for k, vs := range o.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Connection", "Upgrade", "Transfer-Encoding", "Te", "Trailer":
+			// The Transport's own rules about these (close, protocol
+			// switch, framing) are not worth copying for a probe.
+			return false
+		}
+		if !validHeader(k, vs) {
+			// The Transport refuses it with its own error.
+			return false
+		}
+	}
+	return true
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeader is net/http's rule for a header it sends: the name a token,
+// no control character but tab in a value.
+func validHeader(k string, vs []string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	for _, v := range vs {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// newPlain builds the request of one probe, untraced: the exchange records
+// its own phases.
+func newPlain(ctx context.Context, p *run) (exchange, error) {
+	req, err := NewRequest(ctx, p.opts)
+	if err != nil {
+		return nil, err
+	}
+	return &plainHTTP{httpExchange: httpExchange{p: p, req: req}}, nil
+}
+
+func (h *plainHTTP) close() {
+	if h.conn != nil {
+		h.conn.Close()
+	}
+}
+
+func (h *plainHTTP) run(ctx context.Context) error {
+	// Through the redirect logic with --follow 0: a Location is
+	// reported, never followed.
+	h.ex = h.p.exchange(ctx, plainTrip{h, ctx}, h.req)
+	err := h.readAnswer()
+	if errors.Is(err, os.ErrDeadlineExceeded) && h.backstop != nil {
+		// The connection's deadline came before the window's timer (a
+		// starved timer goroutine): the window closed all the same.
+		p := h.p
+		p.mu.Lock()
+		if !p.stopped {
+			p.noteWindow()
+			p.cancel(h.backstop.err)
+		}
+		p.mu.Unlock()
+	}
+	h.close()
+	return err
+}
+
+// plainTrip is the plain exchange as the redirect logic's round tripper.
+type plainTrip struct {
+	h   *plainHTTP
+	ctx context.Context
+}
+
+func (t plainTrip) RoundTrip(*http.Request) (*http.Response, error) { return t.h.roundTrip(t.ctx) }
+
+// roundTrip dials, writes the request and reads the answer's headers,
+// recording the phases the Transport's trace hooks record on its path.
+func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
+	p, o, req := h.p, h.p.opts, h.req
+	p.beginHop(req.URL)
+	p.mu.Lock()
+	p.enter(p.firstStage(p.hopURL, false))
+	p.arm(&p.connWin, o.ConnectTimeout)
+	p.connDeadline = time.Now().Add(o.ConnectTimeout)
+	p.mu.Unlock()
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+	}
+	conn, err := p.dial(ctx, "tcp", net.JoinHostPort(req.URL.Hostname(), port))
+	if err != nil {
+		return nil, err
+	}
+	h.conn = conn
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	// A backstop only: the windows close the connection through the
+	// context a moment before this deadline.
+	conn.SetDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
+	h.backstop = &p.maxWin
+	p.mu.Lock()
+	p.disarm(&p.connWin)
+	p.connReady = time.Now()
+	p.enter(classify.StageHeaders)
+	p.mu.Unlock()
+
+	gzipAsked, err := h.write(conn)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	p.mu.Lock()
+	p.wroteHeaders, p.wrote = now, now
+	p.arm(&p.readWin, o.ReadTimeout)
+	p.mu.Unlock()
+	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(p.start.Add(o.MaxTime + 2*maxTimeBackstop)) {
+		conn.SetDeadline(d)
+		h.backstop = &p.readWin
+	}
+
+	lr := &headerLimit{r: conn, n: maxHeaderBytes}
+	br := bufio.NewReaderSize(lr, 1<<10)
+	if _, err := br.Peek(1); err != nil {
+		// Nothing came back: the Transport reports the read's own
+		// error (EOF, a reset).
+		return nil, err
+	}
+	p.mu.Lock()
+	p.firstByte = time.Now()
+	p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
+	p.mu.Unlock()
+	var resp *http.Response
+	for {
+		resp, err = http.ReadResponse(br, req)
+		if err != nil {
+			if lr.n <= 0 {
+				err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxHeaderBytes)
+			}
+			// The Transport has closed the connection by the time it
+			// returns what its read loop saw, and says so.
+			return nil, fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", err)
+		}
+		if c := resp.StatusCode; c >= 100 && c <= 199 && c != http.StatusSwitchingProtocols {
+			// An informational answer: the real one follows, within
+			// the same header budget.
+			continue
+		}
+		break
+	}
+	lr.n = math.MaxInt64 // the body is bounded by --max-body, not here
+	if gzipAsked && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && resp.Body != http.NoBody {
+		// The Accept-Encoding was ours: decode, as the Transport does.
+		resp.Body = &gzipBody{lazyGzip{src: resp.Body}, resp.Body}
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+	}
+	return resp, nil
+}
+
+// write sends the request as the Transport sends it on a connection without
+// keep-alives: net/http's own encoding of the request, with Accept-Encoding:
+// gzip (when the caller set none, and not for HEAD or a range) and
+// Connection: close added after the caller's headers. It reports whether
+// gzip was asked for.
+func (h *plainHTTP) write(conn net.Conn) (bool, error) {
+	o, req := h.p.opts, h.req
+	var buf bytes.Buffer
+	buf.Grow(256 + len(o.Body))
+	if err := req.Write(&buf); err != nil {
+		return false, err
+	}
+	b := buf.Bytes()
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 {
+		return false, errors.New("net/http: request has no end of headers")
+	}
+	gzipAsked := !o.removesHeader("Accept-Encoding") && req.Header.Get("Accept-Encoding") == "" &&
+		req.Header.Get("Range") == "" && req.Method != http.MethodHead
+	extra := "Connection: close\r\n"
+	if gzipAsked {
+		extra = "Accept-Encoding: gzip\r\n" + extra
+	}
+	out := make([]byte, 0, len(b)+len(extra))
+	out = append(out, b[:end+2]...)
+	out = append(out, extra...)
+	out = append(out, b[end+2:]...)
+	if _, err := conn.Write(out); err != nil {
+		return false, err
+	}
+	return gzipAsked, nil
+}
+
+// headerLimit bounds what the headers may read from the connection, as the
+// Transport's read limit does.
+type headerLimit struct {
+	r net.Conn
+	n int64
+}
+
+func (l *headerLimit) Read(b []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("read limit of %d bytes exhausted", maxHeaderBytes)
+	}
+	if int64(len(b)) > l.n {
+		b = b[:l.n]
+	}
+	n, err := l.r.Read(b)
+	l.n -= int64(n)
+	return n, err
+}
+
+// gzipBody is a body decoded from gzip that closes the raw body.
+type gzipBody struct {
+	lazyGzip
+	raw interface{ Close() error }
+}
+
+func (g *gzipBody) Close() error { return g.raw.Close() }
