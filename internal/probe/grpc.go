@@ -226,15 +226,7 @@ func (g *grpcExchange) run(ctx context.Context) error {
 	g.ans, err = grpchealth.Read(resp, g.service)
 	g.read = true
 	resp.Body.Close()
-	end := time.Now()
-	p.mu.Lock()
-	if !p.firstByte.IsZero() {
-		p.record(PhaseTransfer, end.Sub(p.firstByte))
-	}
-	if err == nil {
-		p.stage = classify.StageDone
-	}
-	p.mu.Unlock()
+	p.bodyRead(err)
 	return err
 }
 

@@ -104,15 +104,7 @@ func (h *httpExchange) readAnswer() error {
 	if p.hooks.afterBody != nil {
 		p.hooks.afterBody(p)
 	}
-	end := time.Now()
-	p.mu.Lock()
-	if !p.firstByte.IsZero() {
-		p.record(PhaseTransfer, end.Sub(p.firstByte))
-	}
-	if err == nil {
-		p.stage = classify.StageDone
-	}
-	p.mu.Unlock()
+	p.bodyRead(err)
 	return err
 }
 

@@ -145,3 +145,18 @@ func (p *run) windowed(err, cause error, answered bool, obs *classify.Observatio
 	f.ThroughProxy = p.windowThroughProxy
 	return err
 }
+
+// bodyRead ends the body stage of an exchange: the transfer phase (from the
+// first byte to now) is recorded, and a body read without error leaves the
+// probe done, so no window that closes from here on counts.
+func (p *run) bodyRead(err error) {
+	end := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.firstByte.IsZero() {
+		p.record(PhaseTransfer, end.Sub(p.firstByte))
+	}
+	if err == nil {
+		p.stage = classify.StageDone
+	}
+}
