@@ -31,6 +31,7 @@ func enumCompletions() map[string][]cobra.Completion {
 			cobra.CompletionWithDesc("HUP", ""),
 			cobra.CompletionWithDesc("USR1", ""),
 			cobra.CompletionWithDesc("USR2", ""),
+			cobra.CompletionWithDesc("WINCH", "Apache httpd's graceful stop"),
 		},
 		"expect-status": {
 			cobra.CompletionWithDesc("2xx", "any 2xx (the default)"),
