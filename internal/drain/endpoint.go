@@ -61,7 +61,15 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 	o.MaxTime = window
 	o.Expect = expect.Expectations{} // the status is judged here, 200-399
 	res := proberOf(ctx)(ctx, &o)
-	tp.Took = time.Since(tp.start)
+	end := time.Now()
+	if cs, ok := connStart(res); ok && cs.After(tp.start) && cs.Before(end) {
+		// The poll was made when its connection attempt began, not when
+		// its goroutine did: on a loaded machine the two lie tens of ms
+		// apart, and an attempt charged too early would blame a listener
+		// that closed on time.
+		tp.start = cs
+	}
+	tp.Took = end.Sub(tp.start)
 	if g := res.GRPC; g != nil && (g.Status != "" || g.CodeName != "") {
 		// A gRPC health answer: SERVING is ready; NOT_SERVING (what
 		// grpc-go's health Shutdown() says before GracefulStop) or any
@@ -124,4 +132,23 @@ func withTimeout(opts *probe.Options, d time.Duration) *probe.Options {
 	o := *opts
 	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, d), d)
 	return &o
+}
+
+// connStart is when a probe's connection attempt began: its start plus the
+// time before the phases that follow the lookup (connect, proxy, tls, ttfb,
+// transfer), so gaps of scheduling before the dial count as before it. ok is
+// false without timings.
+func connStart(res probe.Result) (time.Time, bool) {
+	total, ok := res.Timings[probe.PhaseTotal]
+	if !ok || res.Started.IsZero() {
+		return time.Time{}, false
+	}
+	after := time.Duration(0)
+	for _, ph := range []probe.Phase{probe.PhaseConnect, probe.PhaseProxy, probe.PhaseTLS, probe.PhaseTTFB, probe.PhaseTransfer} {
+		after += res.Timings[ph]
+	}
+	if after > total {
+		return time.Time{}, false
+	}
+	return res.Started.Add(total - after), true
 }
