@@ -2,7 +2,7 @@
 # bench-grpc.sh — `healthctl probe grpc://` against grpc_health_probe, paired
 # and interleaved (../shared/tools/paired.py), both asking grpc-go's real
 # health server on loopback (scripts/benchgrpc) for SERVING. healthctl is
-# built as released (static, stripped); grpc_health_probe is built from the
+# built as released (scripts/build-released.sh); grpc_health_probe is built from the
 # module proxy into a temporary directory (never committed) unless
 # GRPC_HEALTH_PROBE names a binary. Prints each median and the ratio of
 # healthctl's to grpc_health_probe's (target: <= 0.8x). Loopback only.
@@ -15,13 +15,15 @@ paired=${PAIRED:-../shared/tools/paired.py}
 [ -f "$paired" ] || paired=/work/shared/tools/paired.py
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
+scripts/build-released.sh "$work/healthctl"
 go build -o "$work/benchgrpc" ./scripts/benchgrpc
 ghp=${GRPC_HEALTH_PROBE:-}
 if [ -z "$ghp" ]; then
   GOBIN="$work" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" github.com/grpc-ecosystem/grpc-health-probe@v0.4.62
   ghp="$work/grpc-health-probe"
 fi
+# Installed as healthctl is (one sequential write), whichever way it came.
+cat "$ghp" > "$work/ghp"; chmod 755 "$work/ghp"; ghp="$work/ghp"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$work/benchgrpc" -addr "127.0.0.1:$port" -pidfile "$work/srv.pid" & echo $! > "$work/server.pid"
 for _ in $(seq 100); do "$work/healthctl" probe "grpc://127.0.0.1:$port" >/dev/null 2>&1 && break; sleep 0.05; done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench-probe.sh — `healthctl probe` start-up against the design
-# floor: the static stripped binary as released (CGO_ENABLED=0, -trimpath,
-# -ldflags '-s -w') and scripts/benchbare (a bare Go GET with cobra, viper,
-# color and tablewriter linked) built the same way, run as paired,
+# floor: the binary as released (scripts/build-released.sh: static,
+# stripped, version-stamped, installed as an archive unpacks it) and
+# scripts/benchbare (a bare Go GET with cobra, viper, color and
+# tablewriter linked) built and installed the same way, run as paired,
 # interleaved runs (../shared/tools/paired.py) against one loopback server.
 # Prints each command's median and its ratio to the floor (the last line's
 # command), then curl's for reference, peak RSS and the binary's size.
@@ -20,9 +21,9 @@ paired=${PAIRED:-../shared/tools/paired.py}
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-echo "building as released (CGO_ENABLED=0, -trimpath, -ldflags '-s -w')..."
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/benchbare" ./scripts/benchbare
+echo "building as released (scripts/build-released.sh)..."
+scripts/build-released.sh "$work/healthctl"
+scripts/build-released.sh "$work/benchbare" ./scripts/benchbare
 go build -o "$work/benchcmd" ./scripts/benchcmd
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

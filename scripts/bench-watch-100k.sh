@@ -23,7 +23,7 @@ command -v nginx >/dev/null || { echo "bench-watch-100k.sh needs nginx (apt-get 
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 echo "building release-like binary (CGO_ENABLED=0, -trimpath, -s -w)..."
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
+scripts/build-released.sh "$work/healthctl"
 go build -o "$work/benchwatch" ./scripts/benchwatch
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<CONF

@@ -22,14 +22,16 @@ counts=${2:-1000,10000}
 base=${3:-}
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-echo "building release-like binary (CGO_ENABLED=0, -trimpath, -s -w)..."
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
+echo "building as released (scripts/build-released.sh)..."
+scripts/build-released.sh "$work/healthctl"
 bins="$work/healthctl"
 if [ -n "$base" ]; then
 	echo "building $base ($(git rev-parse --short "$base")) the same way..."
 	mkdir "$work/base"
 	git archive "$base" | tar -x -C "$work/base"
-	(cd "$work/base" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl-base" ./cmd/healthctl)
+	# with this tree's build-released.sh (an old base may not have it)
+	cp scripts/build-released.sh "$work/base/scripts/build-released.sh"
+	"$work/base/scripts/build-released.sh" "$work/healthctl-base"
 	bins="$work/healthctl-base,$bins"
 fi
 go build -o "$work/benchwatch" ./scripts/benchwatch

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # startup-check.sh — CI's start-up guard: `healthctl probe URL` against the
 # design floor (scripts/benchbare: a bare Go GET with cobra, viper, color
-# and tablewriter linked), both built as released (static, stripped), run
+# and tablewriter linked), both built as released (scripts/build-released.sh), run
 # interleaved (scripts/benchcmd) against one loopback HTTP server (nginx
 # when installed, else python3's http.server). It fails when healthctl's
 # median exceeds BOUND times the floor's in wall time AND in CPU time
@@ -17,8 +17,8 @@ runs=${1:-40}
 bound=${2:-1.5}
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/healthctl" ./cmd/healthctl
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/benchbare" ./scripts/benchbare
+scripts/build-released.sh "$work/healthctl"
+scripts/build-released.sh "$work/benchbare" ./scripts/benchbare
 go build -o "$work/benchcmd" ./scripts/benchcmd
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3

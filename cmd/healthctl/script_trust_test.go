@@ -21,10 +21,11 @@
 //	    writes SIZE bytes (e.g. 4MiB) of filler to FILE.
 //	within MAX N CMD [ARGS...]
 //	    runs CMD like exitcode N, and fails unless it ended within MAX.
-//	sigwithin [-requests NAME] BG SIG MAX N
+//	sigwithin [-requests NAME] [-after D] BG SIG MAX N
 //	    waits (10s at most) until the server NAME (holdd, h2hostile) has
-//	    read a request, sends SIG (INT or TERM) to the background process
-//	    BG (bgstart), and fails unless BG exits with N within MAX of it.
+//	    read a request and BG has run for D, sends SIG (INT or TERM) to the
+//	    background process BG (bgstart), and fails unless BG exits with N
+//	    within MAX of it.
 package main
 
 import (
@@ -180,9 +181,18 @@ func cmdWithin(ts *testscript.TestScript, neg bool, args []string) {
 
 func cmdSigWithin(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sigwithin")
-	const usage = "usage: sigwithin [-requests NAME] BG INT|TERM MAX N"
+	const usage = "usage: sigwithin [-requests NAME] [-after D] BG INT|TERM MAX N"
 	var srv *fixture.RawServer
-	if len(args) > 1 && args[0] == "-requests" {
+	var after time.Duration
+	for len(args) > 1 && (args[0] == "-requests" || args[0] == "-after") {
+		if args[0] == "-after" {
+			d, err := time.ParseDuration(args[1])
+			if err != nil {
+				ts.Fatalf(usage)
+			}
+			after, args = d, args[2:]
+			continue
+		}
 		all := ts.Value(rawServersKey{}).(*rawServers)
 		all.mu.Lock()
 		srv = all.m[args[1]]
@@ -204,6 +214,7 @@ func cmdSigWithin(ts *testscript.TestScript, neg bool, args []string) {
 	if srv != nil && !fixture.WaitFor(10*time.Second, func() bool { return srv.Requests() > 0 }) {
 		ts.Fatalf("sigwithin: %s read no request within 10s", args[0])
 	}
+	time.Sleep(time.Until(p.started.Add(after)))
 	select {
 	case <-p.exited:
 		ts.Fatalf("sigwithin: %s exited before the signal", p.name)

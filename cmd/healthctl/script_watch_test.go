@@ -445,9 +445,10 @@ type bgProcs struct {
 }
 
 type bgProc struct {
-	name   string
-	cmd    *exec.Cmd
-	exited chan struct{}
+	name    string
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{}
 }
 
 func bgLookup(ts *testscript.TestScript, name string) *bgProc {
@@ -477,7 +478,7 @@ func cmdBgStart(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	cmd.Stdout, cmd.Stderr = out, errf
 	ts.Check(cmd.Start())
-	p := &bgProc{name: args[0], cmd: cmd, exited: make(chan struct{})}
+	p := &bgProc{name: args[0], cmd: cmd, started: time.Now(), exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		out.Close()

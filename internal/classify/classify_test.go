@@ -206,12 +206,12 @@ func TestEveryReasonHasAnOutcome(t *testing.T) {
 			t.Errorf("%s listed twice", r)
 		}
 		seen[r] = true
-		if _, ok := reasonOutcome[r]; !ok {
+		if _, ok := reasonOutcome()[r]; !ok {
 			t.Errorf("%s has no outcome", r)
 		}
 	}
-	if len(seen) != len(reasonOutcome) {
-		t.Errorf("Reasons lists %d, the table has %d", len(seen), len(reasonOutcome))
+	if len(seen) != len(reasonOutcome()) {
+		t.Errorf("Reasons lists %d, the table has %d", len(seen), len(reasonOutcome()))
 	}
 }
 

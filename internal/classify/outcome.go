@@ -2,6 +2,8 @@
 // It is pure: no I/O, no clock; the probe hands it an Observation.
 package classify
 
+import "sync"
+
 // Outcome is one of the closed outcomes: the reachability probe's six, and
 // unknown for a probe this machine could not make at all.
 type Outcome string
@@ -112,58 +114,61 @@ const (
 	ProxyTimeout Reason = "proxy_timeout"
 )
 
-// reasonOutcome is the one table from reason to outcome.
-var reasonOutcome = map[Reason]Outcome{
-	OK: Pass,
+// reasonOutcome is the one table from reason to outcome (built when first
+// asked for: not at start-up, which every probe pays).
+var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
+	return map[Reason]Outcome{
+		OK: Pass,
 
-	DNSNXDomain:  DNS,
-	DNSNoAddress: DNS,
-	DNSServfail:  DNS,
+		DNSNXDomain:  DNS,
+		DNSNoAddress: DNS,
+		DNSServfail:  DNS,
 
-	DNSTimeout:          Timeout,
-	ConnectTimeout:      Timeout,
-	TLSHandshakeTimeout: Timeout,
-	HeadersTimeout:      Timeout,
-	BodyTimeout:         Timeout,
+		DNSTimeout:          Timeout,
+		ConnectTimeout:      Timeout,
+		TLSHandshakeTimeout: Timeout,
+		HeadersTimeout:      Timeout,
+		BodyTimeout:         Timeout,
 
-	ConnRefused: Refused,
+		ConnRefused: Refused,
 
-	TLSUnknownAuthority:   TLS,
-	TLSInsecureAlgorithm:  TLS,
-	TLSHostnameMismatch:   TLS,
-	TLSExpired:            TLS,
-	TLSNotYetValid:        TLS,
-	TLSNotTLS:             TLS,
-	TLSClientCertRequired: TLS,
-	TLSProtocolVersion:    TLS,
-	TLSRemoteAlert:        TLS,
-	TLSHandshakeFailure:   TLS,
+		TLSUnknownAuthority:   TLS,
+		TLSInsecureAlgorithm:  TLS,
+		TLSHostnameMismatch:   TLS,
+		TLSExpired:            TLS,
+		TLSNotYetValid:        TLS,
+		TLSNotTLS:             TLS,
+		TLSClientCertRequired: TLS,
+		TLSProtocolVersion:    TLS,
+		TLSRemoteAlert:        TLS,
+		TLSHandshakeFailure:   TLS,
 
-	HTTPStatus:      Unreachable,
-	Redirect:        Unreachable,
-	ConditionFailed: Unreachable,
-	ConnReset:       Unreachable,
-	HostUnreachable: Unreachable,
-	NetUnreachable:  Unreachable,
-	ProtocolError:   Unreachable,
-	ProxyError:      Unreachable,
-	NoURL:           Unreachable,
+		HTTPStatus:      Unreachable,
+		Redirect:        Unreachable,
+		ConditionFailed: Unreachable,
+		ConnReset:       Unreachable,
+		HostUnreachable: Unreachable,
+		NetUnreachable:  Unreachable,
+		ProtocolError:   Unreachable,
+		ProxyError:      Unreachable,
+		NoURL:           Unreachable,
 
-	GRPCNotServing:     Unreachable,
-	GRPCServiceUnknown: Unreachable,
-	GRPCUnimplemented:  Unreachable,
-	GRPCStatus:         Unreachable,
-	GRPCProtocol:       Unreachable,
+		GRPCNotServing:     Unreachable,
+		GRPCServiceUnknown: Unreachable,
+		GRPCUnimplemented:  Unreachable,
+		GRPCStatus:         Unreachable,
+		GRPCProtocol:       Unreachable,
 
-	LocalError:          Unknown,
-	ResolverUnreachable: Unknown,
-	ResolverRefused:     Unknown,
-	ResolverError:       Unknown,
-	ProxyUnreachable:    Unknown,
-	ProxyAuthRequired:   Unknown,
-	ProxyRefused:        Unknown,
-	ProxyTimeout:        Unknown,
-}
+		LocalError:          Unknown,
+		ResolverUnreachable: Unknown,
+		ResolverRefused:     Unknown,
+		ResolverError:       Unknown,
+		ProxyUnreachable:    Unknown,
+		ProxyAuthRequired:   Unknown,
+		ProxyRefused:        Unknown,
+		ProxyTimeout:        Unknown,
+	}
+})
 
 // Reasons lists every reason, grouped by outcome in the contract's order.
 var Reasons = []Reason{
@@ -179,7 +184,7 @@ var Reasons = []Reason{
 
 // Outcome returns the outcome a reason belongs to.
 func (r Reason) Outcome() Outcome {
-	if o, ok := reasonOutcome[r]; ok {
+	if o, ok := reasonOutcome()[r]; ok {
 		return o
 	}
 	return Unreachable

@@ -7,6 +7,7 @@ package cli
 import (
 	"context"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,6 +34,9 @@ type Factory struct {
 	Streams *output.Streams
 	// Getenv reads the environment (tests pass a map's lookup).
 	Getenv func(string) string
+	// Environ lists the environment (nil: only Getenv is used); it must
+	// agree with Getenv.
+	Environ func() []string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// Prober runs every probe (nil: probe.Run); tests inject faults here.
@@ -51,6 +55,9 @@ type Factory struct {
 	// debug.SetMemoryLimit; nil in-process, where the limit would hold for
 	// the whole test binary).
 	SetMemoryLimit func(int64) int64
+	// SetMaxProcs sets GOMAXPROCS (main passes runtime.GOMAXPROCS; nil
+	// in-process, where it would hold for the whole test binary).
+	SetMaxProcs func(int) int
 	// ReplaceProcess lets `wait-healthy -- CMD` exec CMD in healthctl's
 	// place where the platform can (main sets it; in-process runs, such as
 	// tests and the demo, keep CMD as a supervised child).
@@ -63,9 +70,11 @@ type Factory struct {
 
 	// signal is the signal that cancelled the run, if any.
 	signal atomic.Value // os.Signal
-	// SignalsReady is closed once SIGINT/SIGTERM are being caught (nil
-	// in-process, where nothing is caught).
-	SignalsReady chan struct{}
+	// CatchSignals starts catching SIGINT, SIGTERM and SIGQUIT (main sets
+	// it; nil in-process, where nothing is caught). Commands call it
+	// through SignalsCaught, once.
+	CatchSignals func()
+	signalsOnce  sync.Once
 }
 
 // Probe runs one probe with the factory's prober.
@@ -101,13 +110,26 @@ func (f *Factory) SignalName() string {
 	return "cancelled"
 }
 
-// SignalsCaught returns once SIGINT/SIGTERM are caught (main starts that
-// alongside building the command): a command calls it before it probes or
-// starts anything a signal must interrupt gracefully.
+// SignalsCaught returns once SIGINT, SIGTERM and SIGQUIT are caught: a
+// command calls it before it probes, locks or starts anything a signal
+// must interrupt gracefully. Before it, SIGINT and SIGTERM end the process
+// as their default actions do and SIGQUIT is ignored (see main).
 func (f *Factory) SignalsCaught() {
-	if f.SignalsReady != nil {
-		<-f.SignalsReady
+	if f.CatchSignals != nil {
+		f.signalsOnce.Do(f.CatchSignals)
 	}
+}
+
+// SignalsCaughtAfter calls SignalsCaught after d, on its own goroutine,
+// unless stop is called first: for a run that is usually over sooner
+// (probe of one URL), whose cut-short summary only a run that lasts can
+// need.
+func (f *Factory) SignalsCaughtAfter(d time.Duration) (stop func()) {
+	if f.CatchSignals == nil {
+		return func() {}
+	}
+	t := time.AfterFunc(d, f.SignalsCaught)
+	return func() { t.Stop() }
 }
 
 // JSON says whether -o json was asked for.

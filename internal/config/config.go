@@ -31,6 +31,11 @@ type Sources struct {
 	Explicit string
 	// Getenv reads the environment.
 	Getenv func(string) string
+	// Environ lists the environment as NAME=VALUE (nil: every flag's two
+	// names are looked up with Getenv). With it, a run without any
+	// HEALTHCTL_ variable skips those lookups (~90 flags, two names each:
+	// 25 us of every probe's start-up).
+	Environ func() []string
 	// UserConfigDir is the directory holding healthctl/healthctl.yaml (nil:
 	// none is looked for).
 	UserConfigDir func() (string, error)
@@ -65,13 +70,16 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 	}
 	cmdKey := cmdName
 	cmdEnv := "HEALTHCTL_" + envName(cmdKey) + "_"
+	envSet := src.Environ == nil || slices.ContainsFunc(src.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "HEALTHCTL_") })
+	if !envSet && file == nil {
+		return nil
+	}
 	var firstErr error
 	flags.VisitAll(func(f *pflag.Flag) {
 		if firstErr != nil || f.Changed || skipConfig[f.Name] {
 			return
 		}
-		en := envName(f.Name)
-		for _, name := range [...]string{cmdEnv + en, "HEALTHCTL_" + en} {
+		for _, name := range envNames(envSet, cmdEnv, f.Name) {
 			if v := getenv(name); v != "" {
 				if RunsCommand(cmdName, f.Name) {
 					firstErr = fmt.Errorf("%s: --%s runs a command: it is read only from the command line or a config file named by --config or HEALTHCTL_CONFIG, never from a variable", name, f.Name)
@@ -107,6 +115,16 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 		}
 	})
 	return firstErr
+}
+
+// envNames are the variables that may set flag, most specific first (none
+// when no HEALTHCTL_ variable is set at all).
+func envNames(envSet bool, cmdEnv, flag string) []string {
+	if !envSet {
+		return nil
+	}
+	en := envName(flag)
+	return []string{cmdEnv + en, "HEALTHCTL_" + en}
 }
 
 // SourceAnnotation is the pflag annotation Apply sets on a flag whose value

@@ -49,21 +49,21 @@ const (
 	NagiosUnknown  = 3
 )
 
-// byOutcome maps a probe outcome to its exit code.
-var byOutcome = map[classify.Outcome]int{
-	classify.Pass:        Pass,
-	classify.Unreachable: Unreachable,
-	classify.TLS:         TLS,
-	classify.Timeout:     Timeout,
-	classify.Refused:     Refused,
-	classify.DNS:         DNS,
-	classify.Unknown:     Unknown,
-}
-
 // ForOutcome returns the exit code of an outcome.
 func ForOutcome(o classify.Outcome) int {
-	if c, ok := byOutcome[o]; ok {
-		return c
+	switch o {
+	case classify.Pass:
+		return Pass
+	case classify.TLS:
+		return TLS
+	case classify.Timeout:
+		return Timeout
+	case classify.Refused:
+		return Refused
+	case classify.DNS:
+		return DNS
+	case classify.Unknown:
+		return Unknown
 	}
 	return Unreachable
 }

@@ -615,11 +615,12 @@ func httpContract(svc Service, t Timing) bool {
 	if _, ok := svc.Environment["SHUTDOWN_TIMEOUT_MS"]; ok {
 		return true
 	}
-	return httpCheck.MatchString(strings.Join(svc.Healthcheck.Test.Argv, " "))
+	return httpCheck().MatchString(strings.Join(svc.Healthcheck.Test.Argv, " "))
 }
 
 // httpCheck finds an HTTP health check: a URL, or curl, wget, healthctl.
-var httpCheck = regexp.MustCompile(`(?i)https?://|\b(curl|wget|healthctl)\b`)
+// Compiled when first used: not at start-up, which every probe pays.
+var httpCheck = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)https?://|\b(curl|wget|healthctl)\b`) })
 
 // lintComposeSignals judges what reaches the service whatever it serves:
 // a stop signal it can catch, and a command that passes it on.

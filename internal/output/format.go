@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -59,7 +60,7 @@ func encodeJSON(v any, indent string) ([]byte, error) {
 
 // FormatMS renders a duration as milliseconds with one decimal: 12.4ms.
 func FormatMS(d time.Duration) string {
-	return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000)
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + "ms"
 }
 
 // JSONMillis is a duration as fractional milliseconds for JSON (to the

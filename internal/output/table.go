@@ -199,3 +199,11 @@ func toAny(s []string) []any {
 
 // Paint returns a colour for one stream: attrs when on, plain otherwise.
 func Paint(on bool, attrs ...color.Attribute) *color.Color { return paint(on, attrs...) }
+
+// PaintString is s in the attributes when on, else s as it is.
+func PaintString(on bool, s string, attrs ...color.Attribute) string {
+	if !on {
+		return s
+	}
+	return paint(true, attrs...).Sprint(s)
+}

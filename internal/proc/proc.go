@@ -104,7 +104,7 @@ func (s Status) String() string {
 
 // SignalName is the conventional name of a signal: SIGTERM, SIGKILL.
 func SignalName(s syscall.Signal) string {
-	for name, sig := range signals {
+	for name, sig := range signals() {
 		if sig == s {
 			return "SIG" + name
 		}
@@ -112,17 +112,19 @@ func SignalName(s syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(s))
 }
 
-var signals = map[string]syscall.Signal{
-	"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
-	"KILL": syscall.SIGKILL, "USR1": sigUSR1, "USR2": sigUSR2,
-	"TERM": syscall.SIGTERM,
-}
-
-func init() {
-	for name, sig := range moreSignals {
-		signals[name] = sig
+// signals are the signals by name, built when first asked for (not at
+// start-up, which every probe pays).
+var signals = sync.OnceValue(func() map[string]syscall.Signal {
+	m := map[string]syscall.Signal{
+		"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
+		"KILL": syscall.SIGKILL, "USR1": sigUSR1, "USR2": sigUSR2,
+		"TERM": syscall.SIGTERM,
 	}
-}
+	for name, sig := range moreSignals() {
+		m[name] = sig
+	}
+	return m
+})
 
 // maxSignal is the highest signal number ParseSignal takes (Linux's
 // real-time signals included).
@@ -132,7 +134,7 @@ const maxSignal = 64
 // signal by name or number.
 func ParseSignal(s string) (syscall.Signal, error) {
 	t := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(s)), "SIG")
-	if sig, ok := signals[t]; ok {
+	if sig, ok := signals()[t]; ok {
 		return sig, nil
 	}
 	var n int

@@ -19,13 +19,15 @@ const (
 
 // moreSignals are the other POSIX signals a service may take as its stop
 // signal (WINCH is Apache httpd's graceful stop).
-var moreSignals = map[string]syscall.Signal{
-	"ABRT": syscall.SIGABRT, "ALRM": syscall.SIGALRM, "BUS": syscall.SIGBUS, "CHLD": syscall.SIGCHLD,
-	"CONT": syscall.SIGCONT, "FPE": syscall.SIGFPE, "ILL": syscall.SIGILL, "IO": syscall.SIGIO,
-	"PIPE": syscall.SIGPIPE, "PROF": syscall.SIGPROF, "SEGV": syscall.SIGSEGV, "STOP": syscall.SIGSTOP,
-	"SYS": syscall.SIGSYS, "TRAP": syscall.SIGTRAP, "TSTP": syscall.SIGTSTP, "TTIN": syscall.SIGTTIN,
-	"TTOU": syscall.SIGTTOU, "URG": syscall.SIGURG, "VTALRM": syscall.SIGVTALRM, "WINCH": syscall.SIGWINCH,
-	"XCPU": syscall.SIGXCPU, "XFSZ": syscall.SIGXFSZ,
+func moreSignals() map[string]syscall.Signal {
+	return map[string]syscall.Signal{
+		"ABRT": syscall.SIGABRT, "ALRM": syscall.SIGALRM, "BUS": syscall.SIGBUS, "CHLD": syscall.SIGCHLD,
+		"CONT": syscall.SIGCONT, "FPE": syscall.SIGFPE, "ILL": syscall.SIGILL, "IO": syscall.SIGIO,
+		"PIPE": syscall.SIGPIPE, "PROF": syscall.SIGPROF, "SEGV": syscall.SIGSEGV, "STOP": syscall.SIGSTOP,
+		"SYS": syscall.SIGSYS, "TRAP": syscall.SIGTRAP, "TSTP": syscall.SIGTSTP, "TTIN": syscall.SIGTTIN,
+		"TTOU": syscall.SIGTTOU, "URG": syscall.SIGURG, "VTALRM": syscall.SIGVTALRM, "WINCH": syscall.SIGWINCH,
+		"XCPU": syscall.SIGXCPU, "XFSZ": syscall.SIGXFSZ,
+	}
 }
 
 // Shell returns the Argv that runs line with /bin/sh -c, as cron and

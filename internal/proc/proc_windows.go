@@ -27,7 +27,7 @@ const (
 )
 
 // moreSignals: Windows has no others to name (and sends none).
-var moreSignals = map[string]syscall.Signal{}
+func moreSignals() map[string]syscall.Signal { return nil }
 
 // Shell returns the Argv that runs line with cmd.exe /d /s /c (%ComSpec%),
 // the Windows counterpart of /bin/sh -c. Start passes such a line to

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,7 +114,7 @@ func FirstLine(r probe.Result, colored bool) string {
 	status := "-"
 	switch {
 	case r.HTTPStatus != 0:
-		status = fmt.Sprint(r.HTTPStatus)
+		status = strconv.Itoa(r.HTTPStatus)
 	case r.GRPC != nil && r.GRPC.Status != "":
 		// A gRPC health answer's status stands where HTTP's would.
 		status = r.GRPC.Status
@@ -121,11 +122,13 @@ func FirstLine(r probe.Result, colored bool) string {
 		status = r.GRPC.CodeName
 	}
 	total := output.FormatMS(r.Timings[probe.PhaseTotal])
+	// Joined, not formatted: fmt's first use costs every probe ~15 us.
+	url := output.Untrusted(output.DisplayURL(r.URL))
 	if r.Outcome == classify.Pass {
-		return fmt.Sprintf("%s %s %s %s %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), r.Reason, output.Untrusted(output.DisplayURL(r.URL)), status, total)
+		return output.PaintString(colored, "PASS", color.FgGreen, color.Bold) + " " + string(r.Reason) + " " + url + " " + status + " " + total
 	}
-	return fmt.Sprintf("%s %s %s %s %s %s", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"),
-		output.Paint(colored, color.FgRed).Sprint(r.Outcome), r.Reason, output.Untrusted(output.DisplayURL(r.URL)), status, total)
+	return output.PaintString(colored, "FAIL", color.FgRed, color.Bold) + " " +
+		output.PaintString(colored, string(r.Outcome), color.FgRed) + " " + string(r.Reason) + " " + url + " " + status + " " + total
 }
 
 // Details renders what follows the first line on a terminal or with -v: the

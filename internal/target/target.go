@@ -427,7 +427,7 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 // errors name the argument (redacted: a password in it is not printed), so
 // "probe http://ok /x" says which of the two has no host.
 func (t *Template) ForURL(raw string) (*probe.Options, error) {
-	return t.ForURLFrom(raw, fmt.Sprintf("URL argument %q", t.opts.Redactor.RawURL(raw)))
+	return t.ForURLFrom(raw, "URL argument "+strconv.Quote(t.opts.Redactor.RawURL(raw)))
 }
 
 // ForURLFrom returns the options for one URL, validated; source names where

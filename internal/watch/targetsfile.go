@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -34,8 +35,9 @@ const (
 // kinds, derived from target.Options: each mirrors the probe flag of the
 // same name, with '-' written '_' (`expect_status` is --expect-status),
 // except `headers` (-H, a list). Durations and sizes are strings here and
-// parsed by their option.
-var ProbeKeys = func() map[string]Kind {
+// parsed by their option. Built when a targets file is first read, not at
+// start-up (which every probe pays).
+var ProbeKeys = sync.OnceValue(func() map[string]Kind {
 	m := make(map[string]Kind, len(target.Options))
 	for i := range target.Options {
 		o := &target.Options[i]
@@ -51,7 +53,7 @@ var ProbeKeys = func() map[string]Kind {
 		m[o.Key()] = k
 	}
 	return m
-}()
+})
 
 // Value is one probe key's value from the targets file, with where it was.
 type Value struct {
@@ -492,7 +494,7 @@ func pairsDepth(m *yaml.Node, depth int) ([][2]*yaml.Node, error) {
 // probeValue checks one probe key and its value's type.
 func probeValue(k, v *yaml.Node) (Value, error) {
 	v = deref(v)
-	kind, ok := ProbeKeys[k.Value]
+	kind, ok := ProbeKeys()[k.Value]
 	if !ok {
 		return Value{}, fmt.Errorf("unknown key %q (want name, url, started_at, recover or one of: %s)", k.Value, strings.Join(probeKeyNames(), ", "))
 	}
@@ -536,8 +538,8 @@ func probeValue(k, v *yaml.Node) (Value, error) {
 }
 
 func probeKeyNames() []string {
-	names := make([]string, 0, len(ProbeKeys))
-	for k := range ProbeKeys {
+	names := make([]string, 0, len(ProbeKeys()))
+	for k := range ProbeKeys() {
 		names = append(names, k)
 	}
 	sort.Strings(names)

@@ -170,6 +170,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	// process at the next write, on SIGPIPE, with the services' directory
 	// left behind.
 	defer catchSIGPIPE()()
+	// Its services are started (and a temporary directory made) only
+	// once a signal would stop it cleanly.
+	f.SignalsCaught()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := &stopWriter{w: f.Streams.Out, stop: cancel}

@@ -149,6 +149,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// Signals are caught before the state file is locked or a target
+	// probed: from here on an interrupted sweep still saves what it has.
+	f.SignalsCaught()
 	kept := targets[:0]
 	for _, t := range targets {
 		if shard.Keeps(t.Name) {
@@ -318,7 +321,7 @@ func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 		crash.Go(func() { _ = srv.Serve(metrics.LimitListener(ln, metrics.ListenConns)) })
 		defer srv.Close()
 	}
-	if f.SignalsReady != nil {
+	if f.CatchSignals != nil {
 		// The real process (not an in-process test): SIGHUP reloads the
 		// targets file instead of ending the watch.
 		stop := onHangup(r.reload)
