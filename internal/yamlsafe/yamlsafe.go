@@ -34,8 +34,14 @@ func (e *Error) Error() string {
 // passes Budget(the nodes written). An alias that contains itself counts
 // once (yaml.v3 refuses it when decoding).
 func Check(doc *yaml.Node) error {
+	n, aliases := literal(doc)
+	if !aliases {
+		// Nothing to follow: the document is as big as it is written
+		// (a 10,000-target file is checked without memoising 40,000
+		// nodes).
+		return nil
+	}
 	c := counter{memo: map[*yaml.Node]int{}, busy: map[*yaml.Node]bool{}}
-	n := literal(doc)
 	c.budget = Budget(n)
 	if got := c.size(doc); got > c.budget {
 		return &Error{Nodes: n, Expanded: got, Budget: c.budget}
@@ -43,19 +49,21 @@ func Check(doc *yaml.Node) error {
 	return nil
 }
 
-// literal counts the nodes as written (an alias is one node).
-func literal(n *yaml.Node) int {
+// literal counts the nodes as written (an alias is one node) and says
+// whether there is any alias.
+func literal(n *yaml.Node) (int, bool) {
 	if n == nil {
-		return 0
+		return 0, false
 	}
-	t := 1
 	if n.Kind == yaml.AliasNode {
-		return t
+		return 1, true
 	}
+	t, aliases := 1, false
 	for _, c := range n.Content {
-		t += literal(c)
+		m, a := literal(c)
+		t, aliases = t+m, aliases || a
 	}
-	return t
+	return t, aliases
 }
 
 type counter struct {
