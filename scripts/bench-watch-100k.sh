@@ -22,7 +22,7 @@ count=${2:-100000}
 command -v nginx >/dev/null || { echo "bench-watch-100k.sh needs nginx (apt-get install nginx-light)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-echo "building release-like binary (CGO_ENABLED=0, -trimpath, -s -w)..."
+echo "building as released (scripts/build-released.sh)..."
 scripts/build-released.sh "$work/healthctl"
 go build -o "$work/benchwatch" ./scripts/benchwatch
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
