@@ -136,8 +136,15 @@ func BareSecondsDurations(cmd *cobra.Command) {
 			}
 		}
 	}
-	cmd.Flags().VisitAll(wrap)
-	cmd.PersistentFlags().VisitAll(wrap)
+	for _, fs := range []*pflag.FlagSet{cmd.Flags(), cmd.PersistentFlags()} {
+		// In registration order: VisitAll would otherwise sort ~90 flags
+		// for nothing (the order does not matter here; cobra sorts again
+		// once it has added its own).
+		sorted := fs.SortFlags
+		fs.SortFlags = false
+		fs.VisitAll(wrap)
+		fs.SortFlags = sorted
+	}
 	for _, c := range cmd.Commands() {
 		BareSecondsDurations(c)
 	}
