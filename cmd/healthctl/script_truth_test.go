@@ -226,8 +226,9 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 	}
 
 	var rep struct {
-		ExitCode int `json:"exit_code"`
-		Verdicts []struct {
+		ExitCode    int    `json:"exit_code"`
+		SignalledAt string `json:"signalled_at"`
+		Verdicts    []struct {
 			Name    string `json:"name"`
 			OK      bool   `json:"ok"`
 			Skipped bool   `json:"skipped"`
@@ -244,7 +245,19 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 	if err := json.Unmarshal(data, &rep); err != nil {
 		ts.Fatalf("drainvs %s: drain-test's JSON: %v (%s)", name, err, data)
 	}
-	p := truthclient.Params{T0: t0, P: P, S: S, FlipMax: flipMax, PollInterval: 20 * time.Millisecond, Sent: signalNumber(sentSig)}
+	// t=0 is drain-test's own: when it sent the signal, not when its
+	// progress line was read here (on a loaded machine tens of ms later,
+	// which would move every request the truth saw that much earlier).
+	if rep.SignalledAt == "" {
+		ts.Fatalf("drainvs %s: drain-test's JSON has no signalled_at", name)
+	}
+	at, err := time.Parse(time.RFC3339Nano, rep.SignalledAt)
+	ts.Check(err)
+	if lag := t0.Sub(at); lag < 0 || lag > 2*time.Second {
+		ts.Fatalf("drainvs %s: signalled_at %s is %v from the moment its progress line was read", name, rep.SignalledAt, lag)
+	}
+	ts.Logf("drainvs %s: the progress line was read %v after the signal", name, t0.Sub(at).Round(time.Millisecond))
+	p := truthclient.Params{T0: at, P: P, S: S, FlipMax: flipMax, PollInterval: 20 * time.Millisecond, Sent: signalNumber(sentSig)}
 	// drain-test returns only once what it started is gone: the watch has
 	// seen it, or is about to.
 	select {

@@ -183,6 +183,9 @@ func (e Exit) String() string {
 type Observation struct {
 	Pid    int
 	Signal string
+	// SignalledAt is t=0 on the wall clock: when the signal was sent
+	// (zero when none was).
+	SignalledAt time.Time
 	// SignalNumber is the signal's number (15 for SIGTERM): an exit status
 	// of 128 plus it is the conventional exit after handling it.
 	SignalNumber int

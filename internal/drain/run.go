@@ -289,6 +289,7 @@ func watchAfterExit(ctx context.Context, s Settings, tg *target, t0 time.Time, i
 // observe fills obs with what was seen, relative to t0, once the watch and
 // the in-flight requests have ended.
 func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
+	obs.SignalledAt = t0
 	for _, p := range w.polls {
 		p.Poll.At = p.start.Sub(t0)
 		obs.Polls = append(obs.Polls, p.Poll)

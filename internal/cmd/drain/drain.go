@@ -370,6 +370,9 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	if f.JSON() {
 		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
 			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas, Requests: r.Requests}
+		if !obs.SignalledAt.IsZero() {
+			j.SignalledAt = obs.SignalledAt.UTC().Format(time.RFC3339Nano)
+		}
 		if interrupted {
 			// Cut short: what was seen is not a shutdown to judge.
 			j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}

@@ -15,15 +15,19 @@ import (
 
 // drainJSON is `drain-test -o json` (SPEC.md §9): ok, verdicts, timeline.
 type drainJSON struct {
-	SchemaVersion int             `json:"schema_version"`
-	OK            bool            `json:"ok"`
-	ExitCode      int             `json:"exit_code"`
-	Pid           int             `json:"pid,omitempty"`
-	Signal        string          `json:"signal,omitempty"`
-	Interrupted   bool            `json:"interrupted"`
-	Verdicts      []drain.Verdict `json:"verdicts"`
-	Timeline      []drain.Event   `json:"timeline"`
-	Formulas      []drain.Formula `json:"formulas"`
+	SchemaVersion int    `json:"schema_version"`
+	OK            bool   `json:"ok"`
+	ExitCode      int    `json:"exit_code"`
+	Pid           int    `json:"pid,omitempty"`
+	Signal        string `json:"signal,omitempty"`
+	// SignalledAt is t=0 on the wall clock (RFC 3339, UTC, to the
+	// nanosecond): every t_ms and made_ms counts from it, so the
+	// timeline lines up with the service's own logs.
+	SignalledAt string          `json:"signalled_at,omitempty"`
+	Interrupted bool            `json:"interrupted"`
+	Verdicts    []drain.Verdict `json:"verdicts"`
+	Timeline    []drain.Event   `json:"timeline"`
+	Formulas    []drain.Formula `json:"formulas"`
 	// Requests is the request log: every request drain-test made, by the
 	// time it was made.
 	Requests []drain.Record `json:"requests"`
