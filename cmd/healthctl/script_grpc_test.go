@@ -29,10 +29,11 @@
 //	    knowledge (no HTTP/1, no upgrade), answering every request with N
 //	    (default 200) and "ok". Sets $NAME_URL (http://…), $NAME_HOSTPORT,
 //	    $NAME_PORT.
-//	tcpd NAME [-banner TEXT]
+//	tcpd NAME [-banner TEXT | -raw TEXT]
 //	    a plain TCP listener that accepts, writes TEXT (if given) and holds
-//	    each connection until the peer closes it. Sets $NAME_URL (tcp://…),
-//	    $NAME_HOSTPORT, $NAME_PORT.
+//	    each connection until the peer closes it; -raw writes TEXT read with
+//	    Go's escapes (\x00) once the peer has sent something, then closes.
+//	    Sets $NAME_URL (tcp://…), $NAME_HOSTPORT, $NAME_PORT.
 //	tlsd NAME [-cert KIND]
 //	    a TLS-only listener (no HTTP) with the script CA's certificate of
 //	    KIND (default good): it completes the handshake and holds the
@@ -261,21 +262,38 @@ func holdListener(ts *testscript.TestScript, l net.Listener, serve func(net.Conn
 	})
 }
 
-// cmdTCPD implements tcpd NAME [-banner TEXT].
+// cmdTCPD implements tcpd NAME [-banner TEXT | -raw TEXT].
 func cmdTCPD(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "tcpd")
+	const usage = "usage: tcpd NAME [-banner TEXT | -raw TEXT]"
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
-		ts.Fatalf("usage: tcpd NAME [-banner TEXT]")
+		ts.Fatalf(usage)
 	}
 	fs := flag.NewFlagSet("tcpd", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
 	banner := fs.String("banner", "", "")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
-		ts.Fatalf("usage: tcpd NAME [-banner TEXT]")
+	raw := fs.String("raw", "", "")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || (*banner != "" && *raw != "") {
+		ts.Fatalf(usage)
+	}
+	rawBytes, err := strconv.Unquote(`"` + *raw + `"`)
+	if err != nil {
+		ts.Fatalf("tcpd -raw %q: %v", *raw, err)
 	}
 	l, err := net.Listen("tcp4", fixture.Loopback4+":0")
 	ts.Check(err)
 	holdListener(ts, l, func(c net.Conn) {
+		if rawBytes != "" {
+			// An answer to whatever came (a server that speaks another
+			// protocol), then the close.
+			buf := make([]byte, 4096)
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if n, _ := c.Read(buf); n > 0 {
+				io.WriteString(c, rawBytes)
+			}
+			c.Close()
+			return
+		}
 		if *banner != "" {
 			io.WriteString(c, *banner+"\r\n")
 		}

@@ -6,10 +6,34 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
+
+// h2Answer says whether text, an HTTP/1.1 exchange's error, quotes an
+// answer that begins as an HTTP/2 server's does: a SETTINGS frame (type 4,
+// a length that is a multiple of 6) on stream 0. A server that speaks only
+// HTTP/2 answers an HTTP/1.1 request so, then closes (nghttpd without
+// TLS); net/http quotes the bytes it could not read as a status line.
+func h2Answer(text string) bool {
+	const mark = "malformed HTTP response "
+	i := strings.Index(text, mark)
+	if i < 0 {
+		return false
+	}
+	quoted, err := strconv.QuotedPrefix(text[i+len(mark):])
+	if err != nil {
+		return false
+	}
+	b, err := strconv.Unquote(quoted)
+	if err != nil || len(b) < 9 {
+		return false
+	}
+	n := int(b[0])<<16 | int(b[1])<<8 | int(b[2])
+	return b[3] == 0x04 && n%6 == 0 && n <= 1<<14 && b[5]&0x7f == 0 && b[6]|b[7]|b[8] == 0
+}
 
 // Facts are what the error sentence needs beyond the Observation. The probe
 // records them; the sentence is made from them here, in one place, so the
@@ -101,6 +125,9 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
 	case o.Err != nil && r == TLSInsecureAlgorithm:
 		msg = insecureAlgorithmText(o.Err)
+	case o.Err != nil && r == ProtocolError && h2Answer(ErrorText(o.Err)):
+		msg = red(ErrorText(o.Err)) + ": that is an HTTP/2 SETTINGS frame, what a server that speaks only HTTP/2 " +
+			"sends to an HTTP/1.1 request; for an http:// URL (cleartext HTTP/2, h2c) probe it with --http2-prior-knowledge"
 	case o.Err != nil:
 		msg = red(ErrorText(o.Err))
 	case r == ProxyError && f.ProxyDetail != "":
