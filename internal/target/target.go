@@ -423,6 +423,62 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
+// notFor refuses an option the URL's protocol does not use: a condition
+// on an HTTP answer that a connect or a gRPC health call never gets would
+// otherwise pass unchecked, and a request option would be silently
+// dropped. source names the URL (an argument, a targets file's line).
+func (in *Input) notFor(scheme, source string) error {
+	var what string
+	switch scheme {
+	case "http", "https":
+		if in.GRPCService != "" {
+			return in.bad("grpc-service", ptr(in.GRPCService), "is for grpc:// and grpcs:// URLs, but %s is %s://: it would be ignored", source, scheme)
+		}
+		return nil
+	case "tcp":
+		what = "only connects"
+	case "tls":
+		what = "only connects and completes a TLS handshake"
+	case "grpc", "grpcs":
+		what = "is a gRPC health call (its answer is a serving status, not an HTTP response)"
+	default:
+		return nil
+	}
+	type opt struct {
+		flag string
+		set  bool
+		// request: the option shapes the request (else it checks the answer).
+		request bool
+	}
+	opts := []opt{
+		{"expect-status", in.ExpectStatus != "" && in.ExpectStatus != "2xx", false},
+		{"expect-body", len(in.ExpectBody) > 0, false},
+		{"expect-body-regex", len(in.ExpectBodyRegex) > 0, false},
+		{"expect-json", len(in.ExpectJSON) > 0, false},
+		{"expect-header", len(in.ExpectHeader) > 0, false},
+		{"method", in.Method != "", true},
+		{"data", in.Data != "", true},
+		{"user", in.User != "", true},
+		{"follow", in.Follow != 0, true},
+		{"http2-prior-knowledge", in.HTTP2Prior, true},
+	}
+	if scheme == "tcp" || scheme == "tls" {
+		// A gRPC call sends -H as metadata and asks for --grpc-service.
+		opts = append(opts, opt{"header", len(in.Headers) > 0, true}, opt{"grpc-service", in.GRPCService != "", true})
+	}
+	for _, o := range opts {
+		if !o.set {
+			continue
+		}
+		consequence := "the condition would never be checked"
+		if o.request {
+			consequence = "it would be ignored"
+		}
+		return in.bad(o.flag, nil, "is for http:// and https:// URLs, but %s %s: %s", source, what, consequence)
+	}
+	return nil
+}
+
 // ForURL returns the options for one URL given on the command line; its
 // errors name the argument (redacted: a password in it is not printed), so
 // "probe http://ok /x" says which of the two has no host.
@@ -444,6 +500,9 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 		case t.opts.Network == "tcp6" && ip.Is4():
 			return nil, &Error{Source: source, Err: fmt.Errorf("%s is an IPv4 address, but %s asks for IPv6 only", u.Hostname(), t.in.SourceOf("ipv6"))}
 		}
+	}
+	if err := t.in.notFor(u.Scheme, source); err != nil {
+		return nil, err
 	}
 	o := t.opts
 	o.URL = u

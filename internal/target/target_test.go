@@ -183,3 +183,48 @@ func TestResolveFamilyContradiction(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsForTheProtocol: an option a URL's protocol does not use is
+// refused for that URL; what it uses is taken.
+func TestOptionsForTheProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Input)
+		url  string
+		flag string // "" when the URL takes it
+	}{
+		{"body on tcp", func(in *Input) { in.ExpectBody = []string{"ok"} }, "tcp://127.0.0.1:5432", "expect-body"},
+		{"regex on tls", func(in *Input) { in.ExpectBodyRegex = []string{"."} }, "tls://127.0.0.1:636", "expect-body-regex"},
+		{"json on grpc", func(in *Input) { in.ExpectJSON = []string{"a=b"} }, "grpc://127.0.0.1:50051", "expect-json"},
+		{"header check on grpcs", func(in *Input) { in.ExpectHeader = []string{"X=y"} }, "grpcs://127.0.0.1:50051", "expect-header"},
+		{"status on tcp", func(in *Input) { in.ExpectStatus = "200" }, "tcp://127.0.0.1:1", "expect-status"},
+		{"the default status", func(in *Input) {}, "tcp://127.0.0.1:1", ""},
+		{"data on grpc", func(in *Input) { in.Data = "x" }, "grpc://127.0.0.1:1", "data"},
+		{"method on tls", func(in *Input) { in.Method = "POST" }, "tls://127.0.0.1:1", "method"},
+		{"user on grpc", func(in *Input) { in.User = "a:b" }, "grpc://127.0.0.1:1", "user"},
+		{"follow on tcp", func(in *Input) { in.Follow = 3 }, "tcp://127.0.0.1:1", "follow"},
+		{"h2c on grpc", func(in *Input) { in.HTTP2Prior = true }, "grpc://127.0.0.1:1", "http2-prior-knowledge"},
+		{"headers on tcp", func(in *Input) { in.Headers = []string{"X: y"} }, "tcp://127.0.0.1:1", "header"},
+		{"headers on grpc (metadata)", func(in *Input) { in.Headers = []string{"X: y"} }, "grpc://127.0.0.1:1", ""},
+		{"service on grpc", func(in *Input) { in.GRPCService = "db" }, "grpc://127.0.0.1:1", ""},
+		{"service on http", func(in *Input) { in.GRPCService = "db" }, "http://127.0.0.1:1/", "grpc-service"},
+		{"service on tls", func(in *Input) { in.GRPCService = "db" }, "tls://127.0.0.1:1", "grpc-service"},
+		{"body on https", func(in *Input) { in.ExpectBody = []string{"ok"} }, "https://127.0.0.1:1/", ""},
+	} {
+		in := Defaults()
+		tc.mod(&in)
+		tmpl, err := in.Build(func(string) string { return "" })
+		if err != nil {
+			t.Fatalf("%s: Build: %v", tc.name, err)
+		}
+		_, err = tmpl.ForURL(tc.url)
+		switch {
+		case tc.flag == "" && err != nil:
+			t.Errorf("%s: %v, want it taken", tc.name, err)
+		case tc.flag != "" && (err == nil || !strings.HasPrefix(err.Error(), "--"+tc.flag+":") && !strings.HasPrefix(err.Error(), "--"+tc.flag+" ")):
+			t.Errorf("%s: %v, want an error naming --%s", tc.name, err, tc.flag)
+		case tc.flag != "" && !strings.Contains(err.Error(), tc.url):
+			t.Errorf("%s: %v does not name the URL", tc.name, err)
+		}
+	}
+}
