@@ -154,6 +154,22 @@ func TestCurlDiff(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// A real stack on a loaded machine fails a request now and then (curl
+	// once got caddy's HTTP/2 stream error on a POST while the race suite
+	// ran): an undocumented disagreement is run again, alone, twice at
+	// most, and only one that persists fails the test. The first run's
+	// answers stay in the report.
+	retried := map[int]string{}
+	for i, c := range cases {
+		if _, listed := allowed[c.name]; listed || curlAgrees(results[i]) {
+			continue
+		}
+		first := results[i]
+		for attempt := 0; attempt < 2 && !curlAgrees(results[i]); attempt++ {
+			results[i] = runDiffCase(t, curl, hc, dir, c, dohs[c.dns])
+		}
+		retried[i] = fmt.Sprintf(" (run again: the first run said curl %s, healthctl %s)", first.curlText(), first.hcText())
+	}
 
 	var report strings.Builder
 	fmt.Fprintf(&report, "%-28s %-22s %-44s %s\n", "case", "curl", "healthctl", "verdict")
@@ -174,9 +190,9 @@ func TestCurlDiff(t *testing.T) {
 			t.Errorf("case %s: curl says %s, healthctl says %s; not listed in docs/outcomes.md's disagreement table\n  curl: %s\n  healthctl: %s",
 				c.name, r.curlText(), r.hcText(), r.curlErr, r.hcErr)
 		}
-		fmt.Fprintf(&report, "%-28s %-22s %-44s %s\n", c.name,
+		fmt.Fprintf(&report, "%-28s %-22s %-44s %s%s\n", c.name,
 			r.curlText()+" "+r.curlTime.Round(10*time.Millisecond).String(),
-			r.hcText()+" "+r.hcTime.Round(10*time.Millisecond).String(), verdict)
+			r.hcText()+" "+r.hcTime.Round(10*time.Millisecond).String(), verdict, retried[i])
 	}
 	for name := range allowed {
 		if !seen[name] && !skippedCase(name) && !filtered {
