@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,6 +98,21 @@ func Parse(cmd *cobra.Command, args ...string) error {
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError(err) })
 	return cmd.ExecuteContext(context.Background())
+}
+
+// ParseOptions runs the flag parsing (and the checks before runF) of the
+// command newCmd builds, the one shape every command has
+// (NewCmd(f, runF)), and returns the options it would run with; a parse
+// error fails t.
+func ParseOptions[O any](t testing.TB, newCmd func(*cli.Factory, func(context.Context, *O) error) *cobra.Command, args ...string) *O {
+	t.Helper()
+	fk := New(nil, classify.Pass)
+	var got *O
+	cmd := newCmd(fk.F, func(_ context.Context, o *O) error { got = o; return nil })
+	if err := Parse(cmd, args...); err != nil {
+		t.Fatalf("%s %v: %v", cmd.Name(), args, err)
+	}
+	return got
 }
 
 // Code is the exit code an error carries (0 for nil, -1 for an error

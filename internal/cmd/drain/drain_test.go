@@ -17,14 +17,7 @@ import (
 
 // parse runs drain-test's flag parsing (and its checks) up to runF.
 func parse(t *testing.T, args ...string) *Options {
-	t.Helper()
-	fk := clitest.New(nil, classify.Pass)
-	var got *Options
-	cmd := NewCmd(fk.F, func(_ context.Context, o *Options) error { got = o; return nil })
-	if err := clitest.Parse(cmd, args...); err != nil {
-		t.Fatalf("drain-test %v: %v", args, err)
-	}
-	return got
+	return clitest.ParseOptions(t, NewCmd, args...)
 }
 
 func TestDrainFlags(t *testing.T) {

@@ -13,14 +13,7 @@ import (
 )
 
 func parse(t *testing.T, args ...string) *Options {
-	t.Helper()
-	fk := clitest.New(nil, classify.Pass)
-	var got *Options
-	cmd := NewCmd(fk.F, func(_ context.Context, o *Options) error { got = o; return nil })
-	if err := clitest.Parse(cmd, args...); err != nil {
-		t.Fatalf("policy %v: %v", args, err)
-	}
-	return got
+	return clitest.ParseOptions(t, NewCmd, args...)
 }
 
 func TestPolicyFlags(t *testing.T) {

@@ -19,14 +19,7 @@ import (
 
 // parse runs probe's flag parsing up to runF and returns the options.
 func parse(t *testing.T, args ...string) *Options {
-	t.Helper()
-	fk := clitest.New(nil, classify.Pass)
-	var got *Options
-	cmd := NewCmd(fk.F, func(_ context.Context, o *Options) error { got = o; return nil })
-	if err := clitest.Parse(cmd, args...); err != nil {
-		t.Fatalf("probe %v: %v", args, err)
-	}
-	return got
+	return clitest.ParseOptions(t, NewCmd, args...)
 }
 
 func TestProbeFlags(t *testing.T) {

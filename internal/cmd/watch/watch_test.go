@@ -22,14 +22,7 @@ import (
 
 // parse runs watch's flag parsing up to runF and returns the options.
 func parse(t testing.TB, args ...string) *Options {
-	t.Helper()
-	fk := clitest.New(nil, classify.Pass)
-	var got *Options
-	cmd := NewCmd(fk.F, func(_ context.Context, o *Options) error { got = o; return nil })
-	if err := clitest.Parse(cmd, args...); err != nil {
-		t.Fatalf("watch %v: %v", args, err)
-	}
-	return got
+	return clitest.ParseOptions(t, NewCmd, args...)
 }
 
 func TestWatchFlags(t *testing.T) {
