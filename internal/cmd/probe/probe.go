@@ -71,12 +71,12 @@ monitoring-plugins status line (the worst state; several URLs add a line each),
 	return cmd
 }
 
-// Run probes every URL, concurrently, and prints the results in argument
-// order; its error carries the exit code.
 // signalGrace is how long a probe of one URL runs before it catches
 // signals (see Run).
 const signalGrace = 10 * time.Millisecond
 
+// Run probes every URL, concurrently, and prints the results in argument
+// order; its error carries the exit code.
 func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	now := f.Clock()
 	settings, err := opts.Policy.Settings()
