@@ -88,7 +88,7 @@ func demoDrain(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 		fmt.Fprintf(w, "%s\n", c.say)
 		demoCommand(ctx, f, "drain-test", "--pre-drain", "500ms", "--shutdown-timeout", "2s",
 			"--ready", u+"/ready", "--live", u+"/live", "--inflight", u+"/slow",
-			"--", self, ServiceCmd, "-addr", addr, "-mode", c.mode, "-slow", "300ms")
+			"--", self, ServiceCmd, "-addr", addr, "-mode", c.mode, "-slow", "100ms")
 		if ctx.Err() != nil {
 			return nil
 		}
