@@ -143,3 +143,54 @@ func TestOnceMemoryLimitBeforeTheTargetsFile(t *testing.T) {
 		t.Fatalf("limits %v, want %d then %d", limits, watch.MemoryLimit(10030), watch.MemoryLimit(int(probed)))
 	}
 }
+
+// TestWatchLinesInFileOrder: a sweep of more targets than one block of
+// lines (they are encoded on every core) prints each target's line once, in
+// the file's order, then the sweep's; with -q only the transitions, still
+// in order.
+func TestWatchLinesInFileOrder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	const n = 1500
+	for i := range n {
+		b.WriteString("  - name: t" + strconv.Itoa(i) + "\n    url: http://127.0.0.1:1/" + strconv.Itoa(i) + "\n")
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, quiet := range []bool{false, true} {
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.Global.Output, fk.F.Global.Quiet = "json", quiet
+		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+			i, _ := strconv.Atoi(strings.TrimPrefix(o.URL.Path, "/"))
+			if i%3 == 0 {
+				return clitest.Result(o.URL, classify.Refused)
+			}
+			return clitest.Result(o.URL, classify.Pass)
+		}
+		err := Run(context.Background(), fk.F, parse(t, "--once", "--concurrency", "64", "--targets", file))
+		if code := clitest.Code(err); code != exitcode.Pass && code != exitcode.Redeploy {
+			t.Fatalf("quiet %v: exit %d: %v", quiet, code, err)
+		}
+		targets, sweep := jsonLines(t, fk.Out.String())
+		want := 0
+		for _, l := range targets {
+			if quiet {
+				for want < n && want%3 != 0 {
+					want++ // a pass is no transition: not printed with -q
+				}
+			}
+			if l["target"] != "t"+strconv.Itoa(want) {
+				t.Fatalf("quiet %v: line for %v where t%d was due", quiet, l["target"], want)
+			}
+			want++
+		}
+		if !quiet && (len(targets) != n || sweep["targets"] != float64(n)) {
+			t.Errorf("%d target lines, sweep %v; want %d and the sweep line", len(targets), sweep, n)
+		}
+		if quiet && len(targets) != n/3 {
+			t.Errorf("-q: %d target lines, want the %d transitions", len(targets), n/3)
+		}
+	}
+}
