@@ -5,8 +5,11 @@
 # benchwatch's own Go server), and `ab -n N -c 64` (fresh connections)
 # against the same server in the same runs, alternating: wall time, CPU time
 # (user+sys: steadier than wall on a shared machine) and peak RSS of
-# healthctl, the sweep's own duration, and the ratio to ab. The default
-# --concurrency and the shell's `ulimit -n`.
+# healthctl, the sweep's own duration, and the ratio to ab; and the Go floor
+# in the same runs (benchwatch -floor: a minimal Go client that dials, writes
+# net/http's request, parses the answer with net/http and closes, 64 at a
+# time: what any Go prober pays here before doing anything of its own). The
+# default --concurrency and the shell's `ulimit -n`.
 # Loopback only; every sweep is bounded (60 s) and the server stops with it.
 #
 #   scripts/bench-watch.sh [RUNS] [COUNTS] [BASE]
@@ -55,6 +58,6 @@ fi
 abflag=()
 if command -v ab >/dev/null; then abflag=(-ab); else echo "ab not installed (apache2-utils): no ab comparison"; fi
 echo "ulimit -n: $(ulimit -n); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" "${server[@]}" "${abflag[@]}"
+"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -floor "${server[@]}" "${abflag[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "target: 10000 targets within 1.5x ab's wall time (same server, same runs) and 64 MiB"

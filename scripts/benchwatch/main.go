@@ -12,7 +12,12 @@
 // and the textfile took to write (the sweep line's state_write_ms and
 // metrics_write_ms) and their sizes. With -ab it runs `ab -n N -c 64`
 // against the same server in the same runs, alternating, and prints the
-// ratio. It stops by itself: each run is bounded by -timeout.
+// ratio. With -floor it also runs the Go floor (-floor-client: this
+// program as a minimal Go client that only dials, writes net/http's
+// encoding of the request, parses the answer with net/http and closes,
+// 64 at a time) in the same runs: what any Go prober pays on this machine
+// before it does anything of its own. It stops by itself: each run is
+// bounded by -timeout.
 // scripts/bench-watch.sh and scripts/bench-watch-100k.sh run it.
 package main
 
@@ -22,12 +27,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -43,7 +50,13 @@ func main() {
 	spread := flag.Bool("spread", false, "give each target its own address of 127.0.0.0/8 (the server must listen on all of them)")
 	withState := flag.Bool("state", false, "run with --state and --prom-file, and report their write times and sizes")
 	ab := flag.Bool("ab", false, "also run `ab -n N -c 64` against the server in the same runs (alternating) and print the ratio")
+	floor := flag.Bool("floor", false, "also run the Go floor (-floor-client) against the server in the same runs and print the ratios")
+	floorClient := flag.String("floor-client", "", "be the Go floor: `N,host:port`, N fresh-connection GETs, 64 at a time; exit 1 if one is not a 200")
 	flag.Parse()
+	if *floorClient != "" {
+		floorRun(*floorClient)
+		return
+	}
 
 	hostport := *server
 	if hostport == "" {
@@ -84,7 +97,7 @@ func main() {
 		// the machine's drift hits all alike.
 		bins := strings.Split(*bin, ",")
 		res := make([][]result, len(bins))
-		var abs []result
+		var abs, floors []result
 		for run := range *runs {
 			for b, path := range bins {
 				args := strings.Fields(*extra)
@@ -116,6 +129,13 @@ func main() {
 					fail(err)
 				}
 				abs = append(abs, r)
+			}
+			if *floor {
+				r, err := runFloor(n, hostport, *timeout)
+				if err != nil {
+					fail(err)
+				}
+				floors = append(floors, r)
 			}
 		}
 		for b, rs := range res {
@@ -150,8 +170,103 @@ func main() {
 				fmt.Printf("%6s          ab -n %d -c 64, same server, same runs: wall %s, CPU %s; healthctl/ab: wall %.2fx, CPU %.2fx (medians)\n", "",
 					n, median(aw), median(ac), float64(medianD(walls))/float64(medianD(aw)), float64(medianD(cpus))/float64(medianD(ac)))
 			}
+			if len(floors) > 0 {
+				var fw, fc []time.Duration
+				for _, r := range floors {
+					fw, fc = append(fw, r.wall), append(fc, r.cpu)
+				}
+				fmt.Printf("%6s          Go floor (dial, net/http request and response, close; 64 at a time), same runs: wall %s, CPU %s; healthctl/floor: wall %.2fx, CPU %.2fx",
+					"", median(fw), median(fc), float64(medianD(walls))/float64(medianD(fw)), float64(medianD(cpus))/float64(medianD(fc)))
+				if len(abs) > 0 {
+					var aw []time.Duration
+					for _, r := range abs {
+						aw = append(aw, r.wall)
+					}
+					fmt.Printf("; floor/ab: wall %.2fx", float64(medianD(fw))/float64(medianD(aw)))
+				}
+				fmt.Println(" (medians)")
+			}
 		}
 	}
+}
+
+// runFloor runs this program as the Go floor over n targets and measures
+// it as a sweep is measured.
+func runFloor(n int, hostport string, timeout time.Duration) (result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	cmd := exec.CommandContext(ctx, self, "-floor-client", fmt.Sprintf("%d,%s", n, hostport))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return result{}, fmt.Errorf("the Go floor: %v", err)
+	}
+	return result{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+}
+
+// floorRun is the Go floor: n GETs of /env/I/health, each on a fresh
+// connection (Connection: close), 64 at a time, the request written by
+// net/http and the answer parsed by it, every wait bounded by a deadline.
+func floorRun(spec string) {
+	var n int
+	var hostport string
+	if i := strings.IndexByte(spec, ','); i > 0 {
+		fmt.Sscan(spec[:i], &n)
+		hostport = spec[i+1:]
+	}
+	if host, _, err := net.SplitHostPort(hostport); n < 1 || err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+		fail(fmt.Errorf("-floor-client %q: want N,host:port on loopback", spec))
+	}
+	jobs := make(chan int)
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if !floorGet(hostport, i) {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if f := failed.Load(); f > 0 {
+		fail(fmt.Errorf("the Go floor: %d of %d requests got no 200", f, n))
+	}
+}
+
+// floorGet is one request of the Go floor.
+func floorGet(hostport string, i int) bool {
+	conn, err := net.DialTimeout("tcp", hostport, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	req, err := http.NewRequest("GET", fmt.Sprintf("http://%s/env/%d/health", hostport, i), nil)
+	if err != nil {
+		return false
+	}
+	req.Close = true
+	if err := req.Write(conn); err != nil {
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return false
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err == nil && resp.StatusCode == http.StatusOK
 }
 
 // runAB runs ab over n fresh connections (no -k), 64 at a time, and
