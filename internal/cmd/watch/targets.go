@@ -2,8 +2,11 @@ package watchcmd
 
 import (
 	"bytes"
-	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/inputfile"
@@ -26,12 +29,20 @@ func countTargets(path string) int {
 // with every option validated before anything is probed.
 func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 	var out []*watch.Endpoint
-	names := map[string]string{}
-	add := func(t *watch.Endpoint, where string) error {
-		if prev, dup := names[t.Name]; dup {
-			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where, t.Name, prev)
+	// Each name's line in the targets file (0: a URL argument), named only
+	// if the name comes again.
+	lines := map[string]int{}
+	where := func(line int) string {
+		if line == 0 {
+			return "URL argument"
 		}
-		names[t.Name] = where
+		return opts.TargetsFile + ":" + strconv.Itoa(line)
+	}
+	add := func(t *watch.Endpoint, line int) error {
+		if prev, dup := lines[t.Name]; dup {
+			return cli.UsageErrorf("%s: target %q given twice (first: %s)", where(line), t.Name, where(prev))
+		}
+		lines[t.Name] = line
 		out = append(out, t)
 		return nil
 	}
@@ -46,7 +57,7 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 				return nil, err
 			}
 			u := o.Redactor.URL(o.URL)
-			if err := add(&watch.Endpoint{Name: u, URL: u, Options: o, Recover: true}, "URL argument"); err != nil {
+			if err := add(&watch.Endpoint{Name: u, URL: u, Options: o, Recover: true}, 0); err != nil {
 				return nil, err
 			}
 		}
@@ -58,67 +69,123 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 	if err != nil {
 		return nil, cli.UsageError(err)
 	}
-	var base *cli.Template
+	// The entries are built on every core (10,000 URLs parsed and their
+	// options copied were a twentieth of a --once run on one), then added
+	// in the file's order: the error reported is the first entry's, as
+	// when they were built one by one.
+	b := &entryBuilder{f: f, opts: opts,
+		base: sync.OnceValues(func() (*cli.Template, error) { return opts.Flags.Build(f.Getenv) })}
+	built := make([]*watch.Endpoint, len(fts))
+	errs := make([]error, len(fts))
+	inParallel(len(fts), func(i int) { built[i], errs[i] = b.endpoint(&fts[i]) })
 	for i := range fts {
-		ft := &fts[i]
-		where := fmt.Sprintf("%s:%d", opts.TargetsFile, ft.Line)
-		t := &watch.Endpoint{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
-		if ft.URL != "" {
-			var tmpl *target.Template
-			shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
-			if shared {
-				// Targets without options of their own share one template.
-				// Not those whose URL may carry secrets (userinfo, query):
-				// each secret is registered with the template's redactor, and
-				// thousands of them in one redactor would make every line of
-				// output scrub every other target's secrets.
-				if base == nil {
-					if base, err = opts.Flags.Build(f.Getenv); err != nil {
-						return nil, err
-					}
-				}
-				tmpl = base.Template
-			} else {
-				// The file's values over the flags; errors name file, line,
-				// target and key (or the flag, for a flag's value).
-				in, err := ft.Input(opts.Flags.Input(), opts.TargetsFile)
-				if err == nil {
-					tmpl, err = in.Build(f.Getenv)
-				}
-				if err != nil {
-					return nil, cli.UsageError(err)
-				}
-			}
-			raw, src := ft.URL, ft.URLSource(opts.TargetsFile)
-			o, err := tmpl.ForURLFrom(raw, src)
-			if err != nil {
-				return nil, cli.UsageError(err)
-			}
-			t.Options, t.URL = o, o.Redactor.URL(o.URL)
-			if t.URL == raw {
-				t.URL = raw // one copy of the text, the file's
-			}
-			if shared {
-				// A shared template's options are a copy of the template's
-				// with this URL: made again for each probe (checked just
-				// now), so 10,000 targets do not keep 10,000 copies. The
-				// URL's source is named again only if it fails, which it
-				// did not just now: an entry keeps its line, not the text.
-				t.Options = nil
-				file, name, line := opts.TargetsFile, ft.Name, ft.URLLine
-				t.Build = func() (*probe.Options, error) {
-					o, err := tmpl.ForURLFrom(raw, "")
-					if err != nil {
-						ent := watch.FileEntry{Name: name, URLLine: line}
-						o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
-					}
-					return o, err
-				}
-			}
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		if err := add(t, where); err != nil {
+		if err := add(built[i], fts[i].Line); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// inParallel runs do(0) .. do(n-1) on every P, a block of entries at a
+// time, and returns when all have returned.
+func inParallel(n int, do func(i int)) {
+	const block = 64
+	procs := min(runtime.GOMAXPROCS(0), (n+block-1)/block)
+	if procs < 2 {
+		for i := range n {
+			do(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(block)) - block
+				if lo >= n {
+					return
+				}
+				for i := lo; i < min(lo+block, n); i++ {
+					do(i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// entryBuilder builds the endpoints of targets-file entries; safe for
+// several goroutines.
+type entryBuilder struct {
+	f    *cli.Factory
+	opts *Options
+	// base is the template of the flags, shared by the entries without
+	// options of their own, built once.
+	base func() (*cli.Template, error)
+}
+
+// endpoint builds one entry's endpoint.
+func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
+	f, opts := b.f, b.opts
+	t := &watch.Endpoint{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
+	if ft.URL == "" {
+		return t, nil
+	}
+	var tmpl *target.Template
+	shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
+	if shared {
+		// Targets without options of their own share one template.
+		// Not those whose URL may carry secrets (userinfo, query):
+		// each secret is registered with the template's redactor, and
+		// thousands of them in one redactor would make every line of
+		// output scrub every other target's secrets.
+		base, err := b.base()
+		if err != nil {
+			return nil, err
+		}
+		tmpl = base.Template
+	} else {
+		// The file's values over the flags; errors name file, line,
+		// target and key (or the flag, for a flag's value).
+		in, err := ft.Input(opts.Flags.Input(), opts.TargetsFile)
+		if err == nil {
+			tmpl, err = in.Build(f.Getenv)
+		}
+		if err != nil {
+			return nil, cli.UsageError(err)
+		}
+	}
+	raw, src := ft.URL, ft.URLSource(opts.TargetsFile)
+	o, err := tmpl.ForURLFrom(raw, src)
+	if err != nil {
+		return nil, cli.UsageError(err)
+	}
+	t.Options, t.URL = o, o.Redactor.URL(o.URL)
+	if t.URL == raw {
+		t.URL = raw // one copy of the text, the file's
+	}
+	if shared {
+		// A shared template's options are a copy of the template's
+		// with this URL: made again for each probe (checked just
+		// now), so 10,000 targets do not keep 10,000 copies. The
+		// URL's source is named again only if it fails, which it
+		// did not just now: an entry keeps its line, not the text.
+		t.Options = nil
+		file, name, line := opts.TargetsFile, ft.Name, ft.URLLine
+		t.Build = func() (*probe.Options, error) {
+			o, err := tmpl.ForURLFrom(raw, "")
+			if err != nil {
+				ent := watch.FileEntry{Name: name, URLLine: line}
+				o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
+			}
+			return o, err
+		}
+	}
+	return t, nil
 }

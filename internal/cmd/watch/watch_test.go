@@ -145,9 +145,9 @@ func TestOnceMemoryLimitBeforeTheTargetsFile(t *testing.T) {
 }
 
 // TestWatchLinesInFileOrder: a sweep of more targets than one block of
-// lines (they are encoded on every core) prints each target's line once, in
-// the file's order, then the sweep's; with -q only the transitions, still
-// in order.
+// lines (they are built and encoded on every core, some with options of
+// their own) prints each target's line once, in the file's order, then the
+// sweep's; with -q only the transitions, still in order.
 func TestWatchLinesInFileOrder(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "targets.yaml")
 	var b strings.Builder
@@ -155,6 +155,11 @@ func TestWatchLinesInFileOrder(t *testing.T) {
 	const n = 1500
 	for i := range n {
 		b.WriteString("  - name: t" + strconv.Itoa(i) + "\n    url: http://127.0.0.1:1/" + strconv.Itoa(i) + "\n")
+		if i%5 == 0 {
+			// Options of its own: its template is built for it alone
+			// (on whichever core builds its block).
+			b.WriteString("    expect_status: 200-299\n")
+		}
 	}
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -192,5 +197,55 @@ func TestWatchLinesInFileOrder(t *testing.T) {
 		if quiet && len(targets) != n/3 {
 			t.Errorf("-q: %d target lines, want the %d transitions", len(targets), n/3)
 		}
+	}
+}
+
+// TestWatchTargetsFirstErrorInFileOrder: the entries are built on every
+// core, but the error is the first bad entry's in the file, as if built one
+// by one; a URL argument and a file entry of one name are named both.
+func TestWatchTargetsFirstErrorInFileOrder(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "targets.yaml")
+	var b strings.Builder
+	b.WriteString("targets:\n")
+	line := 2
+	badLine := 0
+	for i := range 600 {
+		u := "http://127.0.0.1:1/"
+		if i == 520 {
+			u = "ftp://127.0.0.1:1/"
+		}
+		b.WriteString("  - name: t" + strconv.Itoa(i) + "\n    url: " + u + "\n")
+		line += 2
+		switch i {
+		case 450:
+			b.WriteString("    expect_status: nope\n")
+			line++
+		case 130:
+			b.WriteString("    connect_timeout: -1s\n")
+			badLine = line
+			line++
+		}
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fk := clitest.New(nil, classify.Pass)
+	err := Run(context.Background(), fk.F, parse(t, "--once", "--targets", file))
+	want := file + ":" + strconv.Itoa(badLine) + `: target "t130": connect_timeout`
+	if clitest.Code(err) != exitcode.Usage || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v (exit %d), want it to start %q", err, clitest.Code(err), want)
+	}
+	if len(fk.Probed()) != 0 {
+		t.Errorf("probed %d targets of a file with errors", len(fk.Probed()))
+	}
+
+	dup := filepath.Join(dir, "dup.yaml")
+	if err := os.WriteFile(dup, []byte("targets:\n  - name: http://127.0.0.1:1/\n    url: http://127.0.0.1:1/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), fk.F, parse(t, "--once", "--targets", dup, "http://127.0.0.1:1/"))
+	if want := dup + `:2: target "http://127.0.0.1:1/" given twice (first: URL argument)`; clitest.Code(err) != exitcode.Usage || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }
