@@ -95,6 +95,10 @@ type TargetsError struct {
 	Line   int
 	Target string
 	Err    error
+	// Unreadable: the file could not be read (missing, not a regular
+	// file, too big, no permission); the caller names where its path
+	// came from.
+	Unreadable bool
 }
 
 func (e *TargetsError) Error() string {
@@ -149,7 +153,7 @@ func ReadTargets(path string) ([]FileEntry, error) {
 		case errors.As(err, &pe):
 			err = pe.Err
 		}
-		return nil, &TargetsError{File: path, Err: err}
+		return nil, &TargetsError{File: path, Err: err, Unreadable: true}
 	}
 	return ParseTargets(path, data)
 }

@@ -2,6 +2,7 @@ package watchcmd
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strconv"
 	"strings"
@@ -67,6 +68,12 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 	}
 	fts, err := watch.ReadTargets(opts.TargetsFile)
 	if err != nil {
+		var te *watch.TargetsError
+		if errors.As(err, &te) && te.Unreadable {
+			// The path as given, and where: --targets "t.yaml", or
+			// HEALTHCTL_WATCH_TARGETS="t.yaml".
+			return nil, cli.UsageErrorf("%s: %v", opts.named("targets"), te.Err)
+		}
 		return nil, cli.UsageError(err)
 	}
 	// The entries are built on every core (10,000 URLs parsed and their

@@ -187,6 +187,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			if ctx.Err() != nil {
 				return cli.SilentExit(exitcode.SIGINT)
 			}
+			var se *statestore.Error
+			if errors.As(err, &se) {
+				// Named by its source: --state "s.json", or
+				// HEALTHCTL_WATCH_STATE="s.json".
+				return cli.UsageErrorf("%s: %v", opts.named("state"), se.Err)
+			}
 			return cli.UsageError(err)
 		}
 		defer store.Close()
