@@ -6,7 +6,7 @@
 # ports): a policy-rc.d that refuses every start is in place while they
 # install, and removed after.
 set -euo pipefail
-pkgs=(curl caddy apache2 haproxy nginx unbound squid openssl)
+pkgs=(curl caddy apache2 haproxy nginx unbound squid openssl nghttp2-server)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
@@ -26,7 +26,7 @@ cleanup() { [ -n "$made_policy" ] && rm -f "$policy"; true; }
 trap cleanup EXIT
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
-for prog in curl caddy apache2 haproxy nginx unbound squid; do
+for prog in curl caddy apache2 haproxy nginx unbound squid nghttpd; do
   if ! command -v "$prog" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$prog" ]; then
     echo "curl-trust: $prog is not installed after apt-get" >&2
     exit 1

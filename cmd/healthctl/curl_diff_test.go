@@ -56,6 +56,9 @@ type diffCase struct {
 	h2c bool
 	// hc and curl are extra arguments for one side only.
 	hc, curl []string
+	// hcSays, when set, must be in healthctl's error: what it tells the
+	// user to do, checked against the real server.
+	hcSays string
 }
 
 // diffResult is what each side said.
@@ -189,6 +192,9 @@ func TestCurlDiff(t *testing.T) {
 			verdict = "DISAGREE (not documented)"
 			t.Errorf("case %s: curl says %s, healthctl says %s; not listed in docs/outcomes.md's disagreement table\n  curl: %s\n  healthctl: %s",
 				c.name, r.curlText(), r.hcText(), r.curlErr, r.hcErr)
+		}
+		if c.hcSays != "" && !strings.Contains(r.hcErr, c.hcSays) {
+			t.Errorf("case %s: healthctl's error %q does not say %q", c.name, r.hcErr, c.hcSays)
 		}
 		fmt.Fprintf(&report, "%-28s %-22s %-44s %s%s\n", c.name,
 			r.curlText()+" "+r.curlTime.Round(10*time.Millisecond).String(),

@@ -67,6 +67,7 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		{"apache", "apache2", st.apache},
 		{"unbound", "unbound", st.unbound},
 		{"squid", "squid", st.squid},
+		{"nghttpd", "nghttpd", st.nghttpd},
 	} {
 		if _, err := exec.LookPath(s.prog); err != nil {
 			if os.Getenv("CI") != "" {
@@ -277,6 +278,25 @@ backend slow
 		{name: "haproxy/ok", url: local(p, "/health")},
 		{name: "haproxy/backend-dead-503", url: local(p, "/dead")},
 		{name: "haproxy/backend-slow-504", url: local(p, "/slow")},
+	}
+}
+
+// nghttpd is nghttp2's server without TLS: it speaks only HTTP/2 (h2c with
+// prior knowledge) and answers an HTTP/1.1 request with its SETTINGS frame.
+func (s *stacks) nghttpd() []diffCase {
+	p := s.freePort()
+	docs := filepath.Join(s.dir, "nghttpd")
+	s.write("nghttpd/health", "ok\n")
+	if !s.start("nghttpd", []int{p}, "nghttpd", "--no-tls", "-a", "127.0.0.1", "-d", docs, strconv.Itoa(p)) {
+		return nil
+	}
+	return []diffCase{
+		{name: "nghttpd/h2c-ok", url: local(p, "/health"), h2c: true},
+		{name: "nghttpd/h2c-404", url: local(p, "/missing"), h2c: true},
+		// Without --http2-prior-knowledge: curl refuses the answer
+		// (exit 1, "HTTP/0.9"), healthctl says protocol_error and names
+		// the flag.
+		{name: "nghttpd/http1-to-h2-only", url: local(p, "/health"), hcSays: "probe it with --http2-prior-knowledge"},
 	}
 }
 

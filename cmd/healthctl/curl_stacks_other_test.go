@@ -10,7 +10,7 @@ import (
 
 // stackCases: the real servers run on Linux only (CI's platform).
 func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
-	for _, name := range []string{"nginx", "haproxy", "caddy", "apache", "unbound", "squid"} {
+	for _, name := range []string{"nginx", "haproxy", "caddy", "apache", "unbound", "squid", "nghttpd"} {
 		skippedStacks.Store(name, true)
 	}
 	return nil
