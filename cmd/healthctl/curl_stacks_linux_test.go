@@ -91,14 +91,14 @@ type stacks struct {
 	okPort, tlsPort, closedPort, hangPort int
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
+// freePort returns a loopback TCP port that was free a moment ago, outside
+// the ephemeral range (fixture.UnusedPort).
 func (s *stacks) freePort() int {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	p, err := fixture.UnusedPort()
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // write writes a generated configuration file and returns its path.

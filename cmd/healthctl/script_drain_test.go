@@ -10,7 +10,9 @@
 //	$DRAINJS
 //	    the Node fixture testdata/drain/drainsvc.js (no packages).
 //	freeport NAME
-//	    picks a loopback port nothing listens on now; sets $NAME_URL,
+//	    picks a loopback port nothing listens on now, below the ephemeral
+//	    range (no outgoing connection of the suite takes it as its source
+//	    port before the script binds it: fixture.UnusedPort); sets $NAME_URL,
 //	    $NAME_HOSTPORT, $NAME_PORT.
 //	drainsvc NAME ARGS...
 //	    starts $DRAINSVC ARGS... in the background (the test is its parent and
@@ -114,11 +116,10 @@ func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: freeport NAME")
 	}
-	l, err := net.Listen("tcp4", fixture.Loopback4+":0")
+	port, err := fixture.UnusedPort()
 	ts.Check(err)
-	addr := l.Addr().(*net.TCPAddr)
-	l.Close()
-	setAddrVars(ts, args[0], "http://"+addr.String(), addr.String(), addr.Port)
+	hostport := net.JoinHostPort(fixture.Loopback4, strconv.Itoa(port))
+	setAddrVars(ts, args[0], "http://"+hostport, hostport, port)
 }
 
 // cmdDrainSvc implements drainsvc NAME ARGS...
