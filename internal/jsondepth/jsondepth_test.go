@@ -42,16 +42,22 @@ func TestCheck(t *testing.T) {
 func TestDeepBodyBounded(t *testing.T) {
 	body := bytes.Repeat([]byte("["), 8<<20)
 	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	err := Check(body, Max)
-	runtime.ReadMemStats(&after)
-	var e *Error
-	if !errors.As(err, &e) || e.Offset != Max || !strings.Contains(err.Error(), "nested deeper than 512 levels") {
-		t.Fatalf("Check(8 MiB of [) = %v", err)
+	// TotalAlloc counts the whole process (the race detector's runtime,
+	// the test framework): the least of three runs is Check's own.
+	least := ^uint64(0)
+	for range 3 {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		err := Check(body, Max)
+		runtime.ReadMemStats(&after)
+		var e *Error
+		if !errors.As(err, &e) || e.Offset != Max || !strings.Contains(err.Error(), "nested deeper than 512 levels") {
+			t.Fatalf("Check(8 MiB of [) = %v", err)
+		}
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<10 {
-		t.Errorf("Check allocated %d bytes", grew)
+	if least > 1<<10 {
+		t.Errorf("Check allocated %d bytes", least)
 	}
 	// At the limit, repeated to 8 MiB: gjson validates and walks it.
 	unit := strings.Repeat("[", Max-1) + strings.Repeat("]", Max-1)
