@@ -154,6 +154,7 @@ type (
 		} `yaml:"lifecycle"`
 		ReadinessProbe *ProbeSpec `yaml:"readinessProbe"`
 		LivenessProbe  *ProbeSpec `yaml:"livenessProbe"`
+		StartupProbe   *ProbeSpec `yaml:"startupProbe"`
 	}
 	// EnvVar is a container's environment entry (valueFrom is not read).
 	EnvVar struct {
@@ -172,10 +173,13 @@ type (
 		// GRPC is the kubelet's grpc.health.v1 probe (port, service).
 		GRPC *GRPCAction `yaml:"grpc"`
 		// TCPSocket is a connect to the port.
-		TCPSocket        *struct{ Port string } `yaml:"tcpSocket"`
-		PeriodSeconds    Field[int64]           `yaml:"periodSeconds"`
-		FailureThreshold Field[int64]           `yaml:"failureThreshold"`
-		TimeoutSeconds   Field[int64]           `yaml:"timeoutSeconds"`
+		TCPSocket *struct{ Port string } `yaml:"tcpSocket"`
+		// Exec is a command run in the container (curl, wget or
+		// healthctl in it make it an HTTP check).
+		Exec             *struct{ Command []string } `yaml:"exec"`
+		PeriodSeconds    Field[int64]                `yaml:"periodSeconds"`
+		FailureThreshold Field[int64]                `yaml:"failureThreshold"`
+		TimeoutSeconds   Field[int64]                `yaml:"timeoutSeconds"`
 		line             int
 	}
 	// GRPCAction is a grpc probe: the port and the service asked about
@@ -434,6 +438,13 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 			g.Name, g.Line, g.Detail, g.Fix = code, line, detail, fix
 			res.Findings = append(res.Findings, g)
 		}
+		if !k8sContract(c, env, t) {
+			// A database, a queue, a worker: no HTTP or gRPC drain to
+			// hold to HTTP defaults. What reaches it still counts.
+			res.NotJudged = append(res.NotJudged, resource+" container "+c.Name.V+": no PRE_DRAIN_MS or SHUTDOWN_TIMEOUT_MS, and its probes speak neither HTTP nor gRPC, so its shutdown timing is not held to HTTP drain defaults (its command still is)")
+			lintK8sCommand(c, add)
+			continue
+		}
 		P, S := ct.PreDrain, ct.ShutdownTimeout
 		pS, sS := fmt.Sprintf("PRE_DRAIN_MS %d (%s)", P.Milliseconds(), ct.PreDrainSource), fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (%s)", S.Milliseconds(), ct.ShutdownTimeoutSource)
 		// The fixes agree with each other: each is computed with the
@@ -501,18 +512,58 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both ask the gRPC health of %s on port %s: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), the kubelet restarts the pod", grpcServiceName(r.GRPC.Service), r.GRPC.Port),
 				"give liveness a check that stays up during the drain: tcpSocket on the port (Shutdown() turns every service NOT_SERVING, named ones too)")
 		}
-		if c.Command.Set {
-			if why, fix, bad := WrapperCheck(append(append([]string{}, c.Command.V...), c.Args...)); bad {
-				_, _, _, underInit := initOf(c.Command.V)
-				fixText := wrapperFix("command", fix, underInit)
-				if fix != nil && len(c.Args) > 0 {
-					fixText = wrapperFix("command (and no args)", fix, underInit)
-				}
-				add(SignalWrapper, c.Command.Line, why, fixText)
-			}
-		}
+		lintK8sCommand(c, add)
 	}
 	return nil
+}
+
+// lintK8sCommand judges a container's command, whatever it serves: one
+// that keeps SIGTERM from the service.
+func lintK8sCommand(c Container, add func(code string, line int, detail, fix string)) {
+	if !c.Command.Set {
+		return
+	}
+	if why, fix, bad := WrapperCheck(append(append([]string{}, c.Command.V...), c.Args...)); bad {
+		_, _, _, underInit := initOf(c.Command.V)
+		fixText := wrapperFix("command", fix, underInit)
+		if fix != nil && len(c.Args) > 0 {
+			fixText = wrapperFix("command (and no args)", fix, underInit)
+		}
+		add(SignalWrapper, c.Command.Line, why, fixText)
+	}
+}
+
+// k8sContract says a container has a shutdown contract to judge, as
+// httpContract does for a Compose service: P and S on the command line,
+// PRE_DRAIN_MS or SHUTDOWN_TIMEOUT_MS in its env, a readiness, liveness or
+// startup probe that speaks HTTP or gRPC (httpGet, grpc, or an exec of
+// curl, wget or healthctl) — or no probe at all: a container without probes
+// says nothing of what it serves, and is judged as the HTTP service it most
+// often is. Only probes that all speak something else (tcpSocket, exec
+// pg_isready or redis-cli ping) say it is not one.
+func k8sContract(c Container, env Environment, t Timing) bool {
+	if t.PreDrainSource != "default" || t.ShutdownTimeoutSource != "default" {
+		return true
+	}
+	if _, ok := env["PRE_DRAIN_MS"]; ok {
+		return true
+	}
+	if _, ok := env["SHUTDOWN_TIMEOUT_MS"]; ok {
+		return true
+	}
+	probes := 0
+	for _, p := range []*ProbeSpec{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+		switch {
+		case p == nil:
+			continue
+		case p.HTTPGet != nil, p.GRPC != nil:
+			return true
+		case p.Exec != nil && httpCheck().MatchString(strings.Join(p.Exec.Command, " ")):
+			return true
+		}
+		probes++
+	}
+	return probes == 0
 }
 
 // grpcServiceName names a grpc probe's service for a finding.

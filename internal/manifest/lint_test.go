@@ -338,6 +338,73 @@ func TestComposeNotJudged(t *testing.T) {
 	}
 }
 
+// TestK8sNotJudged: a container whose probes all speak something other
+// than HTTP or gRPC (a database's exec pg_isready, a tcpSocket) is not held
+// to HTTP drain defaults, though its command still is; an exec of curl, an
+// httpGet startup probe, PRE_DRAIN_MS, or P and S on the command line make
+// it a service to judge; a container without probes is judged as before.
+func TestK8sNotJudged(t *testing.T) {
+	y := `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  template:
+    spec:
+      containers:
+        - name: postgres
+          readinessProbe: {exec: {command: ["pg_isready", "-U", "app"]}}
+        - name: cache
+          command: ["sh", "-c", "redis-server; echo exited"]
+          livenessProbe: {tcpSocket: {port: 6379}}
+        - name: curls
+          readinessProbe: {exec: {command: ["curl", "-f", "http://127.0.0.1:8080/ready"]}}
+        - name: starts
+          ports: [{containerPort: 80}]
+          startupProbe: {httpGet: {path: /started, port: 80}}
+        - name: declares
+          env: [{name: PRE_DRAIN_MS, value: "5000"}]
+          readinessProbe: {tcpSocket: {port: 9000}}
+        - name: bare
+          ports: [{containerPort: 8080}]
+`
+	res, err := Lint("db.yaml", []byte(y), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"StatefulSet/db container postgres: ", "StatefulSet/db container cache: "}
+	if len(res.NotJudged) != len(want) {
+		t.Fatalf("not judged %q, want postgres and cache", res.NotJudged)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(res.NotJudged[i], w) || !strings.Contains(res.NotJudged[i], "speak neither HTTP nor gRPC") {
+			t.Errorf("not judged %q, want it to start %q", res.NotJudged[i], w)
+		}
+	}
+	got := map[string][]string{}
+	for _, f := range res.Findings {
+		got[f.Container] = append(got[f.Container], f.Name)
+	}
+	if len(got["postgres"]) != 0 {
+		t.Errorf("postgres, not judged, has findings %v", got["postgres"])
+	}
+	if c := got["cache"]; len(c) != 1 || c[0] != SignalWrapper {
+		t.Errorf("cache: findings %v, want its command's SIGNAL_WRAPPER only", c)
+	}
+	for _, name := range []string{"curls", "starts", "declares", "bare"} {
+		found := false
+		for _, code := range got[name] {
+			found = found || code == PrestopTooShort
+		}
+		if !found {
+			t.Errorf("%s: findings %v, want PRESTOP_TOO_SHORT (it is judged)", name, got[name])
+		}
+	}
+	res, _ = Lint("db.yaml", []byte(y), Timing{PreDrain: 5 * time.Second, ShutdownTimeout: 20 * time.Second, PreDrainSource: "--pre-drain", ShutdownTimeoutSource: "--shutdown-timeout"})
+	if len(res.NotJudged) != 0 {
+		t.Errorf("with --pre-drain/--shutdown-timeout: not judged %q", res.NotJudged)
+	}
+}
+
 func TestLivenessEqReadinessSaysWhoActs(t *testing.T) {
 	y := "kind: Pod\nmetadata: {name: p}\nspec:\n  terminationGracePeriodSeconds: 60\n  containers:\n  - name: c\n    lifecycle: {preStop: {sleep: {seconds: 5}}}\n    readinessProbe: {httpGet: {path: /h, port: 80}}\n    livenessProbe: {httpGet: {path: /h, port: 80}}\n"
 	res, err := Lint("p.yaml", []byte(y), defaults)
