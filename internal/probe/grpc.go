@@ -211,17 +211,7 @@ func (g *grpcExchange) run(ctx context.Context) error {
 		return err
 	}
 	g.resp = resp
-	p.mu.Lock()
-	if _, ok := p.timings[PhaseTTFB]; !ok {
-		if start := p.requestStart(); !start.IsZero() {
-			end := p.firstByte
-			if end.IsZero() {
-				end = time.Now()
-			}
-			p.record(PhaseTTFB, end.Sub(start))
-		}
-	}
-	p.mu.Unlock()
+	p.headersArrived()
 	p.setStage(classify.StageBody)
 	g.ans, err = grpchealth.Read(resp, g.service)
 	g.read = true

@@ -62,17 +62,7 @@ func (h *httpExchange) readAnswer() error {
 	if resp != nil {
 		// The headers are here: ttfb is known even when the first-byte
 		// hook raced the request-written ones (HTTP/2) or never fired.
-		p.mu.Lock()
-		if _, ok := p.timings[PhaseTTFB]; !ok {
-			if start := p.requestStart(); !start.IsZero() {
-				end := p.firstByte
-				if end.IsZero() {
-					end = time.Now()
-				}
-				p.record(PhaseTTFB, end.Sub(start))
-			}
-		}
-		p.mu.Unlock()
+		p.headersArrived()
 		if p.hooks.afterHeaders != nil {
 			p.hooks.afterHeaders(p)
 		}

@@ -203,6 +203,25 @@ func (p *run) requestStart() time.Time {
 	return p.connReady
 }
 
+// headersArrived records ttfb when the answer's headers are here and no
+// hook has (the first-byte hook raced the request-written ones, as HTTP/2's
+// can, or never fired): from the request's start to the first byte, else
+// to now.
+func (p *run) headersArrived() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.timings[PhaseTTFB]; ok {
+		return
+	}
+	if start := p.requestStart(); !start.IsZero() {
+		end := p.firstByte
+		if end.IsZero() {
+			end = time.Now()
+		}
+		p.record(PhaseTTFB, end.Sub(start))
+	}
+}
+
 // leaveProxy records the proxy phase when the tunnel through a proxy is up
 // (p.mu held).
 func (p *run) leaveProxy() {
