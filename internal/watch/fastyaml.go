@@ -34,9 +34,11 @@ func fastYAML(data []byte) (*yaml.Node, bool) {
 			return nil, false
 		}
 	}
-	// One string for every value (each a substring of it), and the nodes
-	// allocated in blocks: a node and a string per value was most of the
-	// cost.
+	// The nodes are allocated in blocks (a node each was most of the
+	// cost). Each value is its own copy, not a substring of the file's
+	// text: a target's name lives on as a key of the state for the whole
+	// of a long-running watch, and would pin the whole file of each SIGHUP
+	// reload that added one.
 	f := &fastParser{text: string(data)}
 	for n, start := 1, 0; start < len(f.text); n++ {
 		end := strings.IndexByte(f.text[start:], '\n')
@@ -235,7 +237,7 @@ func (f *fastParser) scalar(t string, n, col int) (*yaml.Node, bool) {
 		return nil, false
 	}
 	s := f.node(yaml.ScalarNode, n, col)
-	s.Value = t
+	s.Value = strings.Clone(t) // see fastYAML
 	if c := t[0]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '_' {
 		if !strings.ContainsRune("yYnNtTfFoO", rune(c)) {
 			// yaml.v3 resolves only scalars that begin with a digit, a
