@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -186,4 +187,44 @@ func FuzzFastYAML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFast(t, data)
 	})
+}
+
+// parseBoth is ParseTargets with the fast path and with yaml.v3 alone.
+func parseBoth(data []byte) (fast, slow []FileEntry, fastErr, slowErr error) {
+	fast, fastErr = ParseTargets("t.yaml", data)
+	yamlOnly = true
+	defer func() { yamlOnly = false }()
+	slow, slowErr = ParseTargets("t.yaml", data)
+	return
+}
+
+// checkSame: the targets (and the error) a file gives are the same with
+// and without the fast path.
+func checkSame(t *testing.T, data []byte) {
+	t.Helper()
+	fast, slow, fe, se := parseBoth(data)
+	if fmt.Sprint(fe) != fmt.Sprint(se) {
+		t.Fatalf("errors differ: fast path %v, yaml.v3 %v\nin:\n%s", fe, se, data)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("targets differ:\nfast path %+v\nyaml.v3   %+v\nin:\n%s", fast, slow, data)
+	}
+}
+
+// TestParseTargetsSameWithoutFastPath: over the generated files, whole
+// targets and errors alike, not only the node trees.
+func TestParseTargetsSameWithoutFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		checkSame(t, genFile(r))
+	}
+}
+
+// FuzzParseTargetsSameWithoutFastPath: go test -fuzz FuzzParseTargetsSame ./internal/watch
+func FuzzParseTargetsSameWithoutFastPath(f *testing.F) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 50 {
+		f.Add(genFile(r))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSame(t, data) })
 }
