@@ -29,7 +29,11 @@ import (
 // JSON lines), without the process start. Run it with -cpuprofile and
 // -memprofile; WATCH_BENCH_HEAP=FILE also writes the live heap at the
 // moment the last probe returns (every result held), which is what a big
-// sweep's peak is made of.
+// sweep's peak is made of. WATCH_BENCH_SERVER=HOST:PORT (a loopback nginx)
+// is probed instead of the in-process server, and WATCH_BENCH_PROBER=floor
+// puts the Go floor's exchange (floorProbe) in place of probe.Run: the
+// difference is what probe.Run costs over the bare exchange, the rest is
+// the command around it.
 func BenchmarkWatchOnce(b *testing.B) {
 	n := 1000
 	if v := os.Getenv("WATCH_BENCH_N"); v != "" {
@@ -38,14 +42,30 @@ func BenchmarkWatchOnce(b *testing.B) {
 			b.Fatalf("WATCH_BENCH_N=%q: want 1..200000", v)
 		}
 	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
+	addr := os.Getenv("WATCH_BENCH_SERVER")
+	if addr != "" {
+		if host, _, err := net.SplitHostPort(addr); err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
+			b.Fatalf("WATCH_BENCH_SERVER=%q: want a loopback HOST:PORT", addr)
+		}
+	} else {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
+			ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(l)
+		defer srv.Close()
+		addr = l.Addr().String()
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
-		ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(l)
-	defer srv.Close()
+	prober := probe.Run
+	switch v := os.Getenv("WATCH_BENCH_PROBER"); v {
+	case "", "probe":
+	case "floor":
+		prober = floorProbe
+	default:
+		b.Fatalf("WATCH_BENCH_PROBER=%q: want probe or floor", v)
+	}
 	dir := b.TempDir()
 	file := filepath.Join(dir, "targets.yaml")
 	f, err := os.Create(file)
@@ -55,7 +75,7 @@ func BenchmarkWatchOnce(b *testing.B) {
 	w := bufio.NewWriter(f)
 	w.WriteString("targets:\n")
 	for i := range n {
-		fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, l.Addr(), i)
+		fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, addr, i)
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
@@ -70,7 +90,7 @@ func BenchmarkWatchOnce(b *testing.B) {
 		fk.F.Streams.Out = io.Discard
 		var done atomic.Int64
 		fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
-			r := probe.Run(ctx, o)
+			r := prober(ctx, o)
 			if done.Add(1) == int64(n) && heap != "" {
 				runtime.GC()
 				if hf, err := os.Create(heap); err == nil {
@@ -87,4 +107,34 @@ func BenchmarkWatchOnce(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/target")
+}
+
+// floorProbe is the Go floor's exchange (scripts/benchwatch -floor-client)
+// as a prober: a dial, net/http's request, http.ReadResponse, the body read,
+// close; every wait bounded. A 200 passes; anything else is refused.
+func floorProbe(_ context.Context, o *probe.Options) probe.Result {
+	r := probe.Result{URL: o.URL.String(), Started: time.Now(), Timings: probe.Timings{},
+		Outcome: classify.Unreachable, Reason: classify.ConnRefused}
+	conn, err := net.DialTimeout("tcp", o.URL.Host, 5*time.Second)
+	if err != nil {
+		return r
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	req, err := http.NewRequest("GET", o.URL.String(), nil)
+	if err != nil {
+		return r
+	}
+	req.Close = true
+	if req.Write(conn) != nil {
+		return r
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return r
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err == nil && resp.StatusCode == http.StatusOK {
+		r.Outcome, r.Reason, r.HTTPStatus = classify.Pass, classify.OK, resp.StatusCode
+	}
+	return r
 }
