@@ -168,8 +168,8 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 			return nil, cli.UsageError(err)
 		}
 	}
-	raw, src := ft.URL, ft.URLSource(opts.TargetsFile)
-	o, err := tmpl.ForURLFrom(raw, src)
+	raw, file, name, line := ft.URL, opts.TargetsFile, ft.Name, ft.URLLine
+	o, err := forURL(tmpl, raw, file, name, line)
 	if err != nil {
 		return nil, cli.UsageError(err)
 	}
@@ -180,19 +180,23 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	if shared {
 		// A shared template's options are a copy of the template's
 		// with this URL: made again for each probe (checked just
-		// now), so 10,000 targets do not keep 10,000 copies. The
-		// URL's source is named again only if it fails, which it
-		// did not just now: an entry keeps its line, not the text.
+		// now), so 10,000 targets do not keep 10,000 copies; an entry
+		// keeps its line, not the source's text.
 		t.Options = nil
-		file, name, line := opts.TargetsFile, ft.Name, ft.URLLine
-		t.Build = func() (*probe.Options, error) {
-			o, err := tmpl.ForURLFrom(raw, "")
-			if err != nil {
-				ent := watch.FileEntry{Name: name, URLLine: line}
-				o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
-			}
-			return o, err
-		}
+		t.Build = func() (*probe.Options, error) { return forURL(tmpl, raw, file, name, line) }
 	}
 	return t, nil
+}
+
+// forURL is tmpl.ForURLFrom for the url: of a targets-file entry: its
+// source ("t.yaml:12: target \"api\": url") is formatted only when there is
+// an error to name it in, not once per target (the source only words the
+// error; a URL that passes is done without it).
+func forURL(tmpl *target.Template, raw, file, name string, line int) (*probe.Options, error) {
+	o, err := tmpl.ForURLFrom(raw, "")
+	if err != nil {
+		ent := watch.FileEntry{Name: name, URLLine: line}
+		o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
+	}
+	return o, err
 }
