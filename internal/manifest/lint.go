@@ -542,13 +542,7 @@ func lintK8sCommand(c Container, add func(code string, line int, detail, fix str
 // often is. Only probes that all speak something else (tcpSocket, exec
 // pg_isready or redis-cli ping) say it is not one.
 func k8sContract(c Container, env Environment, t Timing) bool {
-	if t.PreDrainSource != "default" || t.ShutdownTimeoutSource != "default" {
-		return true
-	}
-	if _, ok := env["PRE_DRAIN_MS"]; ok {
-		return true
-	}
-	if _, ok := env["SHUTDOWN_TIMEOUT_MS"]; ok {
+	if timingDeclared(env, t) {
 		return true
 	}
 	probes := 0
@@ -657,16 +651,19 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 // check that speaks HTTP, or P and S given on the command line (the user
 // says what the file's services promise).
 func httpContract(svc Service, t Timing) bool {
+	return timingDeclared(svc.Environment, t) || httpCheck().MatchString(strings.Join(svc.Healthcheck.Test.Argv, " "))
+}
+
+// timingDeclared says P or S is given for a service or container: on the
+// command line, or as PRE_DRAIN_MS or SHUTDOWN_TIMEOUT_MS in its
+// environment.
+func timingDeclared(env Environment, t Timing) bool {
 	if t.PreDrainSource != "default" || t.ShutdownTimeoutSource != "default" {
 		return true
 	}
-	if _, ok := svc.Environment["PRE_DRAIN_MS"]; ok {
-		return true
-	}
-	if _, ok := svc.Environment["SHUTDOWN_TIMEOUT_MS"]; ok {
-		return true
-	}
-	return httpCheck().MatchString(strings.Join(svc.Healthcheck.Test.Argv, " "))
+	_, p := env["PRE_DRAIN_MS"]
+	_, s := env["SHUTDOWN_TIMEOUT_MS"]
+	return p || s
 }
 
 // httpCheck finds an HTTP health check: a URL, or curl, wget, healthctl.
