@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -38,6 +37,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/fixture"
 )
 
 func main() {
@@ -229,7 +230,7 @@ func floorRun(spec string) {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if !floorGet(hostport, i) {
+				if fixture.FloorGet(hostport, fmt.Sprintf("http://%s/env/%d/health", hostport, i)) != nil {
 					failed.Add(1)
 				}
 			}
@@ -243,30 +244,6 @@ func floorRun(spec string) {
 	if f := failed.Load(); f > 0 {
 		fail(fmt.Errorf("the Go floor: %d of %d requests got no 200", f, n))
 	}
-}
-
-// floorGet is one request of the Go floor.
-func floorGet(hostport string, i int) bool {
-	conn, err := net.DialTimeout("tcp", hostport, 5*time.Second)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	req, err := http.NewRequest("GET", fmt.Sprintf("http://%s/env/%d/health", hostport, i), nil)
-	if err != nil {
-		return false
-	}
-	req.Close = true
-	if err := req.Write(conn); err != nil {
-		return false
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil {
-		return false
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err == nil && resp.StatusCode == http.StatusOK
 }
 
 // runAB runs ab over n fresh connections (no -k), 64 at a time, and

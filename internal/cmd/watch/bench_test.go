@@ -19,6 +19,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -109,32 +110,13 @@ func BenchmarkWatchOnce(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/target")
 }
 
-// floorProbe is the Go floor's exchange (scripts/benchwatch -floor-client)
-// as a prober: a dial, net/http's request, http.ReadResponse, the body read,
-// close; every wait bounded. A 200 passes; anything else is refused.
+// floorProbe is the Go floor's exchange (fixture.FloorGet) as a prober: a
+// 200 passes, anything else is refused.
 func floorProbe(_ context.Context, o *probe.Options) probe.Result {
 	r := probe.Result{URL: o.URL.String(), Started: time.Now(), Timings: probe.Timings{},
 		Outcome: classify.Unreachable, Reason: classify.ConnRefused}
-	conn, err := net.DialTimeout("tcp", o.URL.Host, 5*time.Second)
-	if err != nil {
-		return r
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	req, err := http.NewRequest("GET", o.URL.String(), nil)
-	if err != nil {
-		return r
-	}
-	req.Close = true
-	if req.Write(conn) != nil {
-		return r
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
-	if err != nil {
-		return r
-	}
-	if _, err := io.Copy(io.Discard, resp.Body); err == nil && resp.StatusCode == http.StatusOK {
-		r.Outcome, r.Reason, r.HTTPStatus = classify.Pass, classify.OK, resp.StatusCode
+	if fixture.FloorGet(o.URL.Host, o.URL.String()) == nil {
+		r.Outcome, r.Reason, r.HTTPStatus = classify.Pass, classify.OK, http.StatusOK
 	}
 	return r
 }
