@@ -136,7 +136,7 @@ func genFile(r *rand.Rand) []byte {
 func TestFastYAMLAgreesWithYAMLv3(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	taken := 0
-	const n = 20000
+	const n = 4000
 	for range n {
 		if checkFast(t, genFile(r)) {
 			taken++
@@ -215,7 +215,7 @@ func checkSame(t *testing.T, data []byte) {
 // targets and errors alike, not only the node trees.
 func TestParseTargetsSameWithoutFastPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for range 5000 {
+	for range 1000 {
 		checkSame(t, genFile(r))
 	}
 }
