@@ -7,7 +7,7 @@
 //	    (101 Switching Protocols; 100 Continue then 102 Processing every
 //	    200ms; 200 with a body that never ends) and then holds the
 //	    connection. Sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
-//	h2hostile NAME window0|window0-silent|window0-end|noread|nodata [-h2c]
+//	h2hostile NAME window0|window0-silent|window0-end|noread|noread-ping|nodata [-h2c]
 //	    an HTTP/2 server written frame by frame (h2fixture): over TLS with
 //	    the script's PKI (sets $NAME_CA), or cleartext with prior knowledge
 //	    (-h2c). Sets $NAME_URL, $NAME_HOSTPORT, $NAME_PORT.
@@ -86,7 +86,7 @@ func cmdHoldd(ts *testscript.TestScript, neg bool, args []string) {
 
 func cmdH2Hostile(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "h2hostile")
-	const usage = "usage: h2hostile NAME window0|window0-silent|window0-end|noread|nodata [-h2c]"
+	const usage = "usage: h2hostile NAME window0|window0-silent|window0-end|noread|noread-ping|nodata [-h2c]"
 	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "-h2c") {
 		ts.Fatalf(usage)
 	}

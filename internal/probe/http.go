@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -225,8 +226,20 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 // run's dialler and TLS capture, the proxy the options choose.
 func (p *run) transport() *http.Transport {
 	o := p.opts
+	dial := p.dial
+	if len(o.Body) > 0 {
+		// A body's write must not hold up the reading of the answer
+		// (writeBehind).
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := p.dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return newWriteBehind(c), nil
+		}
+	}
 	tr := &http.Transport{
-		DialContext:        p.dial,
+		DialContext:        dial,
 		DisableKeepAlives:  true,
 		DisableCompression: o.removesHeader("Accept-Encoding"),
 		// Our own windows bound every phase; the transport's would only
