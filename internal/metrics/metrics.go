@@ -55,29 +55,32 @@ var blackboxPhase = []struct {
 func Write(w io.Writer, in Input) error {
 	b := bufio.NewWriter(w)
 	m := &metricWriter{b: b}
-	probed := make([]*watch.Item, 0, len(in.Latest))
+	// Each target's label, escaped once for its ~24 series.
+	labels := make([]string, len(in.Latest))
+	probed := make([]probedItem, 0, len(in.Latest))
 	for i := range in.Latest {
+		labels[i] = targetLabel(in.Latest[i].Endpoint.Name)
 		if in.Latest[i].Result.Outcome != "" {
-			probed = append(probed, &in.Latest[i])
+			probed = append(probed, probedItem{&in.Latest[i], labels[i]})
 		}
 	}
 	m.family("probe_success", "gauge", "Whether the last probe of the target passed (1) or not (0).")
 	for _, it := range probed {
-		m.sample("probe_success", boolf(it.Result.Outcome == classify.Pass), "target", it.Endpoint.Name)
+		m.targetSample("probe_success", boolf(it.Result.Outcome == classify.Pass), it.label)
 	}
 	m.family("probe_duration_seconds", "gauge", "How long the last probe took, in seconds.")
 	for _, it := range probed {
-		m.sample("probe_duration_seconds", it.Result.Timings[probe.PhaseTotal].Seconds(), "target", it.Endpoint.Name)
+		m.targetSample("probe_duration_seconds", it.Result.Timings[probe.PhaseTotal].Seconds(), it.label)
 	}
 	m.family("probe_http_status_code", "gauge", "The HTTP status of the last probe (0: no response).")
 	for _, it := range probed {
-		m.sample("probe_http_status_code", float64(it.Result.HTTPStatus), "target", it.Endpoint.Name)
+		m.targetSample("probe_http_status_code", float64(it.Result.HTTPStatus), it.label)
 	}
 	m.family("probe_http_duration_seconds", "gauge", "Duration of the last probe's phases, in seconds (phases reached only).")
 	for _, it := range probed {
 		for _, p := range blackboxPhase {
 			if d, ok := it.Result.Timings[p.ph]; ok {
-				m.sample("probe_http_duration_seconds", d.Seconds(), "target", it.Endpoint.Name, "phase", p.label)
+				m.targetSample("probe_http_duration_seconds", d.Seconds(), it.label, "phase", p.label)
 			}
 		}
 	}
@@ -92,37 +95,38 @@ func Write(w io.Writer, in Input) error {
 				earliest = c.NotAfter
 			}
 		}
-		m.sample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), "target", it.Endpoint.Name)
+		m.targetSample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), it.label)
 	}
 	m.family("healthctl_probe_result", "gauge", "The last probe's outcome and reason (always 1; reasons are a closed set).")
 	for _, it := range probed {
-		m.sample("healthctl_probe_result", 1, "target", it.Endpoint.Name, "outcome", string(it.Result.Outcome), "reason", string(it.Result.Reason))
+		m.targetSample("healthctl_probe_result", 1, it.label, "outcome", string(it.Result.Outcome), "reason", string(it.Result.Reason))
 	}
 	m.family("healthctl_grpc_status", "gauge", "A gRPC target's last health answer: 1 for the serving status it answered, 0 for the others (no sample without an answer).")
 	for _, it := range probed {
 		if g := it.Result.GRPC; g != nil && g.Status != "" {
 			for _, s := range grpcStatuses {
-				m.sample("healthctl_grpc_status", boolf(g.Status == s), "target", it.Endpoint.Name, "status", s)
+				m.targetSample("healthctl_grpc_status", boolf(g.Status == s), it.label, "status", s)
 			}
 		}
 	}
 	m.family("healthctl_grpc_status_code", "gauge", "The grpc-status code of a gRPC target's last health call (0 OK, 12 UNIMPLEMENTED, …; no sample when none arrived).")
 	for _, it := range probed {
 		if g := it.Result.GRPC; g != nil && g.Code != nil {
-			m.sample("healthctl_grpc_status_code", float64(*g.Code), "target", it.Endpoint.Name)
+			m.targetSample("healthctl_grpc_status_code", float64(*g.Code), it.label)
 		}
 	}
 	m.family("healthctl_decision", "gauge", "The policy's last decision for the target: 1 for the decision taken, 0 for the others.")
 	for _, it := range probed {
 		for _, a := range actions {
-			m.sample("healthctl_decision", boolf(it.Decision.Action == a), "target", it.Endpoint.Name, "decision", string(a))
+			m.targetSample("healthctl_decision", boolf(it.Decision.Action == a), it.label, "decision", string(a))
 		}
 	}
-	st := func(name string) state.Entry {
-		if in.State == nil {
-			return state.Entry{}
+	// Each target's state, looked up once for its series.
+	entries := make([]state.Entry, len(in.Latest))
+	if in.State != nil {
+		for i := range in.Latest {
+			entries[i] = in.State.Targets[in.Latest[i].Endpoint.Name]
 		}
-		return in.State.Targets[name]
 	}
 	// The per-target facts kept in the state, every configured target.
 	for _, f := range []struct {
@@ -142,15 +146,13 @@ func Write(w io.Writer, in Input) error {
 	} {
 		m.family(f.name, f.typ, f.help)
 		for i := range in.Latest {
-			name := in.Latest[i].Endpoint.Name
-			m.sample(f.name, f.value(st(name)), "target", name)
+			m.targetSample(f.name, f.value(entries[i]), labels[i])
 		}
 	}
 	m.family("healthctl_last_redeploy_timestamp_seconds", "gauge", "When the target's last redeploy decision (not held) was made, unix seconds (kept in the state file; no sample before the first): alert on time() minus it.")
 	for i := range in.Latest {
-		name := in.Latest[i].Endpoint.Name
-		if t := st(name); !t.LastRedeploy.IsZero() {
-			m.sample("healthctl_last_redeploy_timestamp_seconds", float64(t.LastRedeploy.UnixMilli())/1000, "target", name)
+		if t := &entries[i]; !t.LastRedeploy.IsZero() {
+			m.targetSample("healthctl_last_redeploy_timestamp_seconds", float64(t.LastRedeploy.UnixMilli())/1000, labels[i])
 		}
 	}
 	// Whether a redeploy decision of the target runs --on-redeploy: an
@@ -159,14 +161,13 @@ func Write(w io.Writer, in Input) error {
 	m.family("healthctl_target_recover", "gauge", "1 when the target's redeploy decisions run --on-redeploy (recover: true, the default), 0 for recover: false (decided, never acted on).")
 	for i := range in.Latest {
 		t := in.Latest[i].Endpoint
-		m.sample("healthctl_target_recover", boolf(t.Recover), "target", t.Name)
+		m.targetSample("healthctl_target_recover", boolf(t.Recover), labels[i])
 	}
 	m.family("healthctl_redeploys_held_total", "counter", "Redeploy decisions the fleet rule held: rule=\"fleet\" (the fleet failed at once), rule=\"budget\" (past --max-redeploys); kept in the state file.")
 	for i := range in.Latest {
-		name := in.Latest[i].Endpoint.Name
-		t := st(name)
-		m.sample("healthctl_redeploys_held_total", float64(t.HeldFleet), "target", name, "rule", "fleet")
-		m.sample("healthctl_redeploys_held_total", float64(t.HeldBudget), "target", name, "rule", "budget")
+		t := &entries[i]
+		m.targetSample("healthctl_redeploys_held_total", float64(t.HeldFleet), labels[i], "rule", "fleet")
+		m.targetSample("healthctl_redeploys_held_total", float64(t.HeldBudget), labels[i], "rule", "budget")
 	}
 	shard := in.Shard
 	if shard == "" {
@@ -192,8 +193,16 @@ func Write(w io.Writer, in Input) error {
 var actions = []policy.Action{policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy,
 	policy.HoldFleet, policy.HoldBudget}
 
+// probedItem is a target's latest item that was probed, with its label.
+type probedItem struct {
+	*watch.Item
+	label string
+}
+
 type metricWriter struct {
 	b *bufio.Writer
+	// num is strconv's scratch for a sample's value.
+	num []byte
 }
 
 func (m *metricWriter) family(name, typ, help string) {
@@ -218,8 +227,44 @@ func (m *metricWriter) sample(name string, v float64, labels ...string) {
 		m.b.WriteByte('}')
 	}
 	m.b.WriteByte(' ')
-	m.b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-	m.b.WriteByte('\n')
+	m.value(v)
+}
+
+// targetSample is sample for a target's series: target is the
+// `{target="..."` opening, escaped once for all its series (targetLabel);
+// more are further label pairs.
+func (m *metricWriter) targetSample(name string, v float64, target string, more ...string) {
+	m.b.WriteString(name)
+	m.b.WriteString(target)
+	for i := 0; i+1 < len(more); i += 2 {
+		m.b.WriteByte(',')
+		m.b.WriteString(more[i])
+		m.b.WriteString(`="`)
+		m.b.WriteString(EscapeLabel(more[i+1]))
+		m.b.WriteByte('"')
+	}
+	m.b.WriteString("} ")
+	m.value(v)
+}
+
+// value ends a sample line with v as strconv's shortest 'g' text.
+func (m *metricWriter) value(v float64) {
+	switch v {
+	case 0:
+		m.b.WriteString("0\n")
+	case 1:
+		m.b.WriteString("1\n")
+	default:
+		m.num = strconv.AppendFloat(m.num[:0], v, 'g', -1, 64)
+		m.num = append(m.num, '\n')
+		m.b.Write(m.num)
+	}
+}
+
+// targetLabel is the opening of a target's label set, `{target="name"`,
+// its name escaped.
+func targetLabel(name string) string {
+	return `{target="` + EscapeLabel(name) + `"`
 }
 
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
@@ -232,6 +277,9 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 // text \x1b, \u009b, \u202e (output.Untrusted), which is what a person
 // reading the file or a dashboard would be shown anyway.
 func EscapeLabel(s string) string {
+	if plainLabel(s) {
+		return s
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if strings.Contains(s, "\n") {
 		// Newline has the format's own escape: keep it a newline.
@@ -244,6 +292,17 @@ func EscapeLabel(s string) string {
 		s = output.Untrusted(s)
 	}
 	return labelEscaper.Replace(s)
+}
+
+// plainLabel reports whether s is printable ASCII with neither backslash
+// nor double quote: EscapeLabel leaves it as it is.
+func plainLabel(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return true
 }
 
 // grpcStatuses are the serving statuses of grpc.health.v1, in their order.

@@ -294,21 +294,32 @@ func (f *File) check() error {
 // is dropped rather than failing the save: one target can never stop the
 // fleet's state from being saved.
 func (s *Store) Save(f *File) error {
+	return s.Prepare(f)()
+}
+
+// Prepare is Save in two steps: it readies f for the file now (the one
+// change Save makes to f) and returns the write, which only reads f, so
+// that other readers of f (the metrics) can run beside it.
+func (s *Store) Prepare(f *File) (write func() error) {
 	f.SchemaVersion = SchemaVersion
 	f.Saved = saneTime(f.Saved)
 	for name, t := range f.Targets {
-		t.StartedAt, t.TLSFailingSince = saneTime(t.StartedAt), saneTime(t.TLSFailingSince)
-		t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
-		f.Targets[name] = t
+		if !sane(t.StartedAt) || !sane(t.TLSFailingSince) || !sane(t.LastProbe) || !sane(t.HookStarted) {
+			t.StartedAt, t.TLSFailingSince = saneTime(t.StartedAt), saneTime(t.TLSFailingSince)
+			t.LastProbe, t.HookStarted = saneTime(t.LastProbe), saneTime(t.HookStarted)
+			f.Targets[name] = t
+		}
 	}
-	// As json.MarshalIndent and a newline, with C1 controls, bidi overrides
-	// and the BOM in target names escaped as \u009b: the file is read by
-	// people (cat, less) too.
-	err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error { return encode(w, f) })
-	if err != nil {
-		return &Error{Path: s.path, Err: err}
+	return func() error {
+		// As json.MarshalIndent and a newline, with C1 controls, bidi
+		// overrides and the BOM in target names escaped as \u009b: the
+		// file is read by people (cat, less) too.
+		err := WriteFileFunc(s.path, 0o644, func(w io.Writer) error { return encode(w, f) })
+		if err != nil {
+			return &Error{Path: s.path, Err: err}
+		}
+		return nil
 	}
-	return nil
 }
 
 // encode writes f as output.JSONIndent(w, f, " ") does, byte for byte, but
@@ -366,10 +377,16 @@ func encode(w io.Writer, f *File) error {
 
 // saneTime is t, or the zero time when JSON cannot encode it.
 func saneTime(t time.Time) time.Time {
-	if y := t.Year(); y < 0 || y > 9999 {
+	if !sane(t) {
 		return time.Time{}
 	}
 	return t
+}
+
+// sane reports whether JSON can hold t (its year is 0 to 9999).
+func sane(t time.Time) bool {
+	y := t.Year()
+	return y >= 0 && y <= 9999
 }
 
 // Close releases the lock.

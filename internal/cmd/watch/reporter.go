@@ -93,45 +93,67 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		}
 	}
 	r.stateWrite, r.metricsWrite = 0, 0
+	// The state file and the metrics are written side by side (each only
+	// reads st once Prepare has readied it): ~40 ms each at 10,000 targets.
+	var stateErr error
+	var saved sync.WaitGroup
 	if r.store != nil {
+		r.saveMu.Lock()
+		write := r.store.Prepare(st)
 		t0 := time.Now()
-		if err := r.saveState(st); err != nil {
-			errs = append(errs, cli.WriteError("", err))
-		}
-		r.stateWrite = max(time.Since(t0), time.Microsecond)
+		saved.Go(func() {
+			stateErr = write()
+			r.stateWrite = max(time.Since(t0), time.Microsecond)
+		})
 	}
-	if !r.metricsOn {
-		// Saved first, printed after: the sweep's JSON exit_code is the
-		// process's, also when the state could not be written (74).
-		return r.finish(s, errs)
+	var metricsErr error
+	if r.metricsOn {
+		metricsErr = r.writeMetrics(metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard})
 	}
-	in := metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard}
+	saved.Wait()
+	if r.store != nil {
+		r.saveMu.Unlock()
+	}
+	// The state's error first, as when it was written first.
+	if stateErr != nil {
+		errs = append(errs, cli.WriteError("", stateErr))
+	}
+	if metricsErr != nil {
+		errs = append(errs, metricsErr)
+	}
+	return r.finish(s, errs)
+}
+
+// writeMetrics writes the sweep's metrics: for /metrics (--listen) and to
+// --prom-file; the error is the first write's, ready for the exit (74).
+func (r *watchReporter) writeMetrics(in metrics.Input) error {
 	t0 := time.Now()
+	var err error
 	switch {
 	case r.opts.Listen != "":
 		// /metrics serves the last sweep's bytes.
 		var buf bytes.Buffer
-		if err := metrics.Write(&buf, in); err != nil {
-			errs = append(errs, cli.WriteError("metrics", err))
+		if werr := metrics.Write(&buf, in); werr != nil {
+			err = cli.WriteError("metrics", werr)
 		}
 		b := buf.Bytes()
 		r.metrics.Store(&b)
-		if r.opts.PromFile != "" {
-			if err := statestore.WriteFile(r.opts.PromFile, b, 0o644); err != nil {
-				errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
+		if r.opts.PromFile != "" && err == nil {
+			if werr := statestore.WriteFile(r.opts.PromFile, b, 0o644); werr != nil {
+				err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
 			}
 		}
 	case r.opts.PromFile != "":
 		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		err := statestore.WriteFileFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
-		if err != nil {
-			errs = append(errs, cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, err))
+		werr := statestore.WriteFileFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
+		if werr != nil {
+			err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
 		}
 	}
 	if r.opts.PromFile != "" {
 		r.metricsWrite = max(time.Since(t0), time.Microsecond)
 	}
-	return r.finish(s, errs)
+	return err
 }
 
 // finish prints the sweep and returns the files' errors (joined: a
