@@ -395,7 +395,10 @@ func consoleBlocks(t *testing.T) []consoleBlock {
 			case !inFence:
 			case strings.HasPrefix(line, "$ "):
 				blocks = append(blocks, consoleBlock{file: file, line: i + 1, cmd: strings.TrimPrefix(line, "$ ")})
-			case len(blocks) > 0 && blocks[len(blocks)-1].line+len(blocks[len(blocks)-1].out) == i:
+			case len(blocks) > 0 && blocks[len(blocks)-1].file == file && blocks[len(blocks)-1].line+len(blocks[len(blocks)-1].out) == i:
+				// (The same file's: a block that ends a file must not
+				// take the next file's fenced lines that happen to
+				// follow its line number.)
 				blocks[len(blocks)-1].out = append(blocks[len(blocks)-1].out, line)
 			}
 		}
