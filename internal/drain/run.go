@@ -254,7 +254,9 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	return ka, startInflight(cfg, ep[Inflight]), false, nil
+	in = startInflight(cfg, ep[Inflight])
+	in.settle(func() { poll(ctx, ep[Ready], Ready) })
+	return ka, in, false, nil
 }
 
 // watchAfterExit keeps watching through P (an early exit leaves refused

@@ -36,6 +36,8 @@ type inflight struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	got    []timedRequest
+	// started is how many were started.
+	started int
 }
 
 // inflightSettle is how long the in-flight requests have been written
@@ -54,6 +56,7 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
 		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	in.started = cfg.Inflight
 	for i := 0; i < cfg.Inflight; i++ {
 		in.wg.Add(1)
 		crash.Go(func() {
@@ -73,11 +76,32 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 		}
 	}
 	timeout.Stop()
-	// Give the server time to read what was written and start handling
-	// it: a request still unread at the signal is one a server closing its
-	// idle connections drops, which says nothing about its drain.
-	time.Sleep(inflightSettle)
 	return in
+}
+
+// settle gives the server time to read the in-flight requests written and
+// start handling them: a request still unread at the signal is one a
+// server closing its idle connections drops (Node's server.close() resets
+// it), which says nothing about its drain. At least inflightSettle; and
+// until barrier — a readiness request on a fresh connection, made after
+// every in-flight request was written — has its answer (at most 2 s): an
+// event-loop server answers it only once it has read what came before it,
+// which a fixed wait alone did not prove on a loaded machine (CI: Node, 150
+// ms after the writes, had not read them and reset both).
+func (in *inflight) settle(barrier func()) {
+	if in.started == 0 {
+		return
+	}
+	until := time.Now().Add(inflightSettle)
+	if barrier != nil {
+		done := make(chan struct{})
+		crash.Go(func() { barrier(); close(done) })
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	time.Sleep(time.Until(until))
 }
 
 // watcher polls readiness and liveness every Interval, and watches the
