@@ -53,7 +53,12 @@ func main() {
 	ab := flag.Bool("ab", false, "also run `ab -n N -c 64` against the server in the same runs (alternating) and print the ratio")
 	floor := flag.Bool("floor", false, "also run the Go floor (-floor-client) against the server in the same runs and print the ratios")
 	floorClient := flag.String("floor-client", "", "be the Go floor: `N,host:port`, N fresh-connection GETs, 64 at a time; exit 1 if one is not a 200")
+	measureOut := flag.String("measure", "", "be the measuring parent of one run: `FILE` gets the wall time and the rusage of the command (the arguments)")
 	flag.Parse()
+	if *measureOut != "" {
+		measure(*measureOut, flag.Args())
+		return
+	}
 	if *floorClient != "" {
 		floorRun(*floorClient)
 		return
@@ -342,7 +347,23 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	args := append([]string{"watch", "--once", "-o", "json", "--targets", file}, extra...)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	// Through a small parent of its own (measure): Linux's ru_maxrss of a
+	// process starts from the high-water mark of the memory it was forked
+	// from, and Go forks with the parent's memory shared until exec, so a
+	// run started from this process (grown by reading the last run's
+	// 100,000 lines and 142 MB textfile) reported this process's peak:
+	// 682 MiB for a sweep that peaks at 225.
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	mf, err := os.CreateTemp("", "benchwatch-measure")
+	if err != nil {
+		return result{}, err
+	}
+	mf.Close()
+	defer os.Remove(mf.Name())
+	cmd := exec.CommandContext(ctx, self, append([]string{"-measure", mf.Name(), bin}, args...)...)
 	cmd.Env = append(os.Environ(), "NO_PROXY=*")
 	cmd.Stderr = os.Stderr
 	// Stdout goes to a file, as a cron job's would: a pipe read by this
@@ -355,13 +376,13 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	defer os.Remove(f.Name())
 	defer f.Close()
 	cmd.Stdout = f
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		return result{}, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	var m measured
+	if b, err := os.ReadFile(mf.Name()); err != nil || json.Unmarshal(b, &m) != nil {
+		return result{}, fmt.Errorf("%s: no measurement (%v)", strings.Join(args, " "), err)
+	}
 	out, err := os.ReadFile(f.Name())
 	if err != nil {
 		return result{}, err
@@ -378,8 +399,8 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		return result{}, fmt.Errorf("no sweep line: %v", err)
 	}
-	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
-		sweep: time.Duration(last.Sweep.DurationMS * float64(time.Millisecond)), maxrss: ru.Maxrss,
+	return result{wall: m.Wall, cpu: m.CPU,
+		sweep: time.Duration(last.Sweep.DurationMS * float64(time.Millisecond)), maxrss: m.MaxRSS,
 		stateWrite: time.Duration(last.Sweep.StateWriteMS * float64(time.Millisecond)),
 		promWrite:  time.Duration(last.Sweep.MetricsWriteMS * float64(time.Millisecond)),
 		pass:       last.Sweep.Pass}, nil
@@ -434,4 +455,37 @@ func list(w []time.Duration, r []int64) string {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "benchwatch:", err)
 	os.Exit(1)
+}
+
+// measured is one run as its measuring parent saw it.
+type measured struct {
+	Wall   time.Duration `json:"wall"`
+	CPU    time.Duration `json:"cpu"`
+	MaxRSS int64         `json:"maxrss_kib"`
+}
+
+// measure runs argv (stdin, stdout and stderr its own), writes its wall
+// time, CPU time (user+sys) and peak RSS to out, and exits as it did. This
+// process is small, so the peak it hands down at exec is a few MiB, not
+// the benchmark driver's.
+func measure(out string, argv []string) {
+	if len(argv) == 0 {
+		fail(fmt.Errorf("-measure %s: no command", out))
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// The driver's -timeout kills this process: the run goes with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		fail(err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	b, _ := json.Marshal(measured{Wall: wall, CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), MaxRSS: ru.Maxrss})
+	if werr := os.WriteFile(out, b, 0o644); werr != nil {
+		fail(werr)
+	}
+	os.Exit(cmd.ProcessState.ExitCode())
 }
