@@ -146,6 +146,19 @@ func state(ts *testscript.TestScript) *scriptState {
 
 // proxyVars are cleared for every script so the host's proxy settings cannot
 // send a probe anywhere but loopback.
+// alone serialises the scripts whose verdicts rest on a real service's
+// timing (drain_truth_*: a Node or Python service must answer within its
+// pre-drain window for a correct drain to be one): each runs with no other
+// script of this package beside it, the rest run in parallel as before. On
+// CI's two cores under -race, a Node service beside them answered 300 ms
+// late and reset connections made inside its window, which drain-test and
+// the truth client both saw (a real failure of a starved service, not of
+// the judge).
+var alone sync.RWMutex
+
+// runsAlone reports whether the script runs with no other beside it.
+func runsAlone(name string) bool { return strings.HasPrefix(name, "drain_truth_") }
+
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 func TestScripts(t *testing.T) {
@@ -196,6 +209,13 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
+			if runsAlone(strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")) {
+				alone.Lock()
+				env.Defer(alone.Unlock)
+			} else {
+				alone.RLock()
+				env.Defer(alone.RUnlock)
+			}
 			vars := env.Vars[:0]
 			for _, kv := range env.Vars {
 				k, _, _ := strings.Cut(kv, "=")
