@@ -540,19 +540,23 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 		add(diffCase{name: "proxy/" + string(f) + "-https", url: good.URL + "/health", proxy: "http://" + bp.Addr, cacert: pki.CAFile})
 	}
 
+	big := filepath.Join(t.TempDir(), "body")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range fixture.HoldModes {
 		s, err := fixture.NewHoldServer(t, nil, m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		add(diffCase{name: "hold/" + string(m), url: "http://" + s.Addr + "/health"})
+		if m == fixture.Hold413 {
+			// An upload refused on its head and never read.
+			add(diffCase{name: "hold/413-bigdata", url: "http://" + s.Addr + "/health", dataFile: big})
+		}
 	}
 	cert, err := pki.ServerCertificate(fixture.CertGood)
 	if err != nil {
-		t.Fatal(err)
-	}
-	big := filepath.Join(t.TempDir(), "body")
-	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h2c := healthctlHas(t, "--http2-prior-knowledge")

@@ -2,7 +2,7 @@
 // *_h2_*.txtar, probe_proxy_*.txtar, probe_dns_resolver_*.txtar,
 // probe_tls_*.txtar):
 //
-//	holdd NAME 101|1xx|body
+//	holdd NAME 101|1xx|body|413
 //	    an HTTP/1.1 server that answers each request as its mode says
 //	    (101 Switching Protocols; 100 Continue then 102 Processing every
 //	    200ms; 200 with a body that never ends) and then holds the
@@ -76,7 +76,7 @@ func keepRaw(ts *testscript.TestScript, name string, s *fixture.RawServer) {
 func cmdHoldd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "holdd")
 	if len(args) != 2 {
-		ts.Fatalf("usage: holdd NAME 101|1xx|body")
+		ts.Fatalf("usage: holdd NAME 101|1xx|body|413")
 	}
 	s, err := fixture.NewHoldServer(cleaner(ts), nil, fixture.HoldMode(args[1]))
 	ts.Check(err)

@@ -157,6 +157,12 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 		p.keepConn(c)
 	}
 	p.record(PhaseConnect, time.Since(t0))
+	if err == nil && len(o.Body) > 0 {
+		// The request body's write must never hold up the reading of
+		// the answer, on either exchange (writeBehind). The connection
+		// kept for closing is the one underneath.
+		c = newWriteBehind(c)
+	}
 	if err == nil && p.proxied {
 		// Connected to the proxy: now it must open the way (CONNECT) or
 		// answer the request.

@@ -42,6 +42,10 @@ func TestHostileAnswersKeepTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hold413, err := fixture.NewHoldServer(t, nil, fixture.Hold413)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// An answer behind a PING while the request body's write is blocked:
 	// net/http's HTTP/2 reader answers a PING (and acks SETTINGS) under
 	// the writer's lock, so on a bare connection it never reads the 413.
@@ -61,6 +65,7 @@ func TestHostileAnswersKeepTheDeadline(t *testing.T) {
 		{"endless body", "http://" + holdBody.Addr + "/health", nil, classify.BodyTimeout, 200},
 		{"h2 window 0", "https://" + window0.Addr + "/health", big, classify.BodyTimeout, 200},
 		{"h2 no read", "https://" + noRead.Addr + "/health", big, classify.BodyTimeout, 200},
+		{"http/1.1 413 to an upload it does not read", "http://" + hold413.Addr + "/health", big, classify.HTTPStatus, 413},
 		{"h2 no read, a ping, 413", "https://" + noReadPing.Addr + "/health", big, classify.HTTPStatus, 413},
 	}
 	for _, c := range cases {

@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -226,20 +225,8 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 // run's dialler and TLS capture, the proxy the options choose.
 func (p *run) transport() *http.Transport {
 	o := p.opts
-	dial := p.dial
-	if len(o.Body) > 0 {
-		// A body's write must not hold up the reading of the answer
-		// (writeBehind).
-		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := p.dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return newWriteBehind(c), nil
-		}
-	}
 	tr := &http.Transport{
-		DialContext:        dial,
+		DialContext:        p.dial,
 		DisableKeepAlives:  true,
 		DisableCompression: o.removesHeader("Accept-Encoding"),
 		// Our own windows bound every phase; the transport's would only

@@ -6,15 +6,15 @@ import (
 )
 
 // writeBehind is a connection whose writes never block the writer: what a
-// write hands over is queued and a goroutine of its own writes it out. A
-// probe with a request body dials through it on net/http's Transport,
-// because net/http's HTTP/2 client writes a DATA frame and flushes it under
-// the connection's write lock, and its reader takes that same lock to ack a
-// SETTINGS frame or answer a PING. When a server stops reading (it has
-// decided to refuse the upload), the body's write blocks in the kernel with
-// the lock held, the reader blocks behind it on the server's next PING, and
-// the server's answer (a 413, a 200's headers) is never read: the probe
-// would report headers_timeout for a server that did answer.
+// write hands over is queued and a goroutine of its own writes it out. The
+// dialler gives it to every probe with a request body, so that a server
+// refusing an upload it will not read (a 413, a 401) is heard: its answer
+// is read while the body waits. Without it, the plain exchange writes the
+// whole request before it reads, and net/http's HTTP/2 client writes a DATA
+// frame and flushes it under the connection's write lock, which its reader
+// takes to ack a SETTINGS frame or answer a PING: either way, once the body
+// filled the TCP buffers of a server that stopped reading, the probe would
+// report headers_timeout for a server that did answer.
 //
 // The queue holds at most what the writer hands over: the request (its
 // body is already in memory) and HTTP/2's small frames. Bytes count as
