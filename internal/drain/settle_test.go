@@ -92,7 +92,7 @@ func TestInflightSettleWaitsForTheServer(t *testing.T) {
 		t.Errorf("settle returned after %v with the server having read %q: want both /slow requests read", took, got)
 	}
 	if took > 5*time.Second {
-		t.Errorf("settle took %v: want it bounded (2 s past the writes)", took)
+		t.Errorf("settle took %v: want it bounded (the barrier poll's 1 s window past the writes)", took)
 	}
 
 	// No in-flight requests: nothing to wait for.
