@@ -212,21 +212,15 @@ func (m *metricWriter) family(name, typ, help string) {
 // sample writes name{k="v",...} value; labels come in name, value pairs.
 func (m *metricWriter) sample(name string, v float64, labels ...string) {
 	m.b.WriteString(name)
-	for i := 0; i+1 < len(labels); i += 2 {
-		if i == 0 {
-			m.b.WriteByte('{')
-		} else {
-			m.b.WriteByte(',')
-		}
-		m.b.WriteString(labels[i])
-		m.b.WriteString(`="`)
-		m.b.WriteString(EscapeLabel(labels[i+1]))
-		m.b.WriteByte('"')
+	if len(labels) < 2 {
+		m.b.WriteByte(' ')
+		m.value(v)
+		return
 	}
-	if len(labels) > 0 {
-		m.b.WriteByte('}')
-	}
-	m.b.WriteByte(' ')
+	m.b.WriteByte('{')
+	m.pair(labels[0], labels[1])
+	m.more(labels[2:])
+	m.b.WriteString("} ")
 	m.value(v)
 }
 
@@ -236,15 +230,25 @@ func (m *metricWriter) sample(name string, v float64, labels ...string) {
 func (m *metricWriter) targetSample(name string, v float64, target string, more ...string) {
 	m.b.WriteString(name)
 	m.b.WriteString(target)
-	for i := 0; i+1 < len(more); i += 2 {
-		m.b.WriteByte(',')
-		m.b.WriteString(more[i])
-		m.b.WriteString(`="`)
-		m.b.WriteString(EscapeLabel(more[i+1]))
-		m.b.WriteByte('"')
-	}
+	m.more(more)
 	m.b.WriteString("} ")
 	m.value(v)
+}
+
+// more writes label pairs after a first one: ,k="v" each.
+func (m *metricWriter) more(labels []string) {
+	for i := 0; i+1 < len(labels); i += 2 {
+		m.b.WriteByte(',')
+		m.pair(labels[i], labels[i+1])
+	}
+}
+
+// pair writes k="v", v escaped.
+func (m *metricWriter) pair(k, v string) {
+	m.b.WriteString(k)
+	m.b.WriteString(`="`)
+	m.b.WriteString(EscapeLabel(v))
+	m.b.WriteByte('"')
 }
 
 // value ends a sample line with v as strconv's shortest 'g' text.
@@ -280,6 +284,11 @@ func EscapeLabel(s string) string {
 	if plainLabel(s) {
 		return s
 	}
+	return escapeLabel(s)
+}
+
+// escapeLabel is EscapeLabel without its shortcut for plain text.
+func escapeLabel(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if strings.Contains(s, "\n") {
 		// Newline has the format's own escape: keep it a newline.

@@ -164,3 +164,27 @@ func TestEscapeLabelControls(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeLabelShortcut: a value plainLabel passes through as it is is
+// one the full escaping leaves as it is; every byte on its own, and a few
+// strings around the edges.
+func TestEscapeLabelShortcut(t *testing.T) {
+	cases := []string{"", "env-1", "a b", "~", " ", "ok\x7f", `a\b`, `"`, "ü", "\u202e"}
+	for c := 0; c < 256; c++ {
+		cases = append(cases, string([]byte{byte(c)}), "x"+string([]byte{byte(c)})+"y")
+	}
+	plain := 0
+	for _, s := range cases {
+		if plainLabel(s) {
+			plain++
+			if got := escapeLabel(s); got != s {
+				t.Errorf("%q: passed through, but escaping gives %q", s, got)
+			}
+		} else if EscapeLabel(s) != escapeLabel(s) {
+			t.Errorf("%q: EscapeLabel and escapeLabel differ", s)
+		}
+	}
+	if plain < 2*(0x7f-0x20-2) {
+		t.Errorf("only %d of %d values passed through: the shortcut is not taken", plain, len(cases))
+	}
+}
