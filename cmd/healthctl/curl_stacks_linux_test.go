@@ -213,12 +213,14 @@ http {
     location = /redirect { return 302 /health; }
     location = /dead { proxy_pass http://127.0.0.1:%[5]d; }
     location = /slow { proxy_pass http://127.0.0.1:%[6]d; }
+    location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
   }
   server {
     listen 127.0.0.1:%[3]d ssl http2;
     ssl_certificate %[7]s;
     ssl_certificate_key %[8]s;
     location = /health { return 200 "ok\n"; }
+    location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
   }
   server {
     listen 127.0.0.1:%[4]d ssl;
@@ -235,7 +237,11 @@ http {
 		return nil
 	}
 	ca := s.pki.CAFile
+	// A 4 MiB upload to a 1 KiB limit: nginx answers 413 on the head.
+	upload := s.write("nginx/upload.bin", strings.Repeat("x", 4<<20))
 	return []diffCase{
+		{name: "nginx/upload-413", url: local(p, "/upload"), dataFile: upload},
+		{name: "nginx/h2-upload-413", url: localTLS(ptls, "/upload"), cacert: ca, dataFile: upload},
 		{name: "nginx/ok", url: local(p, "/health")},
 		{name: "nginx/503", url: local(p, "/503")},
 		{name: "nginx/444-close", url: local(p, "/close")},
