@@ -31,7 +31,7 @@ type dialState struct {
 	// dialing counts the dials running; dialIdle is signalled (with mu)
 	// when it drops to 0, so the result waits for a dial cut short.
 	dialing  int
-	dialIdle *sync.Cond
+	dialIdle sync.Cond
 	// conns are the connections the dialler made; they are closed when
 	// the probe's context ends (a window, --max-time, the caller's
 	// cancellation), so no read or write of the exchange can outlive it:

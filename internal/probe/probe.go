@@ -112,6 +112,8 @@ type run struct {
 	hooks hooks
 	dns   *resolve.Client
 
+	dnsClient resolve.Client
+
 	mu sync.Mutex
 	recorder
 	windows
@@ -161,12 +163,16 @@ type hop struct {
 
 // newRun prepares one probe of opts; h are test seams (none in Run).
 func newRun(opts *Options, h hooks) *run {
-	p := &run{opts: opts, start: time.Now(), hooks: h, dns: &resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
+	// One allocation for the run and what it owns (the resolver, the
+	// dial condition, the windows' causes): a sweep makes one a target.
+	p := &run{opts: opts, start: time.Now(), hooks: h, dnsClient: resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
+	p.dns = &p.dnsClient
 	p.timings = Timings{}
-	p.dialIdle = sync.NewCond(&p.mu)
-	p.connWin.err = &windowError{"--connect-timeout", opts.ConnectTimeout}
-	p.readWin.err = &windowError{"--read-timeout", opts.ReadTimeout}
-	p.maxWin.err = &windowError{"--max-time", opts.MaxTime}
+	p.dialIdle.L = &p.mu
+	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}
+	p.readWin.cause = windowError{"--read-timeout", opts.ReadTimeout}
+	p.maxWin.cause = windowError{"--max-time", opts.MaxTime}
+	p.connWin.err, p.readWin.err, p.maxWin.err = &p.connWin.cause, &p.readWin.cause, &p.maxWin.cause
 	return p
 }
 

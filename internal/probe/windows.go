@@ -26,7 +26,8 @@ const maxTimeBackstop = 50 * time.Millisecond
 // disarmed, re-armed or after the probe stopped its timers counts for
 // nothing: gen and active are checked under run.mu when it fires.
 type window struct {
-	err    *windowError
+	err    *windowError // &cause: the identity a window's cancellation is known by
+	cause  windowError
 	timer  *time.Timer
 	gen    int
 	active bool

@@ -329,7 +329,10 @@ func (r *Redactor) maskParams(q string) string {
 
 // addParams registers the secret values of a query or a fragment.
 func (r *Redactor) addParams(q string) {
-	for _, kv := range strings.Split(q, "&") {
+	if q == "" {
+		return
+	}
+	for kv := range strings.SplitSeq(q, "&") {
 		k, v, _ := strings.Cut(kv, "=")
 		if uk, err := url.QueryUnescape(k); err == nil && r.params[strings.ToLower(uk)] {
 			r.AddSecret(v)

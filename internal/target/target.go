@@ -515,13 +515,33 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 	return &o, nil
 }
 
+// isNumber reports whether strconv.Atoi takes s (an optional sign, then
+// decimal digits, in range), without the error Atoi allocates for every
+// URL that is not a number.
+func isNumber(s string) bool {
+	d := s
+	if d != "" && (d[0] == '+' || d[0] == '-') {
+		d = d[1:]
+	}
+	if d == "" {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
 // ParseURL accepts what curl accepts for health URLs: http and https, with
 // "http://" assumed when no scheme is given.
 func ParseURL(raw string) (*url.URL, error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, fmt.Errorf("empty URL")
 	}
-	if _, err := strconv.Atoi(raw); err == nil {
+	if isNumber(raw) {
 		// "--follow 3 URL" parses 3 as a URL: --follow's value is optional.
 		return nil, fmt.Errorf("%q is not a URL (for a number of redirects write --follow=%s)", raw, raw)
 	}
