@@ -88,12 +88,23 @@ func JSONLines(w io.Writer, n int, line func(i int) (any, bool)) error {
 	return first
 }
 
-// encodeLines writes the lines lo .. hi-1 of JSONLines to w.
+// encodeLines writes the lines lo .. hi-1 of JSONLines to w: through a
+// value's own AppendJSONLine when it can, else encoding/json.
 func encodeLines(w io.Writer, lo, hi int, line func(i int) (any, bool)) error {
+	var buf []byte
 	for i := lo; i < hi; i++ {
 		v, ok := line(i)
 		if !ok {
 			continue
+		}
+		if a, is := v.(LineAppender); is {
+			var done bool
+			if buf, done = a.AppendJSONLine(buf[:0]); done {
+				if _, err := w.Write(buf); err != nil {
+					return NewWriteError("stdout", err)
+				}
+				continue
+			}
 		}
 		if err := JSONLine(w, v); err != nil {
 			return err

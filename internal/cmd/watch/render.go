@@ -32,6 +32,24 @@ type watchJSON struct {
 	Hook       *watch.HookResult `json:"hook,omitempty"`
 }
 
+// AppendJSONLine is output.LineAppender: the line of a result of the
+// common shape (ResultJSON.AppendFields) without a hook's output, as
+// encoding/json writes it.
+func (j watchJSON) AppendJSONLine(b []byte) ([]byte, bool) {
+	if j.Hook != nil {
+		return b, false
+	}
+	b, ok := j.ResultJSON.AppendFields(b)
+	if !ok {
+		return b, false
+	}
+	b = append(b, `,"streak":`...)
+	b = strconv.AppendInt(b, int64(j.Streak), 10)
+	b = append(b, `,"transition":`...)
+	b = output.AppendBool(b, j.Transition)
+	return append(b, '}', '\n'), true
+}
+
 // newWatchJSON converts one probed item; fold is the --exit-1 decision
 // applied to its outcome's exit code (and to each address's).
 func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
