@@ -22,14 +22,16 @@ func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.lim
 // deadline falls.
 const maxTimeBackstop = 50 * time.Millisecond
 
-// window is one of the probe's timers. A timer that fires after it was
-// disarmed, re-armed or after the probe stopped its timers counts for
-// nothing: gen and active are checked under run.mu when it fires.
+// window is one of the probe's three windows. A window that closes after it
+// was disarmed, re-armed or after the probe stopped its timers counts for
+// nothing: gen, active and due are checked under run.mu when the timer
+// fires.
 type window struct {
-	err    *windowError // &cause: the identity a window's cancellation is known by
-	cause  windowError
-	timer  *time.Timer
-	gen    int
+	err   *windowError // &cause: the identity a window's cancellation is known by
+	cause windowError
+	due   time.Time // when it closes, while active
+	gen   int
+	// active: armed and not yet disarmed.
 	active bool
 }
 
@@ -38,6 +40,13 @@ type window struct {
 type windows struct {
 	cancel  context.CancelCauseFunc
 	stopped bool
+	// timer is the one timer of the three windows, set for the earliest
+	// to close (timerAt, zero when it is not known to be set). A window
+	// disarmed leaves it set: when it fires with no window due it sets
+	// itself for the next. A sweep makes one probe a target, so one timer
+	// a probe instead of one a window is a third of its timers.
+	timer   *time.Timer
+	timerAt time.Time
 	connWin window
 	readWin window
 	maxWin  window
@@ -53,40 +62,84 @@ type windows struct {
 
 // arm starts (or restarts) a window with p.mu held.
 func (p *run) arm(w *window, d time.Duration) {
-	if w.timer != nil {
-		w.timer.Stop()
-	}
 	w.gen++
 	w.active = true
-	gen := w.gen
-	w.timer = time.AfterFunc(d, func() { p.fire(w, gen) })
+	w.due = time.Now().Add(d)
+	p.setTimer(w.due)
 }
 
-// disarm stops a window with p.mu held; a callback already running for it
-// sees the new generation and does nothing.
-func (p *run) disarm(w *window) {
-	if w.timer != nil {
-		w.timer.Stop()
+// setTimer makes the windows' timer fire at or before at (p.mu held).
+func (p *run) setTimer(at time.Time) {
+	switch {
+	case p.stopped:
+	case p.timer == nil:
+		p.timerAt = at
+		p.timer = time.AfterFunc(time.Until(at), p.tick)
+	case p.timerAt.IsZero() || at.Before(p.timerAt):
+		p.timerAt = at
+		p.timer.Reset(time.Until(at))
 	}
+}
+
+// disarm stops a window with p.mu held; the timer, when it fires, finds it
+// inactive.
+func (p *run) disarm(w *window) {
 	w.gen++
 	w.active = false
 }
 
-// fire ends the probe because a window closed, remembering the stage that
-// was running at that moment, unless the window was stopped meanwhile.
-func (p *run) fire(w *window, gen int) {
+// tick is the windows' timer: it closes the earliest window that is due,
+// else sets itself for the next one to close.
+func (p *run) tick() {
 	defer crash.Recover() // runs on a timer's goroutine
 	p.mu.Lock()
-	if p.stopped || !w.active || w.gen != gen {
-		p.mu.Unlock()
+	defer p.mu.Unlock()
+	p.timerAt = time.Time{}
+	if p.stopped {
 		return
 	}
+	now := time.Now()
+	var due, next *window
+	for _, w := range [...]*window{&p.connWin, &p.readWin, &p.maxWin} {
+		switch {
+		case !w.active:
+		case !w.due.After(now):
+			if due == nil || w.due.Before(due.due) {
+				due = w
+			}
+		case next == nil || w.due.Before(next.due):
+			next = w
+		}
+	}
+	if due != nil {
+		p.closeWindow(due)
+		return
+	}
+	if next != nil {
+		p.setTimer(next.due)
+	}
+}
+
+// fire closes a window now (as its timer would), unless it was stopped or
+// re-armed since gen.
+func (p *run) fire(w *window, gen int) {
+	defer crash.Recover()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || !w.active || w.gen != gen {
+		return
+	}
+	p.closeWindow(w)
+}
+
+// closeWindow ends the probe because w closed, remembering the stage that
+// was running at that moment (p.mu held). It cancels under the lock, so no
+// stage can begin between the stage noted and the cancellation (cancel
+// only closes channels and starts goroutines: it never calls back into the
+// hooks that take p.mu).
+func (p *run) closeWindow(w *window) {
 	p.noteWindow()
-	// Cancel under the lock, so no stage can begin between the stage
-	// noted and the cancellation (cancel only closes channels and starts
-	// goroutines: it never calls back into the hooks that take p.mu).
 	p.cancel(w.err)
-	p.mu.Unlock()
 }
 
 // noteWindow remembers the stage and address of the first window to close
@@ -105,6 +158,9 @@ func (p *run) stopTimers() {
 	p.disarm(&p.connWin)
 	p.disarm(&p.readWin)
 	p.disarm(&p.maxWin)
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }
 
 // windowed adjusts the observation when one of the probe's windows ended it
