@@ -35,7 +35,7 @@ func (p *run) noAddress(host string) error {
 // fixedAddrs are the addresses of host:port known without a lookup:
 // --resolve's, the IP literal itself, or localhost's loopback.
 func (o *Options) fixedAddrs(host, port string) ([]netip.Addr, bool) {
-	if as, ok := o.Resolve[strings.ToLower(host)+":"+port]; ok {
+	if as, ok := o.resolved(host, port); ok {
 		addrs := make([]netip.Addr, 0, len(as))
 		for _, a := range as {
 			addrs = append(addrs, netip.MustParseAddr(a))
@@ -45,13 +45,40 @@ func (o *Options) fixedAddrs(host, port string) ([]netip.Addr, bool) {
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return []netip.Addr{ip}, true
 	}
-	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+	if isLocalhost(host) {
 		// RFC 6761: localhost is the loopback, in both families, and
 		// is never asked of DNS (nor of a hosts file that may list only
 		// one family), as curl does.
 		return []netip.Addr{netip.IPv6Loopback(), netip.AddrFrom4([4]byte{127, 0, 0, 1})}, true
 	}
 	return nil, false
+}
+
+// resolved is the --resolve entry for host and port.
+func (o *Options) resolved(host, port string) ([]string, bool) {
+	if len(o.Resolve) == 0 {
+		return nil, false
+	}
+	as, ok := o.Resolve[strings.ToLower(host)+":"+port]
+	return as, ok
+}
+
+// isFixed is fixedAddrs without the addresses: whether host needs no
+// lookup.
+func (o *Options) isFixed(host, port string) bool {
+	if _, ok := o.resolved(host, port); ok {
+		return true
+	}
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return true
+	}
+	return isLocalhost(host)
+}
+
+// isLocalhost: the name is localhost or under it (RFC 6761).
+func isLocalhost(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
 // ofFamily keeps the addresses of the family -4/-6 asks for.

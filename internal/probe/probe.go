@@ -38,7 +38,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -309,7 +308,9 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		}
 	}
 	p.closeTimings(now)
-	res.Timings = maps.Clone(p.timings)
+	// From now on nothing writes the phases (record checks finished): the
+	// result takes the map.
+	res.Timings = p.timings
 	res.Address = p.address
 	res.IPFamily = p.family
 	if p.proxied {
@@ -387,7 +388,7 @@ func (p *run) firstStage(u *url.URL, proxied bool) classify.Stage {
 	if port == "" {
 		port = DefaultPort(u.Scheme)
 	}
-	if _, fixed := p.opts.fixedAddrs(host, port); fixed {
+	if p.opts.isFixed(host, port) {
 		return classify.StageConnect
 	}
 	return classify.StageDNS

@@ -43,8 +43,11 @@ type exchanged struct {
 func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Request) exchanged {
 	o := p.opts
 	var ex exchanged
-	origins := []string{follow.Origin(req.URL)}
-	requested := map[string]bool{req.URL.String(): true}
+	// What a redirect needs (the origins crossed, the URLs requested) is
+	// made at the first one: most probes are answered without one.
+	first := req.URL
+	var origins []string
+	var requested map[string]bool
 	for {
 		p.beginHop(req.URL)
 		resp, err := tr.RoundTrip(req)
@@ -73,6 +76,10 @@ func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Requ
 		}
 		if strings.EqualFold(req.URL.Scheme, "https") && strings.EqualFold(next.Scheme, "http") {
 			ex.downgrade = true
+		}
+		if requested == nil {
+			origins = []string{follow.Origin(first)}
+			requested = map[string]bool{first.String(): true}
 		}
 		if o.Follow > 0 && follow.IsRedirect(resp.StatusCode) && requested[next.String()] {
 			ex.loop = true
