@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -253,5 +254,70 @@ func TestPlainFastPicks(t *testing.T) {
 		if got := newRun(o, hooks{}).plainFast(); got != tc.want {
 			t.Errorf("%s: plainFast = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAppendRequestAsNetHTTP: the request the plain exchange writes by hand
+// (appendRequest) is byte for byte what net/http's Request.Write makes of it
+// with the same headers added (netHTTPRequest), over random requests with
+// hostile hosts, paths, header names and values; and a request it declines
+// is one it could not write that way. The request of a sweep's target takes
+// the hand-written path.
+func TestAppendRequestAsNetHTTP(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 2))
+	pick := func(s ...string) string { return s[r.IntN(len(s))] }
+	fast, slow := 0, 0
+	for i := range 20000 {
+		raw := "http://" + pick("127.0.0.1:8080", "127.0.0.1", "[::1]:9", "localhost:80", "Example.INVALID", "a_b.invalid:1") +
+			pick("", "/", "/health", "/a b", "/%zz", "/x?y=1&z=%20", "/ü", "/a?b#frag", "/\x7f", "/a\tb")
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		if r.IntN(10) == 0 {
+			u.User = url.UserPassword("u", "p")
+		}
+		o := &Options{URL: u, Method: pick("GET", "GET", "GET", "HEAD", "POST", "get", "DELETE"), Header: http.Header{},
+			UserAgent: pick("healthctl/1.0", "", " spaced\t", "a\r\nb", "x y")}
+		if r.IntN(8) == 0 {
+			o.Body = []byte(pick("", "a=1"))
+		}
+		if r.IntN(6) == 0 {
+			o.Host = pick("h.invalid", "h.invalid:8080", "bad host", "[fe80::1%25eth0]:80", "ü.invalid", "a/b")
+		}
+		for range r.IntN(6) {
+			k := pick("X-A", "Accept", "User-Agent", "Authorization", "x-lower", "Trailer", "Content-Length", "Bad Name", "Host", "Cookie", "Ä")
+			o.Header[k] = append(o.Header[k], pick("1", " a ", "\tb\t", "c\r\nd", "", "v,w", "tab\tin"))
+		}
+		req, err := NewRequest(context.Background(), o)
+		if err != nil {
+			continue
+		}
+		extra := pick("Connection: close\r\n", "Accept-Encoding: gzip\r\nConnection: close\r\n")
+		want, werr := netHTTPRequest(req, extra, len(o.Body))
+		got, ok := appendRequest(nil, req, extra)
+		if !ok {
+			slow++
+			continue
+		}
+		fast++
+		if werr != nil {
+			t.Fatalf("case %d (%s): net/http refused (%v), the hand-written request is %q", i, raw, werr, got)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("case %d:\nhand:     %q\nnet/http: %q", i, got, want)
+		}
+	}
+	t.Logf("hand-written %d, net/http %d", fast, slow)
+	if fast < 1000 || slow < 1000 {
+		t.Fatalf("hand-written %d, net/http %d: both paths must be exercised", fast, slow)
+	}
+	u, _ := url.Parse("http://127.0.0.1:8080/env/1/health")
+	req, err := NewRequest(context.Background(), &Options{URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := appendRequest(nil, req, "Connection: close\r\n"); !ok {
+		t.Fatal("a sweep target's GET did not take the hand-written request")
 	}
 }
