@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -35,6 +36,8 @@ import (
 type plainHTTP struct {
 	httpExchange
 	conn net.Conn
+	// br reads the answer; back to readers when the exchange is done.
+	br *bufio.Reader
 	// backstop is the window whose backstop is the connection's deadline.
 	backstop *window
 }
@@ -141,8 +144,19 @@ func (h *plainHTTP) run(ctx context.Context) error {
 		p.mu.Unlock()
 	}
 	h.close()
+	if h.br != nil {
+		// Nothing reads the answer from here on: its headers and body
+		// are copies (ReadResponse's strings, readAnswer's buffer).
+		h.br.Reset(nil)
+		readers.Put(h.br)
+		h.br = nil
+	}
 	return err
 }
+
+// readers are the plain exchange's 1 KiB answer readers, reused: a sweep
+// makes one probe a target.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<10) }}
 
 // plainTrip is the plain exchange as the redirect logic's round tripper.
 type plainTrip struct {
@@ -199,7 +213,9 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	}
 
 	lr := &headerLimit{r: conn, n: maxHeaderBytes}
-	br := bufio.NewReaderSize(lr, 1<<10)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(lr)
+	h.br = br
 	if _, err := br.Peek(1); err != nil {
 		// Nothing came back: the Transport reports the read's own
 		// error (EOF, a reset).
