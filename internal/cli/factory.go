@@ -55,6 +55,9 @@ type Factory struct {
 	// debug.SetMemoryLimit; nil in-process, where the limit would hold for
 	// the whole test binary).
 	SetMemoryLimit func(int64) int64
+	// SetGCPercent sets GOGC (main passes debug.SetGCPercent; nil
+	// in-process).
+	SetGCPercent func(int) int
 	// SetMaxProcs sets GOMAXPROCS (main passes runtime.GOMAXPROCS; nil
 	// in-process, where it would hold for the whole test binary).
 	SetMaxProcs func(int) int
