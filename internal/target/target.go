@@ -486,9 +486,10 @@ func (t *Template) ForURL(raw string) (*probe.Options, error) {
 	return t.ForURLFrom(raw, "URL argument "+strconv.Quote(t.opts.Redactor.RawURL(raw)))
 }
 
-// ForURLFrom returns the options for one URL, validated; source names where
-// the URL came from in errors (a file and line, an argument).
-func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
+// CheckURL is ForURLFrom's validation alone: raw parsed and checked against
+// the template's options, the options not built (a sweep's targets are
+// checked when the file is read, and built again when probed).
+func (t *Template) CheckURL(raw, source string) (*url.URL, error) {
 	u, err := ParseURL(raw)
 	if err != nil {
 		return nil, &Error{Source: source, Err: err}
@@ -502,6 +503,19 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 		}
 	}
 	if err := t.in.notFor(u.Scheme, source); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Redactor is the redactor every probe of the template shares.
+func (t *Template) Redactor() *redact.Redactor { return t.opts.Redactor }
+
+// ForURLFrom returns the options for one URL, validated; source names where
+// the URL came from in errors (a file and line, an argument).
+func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
+	u, err := t.CheckURL(raw, source)
+	if err != nil {
 		return nil, err
 	}
 	o := t.opts

@@ -169,6 +169,24 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		}
 	}
 	raw, file, name, line := ft.URL, opts.TargetsFile, ft.Name, ft.URLLine
+	if shared && !strings.Contains(raw, "#") {
+		// Checked now, built when probed: without userinfo, query or
+		// fragment the URL registers no secret, so the URL shown is the
+		// shared redactor's rendering of it, as a build would leave it.
+		u, err := tmpl.CheckURL(raw, "")
+		if err != nil {
+			ent := watch.FileEntry{Name: name, URLLine: line}
+			if _, named := tmpl.CheckURL(raw, ent.URLSource(file)); named != nil {
+				err = named
+			}
+			return nil, cli.UsageError(err)
+		}
+		if t.URL = tmpl.Redactor().URL(u); t.URL == raw {
+			t.URL = raw // one copy of the text, the file's
+		}
+		t.Build = func() (*probe.Options, error) { return forURL(tmpl, raw, file, name, line) }
+		return t, nil
+	}
 	o, err := forURL(tmpl, raw, file, name, line)
 	if err != nil {
 		return nil, cli.UsageError(err)
