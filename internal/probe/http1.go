@@ -352,24 +352,18 @@ func appendRequest(b []byte, req *http.Request, extra string) (_ []byte, ok bool
 		b = append(b, "\r\n"...)
 	}
 	// The rest of the header map in the order of its keys.
-	var keys [16]string
-	n := 0
+	keys := make([]string, 0, len(req.Header))
 	for k := range req.Header {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		if slices.Contains(reqExcluded[:], k) {
 			continue
 		}
-		if n == len(keys) || !validHeader(k, nil) {
+		if !validHeader(k, nil) {
 			return b, false
 		}
-		i := n
-		for i > 0 && keys[i-1] > k {
-			keys[i] = keys[i-1]
-			i--
-		}
-		keys[i] = k
-		n++
-	}
-	for _, k := range keys[:n] {
 		for _, v := range req.Header[k] {
 			if v, ok = plainValue(v); !ok {
 				return b, false

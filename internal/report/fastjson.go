@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/healthctl/healthctl/internal/output"
@@ -16,7 +17,7 @@ import (
 // (TestAppendFieldsAsEncodingJSON compares the two).
 func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 	if j.Redirect != nil || len(j.Redirects) > 0 || j.Proxy != "" || len(j.DialAttempts) > 0 || len(j.DialErrors) > 0 ||
-		j.RetryAfterS != nil || j.TLS != nil || j.GRPC != nil || len(j.Addresses) > 0 || len(j.TimingsMS) > 16 {
+		j.RetryAfterS != nil || j.TLS != nil || j.GRPC != nil || len(j.Addresses) > 0 {
 		return b, false
 	}
 	b = append(b, `{"schema_version":`...)
@@ -57,20 +58,13 @@ func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 	if j.TimingsMS == nil {
 		b = append(b, "null"...)
 	} else {
-		// encoding/json sorts a map's keys; a result has a handful.
-		var keys [16]string
-		n := 0
+		keys := make([]string, 0, len(j.TimingsMS))
 		for k := range j.TimingsMS {
-			i := n
-			for i > 0 && keys[i-1] > k {
-				keys[i] = keys[i-1]
-				i--
-			}
-			keys[i] = k
-			n++
+			keys = append(keys, k)
 		}
+		slices.Sort(keys) // as encoding/json orders them
 		b = append(b, '{')
-		for i, k := range keys[:n] {
+		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
