@@ -10,6 +10,9 @@
 # net/http's request, parses the answer with net/http and closes, 64 at a
 # time: what any Go prober pays here before doing anything of its own). The
 # default --concurrency and the shell's `ulimit -n`.
+# Besides medians: each sweep's ratio to the ab run of its round, and with
+# BASE this tree's sweeps over BASE's, run by run (paired: the host's drift
+# cancels).
 # Loopback only; every sweep is bounded (60 s) and the server stops with it.
 #
 #   scripts/bench-watch.sh [RUNS] [COUNTS] [BASE]

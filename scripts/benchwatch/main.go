@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,6 +176,7 @@ func main() {
 				}
 				fmt.Printf("%6s          ab -n %d -c 64, same server, same runs: wall %s, CPU %s; healthctl/ab: wall %.2fx, CPU %.2fx (medians)\n", "",
 					n, median(aw), median(ac), float64(medianD(walls))/float64(medianD(aw)), float64(medianD(cpus))/float64(medianD(ac)))
+				fmt.Printf("%6s          paired by run (each sweep over the ab run of its round; the host's drift cancels): wall %s\n", "", pairedRatios(walls, aw))
 			}
 			if len(floors) > 0 {
 				var fw, fc []time.Duration
@@ -193,7 +195,30 @@ func main() {
 				fmt.Println(" (medians)")
 			}
 		}
+		for b := 1; b < len(bins); b++ {
+			var w0, w1, c0, c1 []time.Duration
+			for i := range res[0] {
+				w0, w1 = append(w0, res[0][i].wall), append(w1, res[b][i].wall)
+				c0, c1 = append(c0, res[0][i].cpu), append(c1, res[b][i].cpu)
+			}
+			fmt.Printf("%s / %s, paired by run: wall %s, CPU %s\n", bins[b], bins[0], pairedRatios(w1, w0), pairedRatios(c1, c0))
+		}
 	}
+}
+
+// pairedRatios is a[i]/b[i] over the runs: the median and the range.
+func pairedRatios(a, b []time.Duration) string {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, float64(a[i])/float64(b[i]))
+		}
+	}
+	if len(r) == 0 {
+		return "-"
+	}
+	slices.Sort(r)
+	return fmt.Sprintf("%.2fx (%.2f-%.2fx over %d runs)", r[len(r)/2], r[0], r[len(r)-1], len(r))
 }
 
 // runFloor runs this program as the Go floor over n targets and measures
