@@ -38,6 +38,3 @@ func AppendFloat(b []byte, f float64) ([]byte, bool) {
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64), true
 }
-
-// AppendBool appends true or false.
-func AppendBool(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }

@@ -99,7 +99,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 			// before its timer fired: close the window now, as the
 			// timer would.
 			p.noteWindow()
-			p.cancel(p.connWin.err)
+			p.cancel(p.connWin.err())
 		}
 		if p.dialing--; p.dialing == 0 {
 			p.dialIdle.Broadcast()
@@ -194,7 +194,7 @@ func (p *run) race(ctx context.Context, addrs []netip.Addr, port string) (net.Co
 		case r.Won && errors.Is(a.Err, context.Canceled):
 			da.Error = "abandoned: another address connected first"
 		case eyeballs.OutOfTime(a.Err):
-			da.Error = "no answer within " + p.connWin.err.Error()
+			da.Error = "no answer within " + p.connWin.err().Error()
 		default:
 			da.Error = a.Err.Error()
 		}

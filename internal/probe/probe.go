@@ -109,9 +109,7 @@ type run struct {
 	opts  *Options
 	start time.Time
 	hooks hooks
-	dns   *resolve.Client
-
-	dnsClient resolve.Client
+	dns   resolve.Client
 
 	mu sync.Mutex
 	recorder
@@ -164,14 +162,12 @@ type hop struct {
 func newRun(opts *Options, h hooks) *run {
 	// One allocation for the run and what it owns (the resolver, the
 	// dial condition, the windows' causes): a sweep makes one a target.
-	p := &run{opts: opts, start: time.Now(), hooks: h, dnsClient: resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
-	p.dns = &p.dnsClient
+	p := &run{opts: opts, start: time.Now(), hooks: h, dns: resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
 	p.timings = Timings{}
 	p.dialIdle.L = &p.mu
 	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}
 	p.readWin.cause = windowError{"--read-timeout", opts.ReadTimeout}
 	p.maxWin.cause = windowError{"--max-time", opts.MaxTime}
-	p.connWin.err, p.readWin.err, p.maxWin.err = &p.connWin.cause, &p.readWin.cause, &p.maxWin.cause
 	return p
 }
 
@@ -250,7 +246,7 @@ func (p *run) do(parent context.Context) Result {
 	// --max-time is also the context's deadline, a moment after its
 	// timer: the timer notes the stage that was running, the deadline
 	// bounds the probe even if the timer's goroutine is starved.
-	dctx, dcancel := context.WithDeadlineCause(parent, p.start.Add(o.MaxTime+maxTimeBackstop), p.maxWin.err)
+	dctx, dcancel := context.WithDeadlineCause(parent, p.start.Add(o.MaxTime+maxTimeBackstop), p.maxWin.err())
 	defer dcancel()
 	ctx, cancel := context.WithCancelCause(dctx)
 	defer cancel(nil)

@@ -27,13 +27,16 @@ const maxTimeBackstop = 50 * time.Millisecond
 // nothing: gen, active and due are checked under run.mu when the timer
 // fires.
 type window struct {
-	err   *windowError // &cause: the identity a window's cancellation is known by
 	cause windowError
 	due   time.Time // when it closes, while active
 	gen   int
 	// active: armed and not yet disarmed.
 	active bool
 }
+
+// err is the cause the window cancels the probe with (its identity: a
+// cause is known to be a window's by its type).
+func (w *window) err() *windowError { return &w.cause }
 
 // windows are the probe's three windows (connect, read, max-time) and what
 // the first one to close saw. Guarded by run.mu.
@@ -139,7 +142,7 @@ func (p *run) fire(w *window, gen int) {
 // hooks that take p.mu).
 func (p *run) closeWindow(w *window) {
 	p.noteWindow()
-	p.cancel(w.err)
+	p.cancel(w.err())
 }
 
 // noteWindow remembers the stage and address of the first window to close

@@ -79,7 +79,7 @@ func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 		b = append(b, '}')
 	}
 	b = append(b, `,"body_truncated":`...)
-	b = output.AppendBool(b, j.BodyTruncated)
+	b = strconv.AppendBool(b, j.BodyTruncated)
 	if j.HTTPSDowngrade {
 		b = append(b, `,"https_downgrade":true`...)
 	}
@@ -93,7 +93,7 @@ func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 			return b, false
 		}
 		b = append(b, `,"cleared":`...)
-		b = output.AppendBool(b, d.Cleared)
+		b = strconv.AppendBool(b, d.Cleared)
 		b = append(b, '}')
 	}
 	return b, true

@@ -46,7 +46,7 @@ func (j watchJSON) AppendJSONLine(b []byte) ([]byte, bool) {
 	b = append(b, `,"streak":`...)
 	b = strconv.AppendInt(b, int64(j.Streak), 10)
 	b = append(b, `,"transition":`...)
-	b = output.AppendBool(b, j.Transition)
+	b = strconv.AppendBool(b, j.Transition)
 	return append(b, '}', '\n'), true
 }
 

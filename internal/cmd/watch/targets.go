@@ -3,6 +3,7 @@ package watchcmd
 import (
 	"bytes"
 	"errors"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -169,52 +170,46 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		}
 	}
 	raw, file, name, line := ft.URL, opts.TargetsFile, ft.Name, ft.URLLine
-	if shared && !strings.Contains(raw, "#") {
-		// Checked now, built when probed: without userinfo, query or
-		// fragment the URL registers no secret, so the URL shown is the
-		// shared redactor's rendering of it, as a build would leave it.
-		u, err := tmpl.CheckURL(raw, "")
+	if shared {
+		// A shared template's options are a copy of the template's with
+		// this URL: checked now, built for each probe, so 10,000 targets
+		// do not keep 10,000 copies (an entry keeps its line, not the
+		// source's text). What a build would register with the shared
+		// redactor (a fragment's secret params) is registered now.
+		u, err := fromFile(file, name, line, func(source string) (*url.URL, error) { return tmpl.CheckURL(raw, source) })
 		if err != nil {
-			ent := watch.FileEntry{Name: name, URLLine: line}
-			if _, named := tmpl.CheckURL(raw, ent.URLSource(file)); named != nil {
-				err = named
-			}
 			return nil, cli.UsageError(err)
 		}
-		if t.URL = tmpl.Redactor().URL(u); t.URL == raw {
-			t.URL = raw // one copy of the text, the file's
-		}
+		tmpl.Redactor().AddURL(u)
+		t.URL = tmpl.Redactor().URL(u)
 		t.Build = func() (*probe.Options, error) { return forURL(tmpl, raw, file, name, line) }
-		return t, nil
+	} else {
+		o, err := forURL(tmpl, raw, file, name, line)
+		if err != nil {
+			return nil, cli.UsageError(err)
+		}
+		t.Options, t.URL = o, o.Redactor.URL(o.URL)
 	}
-	o, err := forURL(tmpl, raw, file, name, line)
-	if err != nil {
-		return nil, cli.UsageError(err)
-	}
-	t.Options, t.URL = o, o.Redactor.URL(o.URL)
 	if t.URL == raw {
 		t.URL = raw // one copy of the text, the file's
-	}
-	if shared {
-		// A shared template's options are a copy of the template's
-		// with this URL: made again for each probe (checked just
-		// now), so 10,000 targets do not keep 10,000 copies; an entry
-		// keeps its line, not the source's text.
-		t.Options = nil
-		t.Build = func() (*probe.Options, error) { return forURL(tmpl, raw, file, name, line) }
 	}
 	return t, nil
 }
 
-// forURL is tmpl.ForURLFrom for the url: of a targets-file entry: its
+// forURL is tmpl.ForURLFrom for the url: of a targets-file entry.
+func forURL(tmpl *target.Template, raw, file, name string, line int) (*probe.Options, error) {
+	return fromFile(file, name, line, func(source string) (*probe.Options, error) { return tmpl.ForURLFrom(raw, source) })
+}
+
+// fromFile runs a check or build of the url: of a targets-file entry: its
 // source ("t.yaml:12: target \"api\": url") is formatted only when there is
 // an error to name it in, not once per target (the source only words the
 // error; a URL that passes is done without it).
-func forURL(tmpl *target.Template, raw, file, name string, line int) (*probe.Options, error) {
-	o, err := tmpl.ForURLFrom(raw, "")
+func fromFile[T any](file, name string, line int, do func(source string) (T, error)) (T, error) {
+	v, err := do("")
 	if err != nil {
 		ent := watch.FileEntry{Name: name, URLLine: line}
-		o, err = tmpl.ForURLFrom(raw, ent.URLSource(file))
+		v, err = do(ent.URLSource(file))
 	}
-	return o, err
+	return v, err
 }
