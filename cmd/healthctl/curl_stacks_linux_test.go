@@ -271,12 +271,16 @@ frontend f
   http-request return status 200 content-type text/plain string "ok" if { path /health }
   use_backend dead if { path /dead }
   use_backend slow if { path /slow }
+  use_backend held if { path /held }
   default_backend dead
 backend dead
   server s1 127.0.0.1:%d
 backend slow
   server s1 127.0.0.1:%d
-`, p, s.closedPort, s.hangPort))
+backend held
+  timeout server 30s
+  server s1 127.0.0.1:%d
+`, p, s.closedPort, s.hangPort, s.hangPort))
 	if !s.start("haproxy", []int{p}, "haproxy", "-db", "-f", conf) {
 		return nil
 	}
@@ -284,6 +288,11 @@ backend slow
 		{name: "haproxy/ok", url: local(p, "/health")},
 		{name: "haproxy/backend-dead-503", url: local(p, "/dead")},
 		{name: "haproxy/backend-slow-504", url: local(p, "/slow")},
+		// haproxy holds the request for a backend that never answers,
+		// past healthctl's read window (2 s) and curl's -m: both time
+		// out, healthctl on its own window (one timer for the three),
+		// on a server it did not write.
+		{name: "haproxy/held-headers-timeout", url: local(p, "/held"), hcSays: "no response headers within --read-timeout 2s"},
 	}
 }
 
