@@ -93,7 +93,7 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		select {
 		case r = <-results:
 		case <-timer.C:
-			if next < len(addrs) && won < 0 && ctx.Err() == nil {
+			if next < len(addrs) && won < 0 && live(ctx) {
 				start()
 				timer.Reset(AttemptDelay)
 			}
@@ -109,7 +109,7 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		if r.conn != nil {
 			r.conn.Close()
 		}
-		if won < 0 && running == 0 && next < len(addrs) && ctx.Err() == nil {
+		if won < 0 && running == 0 && next < len(addrs) && live(ctx) {
 			// Every attempt so far failed: the next one need not wait.
 			start()
 			timer.Reset(AttemptDelay)
@@ -181,6 +181,16 @@ func interleave(addrs []netip.Addr) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// live says ctx has neither ended nor passed its deadline: a context may
+// report a deadline that a timer elsewhere enforces, a moment late.
+func live(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	d, ok := ctx.Deadline()
+	return !ok || time.Now().Before(d)
 }
 
 // OutOfTime says a dial attempt ended because its time ran out (its

@@ -107,9 +107,10 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 		p.mu.Unlock()
 	}()
 	if !deadline.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
+		// The connect window's timer cancels ctx when it closes; its
+		// deadline bounds the lookup's queries and the connects even
+		// before that.
+		ctx = &deadlined{ctx, deadline}
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

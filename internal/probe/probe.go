@@ -110,6 +110,8 @@ type run struct {
 	start time.Time
 	hooks hooks
 	dns   resolve.Client
+	// ctx is the probe's context (set by do).
+	ctx deadlined
 
 	mu sync.Mutex
 	recorder
@@ -243,14 +245,15 @@ var stagePhase = map[classify.Stage]Phase{
 
 func (p *run) do(parent context.Context) Result {
 	o := p.opts
-	// --max-time is also the context's deadline, a moment after its
-	// timer: the timer notes the stage that was running, the deadline
-	// bounds the probe even if the timer's goroutine is starved.
-	dctx, dcancel := context.WithDeadlineCause(parent, p.start.Add(o.MaxTime+maxTimeBackstop), p.maxWin.err())
-	defer dcancel()
-	ctx, cancel := context.WithCancelCause(dctx)
+	// The windows' timer cancels the context when --max-time closes,
+	// noting the stage that was running. The context also reports a
+	// deadline a moment after it (deadlined: no timer of its own), which
+	// the dialler's connects and lookups take as their own deadlines.
+	cctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	p.cancel = cancel
+	p.ctx = deadlined{cctx, p.start.Add(o.MaxTime + maxTimeBackstop)}
+	var ctx context.Context = &p.ctx
 	// Whatever ends the context (a window, the deadline, Ctrl-C) closes
 	// the probe's connections: the exchange's reads and writes end then,
 	// whatever the server does.

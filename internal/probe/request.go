@@ -93,7 +93,12 @@ func Dialer(o *Options) func(ctx context.Context, network, addr string) (net.Con
 		p := newRun(o, hooks{})
 		p.cancel = func(error) {}
 		if o.ConnectTimeout > 0 {
+			// No window's timer here: the context's own deadline ends
+			// the lookup and the race.
 			p.connDeadline = time.Now().Add(o.ConnectTimeout)
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, p.connDeadline)
+			defer cancel()
 		}
 		return p.dial(ctx, network, addr)
 	}

@@ -22,6 +22,26 @@ func (w *windowError) Error() string { return fmt.Sprintf("%s %s", w.flag, w.lim
 // deadline falls.
 const maxTimeBackstop = 50 * time.Millisecond
 
+// deadlined is a context that reports a deadline (at, or its parent's when
+// that is earlier) without a timer of its own: the windows' timer cancels
+// the parent when the window closes. What takes the deadline from the
+// context (a connect's wait, a lookup's queries) ends at it whatever the
+// timer does. A sweep makes one probe a target, and a timer, context and
+// channel for each of two deadlines were a tenth of its allocations. The
+// parent is a cancel context: Done, Err, Value and context.Cause are its
+// own, so a child of deadlined attaches to it directly.
+type deadlined struct {
+	context.Context
+	at time.Time
+}
+
+func (c *deadlined) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.at) {
+		return d, true
+	}
+	return c.at, true
+}
+
 // window is one of the probe's three windows. A window that closes after it
 // was disarmed, re-armed or after the probe stopped its timers counts for
 // nothing: gen, active and due are checked under run.mu when the timer

@@ -273,6 +273,11 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 			// can go on to print a result the panic cut short.
 			defer wg.Done()
 			defer crash.Recover()
+			// Each worker's probes hang their contexts on a context of
+			// the worker's own: one a probe on the sweep's, from every
+			// worker, would contend for its lock.
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(queue) {
