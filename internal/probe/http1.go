@@ -227,7 +227,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.mu.Unlock()
 	var resp *http.Response
 	for {
-		resp, err = http.ReadResponse(br, req)
+		resp, err = readResponse(br, req)
 		if err != nil {
 			if lr.n <= 0 {
 				err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxHeaderBytes)
