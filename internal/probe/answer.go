@@ -58,10 +58,10 @@ func parseAnswer(br *bufio.Reader, req *http.Request) (*http.Response, int) {
 		// No body, or an informational answer: ReadResponse's rules.
 		return nil, 0
 	}
-	resp := &http.Response{Status: line[9:], StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: make(http.Header, 8), Request: req, ContentLength: -1, Close: true}
-	var values [8]string // most answers' values fit: one slice for them all
-	vals := values[:0:len(values)]
+	a := &answer{resp: http.Response{Status: line[9:], StatusCode: code, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, 8), Request: req, ContentLength: -1, Close: true}}
+	resp := &a.resp
+	vals := a.values[:0:len(a.values)]
 	closed := false
 	for i := eol + 2; i < len(head); {
 		eol = indexCRLF(head, i)
@@ -118,9 +118,18 @@ func parseAnswer(br *bufio.Reader, req *http.Request) (*http.Response, int) {
 	if resp.ContentLength == 0 {
 		resp.Body = http.NoBody
 	} else {
-		resp.Body = &lengthBody{lr: io.LimitedReader{R: br, N: resp.ContentLength}}
+		a.body.lr = io.LimitedReader{R: br, N: resp.ContentLength}
+		resp.Body = &a.body
 	}
 	return resp, end + 4
+}
+
+// answer is what parseAnswer makes, in one allocation: the response, its
+// body, and room for the values of most answers' headers.
+type answer struct {
+	resp   http.Response
+	body   lengthBody
+	values [8]string
 }
 
 // lengthBody is a body of Content-Length bytes on a connection that closes

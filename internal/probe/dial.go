@@ -39,6 +39,9 @@ type dialState struct {
 	// HTTP/2 stream blocked on flow control or on a full TCP buffer.
 	conns     []net.Conn
 	connsDone bool
+	// connsBuf holds the one connection of most probes (conns starts in
+	// it).
+	connsBuf [1]net.Conn
 }
 
 // keepConn records a connection the dialler made (p.mu held); once the

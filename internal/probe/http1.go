@@ -188,9 +188,11 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
-	// A backstop only: the windows close the connection through the
-	// context a moment before this deadline.
-	conn.SetDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
+	// Backstops only: the windows close the connection through the
+	// context a moment before these deadlines. The write's is set now,
+	// the read's once the request is out.
+	maxBackstop := p.start.Add(o.MaxTime + 2*maxTimeBackstop)
+	conn.SetWriteDeadline(maxBackstop)
 	h.backstop = &p.maxWin
 	p.mu.Lock()
 	p.disarm(&p.connWin)
@@ -207,9 +209,11 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.wroteHeaders, p.wrote = now, now
 	p.arm(&p.readWin, o.ReadTimeout)
 	p.mu.Unlock()
-	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(p.start.Add(o.MaxTime + 2*maxTimeBackstop)) {
-		conn.SetDeadline(d)
+	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(maxBackstop) {
+		conn.SetReadDeadline(d)
 		h.backstop = &p.readWin
+	} else {
+		conn.SetReadDeadline(maxBackstop)
 	}
 
 	lr := &headerLimit{r: conn, n: maxHeaderBytes}

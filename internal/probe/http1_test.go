@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -319,5 +320,50 @@ func TestAppendRequestAsNetHTTP(t *testing.T) {
 	}
 	if _, ok := appendRequest(nil, req, "Connection: close\r\n"); !ok {
 		t.Fatal("a sweep target's GET did not take the hand-written request")
+	}
+}
+
+// TestNewRequestURL: the request NewRequest makes from a copy of the
+// options' URL is the one http.NewRequest makes from the URL's text — the
+// same URL as every reader sees it, request line and Host — for random and
+// hostile URLs.
+func TestNewRequestURL(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 4))
+	pick := func(s ...string) string { return s[r.IntN(len(s))] }
+	n := 0
+	for range 20000 {
+		raw := pick("http://", "https://", "HTTP://", "grpc://") +
+			pick("", "u:p@", "u@", "%75:%70@") +
+			pick("127.0.0.1:8080", "127.0.0.1:", "[::1]:9", "[::1]:", "[fe80::1%25eth0]:80", "Example.INVALID", "ü.invalid", "a_b.invalid:1", "h.invalid:0080") +
+			pick("", "/", "/health", "/a b", "/%zz", "/a%2Fb", "/%41", "/x?y=1&z=%20", "/ü", "/a?b#frag", "/a#", "/?", "/a;b", "/a/../b", "//x", "/a%20b?c=%2", "/~x!$&'()*+,;=:@")
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		o := &Options{URL: u, Method: pick("GET", "HEAD", "POST"), Header: http.Header{}, UserAgent: "x"}
+		got, err := NewRequest(context.Background(), o)
+		c := *u
+		c.User = nil
+		want, werr := http.NewRequest(o.Method, c.String(), nil)
+		if (err != nil) != (werr != nil) {
+			t.Fatalf("%q: NewRequest error %v, http.NewRequest error %v", raw, err, werr)
+		}
+		if err != nil {
+			continue
+		}
+		n++
+		// RawPath may differ where it is not a valid encoding of Path
+		// (a raw "/ü"): every reader of the URL ignores it then.
+		seen := func(r *http.Request) []string {
+			u := r.URL
+			return []string{u.String(), u.RequestURI(), u.EscapedPath(), u.Path, u.Scheme, u.Host, u.RawQuery, u.Fragment,
+				u.EscapedFragment(), strconv.FormatBool(u.ForceQuery), r.Host, r.Method}
+		}
+		if g, w := seen(got), seen(want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("%q:\n got %q\nwant %q", raw, g, w)
+		}
+	}
+	if n < 10000 {
+		t.Fatalf("only %d URLs compared", n)
 	}
 }

@@ -166,6 +166,7 @@ func newRun(opts *Options, h hooks) *run {
 	// dial condition, the windows' causes): a sweep makes one a target.
 	p := &run{opts: opts, start: time.Now(), hooks: h, dns: resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
 	p.timings = Timings{}
+	p.conns = p.connsBuf[:0]
 	p.dialIdle.L = &p.mu
 	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}
 	p.readWin.cause = windowError{"--read-timeout", opts.ReadTimeout}

@@ -24,12 +24,17 @@ func NewRequest(ctx context.Context, o *Options) (*http.Request, error) {
 	if o.Body != nil {
 		body = strings.NewReader(string(o.Body))
 	}
-	u := *o.URL
-	u.User = nil // credentials go in the header, never in text
-	req, err := http.NewRequestWithContext(ctx, o.Method, u.String(), body)
+	// The request is made for no URL and given a copy of o's: the
+	// request line and Host are the URL's as parsing its text again
+	// would make them (TestNewRequestURL), without the text.
+	req, err := http.NewRequestWithContext(ctx, o.Method, "", body)
 	if err != nil {
 		return nil, err
 	}
+	u := *o.URL
+	u.User = nil // credentials go in the header, never in text
+	u.Host = removeEmptyPort(u.Host)
+	req.URL, req.Host = &u, u.Host
 	for k, vs := range o.Header {
 		if len(vs) == 1 && vs[0] == "" && k != "User-Agent" {
 			// "Name:" removes the header (curl's rule); the transport's
@@ -56,6 +61,15 @@ func NewRequest(ctx context.Context, o *Options) (*http.Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// removeEmptyPort is host without the empty port of "host:", as
+// http.NewRequest sets a request's URL host and Host.
+func removeEmptyPort(host string) string {
+	if strings.LastIndex(host, ":") > strings.LastIndex(host, "]") {
+		return strings.TrimSuffix(host, ":")
+	}
+	return host
 }
 
 // removesHeader reports whether -H 'Name:' asked to remove a header.
