@@ -152,9 +152,9 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 		}
 		return nil, err
 	}
-	p.enter(classify.StageConnect)
-	p.mu.Unlock()
 	t0 := time.Now()
+	p.enterAt(classify.StageConnect, t0)
+	p.mu.Unlock()
 	c, err = p.race(ctx, addrs, port)
 	p.mu.Lock()
 	if err == nil {

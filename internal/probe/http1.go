@@ -172,9 +172,10 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p, o, req := h.p, h.p.opts, h.req
 	p.beginHop(req.URL)
 	p.mu.Lock()
-	p.enter(p.firstStage(p.hopURL, false))
-	p.arm(&p.connWin, o.ConnectTimeout)
-	p.connDeadline = time.Now().Add(o.ConnectTimeout)
+	now := time.Now()
+	p.enterAt(p.firstStage(p.hopURL, false), now)
+	p.connDeadline = now.Add(o.ConnectTimeout)
+	p.armAt(&p.connWin, now, p.connDeadline)
 	p.mu.Unlock()
 	port := req.URL.Port()
 	if port == "" {
@@ -197,17 +198,17 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.mu.Lock()
 	p.disarm(&p.connWin)
 	p.connReady = time.Now()
-	p.enter(classify.StageHeaders)
+	p.enterAt(classify.StageHeaders, p.connReady)
 	p.mu.Unlock()
 
 	gzipAsked, err := h.write(conn)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now = time.Now()
 	p.mu.Lock()
 	p.wroteHeaders, p.wrote = now, now
-	p.arm(&p.readWin, o.ReadTimeout)
+	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
 	p.mu.Unlock()
 	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(maxBackstop) {
 		conn.SetReadDeadline(d)

@@ -183,8 +183,13 @@ func (p *run) setStage(s classify.Stage) {
 
 // enter is setStage with p.mu held.
 func (p *run) enter(s classify.Stage) {
+	p.enterAt(s, time.Now())
+}
+
+// enterAt is enter at the moment now.
+func (p *run) enterAt(s classify.Stage, now time.Time) {
 	p.stage = s
-	p.stageStart = time.Now()
+	p.stageStart = now
 }
 
 // record sets a phase's duration with p.mu held, unless the probe has
@@ -261,8 +266,9 @@ func (p *run) do(parent context.Context) Result {
 	stopClosing := context.AfterFunc(ctx, p.closeConns)
 	defer stopClosing()
 	p.mu.Lock()
-	p.enter(p.firstStage(o.URL, false))
-	p.arm(&p.maxWin, o.MaxTime)
+	// --max-time runs from the probe's start.
+	p.enterAt(p.firstStage(o.URL, false), p.start)
+	p.armAt(&p.maxWin, p.start, p.start.Add(o.MaxTime))
 	p.mu.Unlock()
 	defer p.stopTimers()
 

@@ -83,24 +83,31 @@ type windows struct {
 	windowThroughProxy bool
 }
 
-// arm starts (or restarts) a window with p.mu held.
+// arm starts (or restarts) a window with p.mu held: it closes d from now.
 func (p *run) arm(w *window, d time.Duration) {
+	now := time.Now()
+	p.armAt(w, now, now.Add(d))
+}
+
+// armAt is arm for a window that closes at due, now being now: a probe
+// reads the clock once for a stage it enters and the window it arms.
+func (p *run) armAt(w *window, now, due time.Time) {
 	w.gen++
 	w.active = true
-	w.due = time.Now().Add(d)
-	p.setTimer(w.due)
+	w.due = due
+	p.setTimer(now, due)
 }
 
 // setTimer makes the windows' timer fire at or before at (p.mu held).
-func (p *run) setTimer(at time.Time) {
+func (p *run) setTimer(now, at time.Time) {
 	switch {
 	case p.stopped:
 	case p.timer == nil:
 		p.timerAt = at
-		p.timer = time.AfterFunc(time.Until(at), p.tick)
+		p.timer = time.AfterFunc(at.Sub(now), p.tick)
 	case p.timerAt.IsZero() || at.Before(p.timerAt):
 		p.timerAt = at
-		p.timer.Reset(time.Until(at))
+		p.timer.Reset(at.Sub(now))
 	}
 }
 
@@ -139,7 +146,7 @@ func (p *run) tick() {
 		return
 	}
 	if next != nil {
-		p.setTimer(next.due)
+		p.setTimer(now, next.due)
 	}
 }
 
