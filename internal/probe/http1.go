@@ -146,7 +146,8 @@ func (h *plainHTTP) run(ctx context.Context) error {
 	h.close()
 	if h.br != nil {
 		// Nothing reads the answer from here on: its headers and body
-		// are copies (ReadResponse's strings, readAnswer's buffer).
+		// are copies (readResponse's copy of the head or
+		// ReadResponse's strings, readAnswer's buffer).
 		h.br.Reset(nil)
 		readers.Put(h.br)
 		h.br = nil
