@@ -65,3 +65,31 @@ func TestRaceAllRefused(t *testing.T) {
 		t.Fatalf("race: %+v", r)
 	}
 }
+
+// pastDeadline reports a deadline that has passed while nothing has
+// cancelled it yet: a timer elsewhere will, a moment late.
+type pastDeadline struct{ context.Context }
+
+func (pastDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestNoAttemptPastTheDeadline: once the race's deadline has passed, no
+// further address is tried, even before the context is cancelled; the
+// first attempt (which fails at once: its deadline has passed) is all.
+func TestNoAttemptPastTheDeadline(t *testing.T) {
+	if live(pastDeadline{context.Background()}) {
+		t.Fatal("live past the deadline")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if !live(ctx) {
+		t.Fatal("not live before the deadline")
+	}
+	cancel()
+	if live(ctx) {
+		t.Fatal("live when cancelled")
+	}
+	addrs := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1"), netip.MustParseAddr("127.0.0.2")}
+	r := Race(pastDeadline{context.Background()}, addrs, "9", nil)
+	if len(r.Attempts) != 1 || r.Won {
+		t.Fatalf("attempts %+v, want the first alone, failed", r.Attempts)
+	}
+}
