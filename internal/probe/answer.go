@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // readResponse reads an answer's status line and headers from br as
@@ -39,7 +40,7 @@ func parseAnswer(br *bufio.Reader, req *http.Request) (*http.Response, int) {
 	}
 	// One copy of the head: the status and every value are parts of it.
 	head := string(buf[:end+2])
-	eol := indexCRLF(head, 0)
+	eol := strings.Index(head, "\r\n")
 	line := head[:eol]
 	if len(line) < len("HTTP/1.1 200") || line[:9] != "HTTP/1.1 " || !printable(line) {
 		return nil, 0
@@ -64,7 +65,7 @@ func parseAnswer(br *bufio.Reader, req *http.Request) (*http.Response, int) {
 	vals := a.values[:0:len(a.values)]
 	closed := false
 	for i := eol + 2; i < len(head); {
-		eol = indexCRLF(head, i)
+		eol = i + strings.Index(head[i:], "\r\n")
 		kv := head[i:eol]
 		i = eol + 2
 		colon := 0
@@ -77,7 +78,9 @@ func parseAnswer(br *bufio.Reader, req *http.Request) (*http.Response, int) {
 		if colon == 0 || colon == len(kv) || !printableOrTab(kv[colon+1:]) {
 			return nil, 0
 		}
-		key, v := canonicalKey(kv[:colon]), trimSpaceTab(kv[colon+1:])
+		// A key of letters, digits and dashes is canonical as
+		// textproto makes it (no copy when it already is).
+		key, v := http.CanonicalHeaderKey(kv[:colon]), strings.Trim(kv[colon+1:], " \t")
 		switch key {
 		case "Content-Length":
 			if resp.ContentLength >= 0 || len(v) == 0 || len(v) > 18 {
@@ -93,7 +96,7 @@ func parseAnswer(br *bufio.Reader, req *http.Request) (*http.Response, int) {
 			resp.ContentLength = n
 		case "Connection":
 			// ReadResponse drops a Connection: close it acts on.
-			if closed || len(v) != len("close") || !equalFoldASCII(v, "close") {
+			if closed || !strings.EqualFold(v, "close") {
 				return nil, 0
 			}
 			closed = true
@@ -166,15 +169,6 @@ func (b *lengthBody) Close() error {
 	return nil
 }
 
-func indexCRLF(s string, from int) int {
-	for i := from; i+1 < len(s); i++ {
-		if s[i] == '\r' && s[i+1] == '\n' {
-			return i
-		}
-	}
-	return len(s)
-}
-
 func printable(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < ' ' || s[i] > '~' {
@@ -195,58 +189,4 @@ func printableOrTab(s string) bool {
 
 func keyByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-'
-}
-
-func trimSpaceTab(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i]|0x20, b[i]|0x20
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
-// canonicalKey is textproto's canonical form of a key of letters, digits
-// and dashes (the first letter and each after a dash upper case, the rest
-// lower case): the key itself when it is already canonical (no copy),
-// else a copy.
-func canonicalKey(k string) string {
-	upper := true
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			return canonicalCopy(k)
-		}
-		upper = c == '-'
-	}
-	return k
-}
-
-func canonicalCopy(k string) string {
-	b := []byte(k)
-	upper := true
-	for i, c := range b {
-		switch {
-		case upper && 'a' <= c && c <= 'z':
-			b[i] = c - 'a' + 'A'
-		case !upper && 'A' <= c && c <= 'Z':
-			b[i] = c - 'A' + 'a'
-		}
-		upper = c == '-'
-	}
-	return string(b)
 }

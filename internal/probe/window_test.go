@@ -246,3 +246,15 @@ func TestNoGoInternalNames(t *testing.T) {
 		}
 	}
 }
+
+// fire closes a window now, as the windows' timer would when it is due,
+// unless it was stopped or re-armed since gen: the test seam for a window
+// that closes at a chosen moment.
+func (p *run) fire(w *window, gen int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || !w.active || w.gen != gen {
+		return
+	}
+	p.closeWindow(w)
+}

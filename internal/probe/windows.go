@@ -150,18 +150,6 @@ func (p *run) tick() {
 	}
 }
 
-// fire closes a window now (as its timer would), unless it was stopped or
-// re-armed since gen.
-func (p *run) fire(w *window, gen int) {
-	defer crash.Recover()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped || !w.active || w.gen != gen {
-		return
-	}
-	p.closeWindow(w)
-}
-
 // closeWindow ends the probe because w closed, remembering the stage that
 // was running at that moment (p.mu held). It cancels under the lock, so no
 // stage can begin between the stage noted and the cancellation (cancel
