@@ -55,6 +55,14 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		t.Fatal(err)
 	}
 	st.hangPort = hang.Port
+	// An upstream that promises 4 KiB more body than it sends, then
+	// resets: the front (nginx) has passed its Content-Length on, and
+	// ends the answer short.
+	reset, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Mode: fixture.ModeReset, Body: "partial"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.resetPort = reset.Port
 
 	var cases []diffCase
 	for _, s := range []struct {
@@ -89,6 +97,7 @@ type stacks struct {
 	pki                                   *fixture.PKI
 	cert, key                             string
 	okPort, tlsPort, closedPort, hangPort int
+	resetPort                             int
 }
 
 // freePort returns a loopback TCP port that was free a moment ago, outside
@@ -214,6 +223,7 @@ http {
     location = /dead { proxy_pass http://127.0.0.1:%[5]d; }
     location = /slow { proxy_pass http://127.0.0.1:%[6]d; }
     location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
+    location = /short { proxy_pass http://127.0.0.1:%[10]d; }
   }
   server {
     listen 127.0.0.1:%[3]d ssl http2;
@@ -232,7 +242,7 @@ http {
     location = /health { return 200 "ok\n"; }
   }
 }
-`, d, p, ptls, pcc, s.closedPort, s.hangPort, s.cert, s.key, s.pki.CAFile))
+`, d, p, ptls, pcc, s.closedPort, s.hangPort, s.cert, s.key, s.pki.CAFile, s.resetPort))
 	if !s.start("nginx", []int{p, ptls, pcc}, "nginx", "-p", d, "-c", conf, "-e", filepath.Join(d, "error.log")) {
 		return nil
 	}
@@ -248,6 +258,11 @@ http {
 		{name: "nginx/redirect", url: local(p, "/redirect")},
 		{name: "nginx/upstream-dead-502", url: local(p, "/dead")},
 		{name: "nginx/upstream-slow-504", url: local(p, "/slow")},
+		// nginx ends the answer short of its Content-Length when its
+		// upstream resets mid-body: curl says 18 (partial file), and
+		// healthctl's plain exchange reads the common answer's head
+		// itself (readResponse) and the short body as unexpected EOF.
+		{name: "nginx/upstream-reset-short-body", url: local(p, "/short"), hcSays: "unexpected EOF"},
 		{name: "nginx/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
 		{name: "nginx/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
 		{name: "nginx/clientcert13", url: localTLS(pcc, "/health"), cacert: ca},
