@@ -8,7 +8,10 @@
 # healthctl, the sweep's own duration, and the ratio to ab; and the Go floor
 # in the same runs (benchwatch -floor: a minimal Go client that dials, writes
 # net/http's request, parses the answer with net/http and closes, 64 at a
-# time: what any Go prober pays here before doing anything of its own). The
+# time: what any Go prober pays here before doing anything of its own), and
+# the bare floor (benchwatch -bare: the same client with the request
+# written as fixed bytes and the answer read to EOF, no HTTP parsing: what
+# Go's net package and runtime cost against ab's own epoll loop). The
 # default --concurrency and the shell's `ulimit -n`.
 # Besides medians: each sweep's ratio to the ab run of its round, and with
 # BASE this tree's sweeps over BASE's, run by run (paired: the host's drift
@@ -61,6 +64,6 @@ fi
 abflag=()
 if command -v ab >/dev/null; then abflag=(-ab); else echo "ab not installed (apache2-utils): no ab comparison"; fi
 echo "ulimit -n: $(ulimit -n); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -floor "${server[@]}" "${abflag[@]}"
+"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -floor -bare "${server[@]}" "${abflag[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "target: 10000 targets within 1.5x ab's wall time (same server, same runs) and 64 MiB"

@@ -16,8 +16,11 @@
 // program as a minimal Go client that only dials, writes net/http's
 // encoding of the request, parses the answer with net/http and closes,
 // 64 at a time) in the same runs: what any Go prober pays on this machine
-// before it does anything of its own. It stops by itself: each run is
-// bounded by -timeout.
+// before it does anything of its own. With -bare it also runs the bare
+// floor (-bare-client: one fixed request written as bytes, the answer read
+// to EOF, no HTTP parsing): what Go's net package and runtime cost here,
+// apart from net/http's request and response. It stops by itself: each
+// run is bounded by -timeout.
 // scripts/bench-watch.sh and scripts/bench-watch-100k.sh run it.
 package main
 
@@ -33,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,6 +58,8 @@ func main() {
 	ab := flag.Bool("ab", false, "also run `ab -n N -c 64` against the server in the same runs (alternating) and print the ratio")
 	floor := flag.Bool("floor", false, "also run the Go floor (-floor-client) against the server in the same runs and print the ratios")
 	floorClient := flag.String("floor-client", "", "be the Go floor: `N,host:port`, N fresh-connection GETs, 64 at a time; exit 1 if one is not a 200")
+	bare := flag.Bool("bare", false, "also run the bare floor (-bare-client) against the server in the same runs and print the ratios")
+	bareClient := flag.String("bare-client", "", "be the bare floor: `N,host:port`, as -floor-client with the request written as fixed bytes and the answer read to EOF, not parsed")
 	measureOut := flag.String("measure", "", "be the measuring parent of one run: `FILE` gets the wall time and the rusage of the command (the arguments)")
 	flag.Parse()
 	if *measureOut != "" {
@@ -61,7 +67,11 @@ func main() {
 		return
 	}
 	if *floorClient != "" {
-		floorRun(*floorClient)
+		floorRun(*floorClient, false)
+		return
+	}
+	if *bareClient != "" {
+		floorRun(*bareClient, true)
 		return
 	}
 
@@ -104,7 +114,7 @@ func main() {
 		// the machine's drift hits all alike.
 		bins := strings.Split(*bin, ",")
 		res := make([][]result, len(bins))
-		var abs, floors []result
+		var abs, floors, bares []result
 		for run := range *runs {
 			for b, path := range bins {
 				args := strings.Fields(*extra)
@@ -138,11 +148,18 @@ func main() {
 				abs = append(abs, r)
 			}
 			if *floor {
-				r, err := runFloor(n, hostport, *timeout)
+				r, err := runFloor("-floor-client", n, hostport, *timeout)
 				if err != nil {
 					fail(err)
 				}
 				floors = append(floors, r)
+			}
+			if *bare {
+				r, err := runFloor("-bare-client", n, hostport, *timeout)
+				if err != nil {
+					fail(err)
+				}
+				bares = append(bares, r)
 			}
 		}
 		for b, rs := range res {
@@ -178,22 +195,8 @@ func main() {
 					n, median(aw), median(ac), float64(medianD(walls))/float64(medianD(aw)), float64(medianD(cpus))/float64(medianD(ac)))
 				fmt.Printf("%6s          paired by run (each sweep over the ab run of its round; the host's drift cancels): wall %s\n", "", pairedRatios(walls, aw))
 			}
-			if len(floors) > 0 {
-				var fw, fc []time.Duration
-				for _, r := range floors {
-					fw, fc = append(fw, r.wall), append(fc, r.cpu)
-				}
-				fmt.Printf("%6s          Go floor (dial, net/http request and response, close; 64 at a time), same runs: wall %s, CPU %s; healthctl/floor: wall %.2fx, CPU %.2fx",
-					"", median(fw), median(fc), float64(medianD(walls))/float64(medianD(fw)), float64(medianD(cpus))/float64(medianD(fc)))
-				if len(abs) > 0 {
-					var aw []time.Duration
-					for _, r := range abs {
-						aw = append(aw, r.wall)
-					}
-					fmt.Printf("; floor/ab: wall %.2fx", float64(medianD(fw))/float64(medianD(aw)))
-				}
-				fmt.Println(" (medians)")
-			}
+			printFloor("Go floor (dial, net/http request and response, close; 64 at a time)", floors, walls, cpus, abs)
+			printFloor("bare floor (dial, fixed request bytes, read to EOF, close; 64 at a time)", bares, walls, cpus, abs)
 		}
 		for b := 1; b < len(bins); b++ {
 			var w0, w1, c0, c1 []time.Duration
@@ -221,20 +224,42 @@ func pairedRatios(a, b []time.Duration) string {
 	return fmt.Sprintf("%.2fx (%.2f-%.2fx over %d runs)", r[len(r)/2], r[0], r[len(r)-1], len(r))
 }
 
-// runFloor runs this program as the Go floor over n targets and measures
-// it as a sweep is measured.
-func runFloor(n int, hostport string, timeout time.Duration) (result, error) {
+// printFloor prints one floor's medians beside healthctl's (walls, cpus)
+// and ab's, if it was run.
+func printFloor(what string, floors []result, walls, cpus []time.Duration, abs []result) {
+	if len(floors) == 0 {
+		return
+	}
+	var fw, fc []time.Duration
+	for _, r := range floors {
+		fw, fc = append(fw, r.wall), append(fc, r.cpu)
+	}
+	fmt.Printf("%6s          %s, same runs: wall %s, CPU %s; healthctl/floor: wall %.2fx, CPU %.2fx",
+		"", what, median(fw), median(fc), float64(medianD(walls))/float64(medianD(fw)), float64(medianD(cpus))/float64(medianD(fc)))
+	if len(abs) > 0 {
+		var aw []time.Duration
+		for _, r := range abs {
+			aw = append(aw, r.wall)
+		}
+		fmt.Printf("; floor/ab: wall %.2fx", float64(medianD(fw))/float64(medianD(aw)))
+	}
+	fmt.Println(" (medians)")
+}
+
+// runFloor runs this program as a floor client (mode -floor-client or
+// -bare-client) over n targets and measures it as a sweep is measured.
+func runFloor(mode string, n int, hostport string, timeout time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	self, err := os.Executable()
 	if err != nil {
 		return result{}, err
 	}
-	cmd := exec.CommandContext(ctx, self, "-floor-client", fmt.Sprintf("%d,%s", n, hostport))
+	cmd := exec.CommandContext(ctx, self, mode, fmt.Sprintf("%d,%s", n, hostport))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return result{}, fmt.Errorf("the Go floor: %v", err)
+		return result{}, fmt.Errorf("%s: %v", mode, err)
 	}
 	return result{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
 }
@@ -242,7 +267,9 @@ func runFloor(n int, hostport string, timeout time.Duration) (result, error) {
 // floorRun is the Go floor: n GETs of /env/I/health, each on a fresh
 // connection (Connection: close), 64 at a time, the request written by
 // net/http and the answer parsed by it, every wait bounded by a deadline.
-func floorRun(spec string) {
+// With bare, the bare floor: the request written as fixed bytes and the
+// answer read to EOF (fixture.BareGet).
+func floorRun(spec string, bare bool) {
 	var n int
 	var hostport string
 	if i := strings.IndexByte(spec, ','); i > 0 {
@@ -250,7 +277,11 @@ func floorRun(spec string) {
 		hostport = spec[i+1:]
 	}
 	if host, _, err := net.SplitHostPort(hostport); n < 1 || err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-		fail(fmt.Errorf("-floor-client %q: want N,host:port on loopback", spec))
+		flagName := "-floor-client"
+		if bare {
+			flagName = "-bare-client"
+		}
+		fail(fmt.Errorf("%s %q: want N,host:port on loopback", flagName, spec))
 	}
 	jobs := make(chan int)
 	var failed atomic.Int64
@@ -259,8 +290,15 @@ func floorRun(spec string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			buf := make([]byte, 4096)
 			for i := range jobs {
-				if fixture.FloorGet(hostport, fmt.Sprintf("http://%s/env/%d/health", hostport, i)) != nil {
+				var err error
+				if bare {
+					err = fixture.BareGet(hostport, "/env/"+strconv.Itoa(i)+"/health", buf)
+				} else {
+					err = fixture.FloorGet(hostport, fmt.Sprintf("http://%s/env/%d/health", hostport, i))
+				}
+				if err != nil {
 					failed.Add(1)
 				}
 			}
@@ -272,7 +310,7 @@ func floorRun(spec string) {
 	close(jobs)
 	wg.Wait()
 	if f := failed.Load(); f > 0 {
-		fail(fmt.Errorf("the Go floor: %d of %d requests got no 200", f, n))
+		fail(fmt.Errorf("the floor: %d of %d requests got no 200", f, n))
 	}
 }
 
