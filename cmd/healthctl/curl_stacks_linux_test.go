@@ -224,6 +224,7 @@ http {
     location = /slow { proxy_pass http://127.0.0.1:%[6]d; }
     location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
     location = /short { proxy_pass http://127.0.0.1:%[10]d; }
+    location = /throttled { limit_rate 1k; alias %[1]s/throttled.bin; }
   }
   server {
     listen 127.0.0.1:%[3]d ssl http2;
@@ -243,6 +244,9 @@ http {
   }
 }
 `, d, p, ptls, pcc, s.closedPort, s.hangPort, s.cert, s.key, s.pki.CAFile, s.resetPort))
+	// A static file of 64 KiB that nginx sends at 1 KiB/s (limit_rate):
+	// its headers at once, its body for a minute.
+	s.write("nginx/throttled.bin", strings.Repeat("x", 64<<10))
 	if !s.start("nginx", []int{p, ptls, pcc}, "nginx", "-p", d, "-c", conf, "-e", filepath.Join(d, "error.log")) {
 		return nil
 	}
@@ -263,6 +267,12 @@ http {
 		// healthctl's plain exchange reads the common answer's head
 		// itself (readResponse) and the short body as unexpected EOF.
 		{name: "nginx/upstream-reset-short-body", url: local(p, "/short"), hcSays: "unexpected EOF"},
+		// nginx's own limit_rate on a static file: the headers come at
+		// once, the body at 1 KiB/s for a minute. Both time out: curl at
+		// -m, healthctl when its read window (request written to last
+		// body byte) closes in the body's stage, on a server that paces
+		// the body itself.
+		{name: "nginx/limit-rate-body-timeout", url: local(p, "/throttled"), hcSays: "response body not complete within --read-timeout 2s"},
 		{name: "nginx/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
 		{name: "nginx/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
 		{name: "nginx/clientcert13", url: localTLS(pcc, "/health"), cacert: ca},
