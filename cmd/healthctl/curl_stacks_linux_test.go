@@ -2,15 +2,12 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
 )
@@ -124,59 +121,10 @@ func (s *stacks) write(name, text string) string {
 
 // start runs a server in the foreground in its own process group, waits
 // until every port accepts TCP connections (10 s at most), and kills the
-// group when the test ends.
+// group when the test ends (fixture.StartDaemon).
 func (s *stacks) start(name string, ports []int, prog string, args ...string) bool {
-	cmd := exec.Command(prog, args...)
-	logf, err := os.Create(filepath.Join(s.dir, name+".log"))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = s.dir
-	cmd.Env = append(diffEnv(s.dir, ""), "XDG_DATA_HOME="+filepath.Join(s.dir, "data"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	s.t.Cleanup(func() {
-		if s.t.Failed() || os.Getenv("CURLDIFF_LOGS") != "" {
-			b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
-			s.t.Logf("%s's output:\n%s", name, b)
-		}
-	})
-	if err := cmd.Start(); err != nil {
-		s.t.Errorf("%s: %v", name, err)
-		return false
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(exited) }()
-	s.t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	})
-	for _, port := range ports {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		up := fixture.WaitFor(10*time.Second, func() bool {
-			select {
-			case <-exited:
-				return true
-			default:
-			}
-			c, err := net.DialTimeout("tcp4", addr, 200*time.Millisecond)
-			if err == nil {
-				c.Close()
-			}
-			return err == nil
-		})
-		select {
-		case <-exited:
-			up = false
-		default:
-		}
-		if !up {
-			b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
-			s.t.Errorf("%s did not listen on %s within 10s: %s", name, addr, b)
-			return false
-		}
-	}
-	return true
+	return fixture.StartDaemon(s.t, fixture.Daemon{Name: name, Dir: s.dir, Ports: ports, Prog: prog, Args: args,
+		Env: append(diffEnv(s.dir, ""), "XDG_DATA_HOME="+filepath.Join(s.dir, "data")), LogEnv: "CURLDIFF_LOGS"})
 }
 
 func local(port int, path string) string { return fmt.Sprintf("http://127.0.0.1:%d%s", port, path) }
