@@ -85,6 +85,17 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		}
 		cases = append(cases, s.start()...)
 	}
+	// The application stacks of drain-test's differential test: a
+	// framework's own server answering its health route and its own 404.
+	for _, app := range fixture.AppStacks {
+		port, ok := app.Start(t, filepath.Join("..", "..", "testdata", "stacks"), dir)
+		if !ok {
+			skippedStacks.Store(app.Name, true)
+			continue
+		}
+		cases = append(cases, diffCase{name: app.Name + "/live", url: local(port, "/live")},
+			diffCase{name: app.Name + "/404", url: local(port, "/missing")})
+	}
 	return cases
 }
 

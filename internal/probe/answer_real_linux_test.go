@@ -25,13 +25,17 @@ type realAnswer struct {
 	name string
 	url  string
 	// common: the answer must take readResponse's own parser (the
-	// answers TestCurlDiff's agreement on these servers stands for).
+	// answers TestCurlDiff's agreement on these servers stands for);
+	// false: it is only read both ways.
 	common bool
 }
 
 // TestReadResponseRealServers asks real servers from Debian (nginx,
 // HAProxy, Caddy, Apache httpd; .ci/deps/curl-trust.sh installs them,
-// TestCurlDiff probes them) what the plain exchange asks, with its own
+// TestCurlDiff probes them) and the application stacks of drain-test's
+// differential test (testdata/stacks: gunicorn with Flask, uvicorn with
+// FastAPI, Node's express, the JDK's HttpServer; .ci/deps/drain-truth.sh
+// installs them) what the plain exchange asks, with its own
 // encoder, and reads each answer as the probe does: readResponse must give
 // what http.ReadResponse gives, whole and handed over in random pieces, and
 // the answers the sweeps of these servers get most (a 200, their own error
@@ -64,6 +68,19 @@ func TestReadResponseRealServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		answers = append(answers, s.start(t, d)...)
+	}
+	for _, app := range fixture.AppStacks {
+		port, ok := app.Start(t, filepath.Join("..", "..", "testdata", "stacks"), dir)
+		if !ok {
+			continue
+		}
+		// The JDK's HttpServer does not say Connection: close to a
+		// request that does (it closes all the same), so its answers
+		// are left to net/http: they are read, not asserted common.
+		common := app.Name != "jdk-httpserver"
+		for _, path := range []string{"/live", "/ready", "/app", "/missing"} {
+			answers = append(answers, realAnswer{app.Name + path, realURL(port, path), common})
+		}
 	}
 	r := rand.New(rand.NewPCG(27, 4))
 	for _, a := range answers {
