@@ -158,20 +158,7 @@ func (s *stacks) openDir(dir string, mode os.FileMode) {
 func (s *stacks) nginx() []diffCase {
 	p, ptls, pcc := s.freePort(), s.freePort(), s.freePort()
 	d := filepath.Join(s.dir, "nginx")
-	conf := s.write("nginx/nginx.conf", fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  proxy_connect_timeout 1s;
+	conf := s.write("nginx/nginx.conf", fixture.NginxPrelude(d)+fmt.Sprintf(`  proxy_connect_timeout 1s;
   proxy_read_timeout 1s;
   server {
     listen 127.0.0.1:%[2]d;

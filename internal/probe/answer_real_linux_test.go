@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -112,15 +111,7 @@ func TestReadResponseRealServers(t *testing.T) {
 				}
 				return &chunks{raw, rand.New(rand.NewPCG(seed, 1))}
 			}
-			read := func(f func(*bufio.Reader, *http.Request) (*http.Response, error)) (string, bool) {
-				br := bufio.NewReaderSize(src(), 4<<10)
-				br.Peek(1)
-				resp, _ := parseAnswer(br, req)
-				got, err := f(br, req)
-				return answerSeen(got, err, br), resp != nil
-			}
-			got, claimed := read(readResponse)
-			want, _ := read(http.ReadResponse)
+			got, want, claimed := readBoth(src, req, 4<<10)
 			if got != want {
 				t.Errorf("%s: answer %q:\nreadResponse: %s\nReadResponse: %s", a.name, raw, got, want)
 				break
@@ -176,20 +167,7 @@ func realURL(port int, path string) string { return "http://127.0.0.1:" + strcon
 func realNginx(t *testing.T, d string) []realAnswer {
 	p, closed := realPort(t), realPort(t)
 	realWrite(t, filepath.Join(d, "file.txt"), "ok\n")
-	conf := realWrite(t, filepath.Join(d, "nginx.conf"), fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 16; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  proxy_connect_timeout 1s;
+	conf := realWrite(t, filepath.Join(d, "nginx.conf"), fixture.NginxPrelude(d)+fmt.Sprintf(`  proxy_connect_timeout 1s;
   server {
     listen 127.0.0.1:%[2]d;
     location = /health { return 200 "ok\n"; }

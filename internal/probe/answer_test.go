@@ -44,6 +44,23 @@ func answerSeen(resp *http.Response, err error, br *bufio.Reader) string {
 		body, berr, cerr, rerr != nil, rest)
 }
 
+// readBoth reads one answer (src makes a fresh reader of it each time) with
+// readResponse and with http.ReadResponse, through a buffer of size bytes
+// filled once as a connection's first read fills it: what a reader gets
+// from each (answerSeen), and whether parseAnswer took it.
+func readBoth(src func() io.Reader, req *http.Request, size int) (got, want string, claimed bool) {
+	read := func(f func(*bufio.Reader, *http.Request) (*http.Response, error)) (string, bool) {
+		br := bufio.NewReaderSize(src(), size)
+		br.Peek(1)
+		resp, _ := parseAnswer(br, req)
+		got, err := f(br, req)
+		return answerSeen(got, err, br), resp != nil
+	}
+	got, claimed = read(readResponse)
+	want, _ = read(http.ReadResponse)
+	return got, want, claimed
+}
+
 // TestReadResponseAsNetHTTP is the oracle of readResponse's own parser:
 // over random and hostile answers, handed over in random pieces, what a
 // reader gets from readResponse is what it gets from http.ReadResponse —
@@ -123,15 +140,7 @@ func TestReadResponseAsNetHTTP(t *testing.T) {
 		answer := b.String()
 		req, _ := http.NewRequest(pick("GET", "GET", "GET", "HEAD", "POST"), "http://127.0.0.1/", nil)
 		seed := r.Uint64()
-		read := func(f func(*bufio.Reader, *http.Request) (*http.Response, error)) (string, bool) {
-			br := bufio.NewReaderSize(&chunks{answer, rand.New(rand.NewPCG(seed, 1))}, 1<<10)
-			br.Peek(1)
-			resp, _ := parseAnswer(br, req)
-			got, err := f(br, req)
-			return answerSeen(got, err, br), resp != nil
-		}
-		got, claimed := read(readResponse)
-		want, _ := read(http.ReadResponse)
+		got, want, claimed := readBoth(func() io.Reader { return &chunks{answer, rand.New(rand.NewPCG(seed, 1))} }, req, 1<<10)
 		if got != want {
 			t.Fatalf("answer %d %q (%s):\nreadResponse: %s\nReadResponse: %s", i, answer, req.Method, got, want)
 		}
