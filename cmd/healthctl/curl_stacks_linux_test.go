@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,12 +73,7 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		{"squid", "squid", st.squid},
 		{"nghttpd", "nghttpd", st.nghttpd},
 	} {
-		if _, err := exec.LookPath(s.prog); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Errorf("%s not installed, and CI=%s (.ci/deps/curl-trust.sh installs it)", s.prog, os.Getenv("CI"))
-			} else {
-				t.Logf("%s not installed: its cases are skipped (outside CI)", s.prog)
-			}
+		if !fixture.Installed(t, s.prog, ".ci/deps/curl-trust.sh") {
 			skippedStacks.Store(s.name, true)
 			continue
 		}

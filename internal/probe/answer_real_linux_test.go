@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,12 +53,7 @@ func TestReadResponseRealServers(t *testing.T) {
 	}{
 		{"nginx", realNginx}, {"haproxy", realHAProxy}, {"caddy", realCaddy}, {"apache2", realApache},
 	} {
-		if _, err := exec.LookPath(s.prog); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Errorf("%s not installed, and CI=%s (.ci/deps/curl-trust.sh installs it)", s.prog, os.Getenv("CI"))
-			} else {
-				t.Logf("%s not installed: its answers are skipped (outside CI)", s.prog)
-			}
+		if !fixture.Installed(t, s.prog, ".ci/deps/curl-trust.sh") {
 			continue
 		}
 		d := filepath.Join(dir, s.prog)
@@ -111,7 +105,7 @@ func TestReadResponseRealServers(t *testing.T) {
 				}
 				return &chunks{raw, rand.New(rand.NewPCG(seed, 1))}
 			}
-			got, want, claimed := readBoth(src, req, 4<<10)
+			got, want, claimed := readBoth(src, req, answerBuffer)
 			if got != want {
 				t.Errorf("%s: answer %q:\nreadResponse: %s\nReadResponse: %s", a.name, raw, got, want)
 				break

@@ -140,7 +140,7 @@ func TestReadResponseAsNetHTTP(t *testing.T) {
 		answer := b.String()
 		req, _ := http.NewRequest(pick("GET", "GET", "GET", "HEAD", "POST"), "http://127.0.0.1/", nil)
 		seed := r.Uint64()
-		got, want, claimed := readBoth(func() io.Reader { return &chunks{answer, rand.New(rand.NewPCG(seed, 1))} }, req, 1<<10)
+		got, want, claimed := readBoth(func() io.Reader { return &chunks{answer, rand.New(rand.NewPCG(seed, 1))} }, req, answerBuffer)
 		if got != want {
 			t.Fatalf("answer %d %q (%s):\nreadResponse: %s\nReadResponse: %s", i, answer, req.Method, got, want)
 		}

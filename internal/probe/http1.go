@@ -155,9 +155,14 @@ func (h *plainHTTP) run(ctx context.Context) error {
 	return err
 }
 
-// readers are the plain exchange's 1 KiB answer readers, reused: a sweep
-// makes one probe a target.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<10) }}
+// answerBuffer is the size of the plain exchange's answer readers: the
+// head of an answer must fit in their first fill for readResponse to
+// parse it itself.
+const answerBuffer = 1 << 10
+
+// readers are the plain exchange's answer readers, reused: a sweep makes
+// one probe a target.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, answerBuffer) }}
 
 // plainTrip is the plain exchange as the redirect logic's round tripper.
 type plainTrip struct {

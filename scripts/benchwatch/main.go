@@ -67,11 +67,11 @@ func main() {
 		return
 	}
 	if *floorClient != "" {
-		floorRun(*floorClient, false)
+		floorRun("-floor-client", *floorClient)
 		return
 	}
 	if *bareClient != "" {
-		floorRun(*bareClient, true)
+		floorRun("-bare-client", *bareClient)
 		return
 	}
 
@@ -267,9 +267,10 @@ func runFloor(mode string, n int, hostport string, timeout time.Duration) (resul
 // floorRun is the Go floor: n GETs of /env/I/health, each on a fresh
 // connection (Connection: close), 64 at a time, the request written by
 // net/http and the answer parsed by it, every wait bounded by a deadline.
-// With bare, the bare floor: the request written as fixed bytes and the
-// answer read to EOF (fixture.BareGet).
-func floorRun(spec string, bare bool) {
+// As mode -bare-client, the bare floor: the request written as fixed bytes
+// and the answer read to EOF (fixture.BareGet).
+func floorRun(mode, spec string) {
+	bare := mode == "-bare-client"
 	var n int
 	var hostport string
 	if i := strings.IndexByte(spec, ','); i > 0 {
@@ -277,11 +278,7 @@ func floorRun(spec string, bare bool) {
 		hostport = spec[i+1:]
 	}
 	if host, _, err := net.SplitHostPort(hostport); n < 1 || err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-		flagName := "-floor-client"
-		if bare {
-			flagName = "-bare-client"
-		}
-		fail(fmt.Errorf("%s %q: want N,host:port on loopback", flagName, spec))
+		fail(fmt.Errorf("%s %q: want N,host:port on loopback", mode, spec))
 	}
 	jobs := make(chan int)
 	var failed atomic.Int64
