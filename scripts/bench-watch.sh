@@ -11,8 +11,14 @@
 # time: what any Go prober pays here before doing anything of its own), and
 # the bare floor (benchwatch -bare: the same client with the request
 # written as fixed bytes and the answer read to EOF, no HTTP parsing: what
-# Go's net package and runtime cost against ab's own epoll loop). The
-# default --concurrency and the shell's `ulimit -n`.
+# Go's net package and runtime cost against ab's own epoll loop), and the
+# epoll floor (benchwatch -epoll: that exchange on one thread over one
+# epoll set, as ab makes it: what an I/O loop of healthctl's own would
+# cost). The server's CPU time is measured around every run (-server-pid):
+# client and server share the machine, so each run's wall time is their
+# CPU time over the cores they keep busy, and the line "1.5x ab leaves
+# the client N ms of CPU" is the budget in CPU. The default --concurrency
+# and the shell's `ulimit -n`.
 # Besides medians: each sweep's ratio to the ab run of its round, and with
 # BASE this tree's sweeps over BASE's, run by run (paired: the host's drift
 # cancels).
@@ -56,7 +62,7 @@ CONF
 	nginx -c "$work/nginx.conf" -p "$work" & echo $! > "$work/server.pid"
 	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.05; done
 	curl -sf "http://127.0.0.1:$port/" >/dev/null || { echo "nginx did not come up on 127.0.0.1:$port" >&2; exit 1; }
-	server=(-server "127.0.0.1:$port")
+	server=(-server "127.0.0.1:$port" -server-pid "$(cat "$work/server.pid")")
 	echo "server: nginx (1 worker) on 127.0.0.1:$port"
 else
 	echo "server: benchwatch's own Go server (nginx not installed)"
@@ -64,6 +70,6 @@ fi
 abflag=()
 if command -v ab >/dev/null; then abflag=(-ab); else echo "ab not installed (apache2-utils): no ab comparison"; fi
 echo "ulimit -n: $(ulimit -n); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -floor -bare "${server[@]}" "${abflag[@]}"
+"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -floor -bare -epoll "${server[@]}" "${abflag[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "target: 10000 targets within 1.5x ab's wall time (same server, same runs) and 64 MiB"

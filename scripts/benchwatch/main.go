@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,9 @@ func main() {
 	floorClient := flag.String("floor-client", "", "be the Go floor: `N,host:port`, N fresh-connection GETs, 64 at a time; exit 1 if one is not a 200")
 	bare := flag.Bool("bare", false, "also run the bare floor (-bare-client) against the server in the same runs and print the ratios")
 	bareClient := flag.String("bare-client", "", "be the bare floor: `N,host:port`, as -floor-client with the request written as fixed bytes and the answer read to EOF, not parsed")
+	epoll := flag.Bool("epoll", false, "also run the epoll floor (-epoll-client) against the server in the same runs and print the ratios")
+	epollClient := flag.String("epoll-client", "", "be the epoll floor: `N,host:port`, the bare floor's exchange as ab makes it: one thread, non-blocking sockets in one epoll set, no goroutine per connection")
+	serverPID := flag.Int("server-pid", 0, "the server's `PID` (-server's: nginx's master), whose CPU time (its workers' included) is measured around each run; this process's own when it serves")
 	measureOut := flag.String("measure", "", "be the measuring parent of one run: `FILE` gets the wall time and the rusage of the command (the arguments)")
 	flag.Parse()
 	if *measureOut != "" {
@@ -74,6 +78,11 @@ func main() {
 		floorRun("-bare-client", *bareClient)
 		return
 	}
+	if *epollClient != "" {
+		epollRun(*epollClient)
+		return
+	}
+	meter := serverMeter{pid: *serverPID}
 
 	hostport := *server
 	if hostport == "" {
@@ -89,6 +98,9 @@ func main() {
 		go srv.Serve(l)
 		defer srv.Close()
 		hostport = l.Addr().String()
+		if meter.pid == 0 {
+			meter.pid = os.Getpid()
+		}
 	}
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
@@ -114,7 +126,7 @@ func main() {
 		// the machine's drift hits all alike.
 		bins := strings.Split(*bin, ",")
 		res := make([][]result, len(bins))
-		var abs, floors, bares []result
+		var abs, floors, bares, epolls []result
 		for run := range *runs {
 			for b, path := range bins {
 				args := strings.Fields(*extra)
@@ -122,7 +134,7 @@ func main() {
 					st := filepath.Join(dir, fmt.Sprintf("state-%d-%d.json", b, run))
 					args = append(args, "--state", st, "--prom-file", filepath.Join(dir, fmt.Sprintf("metrics-%d-%d.prom", b, run)))
 				}
-				r, err := sweep(path, file, *timeout, args)
+				r, err := meter.around(func() (result, error) { return sweep(path, file, *timeout, args) })
 				if err != nil {
 					fail(err)
 				}
@@ -141,25 +153,32 @@ func main() {
 				res[b] = append(res[b], r)
 			}
 			if *ab {
-				r, err := runAB(n, "http://"+hostport+"/ab/health", *timeout)
+				r, err := meter.around(func() (result, error) { return runAB(n, "http://"+hostport+"/ab/health", *timeout) })
 				if err != nil {
 					fail(err)
 				}
 				abs = append(abs, r)
 			}
 			if *floor {
-				r, err := runFloor("-floor-client", n, hostport, *timeout)
+				r, err := meter.around(func() (result, error) { return runFloor("-floor-client", n, hostport, *timeout) })
 				if err != nil {
 					fail(err)
 				}
 				floors = append(floors, r)
 			}
 			if *bare {
-				r, err := runFloor("-bare-client", n, hostport, *timeout)
+				r, err := meter.around(func() (result, error) { return runFloor("-bare-client", n, hostport, *timeout) })
 				if err != nil {
 					fail(err)
 				}
 				bares = append(bares, r)
+			}
+			if *epoll {
+				r, err := meter.around(func() (result, error) { return runFloor("-epoll-client", n, hostport, *timeout) })
+				if err != nil {
+					fail(err)
+				}
+				epolls = append(epolls, r)
 			}
 		}
 		for b, rs := range res {
@@ -197,6 +216,8 @@ func main() {
 			}
 			printFloor("Go floor (dial, net/http request and response, close; 64 at a time)", floors, walls, cpus, abs)
 			printFloor("bare floor (dial, fixed request bytes, read to EOF, close; 64 at a time)", bares, walls, cpus, abs)
+			printFloor("epoll floor (the bare floor's exchange on one thread, one epoll set: ab's design in Go)", epolls, walls, cpus, abs)
+			printMachine(rs, abs, floors, bares, epolls)
 		}
 		for b := 1; b < len(bins); b++ {
 			var w0, w1, c0, c1 []time.Duration
@@ -395,7 +416,10 @@ func writeTargets(file, host, port string, n int, spread bool) {
 // result is one sweep as measured from outside (wall, CPU, peak RSS in KiB)
 // and as the sweep line reports it (its own duration, the targets passed).
 type result struct {
-	wall, cpu, sweep      time.Duration
+	wall, cpu, sweep time.Duration
+	// server is the server's CPU time over the run (-server-pid; 0: not
+	// measured).
+	server                time.Duration
 	stateWrite, promWrite time.Duration
 	maxrss                int64
 	pass                  int
@@ -548,4 +572,60 @@ func measure(out string, argv []string) {
 		fail(werr)
 	}
 	os.Exit(cmd.ProcessState.ExitCode())
+}
+
+// printMachine prints, when the server's CPU was measured (-server-pid),
+// what each run cost the whole machine (the client's CPU and the server's)
+// and how many cores that kept busy. On a machine the client and the
+// server share, a run that keeps every core busy takes (client CPU +
+// server CPU) / cores: healthctl's wall time within 1.5x ab's then leaves
+// it 1.5 x (ab's CPU + the server's for ab) - the server's for healthctl
+// of CPU time, the client allowance printed here (median of the rounds).
+func printMachine(hc, abs, floors, bares, epolls []result) {
+	if len(hc) == 0 || hc[0].server == 0 {
+		return
+	}
+	line := func(what string, rs []result) {
+		if len(rs) == 0 {
+			return
+		}
+		var cpu, srv, busy []float64
+		for _, r := range rs {
+			cpu = append(cpu, r.cpu.Seconds()*1e3)
+			srv = append(srv, r.server.Seconds()*1e3)
+			busy = append(busy, (r.cpu+r.server).Seconds()/r.wall.Seconds())
+		}
+		fmt.Printf("%6s            %-10s client CPU %4.0f ms + server CPU %4.0f ms; %.2f cores busy (medians)\n", "", what,
+			medianF(cpu), medianF(srv), medianF(busy))
+	}
+	fmt.Printf("%6s          the machine (client and server share it; %d cores):\n", "", runtime.NumCPU())
+	line("healthctl", hc)
+	line("ab", abs)
+	line("Go floor", floors)
+	line("bare floor", bares)
+	line("epoll", epolls)
+	if len(abs) == 0 {
+		return
+	}
+	var allow, ratio []float64
+	for i := range min(len(hc), len(abs)) {
+		allow = append(allow, (1.5*(abs[i].cpu+abs[i].server).Seconds()-hc[i].server.Seconds())*1e3)
+		ratio = append(ratio, (hc[i].cpu+hc[i].server).Seconds()/(abs[i].cpu+abs[i].server).Seconds())
+	}
+	fmt.Printf("%6s          machine CPU healthctl/ab, paired: %.2fx; 1.5x ab leaves the client %.0f ms of CPU (healthctl used %.0f) (medians)\n", "",
+		medianF(ratio), medianF(allow), medianF(durMS(hc)))
+}
+
+func medianF(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func durMS(rs []result) []float64 {
+	var v []float64
+	for _, r := range rs {
+		v = append(v, r.cpu.Seconds()*1e3)
+	}
+	return v
 }
