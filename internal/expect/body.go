@@ -55,16 +55,21 @@ func (e *Expectations) ReadsBody() bool {
 // --expect-json keeps bytes, at most MaxJSONBody. The reader calls Write
 // with each chunk, then Finish (the body was read) or Abort (it was not).
 type Scan struct {
-	e        *Expectations
-	text     *textScan
-	regex    *regexMatchers
+	e *Expectations
+	// The text and regex scans are parts of the Scan, not allocations of
+	// their own: a sweep starts one scan a target, most with no condition.
+	text     textScan
+	regex    regexMatchers
 	keepJSON bool
 	body     Body
 }
 
 // NewScan starts the body conditions of e.
 func (e *Expectations) NewScan() *Scan {
-	return &Scan{e: e, text: newTextScan(e.BodyText), regex: startRegexMatchers(e.BodyRegex), keepJSON: len(e.JSON) > 0}
+	s := &Scan{e: e, keepJSON: len(e.JSON) > 0}
+	s.text.init(e.BodyText)
+	s.regex.start(e.BodyRegex)
+	return s
 }
 
 // Write feeds one chunk of the body; it is consumed before Write returns.
@@ -111,12 +116,15 @@ type textScan struct {
 	keep  int
 }
 
-func newTextScan(texts []string) *textScan {
-	s := &textScan{texts: texts, found: make([]bool, len(texts))}
+// init readies the scan for texts.
+func (s *textScan) init(texts []string) {
+	s.texts = texts
+	if len(texts) > 0 {
+		s.found = make([]bool, len(texts))
+	}
 	for _, t := range texts {
 		s.keep = max(s.keep, len(t)-1)
 	}
-	return s
 }
 
 func (s *textScan) write(chunk []byte) {
@@ -160,8 +168,12 @@ type regexMatchers struct {
 	mu      sync.Mutex
 }
 
-func startRegexMatchers(res []*regexp.Regexp) *regexMatchers {
-	m := &regexMatchers{res: res, done: make([]bool, len(res)), matched: make([]bool, len(res))}
+// start starts one matcher for each of res.
+func (m *regexMatchers) start(res []*regexp.Regexp) {
+	m.res = res
+	if len(res) > 0 {
+		m.done, m.matched = make([]bool, len(res)), make([]bool, len(res))
+	}
 	for i, re := range res {
 		pr, pw := io.Pipe()
 		m.pipes = append(m.pipes, pw)
@@ -177,7 +189,6 @@ func startRegexMatchers(res []*regexp.Regexp) *regexMatchers {
 			pr.CloseWithError(errMatchDone)
 		}()
 	}
-	return m
 }
 
 var errMatchDone = errors.New("match decided")

@@ -118,6 +118,13 @@ type run struct {
 	windows
 	dialState
 	hop
+
+	// result, and the observation and facts finish judges it from, are
+	// parts of the run, not allocations of their own (the exchange's
+	// describe takes pointers to them): a sweep makes one run a target.
+	result Result
+	obs    classify.Observation
+	facts  classify.Facts
 }
 
 // recorder is the phase recorder: the stage running, the phases done, and
@@ -272,7 +279,8 @@ func (p *run) do(parent context.Context) Result {
 	p.mu.Unlock()
 	defer p.stopTimers()
 
-	res := Result{URL: o.Redactor.URL(o.URL), Started: p.start}
+	res := &p.result
+	*res = Result{URL: o.Redactor.URL(o.URL), Started: p.start}
 	newExchange := exchangeFor(o.URL.Scheme)
 	var ex exchange
 	var err error
@@ -285,7 +293,7 @@ func (p *run) do(parent context.Context) Result {
 		// Options are validated before a probe runs; this is a bug guard.
 		res.Outcome, res.Reason = classify.Unreachable, classify.ProtocolError
 		res.Error = o.Redactor.String(err.Error())
-		return res
+		return *res
 	}
 	defer ex.close()
 	err = ex.run(ctx)
@@ -293,8 +301,8 @@ func (p *run) do(parent context.Context) Result {
 	// after the last byte was read must not turn a finished probe into a
 	// timeout.
 	p.stopTimers()
-	p.finish(parent, ctx, ex, err, &res)
-	return res
+	p.finish(parent, ctx, ex, err, res)
+	return *res
 }
 
 // finish makes the result once the exchange has returned: the phases cut
@@ -323,12 +331,14 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		res.Proxy = o.Redactor.URL(p.proxyURL)
 	}
 
-	obs := classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now,
+	obs := &p.obs
+	*obs = classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now,
 		ClientCertAsked: p.certAsked, ClientCertGiven: p.opts.clientCertGiven()}
 	if p.proxyStatus != 0 {
 		obs.ProxyStatus = p.proxyStatus
 	}
-	f := classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String}
+	f := &p.facts
+	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String}
 	if p.hopURL != nil {
 		f.Host = p.hopURL.Hostname()
 	}
@@ -344,9 +354,9 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		res.Canceled = true
 		err = parent.Err()
 	} else {
-		err = p.windowed(err, context.Cause(ctx), ex.answered(), &obs, &f, res)
+		err = p.windowed(err, context.Cause(ctx), ex.answered(), obs, f, res)
 	}
-	ex.describe(err, now, res, &obs, &f)
+	ex.describe(err, now, res, obs, f)
 	res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
 	if len(p.attempts) > 1 {
 		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
@@ -355,8 +365,8 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		}
 	}
 	obs.Err = err
-	res.Outcome, res.Reason = classify.Classify(obs)
-	res.Error = classify.Sentence(obs, res.Reason, f)
+	res.Outcome, res.Reason = classify.Classify(*obs)
+	res.Error = classify.Sentence(*obs, res.Reason, *f)
 }
 
 // closeTimings records the phase cut short and the total (p.mu held); from

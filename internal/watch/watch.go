@@ -177,15 +177,21 @@ func (w *Watcher) setTargets(targets []*Endpoint) {
 	}
 	keep := make(map[string]state.Entry, len(targets))
 	inflight := make([]*atomic.Bool, len(targets))
+	// The new targets' flags are one allocation, not one each: this runs
+	// before the first probe, on one core.
+	var fresh []atomic.Bool
 	for i, t := range targets {
 		if prev, ok := w.st.Targets[t.Name]; ok {
 			keep[t.Name] = prev
 		}
 		if f, ok := old[t.Name]; ok {
 			inflight[i] = f
-		} else {
-			inflight[i] = new(atomic.Bool)
+			continue
 		}
+		if len(fresh) == 0 {
+			fresh = make([]atomic.Bool, len(targets)-i)
+		}
+		inflight[i], fresh = &fresh[0], fresh[1:]
 	}
 	w.st.Targets = keep
 	w.targets, w.inflight = targets, inflight
@@ -382,9 +388,10 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 		next.HookPending, next.HookStarted = false, time.Time{}
 	}
 	if d.Action == policy.Redeploy {
-		held := next
+		// Copies: next itself stays off the heap for the common probe.
+		ahead, held := next, next
 		held.History = policy.HeldHistory(in)
-		it.redeploy, it.held = &next, &held
+		it.redeploy, it.held = &ahead, &held
 	} else {
 		w.st.Targets[t.Name] = next
 	}

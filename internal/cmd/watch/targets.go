@@ -90,6 +90,12 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
+		if len(lines) == 0 {
+			// The file's names are its own to check (ReadTargets
+			// refuses one given twice): only a URL argument's can clash.
+			out = append(out, built[i])
+			continue
+		}
 		if err := add(built[i], fts[i].Line); err != nil {
 			return nil, err
 		}
