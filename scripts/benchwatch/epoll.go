@@ -49,7 +49,7 @@ func floorSpec(mode, spec string) (int, netip.AddrPort) {
 const epollET = 1 << 31
 
 type epollConn struct {
-	fd        int
+	fd, index int
 	connected bool
 	n         int
 	start     time.Time
@@ -93,7 +93,7 @@ func epollGets(n int, ap netip.AddrPort) error {
 			syscall.Close(fd)
 			return err
 		}
-		conns[fd] = &epollConn{fd: fd, start: time.Now()}
+		conns[fd] = &epollConn{fd: fd, index: started, start: time.Now()}
 		started++
 		return nil
 	}
@@ -139,11 +139,15 @@ func epollGets(n int, ap netip.AddrPort) error {
 				if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
 					continue
 				}
-				if e, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR); err != nil || e != 0 {
-					return fmt.Errorf("connect: %v", syscall.Errno(e))
+				e, err := syscall.GetsockoptInt(c.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+				if err == nil && e != 0 {
+					err = syscall.Errno(e)
+				}
+				if err != nil {
+					return fmt.Errorf("connect: %v", err)
 				}
 				c.connected = true
-				req := "GET /env/" + strconv.Itoa(started) + "/health HTTP/1.1\r\nHost: " + hostport + "\r\nConnection: close\r\n\r\n"
+				req := "GET /env/" + strconv.Itoa(c.index) + "/health HTTP/1.1\r\nHost: " + hostport + "\r\nConnection: close\r\n\r\n"
 				if _, err := syscall.Write(c.fd, []byte(req)); err != nil {
 					return fmt.Errorf("write: %v", err)
 				}

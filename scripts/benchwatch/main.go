@@ -292,15 +292,8 @@ func runFloor(mode string, n int, hostport string, timeout time.Duration) (resul
 // and the answer read to EOF (fixture.BareGet).
 func floorRun(mode, spec string) {
 	bare := mode == "-bare-client"
-	var n int
-	var hostport string
-	if i := strings.IndexByte(spec, ','); i > 0 {
-		fmt.Sscan(spec[:i], &n)
-		hostport = spec[i+1:]
-	}
-	if host, _, err := net.SplitHostPort(hostport); n < 1 || err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
-		fail(fmt.Errorf("%s %q: want N,host:port on loopback", mode, spec))
-	}
+	n, ap := floorSpec(mode, spec)
+	hostport := ap.String()
 	jobs := make(chan int)
 	var failed atomic.Int64
 	var wg sync.WaitGroup
