@@ -518,6 +518,12 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.ForCheckedURL(u), nil
+}
+
+// ForCheckedURL is ForURLFrom for a URL that CheckURL has passed: the
+// options take u as their own (nothing may change it from now on).
+func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {
 	o := t.opts
 	o.URL = u
 	o.Redactor.AddURL(u)
@@ -526,7 +532,7 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 		tc.ServerName = hostOnly(o.Host)
 		o.TLSConfig = tc
 	}
-	return &o, nil
+	return &o
 }
 
 // isNumber reports whether strconv.Atoi takes s (an optional sign, then

@@ -188,7 +188,18 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		}
 		tmpl.Redactor().AddURL(u)
 		t.URL = tmpl.Redactor().URL(u)
-		t.Build = func() (*probe.Options, error) { return forURL(tmpl, raw, file, name, line) }
+		// The first build takes the URL checked now (a --once run's one
+		// probe: one parse a target, not two); later ones parse its text
+		// again, so a long-running watch keeps the text alone. Builds of
+		// one target never overlap: its probes and its hook take turns.
+		checked := u
+		t.Build = func() (*probe.Options, error) {
+			if u := checked; u != nil {
+				checked = nil
+				return tmpl.ForCheckedURL(u), nil
+			}
+			return forURL(tmpl, raw, file, name, line)
+		}
 	} else {
 		o, err := forURL(tmpl, raw, file, name, line)
 		if err != nil {
