@@ -58,22 +58,46 @@ func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 	if j.TimingsMS == nil {
 		b = append(b, "null"...)
 	} else {
-		keys := make([]string, 0, len(j.TimingsMS))
-		for k := range j.TimingsMS {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // as encoding/json orders them
+		// The phases by name in encoding/json's order (sorted), looked up:
+		// the map is ranged over (and its keys sorted) only when it holds
+		// a name that is not a phase's.
+		start, found := len(b), 0
 		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
+		for _, k := range phaseKeys {
+			v, has := j.TimingsMS[k]
+			if !has {
+				continue
+			}
+			if found > 0 {
 				b = append(b, ',')
 			}
-			if b, ok = output.AppendPlainString(b, k); !ok {
+			found++
+			b = append(b, '"')
+			b = append(b, k...)
+			b = append(b, '"', ':')
+			if b, ok = output.AppendFloat(b, v); !ok {
 				return b, false
 			}
-			b = append(b, ':')
-			if b, ok = output.AppendFloat(b, j.TimingsMS[k]); !ok {
-				return b, false
+		}
+		if found < len(j.TimingsMS) {
+			b = b[:start]
+			keys := make([]string, 0, len(j.TimingsMS))
+			for k := range j.TimingsMS {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			b = append(b, '{')
+			for i, k := range keys {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				if b, ok = output.AppendPlainString(b, k); !ok {
+					return b, false
+				}
+				b = append(b, ':')
+				if b, ok = output.AppendFloat(b, j.TimingsMS[k]); !ok {
+					return b, false
+				}
 			}
 		}
 		b = append(b, '}')
@@ -98,3 +122,7 @@ func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 	}
 	return b, true
 }
+
+// phaseKeys are the probe's phases (probe.Phases) by name, sorted as
+// encoding/json writes a map's keys (TestPhaseKeys holds them equal).
+var phaseKeys = [...]string{"connect", "dns", "proxy", "tls", "total", "transfer", "ttfb"}

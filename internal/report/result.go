@@ -69,7 +69,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		Error:          output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
 		Address:        r.Address,
 		IPFamily:       r.IPFamily,
-		TimingsMS:      map[string]float64{},
+		TimingsMS:      make(map[string]float64, len(r.Timings)),
 		Redirect:       r.Redirect,
 		Redirects:      r.Hops,
 		Proxy:          r.Proxy,
@@ -83,8 +83,20 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 	if allFailed(r.DialAttempts) {
 		j.DialErrors = r.DialAttempts
 	}
-	for ph, d := range r.Timings {
-		j.TimingsMS[string(ph)] = output.JSONMillis(d)
+	// The phases by name, not by ranging over the map (a sweep makes one
+	// result a target, and starting a map's iteration is dear); a phase
+	// of no known name is copied by the range.
+	found := 0
+	for _, ph := range probe.Phases {
+		if d, ok := r.Timings[ph]; ok {
+			j.TimingsMS[string(ph)] = output.JSONMillis(d)
+			found++
+		}
+	}
+	if found < len(r.Timings) {
+		for ph, d := range r.Timings {
+			j.TimingsMS[string(ph)] = output.JSONMillis(d)
+		}
 	}
 	if r.RetryAfter != nil {
 		s := r.RetryAfter.Seconds()

@@ -26,7 +26,7 @@ func TestAppendFieldsAsEncodingJSON(t *testing.T) {
 		"~!@#$%^*()_+{}|:?`-=[];',./"}
 	floats := []float64{0, math.Copysign(0, -1), 1, 1.514, 0.006, 1e-6, 9e-7, 1e-7, 123456.789, 1e20, 1e21, 2.5e21, -3.25,
 		math.NaN(), math.Inf(1), 0.1 + 0.2}
-	phases := []string{"dns", "connect", "tls", "ttfb", "transfer", "total", "proxy", "é", `q"`}
+	phases := []string{"dns", "connect", "tls", "ttfb", "transfer", "total", "proxy", "é", `q"`, "aaa", "tt", "zz_other"}
 	plain := []string{"", "ok", "env-1", "pass", "HTTP/1.1", "127.0.0.1:8080", "<>&", "~!@#$%^*()_+{}|:?`-=[];',./"}
 	pick := func(s []string) string {
 		if r.IntN(30) != 0 {
