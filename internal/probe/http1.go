@@ -279,18 +279,28 @@ func (h *plainHTTP) write(conn net.Conn) (bool, error) {
 	if gzipAsked {
 		extra = "Accept-Encoding: gzip\r\n" + extra
 	}
-	out, ok := appendRequest(make([]byte, 0, 256), req, extra)
-	if !ok {
+	bp := requestBufs.Get().(*[]byte)
+	defer requestBufs.Put(bp)
+	out, ok := appendRequest((*bp)[:0], req, extra)
+	if ok && cap(out) <= 4<<10 {
+		*bp = out // grown, if it had to, within reason: kept for the next
+	} else if !ok {
 		var err error
 		if out, err = netHTTPRequest(req, extra, len(o.Body)); err != nil {
 			return false, err
 		}
 	}
+	// The buffer is free again once Write returns: the connection has
+	// written it (writeBehind, under a request with a body, copies it).
 	if _, err := conn.Write(out); err != nil {
 		return false, err
 	}
 	return gzipAsked, nil
 }
+
+// requestBufs hold the encodings of plain exchanges' requests, reused: a
+// sweep writes one request a target.
+var requestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // netHTTPRequest is req as net/http's Request.Write encodes it, with extra
 // after the caller's headers.
