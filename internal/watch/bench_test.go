@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -61,4 +62,22 @@ func BenchmarkSweepLoopback(b *testing.B) {
 	// process): what the collector works for.
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*n), "allocs/target")
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N*n), "B/target")
+}
+
+// BenchmarkParseTargets is the targets file of a 10,000-target sweep read
+// into its entries (each its own name and path): the part of a --once
+// run's start-up that runs on one core before any probe.
+func BenchmarkParseTargets(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("targets:\n")
+	for i := range 10000 {
+		fmt.Fprintf(&buf, "  - name: env-%d\n    url: http://127.0.0.1:8080/env/%d/health\n", i, i)
+	}
+	data := buf.Bytes()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseTargets("targets.yaml", data); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -331,13 +331,15 @@ func (p *targetsParser) target(e *yaml.Node) (FileEntry, error) {
 	if t.Name, err = p.name(e, epairs); err != nil {
 		return t, err
 	}
-	seen := map[string]bool{}
-	for _, kv := range epairs {
+	for i, kv := range epairs {
 		k, v := kv[0], kv[1]
-		if seen[k.Value] {
-			return t, p.fail(k.Line, t.Name, "%s: given twice", k.Value)
+		// A key given twice, by a look back: an entry has a handful
+		// (a set of them was a map a target).
+		for _, before := range epairs[:i] {
+			if before[0].Value == k.Value {
+				return t, p.fail(k.Line, t.Name, "%s: given twice", k.Value)
+			}
 		}
-		seen[k.Value] = true
 		if err := p.targetKey(&t, k, v); err != nil {
 			return t, err
 		}
@@ -470,7 +472,8 @@ func pairsDepth(m *yaml.Node, depth int) ([][2]*yaml.Node, error) {
 	if depth > 16 {
 		return nil, errors.New("merge keys (<<) nested too deep")
 	}
-	var own, merged [][2]*yaml.Node
+	own := make([][2]*yaml.Node, 0, len(m.Content)/2)
+	var merged [][2]*yaml.Node
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], deref(m.Content[i+1])
 		if k.Tag != "!!merge" {
@@ -492,6 +495,9 @@ func pairsDepth(m *yaml.Node, depth int) ([][2]*yaml.Node, error) {
 			}
 			merged = append(merged, p...)
 		}
+	}
+	if len(merged) == 0 {
+		return own, nil // most mappings merge nothing: no set of keys to build
 	}
 	have := make(map[string]bool, len(own))
 	for _, kv := range own {
