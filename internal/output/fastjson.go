@@ -15,6 +15,13 @@ type LineAppender interface {
 	AppendJSONLine(b []byte) (_ []byte, ok bool)
 }
 
+// LineValuer is a line that makes its value only when encoding/json must
+// write it (its AppendJSONLine could not): JSONLines then writes
+// LineValue() as JSONLine does, not the LineValuer itself.
+type LineValuer interface {
+	LineValue() any
+}
+
 // AppendPlainString appends s as a JSON string if every byte of it is
 // printable ASCII other than '"' and '\\' (what encoding/json and
 // JSONEscape leave as it is); ok false otherwise.

@@ -118,6 +118,9 @@ func encodeLines(w io.Writer, lo, hi int, line func(i int) (any, bool)) error {
 				continue
 			}
 		}
+		if lv, is := v.(LineValuer); is {
+			v = lv.LineValue()
+		}
 		if err := JSONLine(w, v); err != nil {
 			return err
 		}

@@ -58,7 +58,21 @@ type ResultJSON struct {
 // NewResultJSON converts a result, with its decision (may be nil) and the
 // exit code it maps to.
 func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON {
-	j := ResultJSON{
+	var j ResultJSON
+	j.Fill(r, d, exitCode)
+	return j
+}
+
+// Fill makes j what NewResultJSON makes of r, keeping j's timings map (a
+// writer of thousands of lines fills one ResultJSON again and again).
+func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
+	timings := j.TimingsMS
+	if timings == nil {
+		timings = make(map[string]float64, len(r.Timings))
+	} else {
+		clear(timings)
+	}
+	*j = ResultJSON{
 		SchemaVersion:  output.SchemaVersion,
 		URL:            output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
 		Outcome:        r.Outcome,
@@ -69,7 +83,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 		Error:          output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
 		Address:        r.Address,
 		IPFamily:       r.IPFamily,
-		TimingsMS:      make(map[string]float64, len(r.Timings)),
+		TimingsMS:      timings,
 		Redirect:       r.Redirect,
 		Redirects:      r.Hops,
 		Proxy:          r.Proxy,
@@ -105,7 +119,6 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 	for _, a := range r.Addresses {
 		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForOutcome(a.Outcome)))
 	}
-	return j
 }
 
 // FoldAddresses applies a command's --exit-1 decision (fold) to the

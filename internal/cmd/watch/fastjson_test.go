@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/output"
@@ -113,5 +114,76 @@ func TestAppendFieldsAsEncodingJSON(t *testing.T) {
 	it := &watch.Item{Endpoint: &watch.Endpoint{Name: "env-1"}, Result: res, Decision: d}
 	if _, ok := newWatchJSON(it, func(c int) int { return c }).AppendJSONLine(nil); !ok {
 		t.Fatal("a passing target's line did not take the fast encoder")
+	}
+}
+
+// TestItemLinesAsEncodingJSON: the lines of a sweep as print writes them
+// (JSONLines over itemLines, each encoded through a reused watchJSON of
+// lineScratch) are byte for byte encoding/json's of newWatchJSON, item by
+// item, over random items whose timings, hooks, addresses and decisions
+// differ from one line to the next (what one line leaves in the scratch
+// must never reach another).
+func TestItemLinesAsEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 2))
+	phases := []probe.Phase{probe.PhaseDNS, probe.PhaseConnect, probe.PhaseTLS, probe.PhaseTTFB, probe.PhaseTransfer,
+		probe.PhaseTotal, probe.PhaseProxy, "other", `q"`}
+	words := []string{"", "ok", "env-1", "http://127.0.0.1:8080/health", "a\tb", `say "hi"`, "é", "\x1b[31m"}
+	items := make([]watch.Item, 3000)
+	for i := range items {
+		res := probe.Result{URL: words[r.IntN(len(words))], Outcome: classify.Pass, Reason: classify.OK,
+			HTTPStatus: r.IntN(600), Error: words[r.IntN(len(words))], Address: "127.0.0.1:8080", IPFamily: 4,
+			Timings: probe.Timings{}}
+		if r.IntN(3) == 0 {
+			res.Outcome, res.Reason = classify.Unreachable, classify.ConnRefused
+		}
+		for range r.IntN(8) {
+			ph := phases[r.IntN(7)]
+			if r.IntN(20) == 0 {
+				ph = phases[r.IntN(len(phases))]
+			}
+			res.Timings[ph] = time.Duration(r.Int64N(int64(10 * time.Second)))
+		}
+		if r.IntN(10) == 0 {
+			res.Timings = nil
+		}
+		if r.IntN(15) == 0 {
+			res.Addresses = []probe.Result{{URL: "http://[::1]:8080/", Outcome: classify.Unreachable, Reason: classify.ConnRefused,
+				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}}
+		}
+		it := watch.Item{Endpoint: &watch.Endpoint{Name: words[r.IntN(len(words))], URL: "http://127.0.0.1:8080/x"}, Result: res,
+			Decision: policy.Decision{Action: policy.Stay, Why: words[r.IntN(len(words))], Cleared: r.IntN(2) == 0},
+			Transition: r.IntN(2) == 0}
+		it.State.Streak = r.IntN(9)
+		if r.IntN(12) == 0 {
+			it.Hook = &watch.HookResult{OK: r.IntN(2) == 0, Status: "exit 0", Output: "line 1\n\x1b[2Jline 2"}
+		}
+		items[i] = it
+	}
+	fold := func(c int) int { return c }
+	if r.IntN(2) == 0 {
+		fold = func(c int) int { return min(c, 1) }
+	}
+	var want bytes.Buffer
+	for i := range items {
+		if err := output.JSONLine(&want, newWatchJSON(&items[i], fold)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := make([]itemLine, len(items))
+	var got bytes.Buffer
+	if err := output.JSONLines(&got, len(items), func(i int) (any, bool) {
+		lines[i] = itemLine{it: &items[i], fold: fold}
+		return &lines[i], true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		g, w := bytes.Split(got.Bytes(), []byte("\n")), bytes.Split(want.Bytes(), []byte("\n"))
+		for i := range min(len(g), len(w)) {
+			if !bytes.Equal(g[i], w[i]) {
+				t.Fatalf("line %d:\ngot:  %s\nwant: %s", i, g[i], w[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d", len(g), len(w))
 	}
 }

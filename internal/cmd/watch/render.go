@@ -30,6 +30,9 @@ type watchJSON struct {
 	Streak     int               `json:"streak"`
 	Transition bool              `json:"transition"`
 	Hook       *watch.HookResult `json:"hook,omitempty"`
+	// decision is the copy of the item's decision ResultJSON.Decision
+	// points to (fill).
+	decision policy.Decision
 }
 
 // AppendJSONLine is output.LineAppender: the line of a result of the
@@ -53,8 +56,19 @@ func (j watchJSON) AppendJSONLine(b []byte) ([]byte, bool) {
 // newWatchJSON converts one probed item; fold is the --exit-1 decision
 // applied to its outcome's exit code (and to each address's).
 func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
-	d := it.Decision
-	j := watchJSON{ResultJSON: report.NewResultJSON(it.Result, &d, fold(exitcode.ForOutcome(it.Result.Outcome))), Streak: it.State.Streak, Transition: it.Transition, Hook: it.Hook}
+	var j watchJSON
+	j.fill(it, fold)
+	d := j.decision // the value's own, not j's field
+	j.Decision = &d
+	return j
+}
+
+// fill makes j what newWatchJSON makes of the item, keeping j's maps (the
+// lines of a sweep are encoded through a few of them, lineScratch).
+func (j *watchJSON) fill(it *watch.Item, fold func(int) int) {
+	j.decision = it.Decision
+	j.ResultJSON.Fill(it.Result, &j.decision, fold(exitcode.ForOutcome(it.Result.Outcome)))
+	j.Streak, j.Transition, j.Hook = it.State.Streak, it.Transition, it.Hook
 	j.FoldAddresses(fold)
 	// The name as it is: it is the target's identity, the state file's key
 	// (JSON both), so it must read back as the same string; the JSON
@@ -73,8 +87,28 @@ func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 	if j.URL == "" {
 		j.URL = it.Endpoint.URL
 	}
-	return j
 }
+
+// itemLine is one item's line as JSONLines writes it: encoded through a
+// watchJSON of lineScratch when the fast encoder can (no line's value is
+// made, copied or boxed), else as encoding/json writes newWatchJSON's.
+type itemLine struct {
+	it   *watch.Item
+	fold func(int) int
+}
+
+// lineScratch holds the watchJSON values itemLine encodes through.
+var lineScratch = sync.Pool{New: func() any { return new(watchJSON) }}
+
+func (l *itemLine) AppendJSONLine(b []byte) ([]byte, bool) {
+	j := lineScratch.Get().(*watchJSON)
+	defer lineScratch.Put(j)
+	j.fill(l.it, l.fold)
+	return j.AppendJSONLine(b)
+}
+
+// LineValue is the line's value for encoding/json (output.LineValuer).
+func (l *itemLine) LineValue() any { return newWatchJSON(l.it, l.fold) }
 
 // sweepJSON is the line that ends each sweep in JSON output:
 // {"schema_version":1,"sweep":{...}}.
