@@ -151,7 +151,7 @@ func TestItemLinesAsEncodingJSON(t *testing.T) {
 				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}}
 		}
 		it := watch.Item{Endpoint: &watch.Endpoint{Name: words[r.IntN(len(words))], URL: "http://127.0.0.1:8080/x"}, Result: res,
-			Decision: policy.Decision{Action: policy.Stay, Why: words[r.IntN(len(words))], Cleared: r.IntN(2) == 0},
+			Decision:   policy.Decision{Action: policy.Stay, Why: words[r.IntN(len(words))], Cleared: r.IntN(2) == 0},
 			Transition: r.IntN(2) == 0}
 		it.State.Streak = r.IntN(9)
 		if r.IntN(12) == 0 {
