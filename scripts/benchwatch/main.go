@@ -26,6 +26,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -152,33 +153,26 @@ func main() {
 				}
 				res[b] = append(res[b], r)
 			}
-			if *ab {
-				r, err := meter.around(func() (result, error) { return runAB(n, "http://"+hostport+"/ab/health", *timeout) })
+			// ab and the floors, each in the same round, the server's
+			// CPU measured around each.
+			for _, o := range []struct {
+				on   bool
+				into *[]result
+				run  func() (result, error)
+			}{
+				{*ab, &abs, func() (result, error) { return runAB(n, "http://"+hostport+"/ab/health", *timeout) }},
+				{*floor, &floors, func() (result, error) { return runFloor("-floor-client", n, hostport, *timeout) }},
+				{*bare, &bares, func() (result, error) { return runFloor("-bare-client", n, hostport, *timeout) }},
+				{*epoll, &epolls, func() (result, error) { return runFloor("-epoll-client", n, hostport, *timeout) }},
+			} {
+				if !o.on {
+					continue
+				}
+				r, err := meter.around(o.run)
 				if err != nil {
 					fail(err)
 				}
-				abs = append(abs, r)
-			}
-			if *floor {
-				r, err := meter.around(func() (result, error) { return runFloor("-floor-client", n, hostport, *timeout) })
-				if err != nil {
-					fail(err)
-				}
-				floors = append(floors, r)
-			}
-			if *bare {
-				r, err := meter.around(func() (result, error) { return runFloor("-bare-client", n, hostport, *timeout) })
-				if err != nil {
-					fail(err)
-				}
-				bares = append(bares, r)
-			}
-			if *epoll {
-				r, err := meter.around(func() (result, error) { return runFloor("-epoll-client", n, hostport, *timeout) })
-				if err != nil {
-					fail(err)
-				}
-				epolls = append(epolls, r)
+				*o.into = append(*o.into, r)
 			}
 		}
 		for b, rs := range res {
@@ -194,7 +188,7 @@ func main() {
 				fmt.Printf("%s:\n", bins[b])
 			}
 			fmt.Printf("%6d targets: wall %s  peak RSS %s  (runs %d; each: %s)\n", n,
-				median(walls), mib(medianInt(rss)), *runs, list(walls, rss))
+				median(walls), mib(medianOf(rss)), *runs, list(walls, rss))
 			fmt.Printf("%6s          healthctl CPU (user+sys) %s, the sweep itself (duration_ms) %s (medians)\n", "",
 				median(cpus), median(sweeps))
 			if *withState {
@@ -211,7 +205,7 @@ func main() {
 					aw, ac = append(aw, r.wall), append(ac, r.cpu)
 				}
 				fmt.Printf("%6s          ab -n %d -c 64, same server, same runs: wall %s, CPU %s; healthctl/ab: wall %.2fx, CPU %.2fx (medians)\n", "",
-					n, median(aw), median(ac), float64(medianD(walls))/float64(medianD(aw)), float64(medianD(cpus))/float64(medianD(ac)))
+					n, median(aw), median(ac), float64(medianOf(walls))/float64(medianOf(aw)), float64(medianOf(cpus))/float64(medianOf(ac)))
 				fmt.Printf("%6s          paired by run (each sweep over the ab run of its round; the host's drift cancels): wall %s\n", "", pairedRatios(walls, aw))
 			}
 			printFloor("Go floor (dial, net/http request and response, close; 64 at a time)", floors, walls, cpus, abs)
@@ -256,13 +250,13 @@ func printFloor(what string, floors []result, walls, cpus []time.Duration, abs [
 		fw, fc = append(fw, r.wall), append(fc, r.cpu)
 	}
 	fmt.Printf("%6s          %s, same runs: wall %s, CPU %s; healthctl/floor: wall %.2fx, CPU %.2fx",
-		"", what, median(fw), median(fc), float64(medianD(walls))/float64(medianD(fw)), float64(medianD(cpus))/float64(medianD(fc)))
+		"", what, median(fw), median(fc), float64(medianOf(walls))/float64(medianOf(fw)), float64(medianOf(cpus))/float64(medianOf(fc)))
 	if len(abs) > 0 {
 		var aw []time.Duration
 		for _, r := range abs {
 			aw = append(aw, r.wall)
 		}
-		fmt.Printf("; floor/ab: wall %.2fx", float64(medianD(fw))/float64(medianD(aw)))
+		fmt.Printf("; floor/ab: wall %.2fx", float64(medianOf(fw))/float64(medianOf(aw)))
 	}
 	fmt.Println(" (medians)")
 }
@@ -483,39 +477,12 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 		pass:       last.Sweep.Pass}, nil
 }
 
-func median(d []time.Duration) string {
-	s := append([]time.Duration(nil), d...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2].Round(time.Millisecond).String()
-}
+func median(d []time.Duration) string { return medianOf(d).Round(time.Millisecond).String() }
 
-func medianD(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2]
-}
-
-func medianInt(v []int64) int64 {
-	s := append([]int64(nil), v...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
+// medianOf is the middle value of v (the upper one of an even count).
+func medianOf[T cmp.Ordered](v []T) T {
+	s := slices.Clone(v)
+	slices.Sort(s)
 	return s[len(s)/2]
 }
 
@@ -589,7 +556,7 @@ func printMachine(hc, abs, floors, bares, epolls []result) {
 			busy = append(busy, (r.cpu+r.server).Seconds()/r.wall.Seconds())
 		}
 		fmt.Printf("%6s            %-10s client CPU %4.0f ms + server CPU %4.0f ms; %.2f cores busy (medians)\n", "", what,
-			medianF(cpu), medianF(srv), medianF(busy))
+			medianOf(cpu), medianOf(srv), medianOf(busy))
 	}
 	fmt.Printf("%6s          the machine (client and server share it; %d cores):\n", "", runtime.NumCPU())
 	line("healthctl", hc)
@@ -606,13 +573,7 @@ func printMachine(hc, abs, floors, bares, epolls []result) {
 		ratio = append(ratio, (hc[i].cpu+hc[i].server).Seconds()/(abs[i].cpu+abs[i].server).Seconds())
 	}
 	fmt.Printf("%6s          machine CPU healthctl/ab, paired: %.2fx; 1.5x ab leaves the client %.0f ms of CPU (healthctl used %.0f) (medians)\n", "",
-		medianF(ratio), medianF(allow), medianF(durMS(hc)))
-}
-
-func medianF(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
+		medianOf(ratio), medianOf(allow), medianOf(durMS(hc)))
 }
 
 func durMS(rs []result) []float64 {
