@@ -165,6 +165,9 @@ func (s *stacks) nginx() []diffCase {
     location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
     location = /short { proxy_pass http://127.0.0.1:%[10]d; }
     location = /throttled { limit_rate 1k; alias %[1]s/throttled.bin; }
+    location = /large { alias %[1]s/large.txt; }
+    location = /far { alias %[1]s/far.txt; }
+    location = /gz { gzip on; gzip_min_length 1; gzip_types *; alias %[1]s/gz.txt; }
   }
   server {
     listen 127.0.0.1:%[3]d ssl http2;
@@ -187,6 +190,13 @@ func (s *stacks) nginx() []diffCase {
 	// A static file of 64 KiB that nginx sends at 1 KiB/s (limit_rate):
 	// its headers at once, its body for a minute.
 	s.write("nginx/throttled.bin", strings.Repeat("x", 64<<10))
+	// Static bodies for the body conditions: a text 32 KiB into a 40 KiB
+	// file (which comes in several reads; where they split is the
+	// kernel's, so the split itself is TestScanBody's), one past
+	// --max-body (64 KiB), and a text file nginx gzips.
+	s.write("nginx/large.txt", strings.Repeat("a", 32<<10-3)+"NEEDLE"+strings.Repeat("b", 8<<10)+"\n")
+	s.write("nginx/far.txt", strings.Repeat("a", 70<<10)+"NEEDLE\n")
+	s.write("nginx/gz.txt", strings.Repeat("status: starting\n", 2000)+"status: ready\n")
 	if !s.start("nginx", []int{p, ptls, pcc}, "nginx", "-p", d, "-c", conf, "-e", filepath.Join(d, "error.log")) {
 		return nil
 	}
@@ -213,6 +223,14 @@ func (s *stacks) nginx() []diffCase {
 		// body byte) closes in the body's stage, on a server that paces
 		// the body itself.
 		{name: "nginx/limit-rate-body-timeout", url: local(p, "/throttled"), hcSays: "response body not complete within --read-timeout 2s"},
+		// Body conditions against the body curl got (bodyHolds).
+		{name: "nginx/body-text", url: local(p, "/health"), expectBody: []string{"ok"}},
+		{name: "nginx/body-text-missing", url: local(p, "/health"), expectBody: []string{"ready"}, hcSays: `body does not contain "ready"`},
+		{name: "nginx/body-regex", url: local(p, "/health"), expectRegex: []string{`^ok\n$`}},
+		{name: "nginx/body-large", url: local(p, "/large"), expectBody: []string{"NEEDLE"}, expectRegex: []string{`a{100}NEEDLEb`}},
+		{name: "nginx/body-past-max-body", url: local(p, "/far"), expectBody: []string{"NEEDLE"}},
+		{name: "nginx/body-gzip", url: local(p, "/gz"), expectBody: []string{"status: ready"}, expectRegex: []string{`(?m)^status: ready$`}},
+		{name: "nginx/body-gzip-asked", url: local(p, "/gz"), expectBody: []string{"status: ready"}, hc: []string{"-H", "Accept-Encoding: gzip"}},
 		{name: "nginx/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
 		{name: "nginx/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
 		{name: "nginx/clientcert13", url: localTLS(pcc, "/health"), cacert: ca},
@@ -223,15 +241,7 @@ func (s *stacks) nginx() []diffCase {
 
 func (s *stacks) haproxy() []diffCase {
 	p := s.freePort()
-	conf := s.write("haproxy/haproxy.cfg", fmt.Sprintf(`global
-  maxconn 64
-defaults
-  mode http
-  retries 0
-  timeout connect 1s
-  timeout client 5s
-  timeout server 1s
-frontend f
+	conf := s.write("haproxy/haproxy.cfg", fixture.HAProxyPrelude(64)+fmt.Sprintf(`frontend f
   bind 127.0.0.1:%d
   http-request return status 200 content-type text/plain string "ok" if { path /health }
   use_backend dead if { path /dead }

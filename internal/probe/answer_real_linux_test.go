@@ -188,15 +188,7 @@ func realNginx(t *testing.T, d string) []realAnswer {
 
 func realHAProxy(t *testing.T, d string) []realAnswer {
 	p, closed := realPort(t), realPort(t)
-	conf := realWrite(t, filepath.Join(d, "haproxy.cfg"), fmt.Sprintf(`global
-  maxconn 16
-defaults
-  mode http
-  retries 0
-  timeout connect 1s
-  timeout client 5s
-  timeout server 1s
-frontend f
+	conf := realWrite(t, filepath.Join(d, "haproxy.cfg"), fixture.HAProxyPrelude(16)+fmt.Sprintf(`frontend f
   bind 127.0.0.1:%d
   http-request return status 200 content-type text/plain string "ok" if { path /health }
   default_backend dead
