@@ -44,7 +44,14 @@ func TestScanBody(t *testing.T) {
 		missing   string
 		failedRE  string
 	}{
-		{name: "text across chunks", body: big + "READY" + big, max: math.MaxInt64, text: []string{"READY", "filler"}},
+		{name: "text deep in the body", body: big + "READY" + big, max: math.MaxInt64, text: []string{"READY", "filler"}},
+		// The reads are 4,093 bytes: READY's first two bytes end the first
+		// read and the rest begins the second.
+		{name: "text across a read", body: strings.Repeat("x", 4093-2) + "READY" + big, max: math.MaxInt64, text: []string{"READY"}},
+		// A text longer than a read: its start in the first, its end in
+		// the third.
+		{name: "text across three reads", body: strings.Repeat("x", 4000) + strings.Repeat("0123456789", 500) + big, max: math.MaxInt64,
+			text: []string{strings.Repeat("0123456789", 500)}},
 		{name: "text missing", body: big, max: math.MaxInt64, text: []string{"READY"}, missing: "READY"},
 		// With a max of MaxInt64 nothing may wrap: the text is found.
 		{name: "max int64", body: "ok ready\n", max: math.MaxInt64, text: []string{"ready"}},
