@@ -33,6 +33,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
+	"github.com/healthctl/healthctl/internal/probe"
 )
 
 // diffCase is one probe run by both.
@@ -59,6 +60,11 @@ type diffCase struct {
 	// hcSays, when set, must be in healthctl's error: what it tells the
 	// user to do, checked against the real server.
 	hcSays string
+	// expectBody and expectRegex are body conditions (healthctl's
+	// --expect-body, --expect-body-regex). curl's side of them is the
+	// body curl got (--compressed: decoded), cut at --max-body, judged by
+	// the standard library (bodyHolds).
+	expectBody, expectRegex []string
 }
 
 // diffResult is what each side said.
@@ -67,6 +73,9 @@ type diffResult struct {
 	curlStatus int
 	curlErr    string
 	curlTime   time.Duration
+	// curlBody says whether the case's body conditions hold over the
+	// body curl got (nil: the case has none, or curl got no answer).
+	curlBody *bool
 
 	outcome, reason string
 	hcStatus        int
@@ -219,6 +228,9 @@ func skippedCase(name string) bool {
 }
 
 func (r diffResult) curlText() string {
+	if r.curlExit == 0 && r.curlBody != nil {
+		return fmt.Sprintf("0 (%d, body holds: %v)", r.curlStatus, *r.curlBody)
+	}
 	if r.curlExit == 0 {
 		return fmt.Sprintf("0 (%d)", r.curlStatus)
 	}
@@ -257,6 +269,10 @@ func curlAgrees(r diffResult) bool {
 			return false
 		}
 		if r.curlStatus >= 200 && r.curlStatus < 300 {
+			if r.curlBody != nil && !*r.curlBody {
+				// The body curl got does not meet the conditions.
+				return o == "unreachable" && reason == "condition_failed"
+			}
 			return o == "pass"
 		}
 		return o == "unreachable" || unknownIn("proxy_auth_required", "proxy_refused")
@@ -287,8 +303,16 @@ func runDiffCase(t *testing.T, curl, hc, dir string, c diffCase, doh string) dif
 	env := diffEnv(dir, c.proxy)
 
 	// curl: -q first (no .curlrc), its error on stderr, the status on stdout.
-	args := []string{"-q", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+	conditions := len(c.expectBody)+len(c.expectRegex) > 0
+	body := os.DevNull
+	if conditions {
+		body = filepath.Join(dir, "body-"+strings.ReplaceAll(c.name, "/", "_"))
+	}
+	args := []string{"-q", "-sS", "-o", body, "-w", "%{http_code}",
 		"--connect-timeout", secs(diffConnect), "-m", secs(diffMaxTime)}
+	if conditions {
+		args = append(args, "--compressed")
+	}
 	if doh != "" {
 		args = append(args, "--doh-url", doh, "--doh-insecure")
 	}
@@ -314,6 +338,14 @@ func runDiffCase(t *testing.T, curl, hc, dir string, c diffCase, doh string) dif
 	r.curlExit = code
 	r.curlStatus, _ = strconv.Atoi(strings.TrimSpace(out))
 	r.curlErr = strings.TrimSpace(errOut)
+	if conditions && code == 0 {
+		got, err := os.ReadFile(body)
+		if err != nil {
+			t.Fatalf("case %s: curl's body: %v", c.name, err)
+		}
+		holds := bodyHolds(t, got, c)
+		r.curlBody = &holds
+	}
 
 	args = []string{"probe", "-o", "json", "--connect-timeout", diffConnect.String(),
 		"--read-timeout", "2s", "--max-time", diffMaxTime.String()}
@@ -335,6 +367,12 @@ func runDiffCase(t *testing.T, curl, hc, dir string, c diffCase, doh string) dif
 	if c.h2c {
 		args = append(args, "--http2-prior-knowledge")
 	}
+	for _, text := range c.expectBody {
+		args = append(args, "--expect-body", text)
+	}
+	for _, re := range c.expectRegex {
+		args = append(args, "--expect-body-regex", re)
+	}
 	args = append(append(args, c.hc...), c.url)
 	start = time.Now()
 	out, errOut, code = runBounded(hc, args, env)
@@ -353,6 +391,28 @@ func runDiffCase(t *testing.T, curl, hc, dir string, c diffCase, doh string) dif
 	}
 	r.outcome, r.reason, r.hcStatus, r.hcErr = j.Outcome, j.Reason, j.HTTPStatus, j.Error
 	return r
+}
+
+// bodyHolds judges a case's body conditions over the body curl got, as
+// healthctl defines them: the first --max-body bytes (the default) contain
+// every text and match every expression.
+func bodyHolds(t *testing.T, body []byte, c diffCase) bool {
+	body = body[:min(len(body), probe.DefaultMaxBody)]
+	for _, text := range c.expectBody {
+		if !bytes.Contains(body, []byte(text)) {
+			return false
+		}
+	}
+	for _, re := range c.expectRegex {
+		m, err := regexp.Compile(re)
+		if err != nil {
+			t.Fatalf("case %s: %v", c.name, err)
+		}
+		if !m.Match(body) {
+			return false
+		}
+	}
+	return true
 }
 
 // healthctlHas says whether healthctl probe has a flag (another branch may
