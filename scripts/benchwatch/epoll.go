@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -28,15 +29,8 @@ func epollRun(spec string) {
 
 // floorSpec parses a floor client's N,host:port, loopback only.
 func floorSpec(mode, spec string) (int, netip.AddrPort) {
-	var n int
-	var hostport string
-	for i := 0; i < len(spec); i++ {
-		if spec[i] == ',' {
-			n, _ = strconv.Atoi(spec[:i])
-			hostport = spec[i+1:]
-			break
-		}
-	}
+	count, hostport, _ := strings.Cut(spec, ",")
+	n, _ := strconv.Atoi(count)
 	ap, err := netip.ParseAddrPort(hostport)
 	if n < 1 || err != nil || !ap.Addr().IsLoopback() {
 		fail(fmt.Errorf("%s %q: want N,host:port on loopback", mode, spec))

@@ -567,19 +567,12 @@ func printMachine(hc, abs, floors, bares, epolls []result) {
 	if len(abs) == 0 {
 		return
 	}
-	var allow, ratio []float64
+	var allow, ratio, used []float64
 	for i := range min(len(hc), len(abs)) {
 		allow = append(allow, (1.5*(abs[i].cpu+abs[i].server).Seconds()-hc[i].server.Seconds())*1e3)
 		ratio = append(ratio, (hc[i].cpu+hc[i].server).Seconds()/(abs[i].cpu+abs[i].server).Seconds())
+		used = append(used, hc[i].cpu.Seconds()*1e3)
 	}
 	fmt.Printf("%6s          machine CPU healthctl/ab, paired: %.2fx; 1.5x ab leaves the client %.0f ms of CPU (healthctl used %.0f) (medians)\n", "",
-		medianOf(ratio), medianOf(allow), medianOf(durMS(hc)))
-}
-
-func durMS(rs []result) []float64 {
-	var v []float64
-	for _, r := range rs {
-		v = append(v, r.cpu.Seconds()*1e3)
-	}
-	return v
+		medianOf(ratio), medianOf(allow), medianOf(used))
 }

@@ -30,8 +30,8 @@ type watchJSON struct {
 	Streak     int               `json:"streak"`
 	Transition bool              `json:"transition"`
 	Hook       *watch.HookResult `json:"hook,omitempty"`
-	// decision is the copy of the item's decision ResultJSON.Decision
-	// points to (fill).
+	// decision holds the item's decision for a watchJSON of lineScratch
+	// (itemLine), where ResultJSON.Decision points.
 	decision policy.Decision
 }
 
@@ -57,17 +57,16 @@ func (j watchJSON) AppendJSONLine(b []byte) ([]byte, bool) {
 // applied to its outcome's exit code (and to each address's).
 func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 	var j watchJSON
-	j.fill(it, fold)
-	d := j.decision // the value's own, not j's field
-	j.Decision = &d
+	d := it.Decision
+	j.fill(it, fold, &d)
 	return j
 }
 
-// fill makes j what newWatchJSON makes of the item, keeping j's maps (the
-// lines of a sweep are encoded through a few of them, lineScratch).
-func (j *watchJSON) fill(it *watch.Item, fold func(int) int) {
-	j.decision = it.Decision
-	j.ResultJSON.Fill(it.Result, &j.decision, fold(exitcode.ForOutcome(it.Result.Outcome)))
+// fill makes j what newWatchJSON makes of the item, with d (a copy of the
+// item's decision) as its decision, keeping j's maps (the lines of a sweep
+// are encoded through a few of them, lineScratch).
+func (j *watchJSON) fill(it *watch.Item, fold func(int) int, d *policy.Decision) {
+	j.ResultJSON.Fill(it.Result, d, fold(exitcode.ForOutcome(it.Result.Outcome)))
 	j.Streak, j.Transition, j.Hook = it.State.Streak, it.Transition, it.Hook
 	j.FoldAddresses(fold)
 	// The name as it is: it is the target's identity, the state file's key
@@ -103,7 +102,8 @@ var lineScratch = sync.Pool{New: func() any { return new(watchJSON) }}
 func (l *itemLine) AppendJSONLine(b []byte) ([]byte, bool) {
 	j := lineScratch.Get().(*watchJSON)
 	defer lineScratch.Put(j)
-	j.fill(l.it, l.fold)
+	j.decision = l.it.Decision
+	j.fill(l.it, l.fold, &j.decision)
 	return j.AppendJSONLine(b)
 }
 
