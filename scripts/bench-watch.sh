@@ -17,8 +17,12 @@
 # cost). The server's CPU time is measured around every run (-server-pid):
 # client and server share the machine, so each run's wall time is their
 # CPU time over the cores they keep busy, and the line "1.5x ab leaves
-# the client N ms of CPU" is the budget in CPU. The default --concurrency
-# and the shell's `ulimit -n`.
+# the client N ms of CPU" is the budget in CPU; the line "CPU per target,
+# user + system" splits each client's CPU: the system part (the kernel's
+# work for a loopback connection) is dear or cheap as the host is that
+# day, and moves the ratio to ab (nearly all system time) with it; the user
+# part is the client's own code. The default --concurrency and the
+# shell's `ulimit -n`.
 # Besides medians: each sweep's ratio to the ab run of its round, and with
 # BASE this tree's sweeps over BASE's, run by run (paired: the host's drift
 # cancels).

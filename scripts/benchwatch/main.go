@@ -212,14 +212,16 @@ func main() {
 			printFloor("bare floor (dial, fixed request bytes, read to EOF, close; 64 at a time)", bares, walls, cpus, abs)
 			printFloor("epoll floor (the bare floor's exchange on one thread, one epoll set: ab's design in Go)", epolls, walls, cpus, abs)
 			printMachine(rs, abs, floors, bares, epolls)
+			printPerTarget(n, []client{{"healthctl", rs}, {"ab", abs}, {"Go floor", floors}, {"bare floor", bares}, {"epoll", epolls}})
 		}
 		for b := 1; b < len(bins); b++ {
-			var w0, w1, c0, c1 []time.Duration
+			var w0, w1, c0, c1, u0, u1 []time.Duration
 			for i := range res[0] {
 				w0, w1 = append(w0, res[0][i].wall), append(w1, res[b][i].wall)
 				c0, c1 = append(c0, res[0][i].cpu), append(c1, res[b][i].cpu)
+				u0, u1 = append(u0, res[0][i].user), append(u1, res[b][i].user)
 			}
-			fmt.Printf("%s / %s, paired by run: wall %s, CPU %s\n", bins[b], bins[0], pairedRatios(w1, w0), pairedRatios(c1, c0))
+			fmt.Printf("%s / %s, paired by run: wall %s, CPU %s, user CPU %s\n", bins[b], bins[0], pairedRatios(w1, w0), pairedRatios(c1, c0), pairedRatios(u1, u0))
 		}
 	}
 }
@@ -276,7 +278,7 @@ func runFloor(mode string, n int, hostport string, timeout time.Duration) (resul
 	if err := cmd.Run(); err != nil {
 		return result{}, fmt.Errorf("%s: %v", mode, err)
 	}
-	return result{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+	return result{wall: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), user: cmd.ProcessState.UserTime()}, nil
 }
 
 // floorRun is the Go floor: n GETs of /env/I/health, each on a fresh
@@ -341,7 +343,7 @@ func runAB(n int, url string, timeout time.Duration) (result, error) {
 	if !strings.Contains(string(text), "Failed requests:        0") {
 		return result{}, fmt.Errorf("ab: some requests failed:\n%s", text)
 	}
-	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), user: cmd.ProcessState.UserTime()}, nil
 }
 
 // whole checks that the state file holds n targets and the textfile n
@@ -404,6 +406,9 @@ func writeTargets(file, host, port string, n int, spread bool) {
 // and as the sweep line reports it (its own duration, the targets passed).
 type result struct {
 	wall, cpu, sweep time.Duration
+	// user is cpu's user part (the rest is the kernel's: system calls,
+	// the loopback's TCP).
+	user time.Duration
 	// server is the server's CPU time over the run (-server-pid; 0: not
 	// measured).
 	server                time.Duration
@@ -470,7 +475,7 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		return result{}, fmt.Errorf("no sweep line: %v", err)
 	}
-	return result{wall: m.Wall, cpu: m.CPU,
+	return result{wall: m.Wall, cpu: m.CPU, user: m.User,
 		sweep: time.Duration(last.Sweep.DurationMS * float64(time.Millisecond)), maxrss: m.MaxRSS,
 		stateWrite: time.Duration(last.Sweep.StateWriteMS * float64(time.Millisecond)),
 		promWrite:  time.Duration(last.Sweep.MetricsWriteMS * float64(time.Millisecond)),
@@ -505,6 +510,7 @@ func fail(err error) {
 type measured struct {
 	Wall   time.Duration `json:"wall"`
 	CPU    time.Duration `json:"cpu"`
+	User   time.Duration `json:"user"`
 	MaxRSS int64         `json:"maxrss_kib"`
 }
 
@@ -527,7 +533,7 @@ func measure(out string, argv []string) {
 		fail(err)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	b, _ := json.Marshal(measured{Wall: wall, CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), MaxRSS: ru.Maxrss})
+	b, _ := json.Marshal(measured{Wall: wall, CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), User: cmd.ProcessState.UserTime(), MaxRSS: ru.Maxrss})
 	if werr := os.WriteFile(out, b, 0o644); werr != nil {
 		fail(werr)
 	}
@@ -575,4 +581,35 @@ func printMachine(hc, abs, floors, bares, epolls []result) {
 	}
 	fmt.Printf("%6s          machine CPU healthctl/ab, paired: %.2fx; 1.5x ab leaves the client %.0f ms of CPU (healthctl used %.0f) (medians)\n", "",
 		medianOf(ratio), medianOf(allow), medianOf(used))
+}
+
+// client is one client's runs, named for printing.
+type client struct {
+	name string
+	rs   []result
+}
+
+// printPerTarget prints each client's CPU time per target, split into user
+// and system time (medians). The system part is mostly the kernel's work
+// for a loopback connection, the same for every client and dear or cheap
+// as the host is that hour (it doubled between two days here); the user
+// part is the client's own code, and steadier across hosts: ab's wall
+// time, which is nearly all system time, moves the ratio to it with the
+// host while healthctl's own work stays where it is.
+func printPerTarget(n int, clients []client) {
+	fmt.Printf("%6s          CPU per target, user + system (medians):", "")
+	sep := " "
+	for _, c := range clients {
+		if len(c.rs) == 0 {
+			continue
+		}
+		var user, sys []float64
+		for _, r := range c.rs {
+			user = append(user, r.user.Seconds()*1e6/float64(n))
+			sys = append(sys, (r.cpu-r.user).Seconds()*1e6/float64(n))
+		}
+		fmt.Printf("%s%s %.1f + %.1f µs", sep, c.name, medianOf(user), medianOf(sys))
+		sep = "; "
+	}
+	fmt.Println()
 }
