@@ -207,6 +207,13 @@ func main() {
 				fmt.Printf("%6s          ab -n %d -c 64, same server, same runs: wall %s, CPU %s; healthctl/ab: wall %.2fx, CPU %.2fx (medians)\n", "",
 					n, median(aw), median(ac), float64(medianOf(walls))/float64(medianOf(aw)), float64(medianOf(cpus))/float64(medianOf(ac)))
 				fmt.Printf("%6s          paired by run (each sweep over the ab run of its round; the host's drift cancels): wall %s\n", "", pairedRatios(walls, aw))
+				if n == 10000 {
+					verdict := "met"
+					if r := pairedMedian(walls, aw); r > 1.5 || medianOf(rss) > 64<<10 {
+						verdict = "NOT met"
+					}
+					fmt.Printf("%6s          the budget (within 1.5x ab, 64 MiB; paired median, median peak RSS): %s in this run, on this host (the ratio moves with the kernel's price: see the CPU per target line)\n", "", verdict)
+				}
 			}
 			printFloor("Go floor (dial, net/http request and response, close; 64 at a time)", floors, walls, cpus, abs)
 			printFloor("bare floor (dial, fixed request bytes, read to EOF, close; 64 at a time)", bares, walls, cpus, abs)
@@ -224,6 +231,20 @@ func main() {
 			fmt.Printf("%s / %s, paired by run: wall %s, CPU %s, user CPU %s\n", bins[b], bins[0], pairedRatios(w1, w0), pairedRatios(c1, c0), pairedRatios(u1, u0))
 		}
 	}
+}
+
+// pairedMedian is the median of a[i]/b[i] over the runs (0 without any).
+func pairedMedian(a, b []time.Duration) float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, float64(a[i])/float64(b[i]))
+		}
+	}
+	if len(r) == 0 {
+		return 0
+	}
+	return medianOf(r)
 }
 
 // pairedRatios is a[i]/b[i] over the runs: the median and the range.
