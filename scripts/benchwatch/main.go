@@ -233,32 +233,32 @@ func main() {
 	}
 }
 
-// pairedMedian is the median of a[i]/b[i] over the runs (0 without any).
-func pairedMedian(a, b []time.Duration) float64 {
+// ratios is a[i]/b[i] over the runs where b[i] was measured, sorted.
+func ratios(a, b []time.Duration) []float64 {
 	var r []float64
 	for i := range min(len(a), len(b)) {
 		if b[i] > 0 {
 			r = append(r, float64(a[i])/float64(b[i]))
 		}
 	}
-	if len(r) == 0 {
-		return 0
+	slices.Sort(r)
+	return r
+}
+
+// pairedMedian is the median of a[i]/b[i] over the runs (0 without any).
+func pairedMedian(a, b []time.Duration) float64 {
+	if r := ratios(a, b); len(r) > 0 {
+		return r[len(r)/2]
 	}
-	return medianOf(r)
+	return 0
 }
 
 // pairedRatios is a[i]/b[i] over the runs: the median and the range.
 func pairedRatios(a, b []time.Duration) string {
-	var r []float64
-	for i := range min(len(a), len(b)) {
-		if b[i] > 0 {
-			r = append(r, float64(a[i])/float64(b[i]))
-		}
-	}
+	r := ratios(a, b)
 	if len(r) == 0 {
 		return "-"
 	}
-	slices.Sort(r)
 	return fmt.Sprintf("%.2fx (%.2f-%.2fx over %d runs)", r[len(r)/2], r[0], r[len(r)-1], len(r))
 }
 
