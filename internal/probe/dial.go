@@ -102,7 +102,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 			// before its timer fired: close the window now, as the
 			// timer would.
 			p.noteWindow()
-			p.cancel(p.connWin.err())
+			p.end(p.connWin.err())
 		}
 		if p.dialing--; p.dialing == 0 {
 			p.dialIdle.Broadcast()
@@ -113,7 +113,8 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 		// The connect window's timer cancels ctx when it closes; its
 		// deadline bounds the lookup's queries and the connects even
 		// before that.
-		ctx = &deadlined{ctx, deadline}
+		d := newDeadlined(ctx, deadline)
+		ctx = &d
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -95,6 +95,28 @@ func TestHostileAnswersKeepTheDeadline(t *testing.T) {
 			if took := time.Since(start); c.reason != classify.HTTPStatus && (took > time.Second || !r.Canceled) {
 				t.Errorf("cancelled after 300ms: returned after %v, canceled %v", took, r.Canceled)
 			}
+
+			// The same, one probe after the other under a sweep
+			// worker's closer (WithCloser): its one registration, not
+			// the probe's, closes the connections when the context
+			// ends, and a window closes them itself.
+			wctx, wcancel := context.WithCancel(context.Background())
+			defer wcancel()
+			pctx, release := probe.WithCloser(wctx)
+			defer release()
+			o.MaxTime = time.Second
+			start = time.Now()
+			r = probe.Run(pctx, o)
+			if took := time.Since(start); took > 2*time.Second || r.Reason != c.reason || r.Canceled {
+				t.Errorf("under a closer, --max-time 1s: %s (%s) after %v, canceled %v; want %s", r.Reason, r.Error, took, r.Canceled, c.reason)
+			}
+			o.MaxTime = time.Minute
+			time.AfterFunc(300*time.Millisecond, wcancel)
+			start = time.Now()
+			r = probe.Run(pctx, o)
+			if took := time.Since(start); c.reason != classify.HTTPStatus && (took > time.Second || !r.Canceled) {
+				t.Errorf("under a closer, cancelled after 300ms: returned after %v, canceled %v", took, r.Canceled)
+			}
 		})
 	}
 }

@@ -139,7 +139,7 @@ func (h *plainHTTP) run(ctx context.Context) error {
 		p.mu.Lock()
 		if !p.stopped {
 			p.noteWindow()
-			p.cancel(h.backstop.err())
+			p.end(h.backstop.err())
 		}
 		p.mu.Unlock()
 	}

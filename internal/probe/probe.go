@@ -265,13 +265,20 @@ func (p *run) do(parent context.Context) Result {
 	cctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	p.cancel = cancel
-	p.ctx = deadlined{cctx, p.start.Add(o.MaxTime + maxTimeBackstop)}
+	p.ctx = newDeadlined(cctx, p.start.Add(o.MaxTime+maxTimeBackstop))
 	var ctx context.Context = &p.ctx
-	// Whatever ends the context (a window, the deadline, Ctrl-C) closes
-	// the probe's connections: the exchange's reads and writes end then,
-	// whatever the server does.
-	stopClosing := context.AfterFunc(ctx, p.closeConns)
-	defer stopClosing()
+	// Whatever ends the context (a window, Ctrl-C) closes the probe's
+	// connections: the exchange's reads and writes end then, whatever the
+	// server does. A window closes them itself (end); the caller's
+	// cancellation through the worker's closer (WithCloser), else through
+	// a registration of the probe's own.
+	if c := closerFor(parent, p); c != nil {
+		p.closer = true
+		defer c.release(p)
+	} else {
+		stopClosing := context.AfterFunc(ctx, p.closeConns)
+		defer stopClosing()
+	}
 	p.mu.Lock()
 	// --max-time runs from the probe's start.
 	p.enterAt(p.firstStage(o.URL, false), p.start)

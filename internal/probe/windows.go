@@ -33,7 +33,16 @@ const maxTimeBackstop = 50 * time.Millisecond
 type deadlined struct {
 	context.Context
 	at time.Time
+	// done is the parent's Done, read once: a connect, a read and every
+	// select of the probe ask for it, and a cancel context's never changes.
+	done <-chan struct{}
 }
+
+func newDeadlined(parent context.Context, at time.Time) deadlined {
+	return deadlined{parent, at, parent.Done()}
+}
+
+func (c *deadlined) Done() <-chan struct{} { return c.done }
 
 func (c *deadlined) Deadline() (time.Time, bool) {
 	if d, ok := c.Context.Deadline(); ok && d.Before(c.at) {
@@ -63,6 +72,9 @@ func (w *window) err() *windowError { return &w.cause }
 type windows struct {
 	cancel  context.CancelCauseFunc
 	stopped bool
+	// closer: the probe holds its worker's closer, so no registration of
+	// its own closes its connections when a window ends it (end does).
+	closer bool
 	// timer is the one timer of the three windows, set for the earliest
 	// to close (timerAt, zero when it is not known to be set). A window
 	// disarmed leaves it set: when it fires with no window due it sets
@@ -157,7 +169,18 @@ func (p *run) tick() {
 // hooks that take p.mu).
 func (p *run) closeWindow(w *window) {
 	p.noteWindow()
-	p.cancel(w.err())
+	p.end(w.err())
+}
+
+// end ends the probe with cause (p.mu held): it cancels the probe's
+// context, and closes its connections as the probe's own registration on
+// the context would (on a goroutine of their own: closeConns takes p.mu)
+// when the probe holds its worker's closer instead.
+func (p *run) end(cause error) {
+	p.cancel(cause)
+	if p.closer {
+		crash.Go(p.closeConns)
+	}
 }
 
 // noteWindow remembers the stage and address of the first window to close

@@ -284,6 +284,10 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 			// worker, would contend for its lock.
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
+			// One registration on it closes the connections of the
+			// probe running when it ends, not one of every probe.
+			ctx, release := probe.WithCloser(ctx)
+			defer release()
 			for {
 				n := int(next.Add(1)) - 1
 				if n >= len(queue) {

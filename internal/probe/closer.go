@@ -1,0 +1,82 @@
+package probe
+
+import (
+	"context"
+	"sync"
+)
+
+// A probe closes its connections when its context ends, whatever ends it:
+// a window, or the caller's cancellation (Ctrl-C). For the caller's, a
+// probe registers a closer with its context (context.AfterFunc), and
+// removes it when it returns. A sweep's worker runs one probe after another
+// on one context, and that registration and its removal were a few per
+// cent of a target's CPU time: WithCloser makes one registration of the
+// worker's, which closes the connections of the probe it is running.
+
+type closerKey struct{}
+
+// closer is one registration on a worker's context: when the context ends
+// it closes the connections of the probe that holds it (at most one at a
+// time; a probe that finds it held registers its own).
+type closer struct {
+	ctx  context.Context // the context handed out: probes under exactly it
+	mu   sync.Mutex
+	cur  *run
+	stop func() bool
+}
+
+// WithCloser returns a context for running probes one after another, and
+// its release (call it once they are done). A probe whose parent is exactly
+// the returned context lets the context's one registration close its
+// connections when the context ends; under any other context (one derived
+// from it included) a probe registers its own.
+func WithCloser(ctx context.Context) (context.Context, func()) {
+	c := &closer{}
+	c.ctx = context.WithValue(ctx, closerKey{}, c)
+	c.stop = context.AfterFunc(ctx, c.fire)
+	return c.ctx, func() { c.stop() }
+}
+
+// fire closes the connections of the probe holding the closer: its
+// context has ended.
+func (c *closer) fire() {
+	c.mu.Lock()
+	p := c.cur
+	c.mu.Unlock()
+	if p != nil {
+		p.closeConns()
+	}
+}
+
+// closerFor is the closer p may hold under parent: parent's own, when it is
+// free and parent has not ended. Otherwise nil, and p registers its own.
+func closerFor(parent context.Context, p *run) *closer {
+	c, _ := parent.Value(closerKey{}).(*closer)
+	if c == nil || c.ctx != parent {
+		return nil
+	}
+	c.mu.Lock()
+	if c.cur != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	c.cur = p
+	c.mu.Unlock()
+	// Ended before p held it: fire may have run already, and found no
+	// probe. (Ending after this, fire finds p: the context's error is set
+	// before its AfterFunc starts.)
+	if parent.Err() != nil {
+		c.release(p)
+		return nil
+	}
+	return c
+}
+
+// release lets the closer go once p has returned.
+func (c *closer) release(p *run) {
+	c.mu.Lock()
+	if c.cur == p {
+		c.cur = nil
+	}
+	c.mu.Unlock()
+}
