@@ -139,13 +139,13 @@ func withTimeout(opts *probe.Options, d time.Duration) *probe.Options {
 // transfer), so gaps of scheduling before the dial count as before it. ok is
 // false without timings.
 func connStart(res probe.Result) (time.Time, bool) {
-	total, ok := res.Timings[probe.PhaseTotal]
+	total, ok := res.Timings.Get(probe.PhaseTotal)
 	if !ok || res.Started.IsZero() {
 		return time.Time{}, false
 	}
 	after := time.Duration(0)
 	for _, ph := range []probe.Phase{probe.PhaseConnect, probe.PhaseProxy, probe.PhaseTLS, probe.PhaseTTFB, probe.PhaseTransfer} {
-		after += res.Timings[ph]
+		after += res.Timings.Of(ph)
 	}
 	if after > total {
 		return time.Time{}, false

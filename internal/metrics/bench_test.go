@@ -30,11 +30,11 @@ func sweepInput(n int) Input {
 		tg := &watch.Endpoint{Name: name, Recover: i%3 != 0, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "127.0.0.1:18080"}}}
 		it := watch.Item{Endpoint: tg, Decision: policy.Decision{Action: policy.Stay}}
 		it.Result = probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
-			Timings: probe.Timings{probe.PhaseConnect: time.Duration(40+i%13) * time.Microsecond, probe.PhaseTTFB: time.Duration(300+i%101) * time.Microsecond,
-				probe.PhaseTransfer: time.Duration(i%7) * time.Microsecond, probe.PhaseTotal: time.Duration(400+i%211) * time.Microsecond}}
+			Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseConnect: time.Duration(40+i%13) * time.Microsecond, probe.PhaseTTFB: time.Duration(300+i%101) * time.Microsecond,
+				probe.PhaseTransfer: time.Duration(i%7) * time.Microsecond, probe.PhaseTotal: time.Duration(400+i%211) * time.Microsecond})}
 		if i%10 == 9 {
 			it.Result = probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Error: "connect: connection refused",
-				Timings: probe.Timings{probe.PhaseConnect: 30 * time.Microsecond, probe.PhaseTotal: 90 * time.Microsecond}}
+				Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseConnect: 30 * time.Microsecond, probe.PhaseTotal: 90 * time.Microsecond})}
 			it.Decision.Action = policy.IgnoreBlip
 		}
 		items[i] = it

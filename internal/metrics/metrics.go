@@ -70,7 +70,7 @@ func Write(w io.Writer, in Input) error {
 	}
 	m.family("probe_duration_seconds", "gauge", "How long the last probe took, in seconds.")
 	for _, it := range probed {
-		m.targetSample("probe_duration_seconds", it.Result.Timings[probe.PhaseTotal].Seconds(), it.label)
+		m.targetSample("probe_duration_seconds", it.Result.Timings.Of(probe.PhaseTotal).Seconds(), it.label)
 	}
 	m.family("probe_http_status_code", "gauge", "The HTTP status of the last probe (0: no response).")
 	for _, it := range probed {
@@ -79,7 +79,7 @@ func Write(w io.Writer, in Input) error {
 	m.family("probe_http_duration_seconds", "gauge", "Duration of the last probe's phases, in seconds (phases reached only).")
 	for _, it := range probed {
 		for _, p := range blackboxPhase {
-			if d, ok := it.Result.Timings[p.ph]; ok {
+			if d, ok := it.Result.Timings.Get(p.ph); ok {
 				m.targetSample("probe_http_duration_seconds", d.Seconds(), it.label, "phase", p.label)
 			}
 		}

@@ -34,13 +34,13 @@ func metricsSample(t *testing.T) []byte {
 		it := watch.Item{Endpoint: tg, Decision: policy.Decision{Action: policy.IgnoreBlip}}
 		if i%2 == 0 {
 			it.Result = probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
-				Timings: probe.Timings{probe.PhaseDNS: time.Millisecond, probe.PhaseConnect: 2 * time.Millisecond, probe.PhaseTLS: 3 * time.Millisecond,
-					probe.PhaseTTFB: 4 * time.Millisecond, probe.PhaseTransfer: time.Microsecond, probe.PhaseTotal: 11 * time.Millisecond},
+				Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseDNS: time.Millisecond, probe.PhaseConnect: 2 * time.Millisecond, probe.PhaseTLS: 3 * time.Millisecond,
+					probe.PhaseTTFB: 4 * time.Millisecond, probe.PhaseTransfer: time.Microsecond, probe.PhaseTotal: 11 * time.Millisecond}),
 				TLS: &probe.TLSInfo{Chain: []probe.CertInfo{{NotAfter: exp.Add(time.Hour)}, {NotAfter: exp}}}}
 			it.Decision.Action = policy.Stay
 		} else if i != 5 {
 			it.Result = probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Error: "secret \"error\" text",
-				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}
+				Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: time.Millisecond})}
 		}
 		items = append(items, it)
 		st.Targets[name] = state.Entry{History: policy.History{Streak: i}, Redeploys: int64(i), Skipped: 1}

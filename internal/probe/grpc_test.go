@@ -137,7 +137,7 @@ func TestGRPCFromRealServers(t *testing.T) {
 			}
 			if c.want == classify.OK {
 				for _, ph := range []probe.Phase{probe.PhaseConnect, probe.PhaseTotal} {
-					if _, ok := r.Timings[ph]; !ok {
+					if _, ok := r.Timings.Get(ph); !ok {
 						t.Errorf("phase %s missing: %v", ph, r.Timings)
 					}
 				}

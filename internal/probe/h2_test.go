@@ -41,7 +41,7 @@ func TestHTTP2(t *testing.T) {
 		t.Errorf("TLS details missing: %+v", r.TLS)
 	}
 	for _, ph := range []probe.Phase{probe.PhaseConnect, probe.PhaseTLS, probe.PhaseTTFB, probe.PhaseTransfer, probe.PhaseTotal} {
-		if _, ok := r.Timings[ph]; !ok {
+		if _, ok := r.Timings.Get(ph); !ok {
 			t.Errorf("phase %s missing: %v", ph, r.Timings)
 		}
 	}

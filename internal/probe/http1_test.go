@@ -201,7 +201,7 @@ func at(s []string, i int) string {
 
 func phases(t Timings) []Phase {
 	var ps []Phase
-	for p := range t {
+	for p := range t.All() {
 		ps = append(ps, p)
 	}
 	slices.Sort(ps)

@@ -172,7 +172,6 @@ func newRun(opts *Options, h hooks) *run {
 	// One allocation for the run and what it owns (the resolver, the
 	// dial condition, the windows' causes): a sweep makes one a target.
 	p := &run{opts: opts, start: time.Now(), hooks: h, dns: resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
-	p.timings = Timings{}
 	p.conns = p.connsBuf[:0]
 	p.dialIdle.L = &p.mu
 	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}
@@ -203,7 +202,7 @@ func (p *run) enterAt(s classify.Stage, now time.Time) {
 // already returned.
 func (p *run) record(ph Phase, d time.Duration) {
 	if !p.finished {
-		p.timings[ph] = d
+		p.timings.Set(ph, d)
 	}
 }
 
@@ -226,7 +225,7 @@ func (p *run) requestStart() time.Time {
 func (p *run) headersArrived() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.timings[PhaseTTFB]; ok {
+	if p.timings.Has(PhaseTTFB) {
 		return
 	}
 	if start := p.requestStart(); !start.IsZero() {
@@ -381,8 +380,8 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 func (p *run) closeTimings(now time.Time) {
 	p.finished = true
 	if ph, ok := stagePhase[p.stage]; ok && !p.stageStart.IsZero() && (p.stage != classify.StageProxy || !p.forward) {
-		if _, done := p.timings[ph]; !done {
-			p.timings[ph] = now.Sub(p.stageStart)
+		if !p.timings.Has(ph) {
+			p.timings.Set(ph, now.Sub(p.stageStart))
 		}
 	}
 	st := p.stage
@@ -392,13 +391,13 @@ func (p *run) closeTimings(now time.Time) {
 	if st == classify.StageHeaders || (st == classify.StageProxy && p.forward) {
 		// Waiting for headers that never came: the wait is the ttfb
 		// phase, cut short, so the waterfall shows it.
-		if _, done := p.timings[PhaseTTFB]; !done {
+		if !p.timings.Has(PhaseTTFB) {
 			if start := p.requestStart(); !start.IsZero() {
-				p.timings[PhaseTTFB] = now.Sub(start)
+				p.timings.Set(PhaseTTFB, now.Sub(start))
 			}
 		}
 	}
-	p.timings[PhaseTotal] = now.Sub(p.start)
+	p.timings.Set(PhaseTotal, now.Sub(p.start))
 }
 
 // firstStage is the stage a connection to u starts in (p.mu held): DNS when

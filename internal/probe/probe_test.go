@@ -132,11 +132,11 @@ func TestReasonsFromRealServers(t *testing.T) {
 				t.Errorf("no error text for %s", r.Reason)
 			}
 			if tc.stage != "" {
-				if _, ok := r.Timings[tc.stage]; !ok {
+				if _, ok := r.Timings.Get(tc.stage); !ok {
 					t.Errorf("phase %s not recorded: %v", tc.stage, r.Timings)
 				}
 			}
-			if _, ok := r.Timings[probe.PhaseTotal]; !ok {
+			if _, ok := r.Timings.Get(probe.PhaseTotal); !ok {
 				t.Errorf("no total")
 			}
 			// Generous bound: max-time is 1s; a hang must never outlive it by much.

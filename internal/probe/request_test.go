@@ -142,7 +142,7 @@ func TestResolveAndIPv6(t *testing.T) {
 	if r.Reason != classify.OK || r.Address != "127.0.0.1:"+port || r.IPFamily != 4 {
 		t.Fatalf("--resolve: %s %s %s", r.Reason, r.Address, r.Error)
 	}
-	if _, ok := r.Timings[probe.PhaseDNS]; ok {
+	if _, ok := r.Timings.Get(probe.PhaseDNS); ok {
 		t.Errorf("dns phase recorded although --resolve skipped it")
 	}
 

@@ -126,8 +126,8 @@ func TestTinyWindows(t *testing.T) {
 				}
 				// A phase the reason says did not finish is not followed
 				// by a later phase in the waterfall.
-				_, connected := r.Timings[PhaseConnect]
-				_, answered := r.Timings[PhaseTTFB]
+				_, connected := r.Timings.Get(PhaseConnect)
+				_, answered := r.Timings.Get(PhaseTTFB)
 				switch r.Reason {
 				case classify.DNSTimeout:
 					if connected || answered {
@@ -188,7 +188,7 @@ func TestWindowAfterHeadersIsBody(t *testing.T) {
 	if r.Reason != classify.BodyTimeout || r.HTTPStatus != 200 {
 		t.Errorf("got %s with status %d (%q), want body_timeout with 200", r.Reason, r.HTTPStatus, r.Error)
 	}
-	if _, ok := r.Timings[PhaseTTFB]; !ok {
+	if _, ok := r.Timings.Get(PhaseTTFB); !ok {
 		t.Errorf("ttfb missing: %v", r.Timings)
 	}
 }
@@ -206,7 +206,7 @@ func TestHeadersTimeoutShowsTheWait(t *testing.T) {
 	if r.Reason != classify.HeadersTimeout {
 		t.Fatalf("got %s (%q), want headers_timeout", r.Reason, r.Error)
 	}
-	if d, ok := r.Timings[PhaseTTFB]; !ok || d < 250*time.Millisecond {
+	if d, ok := r.Timings.Get(PhaseTTFB); !ok || d < 250*time.Millisecond {
 		t.Errorf("ttfb %v (present %v), want about the 300ms window: %v", d, ok, r.Timings)
 	}
 }

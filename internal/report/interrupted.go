@@ -26,7 +26,7 @@ type InterruptedJSON struct {
 // NewInterruptedJSON converts a probe result that has Canceled set.
 func NewInterruptedJSON(r probe.Result, exitCode int) InterruptedJSON {
 	j := InterruptedJSON{SchemaVersion: output.SchemaVersion, URL: r.URL, Interrupted: true, ExitCode: exitCode, Address: r.Address, TimingsMS: map[string]float64{}}
-	for ph, d := range r.Timings {
+	for ph, d := range r.Timings.All() {
 		j.TimingsMS[string(ph)] = output.JSONMillis(d)
 	}
 	return j
@@ -35,5 +35,5 @@ func NewInterruptedJSON(r probe.Result, exitCode int) InterruptedJSON {
 // InterruptedLine is the text line for a probe a signal cut short, in the
 // columns of FirstLine: `INTERRUPTED URL - 1203.4ms` (no outcome, no status).
 func InterruptedLine(r probe.Result, colored bool) string {
-	return fmt.Sprintf("%s %s - %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("INTERRUPTED"), output.Untrusted(r.URL), output.FormatMS(r.Timings[probe.PhaseTotal]))
+	return fmt.Sprintf("%s %s - %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("INTERRUPTED"), output.Untrusted(r.URL), output.FormatMS(r.Timings.Of(probe.PhaseTotal)))
 }

@@ -141,7 +141,7 @@ func NagiosState(r probe.Result, th NagiosThresholds) (int, string) {
 	case r.Outcome != classify.Pass:
 		return exitcode.NagiosCritical, ""
 	}
-	total := r.Timings[probe.PhaseTotal].Seconds()
+	total := r.Timings.Of(probe.PhaseTotal).Seconds()
 	days, hasCert := leafDays(r)
 	switch {
 	case th.Crit.Alert(total):
@@ -266,9 +266,9 @@ func nagiosPerf(r probe.Result, th NagiosThresholds, suffix string) []string {
 	if r.Canceled {
 		return nil
 	}
-	out := []string{fmt.Sprintf("time%s=%.6fs;%s;%s;0", suffix, r.Timings[probe.PhaseTotal].Seconds(), th.Warn.Text, th.Crit.Text)}
+	out := []string{fmt.Sprintf("time%s=%.6fs;%s;%s;0", suffix, r.Timings.Of(probe.PhaseTotal).Seconds(), th.Warn.Text, th.Crit.Text)}
 	for _, ph := range []probe.Phase{probe.PhaseDNS, probe.PhaseConnect, probe.PhaseTLS, probe.PhaseTTFB} {
-		if d, ok := r.Timings[ph]; ok {
+		if d, ok := r.Timings.Get(ph); ok {
 			out = append(out, fmt.Sprintf("%s%s=%.6fs;;;0", ph, suffix, d.Seconds()))
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 func nagiosResult(outcome classify.Outcome, total time.Duration, days int) probe.Result {
 	r := probe.Result{URL: "https://a.invalid/h", Outcome: outcome, Reason: classify.OK, HTTPStatus: 200,
-		Timings: probe.Timings{probe.PhaseTotal: total}}
+		Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: total})}
 	if outcome != classify.Pass {
 		r.Reason, r.HTTPStatus = classify.ConnRefused, 0
 	}
@@ -82,7 +82,7 @@ func TestNagiosWorstState(t *testing.T) {
 
 func TestNagiosPerfdataLabelsAreUnique(t *testing.T) {
 	a := nagiosResult(classify.Pass, time.Millisecond, 40)
-	a.Timings[probe.PhaseConnect] = time.Microsecond
+	a.Timings.Set(probe.PhaseConnect, time.Microsecond)
 	text, _ := Nagios([]probe.Result{a, a, a}, NagiosThresholds{CertWarn: 30})
 	_, perf, _ := strings.Cut(strings.SplitN(text, "\n", 2)[0], " | ")
 	seen := map[string]bool{}

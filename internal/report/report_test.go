@@ -14,9 +14,9 @@ import (
 
 func TestFirstLine(t *testing.T) {
 	pass := probe.Result{URL: "https://app/health", Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
-		Timings: probe.Timings{probe.PhaseTotal: 12400 * time.Microsecond}}
+		Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: 12400 * time.Microsecond})}
 	fail := probe.Result{URL: "http://127.0.0.1:8080/health", Outcome: classify.Refused, Reason: classify.ConnRefused,
-		Timings: probe.Timings{probe.PhaseTotal: 400 * time.Microsecond}}
+		Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: 400 * time.Microsecond})}
 	if got := FirstLine(pass, false); got != "PASS ok https://app/health 200 12.4ms" {
 		t.Errorf("pass: %q", got)
 	}
@@ -33,7 +33,7 @@ func TestFirstLine(t *testing.T) {
 
 func TestJSONAbsentPhases(t *testing.T) {
 	r := probe.Result{URL: "u", Outcome: classify.Refused, Reason: classify.ConnRefused,
-		Timings: probe.Timings{probe.PhaseConnect: 1500 * time.Microsecond, probe.PhaseTotal: 2 * time.Millisecond}}
+		Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseConnect: 1500 * time.Microsecond, probe.PhaseTotal: 2 * time.Millisecond})}
 	var b bytes.Buffer
 	if err := output.JSONLine(&b, NewResultJSON(r, nil, 5)); err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 	timings := j.TimingsMS
 	if timings == nil {
-		timings = make(map[string]float64, len(r.Timings))
+		timings = make(map[string]float64, r.Timings.Len())
 	} else {
 		clear(timings)
 	}
@@ -97,20 +97,8 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 	if allFailed(r.DialAttempts) {
 		j.DialErrors = r.DialAttempts
 	}
-	// The phases by name, not by ranging over the map (a sweep makes one
-	// result a target, and starting a map's iteration is dear); a phase
-	// of no known name is copied by the range.
-	found := 0
-	for _, ph := range probe.Phases {
-		if d, ok := r.Timings[ph]; ok {
-			j.TimingsMS[string(ph)] = output.JSONMillis(d)
-			found++
-		}
-	}
-	if found < len(r.Timings) {
-		for ph, d := range r.Timings {
-			j.TimingsMS[string(ph)] = output.JSONMillis(d)
-		}
+	for ph, d := range r.Timings.All() {
+		j.TimingsMS[string(ph)] = output.JSONMillis(d)
 	}
 	if r.RetryAfter != nil {
 		s := r.RetryAfter.Seconds()
@@ -146,7 +134,7 @@ func FirstLine(r probe.Result, colored bool) string {
 	case r.GRPC != nil && r.GRPC.CodeName != "":
 		status = r.GRPC.CodeName
 	}
-	total := output.FormatMS(r.Timings[probe.PhaseTotal])
+	total := output.FormatMS(r.Timings.Of(probe.PhaseTotal))
 	// Joined, not formatted: fmt's first use costs every probe ~15 us.
 	url := output.Untrusted(output.DisplayURL(r.URL))
 	if r.Outcome == classify.Pass {
@@ -248,14 +236,14 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 
 // waterfall draws one bar per phase reached, offset where the phase began.
 func waterfall(w io.Writer, t probe.Timings, label func(string) string, bar interface{ Sprint(...any) string }) {
-	total := t[probe.PhaseTotal]
+	total := t.Of(probe.PhaseTotal)
 	if total <= 0 {
 		return
 	}
 	const width = 40
 	offset := time.Duration(0)
 	for _, ph := range probe.Phases {
-		d, ok := t[ph]
+		d, ok := t.Get(ph)
 		if !ok {
 			continue
 		}

@@ -349,7 +349,7 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	var r probe.Result
 	if t.Options == nil && t.Build == nil {
 		r = probe.Result{URL: t.URL, Outcome: classify.Unreachable, Reason: classify.NoURL,
-			Error: "the target has no URL", Timings: probe.Timings{}, Started: w.cfg.Now()}
+			Error: "the target has no URL", Started: w.cfg.Now()}
 	} else {
 		select {
 		case w.sem <- struct{}{}:
@@ -528,7 +528,7 @@ func (w *Watcher) probe(ctx context.Context, t *Endpoint) probe.Result {
 		var err error
 		if o, err = t.Build(); err != nil {
 			return probe.Result{URL: t.URL, Outcome: classify.Unreachable, Reason: classify.ProtocolError,
-				Error: err.Error(), Timings: probe.Timings{}, Started: w.cfg.Now()}
+				Error: err.Error(), Started: w.cfg.Now()}
 		}
 	}
 	return w.cfg.Probe(ctx, o)

@@ -58,7 +58,7 @@ func (f *fake) probe(ctx context.Context, o *probe.Options) probe.Result {
 	reason := map[classify.Outcome]classify.Reason{classify.Pass: classify.OK, classify.Refused: classify.ConnRefused,
 		classify.Timeout: classify.HeadersTimeout}[out]
 	return probe.Result{URL: "http://" + host, Outcome: out, Reason: reason, Started: start,
-		Timings: probe.Timings{probe.PhaseTotal: time.Since(start)}}
+		Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: time.Since(start)})}
 }
 
 func newTarget(name string) *Endpoint {

@@ -109,7 +109,7 @@ func TestAppendFieldsAsEncodingJSON(t *testing.T) {
 	// The line of every passing target of a sweep takes the fast path.
 	res := probe.Result{URL: "http://127.0.0.1:8080/env/1/health", Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
 		HTTPVersion: "HTTP/1.1", Address: "127.0.0.1:8080", IPFamily: 4,
-		Timings: probe.Timings{probe.PhaseConnect: 1514000, probe.PhaseTotal: 1745000}}
+		Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseConnect: 1514000, probe.PhaseTotal: 1745000})}
 	d := policy.Decision{Action: policy.Stay, Why: "pass (ok): the target answers, stay running"}
 	it := &watch.Item{Endpoint: &watch.Endpoint{Name: "env-1"}, Result: res, Decision: d}
 	if _, ok := newWatchJSON(it, func(c int) int { return c }).AppendJSONLine(nil); !ok {
@@ -141,14 +141,14 @@ func TestItemLinesAsEncodingJSON(t *testing.T) {
 			if r.IntN(20) == 0 {
 				ph = phases[r.IntN(len(phases))]
 			}
-			res.Timings[ph] = time.Duration(r.Int64N(int64(10 * time.Second)))
+			res.Timings.Set(ph, time.Duration(r.Int64N(int64(10*time.Second))))
 		}
 		if r.IntN(10) == 0 {
-			res.Timings = nil
+			res.Timings = probe.Timings{}
 		}
 		if r.IntN(15) == 0 {
 			res.Addresses = []probe.Result{{URL: "http://[::1]:8080/", Outcome: classify.Unreachable, Reason: classify.ConnRefused,
-				Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}}}
+				Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: time.Millisecond})}}
 		}
 		it := watch.Item{Endpoint: &watch.Endpoint{Name: words[r.IntN(len(words))], URL: "http://127.0.0.1:8080/x"}, Result: res,
 			Decision:   policy.Decision{Action: policy.Stay, Why: words[r.IntN(len(words))], Cleared: r.IntN(2) == 0},

@@ -246,7 +246,7 @@ func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored,
 			oc = output.Paint(colored, color.FgGreen)
 		}
 		lat := "-"
-		if d, ok := it.Result.Timings[probe.PhaseTotal]; ok {
+		if d, ok := it.Result.Timings.Get(probe.PhaseTotal); ok {
 			lat = output.FormatMS(d)
 		}
 		if err := t.Append(name, oc.Sprint(it.Result.Outcome), string(it.Result.Reason), lat,

@@ -16,10 +16,10 @@ import (
 
 func sweepSample() *watch.Sweep {
 	pass := watch.Item{Endpoint: &watch.Endpoint{Name: "api"},
-		Result:   probe.Result{Outcome: classify.Pass, Reason: classify.OK, Timings: probe.Timings{probe.PhaseTotal: 2 * time.Millisecond}},
+		Result:   probe.Result{Outcome: classify.Pass, Reason: classify.OK, Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: 2 * time.Millisecond})},
 		Decision: policy.Decision{Action: policy.Stay}}
 	down := watch.Item{Endpoint: &watch.Endpoint{Name: "billing"}, Transition: true,
-		Result:   probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{probe.PhaseTotal: time.Millisecond}},
+		Result:   probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: time.Millisecond})},
 		Decision: policy.Decision{Action: policy.Redeploy}, State: state.Entry{}}
 	skipped := watch.Item{Endpoint: &watch.Endpoint{Name: "slow"}, Skipped: true}
 	return &watch.Sweep{N: 3, Items: []watch.Item{pass, down, skipped}, Targets: 3, Pass: 1, Fail: 1, Skipped: 1, Redeploys: 1}
