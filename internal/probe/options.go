@@ -66,4 +66,33 @@ type Options struct {
 	HTTP2PriorKnowledge bool
 
 	Redactor *redact.Redactor
+	// Display, when set for URL, is its redacted text as the options'
+	// builder rendered it: the probe's result takes it instead of
+	// redacting URL again (a sweep makes one probe a target, and its
+	// builder has rendered every target's URL already).
+	Display Display
+}
+
+// Display is a URL's text as Redactor.URL rendered it, with what it holds
+// for: the URL (the pointer: options copied for another URL do not take
+// it) and the redactor's generation (a secret added since may change it).
+type Display struct {
+	For  *url.URL
+	Text string
+	Gen  uint64
+}
+
+// DisplayOf renders u with r, for Options.Display (the generation is read
+// first: a secret added while it renders makes it stale, never wrong).
+func DisplayOf(r *redact.Redactor, u *url.URL) Display {
+	g := r.Generation()
+	return Display{For: u, Text: r.URL(u), Gen: g}
+}
+
+// displayURL is the redacted text of o.URL: Display's while it holds.
+func (o *Options) displayURL() string {
+	if d := &o.Display; d.For != nil && d.For == o.URL && d.Gen == o.Redactor.Generation() {
+		return d.Text
+	}
+	return o.Redactor.URL(o.URL)
 }

@@ -286,7 +286,7 @@ func (p *run) do(parent context.Context) Result {
 	defer p.stopTimers()
 
 	res := &p.result
-	*res = Result{URL: o.Redactor.URL(o.URL), Started: p.start}
+	*res = Result{URL: o.displayURL(), Started: p.start}
 	newExchange := exchangeFor(o.URL.Scheme)
 	var ex exchange
 	var err error

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultSecretHeaders and DefaultSecretParams are always redacted;
@@ -52,6 +53,19 @@ type Redactor struct {
 
 	mu      sync.RWMutex
 	secrets []string
+	// gen counts the secrets added: what was redacted at one generation
+	// redacts the same at it (the names and shapes are fixed at
+	// construction), so a rendering made once can be kept while it holds.
+	gen atomic.Uint64
+}
+
+// Generation is the number of secrets added so far: text redacted when it
+// was g is redacted alike while it is still g.
+func (r *Redactor) Generation() uint64 {
+	if r == nil {
+		return 0
+	}
+	return r.gen.Load()
 }
 
 // NewRedactor returns a redactor for the default secret names plus extra.
@@ -195,6 +209,7 @@ func (r *Redactor) AddSecret(v string) {
 		}
 		if !dup {
 			r.secrets = append(r.secrets, s)
+			r.gen.Add(1)
 		}
 	}
 }

@@ -187,7 +187,11 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 			return nil, cli.UsageError(err)
 		}
 		tmpl.Redactor().AddURL(u)
-		t.URL = tmpl.Redactor().URL(u)
+		disp := probe.DisplayOf(tmpl.Redactor(), u)
+		if disp.Text == raw {
+			disp.Text = raw // one copy of the text, the file's
+		}
+		t.URL = disp.Text
 		// The first build takes the URL checked now (a --once run's one
 		// probe: one parse a target, not two); later ones parse its text
 		// again, so a long-running watch keeps the text alone. Builds of
@@ -196,7 +200,11 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		t.Build = func() (*probe.Options, error) {
 			if u := checked; u != nil {
 				checked = nil
-				return tmpl.ForCheckedURL(u), nil
+				o := tmpl.ForCheckedURL(u)
+				// Its text as rendered now, while the redactor's
+				// secrets are the same: the probe need not render it.
+				o.Display = disp
+				return o, nil
 			}
 			return forURL(tmpl, raw, file, name, line)
 		}
@@ -205,7 +213,11 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		if err != nil {
 			return nil, cli.UsageError(err)
 		}
-		t.Options, t.URL = o, o.Redactor.URL(o.URL)
+		o.Display = probe.DisplayOf(o.Redactor, o.URL)
+		if o.Display.Text == raw {
+			o.Display.Text = raw
+		}
+		t.Options, t.URL = o, o.Display.Text
 	}
 	if t.URL == raw {
 		t.URL = raw // one copy of the text, the file's
