@@ -108,7 +108,7 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	}
 	res.HTTPStatus = resp.StatusCode
 	res.HTTPVersion = resp.Proto
-	res.RetryAfter = expect.RetryAfter(resp.Header.Get("Retry-After"), now)
+	res.RetryAfter = expect.RetryAfter(headerValue(resp.Header, "Retry-After"), now)
 	res.BodyTruncated = h.body.Truncated
 	obs.StatusCode = resp.StatusCode
 	obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)

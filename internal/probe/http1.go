@@ -255,7 +255,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 		break
 	}
 	lr.n = math.MaxInt64 // the body is bounded by --max-body, not here
-	if gzipAsked && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") && resp.Body != http.NoBody {
+	if gzipAsked && strings.EqualFold(headerValue(resp.Header, "Content-Encoding"), "gzip") && resp.Body != http.NoBody {
 		// The Accept-Encoding was ours: decode, as the Transport does.
 		resp.Body = &gzipBody{lazyGzip{src: resp.Body}, resp.Body}
 		resp.Header.Del("Content-Encoding")
@@ -273,11 +273,11 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 // gzip was asked for.
 func (h *plainHTTP) write(conn net.Conn) (bool, error) {
 	o, req := h.p.opts, h.req
-	gzipAsked := !o.removesHeader("Accept-Encoding") && req.Header.Get("Accept-Encoding") == "" &&
-		req.Header.Get("Range") == "" && req.Method != http.MethodHead
+	gzipAsked := !o.removesHeader("Accept-Encoding") && headerValue(req.Header, "Accept-Encoding") == "" &&
+		headerValue(req.Header, "Range") == "" && req.Method != http.MethodHead
 	extra := "Connection: close\r\n"
 	if gzipAsked {
-		extra = "Accept-Encoding: gzip\r\n" + extra
+		extra = "Accept-Encoding: gzip\r\nConnection: close\r\n"
 	}
 	bp := requestBufs.Get().(*[]byte)
 	defer requestBufs.Put(bp)
@@ -362,7 +362,7 @@ func appendRequest(b []byte, req *http.Request, extra string) (_ []byte, ok bool
 	b = append(b, "\r\n"...)
 	ua := "Go-http-client/1.1"
 	if _, has := req.Header["User-Agent"]; has {
-		ua = req.Header.Get("User-Agent")
+		ua = headerValue(req.Header, "User-Agent")
 	}
 	if ua, ok = plainValue(ua); !ok {
 		return b, false

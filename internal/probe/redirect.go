@@ -64,7 +64,7 @@ func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Requ
 			return ex
 		}
 		ex.resp = resp
-		loc := resp.Header.Get("Location")
+		loc := headerValue(resp.Header, "Location")
 		if resp.StatusCode < 300 || resp.StatusCode > 399 || loc == "" {
 			return ex
 		}

@@ -142,13 +142,23 @@ func (o *Options) clientCertGiven() bool {
 // itself: squid's X-Squid-Error, or an RFC 9209 Proxy-Status entry with an
 // error parameter. "" when the answer carries neither.
 func proxyDetail(h http.Header) string {
-	if v := h.Get("X-Squid-Error"); v != "" {
+	if v := headerValue(h, "X-Squid-Error"); v != "" {
 		return "X-Squid-Error: " + v
 	}
 	for _, v := range h.Values("Proxy-Status") {
 		if strings.Contains(v, "error=") {
 			return "Proxy-Status: " + v
 		}
+	}
+	return ""
+}
+
+// headerValue is h.Get(key) for a key already in canonical form (every
+// caller's is a constant): the map's first value, without canonicalizing
+// the key again on each of a probe's lookups.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
 	}
 	return ""
 }
