@@ -208,8 +208,11 @@ func (p *run) stopTimers() {
 // (cause is the probe context's cause; p.mu held), and returns the error
 // the probe reports. answered says the response headers had arrived.
 func (p *run) windowed(err, cause error, answered bool, obs *classify.Observation, f *classify.Facts, res *Result) error {
-	var win *windowError
-	if err == nil || !errors.As(cause, &win) {
+	if err == nil {
+		return nil
+	}
+	var win *windowError // on the heap (errors.As): declared past the common return
+	if !errors.As(cause, &win) {
 		return err
 	}
 	if p.windowStage == classify.StageConnect && p.dialErr != nil {

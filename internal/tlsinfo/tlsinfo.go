@@ -51,6 +51,11 @@ func Describe(cs *tls.ConnectionState, err error, now time.Time) *Info {
 		}
 		return info
 	}
+	if err == nil {
+		// Checked first: the target of errors.As lives on the heap, and
+		// most probes have no error.
+		return nil
+	}
 	var cv *tls.CertificateVerificationError
 	if errors.As(err, &cv) {
 		return &Info{Chain: chain(cv.UnverifiedCertificates, now)}
