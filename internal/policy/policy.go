@@ -195,7 +195,10 @@ func Decide(in Input) (Decision, History) {
 
 	// Rule 1: pass.
 	if outcome == classify.Pass {
-		d := Decision{Action: Stay, Why: result + ": the target answers, stay running"}
+		d := Decision{Action: Stay, Why: passOKStay}
+		if result != passOK {
+			d.Why = result + passStay
+		}
 		if h.RecoveryPending {
 			d.Cleared = true
 			d.Why = result + " after a redeploy was enqueued: the target has recovered, stay running and clear the recovery marker"
@@ -316,9 +319,19 @@ func known(o classify.Outcome) bool {
 	return false
 }
 
+// A pass's words, made once: a sweep decides on every target.
+const (
+	passOK     = string(classify.Pass) + " (" + string(classify.OK) + ")"
+	passStay   = ": the target answers, stay running"
+	passOKStay = passOK + passStay
+)
+
 // describe names a result the way the probe's text output does: outcome,
 // then reason, as in "refused (conn_refused)".
 func describe(o classify.Outcome, r classify.Reason) string {
+	if o == classify.Pass && r == classify.OK {
+		return passOK // most results: no string of their own
+	}
 	if r == "" {
 		return string(o)
 	}

@@ -765,3 +765,21 @@ func TestTLSWhySaysTheCause(t *testing.T) {
 		}
 	}
 }
+
+// TestPassWhy: a pass's words are the same whether made once (pass, ok:
+// most results) or for the result (a pass with another reason).
+func TestPassWhy(t *testing.T) {
+	for _, c := range []struct {
+		reason classify.Reason
+		want   string
+	}{
+		{classify.OK, "pass (ok): the target answers, stay running"},
+		{"", "pass: the target answers, stay running"},
+		{classify.ConditionFailed, "pass (condition_failed): the target answers, stay running"},
+	} {
+		d, _ := policy.Decide(policy.Input{Outcome: classify.Pass, Reason: c.reason, Settings: policy.DefaultSettings(), Now: time.Now()})
+		if d.Why != c.want {
+			t.Errorf("pass with %q: why %q, want %q", c.reason, d.Why, c.want)
+		}
+	}
+}
