@@ -82,7 +82,17 @@ type DialAttempt struct {
 // once when the first family has run out. The error reported is the one of
 // the first address in the list (its address and family are the result's),
 // and every failed address is kept for -v.
-func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err error) {
+func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	return p.dialHost(ctx, host, port)
+}
+
+// dialHost is dial of host and port given apart (the plain exchange's: no
+// address text joined only to be split again).
+func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err error) {
 	o := p.opts
 	// The connect window is the dial's context deadline: every attempt
 	// (and the lookup) ends when it closes, whatever the timer does.
@@ -115,10 +125,6 @@ func (p *run) dial(ctx context.Context, network, addr string) (c net.Conn, err e
 		// before that.
 		d := newDeadlined(ctx, deadline)
 		ctx = &d
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
 	}
 	addrs, fixed := o.fixedAddrs(host, port)
 	if !fixed {

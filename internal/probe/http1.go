@@ -187,7 +187,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	if port == "" {
 		port = "80"
 	}
-	conn, err := p.dial(ctx, "tcp", net.JoinHostPort(req.URL.Hostname(), port))
+	conn, err := p.dialHost(ctx, req.URL.Hostname(), port)
 	if err != nil {
 		return nil, err
 	}
