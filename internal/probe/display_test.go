@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 )
 
 // TestDisplayURL: a result's URL is the builder's rendering only while it
@@ -35,6 +36,15 @@ func TestDisplayURL(t *testing.T) {
 	c.URL, _ = url.Parse(srv.URL + "/other")
 	if got := probe.Run(context.Background(), &c).URL; got != srv.URL+"/other" {
 		t.Errorf("copied options for another URL: got %q", got)
+	}
+	// Another redactor in copied options (one that knows the secret):
+	// rendered by it, even when its count of secrets is the same.
+	c = *o
+	c.Redactor = redact.NewRedactor(nil, nil)
+	c.Redactor.AddSecret(secret)
+	c.Display.Gen = c.Redactor.Generation()
+	if got := probe.Run(context.Background(), &c).URL; strings.Contains(got, secret) || got == "rendered by the builder" {
+		t.Errorf("copied options with another redactor: got %q", got)
 	}
 	// A secret added since: rendered again, and masked.
 	o.Redactor.AddSecret(secret)

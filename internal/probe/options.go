@@ -74,10 +74,12 @@ type Options struct {
 }
 
 // Display is a URL's text as Redactor.URL rendered it, with what it holds
-// for: the URL (the pointer: options copied for another URL do not take
-// it) and the redactor's generation (a secret added since may change it).
+// for: the URL and the redactor (the pointers: options copied for another
+// URL or redactor do not take it) and the redactor's generation (a secret
+// added since may change it).
 type Display struct {
 	For  *url.URL
+	By   *redact.Redactor
 	Text string
 	Gen  uint64
 }
@@ -86,12 +88,12 @@ type Display struct {
 // first: a secret added while it renders makes it stale, never wrong).
 func DisplayOf(r *redact.Redactor, u *url.URL) Display {
 	g := r.Generation()
-	return Display{For: u, Text: r.URL(u), Gen: g}
+	return Display{For: u, By: r, Text: r.URL(u), Gen: g}
 }
 
 // displayURL is the redacted text of o.URL: Display's while it holds.
 func (o *Options) displayURL() string {
-	if d := &o.Display; d.For != nil && d.For == o.URL && d.Gen == o.Redactor.Generation() {
+	if d := &o.Display; d.For != nil && d.For == o.URL && d.By == o.Redactor && d.Gen == o.Redactor.Generation() {
 		return d.Text
 	}
 	return o.Redactor.URL(o.URL)
