@@ -188,9 +188,7 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		}
 		tmpl.Redactor().AddURL(u)
 		disp := probe.DisplayOf(tmpl.Redactor(), u)
-		if disp.Text == raw {
-			disp.Text = raw // one copy of the text, the file's
-		}
+		disp.Text = oneCopy(disp.Text, raw)
 		t.URL = disp.Text
 		// The first build takes the URL checked now (a --once run's one
 		// probe: one parse a target, not two); later ones parse its text
@@ -214,15 +212,19 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 			return nil, cli.UsageError(err)
 		}
 		o.Display = probe.DisplayOf(o.Redactor, o.URL)
-		if o.Display.Text == raw {
-			o.Display.Text = raw
-		}
+		o.Display.Text = oneCopy(o.Display.Text, raw)
 		t.Options, t.URL = o, o.Display.Text
 	}
-	if t.URL == raw {
-		t.URL = raw // one copy of the text, the file's
-	}
 	return t, nil
+}
+
+// oneCopy is text, as raw's own string when they are equal: one copy of
+// the text, the file's (a big fleet keeps every entry's).
+func oneCopy(text, raw string) string {
+	if text == raw {
+		return raw
+	}
+	return text
 }
 
 // forURL is tmpl.ForURLFrom for the url: of a targets-file entry.
