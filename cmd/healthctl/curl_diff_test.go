@@ -209,6 +209,7 @@ func TestCurlDiff(t *testing.T) {
 			r.curlText()+" "+r.curlTime.Round(10*time.Millisecond).String(),
 			r.hcText()+" "+r.hcTime.Round(10*time.Millisecond).String(), verdict, retried[i])
 	}
+	sweepAgrees(t, hc, dir, cases, results, allowed)
 	for name := range allowed {
 		if !seen[name] && !skippedCase(name) && !filtered {
 			t.Errorf("docs/outcomes.md lists a disagreement for case %s, which the test does not run", name)
@@ -642,4 +643,94 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 		add(diffCase{name: "h2c/" + string(m) + "-bigdata", url: "http://" + c.Addr + "/health", h2c: true, dataFile: big})
 	}
 	return cases
+}
+
+// sweepAgrees runs the cases a sweep can run as they are (a URL alone: no
+// DNS server, proxy, certificate, body, HTTP/2 or condition of their own)
+// through one `healthctl watch --once` and holds each target's verdict to
+// curl's answer for the case, as TestCurlDiff holds probe's: a sweep's
+// probes run under its workers' closer (probe.WithCloser) and take the
+// URL text its entries rendered, which `probe` does not. Only the cases
+// where probe agreed with curl and no disagreement is documented; one that
+// disagrees is run again, alone, twice at most (a real stack on a loaded
+// machine fails a request now and then).
+func sweepAgrees(t *testing.T, hc, dir string, cases []diffCase, results []diffResult, allowed map[string]string) {
+	t.Helper()
+	var idx []int
+	for i, c := range cases {
+		_, listed := allowed[c.name]
+		plain := c.dns == "" && c.proxy == "" && c.cacert == "" && c.cert == "" && c.data == "" && c.dataFile == "" &&
+			!c.h2c && len(c.hc) == 0 && len(c.curl) == 0 && len(c.expectBody) == 0 && len(c.expectRegex) == 0
+		if plain && !listed && curlAgrees(results[i]) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		t.Log("sweep vs curl: no case a sweep can run as it is")
+		return
+	}
+	sweep := func(which []int) map[int]diffResult {
+		var f strings.Builder
+		f.WriteString("targets:\n")
+		for _, i := range which {
+			fmt.Fprintf(&f, "  - name: case-%d\n    url: %s\n", i, strconv.Quote(cases[i].url))
+		}
+		file := filepath.Join(dir, "sweep-targets.yaml")
+		if err := os.WriteFile(file, []byte(f.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Each probe is bounded by --max-time; four at a time, as the
+		// cases above run.
+		limit := time.Duration(len(which)/4+2)*diffMaxTime + 20*time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, hc, "watch", "--once", "-o", "json", "--concurrency", "4",
+			"--connect-timeout", diffConnect.String(), "--read-timeout", "2s", "--max-time", diffMaxTime.String(), "--targets", file)
+		cmd.Env = diffEnv(dir, "")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		cmd.Run() // its exit code is the fleet's: the lines say each target's verdict
+		got := map[int]diffResult{}
+		for line := range strings.SplitSeq(out.String(), "\n") {
+			var j struct {
+				Target     string `json:"target"`
+				Outcome    string `json:"outcome"`
+				Reason     string `json:"reason"`
+				HTTPStatus int    `json:"http_status"`
+				Error      string `json:"error"`
+			}
+			if json.Unmarshal([]byte(line), &j) != nil || j.Target == "" {
+				continue
+			}
+			var i int
+			if _, err := fmt.Sscanf(j.Target, "case-%d", &i); err != nil {
+				continue
+			}
+			r := results[i] // curl's side of the case
+			r.outcome, r.reason, r.hcStatus, r.hcErr = j.Outcome, j.Reason, j.HTTPStatus, j.Error
+			got[i] = r
+		}
+		if ctx.Err() != nil || len(got) != len(which) {
+			t.Fatalf("watch --once over %d cases printed %d targets (%v); stderr: %s", len(which), len(got), ctx.Err(), errOut.String())
+		}
+		return got
+	}
+	got := sweep(idx)
+	disagree := 0
+	for _, i := range idx {
+		r := got[i]
+		for attempt := 0; attempt < 2 && !curlAgrees(r); attempt++ {
+			r = sweep([]int{i})[i]
+		}
+		if !curlAgrees(r) {
+			disagree++
+			t.Errorf("case %s: in a sweep healthctl says %s, curl %s (probe agreed: %s)\n  healthctl: %s",
+				cases[i].name, r.hcText(), r.curlText(), results[i].hcText(), r.hcErr)
+		}
+	}
+	seen := map[string]int{}
+	for _, i := range idx {
+		seen[got[i].outcome+"/"+got[i].reason]++
+	}
+	t.Logf("sweep vs curl: %d cases in one watch --once, %d disagree; verdicts %v", len(idx), disagree, seen)
 }
