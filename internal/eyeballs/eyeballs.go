@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
@@ -66,7 +67,6 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		took  time.Duration
 	}
 	results := make(chan dialed, len(addrs))
-	d := net.Dialer{KeepAlive: -1}
 	target := func(i int) string { return net.JoinHostPort(addrs[i].Unmap().String(), port) }
 	next, running := 0, 0
 	start := func() {
@@ -78,7 +78,7 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		running++
 		crash.Go(func() {
 			t0 := time.Now()
-			c, err := d.DialContext(ctx, network(addrs[i]), target(i))
+			c, err := dial(ctx, addrs[i], port, target(i))
 			results <- dialed{index: i, conn: c, err: err, took: time.Since(t0)}
 		})
 	}
@@ -143,9 +143,8 @@ func one(ctx context.Context, addr netip.Addr, port string, first func(addr stri
 	if first != nil {
 		first(target, fam)
 	}
-	d := net.Dialer{KeepAlive: -1}
 	t0 := time.Now()
-	c, err := d.DialContext(ctx, network(addr), target)
+	c, err := dial(ctx, addr, port, target)
 	res := Result{Conn: c, Pick: 0, Attempts: []Attempt{{Addr: target, Family: fam, Err: err, Took: time.Since(t0)}}}
 	if err == nil {
 		res.Won = true
@@ -157,6 +156,17 @@ func one(ctx context.Context, addr netip.Addr, port string, first func(addr stri
 	}
 	res.Answered = !OutOfTime(err)
 	return res
+}
+
+// dial connects to one address: dialRaw where it can, else net's dialer.
+func dial(ctx context.Context, addr netip.Addr, port, target string) (net.Conn, error) {
+	if p, err := strconv.ParseUint(port, 10, 16); err == nil {
+		if c, err, ok := dialRaw(ctx, addr, uint16(p)); ok {
+			return c, err
+		}
+	}
+	d := net.Dialer{KeepAlive: -1}
+	return d.DialContext(ctx, network(addr), target)
 }
 
 // interleave orders addresses as RFC 8305 §4 asks: the first address's
