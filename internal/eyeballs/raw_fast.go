@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -19,8 +20,9 @@ import (
 // socket, connect, the runtime's poller waits for the answer, SO_ERROR
 // says what it was), without what a probe never uses of it: the address
 // text parsed and resolved again, the dial's own contexts and deadline
-// set-up when the connect is over at once (loopback), TCP_NODELAY (one
-// request, written whole), and the kernel asked for the local address
+// set-up when the connect is over at once (loopback), TCP_NODELAY until
+// a write could be held back by Nagle (a probe's one short request is
+// not: see Write), and the kernel asked for the local address
 // (only an error's text needs it: asked then). Four system calls for a
 // connect that is answered at once (socket, connect, getpeername, and
 // os.NewFile's fcntl) where net makes seven; ten allocations fewer.
@@ -217,6 +219,20 @@ type rawConn struct {
 
 	laddrOnce sync.Once
 	laddr     net.Addr
+
+	// wrote says a write was made; noDelay that TCP_NODELAY is set.
+	wrote, noDelay atomic.Bool
+}
+
+// noDelayAfter is the longest first write that goes out in one segment
+// with nothing unacknowledged before it, so Nagle cannot hold it (well
+// under any loopback or Internet MSS).
+const noDelayAfter = 512
+
+func (c *rawConn) setNoDelay() {
+	if sc, err := c.f.SyscallConn(); err == nil {
+		sc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1) })
+	}
 }
 
 func (c *rawConn) Read(b []byte) (int, error) {
@@ -228,6 +244,16 @@ func (c *rawConn) Read(b []byte) (int, error) {
 }
 
 func (c *rawConn) Write(b []byte) (int, error) {
+	if !c.noDelay.Load() && (c.wrote.Swap(true) || len(b) > noDelayAfter) {
+		// Nagle's algorithm holds back a small segment while one is
+		// unacknowledged: the second write (a TLS Finished, HTTP/2's
+		// frames, a request body) or the tail of a long one would wait
+		// for the peer's delayed ACK. net sets TCP_NODELAY on every
+		// connection; a probe's one short request needs it not, so it
+		// is set before the first write that could be held back.
+		c.noDelay.Store(true)
+		c.setNoDelay()
+	}
 	n, err := c.f.Write(b)
 	if err != nil {
 		err = c.opErr("write", err)

@@ -280,3 +280,46 @@ func TestDialRawZoneFallsBack(t *testing.T) {
 		t.Fatal("dialRaw took a zoned address")
 	}
 }
+
+// TestDialRawNoDelay: TCP_NODELAY is off for a probe's one short
+// request and on before any write Nagle could hold back (a second write,
+// a long first one), as net has it on from the start.
+func TestDialRawNoDelay(t *testing.T) {
+	ap := serve(t, "127.0.0.1", func(c net.Conn) {
+		defer c.Close()
+		io.Copy(io.Discard, c)
+	})
+	noDelay := func(c net.Conn) int {
+		sc, err := c.(*rawConn).f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := -1
+		sc.Control(func(fd uintptr) { v, _ = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY) })
+		return v
+	}
+	dial := func() net.Conn {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		c, err := rawDial(ctx, ap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	c := dial()
+	c.Write(make([]byte, noDelayAfter))
+	if v := noDelay(c); v != 0 {
+		t.Errorf("after one short write TCP_NODELAY = %d, want 0", v)
+	}
+	c.Write([]byte("x"))
+	if v := noDelay(c); v == 0 {
+		t.Errorf("after a second write TCP_NODELAY = %d, want on", v)
+	}
+	c = dial()
+	c.Write(make([]byte, noDelayAfter+1))
+	if v := noDelay(c); v == 0 {
+		t.Errorf("after a long first write TCP_NODELAY = %d, want on", v)
+	}
+}
