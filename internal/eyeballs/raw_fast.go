@@ -335,25 +335,21 @@ func (c *rawConn) opErr(op string, err error) error {
 
 // netErr is the cause of an *os.File's error as net's would be: the
 // closed-connection error is net's, an errno is named by its system call.
+// The os package returns its errors unwrapped, so plain type assertions
+// do (errors.As would put its targets on the heap on every call).
 func (c *rawConn) netErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
+	op := "read"
+	if pe, ok := err.(*os.PathError); ok {
+		op, err = pe.Op, pe.Err
 	}
-	var se *os.SyscallError
-	switch {
-	case errors.Is(err, os.ErrClosed):
+	switch e := err.(type) {
+	case syscall.Errno:
+		return os.NewSyscallError(op, e)
+	case *os.SyscallError:
+		return e
+	}
+	if err == os.ErrClosed {
 		return net.ErrClosed
-	case errors.As(err, &se):
-		return err
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		op := "read"
-		if pe != nil && pe.Op == "write" {
-			op = "write"
-		}
-		return os.NewSyscallError(op, errno)
 	}
 	return err
 }

@@ -121,9 +121,12 @@ func newPlain(ctx context.Context, p *run) (exchange, error) {
 	return &plainHTTP{httpExchange: httpExchange{p: p, req: req}}, nil
 }
 
+// close closes the connection once: run closes it as soon as the answer
+// is read, and the probe's deferred close comes after.
 func (h *plainHTTP) close() {
 	if h.conn != nil {
 		h.conn.Close()
+		h.conn = nil
 	}
 }
 
