@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
 )
@@ -87,8 +89,15 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 			skippedStacks.Store(app.Name, true)
 			continue
 		}
+		// Its /status: JSON with a header of the app's, X-Check sent
+		// twice (testdata/stacks).
+		status := local(port, "/status")
 		cases = append(cases, diffCase{name: app.Name + "/live", url: local(port, "/live")},
-			diffCase{name: app.Name + "/404", url: local(port, "/missing")})
+			diffCase{name: app.Name + "/404", url: local(port, "/missing")},
+			diffCase{name: app.Name + "/json-header-holds", url: status,
+				expectJSON: []string{"status=ready", "checks.db=ok", "version=3"}, expectHeader: []string{"x-app-status=^ready$", "X-Check=^second$"}},
+			diffCase{name: app.Name + "/json-differs", url: status, expectJSON: []string{"checks.db=down"}},
+			diffCase{name: app.Name + "/header-missing", url: status, expectJSON: []string{"status=ready"}, expectHeader: []string{"X-Absent=."}})
 	}
 	return cases
 }
@@ -168,12 +177,29 @@ func (s *stacks) nginx() []diffCase {
     location = /large { alias %[1]s/large.txt; }
     location = /far { alias %[1]s/far.txt; }
     location = /gz { gzip on; gzip_min_length 1; gzip_types *; alias %[1]s/gz.txt; }
+    location = /status {
+      default_type application/json;
+      add_header X-Ready yes always;
+      add_header X-Check first always;
+      add_header X-Check second always;
+      add_header x-lower-name v1 always;
+      return 200 '{"status":"ready","checks":{"db":"ok"},"version":3,"live":true,"items":["a","b"]}';
+    }
+    location = /status-gz { default_type application/json; gzip on; gzip_min_length 1; gzip_types *; alias %[1]s/status.json; }
+    location = /retry-seconds { add_header Retry-After 2 always; return 503; }
+    location = /retry-date { add_header Retry-After "%[11]s" always; return 503; }
+    location = /retry-past { add_header Retry-After "%[12]s" always; return 503; }
+    location = /retry-garbage { add_header Retry-After "soon" always; return 503; }
+    location = /retry-fraction { add_header Retry-After "1.5" always; return 503; }
   }
   server {
     listen 127.0.0.1:%[3]d ssl http2;
     ssl_certificate %[7]s;
     ssl_certificate_key %[8]s;
     location = /health { return 200 "ok\n"; }
+    location = /status { default_type application/json; add_header X-Check first always; add_header X-Check second always; return 200 '{"status":"ready"}'; }
+    location = /status-gz { default_type application/json; gzip on; gzip_min_length 1; gzip_types *; alias %[1]s/status.json; }
+    location = /retry-seconds { add_header Retry-After 2 always; return 503; }
     location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
   }
   server {
@@ -186,7 +212,8 @@ func (s *stacks) nginx() []diffCase {
     location = /health { return 200 "ok\n"; }
   }
 }
-`, d, p, ptls, pcc, s.closedPort, s.hangPort, s.cert, s.key, s.pki.CAFile, s.resetPort))
+`, d, p, ptls, pcc, s.closedPort, s.hangPort, s.cert, s.key, s.pki.CAFile, s.resetPort,
+		time.Now().Add(time.Hour).UTC().Format(http.TimeFormat), time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)))
 	// A static file of 64 KiB that nginx sends at 1 KiB/s (limit_rate):
 	// its headers at once, its body for a minute.
 	s.write("nginx/throttled.bin", strings.Repeat("x", 64<<10))
@@ -197,6 +224,9 @@ func (s *stacks) nginx() []diffCase {
 	s.write("nginx/large.txt", strings.Repeat("a", 32<<10-3)+"NEEDLE"+strings.Repeat("b", 8<<10)+"\n")
 	s.write("nginx/far.txt", strings.Repeat("a", 70<<10)+"NEEDLE\n")
 	s.write("nginx/gz.txt", strings.Repeat("status: starting\n", 2000)+"status: ready\n")
+	// A JSON document nginx gzips (padded past what gzip would not
+	// bother with).
+	s.write("nginx/status.json", `{"status":"ready","checks":{"db":"ok"},"pad":"`+strings.Repeat("x", 4096)+`"}`+"\n")
 	if !s.start("nginx", []int{p, ptls, pcc}, "nginx", "-p", d, "-c", conf, "-e", filepath.Join(d, "error.log")) {
 		return nil
 	}
@@ -231,7 +261,39 @@ func (s *stacks) nginx() []diffCase {
 		{name: "nginx/body-past-max-body", url: local(p, "/far"), expectBody: []string{"NEEDLE"}},
 		{name: "nginx/body-gzip", url: local(p, "/gz"), expectBody: []string{"status: ready"}, expectRegex: []string{`(?m)^status: ready$`}},
 		{name: "nginx/body-gzip-asked", url: local(p, "/gz"), expectBody: []string{"status: ready"}, hc: []string{"-H", "Accept-Encoding: gzip"}},
+		// Header conditions against the -D dump curl got (headersHold),
+		// JSON conditions against the body curl got (jsonHolds).
+		{name: "nginx/header-holds", url: local(p, "/status"), expectHeader: []string{"X-Ready=^yes$"}},
+		{name: "nginx/header-differs", url: local(p, "/status"), expectHeader: []string{"X-Ready=^no$"}, hcSays: "header X-Ready does not match /^no$/"},
+		{name: "nginx/header-missing", url: local(p, "/status"), expectHeader: []string{"X-Absent=."}, hcSays: "header X-Absent is missing"},
+		// X-Check is sent twice (first, second): either line holds.
+		{name: "nginx/header-repeated-second", url: local(p, "/status"), expectHeader: []string{"X-Check=^second$"}},
+		{name: "nginx/header-repeated-both", url: local(p, "/status"), expectHeader: []string{"X-Check=^first$", "X-Check=^second$"}},
+		{name: "nginx/header-repeated-neither", url: local(p, "/status"), expectHeader: []string{"X-Check=^first, second$"}},
+		// Names in any case: nginx sends x-lower-name, the condition
+		// names X-Ready in lower case.
+		{name: "nginx/header-name-case", url: local(p, "/status"), expectHeader: []string{"x-ready=^yes$", "X-LOWER-NAME=^v1$"}},
+		{name: "nginx/json-holds", url: local(p, "/status"), expectJSON: []string{"status=ready", "checks.db=ok", "version=3", "live=true", "items.1=b"}},
+		{name: "nginx/json-differs", url: local(p, "/status"), expectJSON: []string{"status=starting"}, hcSays: `JSON status is "ready", want "starting"`},
+		{name: "nginx/json-number-differs", url: local(p, "/status"), expectJSON: []string{"version=4"}},
+		{name: "nginx/json-missing", url: local(p, "/status"), expectJSON: []string{"checks.cache=ok"}, hcSays: "JSON path checks.cache is missing"},
+		{name: "nginx/json-index-missing", url: local(p, "/status"), expectJSON: []string{"items.2=c"}},
+		{name: "nginx/json-not-json", url: local(p, "/health"), expectJSON: []string{"status=ready"}, hcSays: "body is not JSON"},
+		{name: "nginx/json-and-header", url: local(p, "/status"), expectJSON: []string{"status=ready"}, expectHeader: []string{"Content-Type=^application/json$"}},
+		// gzip'd by nginx: the JSON is read decoded, the header as sent.
+		{name: "nginx/json-gzip", url: local(p, "/status-gz"), expectJSON: []string{"status=ready", "checks.db=ok"}},
+		{name: "nginx/json-gzip-encoding-header", url: local(p, "/status-gz"), expectJSON: []string{"status=ready"}, expectHeader: []string{"Content-Encoding=^gzip$"}},
+		// Retry-After on a 503 (every case compares it: retryAgrees).
+		{name: "nginx/retry-after-seconds", url: local(p, "/retry-seconds")},
+		{name: "nginx/retry-after-date", url: local(p, "/retry-date")},
+		{name: "nginx/retry-after-past-date", url: local(p, "/retry-past")},
+		{name: "nginx/retry-after-garbage", url: local(p, "/retry-garbage")},
+		{name: "nginx/retry-after-fraction", url: local(p, "/retry-fraction")},
 		{name: "nginx/h2-ok", url: localTLS(ptls, "/health"), cacert: ca},
+		// Over HTTP/2 (net/http's Transport): header names come lower case.
+		{name: "nginx/h2-header-repeated", url: localTLS(ptls, "/status"), cacert: ca, expectHeader: []string{"X-Check=^second$"}, expectJSON: []string{"status=ready"}},
+		{name: "nginx/h2-json-gzip-encoding-header", url: localTLS(ptls, "/status-gz"), cacert: ca, expectJSON: []string{"status=ready"}, expectHeader: []string{"Content-Encoding=^gzip$"}},
+		{name: "nginx/h2-retry-after-seconds", url: localTLS(ptls, "/retry-seconds"), cacert: ca},
 		{name: "nginx/h2-post", url: localTLS(ptls, "/health"), cacert: ca, data: "x=1"},
 		{name: "nginx/clientcert13", url: localTLS(pcc, "/health"), cacert: ca},
 		{name: "nginx/clientcert13-given", url: localTLS(pcc, "/health"), cacert: ca, cert: s.pki.ClientCertFile, key: s.pki.ClientKeyFile},

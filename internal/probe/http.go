@@ -139,11 +139,28 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		f.PostHandshakeAuth = true
 	}
 	if err == nil && obs.StatusExpected {
-		if msg := o.Expect.Check(resp.Header, h.body, o.MaxBody); msg != "" {
+		if msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody); msg != "" {
 			obs.ConditionFailed = true
 			f.Condition = msg
 		}
 	}
+}
+
+// conditionHeader is the header the --expect-header conditions judge: the
+// response's as the server sent it. When Go decoded the gzip it asked for
+// itself (the Transport, and the plain exchange as it does), it removed
+// Content-Encoding: gzip, which the server did send (curl's -D shows it),
+// and which a condition on it must see. Content-Length went with it and
+// cannot be given back (the Transport keeps no copy); with -H
+// 'Accept-Encoding: gzip' nothing is decoded by Go and every header is as
+// sent. The copy is made only when a header condition would see it.
+func conditionHeader(resp *http.Response, conds []expect.HeaderExpect) http.Header {
+	if !resp.Uncompressed || len(conds) == 0 {
+		return resp.Header
+	}
+	h := resp.Header.Clone()
+	h.Set("Content-Encoding", "gzip")
+	return h
 }
 
 // transportOnly sends every HTTP probe through net/http's Transport: tests

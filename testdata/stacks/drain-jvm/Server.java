@@ -37,6 +37,19 @@ public class Server {
         s.createContext("/ready", ex -> send(ex, draining ? 503 : 200, draining ? "draining\n" : "ready\n"));
         s.createContext("/live", ex -> send(ex, 200, "alive\n"));
         s.createContext("/app", ex -> send(ex, 200, "hello from the JVM\n"));
+        // curl's differential test judges --expect-json and --expect-header
+        // here: a JSON document, a header of the app's, one sent twice.
+        s.createContext("/status", ex -> {
+            ex.getResponseHeaders().set("X-App-Status", "ready");
+            ex.getResponseHeaders().add("X-Check", "first");
+            ex.getResponseHeaders().add("X-Check", "second");
+            byte[] b = "{\"status\":\"ready\",\"checks\":{\"db\":\"ok\"},\"version\":3}".getBytes(StandardCharsets.UTF_8);
+            ex.getResponseHeaders().set("Content-Type", "application/json");
+            ex.sendResponseHeaders(200, b.length);
+            try (OutputStream os = ex.getResponseBody()) {
+                os.write(b);
+            }
+        });
         s.createContext("/slow", ex -> {
             try {
                 Thread.sleep(slow);

@@ -33,6 +33,13 @@ let draining = false;
 const health = express.Router();
 health.get('/ready', (req, res) => (draining ? res.status(503).send('draining\n') : res.send('ready\n')));
 health.get('/live', (req, res) => res.send('alive\n'));
+// curl's differential test judges --expect-json and --expect-header here:
+// a JSON document, a header of the app's, one sent twice.
+health.get('/status', (req, res) => {
+  res.set('X-App-Status', 'ready');
+  res.append('X-Check', ['first', 'second']);
+  res.json({ status: 'ready', checks: { db: 'ok' }, version: 3 });
+});
 
 const app = express();
 if (!ADMIN_PORT) app.use(health);

@@ -5,7 +5,7 @@ SLOW_MS (default 1500)."""
 import os
 import time
 
-from flask import Flask
+from flask import Flask, jsonify
 
 app = Flask(__name__)
 FLAG = os.environ.get("DRAIN_FLAG", "")
@@ -22,6 +22,17 @@ def ready():
 @app.get("/live")
 def live():
     return "alive\n"
+
+
+@app.get("/status")
+def status():
+    # curl's differential test judges --expect-json and --expect-header
+    # here: a JSON document, a header of the app's, one sent twice.
+    resp = jsonify(status="ready", checks={"db": "ok"}, version=3)
+    resp.headers["X-App-Status"] = "ready"
+    resp.headers.add("X-Check", "first")
+    resp.headers.add("X-Check", "second")
+    return resp
 
 
 @app.get("/app")

@@ -9,7 +9,7 @@ import threading
 
 import uvicorn
 from fastapi import FastAPI
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 MODE = os.environ.get("MODE", "good")
 PRE = int(os.environ.get("PRE_DRAIN_MS", "0")) / 1000
@@ -28,6 +28,17 @@ async def ready():
 @app.get("/live")
 async def live():
     return PlainTextResponse("alive\n")
+
+
+@app.get("/status")
+async def status():
+    # curl's differential test judges --expect-json and --expect-header
+    # here: a JSON document, a header of the app's, one sent twice.
+    resp = JSONResponse({"status": "ready", "checks": {"db": "ok"}, "version": 3},
+                        headers={"X-App-Status": "ready"})
+    resp.raw_headers.append((b"x-check", b"first"))
+    resp.raw_headers.append((b"x-check", b"second"))
+    return resp
 
 
 @app.get("/app")
