@@ -183,7 +183,7 @@ func (s *stacks) nginx() []diffCase {
       add_header X-Check first always;
       add_header X-Check second always;
       add_header x-lower-name v1 always;
-      return 200 '{"status":"ready","checks":{"db":"ok"},"version":3,"live":true,"items":["a","b"]}';
+      return 200 '{"status":"ready","checks":{"db":"ok"},"version":3,"live":true,"items":["a","b"],"ratio":1.50,"limit":1e3,"gone":null,"id":12345678901234567890}';
     }
     location = /status-gz { default_type application/json; gzip on; gzip_min_length 1; gzip_types *; alias %[1]s/status.json; }
     location = /retry-seconds { add_header Retry-After 2 always; return 503; }
@@ -274,6 +274,13 @@ func (s *stacks) nginx() []diffCase {
 		// names X-Ready in lower case.
 		{name: "nginx/header-name-case", url: local(p, "/status"), expectHeader: []string{"x-ready=^yes$", "X-LOWER-NAME=^v1$"}},
 		{name: "nginx/json-holds", url: local(p, "/status"), expectJSON: []string{"status=ready", "checks.db=ok", "version=3", "live=true", "items.1=b"}},
+		{name: "nginx/json-fraction-as-written", url: local(p, "/status"), expectJSON: []string{"ratio=1.50", "limit=1e3"}},
+		{name: "nginx/json-fraction-as-number", url: local(p, "/status"), expectJSON: []string{"ratio=1.5", "limit=1000"}},
+		{name: "nginx/json-fraction-differs", url: local(p, "/status"), expectJSON: []string{"ratio=1.51"}, hcSays: `JSON ratio is "1.50", want "1.51"`},
+		{name: "nginx/json-null", url: local(p, "/status"), expectJSON: []string{"gone=null"}},
+		{name: "nginx/json-null-not-empty", url: local(p, "/status"), expectJSON: []string{"gone="}, hcSays: `JSON gone is "null", want ""`},
+		{name: "nginx/json-big-integer", url: local(p, "/status"), expectJSON: []string{"id=12345678901234567890"}},
+		{name: "nginx/json-big-integer-differs", url: local(p, "/status"), expectJSON: []string{"id=12345678901234567891"}},
 		{name: "nginx/json-differs", url: local(p, "/status"), expectJSON: []string{"status=starting"}, hcSays: `JSON status is "ready", want "starting"`},
 		{name: "nginx/json-number-differs", url: local(p, "/status"), expectJSON: []string{"version=4"}},
 		{name: "nginx/json-missing", url: local(p, "/status"), expectJSON: []string{"checks.cache=ok"}, hcSays: "JSON path checks.cache is missing"},

@@ -139,8 +139,8 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 		if !got.Exists() {
 			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value) + truncNote(body, maxBody)
 		}
-		if got.String() != j.Value {
-			return fmt.Sprintf("JSON %s is %q, want %q", j.Path, got.String(), j.Value)
+		if !jsonEqual(got, j.Value) {
+			return fmt.Sprintf("JSON %s is %q, want %q", j.Path, jsonText(got), j.Value)
 		}
 	}
 	for _, h := range e.HeaderRE {
@@ -160,6 +160,51 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 	}
 	return ""
 }
+
+// jsonNumber is the grammar of a JSON number (RFC 8259 §6).
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// jsonEqual says the value at a path is VALUE, as a user reading the body
+// means it:
+//   - a string: its decoded text;
+//   - true, false, null: the word;
+//   - a number: the number, however either side writes it (1.50 is 1.5, 1e3
+//     is 1000). Two integers are compared digit by digit, so two ids past
+//     float64's 2^53 that differ in the last digit never count as equal.
+//
+// gjson's String() gives "" for null and writes a fraction again (1.50 as
+// 1.5), so it is not the comparison.
+func jsonEqual(got gjson.Result, want string) bool {
+	switch got.Type {
+	case gjson.Null:
+		return want == "null"
+	case gjson.Number:
+		if got.Raw == want {
+			return true
+		}
+		if !jsonNumber.MatchString(want) || !jsonNumber.MatchString(got.Raw) {
+			return false
+		}
+		if isInteger(got.Raw) && isInteger(want) {
+			// JSON writes an integer one way (no leading zeros), but for
+			// the sign of zero.
+			return strings.TrimPrefix(got.Raw, "-") == "0" && strings.TrimPrefix(want, "-") == "0"
+		}
+		w, err := strconv.ParseFloat(want, 64)
+		return err == nil && w == got.Num
+	}
+	return got.String() == want
+}
+
+// jsonText is the value at a path as the body writes it, for the message.
+func jsonText(got gjson.Result) string {
+	if got.Type == gjson.Null || got.Type == gjson.Number {
+		return got.Raw
+	}
+	return got.String()
+}
+
+func isInteger(s string) bool { return !strings.ContainsAny(s, ".eE") }
 
 // MaxRetryAfter is the longest Retry-After kept (a year); a longer one, or
 // one too big to count, is clamped to it.
