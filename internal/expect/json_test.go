@@ -1,6 +1,7 @@
 package expect
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -41,5 +42,17 @@ func TestJSONEqual(t *testing.T) {
 	}
 	if s := jsonText(gjson.Get(body, "nil")); s != "null" {
 		t.Errorf("jsonText(nil) = %q, want null", s)
+	}
+}
+
+// TestIsJSONNumber holds the hand-written grammar to RFC 8259's, as the
+// regular expression of it says.
+func TestIsJSONNumber(t *testing.T) {
+	re := regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	for _, s := range []string{"", "0", "-0", "00", "01", "1", "-", "12", "1.", "1.5", ".5", "1.50", "1e", "1e3", "1E+3",
+		"1e-3", "1e+", "-1.5e10", "+1", "1.5.5", "1ee3", "0x10", "Inf", "NaN", "1_000", " 1", "1 ", "--1", "0.0e0"} {
+		if got, want := isJSONNumber(s), re.MatchString(s); got != want {
+			t.Errorf("isJSONNumber(%q) = %v, want %v", s, got, want)
+		}
 	}
 }
