@@ -26,15 +26,8 @@ func TestWaitRetryAfterNginx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs nginx for a few seconds")
 	}
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		nginx = "/usr/sbin/nginx"
-		if _, err := os.Stat(nginx); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("nginx not installed, and CI=%s (.ci/deps installs it)", os.Getenv("CI"))
-			}
-			t.Skip("nginx not installed (skipped outside CI)")
-		}
+	if !fixture.Installed(t, "nginx", ".ci/deps/curl-trust.sh") {
+		t.SkipNow()
 	}
 	hc, err := exec.LookPath("healthctl")
 	if err != nil {
@@ -63,7 +56,7 @@ func TestWaitRetryAfterNginx(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !fixture.StartDaemon(t, fixture.Daemon{Name: "nginx", Dir: dir, Ports: []int{port}, Prog: nginx, Args: []string{"-c", conf, "-p", dir}}) {
+	if !fixture.StartDaemon(t, fixture.Daemon{Name: "nginx", Dir: dir, Ports: []int{port}, Prog: "nginx", Args: []string{"-c", conf, "-p", dir}}) {
 		t.FailNow()
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/health", port)

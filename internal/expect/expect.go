@@ -6,6 +6,7 @@
 package expect
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -161,48 +162,14 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 	return ""
 }
 
-// isJSONNumber says s is a number as JSON writes one (RFC 8259 §6:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?). Hand-written: a regexp
-// here would be compiled by every start of the binary.
+// isJSONNumber says s is a number as JSON writes one (RFC 8259 §6):
+// encoding/json's own grammar, with nothing around it (a number starts
+// with - or a digit and ends with a digit; json.Valid allows white space).
 func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digitsFrom := func(j int) int {
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		return j
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digitsFrom(i)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		j := digitsFrom(i + 1)
-		if j == i+1 {
-			return false
-		}
-		i = j
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digitsFrom(i)
-		if j == i {
-			return false
-		}
-		i = j
-	}
-	return i == len(s)
+	return s != "" && (s[0] == '-' || isDigit(s[0])) && isDigit(s[len(s)-1]) && json.Valid([]byte(s))
 }
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // jsonEqual says the value at a path is VALUE, as a user reading the body
 // means it:

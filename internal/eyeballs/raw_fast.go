@@ -28,8 +28,11 @@ import (
 // os.NewFile's fcntl) where net makes seven; ten allocations fewer.
 // Its errors are net's, word for word (*net.OpError with the same Op,
 // Net, addresses and errno: TestDialRawErrorsAreNets holds them to net's
-// against the same sockets), so every reason and sentence is the same;
-// the one difference: once closed, an error names no local address. ok is
+// against the same sockets), so every reason and sentence is the same.
+// Two differences: once closed, an error names no local address; and at
+// a connect's deadline it always says net's context timeout, where net
+// says that or the poller's deadline as its two timers race (one text,
+// "i/o timeout"). ok is
 // false when it cannot dial addr this way (a zoned IPv6 address): the
 // caller dials with net.
 func dialRaw(ctx context.Context, addr netip.Addr, port uint16) (c net.Conn, err error, ok bool) {
@@ -144,45 +147,41 @@ func (c *rawConn) waitConnected(ctx context.Context) (ret error) {
 		return err
 	}
 	var cerr error
-	{
-		werr := sc.Write(func(fd uintptr) bool {
-			// Connected when the kernel knows the peer (one system
-			// call); else SO_ERROR says whether the connect failed or
-			// is still under way (RawConn.Write asks before it waits).
-			if peerKnown(int(fd)) {
-				cerr = nil
-				return true
-			}
-			n, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_ERROR)
-			if err != nil {
-				cerr = os.NewSyscallError("getsockopt", err)
-				return true
-			}
-			switch e := syscall.Errno(n); e {
-			case syscall.EINPROGRESS, syscall.EALREADY, syscall.EINTR:
-				return false
-			case syscall.EISCONN:
-				cerr = nil
-				return true
-			case 0:
-				return false
-			default:
-				cerr = os.NewSyscallError("connect", e)
-				return true
-			}
-		})
-		if werr != nil {
-			if ctx.Err() != nil {
-				return mapCtx(ctx.Err())
-			}
-			if d, ok := ctx.Deadline(); ok && errors.Is(werr, os.ErrDeadlineExceeded) && !time.Now().Before(d) {
-				// The deadline passed; ctx's own timer has yet to say so.
-				return mapCtx(context.DeadlineExceeded)
-			}
-			return c.netErr(werr)
+	werr := sc.Write(func(fd uintptr) bool {
+		// Connected when the kernel knows the peer (one system
+		// call); else SO_ERROR says whether the connect failed or
+		// is still under way (RawConn.Write asks before it waits).
+		if peerKnown(int(fd)) {
+			cerr = nil
+			return true
 		}
-		return cerr
+		n, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_ERROR)
+		if err != nil {
+			cerr = os.NewSyscallError("getsockopt", err)
+			return true
+		}
+		switch e := syscall.Errno(n); e {
+		case 0, syscall.EINPROGRESS, syscall.EALREADY, syscall.EINTR:
+			return false // under way: wait for the socket to be writable
+		case syscall.EISCONN:
+			cerr = nil
+			return true
+		default:
+			cerr = os.NewSyscallError("connect", e)
+			return true
+		}
+	})
+	if werr != nil {
+		if ctx.Err() != nil {
+			return mapCtx(ctx.Err())
+		}
+		if d, ok := ctx.Deadline(); ok && errors.Is(werr, os.ErrDeadlineExceeded) && !time.Now().Before(d) {
+			// The deadline passed; ctx's own timer has yet to say so.
+			return mapCtx(context.DeadlineExceeded)
+		}
+		return c.netErr(werr)
 	}
+	return cerr
 }
 
 var aLongTimeAgo = time.Unix(1, 0)
