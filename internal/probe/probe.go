@@ -303,6 +303,9 @@ func (p *run) do(parent context.Context) Result {
 	}
 	defer ex.close()
 	err = ex.run(ctx)
+	if afterExchange != nil {
+		afterExchange()
+	}
 	// Every timer stops before anything is judged: a window that closes
 	// after the last byte was read must not turn a finished probe into a
 	// timeout.
@@ -310,6 +313,10 @@ func (p *run) do(parent context.Context) Result {
 	p.finish(parent, ctx, ex, err, res)
 	return *res
 }
+
+// afterExchange, when set (by tests), runs between the exchange's return
+// and the result's making: where a signal can land once the answer is in.
+var afterExchange func()
 
 // finish makes the result once the exchange has returned: the phases cut
 // short, a window that closed, the TLS chain, the dial attempts, and the
@@ -356,7 +363,11 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	// The chain a failed verification presented is in the exchange's
 	// own error, whatever ended the probe.
 	exchangeErr := err
-	if parent.Err() != nil {
+	if err != nil && parent.Err() != nil {
+		// Only an exchange that did not finish was cut short: one whose
+		// answer was read and judged before the signal came is a result
+		// like any other (the plain exchange closes its connection as
+		// soon as the answer is read, before the result is made).
 		res.Canceled = true
 		err = parent.Err()
 	} else {

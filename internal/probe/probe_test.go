@@ -183,6 +183,25 @@ func TestCanceledIsNotAFailure(t *testing.T) {
 	}
 }
 
+// TestCanceledAfterTheAnswerIsAResult: a signal that lands once the
+// answer has been read (the plain exchange has closed its connection, the
+// server has seen the client go) does not turn the finished probe into an
+// interrupted one: probe_signal.txtar's /fast, which CI once saw reported
+// as interrupted.
+func TestCanceledAfterTheAnswerIsAResult(t *testing.T) {
+	s, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{Status: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer probe.SetAfterExchange(cancel)()
+	r := probe.Run(ctx, opts(t, s.URL, "", nil))
+	if r.Canceled || r.Outcome != classify.Pass {
+		t.Errorf("cancelled after the exchange: canceled %v, %s %s %s; want a pass", r.Canceled, r.Outcome, r.Reason, r.Error)
+	}
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
