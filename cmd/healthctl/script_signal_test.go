@@ -3,10 +3,11 @@
 //	sigd NAME FILE
 //	    an HTTP fixture on 127.0.0.1 with two paths, setting $NAME_URL:
 //	    /fast answers 200 at once and, once the client has read the answer
-//	    and closed the connection, appends "fast done" to FILE; /hang
-//	    appends "hang" to FILE and never answers (until the script ends).
-//	    So FILE matching both lines means one probe has finished and the
-//	    other is in flight: the moment to send a signal.
+//	    and closed the connection, appends "fast done N" to FILE; /hang
+//	    appends "hang N" to FILE and never answers (until the script ends).
+//	    N counts each path's requests from 1. So FILE matching both lines
+//	    means one probe has finished and the other is in flight: the
+//	    moment to send a signal; "fast done 4" means four have finished.
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,9 +36,12 @@ func cmdSigd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	file := ts.MkAbs(args[1])
 	var mu sync.Mutex
+	counts := map[string]int{}
 	note := func(line string) {
 		mu.Lock()
 		defer mu.Unlock()
+		counts[line]++
+		line += " " + strconv.Itoa(counts[line])
 		f, err := os.OpenFile(file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
 			return
