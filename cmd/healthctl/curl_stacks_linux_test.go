@@ -185,6 +185,10 @@ func (s *stacks) nginx() []diffCase {
       add_header x-lower-name v1 always;
       return 200 '{"status":"ready","checks":{"db":"ok"},"version":3,"live":true,"items":["a","b"],"ratio":1.50,"limit":1e3,"gone":null,"id":12345678901234567890}';
     }
+    location = /status-dup {
+      default_type application/json;
+      return 200 '{"status":"starting","checks":{"db":"down","db":"ok"},"status":"ready"}';
+    }
     location = /status-gz { default_type application/json; gzip on; gzip_min_length 1; gzip_types *; alias %[1]s/status.json; }
     location = /retry-seconds { add_header Retry-After 2 always; return 503; }
     location = /retry-date { add_header Retry-After "%[11]s" always; return 503; }
@@ -285,6 +289,12 @@ func (s *stacks) nginx() []diffCase {
 		{name: "nginx/json-number-differs", url: local(p, "/status"), expectJSON: []string{"version=4"}},
 		{name: "nginx/json-missing", url: local(p, "/status"), expectJSON: []string{"checks.cache=ok"}, hcSays: "JSON path checks.cache is missing"},
 		{name: "nginx/json-index-missing", url: local(p, "/status"), expectJSON: []string{"items.2=c"}},
+		// A key named twice in one object: the last value counts, as
+		// encoding/json (the oracle), JSON.parse, jq and Python read it;
+		// gjson alone would find the first.
+		{name: "nginx/json-duplicate-last-counts", url: local(p, "/status-dup"), expectJSON: []string{"status=ready", "checks.db=ok"}},
+		{name: "nginx/json-duplicate-first-does-not", url: local(p, "/status-dup"), expectJSON: []string{"status=starting"}, hcSays: `JSON status is "ready", want "starting" (the body names a key twice`},
+		{name: "nginx/json-duplicate-nested-first", url: local(p, "/status-dup"), expectJSON: []string{"checks.db=down"}},
 		{name: "nginx/json-not-json", url: local(p, "/health"), expectJSON: []string{"status=ready"}, hcSays: "body is not JSON"},
 		{name: "nginx/json-and-header", url: local(p, "/status"), expectJSON: []string{"status=ready"}, expectHeader: []string{"Content-Type=^application/json$"}},
 		// gzip'd by nginx: the JSON is read decoded, the header as sent.

@@ -122,7 +122,8 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 	if body.FailedRegex != nil {
 		return fmt.Sprintf("body does not match /%s/", body.FailedRegex) + truncNote(body, maxBody)
 	}
-	for _, j := range e.JSON {
+	if len(e.JSON) > 0 {
+		j := e.JSON[0]
 		if body.JSONOver {
 			return fmt.Sprintf("body is longer than the %s kept for --expect-json (wanted %s=%s)", sizeText(MaxJSONBody), j.Path, j.Value)
 		}
@@ -136,12 +137,19 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 		if !gjson.ValidBytes(body.JSON) {
 			return fmt.Sprintf("body is not JSON (wanted %s=%s)", j.Path, j.Value) + truncNote(body, maxBody)
 		}
-		got := gjson.GetBytes(body.JSON, j.Path)
+	}
+	doc, dupNote := body.JSON, ""
+	if len(e.JSON) > 0 && hasDuplicateKeys(gjson.ParseBytes(doc)) {
+		doc = lastWins(nil, gjson.ParseBytes(doc))
+		dupNote = " (the body names a key twice in one object: its last value counts, as JSON.parse, jq and Python read it)"
+	}
+	for _, j := range e.JSON {
+		got := gjson.GetBytes(doc, j.Path)
 		if !got.Exists() {
-			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value) + truncNote(body, maxBody)
+			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value) + truncNote(body, maxBody) + dupNote
 		}
 		if !jsonEqual(got, j.Value) {
-			return fmt.Sprintf("JSON %s is %q, want %q", j.Path, jsonText(got), j.Value)
+			return fmt.Sprintf("JSON %s is %q, want %q", j.Path, jsonText(got), j.Value) + dupNote
 		}
 	}
 	for _, h := range e.HeaderRE {

@@ -1,8 +1,16 @@
 package expect
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/healthctl/healthctl/internal/jsondepth"
 )
 
 // FuzzRetryAfter: a server's Retry-After is ignored or a delay between 0
@@ -47,6 +55,41 @@ func FuzzStatusSet(f *testing.F) {
 			if set.Contains(c) != again.Contains(c) {
 				t.Fatalf("ParseStatusSet(%q): %d differs after the round trip through %q", s, c, set.String())
 			}
+		}
+	})
+}
+
+// FuzzLastWins: the copy the body conditions read a body with a duplicate
+// key in is the document encoding/json reads (the last value of a key
+// counts), valid JSON, and without a duplicate key.
+func FuzzLastWins(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":1,"b":[1,{"c":1,"c":2}]},"a":3,"d":null}`,
+		`[{"x":1,"\u0078":2}]`, `{"s":"\u00e9","s":"\ud83d\ude00"}`, `"plain"`, `12`, `{}`, `[]`, `{"a":1.50,"a":1e3}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || jsondepth.Check([]byte(s), 64) != nil || !utf8.ValidString(s) {
+			return
+		}
+		out := lastWins(nil, gjson.Parse(s))
+		if !json.Valid(out) {
+			t.Fatalf("lastWins(%s) = %s: not JSON", s, out)
+		}
+		if hasDuplicateKeys(gjson.ParseBytes(out)) {
+			t.Fatalf("lastWins(%s) = %s: still names a key twice", s, out)
+		}
+		var want, got any
+		decode := func(b []byte, v *any) {
+			d := json.NewDecoder(bytes.NewReader(b))
+			d.UseNumber()
+			if err := d.Decode(v); err != nil {
+				t.Fatalf("decode %s: %v", b, err)
+			}
+		}
+		decode([]byte(s), &want)
+		decode(out, &got)
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("lastWins(%s) = %s: encoding/json reads %v, not %v", s, out, got, want)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package expect
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -54,5 +55,69 @@ func TestIsJSONNumber(t *testing.T) {
 		if got, want := isJSONNumber(s), re.MatchString(s); got != want {
 			t.Errorf("isJSONNumber(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestDuplicateKeys: an object that names a key twice is read as
+// JSON.parse, jq, Python and encoding/json read it — the last value
+// counts — and a failure says the body named a key twice.
+func TestDuplicateKeys(t *testing.T) {
+	many := `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k3":"three"}`
+	cases := []struct {
+		body, cond string
+		fail       string // "" when the condition holds
+	}{
+		{`{"status":"down","status":"ok"}`, "status=ok", ""},
+		{`{"status":"ok","status":"down"}`, "status=ok", `JSON status is "down", want "ok" (the body names a key twice`},
+		{`{"status":"down","st\u0061tus":"ok"}`, "status=ok", ""},
+		{`{"a":{"b":1,"c":0,"b":2}}`, "a.b=2", ""},
+		{`{"a":{"b":1},"a":{"c":2}}`, "a.b=1", `JSON path a.b is missing (wanted "1") (the body names a key twice`},
+		{`{"checks":[{"name":"db","ok":false,"ok":true}]}`, `checks.#(name=="db").ok=true`, ""},
+		{`[{"a":1,"a":2},{"a":3}]`, "0.a=2", ""},
+		{many, "k3=three", ""},
+		{many, "k18=18", ""},
+		// The same key in different objects is no duplicate: no note.
+		{`{"a":1,"b":{"a":2},"c":[{"a":3}]}`, "b.a=3", `JSON b.a is "2", want "3"`},
+		{`{"a":1,"b":{"a":2},"c":[{"a":3}]}`, "c.0.a=3", ""},
+	}
+	for _, c := range cases {
+		path, value, _ := strings.Cut(c.cond, "=")
+		if strings.HasPrefix(c.cond, "checks") {
+			path, value = `checks.#(name=="db").ok`, "true"
+		}
+		e := &Expectations{JSON: []JSONExpect{{path, value}}}
+		got := e.Check(nil, Body{JSON: []byte(c.body)}, 1<<20)
+		switch {
+		case c.fail == "" && got != "":
+			t.Errorf("%s on %s: %q, want it to hold", c.cond, c.body, got)
+		case c.fail != "" && !strings.HasPrefix(got, c.fail):
+			t.Errorf("%s on %s: %q, want %q…", c.cond, c.body, got, c.fail)
+		case c.fail != "" && !strings.Contains(c.fail, "twice") && strings.Contains(got, "twice"):
+			t.Errorf("%s on %s: %q names a duplicate where there is none", c.cond, c.body, got)
+		}
+	}
+	if got := string(lastWins(nil, gjson.Parse(`{"a":1,"b":[{"x":1,"x":[2]}],"a":"z","c":null}`))); got != `{"a":"z","b":[{"x":[2]}],"c":null}` {
+		t.Errorf("lastWins = %s", got)
+	}
+}
+
+// BenchmarkCheckJSON: one --expect-json condition on a health document,
+// as a sweep checks it once a target (the duplicate-key pass included),
+// and on the same document naming a key twice (the rewrite included).
+func BenchmarkCheckJSON(b *testing.B) {
+	for _, c := range []struct{ name, body string }{
+		{"unique", `{"status":"ready","checks":{"db":"ok","cache":"ok"},"version":3,"live":true,"items":["a","b"],"ratio":1.50}`},
+		{"duplicate", `{"status":"starting","checks":{"db":"ok","cache":"ok"},"version":3,"live":true,"items":["a","b"],"status":"ready"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := &Expectations{JSON: []JSONExpect{{"status", "ready"}}}
+			body := Body{JSON: []byte(c.body)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if msg := e.Check(nil, body, 1<<20); msg != "" {
+					b.Fatal(msg)
+				}
+			}
+		})
 	}
 }
