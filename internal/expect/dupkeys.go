@@ -1,14 +1,95 @@
 package expect
 
-import "github.com/tidwall/gjson"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
 
 // An object that names a key twice ({"status":"down","status":"ok"}) is
 // valid JSON whose meaning RFC 8259 leaves to the reader (§4: names
 // SHOULD be unique). The readers a service's clients use — JSON.parse,
 // jq, Python's json, Go's encoding/json — all keep the last value; gjson
-// finds the first. The body conditions read it as those readers do: when
-// a body names a key twice, the paths are looked up in a copy where each
-// object keeps every key once, at its first place, with its last value.
+// finds the first. The body conditions read it as those readers do:
+//   - a plain path (keys and array indices between dots, the common case)
+//     is walked here, taking the last member of each name: no copy, no
+//     allocation, at any size;
+//   - a gjson query (#, *, ?, @, |, !, escapes) is looked up in a copy of
+//     the body where each object keeps every key once, at its first place,
+//     with its last value — made only when the body names a key twice, and
+//     only up to MaxDuplicateRewrite; a longer body is read as gjson reads
+//     it (documented).
+
+// MaxDuplicateRewrite is the longest body a query is resolved in as the
+// readers above read it: finding and dropping duplicates costs a map entry
+// and a slice element a member (a hostile 1 MiB of one-letter keys took
+// 38 MB and 144 ms), and health documents are short.
+const MaxDuplicateRewrite = 64 << 10
+
+// plainPath says path is keys and array indices between dots, which
+// gjson reads as any reader would: no query, wildcard, modifier or escape.
+func plainPath(path string) bool {
+	if path == "" {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '.' {
+			c := path[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+				return false
+			}
+			continue
+		}
+		seg := path[start:i]
+		if seg == "" || (seg[0] == '0' && len(seg) > 1 && digits(seg)) {
+			return false // an empty segment, or an index gjson may read otherwise
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// lastPath looks a plain path up as JSON.parse and jq do: in an object,
+// the last member of the segment's name; in an array, the element at the
+// segment's index. twice says some object on the way named the key twice.
+func lastPath(doc gjson.Result, path string) (got gjson.Result, twice bool) {
+	cur := doc
+	for seg := range strings.SplitSeq(path, ".") {
+		var next gjson.Result
+		switch {
+		case cur.IsObject():
+			n := 0
+			cur.ForEach(func(k, v gjson.Result) bool {
+				if k.String() == seg {
+					next = v
+					n++
+				}
+				return true
+			})
+			twice = twice || n > 1
+		case cur.IsArray() && digits(seg):
+			i, err := strconv.Atoi(seg)
+			if err != nil {
+				return gjson.Result{}, twice
+			}
+			cur.ForEach(func(_, v gjson.Result) bool {
+				if i == 0 {
+					next = v
+					return false
+				}
+				i--
+				return true
+			})
+		}
+		if !next.Exists() {
+			return gjson.Result{}, twice
+		}
+		cur = next
+	}
+	return cur, twice
+}
 
 // smallObject is the size up to which an object's keys are compared
 // pairwise instead of through a map.
@@ -65,16 +146,18 @@ func hasDuplicateKeys(v gjson.Result) bool {
 func lastWins(dst []byte, v gjson.Result) []byte {
 	switch {
 	case v.IsObject():
-		type member struct{ key, val gjson.Result }
+		// The raw texts only (slices of the body): a member is two
+		// strings here and an index in the map.
+		type member struct{ key, val string }
 		var members []member
 		at := map[string]int{}
 		v.ForEach(func(k, val gjson.Result) bool {
 			name := k.String()
 			if i, ok := at[name]; ok {
-				members[i].val = val
+				members[i].val = val.Raw
 			} else {
 				at[name] = len(members)
-				members = append(members, member{k, val})
+				members = append(members, member{k.Raw, val.Raw})
 			}
 			return true
 		})
@@ -83,9 +166,9 @@ func lastWins(dst []byte, v gjson.Result) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, m.key.Raw...)
+			dst = append(dst, m.key...)
 			dst = append(dst, ':')
-			dst = lastWins(dst, m.val)
+			dst = lastWins(dst, gjson.Parse(m.val))
 		}
 		return append(dst, '}')
 	case v.IsArray():

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -72,6 +73,35 @@ func FuzzLastWins(f *testing.F) {
 			return
 		}
 		out := lastWins(nil, gjson.Parse(s))
+		// Every plain path the document has is walked to the value the
+		// copy (which names no key twice) holds there.
+		var paths func(v gjson.Result, at string)
+		paths = func(v gjson.Result, at string) {
+			if at != "" && plainPath(at) {
+				got, _ := lastPath(gjson.Parse(s), at)
+				want := gjson.GetBytes(out, at)
+				if got.Exists() != want.Exists() || got.Exists() && string(lastWins(nil, got)) != want.Raw {
+					t.Fatalf("%s in %s: walked to %q, the copy %s has %q", at, s, got.Raw, out, want.Raw)
+				}
+			}
+			if !v.IsObject() && !v.IsArray() {
+				return // (ForEach hands a scalar to its iterator)
+			}
+			i := 0
+			v.ForEach(func(k, c gjson.Result) bool {
+				seg := k.String()
+				if v.IsArray() {
+					seg = strconv.Itoa(i) // (an element's key is empty)
+				}
+				i++
+				if at != "" {
+					seg = at + "." + seg
+				}
+				paths(c, seg)
+				return true
+			})
+		}
+		paths(gjson.ParseBytes(out), "")
 		if !json.Valid(out) {
 			t.Fatalf("lastWins(%s) = %s: not JSON", s, out)
 		}

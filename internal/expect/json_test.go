@@ -1,6 +1,7 @@
 package expect
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -96,28 +97,57 @@ func TestDuplicateKeys(t *testing.T) {
 			t.Errorf("%s on %s: %q names a duplicate where there is none", c.cond, c.body, got)
 		}
 	}
+	// A plain path is walked at any size; a query past
+	// MaxDuplicateRewrite is read as gjson reads it (the first counts).
+	long := `{"status":"down","checks":[{"name":"db","ok":false,"ok":true}],"pad":"` + strings.Repeat("x", MaxDuplicateRewrite) + `","status":"ok"}`
+	e := &Expectations{JSON: []JSONExpect{{"status", "ok"}}}
+	if got := e.Check(nil, Body{JSON: []byte(long)}, 16<<20); got != "" {
+		t.Errorf("long body, plain path: %q, want it to hold", got)
+	}
+	e = &Expectations{JSON: []JSONExpect{{`checks.#(name=="db").ok`, "false"}}}
+	if got := e.Check(nil, Body{JSON: []byte(long)}, 16<<20); got != "" {
+		t.Errorf("long body, query: %q, want gjson's reading (the first ok)", got)
+	}
 	if got := string(lastWins(nil, gjson.Parse(`{"a":1,"b":[{"x":1,"x":[2]}],"a":"z","c":null}`))); got != `{"a":"z","b":[{"x":[2]}],"c":null}` {
 		t.Errorf("lastWins = %s", got)
 	}
 }
 
 // BenchmarkCheckJSON: one --expect-json condition on a health document,
-// as a sweep checks it once a target (the duplicate-key pass included),
-// and on the same document naming a key twice (the rewrite included).
+// as a sweep checks it once a target, by a plain path (walked) and by a
+// query (`stat?s`: looked up in the duplicate-free copy when there is
+// one); and on the costliest bodies a hostile server can send.
 func BenchmarkCheckJSON(b *testing.B) {
 	for _, c := range []struct{ name, body string }{
 		{"unique", `{"status":"ready","checks":{"db":"ok","cache":"ok"},"version":3,"live":true,"items":["a","b"],"ratio":1.50}`},
 		{"duplicate", `{"status":"starting","checks":{"db":"ok","cache":"ok"},"version":3,"live":true,"items":["a","b"],"status":"ready"}`},
+		{"hostile-64KiB", hostileDuplicates(MaxDuplicateRewrite)},
+		{"hostile-8MiB", hostileDuplicates(int(MaxJSONBody))},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			e := &Expectations{JSON: []JSONExpect{{"status", "ready"}}}
-			body := Body{JSON: []byte(c.body)}
-			b.ReportAllocs()
-			for b.Loop() {
-				if msg := e.Check(nil, body, 1<<20); msg != "" {
-					b.Fatal(msg)
+		for _, q := range []struct{ kind, path string }{{"plain", "status"}, {"query", "stat?s"}} {
+			b.Run(c.name+"/"+q.kind, func(b *testing.B) {
+				e := &Expectations{JSON: []JSONExpect{{q.path, "ready"}}}
+				body := Body{JSON: []byte(c.body)}
+				b.ReportAllocs()
+				for b.Loop() {
+					if msg := e.Check(nil, body, 16<<20); msg != "" && c.name != "hostile-8MiB" {
+						b.Fatal(msg)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
+}
+
+// hostileDuplicates is the costliest document of n bytes for the
+// duplicate pass: as many short distinct keys as fit, then the first one
+// again, then the status.
+func hostileDuplicates(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"k0":0`)
+	for i := 1; b.Len() < n-64; i++ {
+		fmt.Fprintf(&b, `,"%x":0`, i)
+	}
+	b.WriteString(`,"k0":1,"status":"ready"}`)
+	return b.String()
 }
