@@ -215,6 +215,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 	code, msg := waitVerdict(f, &sum, opts)
 	code = f.ExitCode(code)
+	if sum.Healthy && len(opts.Command) > 0 && ctx.Err() != nil {
+		// Healthy, but a signal came before the command could start: it
+		// is not started (runAfter), and the JSON says the code the
+		// process exits with.
+		code = f.SignalCode()
+	}
 	if f.JSON() {
 		if err := output.JSONLine(s.Out, newWaitJSON(&sum, false, code, codeOf)); err != nil {
 			return err
@@ -340,6 +346,7 @@ func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 		return nil
 	}
 	if ctx.Err() != nil {
+		fmt.Fprintf(f.Streams.Err, "healthctl: interrupted (%s) before the command after -- was started\n", f.SignalName())
 		return cli.SilentExit(f.SignalCode())
 	}
 	if f.ReplaceProcess && canReplace {

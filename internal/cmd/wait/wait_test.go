@@ -12,6 +12,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
 )
 
 // parse runs wait-healthy's flag parsing up to runF and returns the options.
@@ -82,5 +83,37 @@ func TestWaitRunJSONWriteError(t *testing.T) {
 	err := Run(context.Background(), fk.F, parse(t, "http://127.0.0.1:1/"))
 	if !output.IsWriteFailure(err) {
 		t.Fatalf("got %v, want a write failure", err)
+	}
+}
+
+// TestWaitSignalAfterHealthyBeforeCommand: a signal that lands once the
+// last probe has passed but before the command after -- starts: the
+// command is not started, one line says so, and the JSON's exit_code is
+// the signal's, the code the process exits with (not 0).
+func TestWaitSignalAfterHealthyBeforeCommand(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	fk.F.Global.Output = "json"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pass := fk.F.Prober
+	fk.F.Prober = func(c context.Context, o *probe.Options) probe.Result {
+		r := pass(c, o)
+		fk.F.SetSignal(syscall.SIGTERM)
+		cancel()
+		return r
+	}
+	err := Run(ctx, fk.F, parse(t, "http://127.0.0.1:1/health", "--", "true"))
+	var j struct {
+		Healthy  bool `json:"healthy"`
+		ExitCode int  `json:"exit_code"`
+	}
+	if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil {
+		t.Fatalf("%v: %q", e, fk.Out.String())
+	}
+	if clitest.Code(err) != 143 || j.ExitCode != 143 || !j.Healthy {
+		t.Errorf("process %d, JSON exit_code %d healthy %v; want 143, 143, true", clitest.Code(err), j.ExitCode, j.Healthy)
+	}
+	if !strings.Contains(fk.Err.String(), "healthctl: interrupted (SIGTERM) before the command after -- was started") {
+		t.Errorf("stderr %q", fk.Err.String())
 	}
 }
