@@ -152,8 +152,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// The kill switch: nothing probed, nothing counted (a bypassed gate
 		// is not a wait, and must not move the fail-open alarm's ratio).
 		fmt.Fprintf(s.Err, "healthctl: wait-healthy bypassed (%s): nothing probed\n", cli.FlagSource(opts.flagSet, "bypass"))
+		code := exitcode.Pass
+		if len(opts.Command) > 0 && ctx.Err() != nil {
+			code = f.SignalCode() // the command will not start (runAfter)
+		}
 		if f.JSON() {
-			if err := output.JSONLine(s.Out, newWaitJSON(nil, true, exitcode.Pass, codeOf)); err != nil {
+			if err := output.JSONLine(s.Out, newWaitJSON(nil, true, code, codeOf)); err != nil {
 				return err
 			}
 		}
