@@ -117,3 +117,24 @@ func TestWaitSignalAfterHealthyBeforeCommand(t *testing.T) {
 		t.Errorf("stderr %q", fk.Err.String())
 	}
 }
+
+// TestWaitBypassSignalBeforeCommand: --bypass with a signal already in:
+// the command is not started and the JSON's exit_code is the signal's.
+func TestWaitBypassSignalBeforeCommand(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	fk.F.Global.Output = "json"
+	ctx, cancel := context.WithCancel(context.Background())
+	fk.F.SetSignal(syscall.SIGINT)
+	cancel()
+	err := Run(ctx, fk.F, parse(t, "--bypass", "http://127.0.0.1:1/health", "--", "true"))
+	var j struct {
+		Bypassed bool `json:"bypassed"`
+		ExitCode int  `json:"exit_code"`
+	}
+	if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil {
+		t.Fatalf("%v: %q", e, fk.Out.String())
+	}
+	if clitest.Code(err) != 130 || j.ExitCode != 130 || !j.Bypassed {
+		t.Errorf("process %d, JSON exit_code %d bypassed %v; want 130, 130, true", clitest.Code(err), j.ExitCode, j.Bypassed)
+	}
+}
