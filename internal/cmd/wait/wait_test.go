@@ -86,55 +86,48 @@ func TestWaitRunJSONWriteError(t *testing.T) {
 	}
 }
 
-// TestWaitSignalAfterHealthyBeforeCommand: a signal that lands once the
-// last probe has passed but before the command after -- starts: the
-// command is not started, one line says so, and the JSON's exit_code is
-// the signal's, the code the process exits with (not 0).
-func TestWaitSignalAfterHealthyBeforeCommand(t *testing.T) {
-	fk := clitest.New(nil, classify.Pass)
-	fk.F.Global.Output = "json"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pass := fk.F.Prober
-	fk.F.Prober = func(c context.Context, o *probe.Options) probe.Result {
-		r := pass(c, o)
-		fk.F.SetSignal(syscall.SIGTERM)
+// TestWaitSignalBeforeCommand: a signal that lands once the wait is over
+// but before the command after -- starts (after the last probe passed;
+// already in with --bypass): the command is not started, one line says
+// so, and the JSON's exit_code is the signal's, the code the process
+// exits with (not 0).
+func TestWaitSignalBeforeCommand(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		bypass bool
+		sig    syscall.Signal
+		code   int
+	}{{"after the last probe", false, syscall.SIGTERM, 143}, {"--bypass", true, syscall.SIGINT, 130}} {
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.Global.Output = "json"
+		ctx, cancel := context.WithCancel(context.Background())
+		signal := func() { fk.F.SetSignal(c.sig); cancel() }
+		args := []string{"http://127.0.0.1:1/health", "--", "true"}
+		if c.bypass {
+			signal()
+			args = append([]string{"--bypass"}, args...)
+		} else {
+			pass := fk.F.Prober
+			fk.F.Prober = func(pc context.Context, o *probe.Options) probe.Result {
+				defer signal()
+				return pass(pc, o)
+			}
+		}
+		err := Run(ctx, fk.F, parse(t, args...))
 		cancel()
-		return r
-	}
-	err := Run(ctx, fk.F, parse(t, "http://127.0.0.1:1/health", "--", "true"))
-	var j struct {
-		Healthy  bool `json:"healthy"`
-		ExitCode int  `json:"exit_code"`
-	}
-	if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil {
-		t.Fatalf("%v: %q", e, fk.Out.String())
-	}
-	if clitest.Code(err) != 143 || j.ExitCode != 143 || !j.Healthy {
-		t.Errorf("process %d, JSON exit_code %d healthy %v; want 143, 143, true", clitest.Code(err), j.ExitCode, j.Healthy)
-	}
-	if !strings.Contains(fk.Err.String(), "healthctl: interrupted (SIGTERM) before the command after -- was started") {
-		t.Errorf("stderr %q", fk.Err.String())
-	}
-}
-
-// TestWaitBypassSignalBeforeCommand: --bypass with a signal already in:
-// the command is not started and the JSON's exit_code is the signal's.
-func TestWaitBypassSignalBeforeCommand(t *testing.T) {
-	fk := clitest.New(nil, classify.Pass)
-	fk.F.Global.Output = "json"
-	ctx, cancel := context.WithCancel(context.Background())
-	fk.F.SetSignal(syscall.SIGINT)
-	cancel()
-	err := Run(ctx, fk.F, parse(t, "--bypass", "http://127.0.0.1:1/health", "--", "true"))
-	var j struct {
-		Bypassed bool `json:"bypassed"`
-		ExitCode int  `json:"exit_code"`
-	}
-	if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil {
-		t.Fatalf("%v: %q", e, fk.Out.String())
-	}
-	if clitest.Code(err) != 130 || j.ExitCode != 130 || !j.Bypassed {
-		t.Errorf("process %d, JSON exit_code %d bypassed %v; want 130, 130, true", clitest.Code(err), j.ExitCode, j.Bypassed)
+		var j struct {
+			Healthy  bool `json:"healthy"`
+			Bypassed bool `json:"bypassed"`
+			ExitCode int  `json:"exit_code"`
+		}
+		if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil {
+			t.Fatalf("%s: %v: %q", c.name, e, fk.Out.String())
+		}
+		if clitest.Code(err) != c.code || j.ExitCode != c.code || j.Healthy == c.bypass || j.Bypassed != c.bypass {
+			t.Errorf("%s: process %d, JSON %+v; want %d both", c.name, clitest.Code(err), j, c.code)
+		}
+		if !strings.Contains(fk.Err.String(), "before the command after -- was started") {
+			t.Errorf("%s: stderr %q", c.name, fk.Err.String())
+		}
 	}
 }
