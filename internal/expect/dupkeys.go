@@ -91,54 +91,28 @@ func lastPath(doc gjson.Result, path string) (got gjson.Result, twice bool) {
 	return cur, twice
 }
 
-// smallObject is the size up to which an object's keys are compared
-// pairwise instead of through a map.
-const smallObject = 16
-
 // hasDuplicateKeys says some object in v names a key twice (keys compared
 // as decoded text: "a" and "\u0061" are one key). v's nesting is bounded
 // (jsondepth) before it is walked.
 func hasDuplicateKeys(v gjson.Result) bool {
-	switch {
-	case v.IsObject():
-		var keys []string
-		var seen map[string]bool
-		dup := false
-		v.ForEach(func(k, val gjson.Result) bool {
-			name := k.String()
-			switch {
-			case seen != nil:
-				dup = seen[name]
-				seen[name] = true
-			default:
-				for _, o := range keys {
-					if o == name {
-						dup = true
-					}
-				}
-				keys = append(keys, name)
-				if len(keys) > smallObject {
-					seen = make(map[string]bool, 2*len(keys))
-					for _, o := range keys {
-						seen[o] = true
-					}
-				}
-			}
-			if !dup {
-				dup = hasDuplicateKeys(val)
-			}
-			return !dup
-		})
-		return dup
-	case v.IsArray():
-		dup := false
-		v.ForEach(func(_, val gjson.Result) bool {
-			dup = hasDuplicateKeys(val)
-			return !dup
-		})
-		return dup
+	if !v.IsObject() && !v.IsArray() {
+		return false // (ForEach hands a scalar to its iterator)
 	}
-	return false
+	var seen map[string]bool
+	if v.IsObject() {
+		seen = map[string]bool{}
+	}
+	dup := false
+	v.ForEach(func(k, val gjson.Result) bool {
+		if seen != nil {
+			name := k.String()
+			dup = seen[name]
+			seen[name] = true
+		}
+		dup = dup || hasDuplicateKeys(val)
+		return !dup
+	})
+	return dup
 }
 
 // lastWins appends v to dst with every object's keys once each: at the

@@ -153,8 +153,8 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// is not a wait, and must not move the fail-open alarm's ratio).
 		fmt.Fprintf(s.Err, "healthctl: wait-healthy bypassed (%s): nothing probed\n", cli.FlagSource(opts.flagSet, "bypass"))
 		code := exitcode.Pass
-		if len(opts.Command) > 0 && ctx.Err() != nil {
-			code = f.SignalCode() // the command will not start (runAfter)
+		if commandCutShort(ctx, opts.Command) {
+			code = f.SignalCode()
 		}
 		if f.JSON() {
 			if err := output.JSONLine(s.Out, newWaitJSON(nil, true, code, codeOf)); err != nil {
@@ -219,10 +219,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 	code, msg := waitVerdict(f, &sum, opts)
 	code = f.ExitCode(code)
-	if sum.Healthy && len(opts.Command) > 0 && ctx.Err() != nil {
-		// Healthy, but a signal came before the command could start: it
-		// is not started (runAfter), and the JSON says the code the
-		// process exits with.
+	if sum.Healthy && commandCutShort(ctx, opts.Command) {
 		code = f.SignalCode()
 	}
 	if f.JSON() {
@@ -336,6 +333,13 @@ func wantPhrase(opts *Options) string {
 	return "no 2xx"
 }
 
+// commandCutShort says a signal came before the command after -- could
+// start: runAfter does not start it, and the JSON's exit_code is then the
+// signal's, the code the process exits with, even when the wait was over.
+func commandCutShort(ctx context.Context, argv []string) bool {
+	return len(argv) > 0 && ctx.Err() != nil
+}
+
 // runAfter hands over to the command given after --. On Unix (outside
 // in-process runs) it execs it in healthctl's place (exec_unix.go).
 // Elsewhere it runs it with healthctl's streams, in
@@ -349,7 +353,7 @@ func runAfter(ctx context.Context, f *cli.Factory, argv []string) error {
 	if len(argv) == 0 {
 		return nil
 	}
-	if ctx.Err() != nil {
+	if commandCutShort(ctx, argv) {
 		fmt.Fprintf(f.Streams.Err, "healthctl: interrupted (%s) before the command after -- was started\n", f.SignalName())
 		return cli.SilentExit(f.SignalCode())
 	}
