@@ -38,29 +38,41 @@ func cmdBlackhole(ts *testscript.TestScript, neg bool, args []string) {
 
 // Proxies:
 //
-//	proxy NAME [-socks5]
+//	proxy NAME [-socks5 [-reply CODE]]
 //	    a loopback proxy that only connects to loopback: an HTTP proxy
 //	    (forwards plain-HTTP requests, opens CONNECT tunnels), or with
-//	    -socks5 a SOCKS5 proxy (no authentication). Sets $NAME_URL
+//	    -socks5 a SOCKS5 proxy (no authentication; a failed CONNECT gets
+//	    the reply a real one sends: 5 refused, 4/3 unreachable, 2 not
+//	    loopback, 1 otherwise; -reply CODE answers every CONNECT with
+//	    CODE). Sets $NAME_URL
 //	    (http://127.0.0.1:PORT or socks5://127.0.0.1:PORT), $NAME_HOSTPORT,
 //	    $NAME_PORT.
 func init() {
 	extraCmds["proxy"] = cmdProxy
 }
 
-// cmdProxy implements proxy NAME [-socks5].
+// cmdProxy implements proxy NAME [-socks5 [-reply CODE]].
 func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "proxy")
-	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "-socks5") {
-		ts.Fatalf("usage: proxy NAME [-socks5]")
+	usage := "usage: proxy NAME [-socks5 [-reply CODE]]"
+	if len(args) < 1 || len(args) > 4 || (len(args) >= 2 && args[1] != "-socks5") || len(args) == 3 ||
+		(len(args) == 4 && args[2] != "-reply") {
+		ts.Fatalf("%s", usage)
 	}
 	var (
 		p   *fixture.Proxy
 		err error
 	)
-	if len(args) == 2 {
+	switch len(args) {
+	case 4:
+		code, cerr := strconv.Atoi(args[3])
+		if cerr != nil || code < 1 || code > 255 {
+			ts.Fatalf("%s", usage)
+		}
+		p, err = fixture.NewSOCKS5Reply(cleaner(ts), byte(code))
+	case 2:
 		p, err = fixture.NewSOCKS5(cleaner(ts))
-	} else {
+	default:
 		p, err = fixture.NewHTTPProxy(cleaner(ts))
 	}
 	ts.Check(err)

@@ -224,6 +224,10 @@ func reason(o Observation) Reason {
 		}
 		return ProxyUnreachable
 	}
+	if r, ok := socksTarget(err); ok {
+		// The SOCKS5 proxy reported what became of the target.
+		return r
+	}
 	if o.Proxied && o.Stage == StageProxy {
 		// The proxy took the connection and closed it, or broke the
 		// SOCKS5 handshake, without opening the way.
@@ -316,6 +320,41 @@ func proxyAnswer(status int) Reason {
 		return ProxyError
 	}
 	return ProxyRefused
+}
+
+// socksTarget reads a SOCKS5 CONNECT reply that reports the target's fate
+// (RFC 1928 §6): 5 the target refused the connection, 3 and 4 it could not
+// be reached from the proxy. Codes 1 and 2 (the proxy failed, its rules
+// said no) and the rest are the proxy's own trouble (ok false). net/http's
+// SOCKS5 client fails such a CONNECT with "unknown error " and the reply's
+// standard text under the "socks connect" operation.
+func socksTarget(err error) (Reason, bool) {
+	var op *net.OpError
+	if err == nil || !errors.As(err, &op) || op.Op != "socks connect" || op.Err == nil {
+		return "", false
+	}
+	switch strings.TrimPrefix(op.Err.Error(), "unknown error ") {
+	case "connection refused":
+		return ConnRefused, true
+	case "host unreachable":
+		return HostUnreachable, true
+	case "network unreachable":
+		return NetUnreachable, true
+	}
+	return "", false
+}
+
+// SOCKSReply is the SOCKS5 reply text an error carries ("connection
+// refused"), "" when it carries none.
+func SOCKSReply(err error) string {
+	var op *net.OpError
+	if err == nil || !errors.As(err, &op) || op.Op != "socks connect" || op.Err == nil {
+		return ""
+	}
+	if t, ok := strings.CutPrefix(op.Err.Error(), "unknown error "); ok {
+		return t
+	}
+	return ""
 }
 
 // resolverFault is the reason of a lookup the resolver itself could not

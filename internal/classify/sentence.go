@@ -119,6 +119,8 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg = red(dropGoNames(windowText(o, f)) + ": " + o.DNS.Describe())
 	case o.Err != nil && o.WindowClosed:
 		msg = red(dropGoNames(windowText(o, f)))
+	case o.Err != nil && f.ProxySOCKS && SOCKSReply(o.Err) != "":
+		msg = red(socksText(SOCKSReply(o.Err), r, f))
 	case o.Err != nil && f.ProxyStatus != "" && isProxyReason(r):
 		msg = red(fmt.Sprintf("proxy %s answered the CONNECT with %s%s", f.Proxy, f.ProxyStatus, detail(f.ProxyDetail)))
 	case o.Err != nil && isProxyReason(r):
@@ -148,6 +150,15 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg += " (credentials were not sent to the redirect's origin)"
 	}
 	return msg
+}
+
+// socksText is the error of a SOCKS5 CONNECT the proxy answered with a
+// failure: the target's fate when the reply reports one, else the proxy's.
+func socksText(reply string, r Reason, f Facts) string {
+	if isProxyReason(r) {
+		return fmt.Sprintf("SOCKS5 proxy %s refused the CONNECT to %s: %s", f.Proxy, f.Host, reply)
+	}
+	return fmt.Sprintf("%s: %s (SOCKS5 proxy %s reports it)", f.Host, reply, f.Proxy)
 }
 
 // isProxyReason says r blames the proxy.

@@ -15,8 +15,12 @@ import (
 // FromEnv selects a proxy the way curl does: http_proxy / HTTP_PROXY for
 // http, https_proxy / HTTPS_PROXY for https, ALL_PROXY as a fallback, and
 // NO_PROXY (or noproxy, when not empty: --noproxy) listing hosts, domains
-// and CIDRs to reach directly, '*' for all. Unlike Go's
-// ProxyFromEnvironment it proxies loopback too, as curl does.
+// and CIDRs to reach directly, '*' for all; an entry with a port
+// (svc.test:9999) matches that port only, as curl and Go's httpproxy have
+// it. Unlike Go's ProxyFromEnvironment it proxies loopback too, as curl
+// does. Unlike curl, upper-case HTTP_PROXY is read for http:// URLs (as Go
+// and most tools read it), except under CGI (REQUEST_METHOD set), where a
+// request's Proxy: header arrives as HTTP_PROXY ("httpoxy").
 func FromEnv(getenv func(string) string, noproxy string) func(*url.URL) (*url.URL, error) {
 	first := func(names ...string) string {
 		for _, n := range names {
@@ -26,7 +30,11 @@ func FromEnv(getenv func(string) string, noproxy string) func(*url.URL) (*url.UR
 		}
 		return ""
 	}
-	httpP := first("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
+	httpNames := []string{"http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"}
+	if getenv("REQUEST_METHOD") != "" {
+		httpNames = []string{"http_proxy", "all_proxy", "ALL_PROXY"}
+	}
+	httpP := first(httpNames...)
 	httpsP := first("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
 	if noproxy == "" {
 		noproxy = first("no_proxy", "NO_PROXY")
@@ -39,7 +47,7 @@ func FromEnv(getenv func(string) string, noproxy string) func(*url.URL) (*url.UR
 		if u.Scheme == "https" {
 			p = httpsP
 		}
-		if p == "" || bypass(noproxy, u.Hostname()) {
+		if p == "" || bypass(noproxy, u.Hostname(), portOf(u)) {
 			return nil, nil
 		}
 		if !strings.Contains(p, "://") {
@@ -71,7 +79,19 @@ func Check(p string) error {
 	return nil
 }
 
-func bypass(list, host string) bool {
+// portOf is u's port, or its scheme's default.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// bypass says host:port is listed in NO_PROXY's list.
+func bypass(list, host, port string) bool {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	ip, ipErr := netip.ParseAddr(host)
 	for _, e := range strings.Split(list, ",") {
@@ -87,7 +107,10 @@ func bypass(list, host string) bool {
 				return true
 			}
 		}
-		if h, _, err := net.SplitHostPort(e); err == nil {
+		if h, p, err := net.SplitHostPort(e); err == nil {
+			if p != port {
+				continue
+			}
 			e = h
 		}
 		e = strings.TrimPrefix(strings.TrimSuffix(e, "."), ".")

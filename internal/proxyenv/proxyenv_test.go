@@ -19,7 +19,7 @@ func TestCheck(t *testing.T) {
 // TestFromEnv: curl's variables, ALL_PROXY as the fallback, and NO_PROXY
 // (or --noproxy) by host, domain, CIDR and '*'; loopback is proxied too.
 func TestFromEnv(t *testing.T) {
-	env := map[string]string{"HTTP_PROXY": "127.0.0.1:3128", "ALL_PROXY": "socks5://127.0.0.1:1080", "NO_PROXY": "skip.invalid,.corp.invalid,10.0.0.0/8"}
+	env := map[string]string{"HTTP_PROXY": "127.0.0.1:3128", "ALL_PROXY": "socks5://127.0.0.1:1080", "NO_PROXY": "skip.invalid,.corp.invalid,10.0.0.0/8,svc.invalid:9999,[::1]:8443"}
 	sel := FromEnv(func(k string) string { return env[k] }, "")
 	for raw, want := range map[string]string{
 		"http://127.0.0.1/":        "http://127.0.0.1:3128",
@@ -28,6 +28,12 @@ func TestFromEnv(t *testing.T) {
 		"http://x.corp.invalid/":   "",
 		"http://10.1.2.3:8080/":    "",
 		"http://notskip.invalid/x": "http://127.0.0.1:3128",
+		// An entry with a port matches that port only.
+		"http://svc.invalid:9999/":  "",
+		"http://svc.invalid:28080/": "http://127.0.0.1:3128",
+		"http://svc.invalid/":       "http://127.0.0.1:3128",
+		"https://[::1]:8443/":       "",
+		"https://[::1]/":            "socks5://127.0.0.1:1080",
 	} {
 		u, _ := url.Parse(raw)
 		p, err := sel(u)
@@ -44,6 +50,11 @@ func TestFromEnv(t *testing.T) {
 		if p, _ := all(u); p != nil {
 			t.Errorf("--noproxy '*': proxied through %s", p)
 		}
+	}
+	// Under CGI, HTTP_PROXY is a request header (httpoxy): not read.
+	cgi := map[string]string{"HTTP_PROXY": "127.0.0.1:3128", "REQUEST_METHOD": "GET"}
+	if FromEnv(func(k string) string { return cgi[k] }, "") != nil {
+		t.Error("REQUEST_METHOD set: HTTP_PROXY was read (httpoxy)")
 	}
 	if FromEnv(func(string) string { return "" }, "") != nil {
 		t.Error("no variables: want no proxy function")
