@@ -392,9 +392,14 @@ func tlsAlertReason(o Observation, err error, op *net.OpError) (Reason, bool) {
 		strings.Contains(text, "unsupported versions"):
 		return TLSProtocolVersion, true
 	case o.ClientCertAsked && !o.ClientCertGiven && (remote || o.Stage == StageTLS ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(text, h2NotEstablished)):
 		// Asked for a certificate, given none, and the connection
-		// failed: the server turned the prober away for it.
+		// failed: the server turned the prober away for it. Under TLS
+		// 1.3 its alert comes after the client's handshake is done, and
+		// a request written then may fail first ("broken pipe", a
+		// reset): the alert the server sent is the answer, not the
+		// write's error.
 		return TLSClientCertRequired, true
 	case o.ClientCertAsked && o.ClientCertGiven && remote && refusedCert(text):
 		return TLSClientCertRequired, true
@@ -404,10 +409,16 @@ func tlsAlertReason(o Observation, err error, op *net.OpError) (Reason, bool) {
 	return "", false
 }
 
+// h2NotEstablished is net/http's HTTP/2 error for a connection that ended
+// before the server's first frame (its SETTINGS) arrived: its cause (the
+// alert a TLS 1.3 server sent after the handshake) is not kept.
+const h2NotEstablished = "http2: client conn could not be established"
+
 // refusedCert says an alert's text is one a server sends for a client
 // certificate it does not accept.
 func refusedCert(text string) bool {
-	for _, s := range []string{"bad certificate", "unknown certificate authority", "certificate unknown", "access denied", "unsupported certificate"} {
+	for _, s := range []string{"bad certificate", "unknown certificate authority", "certificate unknown", "access denied",
+		"unsupported certificate", "expired certificate", "revoked certificate"} {
 		if strings.Contains(text, s) {
 			return true
 		}

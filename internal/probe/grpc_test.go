@@ -201,3 +201,37 @@ func TestGRPCWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCMTLSOneVerdict: a grpc-go server over TLS 1.3 that requires a
+// client certificate, probed without one, 50 times. The server's
+// certificate_required alert comes after the client's handshake is done,
+// and the request written then races it: "broken pipe" or a reset may
+// come first. Every run must say tls_client_cert_required (exit 3,
+// pending-tls), never conn_reset (exit 1, a redeploy of a healthy
+// service); tls:// of the same server too.
+func TestGRPCMTLSOneVerdict(t *testing.T) {
+	pki, err := fixture.NewPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := pki.ServerCertificate(fixture.CertGood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := grpcsrv.Start(t, grpcsrv.Options{TLS: &tls.Config{Certificates: []tls.Certificate{good},
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pki.Pool(), MinVersion: tls.VersionTLS13}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for i := 0; i < 50; i++ {
+		for _, scheme := range []string{"grpcs", "tls"} {
+			r := probe.Run(context.Background(), opts(t, scheme+"://"+s.Addr, "", pki))
+			seen[scheme+" "+string(r.Reason)]++
+			if r.Reason != classify.TLSClientCertRequired {
+				t.Errorf("run %d %s: %s/%s (%s), want tls_client_cert_required", i, scheme, r.Outcome, r.Reason, r.Error)
+			}
+		}
+	}
+	t.Logf("verdicts: %v", seen)
+}

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"time"
 
@@ -65,10 +66,12 @@ func (s *streamExchange) run(ctx context.Context) error {
 		conn := tls.Client(c, tc)
 		s.conn = conn
 		err = conn.HandshakeContext(ctx)
+		if err == nil {
+			err = s.firstRecord(conn)
+		}
 		p.mu.Lock()
 		p.record(PhaseTLS, time.Since(p.stageStart))
-		if err == nil {
-			cs := conn.ConnectionState()
+		if cs := conn.ConnectionState(); cs.HandshakeComplete {
 			p.tlsState = &cs
 		}
 		p.mu.Unlock()
@@ -88,4 +91,40 @@ func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify
 	if s.p.opts.URL.Scheme == "tls" {
 		obs.Protocol = classify.ProtoTLS
 	}
+}
+
+// firstRecordWait is how long tls:// waits for the server's first record
+// after a TLS 1.3 handshake in which it asked for a client certificate:
+// the server judges the certificate (or its absence) only once it has the
+// client's Finished, after the client's handshake is complete, and says
+// so with an alert (certificate_required, bad_certificate, ...). openssl
+// s_client waits for it the same way.
+const firstRecordWait = 250 * time.Millisecond
+
+// firstRecord reads the record a TLS 1.3 server sends after the handshake
+// when it asked for a client certificate: an alert there is the
+// handshake's failure; session tickets, data, or nothing within the wait
+// are a pass. Under TLS 1.2, and when no certificate was asked for, the
+// handshake's end is the verdict and nothing is read.
+func (s *streamExchange) firstRecord(conn *tls.Conn) error {
+	p := s.p
+	p.mu.Lock()
+	asked := p.certAsked
+	p.mu.Unlock()
+	if !asked || conn.ConnectionState().Version != tls.VersionTLS13 {
+		return nil
+	}
+	wait := time.Now().Add(firstRecordWait)
+	if d, ok := p.ctx.Deadline(); ok && d.Before(wait) {
+		wait = d
+	}
+	conn.SetReadDeadline(wait)
+	var b [1]byte
+	_, err := conn.Read(b[:])
+	conn.SetReadDeadline(time.Time{})
+	var ne net.Error
+	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return nil
+	}
+	return err
 }
