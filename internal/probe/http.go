@@ -21,6 +21,11 @@ type httpExchange struct {
 	tr   *http.Transport
 	ex   exchanged
 	body expect.Body
+	// letGo, when set, closes the connection under the body before the
+	// body is closed: net/http's body of a response it did not read
+	// itself (http.ReadResponse's), closed early, reads a chunked body to
+	// its end, and an endless one for as long as the window allows.
+	letGo func()
 }
 
 // newHTTP builds the request (traced) and the transport of one probe; the
@@ -89,6 +94,9 @@ func (h *httpExchange) readAnswer() error {
 		// fail, saying so (the network did nothing wrong).
 		h.body.DecodeErr = err.Error()
 		err = nil
+	}
+	if h.letGo != nil {
+		h.letGo()
 	}
 	resp.Body.Close()
 	if p.hooks.afterBody != nil {

@@ -118,7 +118,9 @@ func newPlain(ctx context.Context, p *run) (exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plainHTTP{httpExchange: httpExchange{p: p, req: req}}, nil
+	h := &plainHTTP{httpExchange: httpExchange{p: p, req: req}}
+	h.letGo = h.close
+	return h, nil
 }
 
 // close closes the connection once: run closes it as soon as the answer
