@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -151,8 +150,7 @@ func (h *plainHTTP) run(ctx context.Context) error {
 	h.close()
 	if h.br != nil {
 		// Nothing reads the answer from here on: its headers and body
-		// are copies (readResponse's copy of the head or
-		// ReadResponse's strings, readAnswer's buffer).
+		// are copies (ReadResponse's strings, readAnswer's buffer).
 		h.br.Reset(nil)
 		readers.Put(h.br)
 		h.br = nil
@@ -160,10 +158,9 @@ func (h *plainHTTP) run(ctx context.Context) error {
 	return err
 }
 
-// answerBuffer is the size of the plain exchange's answer readers: the
-// head of an answer must fit in their first fill for readResponse to
-// parse it itself.
-const answerBuffer = 1 << 10
+// answerBuffer is the size of the plain exchange's answer readers
+// (bufio's default).
+const answerBuffer = 4 << 10
 
 // readers are the plain exchange's answer readers, reused: a sweep makes
 // one probe a target.
@@ -221,12 +218,12 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.wroteHeaders, p.wrote = now, now
 	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
 	p.mu.Unlock()
+	readBackstop := maxBackstop
 	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(maxBackstop) {
-		conn.SetReadDeadline(d)
+		readBackstop = d
 		h.backstop = &p.readWin
-	} else {
-		conn.SetReadDeadline(maxBackstop)
 	}
+	conn.SetReadDeadline(readBackstop)
 
 	lr := &headerLimit{r: conn, n: maxHeaderBytes}
 	br := readers.Get().(*bufio.Reader)
@@ -243,8 +240,14 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.mu.Unlock()
 	var resp *http.Response
 	for {
-		resp, err = readResponse(br, req)
+		resp, err = http.ReadResponse(br, req)
 		if err != nil {
+			if !time.Now().Before(readBackstop) {
+				// The deadline fired inside the status line or the
+				// headers: net/http's reader reports what it had as a
+				// malformed answer, but it is the window that closed.
+				return nil, fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", os.ErrDeadlineExceeded)
+			}
 			if lr.n <= 0 {
 				err = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", maxHeaderBytes)
 			}
@@ -284,28 +287,15 @@ func (h *plainHTTP) write(conn net.Conn) (bool, error) {
 	if gzipAsked {
 		extra = "Accept-Encoding: gzip\r\nConnection: close\r\n"
 	}
-	bp := requestBufs.Get().(*[]byte)
-	defer requestBufs.Put(bp)
-	out, ok := appendRequest((*bp)[:0], req, extra)
-	if ok && cap(out) <= 4<<10 {
-		*bp = out // grown, if it had to, within reason: kept for the next
-	} else if !ok {
-		var err error
-		if out, err = netHTTPRequest(req, extra, len(o.Body)); err != nil {
-			return false, err
-		}
+	out, err := netHTTPRequest(req, extra, len(o.Body))
+	if err != nil {
+		return false, err
 	}
-	// The buffer is free again once Write returns: the connection has
-	// written it (writeBehind, under a request with a body, copies it).
 	if _, err := conn.Write(out); err != nil {
 		return false, err
 	}
 	return gzipAsked, nil
 }
-
-// requestBufs hold the encodings of plain exchanges' requests, reused: a
-// sweep writes one request a target.
-var requestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // netHTTPRequest is req as net/http's Request.Write encodes it, with extra
 // after the caller's headers.
@@ -324,94 +314,6 @@ func netHTTPRequest(req *http.Request, extra string, body int) ([]byte, error) {
 	out = append(out, b[:end+2]...)
 	out = append(out, extra...)
 	return append(out, b[end+2:]...), nil
-}
-
-// reqExcluded are the headers Request.Write writes from its own fields, not
-// from the header map (by their exact key, as it looks them up).
-var reqExcluded = [...]string{"Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer"}
-
-// appendRequest appends what netHTTPRequest makes of a GET or HEAD without a
-// body, for the requests whose every part net/http writes as it is: a host
-// of plain characters (no IDNA, zone or anything Request.Write would drop),
-// no control character in the request URI, header names that are tokens
-// and values without line breaks. ok false for anything else (the caller
-// then lets net/http encode it; TestAppendRequestAsNetHTTP compares the
-// two). A sweep writes one request a target, and Request.Write's buffers,
-// sorting and formatting were a twentieth of its CPU.
-func appendRequest(b []byte, req *http.Request, extra string) (_ []byte, ok bool) {
-	if (req.Method != http.MethodGet && req.Method != http.MethodHead) || (req.Body != nil && req.Body != http.NoBody) ||
-		req.ContentLength != 0 || len(req.TransferEncoding) > 0 || req.Close || req.Trailer != nil || req.URL == nil {
-		return b, false
-	}
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']' || c == '_') {
-			return b, false
-		}
-	}
-	ruri := req.URL.RequestURI()
-	for i := 0; i < len(ruri); i++ {
-		if c := ruri[i]; c < ' ' || c == 0x7f {
-			return b, false
-		}
-	}
-	b = append(b, req.Method...)
-	b = append(b, ' ')
-	b = append(b, ruri...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, host...)
-	b = append(b, "\r\n"...)
-	ua := "Go-http-client/1.1"
-	if _, has := req.Header["User-Agent"]; has {
-		ua = headerValue(req.Header, "User-Agent")
-	}
-	if ua, ok = plainValue(ua); !ok {
-		return b, false
-	}
-	if ua != "" {
-		b = append(b, "User-Agent: "...)
-		b = append(b, ua...)
-		b = append(b, "\r\n"...)
-	}
-	// The rest of the header map in the order of its keys.
-	keys := make([]string, 0, len(req.Header))
-	for k := range req.Header {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if slices.Contains(reqExcluded[:], k) {
-			continue
-		}
-		if !validHeader(k, nil) {
-			return b, false
-		}
-		for _, v := range req.Header[k] {
-			if v, ok = plainValue(v); !ok {
-				return b, false
-			}
-			b = append(b, k...)
-			b = append(b, ": "...)
-			b = append(b, v...)
-			b = append(b, "\r\n"...)
-		}
-	}
-	b = append(b, extra...)
-	return append(b, "\r\n"...), true
-}
-
-// plainValue is a header value as Request.Write writes it (trimmed of
-// spaces and tabs), unless it has a line break, which Request.Write would
-// turn into a space.
-func plainValue(v string) (string, bool) {
-	if strings.ContainsAny(v, "\r\n") {
-		return v, false
-	}
-	return strings.Trim(v, " \t"), true
 }
 
 // headerLimit bounds what the headers may read from the connection, as the
