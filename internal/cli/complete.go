@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
+
+	"github.com/healthctl/healthctl/internal/probe"
 )
 
 // Shell completion of the flags whose values are a closed (or a usual) set:
@@ -61,6 +65,18 @@ func RegisterCompletions(root *cobra.Command) {
 	enums := enumCompletions()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		if urlArgs[c.Name()] && c.ValidArgsFunction == nil {
+			c.ValidArgsFunction = func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				return completeURL(toComplete)
+			}
+		}
+		for _, name := range urlFlags {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+					return completeURL(toComplete)
+				})
+			}
+		}
 		for name, values := range enums {
 			if c.LocalNonPersistentFlags().Lookup(name) == nil {
 				continue
@@ -74,4 +90,26 @@ func RegisterCompletions(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// urlArgs are the commands whose arguments are URLs; urlFlags the flags
+// whose values are.
+var (
+	urlArgs  = map[string]bool{"probe": true, "wait-healthy": true, "watch": true}
+	urlFlags = []string{"ready", "live", "inflight", "traffic"}
+)
+
+// completeURL completes a URL's scheme from the scheme table (each with
+// what a pass is) until one is typed; after it, nothing (no file names).
+func completeURL(typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if strings.Contains(typed, "://") {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, s := range probe.Schemes() {
+		if strings.HasPrefix(s.Name+"://", typed) {
+			out = append(out, cobra.CompletionWithDesc(s.Name+"://", s.Pass))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

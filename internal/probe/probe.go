@@ -67,16 +67,11 @@ type exchange interface {
 	close()
 }
 
-// exchangeFor is the exchange of a URL scheme, nil for a scheme no protocol
-// speaks: one case per protocol file.
+// exchangeFor is the exchange of a URL scheme (its row of the scheme
+// table), nil for a scheme no protocol speaks.
 func exchangeFor(scheme string) func(ctx context.Context, p *run) (exchange, error) {
-	switch strings.ToLower(scheme) {
-	case "http", "https":
-		return newHTTP
-	case "grpc", "grpcs":
-		return newGRPC
-	case "tcp", "tls":
-		return newStream
+	if row, ok := LookupScheme(scheme); ok {
+		return row.open
 	}
 	return nil
 }

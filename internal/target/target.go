@@ -423,60 +423,71 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// notFor refuses an option the URL's protocol does not use: a condition
-// on an HTTP answer that a connect or a gRPC health call never gets would
-// otherwise pass unchecked, and a request option would be silently
-// dropped. source names the URL (an argument, a targets file's line).
+// notFor refuses an option the URL's protocol does not use (its row of
+// the scheme table says which apply): a condition on an HTTP answer that a
+// connect or a gRPC health call never gets would otherwise pass unchecked,
+// and a request option would be silently dropped. source names the URL (an
+// argument, a targets file's line).
 func (in *Input) notFor(scheme, source string) error {
-	var what string
-	switch scheme {
-	case "http", "https":
-		if in.GRPCService != "" {
-			return in.bad("grpc-service", ptr(in.GRPCService), "is for grpc:// and grpcs:// URLs, but %s is %s://: it would be ignored", source, scheme)
-		}
-		return nil
-	case "tcp":
-		what = "only connects"
-	case "tls":
-		what = "only connects and completes a TLS handshake"
-	case "grpc", "grpcs":
-		what = "is a gRPC health call (its answer is a serving status, not an HTTP response)"
-	default:
+	row, ok := probe.LookupScheme(scheme)
+	if !ok {
 		return nil
 	}
 	type opt struct {
 		flag string
 		set  bool
-		// request: the option shapes the request (else it checks the answer).
-		request bool
+		// needs is the option group the option belongs to.
+		needs probe.Applies
 	}
 	opts := []opt{
-		{"expect-status", in.ExpectStatus != "" && in.ExpectStatus != "2xx", false},
-		{"expect-body", len(in.ExpectBody) > 0, false},
-		{"expect-body-regex", len(in.ExpectBodyRegex) > 0, false},
-		{"expect-json", len(in.ExpectJSON) > 0, false},
-		{"expect-header", len(in.ExpectHeader) > 0, false},
-		{"method", in.Method != "", true},
-		{"data", in.Data != "", true},
-		{"user", in.User != "", true},
-		{"follow", in.Follow != 0, true},
-		{"http2-prior-knowledge", in.HTTP2Prior, true},
-	}
-	if scheme == "tcp" || scheme == "tls" {
-		// A gRPC call sends -H as metadata and asks for --grpc-service.
-		opts = append(opts, opt{"header", len(in.Headers) > 0, true}, opt{"grpc-service", in.GRPCService != "", true})
+		{"expect-status", in.ExpectStatus != "" && in.ExpectStatus != "2xx", probe.AppliesAnswer},
+		{"expect-body", len(in.ExpectBody) > 0, probe.AppliesAnswer},
+		{"expect-body-regex", len(in.ExpectBodyRegex) > 0, probe.AppliesAnswer},
+		{"expect-json", len(in.ExpectJSON) > 0, probe.AppliesAnswer},
+		{"expect-header", len(in.ExpectHeader) > 0, probe.AppliesAnswer},
+		{"method", in.Method != "", probe.AppliesRequest},
+		{"data", in.Data != "", probe.AppliesRequest},
+		{"user", in.User != "", probe.AppliesRequest},
+		{"follow", in.Follow != 0, probe.AppliesRequest},
+		{"http2-prior-knowledge", in.HTTP2Prior, probe.AppliesRequest},
+		{"header", len(in.Headers) > 0, probe.AppliesHeader},
+		{"grpc-service", in.GRPCService != "", probe.AppliesGRPCService},
 	}
 	for _, o := range opts {
-		if !o.set {
+		if !o.set || row.Options&o.needs != 0 {
 			continue
 		}
-		consequence := "the condition would never be checked"
-		if o.request {
-			consequence = "it would be ignored"
+		consequence := "it would be ignored"
+		if o.needs == probe.AppliesAnswer {
+			consequence = "the condition would never be checked"
 		}
-		return in.bad(o.flag, nil, "is for http:// and https:// URLs, but %s %s: %s", source, what, consequence)
+		var value *string
+		what := row.Does
+		if what == "" {
+			what = "is " + row.Name + "://"
+		}
+		if o.needs == probe.AppliesGRPCService {
+			value = ptr(in.GRPCService)
+		}
+		return in.bad(o.flag, value, "is for %s, but %s %s: %s", urlsWith(o.needs), source, what, consequence)
 	}
 	return nil
+}
+
+// urlsWith names the URLs whose protocols take an option group:
+// "http:// and https:// URLs".
+func urlsWith(a probe.Applies) string {
+	var names []string
+	for _, s := range probe.Schemes() {
+		if s.Options&a != 0 {
+			names = append(names, s.Name+"://")
+		}
+	}
+	list := strings.Join(names, ", ")
+	if i := strings.LastIndex(list, ", "); i >= 0 {
+		list = list[:i] + " and " + list[i+2:]
+	}
+	return list + " URLs"
 }
 
 // ForURL returns the options for one URL given on the command line; its
@@ -527,7 +538,7 @@ func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {
 	o := t.opts
 	o.URL = u
 	o.Redactor.AddURL(u)
-	if (u.Scheme == "https" || u.Scheme == "grpcs" || u.Scheme == "tls") && o.TLSConfig.ServerName == "" && o.Host != "" {
+	if row, _ := probe.LookupScheme(u.Scheme); row.TLS && o.TLSConfig.ServerName == "" && o.Host != "" {
 		tc := o.TLSConfig.Clone()
 		tc.ServerName = hostOnly(o.Host)
 		o.TLSConfig = tc
@@ -579,11 +590,11 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("malformed URL: %s", msg)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
-	switch u.Scheme {
-	case "http", "https", "grpc", "grpcs", "tcp", "tls":
-	default:
-		return nil, fmt.Errorf("unsupported scheme %q (want http, https, grpc, grpcs, tcp or tls)", u.Scheme)
+	row, ok := probe.LookupScheme(u.Scheme)
+	if !ok {
+		return nil, fmt.Errorf("unsupported scheme %q (want %s)", u.Scheme, probe.SchemeList(false, nil))
 	}
+	u.Scheme = row.Name
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
 	}
@@ -592,33 +603,30 @@ func ParseURL(raw string) (*url.URL, error) {
 			return nil, fmt.Errorf("URL port %q out of range", p)
 		}
 	}
-	if err := checkNonHTTP(u); err != nil {
+	if err := checkForm(u, row); err != nil {
 		return nil, err
 	}
 	return u, nil
 }
 
-// checkNonHTTP holds grpc, grpcs, tcp and tls URLs to what they can mean:
-// host and port (no protocol has a default port for them), for gRPC a
-// service name as the path, and nothing else — no credentials, query or
-// fragment, which no health call would send.
-func checkNonHTTP(u *url.URL) error {
-	if u.Scheme == "http" || u.Scheme == "https" {
+// checkForm holds a URL to what its protocol's row says it can mean: a
+// protocol with a form of its own (a gRPC health call, a connect) takes
+// host and port (no default port), for gRPC a service name as the path, and
+// nothing else — no credentials, query or fragment, which no health call
+// would send. HTTP's URLs are any.
+func checkForm(u *url.URL, row probe.Scheme) error {
+	if row.Form == "" {
 		return nil
 	}
-	form := u.Scheme + "://HOST:PORT"
-	if u.Scheme == "grpc" || u.Scheme == "grpcs" {
-		form += "[/SERVICE]"
-	}
 	switch {
-	case u.Port() == "":
-		return fmt.Errorf("%s URL has no port (want %s)", u.Scheme, form)
+	case u.Port() == "" && row.DefaultPort == "":
+		return fmt.Errorf("%s URL has no port (want %s)", u.Scheme, row.Form)
 	case u.User != nil:
-		return fmt.Errorf("%s URL has credentials, which it cannot send (want %s)", u.Scheme, form)
+		return fmt.Errorf("%s URL has credentials, which it cannot send (want %s)", u.Scheme, row.Form)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return fmt.Errorf("%s URL has a query or fragment (want %s)", u.Scheme, form)
-	case (u.Scheme == "tcp" || u.Scheme == "tls") && u.Path != "" && u.Path != "/":
-		return fmt.Errorf("%s URL has a path (want %s)", u.Scheme, form)
+		return fmt.Errorf("%s URL has a query or fragment (want %s)", u.Scheme, row.Form)
+	case row.Path == probe.PathNone && u.Path != "" && u.Path != "/":
+		return fmt.Errorf("%s URL has a path (want %s)", u.Scheme, row.Form)
 	case hasControl(u.Path):
 		return fmt.Errorf("%s URL's service name has a control character", u.Scheme)
 	}

@@ -1,0 +1,167 @@
+package probe
+
+import (
+	"context"
+	"strings"
+)
+
+// Applies is a set of option groups a protocol uses. Any option outside
+// its set is refused (exit 2, naming its source and the URL): a condition on
+// an answer that never comes would pass unchecked, a request option would be
+// silently dropped.
+type Applies uint8
+
+// The option groups.
+const (
+	// AppliesRequest: -X, -d, -u, --follow, --http2-prior-knowledge.
+	AppliesRequest Applies = 1 << iota
+	// AppliesAnswer: --expect-status, --expect-body, --expect-body-regex,
+	// --expect-json, --expect-header, --max-body.
+	AppliesAnswer
+	// AppliesHeader: -H (gRPC sends it as request metadata).
+	AppliesHeader
+	// AppliesGRPCService: --grpc-service.
+	AppliesGRPCService
+	// AppliesProxy: the proxy variables are read (a CONNECT tunnel, a
+	// forward proxy, SOCKS5).
+	AppliesProxy
+)
+
+// Scheme is one row of the scheme table: a protocol healthctl speaks, and
+// everything the rest of the program needs to know about it. Nothing
+// outside this table and the protocol's exchange file names a scheme
+// (TestSchemeNamesStayInTheTable holds it).
+type Scheme struct {
+	// Name is the URL scheme; Aliases are other names for the same row.
+	Name    string
+	Aliases []string
+	// TLS: the exchange speaks TLS (the chain is captured and verified;
+	// --cacert, --cert/--key, --servername apply).
+	TLS bool
+	// DefaultPort is the port of a URL that names none; "" when the URL
+	// must name one.
+	DefaultPort string
+	// Form is the URL's shape, for the errors that refuse another
+	// (e.g. "grpc://HOST:PORT[/SERVICE]"); "" for HTTP's, which is any.
+	Form string
+	// Path: what a path means — PathAny (HTTP's request target),
+	// PathService (a gRPC service name) or PathNone (refused).
+	Path PathRule
+	// Options are the option groups that apply.
+	Options Applies
+	// Does says what the exchange does, in the words of the error that
+	// refuses an option it does not use ("only connects").
+	Does string
+	// Pass says what a pass is (docs, the wait's final line: Missing).
+	Pass string
+	// Missing names what never came when a wait runs out ("no 2xx").
+	Missing string
+	// Ready says what drain-test's --ready and --live mean for it ("" =
+	// not accepted); Inflight says what --inflight and --traffic mean
+	// ("" = not accepted).
+	Ready, Inflight string
+	// Manifest names the Kubernetes probe kinds that map to it.
+	Manifest []string
+	// open makes the exchange of one probe.
+	open func(ctx context.Context, p *run) (exchange, error)
+}
+
+// PathRule is what a URL's path means for a protocol.
+type PathRule uint8
+
+// The path rules.
+const (
+	PathAny PathRule = iota
+	PathService
+	PathNone
+)
+
+// schemes is the table: one row per protocol, in the order the docs and
+// errors list them. Its exchanges: http.go (and http1.go, its plain
+// HTTP/1.1 case), grpc.go, tcp.go.
+var schemes = []Scheme{
+	{Name: "http", DefaultPort: "80", Path: PathAny,
+		Options: AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
+		Pass:    "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx",
+		Ready:    "a 2xx is ready; anything else (a 503) is the flip",
+		Inflight: "a request that must complete while the service drains",
+		Manifest: []string{"httpGet"}, open: newHTTP},
+	{Name: "https", TLS: true, DefaultPort: "443", Path: PathAny,
+		Options: AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
+		Pass:    "as http://, over a verified TLS chain", Missing: "no 2xx",
+		Ready:    "a 2xx is ready; anything else (a 503) is the flip",
+		Inflight: "a request that must complete while the service drains",
+		Manifest: []string{"httpGet"}, open: newHTTP},
+	{Name: "grpc", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
+		Options: AppliesHeader | AppliesGRPCService,
+		Does:    "is a gRPC health call (its answer is a serving status, not an HTTP response)",
+		Pass:    "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer",
+		Ready:    "SERVING is ready; NOT_SERVING (health Shutdown) is the flip",
+		Manifest: []string{"grpc"}, open: newGRPC},
+	{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
+		Options: AppliesHeader | AppliesGRPCService | AppliesProxy,
+		Does:    "is a gRPC health call (its answer is a serving status, not an HTTP response)",
+		Pass:    "as grpc://, over a verified TLS chain", Missing: "no SERVING answer",
+		Ready:    "SERVING is ready; NOT_SERVING (health Shutdown) is the flip",
+		Manifest: []string{"grpc"}, open: newGRPC},
+	{Name: "tcp", Form: "tcp://HOST:PORT", Path: PathNone,
+		Does: "only connects",
+		Pass: "the connection is established", Missing: "no connection",
+		Ready:    "a connection is ready; a refused one is the flip",
+		Manifest: []string{"tcpSocket"}, open: newStream},
+	{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone,
+		Does: "only connects and completes a TLS handshake",
+		Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake",
+		Ready: "a verified handshake is ready; anything else is the flip",
+		open:  newStream},
+}
+
+// LookupScheme is the row of a URL scheme (any case), false for a scheme
+// no protocol speaks.
+func LookupScheme(name string) (Scheme, bool) {
+	for _, s := range schemes {
+		if strings.EqualFold(s.Name, name) {
+			return s, true
+		}
+		for _, a := range s.Aliases {
+			if strings.EqualFold(a, name) {
+				return s, true
+			}
+		}
+	}
+	return Scheme{}, false
+}
+
+// Schemes are the table's rows, in order.
+func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
+
+// SchemeList names the schemes whose rows keep says yes to, as an error's
+// list: "http, https, grpc, grpcs, tcp or tls" (urls: "an http://,
+// https://, ... or tls:// URL").
+func SchemeList(urls bool, keep func(Scheme) bool) string {
+	var names []string
+	for _, s := range schemes {
+		if keep == nil || keep(s) {
+			n := s.Name
+			if urls {
+				n += "://"
+			}
+			names = append(names, n)
+		}
+	}
+	list := strings.Join(names, ", ")
+	if i := strings.LastIndex(list, ", "); i >= 0 {
+		list = list[:i] + " or " + list[i+2:]
+	}
+	if urls {
+		article := "a "
+		if strings.IndexByte("aeiou", names[0][0]) >= 0 || strings.HasPrefix(names[0], "http") {
+			article = "an "
+		}
+		return article + list + " URL"
+	}
+	return list
+}
+
+// With keeps the rows whose options include a.
+func With(a Applies) func(Scheme) bool { return func(s Scheme) bool { return s.Options&a != 0 } }
