@@ -35,6 +35,45 @@ func h2Answer(text string) bool {
 	return b[3] == 0x04 && n%6 == 0 && n <= 1<<14 && b[5]&0x7f == 0 && b[6]|b[7]|b[8] == 0
 }
 
+// malformedAnswer is the bytes net/http's reader quoted as a malformed
+// answer, nil when text quotes none.
+func malformedAnswer(text string) []byte {
+	const mark = "malformed HTTP response "
+	i := strings.Index(text, mark)
+	if i < 0 {
+		return nil
+	}
+	quoted, err := strconv.QuotedPrefix(text[i+len(mark):])
+	if err != nil {
+		return nil
+	}
+	b, err := strconv.Unquote(quoted)
+	if err != nil {
+		return nil
+	}
+	return []byte(b)
+}
+
+// tlsAnswer says the bytes begin a TLS record (an alert or a handshake
+// record of SSL 3.0 to TLS 1.3): a TLS server's answer to plain HTTP.
+func tlsAnswer(b []byte) bool {
+	return len(b) >= 3 && (b[0] == 0x15 || b[0] == 0x16) && b[1] == 0x03 && b[2] <= 0x04
+}
+
+// plainToTLS is what a plain-HTTP probe adds when the answer was a TLS
+// record, or nothing at all (what a TLS server such as openssl s_server
+// or nginx's ssl port without "error_page 497" may do with a request that
+// is not TLS).
+func plainToTLS(text string) string {
+	if tlsAnswer(malformedAnswer(text)) {
+		return ": the server answered TLS (a TLS record) to plain HTTP: is the URL https://?"
+	}
+	if text == "EOF" || strings.HasSuffix(text, ": EOF") {
+		return ": the server closed the connection without answering (an empty reply; a TLS port does this to plain HTTP: is the URL https://?)"
+	}
+	return ""
+}
+
 // Facts are what the error sentence needs beyond the Observation. The probe
 // records them; the sentence is made from them here, in one place, so the
 // exchange never writes prose.
@@ -52,6 +91,12 @@ type Facts struct {
 	// when direct; ProxySOCKS says it is a SOCKS5 proxy.
 	Proxy      string
 	ProxySOCKS bool
+	// FirstByte: the answer's first byte had come (a window that closed
+	// in the headers closed on headers begun, not on silence).
+	FirstByte bool
+	// PlainHTTP: the probe spoke HTTP without TLS (an answer that is TLS,
+	// or none, may mean the URL wants TLS).
+	PlainHTTP bool
 	// ThroughProxy: the read window closed while a forward proxy (plain
 	// HTTP through an HTTP proxy) had not answered.
 	ThroughProxy bool
@@ -127,6 +172,11 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
 	case o.Err != nil && r == TLSInsecureAlgorithm:
 		msg = insecureAlgorithmText(o.Err)
+	case o.Err != nil && r == ProtocolError && f.PlainHTTP && !o.Proxied && plainToTLS(ErrorText(o.Err)) != "":
+		msg = red(ErrorText(o.Err)) + plainToTLS(ErrorText(o.Err))
+	case o.Err != nil && r == TLSRemoteAlert && strings.HasSuffix(ErrorText(o.Err), "handshake failure"):
+		msg = red(ErrorText(o.Err)) + ": the server accepted nothing healthctl offered, most often no cipher suite in common " +
+			"(healthctl offers Go's default suites of TLS 1.2 and 1.3; openssl s_client -connect shows what the server takes)"
 	case o.Err != nil && r == ProtocolError && h2Answer(ErrorText(o.Err)):
 		msg = red(ErrorText(o.Err)) + ": that is an HTTP/2 SETTINGS frame, what a server that speaks only HTTP/2 " +
 			"sends to an HTTP/1.1 request; for an http:// URL (cleartext HTTP/2, h2c) probe it with --http2-prior-knowledge"
@@ -208,6 +258,9 @@ func windowText(o Observation, f Facts) string {
 		what = "TLS handshake" + to + " did not finish"
 	case StageHeaders:
 		what = "no response headers"
+		if f.FirstByte {
+			what = "response headers begun but not complete"
+		}
 		if f.ThroughProxy {
 			at := ""
 			if f.Address != "" {

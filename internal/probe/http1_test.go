@@ -181,6 +181,18 @@ func TestPlainMatchesTransport(t *testing.T) {
 			if pk, tk := phases(plain.Timings), phases(tr.Timings); !slices.Equal(pk, tk) {
 				t.Errorf("phases: plain %v, transport %v", pk, tk)
 			}
+			if tc.name == "trickled headers" {
+				// Headers begun and never finished: said so, and the
+				// wait after the first byte is in the transfer phase.
+				for _, r := range []Result{plain, tr} {
+					if !strings.Contains(r.Error, "response headers begun but not complete within --read-timeout") {
+						t.Errorf("error %q: want it to say the headers had begun", r.Error)
+					}
+					if d, ok := r.Timings.Get(PhaseTransfer); !ok || d < tc.timeout/2 {
+						t.Errorf("transfer phase %v (%v): want the wait after the first byte", d, ok)
+					}
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if len(seen) != 2 || seen[0] != seen[1] {

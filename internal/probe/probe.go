@@ -346,7 +346,10 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		obs.ProxyStatus = p.proxyStatus
 	}
 	f := &p.facts
-	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String}
+	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String, FirstByte: !p.firstByte.IsZero()}
+	if row, ok := LookupScheme(o.URL.Scheme); ok && !row.TLS && row.Options&AppliesRequest != 0 {
+		f.PlainHTTP = true
+	}
 	if p.hopURL != nil {
 		f.Host = p.hopURL.Hostname()
 	}
@@ -401,6 +404,11 @@ func (p *run) closeTimings(now time.Time) {
 			if start := p.requestStart(); !start.IsZero() {
 				p.timings.Set(PhaseTTFB, now.Sub(start))
 			}
+		}
+		if !p.firstByte.IsZero() && !p.timings.Has(PhaseTransfer) {
+			// The first byte came and the headers never finished: the
+			// rest of the wait is the transfer of the headers.
+			p.timings.Set(PhaseTransfer, now.Sub(p.firstByte))
 		}
 	}
 	p.timings.Set(PhaseTotal, now.Sub(p.start))
