@@ -220,12 +220,34 @@ func isProxyReason(r Reason) bool {
 	return false
 }
 
-// detail is " (d)", or "" for no d.
+// detail is " (d)", or "" for no d. A squid error that carries the errno
+// of its connect says what became of the server behind it.
 func detail(d string) string {
 	if d == "" {
 		return ""
 	}
+	if _, errno, ok := strings.Cut(d, "ERR_CONNECT_FAIL "); ok {
+		if what := squidConnect(errno); what != "" {
+			return " (" + d + ": " + what + ")"
+		}
+	}
 	return " (" + d + ")"
+}
+
+// squidConnect names an errno squid's ERR_CONNECT_FAIL carries (Linux's
+// numbers, squid's own platform as a proxy), "" for another.
+func squidConnect(errno string) string {
+	switch errno {
+	case "111":
+		return "the server refused the connection"
+	case "113":
+		return "no route to the server"
+	case "101":
+		return "the server's network is unreachable"
+	case "110":
+		return "the connect to the server timed out"
+	}
+	return ""
 }
 
 // windowText says which window closed during which phase, e.g.

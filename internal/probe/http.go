@@ -32,7 +32,7 @@ type httpExchange struct {
 // common case (plain HTTP/1.1 to the URL itself) takes the plain exchange
 // instead (http1.go), unless a test turned it off.
 func newHTTP(ctx context.Context, p *run) (exchange, error) {
-	if !transportOnly && p.plainFast() {
+	if !transportOnly && !p.hooks.transport && p.plainFast() {
 		return newPlain(ctx, p)
 	}
 	req, err := NewRequest(p.traceContext(ctx), p.opts)

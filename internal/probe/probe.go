@@ -96,6 +96,9 @@ type hooks struct {
 	// afterBody runs between the body read and the timers stopping: the
 	// moment a late window must not count.
 	afterBody func(*run)
+	// transport sends an HTTP probe through net/http's Transport even
+	// when the plain exchange would take it (the cross-path test).
+	transport bool
 }
 
 // run is the state of one probe. The trace hooks, timers and dial attempts
