@@ -1,8 +1,9 @@
 package probe
 
-// SetAfterExchange sets the hook that runs between an exchange's return
-// and the making of its result, and returns a func that clears it.
-func SetAfterExchange(f func()) func() {
-	afterExchange = f
-	return func() { afterExchange = nil }
+import "context"
+
+// RunAfterExchange is Run with a hook that runs between the exchange's
+// return and the making of its result.
+func RunAfterExchange(ctx context.Context, opts *Options, f func()) Result {
+	return newRun(opts, hooks{afterExchange: f}).do(ctx)
 }

@@ -100,9 +100,7 @@ func TestHeaderConditionSeesEncoding(t *testing.T) {
 				name, expr, _ := strings.Cut(tc.cond, "=")
 				o.Expect.HeaderRE = []expect.HeaderExpect{{Name: name, RE: regexp.MustCompile(expr)}}
 				o.Expect.JSON = []expect.JSONExpect{{Path: "status", Value: "ready"}}
-				transportOnly = only
-				defer func() { transportOnly = false }()
-				r := newRun(o, hooks{}).do(context.Background())
+				r := newRun(o, hooks{transport: only}).do(context.Background())
 				if got := r.Outcome == classify.Pass; got != tc.pass {
 					t.Errorf("%s %s (%s), want pass %v", r.Outcome, r.Reason, r.Error, tc.pass)
 				}

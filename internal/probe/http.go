@@ -32,7 +32,7 @@ type httpExchange struct {
 // common case (plain HTTP/1.1 to the URL itself) takes the plain exchange
 // instead (http1.go), unless a test turned it off.
 func newHTTP(ctx context.Context, p *run) (exchange, error) {
-	if !transportOnly && !p.hooks.transport && p.plainFast() {
+	if !p.hooks.transport && p.plainFast() {
 		return newPlain(ctx, p)
 	}
 	req, err := NewRequest(p.traceContext(ctx), p.opts)
@@ -171,9 +171,6 @@ func conditionHeader(resp *http.Response, conds []expect.HeaderExpect) http.Head
 	return h
 }
 
-// transportOnly sends every HTTP probe through net/http's Transport: tests
-// set it to compare the plain exchange with the Transport's answers.
-var transportOnly bool
 
 // traceContext follows the request through net/http's trace hooks: each
 // moves the stage, records a phase or arms a window.

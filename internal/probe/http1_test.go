@@ -152,13 +152,11 @@ func TestPlainMatchesTransport(t *testing.T) {
 				if tc.timeout > 0 {
 					o.ReadTimeout = tc.timeout
 				}
-				p := newRun(o, hooks{})
+				p := newRun(o, hooks{transport: only})
 				if !only && !p.plainFast() {
 					t.Fatal("the plain exchange does not take this probe")
 				}
-				transportOnly = only
 				results[i] = p.do(context.Background())
-				transportOnly = false
 			}
 			plain, tr := results[0], results[1]
 			t.Logf("%s: %s", plain.Reason, plain.Error)

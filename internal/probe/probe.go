@@ -99,6 +99,9 @@ type hooks struct {
 	// transport sends an HTTP probe through net/http's Transport even
 	// when the plain exchange would take it (the cross-path test).
 	transport bool
+	// afterExchange runs between the exchange's return and the result's
+	// making: where a signal can land once the answer is in.
+	afterExchange func()
 }
 
 // run is the state of one probe. The trace hooks, timers and dial attempts
@@ -301,8 +304,8 @@ func (p *run) do(parent context.Context) Result {
 	}
 	defer ex.close()
 	err = ex.run(ctx)
-	if afterExchange != nil {
-		afterExchange()
+	if p.hooks.afterExchange != nil {
+		p.hooks.afterExchange()
 	}
 	// Every timer stops before anything is judged: a window that closes
 	// after the last byte was read must not turn a finished probe into a
@@ -311,10 +314,6 @@ func (p *run) do(parent context.Context) Result {
 	p.finish(parent, ctx, ex, err, res)
 	return *res
 }
-
-// afterExchange, when set (by tests), runs between the exchange's return
-// and the result's making: where a signal can land once the answer is in.
-var afterExchange func()
 
 // finish makes the result once the exchange has returned: the phases cut
 // short, a window that closed, the TLS chain, the dial attempts, and the

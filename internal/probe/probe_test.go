@@ -195,8 +195,7 @@ func TestCanceledAfterTheAnswerIsAResult(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	defer probe.SetAfterExchange(cancel)()
-	r := probe.Run(ctx, opts(t, s.URL, "", nil))
+	r := probe.RunAfterExchange(ctx, opts(t, s.URL, "", nil), cancel)
 	if r.Canceled || r.Outcome != classify.Pass {
 		t.Errorf("cancelled after the exchange: canceled %v, %s %s %s; want a pass", r.Canceled, r.Outcome, r.Reason, r.Error)
 	}
