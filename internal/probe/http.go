@@ -171,7 +171,6 @@ func conditionHeader(resp *http.Response, conds []expect.HeaderExpect) http.Head
 	return h
 }
 
-
 // traceContext follows the request through net/http's trace hooks: each
 // moves the stage, records a phase or arms a window.
 func (p *run) traceContext(ctx context.Context) context.Context {
