@@ -108,7 +108,7 @@ func completeURL(typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var out []cobra.Completion
 	for _, s := range probe.Schemes() {
 		if strings.HasPrefix(s.Name+"://", typed) {
-			out = append(out, cobra.CompletionWithDesc(s.Name+"://", s.Pass))
+			out = append(out, cobra.CompletionWithDesc(s.Name+"://", s.Words.Pass))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

@@ -59,12 +59,6 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 	addrs = interleave(addrs)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type dialed struct {
-		index int
-		conn  net.Conn
-		err   error
-		took  time.Duration
-	}
 	results := make(chan dialed, len(addrs))
 	target := func(i int) string { return net.JoinHostPort(addrs[i].Unmap().String(), port) }
 	next, running := 0, 0
@@ -115,6 +109,23 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		}
 	}
 
+	return outcome(done, won, func(i int) Attempt {
+		return Attempt{Addr: target(i), Family: Family(addrs[i]), Err: done[i].err, Took: done[i].took}
+	})
+}
+
+// dialed is how one attempt of a race ended.
+type dialed struct {
+	index int
+	conn  net.Conn
+	err   error
+	took  time.Duration
+}
+
+// outcome is a race's result from how each attempt ended (nil for an
+// address never tried), in the order of the addresses, and the index of
+// the one that connected (-1 for none); attempt describes the i-th.
+func outcome(done []*dialed, won int, attempt func(i int) Attempt) Result {
 	res := Result{Pick: -1}
 	for i, r := range done {
 		if r == nil {
@@ -125,7 +136,7 @@ func Race(ctx context.Context, addrs []netip.Addr, port string, first func(addr 
 		} else if res.Pick < 0 && won < 0 && !OutOfTime(r.err) {
 			res.Pick, res.Answered = len(res.Attempts), true
 		}
-		res.Attempts = append(res.Attempts, Attempt{Addr: target(i), Family: Family(addrs[i]), Err: r.err, Took: r.took})
+		res.Attempts = append(res.Attempts, attempt(i))
 	}
 	if res.Pick < 0 && done[0] != nil {
 		// Nothing but the time: it ran out on every address.

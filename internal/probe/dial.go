@@ -10,11 +10,14 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/eyeballs"
+	"github.com/healthctl/healthctl/internal/resolve"
 )
 
 // dialState is what the dialler learnt: the address dialled, the DNS
 // answer, and every attempt of the last connect. Guarded by run.mu.
 type dialState struct {
+	// dns is the resolver of the probe's lookups.
+	dns       resolve.Client
 	address   string
 	family    int
 	dnsAnswer classify.DNSAnswer
@@ -126,25 +129,9 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 		d := newDeadlined(ctx, deadline)
 		ctx = &d
 	}
-	addrs, fixed := o.fixedAddrs(host, port)
-	if !fixed {
-		p.setStage(classify.StageDNS)
-		t0 := time.Now()
-		addrs, err = p.lookup(ctx, host)
-		p.mu.Lock()
-		p.record(PhaseDNS, time.Since(t0))
-		p.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-	}
-	addrs = o.ofFamily(addrs)
-	if len(addrs) == 0 {
-		if !fixed {
-			return nil, p.noAddress(host)
-		}
-		p.setStage(classify.StageConnect)
-		return nil, &net.AddrError{Err: "no address of the family asked for (-4/-6)", Addr: host}
+	addrs, err := p.addresses(ctx, host, port)
+	if err != nil {
+		return nil, err
 	}
 	// A window that closed while the lookup was answered ends the probe
 	// here: no connect stage begins. (Windows cancel under p.mu, so the
@@ -181,6 +168,34 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	}
 	p.mu.Unlock()
 	return c, err
+}
+
+// addresses are the addresses to dial for host: --resolve's, a literal's,
+// or the lookup's (the DNS stage and phase), of the family asked for.
+func (p *run) addresses(ctx context.Context, host, port string) ([]netip.Addr, error) {
+	o := p.opts
+	addrs, fixed := o.fixedAddrs(host, port)
+	if !fixed {
+		p.setStage(classify.StageDNS)
+		t0 := time.Now()
+		var err error
+		addrs, err = p.lookup(ctx, host)
+		p.mu.Lock()
+		p.record(PhaseDNS, time.Since(t0))
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	addrs = o.ofFamily(addrs)
+	if len(addrs) == 0 {
+		if !fixed {
+			return nil, p.noAddress(host)
+		}
+		p.setStage(classify.StageConnect)
+		return nil, &net.AddrError{Err: "no address of the family asked for (-4/-6)", Addr: host}
+	}
+	return addrs, nil
 }
 
 // race connects to addrs through eyeballs.Race (RFC 8305), within the

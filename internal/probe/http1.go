@@ -177,6 +177,34 @@ func (t plainTrip) RoundTrip(*http.Request) (*http.Response, error) { return t.h
 // roundTrip dials, writes the request and reads the answer's headers,
 // recording the phases the Transport's trace hooks record on its path.
 func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
+	conn, err := h.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gzipAsked, err := h.write(conn)
+	if err != nil {
+		return nil, err
+	}
+	readBackstop := h.requestWritten(conn)
+	resp, err := h.readHead(conn, readBackstop)
+	if err != nil {
+		return nil, err
+	}
+	if gzipAsked && strings.EqualFold(headerValue(resp.Header, "Content-Encoding"), "gzip") && resp.Body != http.NoBody {
+		// The Accept-Encoding was ours: decode, as the Transport does.
+		resp.Body = &gzipBody{lazyGzip{src: resp.Body}, resp.Body}
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+	}
+	return resp, nil
+}
+
+// connect opens the connect window and dials the request's host; once
+// connected, the headers stage begins, and the connection's write deadline
+// is the --max-time backstop.
+func (h *plainHTTP) connect(ctx context.Context) (net.Conn, error) {
 	p, o, req := h.p, h.p.opts, h.req
 	p.beginHop(req.URL)
 	p.mu.Lock()
@@ -187,7 +215,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.mu.Unlock()
 	port := req.URL.Port()
 	if port == "" {
-		port = "80"
+		port = DefaultPort(req.URL.Scheme)
 	}
 	conn, err := p.dialHost(ctx, req.URL.Hostname(), port)
 	if err != nil {
@@ -200,31 +228,39 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	// Backstops only: the windows close the connection through the
 	// context a moment before these deadlines. The write's is set now,
 	// the read's once the request is out.
-	maxBackstop := p.start.Add(o.MaxTime + 2*maxTimeBackstop)
-	conn.SetWriteDeadline(maxBackstop)
+	conn.SetWriteDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
 	h.backstop = &p.maxWin
 	p.mu.Lock()
 	p.disarm(&p.connWin)
 	p.connReady = time.Now()
 	p.enterAt(classify.StageHeaders, p.connReady)
 	p.mu.Unlock()
+	return conn, nil
+}
 
-	gzipAsked, err := h.write(conn)
-	if err != nil {
-		return nil, err
-	}
-	now = time.Now()
+// requestWritten opens the read window once the request is out, and sets
+// the connection's read deadline, its backstop, which it returns.
+func (h *plainHTTP) requestWritten(conn net.Conn) time.Time {
+	p, o := h.p, h.p.opts
+	now := time.Now()
 	p.mu.Lock()
 	p.wroteHeaders, p.wrote = now, now
 	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
 	p.mu.Unlock()
-	readBackstop := maxBackstop
-	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(maxBackstop) {
-		readBackstop = d
+	backstop := p.start.Add(o.MaxTime + 2*maxTimeBackstop)
+	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(backstop) {
+		backstop = d
 		h.backstop = &p.readWin
 	}
-	conn.SetReadDeadline(readBackstop)
+	conn.SetReadDeadline(backstop)
+	return backstop
+}
 
+// readHead reads the answer's status line and headers (past any 1xx but
+// 101) with http.ReadResponse, within the header budget; ttfb is the first
+// byte. A deadline that fires inside them is the window's.
+func (h *plainHTTP) readHead(conn net.Conn, backstop time.Time) (*http.Response, error) {
+	p := h.p
 	lr := &headerLimit{r: conn, n: maxHeaderBytes}
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(lr)
@@ -238,11 +274,10 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 	p.firstByte = time.Now()
 	p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
 	p.mu.Unlock()
-	var resp *http.Response
 	for {
-		resp, err = http.ReadResponse(br, req)
+		resp, err := http.ReadResponse(br, h.req)
 		if err != nil {
-			if !time.Now().Before(readBackstop) {
+			if !time.Now().Before(backstop) {
 				// The deadline fired inside the status line or the
 				// headers: net/http's reader reports what it had as a
 				// malformed answer, but it is the window that closed.
@@ -260,18 +295,9 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 			// the same header budget.
 			continue
 		}
-		break
+		lr.n = math.MaxInt64 // the body is bounded by --max-body, not here
+		return resp, nil
 	}
-	lr.n = math.MaxInt64 // the body is bounded by --max-body, not here
-	if gzipAsked && strings.EqualFold(headerValue(resp.Header, "Content-Encoding"), "gzip") && resp.Body != http.NoBody {
-		// The Accept-Encoding was ours: decode, as the Transport does.
-		resp.Body = &gzipBody{lazyGzip{src: resp.Body}, resp.Body}
-		resp.Header.Del("Content-Encoding")
-		resp.Header.Del("Content-Length")
-		resp.ContentLength = -1
-		resp.Uncompressed = true
-	}
-	return resp, nil
 }
 
 // write sends the request as the Transport sends it on a connection without

@@ -110,7 +110,6 @@ type run struct {
 	opts  *Options
 	start time.Time
 	hooks hooks
-	dns   resolve.Client
 	// ctx is the probe's context (set by do).
 	ctx deadlined
 
@@ -172,7 +171,8 @@ type hop struct {
 func newRun(opts *Options, h hooks) *run {
 	// One allocation for the run and what it owns (the resolver, the
 	// dial condition, the windows' causes): a sweep makes one a target.
-	p := &run{opts: opts, start: time.Now(), hooks: h, dns: resolve.Client{Server: opts.DNSServer, Network: opts.Network}}
+	p := &run{opts: opts, start: time.Now(), hooks: h}
+	p.dns = resolve.Client{Server: opts.DNSServer, Network: opts.Network}
 	p.conns = p.connsBuf[:0]
 	p.dialIdle.L = &p.mu
 	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}

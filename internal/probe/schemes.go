@@ -49,21 +49,32 @@ type Scheme struct {
 	Path PathRule
 	// Options are the option groups that apply.
 	Options Applies
-	// Does says what the exchange does, in the words of the error that
-	// refuses an option it does not use ("only connects").
-	Does string
-	// Pass says what a pass is (docs, the wait's final line: Missing).
-	Pass string
-	// Missing names what never came when a wait runs out ("no 2xx").
-	Missing string
-	// Ready says what drain-test's --ready and --live mean for it ("" =
-	// not accepted); Inflight says what --inflight and --traffic mean
-	// ("" = not accepted).
-	Ready, Inflight string
+	// Words are what the errors and docs say of it.
+	Words Words
+	// Drain says what drain-test's URL flags mean for it.
+	Drain Drain
 	// Manifest names the Kubernetes probe kinds that map to it.
 	Manifest []string
 	// open makes the exchange of one probe.
 	open func(ctx context.Context, p *run) (exchange, error)
+}
+
+// Words are what the errors and docs say of a protocol.
+type Words struct {
+	// Does says what the exchange does, in the words of the error that
+	// refuses an option it does not use ("only connects"); "" for HTTP.
+	Does string
+	// Pass says what a pass is (docs, completion).
+	Pass string
+	// Missing names what never came when a wait runs out ("no 2xx").
+	Missing string
+}
+
+// Drain says what drain-test's --ready and --live mean for a protocol (""
+// = not accepted), and what --inflight and --traffic mean ("" = not
+// accepted).
+type Drain struct {
+	Ready, Inflight string
 }
 
 // PathRule is what a URL's path means for a protocol.
@@ -81,38 +92,32 @@ const (
 // HTTP/1.1 case), grpc.go, tcp.go.
 var schemes = []Scheme{
 	{Name: "http", DefaultPort: "80", Path: PathAny,
-		Options: AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
-		Pass:    "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx",
-		Ready:    "a 2xx is ready; anything else (a 503) is the flip",
-		Inflight: "a request that must complete while the service drains",
+		Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
+		Words:    Words{Pass: "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx"},
+		Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
 		Manifest: []string{"httpGet"}, open: newHTTP},
 	{Name: "https", TLS: true, DefaultPort: "443", Path: PathAny,
-		Options: AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
-		Pass:    "as http://, over a verified TLS chain", Missing: "no 2xx",
-		Ready:    "a 2xx is ready; anything else (a 503) is the flip",
-		Inflight: "a request that must complete while the service drains",
+		Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
+		Words:    Words{Pass: "as http://, over a verified TLS chain", Missing: "no 2xx"},
+		Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
 		Manifest: []string{"httpGet"}, open: newHTTP},
 	{Name: "grpc", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
-		Options: AppliesHeader | AppliesGRPCService,
-		Does:    "is a gRPC health call (its answer is a serving status, not an HTTP response)",
-		Pass:    "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer",
-		Ready:    "SERVING is ready; NOT_SERVING (health Shutdown) is the flip",
+		Options:  AppliesHeader | AppliesGRPCService,
+		Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
+		Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
 		Manifest: []string{"grpc"}, open: newGRPC},
 	{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
-		Options: AppliesHeader | AppliesGRPCService | AppliesProxy,
-		Does:    "is a gRPC health call (its answer is a serving status, not an HTTP response)",
-		Pass:    "as grpc://, over a verified TLS chain", Missing: "no SERVING answer",
-		Ready:    "SERVING is ready; NOT_SERVING (health Shutdown) is the flip",
+		Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
+		Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
+		Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
 		Manifest: []string{"grpc"}, open: newGRPC},
 	{Name: "tcp", Form: "tcp://HOST:PORT", Path: PathNone,
-		Does: "only connects",
-		Pass: "the connection is established", Missing: "no connection",
-		Ready:    "a connection is ready; a refused one is the flip",
+		Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
+		Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
 		Manifest: []string{"tcpSocket"}, open: newStream},
 	{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone,
-		Does: "only connects and completes a TLS handshake",
-		Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake",
-		Ready: "a verified handshake is ready; anything else is the flip",
+		Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
+		Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
 		open:  newStream},
 }
 

@@ -462,7 +462,7 @@ func (in *Input) notFor(scheme, source string) error {
 			consequence = "the condition would never be checked"
 		}
 		var value *string
-		what := row.Does
+		what := row.Words.Does
 		if what == "" {
 			what = "is " + row.Name + "://"
 		}
