@@ -152,7 +152,12 @@ func (s *stacks) openDir(dir string, mode os.FileMode) {
 	if os.Geteuid() != 0 {
 		return
 	}
-	for d := dir; d != "/" && d != "." && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
+	// The test's own directories only: never the temporary directory
+	// itself (/tmp is 1777, and a sticky world-writable directory is what
+	// the state file's checks trust; chmod-ing it broke every other test
+	// writing there while this one ran).
+	tmp := filepath.Clean(os.TempDir())
+	for d := dir; strings.HasPrefix(d, tmp+string(filepath.Separator)); d = filepath.Dir(d) {
 		os.Chmod(d, mode|0o111)
 	}
 	os.Chmod(dir, mode)
