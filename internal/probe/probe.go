@@ -6,14 +6,15 @@
 //
 // # Protocols
 //
-// Each protocol is one file (http.go, net/http's Transport; http1.go, the
-// plain HTTP/1.1 exchange newHTTP picks for the common case — an http://
-// URL, no proxy for it, --follow 0, no HTTP/2 — with the Transport's own
+// Each protocol is one row of the scheme table (schemes.go) and one file
+// (http.go, net/http's Transport; http1.go, the plain HTTP/1.1 case
+// newHTTP picks for an http:// URL with no proxy for it, --follow 0 and no
+// HTTP/2, on Request.Write and http.ReadResponse, with the Transport's own
 // answers and errors but none of its goroutines; grpc.go, the gRPC health
-// call over net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type that implements
-// exchange and its constructor, which exchangeFor returns for the
-// protocol's URL schemes (one case each). Run picks the exchange by the
-// URL's scheme; everything else is shared through the *run it is given:
+// call over net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type
+// that implements exchange and its constructor, which the row names. Run
+// picks the exchange by the URL's scheme; everything else is shared through
+// the *run it is given:
 //   - the dialler, p.dial: --resolve, the DNS client (p.lookup, with
 //     --dns-server and the follow-up query that tells NXDOMAIN from
 //     NODATA), -4/-6, RFC 8305 racing, the connect window;
