@@ -158,6 +158,9 @@ func (e *TrustError) Error() string {
 			fix += " and "
 		}
 		fix += "chmod go-w " + e.Path
+		if e.Dir {
+			fix += " (or chmod +t " + e.Path + ": sticky, as /tmp is)"
+		}
 	}
 	return fmt.Sprintf("%s is %s (mode %04o): another user could make healthctl run a command of theirs (on-redeploy); it must be yours or root's and writable by no one else (sshd's StrictModes rule): %s",
 		what, strings.Join(why, ", "), perm, fix)

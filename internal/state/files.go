@@ -61,7 +61,7 @@ func (e *DirError) Error() string {
 	if e.File {
 		return e.Dir + " is " + e.Why + ": not written (another user's file where healthctl writes is theirs to swap); remove it, or chown it to yourself"
 	}
-	return "directory " + e.Dir + " is " + e.Why + ": nothing is written under it (whoever can write it can swap what the path names); use a directory only you (or root) can write, or chown/chmod go-w it"
+	return "directory " + e.Dir + " is " + e.Why + ": nothing is written under it (whoever can write it can swap what the path names); use a directory only you (or root) can write, or chown/chmod go-w it (or chmod +t it: sticky, as /tmp is)"
 }
 
 // CheckWritable reports, before anything is probed, whether name can be
