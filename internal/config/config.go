@@ -322,6 +322,15 @@ func readConfigFile(src Sources) (v *viper.Viper, path string, named bool, err e
 		}
 		path = c
 	}
+	// A named file can carry a command (on-redeploy, exec): it must be
+	// the user's or root's, writable by no one else, all the way from /
+	// (sshd's StrictModes rule), or another user could make healthctl run
+	// one of theirs.
+	if named {
+		if err := inputfile.TrustInput(path, inputfile.Config); err != nil {
+			return nil, "", named, err
+		}
+	}
 	// A regular file within its cap, opened without blocking (a FIFO is
 	// refused at once), and YAML whose merge keys stay within a budget:
 	// viper's decoder expands them without one.

@@ -44,6 +44,10 @@ type Options struct {
 	AllAddresses bool
 
 	TLSConfig *tls.Config
+	// InsecureWhy names where TLSConfig.InsecureSkipVerify came from
+	// (--insecure, HEALTHCTL_INSECURE, a config key), shown with the
+	// unverified chain ("--insecure" when empty).
+	InsecureWhy string
 
 	// Follow is how many redirects to follow (0: report, do not follow).
 	Follow int

@@ -376,6 +376,9 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	}
 	ex.describe(err, now, res, obs, f)
 	res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
+	if tc := p.opts.TLSConfig; tc != nil && tc.InsecureSkipVerify {
+		res.TLS.VerificationOff(p.opts.InsecureWhy)
+	}
 	if len(p.attempts) > 1 {
 		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)
 		for i := range res.DialAttempts {

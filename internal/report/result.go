@@ -138,10 +138,21 @@ func FirstLine(r probe.Result, colored bool) string {
 	// Joined, not formatted: fmt's first use costs every probe ~15 us.
 	url := output.Untrusted(output.DisplayURL(r.URL))
 	if r.Outcome == classify.Pass {
-		return output.PaintString(colored, "PASS", color.FgGreen, color.Bold) + " " + string(r.Reason) + " " + url + " " + status + " " + total
+		return output.PaintString(colored, "PASS", color.FgGreen, color.Bold) + " " + string(r.Reason) + " " + url + " " + status + " " + total + notVerified(r, colored)
 	}
 	return output.PaintString(colored, "FAIL", color.FgRed, color.Bold) + " " +
-		output.PaintString(colored, string(r.Outcome), color.FgRed) + " " + string(r.Reason) + " " + url + " " + status + " " + total
+		output.PaintString(colored, string(r.Outcome), color.FgRed) + " " + string(r.Reason) + " " + url + " " + status + " " + total + notVerified(r, colored)
+}
+
+// notVerified is the first line's mark of a chain not verified because
+// verification was off — " (not verified: HEALTHCTL_INSECURE)", naming
+// where the switch came from — or "": a leftover variable must not turn
+// certificate checks off without a word.
+func notVerified(r probe.Result, colored bool) string {
+	if r.TLS == nil || r.TLS.NotVerified == "" {
+		return ""
+	}
+	return " " + output.PaintString(colored, "(not verified: "+output.Untrusted(r.TLS.NotVerified)+")", color.FgYellow)
 }
 
 // Details renders what follows the first line on a terminal or with -v: the
@@ -193,6 +204,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	if r.TLS != nil {
 		if r.TLS.Version != "" {
 			fmt.Fprintf(w, "%s%s %s\n", label("tls"), r.TLS.Version, r.TLS.Cipher)
+		}
+		if r.TLS.NotVerified != "" {
+			fmt.Fprintf(w, "%s%s\n", label("verified"), output.Paint(colored, color.FgYellow).Sprintf("no: verification is off (%s); the chain below was not checked", output.Untrusted(r.TLS.NotVerified)))
 		}
 		for i, c := range r.TLS.Chain {
 			exp := fmt.Sprintf("expires %s (%d days left)", c.NotAfter.Format("2006-01-02"), c.DaysLeft)

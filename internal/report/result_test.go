@@ -97,3 +97,32 @@ func TestPhaseKeys(t *testing.T) {
 		t.Fatalf("phaseKeys %q, want %q", phaseKeys, want)
 	}
 }
+
+// TestNotVerifiedShown: a chain not verified because verification was off
+// marks the first line (and so Nagios), -v and JSON with where the switch
+// came from; a verified one marks nothing.
+func TestNotVerifiedShown(t *testing.T) {
+	off := &probe.TLSInfo{Version: "TLS 1.3", Chain: []probe.CertInfo{{Subject: "CN=x"}}, Verified: true}
+	off.VerificationOff("HEALTHCTL_INSECURE")
+	r := probe.Result{URL: "https://h/", Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200, TLS: off}
+	if got := FirstLine(r, false); !strings.HasSuffix(got, " (not verified: HEALTHCTL_INSECURE)") {
+		t.Errorf("FirstLine = %q", got)
+	}
+	var b strings.Builder
+	Details(&b, r, nil, false)
+	if !strings.Contains(b.String(), "verified   no: verification is off (HEALTHCTL_INSECURE)") {
+		t.Errorf("Details = %q", b.String())
+	}
+	var j strings.Builder
+	_ = output.JSONLine(&j, NewResultJSON(r, nil, 0))
+	if !strings.Contains(j.String(), `"verified":false,"not_verified":"HEALTHCTL_INSECURE"`) {
+		t.Errorf("JSON = %s", j.String())
+	}
+	if line, _ := Nagios([]probe.Result{r}, NagiosThresholds{}); !strings.Contains(line, "(not verified: HEALTHCTL_INSECURE)") {
+		t.Errorf("Nagios = %q", line)
+	}
+	r.TLS = &probe.TLSInfo{Version: "TLS 1.3", Verified: true}
+	if got := FirstLine(r, false); strings.Contains(got, "verified") {
+		t.Errorf("FirstLine(verified) = %q", got)
+	}
+}

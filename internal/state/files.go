@@ -19,39 +19,23 @@ import (
 // not exist yet, is returned as it is; a dangling link resolves to the file
 // it would create.
 //
-// A link is followed only when it is trusted (trustLink): owned by the user
-// running healthctl or by root, in a directory that others cannot write
-// (or that is sticky, so others cannot swap the link). Otherwise someone
-// else planted it — `nobody` linking a shared directory's healthctl.prom to
-// /etc/passwd — and following it would make healthctl (often root) replace
-// or create a file of their choosing: that is a *LinkError, and nothing is
-// written. This is the kernel's fs.protected_symlinks rule, made stricter
-// and applied where healthctl resolves links itself.
+// The whole path is judged, not only the file's name (locate): on Unix
+// every directory from / on must belong to root or the user and be
+// writable by nobody else unless sticky (a *DirError otherwise), and every
+// link on the way, a directory's included, must be owned by root or the
+// user (a *LinkError otherwise). Else someone else planted it — `nobody`
+// making shared/hc a link to a directory of root's, or linking a shared
+// directory's healthctl.prom to /etc/passwd — and following it would make
+// healthctl (often root) create or replace files where they choose. This
+// is the kernel's fs.protected_symlinks rule made stricter and applied to
+// every component, and sshd's StrictModes rule for the directories.
 func Resolve(name string) (string, error) {
-	for range 40 {
-		fi, err := os.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			return name, nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			return name, nil
-		}
-		if err := trustLink(name, fi); err != nil {
-			return "", err
-		}
-		to, err := os.Readlink(name)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(name), to)
-		}
-		name = to
+	p, err := locate(name)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+	p.Close()
+	return p.path, nil
 }
 
 // LinkError is a symlink healthctl will not follow (see Resolve).
@@ -64,32 +48,46 @@ func (e *LinkError) Error() string {
 	return e.Link + " is a symlink " + e.Why + ": not followed (a link someone else can plant or swap would make healthctl write where they choose); replace it with a file or a link of your own in a directory only you can write"
 }
 
+// DirError is a directory on the way to a file healthctl writes that
+// someone other than root and the user controls, or (File) an existing
+// file of another user's where healthctl would write (see Resolve).
+type DirError struct {
+	Dir  string
+	Why  string
+	File bool
+}
+
+func (e *DirError) Error() string {
+	if e.File {
+		return e.Dir + " is " + e.Why + ": not written (another user's file where healthctl writes is theirs to swap); remove it, or chown it to yourself"
+	}
+	return "directory " + e.Dir + " is " + e.Why + ": nothing is written under it (whoever can write it can swap what the path names); use a directory only you (or root) can write, or chown/chmod go-w it (or chmod +t it: sticky, as /tmp is)"
+}
+
 // CheckWritable reports, before anything is probed, whether name can be
-// written the way WriteFile writes it: it (or the file its symlink names)
-// is not a directory, and its directory takes a new file (created and
-// removed again). So exit 2 can still mean "nothing probed, nothing run".
+// written the way WriteFile writes it: its path is trusted (Resolve), it
+// (or the file its symlink names) is not a directory, and its directory
+// takes a new file (created and removed again). So exit 2 can still mean
+// "nothing probed, nothing run".
 func CheckWritable(name string) error {
-	real, err := Resolve(name)
-	if err != nil {
-		return err
-	}
-	if err := checkRegular(real); err != nil {
-		return err
-	}
-	dir := filepath.Dir(real)
-	fi, err := os.Stat(dir)
-	if err != nil {
+	p, err := locate(name)
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("its directory: %v", err)
 	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(real)+".check-")
 	if err != nil {
-		return fmt.Errorf("cannot create files in %s: %v", dir, unwrapPath(err))
+		return err
+	}
+	defer p.Close()
+	if err := checkRegular(p.path); err != nil {
+		return err
+	}
+	f, tmp, err := p.createTemp(0o600)
+	if err != nil {
+		return fmt.Errorf("cannot create files in %s: %v", filepath.Dir(p.path), unwrapPath(err))
 	}
 	f.Close()
-	return os.Remove(f.Name())
+	p.remove(tmp)
+	return nil
 }
 
 // checkRegular refuses a file that exists and is not a regular file: the

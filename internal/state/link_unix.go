@@ -3,38 +3,40 @@
 package state
 
 import (
-	"fmt"
-	"io/fs"
+	"context"
+	"errors"
+	"io"
 	"os"
-	"path/filepath"
-	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// lockFlags open a lock file without following a symlink: the lock's path
-// is resolved (and its links judged) first, so a link planted between the
-// two is refused by the kernel (ELOOP) rather than followed.
-const lockFlags = os.O_CREATE | os.O_RDONLY | syscall.O_NOFOLLOW
-
-// trustLink judges a symlink found at link (fi is its Lstat): followed only
-// when it is owned by the user running healthctl or by root, and sits in a
-// directory others cannot write, unless that directory is sticky (/tmp:
-// others cannot rename or remove a link they do not own).
-func trustLink(link string, fi fs.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	me := os.Geteuid()
-	if int(st.Uid) != me && st.Uid != 0 {
-		return &LinkError{Link: link, Why: fmt.Sprintf("owned by uid %d (neither you, uid %d, nor root)", st.Uid, me)}
-	}
-	dir := filepath.Dir(link)
-	di, err := os.Stat(dir)
+// lockFile locks the file at p (created if missing: opened in its trusted
+// directory without following a link, refused unless regular), polling
+// every 20 ms until ctx ends. The lock is flock(2), as gofrs/flock takes
+// it; closing the result releases it.
+func lockFile(ctx context.Context, p *place) (io.Closer, error) {
+	f, err := p.openLock()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if di.Mode().Perm()&0o002 != 0 && di.Mode()&fs.ModeSticky == 0 {
-		return &LinkError{Link: link, Why: fmt.Sprintf("in %s, a directory anyone can write (mode %v, not sticky)", dir, di.Mode().Perm())}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, &os.PathError{Op: "flock", Path: p.path, Err: err}
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
 	}
-	return nil
 }

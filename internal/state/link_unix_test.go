@@ -119,8 +119,81 @@ func TestTrustedLinksFollowed(t *testing.T) {
 	os.Chmod(open, 0o777)
 	l2 := filepath.Join(open, "m.prom")
 	plant(t, l2, vol, 0)
+	var de *DirError
+	if err := WriteFile(l2, []byte("y 1\n"), 0o644); !errors.As(err, &de) || de.Dir != open || !strings.Contains(err.Error(), "writable by anyone (mode 0777, not sticky") {
+		t.Fatalf("WriteFile(link in a 0777 dir) = %v, want a DirError naming %s", err, open)
+	}
+}
+
+// TestPlantedDirectoryRefused: the round-five attack — nobody makes
+// shared/hc a link to a directory of root's (victim), or a directory of
+// its own, in the sticky shared directory; root's state file, lock,
+// textfile and their temporary files under shared/hc are refused naming
+// the link or directory and its owner, and victim is untouched. Each
+// case was followed (victim written) before locate judged every
+// component of the path.
+func TestPlantedDirectoryRefused(t *testing.T) {
+	dir, victim := plantedDir(t)
+	os.WriteFile(filepath.Join(victim, "m.prom"), []byte("root's\n"), 0o644)
+	hc := filepath.Join(dir, "hc")
+	plant(t, hc, victim, 65534)
+	statePath, prom := filepath.Join(hc, "state.json"), filepath.Join(hc, "m.prom")
 	var le *LinkError
-	if err := WriteFile(l2, []byte("y 1\n"), 0o644); !errors.As(err, &le) || !strings.Contains(err.Error(), "anyone can write") {
-		t.Fatalf("WriteFile(link in a 0777 dir) = %v, want a LinkError", err)
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.As(err, &le) || le.Link != hc || !strings.Contains(err.Error(), "uid 65534 (nobody)") {
+			t.Errorf("%s = %v, want a LinkError naming %s and its owner", what, err, hc)
+		}
+	}
+	check("CheckWritable", CheckWritable(prom))
+	check("WriteFile", WriteFile(prom, []byte("x 1\n"), 0o644))
+	_, _, err := Open(context.Background(), statePath, time.Second)
+	check("Open", err)
+	if b, _ := os.ReadFile(filepath.Join(victim, "m.prom")); string(b) != "root's\n" {
+		t.Errorf("victim/m.prom was written: %q", b)
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 1 {
+		t.Errorf("victim holds %d files, want 1", len(ents))
+	}
+
+	// nobody's own directory in the shared one: refused naming its owner.
+	os.Remove(hc)
+	os.Mkdir(hc, 0o755)
+	os.Chown(hc, 65534, 65534)
+	var de *DirError
+	if err := WriteFile(prom, []byte("x 1\n"), 0o644); !errors.As(err, &de) || de.Dir != hc || !strings.Contains(err.Error(), "owned by uid 65534 (nobody)") {
+		t.Errorf("WriteFile(in nobody's directory) = %v, want a DirError naming %s", err, hc)
+	}
+	if _, _, err := Open(context.Background(), statePath, time.Second); !errors.As(err, &de) {
+		t.Errorf("Open(in nobody's directory) = %v, want a DirError", err)
+	}
+	if ents, _ := os.ReadDir(hc); len(ents) != 0 {
+		t.Errorf("nobody's directory holds %d files, want none", len(ents))
+	}
+	// A file of nobody's where the state would be written.
+	os.Chown(hc, 0, 0)
+	os.WriteFile(prom, nil, 0o644)
+	os.Chown(prom, 65534, 65534)
+	if err := WriteFile(prom, []byte("x 1\n"), 0o644); !errors.As(err, &de) || !de.File {
+		t.Errorf("WriteFile(over nobody's file) = %v, want a DirError for the file", err)
+	}
+}
+
+// TestLinkedDirectoryOfOwnFollowed: a directory link of root's own (a
+// mounted volume) is followed, and the file is written there.
+func TestLinkedDirectoryOfOwnFollowed(t *testing.T) {
+	dir, victim := plantedDir(t)
+	hc := filepath.Join(dir, "hc")
+	plant(t, hc, victim, 0)
+	s, _, err := Open(context.Background(), filepath.Join(hc, "state.json"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(New()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(filepath.Join(victim, "state.json")); err != nil {
+		t.Error(err)
 	}
 }

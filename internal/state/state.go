@@ -29,8 +29,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/output"
@@ -106,7 +104,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Store is an open, locked state file.
 type Store struct {
 	path string
-	lock *flock.Flock
+	lock io.Closer
 }
 
 // LockPath is the lock file of a state file: a sibling FILE.lock.
@@ -117,24 +115,36 @@ func LockPath(path string) string { return path + ".lock" }
 // run); anything else that cannot be read or parsed is an *Error and the
 // lock is released.
 func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, *File, error) {
-	// A symlinked state file is locked, read and replaced at its target.
-	real, err := Resolve(path)
+	// A symlinked state file is locked, read and replaced at its target;
+	// its whole path is judged (Resolve), and the file itself too: a state
+	// file another user owns or can write is refused (TrustInput), as it
+	// decides whether a hook runs.
+	p, err := locate(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Its directory is missing: the lock is the first file created.
+		return nil, nil, &Error{Path: path, Err: fmt.Errorf("lock %s: %v", LockPath(path), unwrapPath(err))}
+	}
 	if err != nil {
+		return nil, nil, &Error{Path: path, Err: err}
+	}
+	real := p.path
+	p.Close()
+	if err := inputfile.TrustInput(real, inputfile.State); err != nil {
 		return nil, nil, &Error{Path: path, Err: err}
 	}
 	// The lock is judged as the file is: a planted FILE.lock link is
 	// refused, a trusted one locked at its target, and the open itself does
 	// not follow a link (one swapped in after the check fails).
-	lockPath, err := Resolve(LockPath(real))
+	lp, err := locate(LockPath(real))
 	if err != nil {
 		return nil, nil, &Error{Path: path, Err: err}
 	}
-	lk := flock.New(lockPath, flock.SetFlag(lockFlags))
 	lctx, cancel := context.WithTimeout(ctx, lockTimeout)
 	defer cancel()
-	ok, err := lk.TryLockContext(lctx, 20*time.Millisecond)
-	if !ok {
-		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+	lk, err := lockFile(lctx, lp)
+	lp.Close()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
@@ -412,17 +422,21 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 // buffer, so a large file (10,000 targets' metrics) is never held whole in
 // memory. The file is replaced only when write returns nil.
 func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
-	// A symlink is replaced at its target, never by a regular file.
-	name, err := Resolve(name)
+	// A symlink is replaced at its target, never by a regular file; the
+	// whole path is judged (Resolve), and the write is made in the
+	// directory as it was opened.
+	p, err := locate(name)
 	if err != nil {
 		return err
 	}
+	defer p.Close()
+	name = p.path
 	// Checked again at every write: a long-running watch outlives the
 	// check made before its first probe.
 	if err := checkRegular(name); err != nil {
 		return err
 	}
-	if err := writeAtomic(name, perm, write); err != nil {
+	if err := writeAtomic(p, perm, write); err != nil {
 		return err
 	}
 	// What a killed run left (".NAME123…", beside the resolved file only):

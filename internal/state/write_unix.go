@@ -6,22 +6,26 @@ import (
 	"bufio"
 	"io"
 	"os"
-	"path/filepath"
-
-	"github.com/google/renameio/v2"
 )
 
-// writeAtomic is WriteFileFunc on Unix: renameio's pending file, then an
-// fsync of the directory.
-func writeAtomic(name string, perm os.FileMode, write func(io.Writer) error) error {
-	// The temporary file goes next to name, never to $TMPDIR: a kill leaves
-	// it where it is seen (".NAME123…", not matching *.prom or NAME).
-	t, err := renameio.NewPendingFile(name, renameio.WithPermissions(perm), renameio.WithExistingPermissions(),
-		renameio.WithTempDir(filepath.Dir(name)))
+// writeAtomic is WriteFileFunc on Unix, in the file's place (its trusted
+// directory, open): a new temporary file there (O_EXCL, O_NOFOLLOW),
+// written and fsynced, renamed over the name (renameat in the same
+// directory), then an fsync of the directory. The temporary file goes next
+// to name, never to $TMPDIR: a kill leaves it where it is seen
+// (".NAME123…", not matching *.prom or NAME).
+func writeAtomic(p *place, perm os.FileMode, write func(io.Writer) error) error {
+	t, tmp, err := p.createTemp(perm)
 	if err != nil {
 		return err
 	}
-	defer t.Cleanup()
+	done := false
+	defer func() {
+		if !done {
+			t.Close()
+			p.remove(tmp)
+		}
+	}()
 	b := bufio.NewWriterSize(t, 64<<10)
 	if err := write(b); err != nil {
 		return err
@@ -29,13 +33,15 @@ func writeAtomic(name string, perm os.FileMode, write func(io.Writer) error) err
 	if err := b.Flush(); err != nil {
 		return err
 	}
-	if err := t.CloseAtomicallyReplace(); err != nil {
+	if err := t.Sync(); err != nil {
 		return err
 	}
-	d, err := os.Open(filepath.Dir(name))
-	if err != nil {
+	if err := t.Close(); err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	if err := p.rename(tmp); err != nil {
+		return err
+	}
+	done = true
+	return p.sync()
 }

@@ -21,7 +21,8 @@ import (
 // move is on disk and stands in for the directory fsync Windows cannot do.
 // perm is not applied (Windows files carry ACLs, inherited from the
 // directory); an existing file's ACL is replaced by the directory's.
-func writeAtomic(name string, perm os.FileMode, write func(io.Writer) error) error {
+func writeAtomic(p *place, perm os.FileMode, write func(io.Writer) error) error {
+	name := p.path
 	t, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name))
 	if err != nil {
 		return err

@@ -272,6 +272,9 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		return nil, err
 	}
 	o.TLSConfig = tc
+	if in.Insecure {
+		o.InsecureWhy = in.SourceOf("insecure")
+	}
 
 	for _, name := range []string{"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"} {
 		if v := getenv(name); v != "" {

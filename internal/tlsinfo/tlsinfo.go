@@ -19,6 +19,25 @@ type Info struct {
 	Version string `json:"version,omitempty"`
 	Cipher  string `json:"cipher,omitempty"`
 	Chain   []Cert `json:"chain"`
+	// Verified: the chain and name were verified (false also when the
+	// verification failed: the error says why).
+	Verified bool `json:"verified"`
+	// NotVerified names where the switch came from that turned
+	// verification off (--insecure, HEALTHCTL_INSECURE, a config key).
+	NotVerified string `json:"not_verified,omitempty"`
+}
+
+// VerificationOff marks i as a handshake whose chain was not verified
+// because verification was turned off by why ("--insecure" when empty).
+// A nil i (no handshake) stays nil.
+func (i *Info) VerificationOff(why string) {
+	if i == nil {
+		return
+	}
+	if why == "" {
+		why = "--insecure"
+	}
+	i.Verified, i.NotVerified = false, why
 }
 
 // Cert is one presented certificate.
@@ -45,6 +64,15 @@ func Describe(cs *tls.ConnectionState, err error, now time.Time) *Info {
 			Version: tls.VersionName(cs.Version),
 			Cipher:  tls.CipherSuiteName(cs.CipherSuite),
 			Chain:   chain(cs.PeerCertificates, now),
+			// Verified unless the verification failed (the state is
+			// kept also then) or was off (VerificationOff says so).
+			Verified: len(cs.PeerCertificates) > 0,
+		}
+		if err != nil {
+			var cv *tls.CertificateVerificationError
+			if errors.As(err, &cv) {
+				info.Verified = false
+			}
 		}
 		if len(info.Chain) > 0 && info.Chain[0].MustStaple && len(cs.OCSPResponse) == 0 {
 			info.Chain[0].StapleMissing = true

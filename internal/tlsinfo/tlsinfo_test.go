@@ -1,6 +1,8 @@
 package tlsinfo
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"testing"
 	"time"
 )
@@ -23,4 +25,25 @@ func TestDaysLeft(t *testing.T) {
 			t.Errorf("DaysLeft(now%+v) = %d, want %d", c.after, got, c.want)
 		}
 	}
+}
+
+// TestVerified: a handshake state is verified unless its verification
+// failed (the state is kept then too) or was off.
+func TestVerified(t *testing.T) {
+	cert := &x509.Certificate{NotAfter: time.Now().Add(time.Hour)}
+	cs := &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
+	if i := Describe(cs, nil, time.Now()); !i.Verified || i.NotVerified != "" {
+		t.Errorf("verified handshake: %+v", i)
+	}
+	bad := &tls.CertificateVerificationError{UnverifiedCertificates: cs.PeerCertificates, Err: x509.UnknownAuthorityError{}}
+	if i := Describe(cs, bad, time.Now()); i.Verified {
+		t.Errorf("failed verification: %+v", i)
+	}
+	i := Describe(cs, nil, time.Now())
+	i.VerificationOff("")
+	if i.Verified || i.NotVerified != "--insecure" {
+		t.Errorf("verification off: %+v", i)
+	}
+	var none *Info
+	none.VerificationOff("x") // no handshake: no panic
 }

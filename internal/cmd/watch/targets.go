@@ -67,6 +67,11 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 	if opts.TargetsFile == "" {
 		return out, nil
 	}
+	if opts.OnRedeploy != "" { // the file decides what the hook runs for (issue 43)
+		if err := inputfile.TrustInput(opts.TargetsFile, inputfile.Targets); err != nil {
+			return nil, cli.UsageErrorf("%s: %v", opts.source("targets"), err)
+		}
+	}
 	fts, err := watch.ReadTargets(opts.TargetsFile)
 	if err != nil {
 		var te *watch.TargetsError
