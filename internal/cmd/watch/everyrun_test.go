@@ -109,3 +109,36 @@ func TestOnceStateEveryRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedTemplateErrorsNameTheEntry: entries that set the same options
+// share one template (built for the first), and an entry's URL that the
+// options refuse is still named by its own lines, not the first entry's.
+func TestSharedTemplateErrorsNameTheEntry(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	data := "targets:\n" +
+		"  - {name: a, url: \"http://127.0.0.1:1/\", ipv4: true, headers: [\"X-A: 1\"]}\n" +
+		"  - {name: b, url: \"http://127.0.0.1:2/\", headers: [\"X-A: 1\"], ipv4: true}\n" +
+		"  - name: c\n    ipv4: true\n    headers: [\"X-A: 1\"]\n    url: \"http://[::1]:3/\"\n"
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fk := clitest.New(nil, classify.Pass)
+	opts := parse(t, "--once", "--targets", file)
+	targets, own, err := buildTargets(fk.F, opts)
+	if err == nil || !strings.Contains(err.Error(), `targets.yaml:5: target "c": ipv4 asks`) {
+		t.Fatalf("error %v, want one naming target c's ipv4 (line 5)", err)
+	}
+	// Without c, a and b share one template.
+	if err := os.WriteFile(file, []byte(data[:strings.Index(data, "  - name: c")]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if targets, own, err = buildTargets(fk.F, opts); err != nil || len(targets) != 2 || own != 1 {
+		t.Fatalf("%d targets, %d templates, %v; want 2 sharing 1", len(targets), own, err)
+	}
+	for _, tg := range targets {
+		o, err := tg.Build()
+		if err != nil || o.Header.Get("X-A") != "1" || o.Network != "tcp4" || o.URL.Host != strings.TrimPrefix(strings.TrimSuffix(tg.URL, "/"), "http://") {
+			t.Fatalf("target %s: %+v %v", tg.Name, o, err)
+		}
+	}
+}
