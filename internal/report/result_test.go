@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,18 +81,5 @@ func TestDialErrorsKept(t *testing.T) {
 	_ = output.JSONLine(&b, NewResultJSON(probe.Result{URL: "u", Outcome: classify.Pass, DialAttempts: one}, nil, 0))
 	if strings.Contains(b.String(), "dial_errors") {
 		t.Errorf("one connected, dial_errors shown: %s", b.String())
-	}
-}
-
-// TestPhaseKeys: the fast encoder's phase names are probe.Phases, sorted
-// as encoding/json sorts a map's keys.
-func TestPhaseKeys(t *testing.T) {
-	var want []string
-	for _, ph := range probe.Phases {
-		want = append(want, string(ph))
-	}
-	slices.Sort(want)
-	if !slices.Equal(phaseKeys[:], want) {
-		t.Fatalf("phaseKeys %q, want %q", phaseKeys, want)
 	}
 }
