@@ -74,7 +74,9 @@ func TestOnceStateEveryRun(t *testing.T) {
 	// The process's own memory policy, as main passes it (restored after:
 	// it is the test binary's too).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	gogc := debug.SetGCPercent(100) // read (-1 would turn the collector off)
+	debug.SetGCPercent(gogc)
+	defer debug.SetGCPercent(gogc)
 	state := filepath.Join(dir, "state.json")
 	for run := 1; run <= 3; run++ {
 		fk := clitest.New(nil, classify.Pass)
