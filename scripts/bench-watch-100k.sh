@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# bench-watch-100k.sh — one `healthctl watch --once --state F --prom-file F`
-# over 100,000 targets, each its own address of 127.0.0.0/8 (127.1.1.1 …),
+# bench-watch-100k.sh — `healthctl watch --once --state F --prom-file F`
+# three times on one state file (a cron fleet's runs 1, 2 and 3, each
+# reported apart) over 100,000 targets in the shapes people write (block
+# entries, flow mappings with quoted URLs, comments, headers per target:
+# benchwatch -shape users; SHAPE=block for the plainest block style), each
+# its own address of 127.0.0.0/8 (127.1.1.1 …),
 # under `ulimit -n 1024` (soft and hard: Go cannot raise it), as released
 # (static, stripped): wall time, CPU time (user+sys), peak RSS, the sweep's
 # own duration, and how long the state file and the textfile took to write
@@ -11,10 +15,12 @@
 # gets 403) and stops with the script. Loopback traffic only; bounded
 # (120 s a sweep).
 #
-#   scripts/bench-watch-100k.sh [RUNS] [COUNT]     (default 1 run, 100000)
+#   [SHAPE=users|block] [REPEAT=3] scripts/bench-watch-100k.sh [RUNS] [COUNT]
+#     (default 1 round of 3 runs, 100000)
 #
-# Target (the performance budget): <= 30 s and <= 256 MiB, state and
-# textfile whole.
+# Target (the performance budget, SPEC §10): every run <= 30 s and
+# <= 256 MiB, every target classified, never exit 2, state and textfile
+# whole. The machine is shared: say the load with the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1}
@@ -40,7 +46,7 @@ echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -)
 (
 	ulimit -n 1024
 	echo "ulimit -n: $(ulimit -Sn) soft, $(ulimit -Hn) hard"
-	"$work/benchwatch" -bin "$work/healthctl" -runs "$runs" -n "$count" -server "127.0.0.1:$port" -spread -state -timeout 120s
+	"$work/benchwatch" -bin "$work/healthctl" -runs "$runs" -n "$count" -shape "${SHAPE:-users}" -server "127.0.0.1:$port" -spread -state -repeat "${REPEAT:-3}" -timeout 120s
 )
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "target: <= 30 s and <= 256 MiB, every target classified, state and textfile whole"
+echo "target: every run <= 30 s and <= 256 MiB, every target classified, state and textfile whole"

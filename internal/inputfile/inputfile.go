@@ -41,9 +41,11 @@ var (
 	ClientCert = Kind{"certificate or key file", 1 << 20}
 	// Manifest: drain-test --manifest, a Kubernetes or Compose file.
 	Manifest = Kind{"manifest", 16 << 20}
-	// State: --state; the state file's cap also follows the run's memory
-	// limit (see internal/state).
-	State = Kind{"state file", 64 << 20}
+	// State: --state; 100,000 targets are about 15 MB. The cap is past the
+	// state of the largest fleet a targets file within its own cap can
+	// hold (~1.2 million entries of ~27 bytes, ~190 MB of state): the
+	// file a run wrote is always read by the next.
+	State = Kind{"state file", 256 << 20}
 )
 
 // Error is an input file that cannot be read as one: not a regular file,

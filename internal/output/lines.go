@@ -100,23 +100,13 @@ func JSONLines(w io.Writer, n int, line func(i int) (any, bool)) error {
 	return first
 }
 
-// encodeLines writes the lines lo .. hi-1 of JSONLines to w: through a
-// value's own AppendJSONLine when it can, else encoding/json.
+// encodeLines writes the lines lo .. hi-1 of JSONLines to w, by
+// encoding/json (a LineValuer's LineValue()).
 func encodeLines(w io.Writer, lo, hi int, line func(i int) (any, bool)) error {
-	var buf []byte
 	for i := lo; i < hi; i++ {
 		v, ok := line(i)
 		if !ok {
 			continue
-		}
-		if a, is := v.(LineAppender); is {
-			var done bool
-			if buf, done = a.AppendJSONLine(buf[:0]); done {
-				if _, err := w.Write(buf); err != nil {
-					return NewWriteError("stdout", err)
-				}
-				continue
-			}
 		}
 		if lv, is := v.(LineValuer); is {
 			v = lv.LineValue()
@@ -126,4 +116,11 @@ func encodeLines(w io.Writer, lo, hi int, line func(i int) (any, bool)) error {
 		}
 	}
 	return nil
+}
+
+// LineValuer is a line that makes its value only when it is written:
+// JSONLines writes LineValue() as JSONLine does, not the LineValuer
+// itself (a sweep's lines are made one block at a time, not all at once).
+type LineValuer interface {
+	LineValue() any
 }

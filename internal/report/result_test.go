@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,20 +83,6 @@ func TestDialErrorsKept(t *testing.T) {
 		t.Errorf("one connected, dial_errors shown: %s", b.String())
 	}
 }
-
-// TestPhaseKeys: the fast encoder's phase names are probe.Phases, sorted
-// as encoding/json sorts a map's keys.
-func TestPhaseKeys(t *testing.T) {
-	var want []string
-	for _, ph := range probe.Phases {
-		want = append(want, string(ph))
-	}
-	slices.Sort(want)
-	if !slices.Equal(phaseKeys[:], want) {
-		t.Fatalf("phaseKeys %q, want %q", phaseKeys, want)
-	}
-}
-
 // TestNotVerifiedShown: a chain not verified because verification was off
 // marks the first line (and so Nagios), -v and JSON with where the switch
 // came from; a verified one marks nothing.

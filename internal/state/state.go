@@ -23,9 +23,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
-	"runtime/debug"
 	"sort"
 	"time"
 
@@ -191,61 +189,18 @@ func Read(path string) (*File, error) {
 	return Parse(path, data)
 }
 
-// MaxSize is the largest state file read: a quarter of the run's memory
-// limit (watch --once sets one for its fleet: 52 MiB up to 10,000
-// targets), and at most inputfile.State's 64 MiB. A state of 10,000
-// targets is about 2 MiB. A larger file is refused (exit 2), never
-// half-read.
-func MaxSize() int64 {
-	m := inputfile.State.Max
-	if lim := memoryLimit(); lim/4 < m {
-		m = max(lim/4, 1<<20)
-	}
-	return m
-}
-
-// MaxTargets is the most targets a state file read may hold: decoded, one
-// takes up to ~1 KiB (a tiny entry, `"n":{}`, ~300 bytes from 7), so a
-// quarter of the memory limit's worth (13,312 at 52 MiB), or 262,144
-// without a limit. A fleet that shrank from more than that to a small one
-// must start a new state file (or raise GOMEMLIMIT for one run).
-func MaxTargets() int {
-	lim := memoryLimit()
-	if lim == math.MaxInt64 {
-		return 1 << 18
-	}
-	return int(max(lim/4/1024, 1024))
-}
-
-// memoryLimit is the runtime's soft memory limit (math.MaxInt64: none).
-func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
-
-// countObjects counts the JSON objects in data ('{' outside strings): each
-// target of a state file is one, so it bounds the decoded size before
-// decoding, in one pass without allocating.
-func countObjects(data []byte) int {
-	n, inString := 0, false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case !inString && c == '{':
-			n++
-		}
-	}
-	return n
-}
+// MaxSize is the largest state file read: inputfile.State's cap, the same
+// for every run (a state of 100,000 targets is about 15 MB), past what the
+// largest targets file writes. It is not derived from the run's memory
+// limit, nor is the number of targets capped: a file the last run wrote is
+// read by the next.
+func MaxSize() int64 { return inputfile.State.Max }
 
 // Parse checks and decodes a state file's content. An empty file (touch)
 // is an empty state.
 func Parse(path string, data []byte) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return New(), nil
-	}
-	if n, most := countObjects(data)-2, MaxTargets(); n > most {
-		return nil, &Error{Path: path, Err: fmt.Errorf("holds about %d targets, more than the %d this run's memory limit allows (GOMEMLIMIT raises it); left untouched: a fleet that shrank needs a new state file", n, most)}
 	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))

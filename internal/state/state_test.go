@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -254,8 +253,7 @@ func TestStaleTempsRemoved(t *testing.T) {
 }
 
 // TestReadBounded: a state file too large for the run is refused before it
-// is read (a sparse 1 GiB file: no memory grows), one with more targets
-// than the memory limit allows before it is decoded, and a key this
+// is read (a sparse 1 GiB file: no memory grows), and a key this
 // healthctl does not know is refused rather than dropped by the next save.
 func TestReadBounded(t *testing.T) {
 	dir := t.TempDir()
@@ -266,25 +264,10 @@ func TestReadBounded(t *testing.T) {
 	}
 	f.Truncate(1 << 30)
 	f.Close()
-	if _, err := Read(big); err == nil || !strings.Contains(err.Error(), "larger than the 64 MiB cap of a state file") {
+	if _, err := Read(big); err == nil || !strings.Contains(err.Error(), "larger than the 256 MiB cap of a state file") {
 		t.Errorf("Read(1 GiB) = %v", err)
-	}
-	var b strings.Builder
-	b.WriteString(`{"schema_version":1,"targets":{`)
-	for i := range MaxTargets() + 1 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"%d":{}`, i)
-	}
-	b.WriteString("}}")
-	if _, err := Parse("s.json", []byte(b.String())); err == nil || !strings.Contains(err.Error(), "more than the 262144") {
-		t.Errorf("Parse(too many targets) = %v", err)
 	}
 	if _, err := Parse("s.json", []byte(`{"schema_version":1,"targets":{"a":{"streak":1,"owner":"team-x"}}}`)); err == nil || !strings.Contains(err.Error(), `unknown field "owner"`) {
 		t.Errorf("Parse(unknown key) = %v", err)
-	}
-	if n := countObjects([]byte(`{"a":"{\"{","b":{"c":{}}}`)); n != 3 {
-		t.Errorf("countObjects = %d, want 3", n)
 	}
 }

@@ -63,17 +63,25 @@ func concurrencyFor(nofile uint64) int {
 }
 
 // MemoryLimit is the Go runtime's soft memory limit for one sweep (--once)
-// over n targets, set unless GOMEMLIMIT is. A sweep's live heap is ~8 MiB of
-// probes in flight plus ~1.6 KiB per target (its result, decision and state,
-// kept until the sweep is printed), and GOGC alone lets the heap grow to
-// twice that: 10,000 targets peaked at 63-65 MiB RSS, at the edge of the
-// 64 MiB budget, and 100,000 at 374 MiB. The limit holds the runtime near
-// 52 MiB up to 10,000 targets (measured: 55-56 MiB RSS, ~3 % more CPU);
-// past that it grows by 1.9 KiB a target, which keeps 100,000 targets at
-// ~230 MiB RSS (budget 256 MiB) for ~25 % more collector work than GOGC's
-// own headroom (3.5 KiB a target) gave. It is soft: past it the runtime
-// collects harder, it never fails an allocation.
-func MemoryLimit(n int) int64 {
-	const base, upTo, perTarget = 52 << 20, 10000, 1946
-	return base + int64(max(0, n-upTo))*perTarget
+// over n targets, own of which have a probe template of their own (options
+// no other entry shares, or a URL with userinfo or a query), set unless
+// GOMEMLIMIT is. It is the performance budget's line less the process's
+// memory beside the Go heap (~13 MiB: the binary's pages, stacks), not a
+// guess at the live heap: 80 MiB up to 10,000 targets, 1,724 bytes a
+// target past that (228 MiB at 100,000; RSS ~241 MiB against the 256 MiB
+// budget), and 3 KiB for each own template (a redactor, a TLS
+// configuration, headers: what such a target holds beyond the others).
+//
+// A limit below the sweep's working set makes the collector run without
+// pause (a 52 MiB limit cost a 10,000-target sweep 1.6x its CPU): this one
+// is above it. Measured in users' files (docs/benchmarks.md, "The memory
+// policy"): a 10,000-target sweep's heap stays under it and the collector
+// runs as GOGC says (peak RSS ~65 MiB, the CPU of no limit at all), and a
+// 100,000-target sweep's live heap (~175 MiB) is ~0.77x of it, where the
+// limit takes the place of GOGC's doubling (RSS 371 MiB without it) for
+// ~15-25 % more user CPU. It is soft: past it the runtime collects harder,
+// it never fails an allocation.
+func MemoryLimit(n, own int) int64 {
+	const base, upTo, perTarget, perTemplate = 80 << 20, 10000, 1724, 3 << 10
+	return base + int64(max(0, n-upTo))*perTarget + int64(own)*perTemplate
 }

@@ -203,21 +203,10 @@ func yamlErr(err error) string {
 	return strings.TrimPrefix(msg, "yaml: ")
 }
 
-// yamlOnly turns the fast path off (fastyaml_test.go compares the two).
-var yamlOnly = false
-
 // document decodes the file's one YAML document and returns its root
 // mapping. A second document (after ---) would be ignored by a plain
 // Unmarshal, garbage included: it is an error.
 func (p *targetsParser) document(data []byte) (*yaml.Node, error) {
-	if root, ok := fastYAML(data); ok && !yamlOnly {
-		// One document by construction (no --- line), no alias, no tag.
-		doc := &yaml.Node{Kind: yaml.DocumentNode, Line: 1, Column: 1, Content: []*yaml.Node{root}}
-		if err := yamlsafe.Check(doc); err != nil {
-			return nil, p.fail(0, "", "%v", err)
-		}
-		return root, nil
-	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {

@@ -25,7 +25,8 @@ import (
 
 // BenchmarkWatchOnce is `watch --once --targets FILE --state --prom-file -o
 // json` in-process with the real prober, over WATCH_BENCH_N targets
-// (default 1,000) served by one loopback server: the whole command as the
+// (default 1,000; in the users' shapes, usersTargets, or with
+// WATCH_BENCH_SHAPE=block the plainest block style) served by one loopback server: the whole command as the
 // binary runs it (targets file, options per target, sweep, state, metrics,
 // JSON lines), without the process start. Run it with -cpuprofile and
 // -memprofile; WATCH_BENCH_HEAP=FILE also writes the live heap at the
@@ -74,9 +75,16 @@ func BenchmarkWatchOnce(b *testing.B) {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
-	w.WriteString("targets:\n")
-	for i := range n {
-		fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, addr, i)
+	switch v := os.Getenv("WATCH_BENCH_SHAPE"); v {
+	case "", "users":
+		w.Write(usersTargets(n, addr))
+	case "block":
+		w.WriteString("targets:\n")
+		for i := range n {
+			fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, addr, i)
+		}
+	default:
+		b.Fatalf("WATCH_BENCH_SHAPE=%q: want users or block", v)
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)

@@ -30,27 +30,6 @@ type watchJSON struct {
 	Streak     int               `json:"streak"`
 	Transition bool              `json:"transition"`
 	Hook       *watch.HookResult `json:"hook,omitempty"`
-	// decision holds the item's decision for a watchJSON of lineScratch
-	// (itemLine), where ResultJSON.Decision points.
-	decision policy.Decision
-}
-
-// AppendJSONLine is output.LineAppender: the line of a result of the
-// common shape (ResultJSON.AppendFields) without a hook's output, as
-// encoding/json writes it.
-func (j watchJSON) AppendJSONLine(b []byte) ([]byte, bool) {
-	if j.Hook != nil {
-		return b, false
-	}
-	b, ok := j.ResultJSON.AppendFields(b)
-	if !ok {
-		return b, false
-	}
-	b = append(b, `,"streak":`...)
-	b = strconv.AppendInt(b, int64(j.Streak), 10)
-	b = append(b, `,"transition":`...)
-	b = strconv.AppendBool(b, j.Transition)
-	return append(b, '}', '\n'), true
 }
 
 // newWatchJSON converts one probed item; fold is the --exit-1 decision
@@ -88,23 +67,11 @@ func (j *watchJSON) fill(it *watch.Item, fold func(int) int, d *policy.Decision)
 	}
 }
 
-// itemLine is one item's line as JSONLines writes it: encoded through a
-// watchJSON of lineScratch when the fast encoder can (no line's value is
-// made, copied or boxed), else as encoding/json writes newWatchJSON's.
+// itemLine is one item's line as JSONLines writes it: its value
+// (newWatchJSON) made only when the line is encoded, by encoding/json.
 type itemLine struct {
 	it   *watch.Item
 	fold func(int) int
-}
-
-// lineScratch holds the watchJSON values itemLine encodes through.
-var lineScratch = sync.Pool{New: func() any { return new(watchJSON) }}
-
-func (l *itemLine) AppendJSONLine(b []byte) ([]byte, bool) {
-	j := lineScratch.Get().(*watchJSON)
-	defer lineScratch.Put(j)
-	j.decision = l.it.Decision
-	j.fill(l.it, l.fold, &j.decision)
-	return j.AppendJSONLine(b)
 }
 
 // LineValue is the line's value for encoding/json (output.LineValuer).

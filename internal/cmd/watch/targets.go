@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,14 @@ func countTargets(path string) int {
 // watchTargets builds the targets of the URL arguments and the targets file,
 // with every option validated before anything is probed.
 func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
+	targets, _, err := buildTargets(f, opts)
+	return targets, err
+}
+
+// buildTargets is watchTargets, also saying how many of the file's
+// entries got a template of their own (what a target costs beyond the
+// others: the memory limit counts them).
+func buildTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, int, error) {
 	var out []*watch.Endpoint
 	// Each name's line in the targets file (0: a URL argument), named only
 	// if the name comes again.
@@ -51,21 +60,21 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 	if len(opts.URLs) > 0 {
 		tmpl, err := opts.Flags.Build(f.Getenv)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for _, raw := range opts.URLs {
 			o, err := tmpl.ForURL(raw)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			u := o.Redactor.URL(o.URL)
 			if err := add(&watch.Endpoint{Name: u, URL: u, Options: o, Recover: true}, 0); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 	}
 	if opts.TargetsFile == "" {
-		return out, nil
+		return out, 0, nil
 	}
 	if opts.OnRedeploy != "" { // the file decides what the hook runs for (issue 43)
 		if err := inputfile.TrustInput(opts.TargetsFile, inputfile.Targets); err != nil {
@@ -78,22 +87,22 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 		if errors.As(err, &te) && te.Unreadable {
 			// The path as given, and where: --targets "t.yaml", or
 			// HEALTHCTL_WATCH_TARGETS="t.yaml".
-			return nil, cli.UsageErrorf("%s: %v", opts.named("targets"), te.Err)
+			return nil, 0, cli.UsageErrorf("%s: %v", opts.named("targets"), te.Err)
 		}
-		return nil, cli.UsageError(err)
+		return nil, 0, cli.UsageError(err)
 	}
 	// The entries are built on every core (10,000 URLs parsed and their
 	// options copied were a twentieth of a --once run on one), then added
 	// in the file's order: the error reported is the first entry's, as
 	// when they were built one by one.
-	b := &entryBuilder{f: f, opts: opts,
+	b := &entryBuilder{f: f, opts: opts, byOptions: map[string]*target.Template{},
 		base: sync.OnceValues(func() (*cli.Template, error) { return opts.Flags.Build(f.Getenv) })}
 	built := make([]*watch.Endpoint, len(fts))
 	errs := make([]error, len(fts))
 	inParallel(len(fts), func(i int) { built[i], errs[i] = b.endpoint(&fts[i]) })
 	for i := range fts {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, 0, errs[i]
 		}
 		if len(lines) == 0 {
 			// The file's names are its own to check (ReadTargets
@@ -102,10 +111,10 @@ func watchTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, error) {
 			continue
 		}
 		if err := add(built[i], fts[i].Line); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return out, nil
+	return out, int(b.own.Load()), nil
 }
 
 // inParallel runs do(0) .. do(n-1) on every P, a block of entries at a
@@ -147,40 +156,129 @@ type entryBuilder struct {
 	// base is the template of the flags, shared by the entries without
 	// options of their own, built once.
 	base func() (*cli.Template, error)
+	// byOptions holds, by the entries' option values (optionsKey), the
+	// template built for the first entry of those values, shared by the
+	// entries that set the same ones: a fleet's entries repeat a few sets
+	// of headers and expectations, and a template each (its redactor, TLS
+	// configuration, headers: ~2 KiB) was most of a 100,000-target
+	// sweep's memory in users' files.
+	mu        sync.Mutex
+	byOptions map[string]*target.Template
+	// own counts the templates built for entries (an entry's own, or
+	// the first of a shared set).
+	own atomic.Int64
+}
+
+// optionsKey is one text for an entry's option values, equal for two
+// entries exactly when they set the same keys to the same values (in any
+// order in the file).
+func optionsKey(probe map[string]watch.Value) string {
+	keys := make([]string, 0, len(probe))
+	for k := range probe {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		for _, v := range probe[k].Strings {
+			b.WriteByte(0)
+			b.WriteString(strconv.Itoa(len(v)))
+			b.WriteByte(':')
+			b.WriteString(v)
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+// ownTemplate builds the template of an entry's own options (the file's
+// values over the flags); errors name file, line, target and key (or the
+// flag, for a flag's value).
+func (b *entryBuilder) ownTemplate(ft *watch.FileEntry) (*target.Template, error) {
+	// The template's sources (for errors) keep the entry: a copy of it,
+	// not the file's whole list of entries.
+	ft = new(*ft)
+	in, err := ft.Input(b.opts.Flags.Input(), b.opts.TargetsFile)
+	if err == nil {
+		var tmpl *target.Template
+		if tmpl, err = in.Build(b.f.Getenv); err == nil {
+			b.own.Add(1)
+			return tmpl, nil
+		}
+	}
+	return nil, cli.UsageError(err)
+}
+
+// sharedTemplate is the template of the entries with ft's option values:
+// built for the first of them, or for ft. The second result is true when
+// it was built for another entry (an error checking ft's URL against it
+// would name that entry's lines: ft's own template says it instead).
+func (b *entryBuilder) sharedTemplate(ft *watch.FileEntry) (*target.Template, bool, error) {
+	key := optionsKey(ft.Probe)
+	b.mu.Lock()
+	tmpl := b.byOptions[key]
+	b.mu.Unlock()
+	if tmpl != nil {
+		return tmpl, true, nil
+	}
+	tmpl, err := b.ownTemplate(ft)
+	if err != nil {
+		return nil, false, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if have := b.byOptions[key]; have != nil {
+		// Built beside another entry's: one is kept.
+		return have, true, nil
+	}
+	b.byOptions[key] = tmpl
+	return tmpl, false, nil
 }
 
 // endpoint builds one entry's endpoint.
 func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
-	f, opts := b.f, b.opts
+	opts := b.opts
 	t := &watch.Endpoint{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 	if ft.URL == "" {
 		return t, nil
 	}
 	var tmpl *target.Template
-	shared := len(ft.Probe) == 0 && !strings.ContainsAny(ft.URL, "@?")
-	if shared {
-		// Targets without options of their own share one template.
-		// Not those whose URL may carry secrets (userinfo, query):
-		// each secret is registered with the template's redactor, and
-		// thousands of them in one redactor would make every line of
-		// output scrub every other target's secrets.
+	// Targets share a template: those without options of their own the
+	// flags', those with the same option values the first one's. Not
+	// those whose URL may carry secrets (userinfo, query): each secret
+	// is registered with the template's redactor, and thousands of them
+	// in one redactor would make every line of output scrub every other
+	// target's secrets.
+	shared := !strings.ContainsAny(ft.URL, "@?")
+	fromOther := false
+	switch {
+	case shared && len(ft.Probe) == 0:
 		base, err := b.base()
 		if err != nil {
 			return nil, err
 		}
 		tmpl = base.Template
-	} else {
-		// The file's values over the flags; errors name file, line,
-		// target and key (or the flag, for a flag's value).
-		in, err := ft.Input(opts.Flags.Input(), opts.TargetsFile)
-		if err == nil {
-			tmpl, err = in.Build(f.Getenv)
+	case shared:
+		var err error
+		if tmpl, fromOther, err = b.sharedTemplate(ft); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, cli.UsageError(err)
+	default:
+		var err error
+		if tmpl, err = b.ownTemplate(ft); err != nil {
+			return nil, err
 		}
 	}
 	raw, file, name, line := ft.URL, opts.TargetsFile, ft.Name, ft.URLLine
+	if shared && fromOther {
+		if _, err := tmpl.CheckURL(raw, ""); err != nil {
+			// Said by the entry's own template, naming its own lines.
+			if tmpl, err = b.ownTemplate(ft); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if shared {
 		// A shared template's options are a copy of the template's with
 		// this URL: checked now, built for each probe, so 10,000 targets

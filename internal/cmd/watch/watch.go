@@ -143,7 +143,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// is ~1.5 KiB a target, garbage once the targets are built): the
 		// limit is in place before it, from a count of the file's names.
 		if n := countTargets(opts.TargetsFile); n > 0 {
-			f.SetMemoryLimit(watch.MemoryLimit(n + len(opts.URLs)))
+			f.SetMemoryLimit(watch.MemoryLimit(n+len(opts.URLs), 0))
 			if f.SetGCPercent != nil && f.Getenv("GOGC") == "" {
 				// Until the targets are built the heap is the file's tree
 				// and the targets, nearly all live: GOGC's doubling
@@ -154,7 +154,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			}
 		}
 	}
-	targets, err := watchTargets(f, opts)
+	targets, own, err := buildTargets(f, opts)
 	restoreGC()
 	if err != nil {
 		return err
@@ -170,11 +170,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 	targets = kept
 	if setLimit {
-		// A soft limit sized for one sweep's fleet (GOMEMLIMIT, "off"
-		// included, wins). Not for a long-running watch: its live heap also
-		// holds the served metrics and overlapping sweeps, and a limit sized
-		// for one sweep made its collector run ~30 % more.
-		f.SetMemoryLimit(watch.MemoryLimit(len(targets)))
+		// A soft limit for one sweep's fleet, the budget's line above its
+		// working set (GOMEMLIMIT, "off" included, wins). Not for a
+		// long-running watch: its live heap also holds the served metrics
+		// and overlapping sweeps, and a limit sized for one sweep made its
+		// collector run ~30 % more.
+		f.SetMemoryLimit(watch.MemoryLimit(len(targets), own))
 	}
 	concurrency := opts.Concurrency
 	if concurrency == 0 {

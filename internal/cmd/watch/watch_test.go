@@ -139,8 +139,8 @@ func TestOnceMemoryLimitBeforeTheTargetsFile(t *testing.T) {
 	fk.F.SetMemoryLimit = func(n int64) int64 { limits = append(limits, n); return 0 }
 	Run(context.Background(), fk.F, parse(t, "--once", "--shard", "0/2", "--targets", file))
 	probed := int64(len(fk.Probed()))
-	if len(limits) != 2 || limits[0] != watch.MemoryLimit(10030) || limits[1] != watch.MemoryLimit(int(probed)) {
-		t.Fatalf("limits %v, want %d then %d", limits, watch.MemoryLimit(10030), watch.MemoryLimit(int(probed)))
+	if len(limits) != 2 || limits[0] != watch.MemoryLimit(10030, 0) || limits[1] != watch.MemoryLimit(int(probed), 0) {
+		t.Fatalf("limits %v, want %d then %d", limits, watch.MemoryLimit(10030, 0), watch.MemoryLimit(int(probed), 0))
 	}
 }
 

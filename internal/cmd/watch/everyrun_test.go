@@ -1,0 +1,146 @@
+package watchcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/cli/clitest"
+	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// usersTargets writes n targets at hostport in the shapes people write, in
+// turn: block style, a flow mapping with a quoted URL, a commented entry
+// with quoted scalars and a header, and a block entry with a header list
+// and an expectation.
+func usersTargets(n int, hostport string) []byte {
+	var b bytes.Buffer
+	b.WriteString("# the fleet, one entry per service\ndefaults:\n  max_time: 5s\ntargets:\n")
+	for i := range n {
+		u := fmt.Sprintf("http://%s/svc/%d/health", hostport, i)
+		switch i % 4 {
+		case 0:
+			fmt.Fprintf(&b, "  - name: svc-%d\n    url: %s\n", i, u)
+		case 1:
+			fmt.Fprintf(&b, "  - {name: svc-%d, url: %q}\n", i, u)
+		case 2:
+			fmt.Fprintf(&b, "  # team %d\n  - name: \"svc-%d\"\n    url: '%s'   # behind the LB\n    headers: [\"X-Probe: 1\"]\n", i%7, i, u)
+		case 3:
+			fmt.Fprintf(&b, "  - name: svc-%d\n    url: \"%s\"\n    headers:\n      - \"Host: svc-%d.internal\"\n    expect_status: 2xx\n", i, u, i)
+		}
+	}
+	return b.Bytes()
+}
+
+// TestOnceStateEveryRun: `watch --once --state --prom-file` over a fleet
+// past the size the old state admission refused (a cap on the state file's
+// targets derived from the run's own memory limit: from ~16,300 targets the
+// second run exited 2 on the file the first had written) runs, with the
+// memory policy main sets, three times over the same state: every run
+// exits with the sweep's own code (0: all pass) and classifies every
+// target, and the state holds them all. Real probes against one loopback
+// listener; the targets in users' shapes (block, flow, quoted, comments,
+// headers).
+func TestOnceStateEveryRun(t *testing.T) {
+	const n = 17500
+	if testing.Short() {
+		t.Skip("17,500 loopback probes, three times")
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
+		ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	defer srv.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "targets.yaml")
+	if err := os.WriteFile(file, usersTargets(n, l.Addr().String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The process's own memory policy, as main passes it (restored after:
+	// it is the test binary's too).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	gogc := debug.SetGCPercent(100) // read (-1 would turn the collector off)
+	debug.SetGCPercent(gogc)
+	defer debug.SetGCPercent(gogc)
+	state := filepath.Join(dir, "state.json")
+	for run := 1; run <= 3; run++ {
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.SetMemoryLimit, fk.F.SetGCPercent = debug.SetMemoryLimit, debug.SetGCPercent
+		fk.F.Global.Output = "json"
+		fk.F.Prober = probe.Run
+		err := Run(context.Background(), fk.F, parse(t, "--once", "--concurrency", "64", "--targets", file,
+			"--state", state, "--prom-file", filepath.Join(dir, "metrics.prom")))
+		if code := clitest.Code(err); code != exitcode.Pass {
+			t.Fatalf("run %d: exit %d (%v); stderr: %s", run, code, err, fk.Err.String())
+		}
+		out := strings.TrimSpace(fk.Out.String())
+		var last struct {
+			Sweep struct{ Targets, Pass int } `json:"sweep"`
+		}
+		if err := json.Unmarshal([]byte(out[strings.LastIndexByte(out, '\n')+1:]), &last); err != nil {
+			t.Fatalf("run %d: no sweep line: %v", run, err)
+		}
+		if last.Sweep.Targets != n || last.Sweep.Pass != n {
+			t.Fatalf("run %d: sweep %+v, want %d targets, all passed", run, last.Sweep, n)
+		}
+		data, err := os.ReadFile(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Sweeps  int64                      `json:"sweeps"`
+			Targets map[string]json.RawMessage `json:"targets"`
+		}
+		if err := json.Unmarshal(data, &st); err != nil || len(st.Targets) != n || st.Sweeps != int64(run) {
+			t.Fatalf("run %d: state: %d targets, %d sweeps (%v)", run, len(st.Targets), st.Sweeps, err)
+		}
+	}
+}
+
+// TestSharedTemplateErrorsNameTheEntry: entries that set the same options
+// share one template (built for the first), and an entry's URL that the
+// options refuse is still named by its own lines, not the first entry's.
+func TestSharedTemplateErrorsNameTheEntry(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	data := "targets:\n" +
+		"  - {name: a, url: \"http://127.0.0.1:1/\", ipv4: true, headers: [\"X-A: 1\"]}\n" +
+		"  - {name: b, url: \"http://127.0.0.1:2/\", headers: [\"X-A: 1\"], ipv4: true}\n" +
+		"  - name: c\n    ipv4: true\n    headers: [\"X-A: 1\"]\n    url: \"http://[::1]:3/\"\n"
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fk := clitest.New(nil, classify.Pass)
+	opts := parse(t, "--once", "--targets", file)
+	targets, own, err := buildTargets(fk.F, opts)
+	if err == nil || !strings.Contains(err.Error(), `targets.yaml:5: target "c": ipv4 asks`) {
+		t.Fatalf("error %v, want one naming target c's ipv4 (line 5)", err)
+	}
+	// Without c, a and b share one template.
+	if err := os.WriteFile(file, []byte(data[:strings.Index(data, "  - name: c")]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if targets, own, err = buildTargets(fk.F, opts); err != nil || len(targets) != 2 || own != 1 {
+		t.Fatalf("%d targets, %d templates, %v; want 2 sharing 1", len(targets), own, err)
+	}
+	for _, tg := range targets {
+		o, err := tg.Build()
+		if err != nil || o.Header.Get("X-A") != "1" || o.Network != "tcp4" || o.URL.Host != strings.TrimPrefix(strings.TrimSuffix(tg.URL, "/"), "http://") {
+			t.Fatalf("target %s: %+v %v", tg.Name, o, err)
+		}
+	}
+}
