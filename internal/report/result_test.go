@@ -83,6 +83,7 @@ func TestDialErrorsKept(t *testing.T) {
 		t.Errorf("one connected, dial_errors shown: %s", b.String())
 	}
 }
+
 // TestNotVerifiedShown: a chain not verified because verification was off
 // marks the first line (and so Nagios), -v and JSON with where the switch
 // came from; a verified one marks nothing.

@@ -78,7 +78,7 @@ func buildTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, int, error)
 	}
 	if opts.OnRedeploy != "" { // the file decides what the hook runs for (issue 43)
 		if err := inputfile.TrustInput(opts.TargetsFile, inputfile.Targets); err != nil {
-			return nil, cli.UsageErrorf("%s: %v", opts.source("targets"), err)
+			return nil, 0, cli.UsageErrorf("%s: %v", opts.source("targets"), err)
 		}
 	}
 	fts, err := watch.ReadTargets(opts.TargetsFile)
