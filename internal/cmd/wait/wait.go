@@ -185,7 +185,11 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 	var progress *waitProgress
 	if !f.Global.Quiet {
-		progress = newWaitProgress(s.Err, s.ErrCursor, s.ErrColor, s.ErrWidth, len(targets), opts.Successes)
+		urls := make([]string, len(targets))
+		for i, t := range targets {
+			urls[i] = t.URL
+		}
+		progress = newWaitProgress(s.Err, s.ErrCursor, s.ErrColor, s.ErrWidth, urls, opts.Successes, opts.Timeout)
 	}
 	cfg := wait.Config{
 		Endpoints:         targets,
@@ -246,9 +250,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 }
 
 // waitWithTicker runs the wait; on a terminal it refreshes the status
-// line's elapsed time between probes.
+// line's elapsed time between probes; without one it writes a "still"
+// line whenever ProgressEvery passed without a line.
 func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *waitProgress) wait.Summary {
-	if p == nil || !f.Streams.ErrCursor {
+	if p == nil {
 		return wait.Run(ctx, cfg)
 	}
 	start := time.Now()
@@ -257,14 +262,29 @@ func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *wai
 	go func() {
 		defer crash.Recover()
 		defer close(ticked)
-		t := time.NewTicker(200 * time.Millisecond)
+		if f.Streams.ErrCursor {
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					p.Tick(time.Since(start))
+				}
+			}
+		}
+		t := time.NewTimer(ProgressEvery)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				p.Tick(time.Since(start))
+				p.Heartbeat(time.Since(start))
+				// Due again ProgressEvery after the last line, whichever
+				// wrote it.
+				t.Reset(max(p.NextHeartbeat()-time.Since(start), time.Millisecond))
 			}
 		}
 	}()
@@ -275,33 +295,49 @@ func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *wai
 }
 
 // waitVerdict is the exit code of a finished wait and, when not healthy,
-// the one line that says why.
+// the one line that says why: the first URL not healthy (argument order)
+// decides the code and leads the line; every other URL not healthy follows
+// it with its own last outcome ("; also not healthy: URL (last: ...)").
 func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	if s.Healthy {
 		return exitcode.Pass, ""
 	}
-	i, outcome, reason, completed, _ := s.Culprit()
+	i, outcome, _, _, _ := s.Culprit()
 	t := s.Endpoints[i]
-	var last string
-	switch {
-	case completed:
-		last = fmt.Sprintf("last: %s, %s after %s", outcome, reason, output.Plural(t.Attempts, "attempt"))
-	case t.Attempts > 0:
-		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
-			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
-	case s.Aborted:
-		last = "no probe completed"
-	default:
-		last = "no probe completed: timeout"
+	last := lastPhrase(s, t, opts)
+	var others []string
+	for _, o := range s.Endpoints[i+1:] {
+		if !o.Healthy {
+			others = append(others, fmt.Sprintf("%s (%s)", o.URL, lastPhrase(s, o, opts)))
+		}
+	}
+	also := ""
+	if len(others) > 0 {
+		also = "; also not healthy: " + strings.Join(others, ", ")
 	}
 	if s.Aborted {
-		return f.SignalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)", output.Seconds(s.Elapsed), t.URL, last)
+		return f.SignalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)%s", output.Seconds(s.Elapsed), t.URL, last, also)
 	}
 	code := exitcode.ForOutcome(outcome)
 	if s.FailOpen {
 		code = exitcode.Pass
 	}
-	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhraseFor(opts, t.URL), t.URL, output.Duration(opts.Timeout), last)
+	return code, fmt.Sprintf("%s from %s within %s (%s)%s", wantPhraseFor(opts, t.URL), t.URL, output.Duration(opts.Timeout), last, also)
+}
+
+// lastPhrase says how one URL that is not healthy ended: its last
+// completed failure, or why none counts.
+func lastPhrase(s *wait.Summary, t wait.EndpointSummary, opts *Options) string {
+	switch {
+	case t.LastFailure != nil:
+		return fmt.Sprintf("last: %s, %s after %s", t.LastFailure.Outcome, t.LastFailure.Reason, output.Plural(t.Attempts, "attempt"))
+	case t.Attempts > 0:
+		return fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
+			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
+	case s.Aborted:
+		return "no probe completed"
+	}
+	return "no probe completed: timeout"
 }
 
 // wantPhraseFor is wantPhrase for one URL: a gRPC target never answers
