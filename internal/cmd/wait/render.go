@@ -21,14 +21,18 @@ import (
 // fail_open, bypassed, attempts, elapsed_ms and last (the last completed
 // probe per URL, in argument order; null for a URL none completed for).
 type waitJSON struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Healthy       bool                 `json:"healthy"`
-	FailOpen      bool                 `json:"fail_open"`
-	Bypassed      bool                 `json:"bypassed"`
-	Attempts      int                  `json:"attempts"`
-	ElapsedMS     float64              `json:"elapsed_ms"`
-	ExitCode      int                  `json:"exit_code"`
-	Last          []*report.ResultJSON `json:"last"`
+	SchemaVersion int  `json:"schema_version"`
+	Healthy       bool `json:"healthy"`
+	// UntilDown and Down: --until-down, and every URL stopped answering
+	// healthy (healthy is then false: the URLs are not).
+	UntilDown bool                 `json:"until_down,omitempty"`
+	Down      bool                 `json:"down,omitempty"`
+	FailOpen  bool                 `json:"fail_open"`
+	Bypassed  bool                 `json:"bypassed"`
+	Attempts  int                  `json:"attempts"`
+	ElapsedMS float64              `json:"elapsed_ms"`
+	ExitCode  int                  `json:"exit_code"`
+	Last      []*report.ResultJSON `json:"last"`
 }
 
 // newWaitJSON builds the final object; exitCode maps an outcome to its exit
@@ -44,6 +48,9 @@ func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classif
 		return j
 	}
 	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, output.JSONMillis(s.Elapsed)
+	if s.UntilDown {
+		j.Healthy, j.UntilDown, j.Down = false, true, s.Healthy
+	}
 	for _, t := range s.Endpoints {
 		if t.Last == nil {
 			j.Last = append(j.Last, nil)
@@ -80,6 +87,8 @@ type waitProgress struct {
 	timeout time.Duration
 	// urls are the (redacted) URLs waited for, in argument order.
 	urls []string
+	// untilDown: --until-down, a URL done is down.
+	untilDown bool
 	// width is the terminal's; the status line is kept shorter than it so
 	// "\r" can redraw it (a wrapped line leaves debris behind).
 	width int
@@ -149,7 +158,7 @@ func (p *waitProgress) Heartbeat(elapsed time.Duration) {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "[%s] %s still %s (attempt %d", output.Seconds(elapsed), output.Untrusted(output.DisplayURL(e.URL)), p.outcome(e.Result), e.Attempt)
-		if e.Result.Outcome == classify.Pass && p.successes > 1 {
+		if p.counts(e.Result) && p.successes > 1 {
 			fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
 		}
 		fmt.Fprintf(&b, ", %s left)", left)
@@ -183,7 +192,7 @@ func (p *waitProgress) changeLine(e wait.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s] %s %s", output.Seconds(e.Elapsed), output.Untrusted(output.DisplayURL(e.URL)), p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
-	if r.Outcome == classify.Pass && p.successes > 1 {
+	if p.counts(r) && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
 	}
 	if r.RetryAfter != nil {
@@ -224,7 +233,11 @@ func (p *waitProgress) status(elapsed time.Duration) {
 	}
 	head := fmt.Sprintf("waiting %s, %s", output.Seconds(elapsed), output.Plural(attempts, "attempt"))
 	if len(p.last) > 1 {
-		head += fmt.Sprintf(", %d/%d healthy", done, len(p.last))
+		word := "healthy"
+		if p.untilDown {
+			word = "down"
+		}
+		head += fmt.Sprintf(", %d/%d %s", done, len(p.last), word)
 	}
 	line := "\r\x1b[K" + head
 	if cur != nil {
@@ -243,7 +256,7 @@ func (p *waitProgress) status(elapsed time.Duration) {
 func (p *waitProgress) fit(url string, e *wait.Event, room int) string {
 	r := e.Result
 	extra := ""
-	if r.Outcome == classify.Pass && p.successes > 1 {
+	if p.counts(r) && p.successes > 1 {
 		extra += fmt.Sprintf(" (%d/%d in a row)", e.Streak, p.successes)
 	}
 	if ra := r.RetryAfter; ra != nil {
@@ -290,4 +303,10 @@ func originOf(s string) string {
 		}
 	}
 	return s
+}
+
+// counts says r counts toward the streak: a pass, or with --until-down
+// anything else.
+func (p *waitProgress) counts(r probe.Result) bool {
+	return (r.Outcome == classify.Pass) != p.untilDown
 }
