@@ -461,6 +461,7 @@ func (in *Input) notFor(scheme, source string) error {
 		{"user", in.User != "", true},
 		{"follow", in.Follow != 0, true},
 		{"http2-prior-knowledge", in.HTTP2Prior, true},
+		{"max-body", in.MaxBody != probe.DefaultMaxBody, true},
 	}
 	if scheme == "tcp" || scheme == "tls" {
 		// A gRPC call sends -H as metadata and asks for --grpc-service.
