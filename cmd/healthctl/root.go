@@ -205,7 +205,9 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	}
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.Err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError(err) })
+	// A mistyped flag gets a "did you mean" (cobra gives one for
+	// commands only).
+	root.SetFlagErrorFunc(cli.SuggestFlag)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Global.Output, "output", "o", "text", "output format: text, json (probe also: nagios)")
 	pf.BoolVarP(&f.Global.Quiet, "quiet", "q", false, "print only errors")
