@@ -87,8 +87,8 @@ for c in $("$OLDPWD"/dist/healthctl_linux_amd64*/healthctl __complete "" 2>/dev/
 done
 # The unit it installs is the one docs/watch.md shows (packaging/systemd/).
 if command -v dpkg-deb >/dev/null; then
-  dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/healthctl-watch.service | cmp -s - ../packaging/systemd/healthctl-watch.service \
-    || fail "$deb's healthctl-watch.service is not packaging/systemd/healthctl-watch.service"
+  dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/healthctl-watch.service | cmp -s - ../packaging/systemd/deb/healthctl-watch.service \
+    || fail "$deb's healthctl-watch.service is not packaging/systemd/deb/healthctl-watch.service"
 fi
 echo "ok $deb installs the binary, completions, man pages, the timer and its unit, the examples, copyright"
 # What the .rpm installs: rpm is in Debian's archive (apt-get install rpm;

@@ -187,6 +187,11 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 		}
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/releases/"); ok {
 			v, file, _ := strings.Cut(rest, "/")
+			if v == "v5.0.0" {
+				// A release server in trouble: not a missing platform.
+				http.Error(w, "upstream trouble", http.StatusInternalServerError)
+				return
+			}
 			if !versions[v] {
 				http.NotFound(w, r)
 				return
@@ -354,9 +359,19 @@ esac
 		t.Errorf("job summary:\n%s", summary)
 	}
 
+	// fail-open: the step passes, but as a warning (an annotation and a
+	// summary line with ⚠), never a green tick.
+	os.WriteFile(r.summary, nil, 0o644)
 	res = r.run(map[string]string{"url": closed.URL() + "/health", "timeout": "300ms", "fail-open": "true"}, "v1.2.3")
 	if res.code != 0 || !strings.Contains(res.out, "WARN") || res.outputs["outcome"] != "refused" {
 		t.Errorf("fail-open: exit %d, outputs %v\n%s", res.code, res.outputs, res.out)
+	}
+	if !regexp.MustCompile(`(?m)^::warning title=healthctl wait-healthy failed open \(refused, conn_refused\)::no 2xx from http://127\.0\.0\.1:\d+/health within 300ms \(last: refused, conn_refused after \d+ attempts\); failing open \(--fail-open\)$`).MatchString(res.out) {
+		t.Errorf("fail-open: no ::warning:: annotation:\n%s", res.out)
+	}
+	summary, _ = os.ReadFile(r.summary)
+	if !regexp.MustCompile(`^- :warning: \*\*healthctl wait-healthy\*\* http://127\.0\.0\.1:\d+/health: failed open after the ceiling: refused \(conn_refused\), \d+ attempts, [0-9.]+ ms: no 2xx from `).Match(summary) || strings.Contains(string(summary), ":white_check_mark:") {
+		t.Errorf("fail-open: job summary %q", summary)
 	}
 	res = r.run(map[string]string{"url": up.URL + "/health", "timeout": "300ms", "args": "--expect-body\nnot there"}, "v1.2.3")
 	if res.code != exitcode.Unreachable || res.outputs["reason"] != "condition_failed" {
@@ -500,10 +515,19 @@ func TestActionPinnedBySHA(t *testing.T) {
 		t.Errorf("v1 twice in one run: %d proxy queries, want 1", n)
 	}
 
-	// No asset for the platform: the error names the URL and the platform.
-	res := runner(noCurl, "Linux", "ARM64").run(map[string]string{"url": up.URL + "/health"}, "v1.2.3")
-	if res.code == 0 || !regexp.MustCompile(`::error title=healthctl::no healthctl v1\.2\.3 for linux_arm64: http://127\.0\.0\.1:\d+/releases/v1\.2\.3/healthctl_1\.2\.3_linux_arm64\.tar\.gz could not be downloaded`).MatchString(res.out) {
-		t.Errorf("missing asset: exit %d\n%s", res.code, res.out)
+	// No asset for the platform: the error names the URL, what failed
+	// (the tool and its words: wget's, python3's) and only then asks
+	// about the platform; a release server answering 500 is not asked
+	// about platforms.
+	for _, c := range []struct{ path, tool string }{{noCurl, `wget failed \(exit 8\): ERROR 404: Not Found\.`}, {noWget, `python3 failed \(exit 1\): HTTP Error 404: Not Found`}} {
+		res := runner(c.path, "Linux", "ARM64").run(map[string]string{"url": up.URL + "/health"}, "v1.2.3")
+		if res.code == 0 || !regexp.MustCompile(`::error title=healthctl::no healthctl v1\.2\.3 for linux_arm64: http://127\.0\.0\.1:\d+/releases/v1\.2\.3/healthctl_1\.2\.3_linux_arm64\.tar\.gz could not be downloaded: `+c.tool+` \(not found: is linux_arm64 one of the release's platforms\?`).MatchString(res.out) {
+			t.Errorf("missing asset, PATH %s: exit %d\n%s", filepath.Base(c.path), res.code, res.out)
+		}
+	}
+	res := runner(noWget, "Linux", "X64").run(map[string]string{"url": up.URL + "/health", "version": "v5.0.0"}, "v1.2.3")
+	if res.code == 0 || !regexp.MustCompile(`::error title=healthctl::no healthctl v5\.0\.0 for linux_amd64: \S+ could not be downloaded: python3 failed \(exit 1\): HTTP Error 500: Internal Server Error$`).MatchString(strings.Split(res.out[strings.Index(res.out, "::error"):], "\n")[0]) {
+		t.Errorf("release server 500: exit %d\n%s", res.code, res.out)
 	}
 
 	// Windows without unzip: PowerShell's Expand-Archive gets Windows paths.

@@ -15,10 +15,13 @@ import (
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-// TestSystemdUnitsAreThePages: the unit and timer the packages install are,
-// byte for byte, the ones docs/watch.md shows (one unit, not two that
-// drift), and the unit treats 8 and 9 as success, needs the targets file
-// and passes --failure-threshold 3 as the page says.
+// TestSystemdUnitsAreThePages: the units and the timer the packages install
+// are, byte for byte, the ones docs/watch.md shows (no copy that drifts),
+// and each unit treats 8 and 9 as success, needs the targets file, passes
+// --failure-threshold 3 as the page says, and writes the metrics into the
+// directory its distributions' node_exporter reads (Debian's
+// /var/lib/prometheus/node-exporter; upstream's textfile_collector, which
+// RPM packages follow), which it creates.
 func TestSystemdUnitsAreThePages(t *testing.T) {
 	page, err := os.ReadFile("../../docs/watch.md")
 	if err != nil {
@@ -28,7 +31,7 @@ func TestSystemdUnitsAreThePages(t *testing.T) {
 	for _, b := range regexp.MustCompile("(?s)```ini\n(.*?)```").FindAllSubmatch(page, -1) {
 		blocks[string(b[1])] = true
 	}
-	for _, name := range []string{"healthctl-watch.service", "healthctl-watch.timer"} {
+	for _, name := range []string{"deb/healthctl-watch.service", "rpm/healthctl-watch.service", "healthctl-watch.timer"} {
 		b, err := os.ReadFile(filepath.Join("../../packaging/systemd", name))
 		if err != nil {
 			t.Fatal(err)
@@ -37,16 +40,19 @@ func TestSystemdUnitsAreThePages(t *testing.T) {
 			t.Errorf("docs/watch.md has no ```ini block equal to packaging/systemd/%s:\n%s", name, b)
 		}
 	}
-	unit, _ := os.ReadFile("../../packaging/systemd/healthctl-watch.service")
-	for _, want := range []string{"\nSuccessExitStatus=8 9\n", "\nConditionPathExists=/etc/healthctl/targets.yaml\n", " --targets /etc/healthctl/targets.yaml ", " --failure-threshold 3 ", "\nType=oneshot\n"} {
-		if !strings.Contains(string(unit), want) {
-			t.Errorf("healthctl-watch.service lacks %q", strings.TrimSpace(want))
+	for packager, dir := range map[string]string{"deb": "/var/lib/prometheus/node-exporter", "rpm": "/var/lib/node_exporter/textfile_collector"} {
+		unit, _ := os.ReadFile("../../packaging/systemd/" + packager + "/healthctl-watch.service")
+		for _, want := range []string{"\nSuccessExitStatus=8 9\n", "\nConditionPathExists=/etc/healthctl/targets.yaml\n", " --targets /etc/healthctl/targets.yaml ", " --failure-threshold 3 ", "\nType=oneshot\n",
+			" --prom-file " + dir + "/healthctl.prom ", "\nExecStartPre=/bin/mkdir -p " + dir + "\n"} {
+			if !strings.Contains(string(unit), want) {
+				t.Errorf("the %s's healthctl-watch.service lacks %q", packager, strings.TrimSpace(want))
+			}
 		}
-	}
-	for _, l := range strings.Split(string(unit), "\n") {
-		if strings.HasPrefix(l, "ExecStart=") {
-			if err := parseOnly(strings.Fields(strings.TrimPrefix(l, "ExecStart=/usr/bin/healthctl"))); err != nil {
-				t.Errorf("%s: %v", l, err)
+		for _, l := range strings.Split(string(unit), "\n") {
+			if strings.HasPrefix(l, "ExecStart=") {
+				if err := parseOnly(strings.Fields(strings.TrimPrefix(l, "ExecStart=/usr/bin/healthctl"))); err != nil {
+					t.Errorf("%s: %v", l, err)
+				}
 			}
 		}
 	}
@@ -116,23 +122,25 @@ func installs(t *testing.T, packager string) map[string]string {
 
 // TestPackagesPerDistribution: each packager puts files where its
 // distributions look for them (zsh completions in Debian's
-// vendor-completions, in Fedora's site-functions), and both ship the unit,
+// vendor-completions, in Fedora's site-functions; each its own unit), and
+// both ship a unit,
 // the example targets file and the alert rules; the .deb its copyright.
 func TestPackagesPerDistribution(t *testing.T) {
 	common := map[string]string{
 		"/usr/share/bash-completion/completions/healthctl":       ".release/completions/healthctl.bash",
 		"/usr/share/fish/vendor_completions.d/healthctl.fish":    ".release/completions/healthctl.fish",
 		"/usr/share/man/man1/":                                   ".release/man/*.1.gz",
-		"/usr/lib/systemd/system/healthctl-watch.service":        "packaging/systemd/healthctl-watch.service",
 		"/usr/lib/systemd/system/healthctl-watch.timer":          "packaging/systemd/healthctl-watch.timer",
 		"/usr/share/doc/healthctl/examples/targets.yaml":         "packaging/examples/targets.yaml",
 		"/usr/share/doc/healthctl/examples/healthctl-alerts.yml": "docs/healthctl-alerts.yml",
 	}
 	want := map[string]map[string]string{
 		"deb": {"/usr/share/zsh/vendor-completions/_healthctl": ".release/completions/healthctl.zsh",
-			"/usr/share/doc/healthctl/copyright": "packaging/deb/copyright"},
+			"/usr/share/doc/healthctl/copyright":              "packaging/deb/copyright",
+			"/usr/lib/systemd/system/healthctl-watch.service": "packaging/systemd/deb/healthctl-watch.service"},
 		"rpm": {"/usr/share/zsh/site-functions/_healthctl": ".release/completions/healthctl.zsh",
-			"/usr/share/licenses/healthctl/LICENSE": "LICENSE"},
+			"/usr/share/licenses/healthctl/LICENSE":           "LICENSE",
+			"/usr/lib/systemd/system/healthctl-watch.service": "packaging/systemd/rpm/healthctl-watch.service"},
 	}
 	for packager, own := range want {
 		got := installs(t, packager)

@@ -105,8 +105,19 @@ func mainWith(configure func(*cli.Factory)) int {
 		// and SIGTERM end the process as their default actions do (a
 		// shell sees 130/143) and SIGQUIT is ignored (an rt_sigaction,
 		// not a thread): nothing has started that needs cleaning up.
-		signal.Ignore(syscall.SIGQUIT)
+		// SIGPIPE is ignored the same way, so a write to a stdout whose
+		// reader went away fails with EPIPE instead of killing the
+		// process mid-run (a state file unsaved, a child left): the run
+		// finishes its work and exit.go ends it with 141, the code a
+		// shell reports for SIGPIPE, whichever command it is.
+		signal.Ignore(syscall.SIGQUIT, syscall.SIGPIPE)
 		f.CatchSignals = func() {
+			// An ignored signal stays ignored in a child (and across
+			// exec), a caught one gets its default back: SIGPIPE is
+			// caught here, before any command starts a child (-- CMD,
+			// hooks, drain-test's subject), so theirs is the default.
+			// The channel is never read.
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
 			crash.Go(func() {
@@ -194,7 +205,9 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	}
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.Err)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError(err) })
+	// A mistyped flag gets a "did you mean" (cobra gives one for
+	// commands only).
+	root.SetFlagErrorFunc(cli.SuggestFlag)
 	pf := root.PersistentFlags()
 	pf.StringVarP(&f.Global.Output, "output", "o", "text", "output format: text, json (probe also: nagios)")
 	pf.BoolVarP(&f.Global.Quiet, "quiet", "q", false, "print only errors")

@@ -27,7 +27,9 @@ const (
 // TestAlertRulesPromtool runs `promtool check rules` and `promtool test
 // rules`: the redeploy alert fires on a redeploy decided on a target's
 // first sweep and not for a recover: false target; the stale-sweep alert
-// fires once sweeps stop. Skipped without promtool outside CI; in CI
+// fires once sweeps stop; the failing-target alert fires after five sweeps
+// of any failing outcome (a timeout too) and a pass restarts it; the
+// fleet-held alert after five minutes of hold-fleet decisions. Skipped without promtool outside CI; in CI
 // (.ci/deps/integrations.sh installs it) a missing promtool fails.
 func TestAlertRulesPromtool(t *testing.T) {
 	pt, err := exec.LookPath("promtool")

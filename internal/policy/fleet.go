@@ -2,8 +2,12 @@ package policy
 
 import (
 	"fmt"
-	"github.com/healthctl/healthctl/internal/output"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 )
 
 // The fleet rule's actions (watch only): a redeploy the fleet
@@ -104,6 +108,19 @@ type FleetInput struct {
 	// only for decisive actions. Nil means every decisive failure began in
 	// this sweep.
 	Onsets []int64
+	// Answers are, in the same order, what each target answered, so the
+	// why of a hold names it: a fleet that answered HTTP statuses is not
+	// the prober's network. Nil: not known (the why does not guess).
+	Answers []Answer
+}
+
+// Answer is what one probed target answered, as the fleet rule's why
+// names it.
+type Answer struct {
+	Outcome classify.Outcome
+	Reason  classify.Reason
+	// HTTPStatus is the status of the answer (0: no HTTP answer came).
+	HTTPStatus int
 }
 
 // FleetVerdict is the fleet rule's answer for one sweep.
@@ -168,6 +185,7 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 		return v
 	}
 	if s.HoldFraction > 0 && v.Probed >= max(1, s.HoldMin) {
+		held := -1 // a redeploy of the largest held group
 		for i, a := range in.Actions {
 			if a != Redeploy || onset(i) == OnsetJudged {
 				continue
@@ -181,12 +199,13 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 			if float64(group) >= s.HoldFraction*float64(v.Probed) {
 				v.Actions[i] = HoldFleet
 				v.HeldFleet++
-				v.Together = max(v.Together, group)
+				if group > v.Together {
+					v.Together, held = group, i
+				}
 			}
 		}
 		if v.HeldFleet > 0 {
-			v.FleetWhy = fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed): this looks like the prober's network, not %s; no redeploys",
-				v.Together, output.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin, output.Plural(v.Together, "outage"))
+			v.FleetWhy = fleetWhy(in, held, v, s, onset)
 		}
 	}
 	if left := v.Redeploys - v.HeldFleet; s.MaxRedeploys > 0 && left > s.MaxRedeploys {
@@ -214,6 +233,61 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 		v.Why = v.BudgetWhy
 	}
 	return v
+}
+
+// fleetWhy says why the fleet rule held redeploys: how many failed at once
+// and, when the answers are known, what the largest group (the one of
+// the redeploy held) answered. Only a group none of which answered HTTP
+// reads as the prober's network; one whose targets answered statuses was
+// reached, so the cause is one they share (a dependency, a release).
+func fleetWhy(in FleetInput, held int, v FleetVerdict, s FleetSettings, onset func(int) int64) string {
+	head := fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed)",
+		v.Together, output.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin)
+	tail := fmt.Sprintf("not %s; no redeploys", output.Plural(v.Together, "outage"))
+	if len(in.Answers) != len(in.Actions) || held < 0 {
+		return head + ": this looks like the prober's network, " + tail
+	}
+	counts := map[string]int{}
+	answered, n := 0, 0
+	for j, b := range in.Actions {
+		if d := onset(j) - onset(held); !Decisive(b) || onset(j) == OnsetJudged || d < -1 || d > 1 {
+			continue
+		}
+		n++
+		a := in.Answers[j]
+		if a.HTTPStatus != 0 {
+			answered++
+			counts[fmt.Sprintf("HTTP %d", a.HTTPStatus)]++
+		} else {
+			counts[strings.TrimSpace(string(a.Outcome)+" "+string(a.Reason))]++
+		}
+	}
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	slices.SortFunc(kinds, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, 4)
+	for i, k := range kinds {
+		if i == 3 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	what := strings.Join(parts, ", ")
+	switch answered {
+	case 0:
+		return head + ", none with an HTTP answer (" + what + "): this looks like the prober's network, " + tail
+	case n:
+		return head + ", all answering HTTP (" + what + "): the prober reaches them, so a cause they share (a dependency, a release), " + tail
+	}
+	return fmt.Sprintf("%s, %d of them answering HTTP (%s): the prober reaches those, so a cause they share, %s", head, answered, what, tail)
 }
 
 // HeldWhy is the why of a redeploy the fleet rule held: the redeploy's own

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
 )
 
 func TestFleet(t *testing.T) {
@@ -286,5 +288,36 @@ func TestFleetJudgedOnsetHoldsNothing(t *testing.T) {
 	}
 	if onset[0] != OnsetJudged {
 		t.Errorf("the target redeployed alone has onset %d, want OnsetJudged", onset[0])
+	}
+}
+
+// TestFleetWhyNamesTheAnswers: the why of a hold says what the held group
+// answered; only a group none of which answered HTTP reads as the
+// prober's network.
+func TestFleetWhyNamesTheAnswers(t *testing.T) {
+	R, S := Redeploy, Stay
+	http503 := Answer{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503}
+	refused := Answer{Outcome: classify.Refused, Reason: classify.ConnRefused}
+	hung := Answer{Outcome: classify.Timeout, Reason: classify.HeadersTimeout}
+	pass := Answer{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200}
+	head := "4 of 5 targets failed decisively at once (hold at 50%, at least 4 probed)"
+	for _, c := range []struct {
+		name    string
+		answers []Answer
+		want    string
+	}{
+		{"all answered HTTP", []Answer{http503, http503, http503, http503, pass},
+			head + ", all answering HTTP (4 HTTP 503): the prober reaches them, so a cause they share (a dependency, a release), not 4 outages; no redeploys"},
+		{"none answered", []Answer{refused, refused, hung, refused, pass},
+			head + ", none with an HTTP answer (3 refused conn_refused, 1 timeout headers_timeout): this looks like the prober's network, not 4 outages; no redeploys"},
+		{"some answered", []Answer{http503, refused, {Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 500}, http503, pass},
+			head + ", 3 of them answering HTTP (2 HTTP 503, 1 HTTP 500, 1 refused conn_refused): the prober reaches those, so a cause they share, not 4 outages; no redeploys"},
+		{"answers not known", nil,
+			head + ": this looks like the prober's network, not 4 outages; no redeploys"},
+	} {
+		v := Fleet(FleetInput{Actions: []Action{R, R, R, R, S}, Answers: c.answers}, DefaultFleetSettings())
+		if v.FleetWhy != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, v.FleetWhy, c.want)
+		}
 	}
 }

@@ -20,6 +20,9 @@ var nagiosNames = [...]string{"OK", "WARNING", "CRITICAL", "UNKNOWN"}
 type NagiosThresholds struct {
 	Warn, Crit         NagiosRange
 	CertWarn, CertCrit int
+	// ExpectStatus: --expect-status was given (check_http's -e), so any
+	// status that fails it is CRITICAL, a 3xx and a 4xx too.
+	ExpectStatus bool
 }
 
 // NagiosRange is a threshold range in the monitoring-plugins guidelines'
@@ -128,17 +131,30 @@ func nagiosRank(state int) int {
 
 // NagiosState is one result's state and, when thresholds made it worse
 // than its outcome, why ("time 0.612s > 0.5s", "certificate expires in 9 days").
-// Failures are graded as check_http grades them: an answer whose status
-// failed the expectation with a 4xx is WARNING (the server answered, the
-// client side is wrong); a 5xx, any other failed expectation and every
-// transport failure (refused, DNS, TLS, timeout) are CRITICAL.
+// Answers are graded as check_http and check_curl grade them (both run on
+// the same loopback servers: TestNagiosAgainstPlugins): an unfollowed
+// redirect (a 3xx that failed the default 2xx) is OK, its status shown; a
+// 4xx is WARNING (the server answered, the client side is wrong); a 5xx
+// and every transport failure (refused, DNS, TLS, timeout) are CRITICAL.
+// With --expect-status given (check_http's -e) any status that fails it is
+// CRITICAL. An answer's time and certificate can only make its state
+// worse: a 404 past -c is CRITICAL, a redirect past -w WARNING.
 func NagiosState(r probe.Result, th NagiosThresholds) (int, string) {
+	state := exitcode.NagiosOK
 	switch {
 	case r.Canceled, r.Outcome == classify.Unknown:
 		return exitcode.NagiosUnknown, ""
-	case r.Outcome != classify.Pass && r.Reason == classify.HTTPStatus && r.HTTPStatus >= 400 && r.HTTPStatus <= 499:
-		return exitcode.NagiosWarning, ""
-	case r.Outcome != classify.Pass:
+	case r.Outcome == classify.Pass:
+	case r.Reason != classify.HTTPStatus && r.Reason != classify.Redirect:
+		// Transport failures, and conditions on the body or headers.
+		return exitcode.NagiosCritical, ""
+	case th.ExpectStatus:
+		return exitcode.NagiosCritical, ""
+	case r.HTTPStatus >= 300 && r.HTTPStatus <= 399:
+		// check_http's default --onredirect=ok.
+	case r.HTTPStatus >= 400 && r.HTTPStatus <= 499:
+		state = exitcode.NagiosWarning
+	default:
 		return exitcode.NagiosCritical, ""
 	}
 	total := r.Timings.Of(probe.PhaseTotal).Seconds()
@@ -148,12 +164,14 @@ func NagiosState(r probe.Result, th NagiosThresholds) (int, string) {
 		return exitcode.NagiosCritical, timeWhy(total, "critical", th.Crit)
 	case hasCert && th.CertCrit > 0 && days < th.CertCrit:
 		return exitcode.NagiosCritical, fmt.Sprintf("certificate expires in %d days < critical %d", days, th.CertCrit)
+	case state == exitcode.NagiosWarning:
+		return state, ""
 	case th.Warn.Alert(total):
 		return exitcode.NagiosWarning, timeWhy(total, "warning", th.Warn)
 	case hasCert && th.CertWarn > 0 && days < th.CertWarn:
 		return exitcode.NagiosWarning, fmt.Sprintf("certificate expires in %d days < warning %d", days, th.CertWarn)
 	}
-	return exitcode.NagiosOK, ""
+	return state, ""
 }
 
 // timeWhy says how the response time broke a range: "> warning 0.5s" for

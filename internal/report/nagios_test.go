@@ -248,10 +248,47 @@ func TestNagiosHTTPGrading(t *testing.T) {
 		{classify.Refused, classify.ConnRefused, 0, exitcode.NagiosCritical},
 		{classify.Timeout, classify.HeadersTimeout, 0, exitcode.NagiosCritical},
 		{classify.Pass, classify.OK, 404, exitcode.NagiosOK},
+		// check_http's --onredirect=ok: an unfollowed 3xx, with or
+		// without a Location.
+		{classify.Unreachable, classify.Redirect, 301, exitcode.NagiosOK},
+		{classify.Unreachable, classify.HTTPStatus, 302, exitcode.NagiosOK},
 	} {
 		r := probe.Result{URL: "http://a.invalid/", Outcome: c.outcome, Reason: c.reason, HTTPStatus: c.status, Timings: probe.Timings{}}
 		if got, _ := NagiosState(r, NagiosThresholds{}); got != c.want {
 			t.Errorf("%s %s %d: %d, want %d", c.outcome, c.reason, c.status, got, c.want)
+		}
+	}
+}
+
+// TestNagiosHTTPGradingWithTimes: as check_http takes the worse of the
+// status's state and the time's, a 404 past -c is CRITICAL and a redirect
+// past -w WARNING; with --expect-status (its -e) a 3xx or 4xx that fails
+// it is CRITICAL.
+func TestNagiosHTTPGradingWithTimes(t *testing.T) {
+	th := NagiosThresholds{Warn: mustRange(t, "2"), Crit: mustRange(t, "5")}
+	answer := func(reason classify.Reason, status int, total time.Duration) probe.Result {
+		return probe.Result{URL: "http://a.invalid/", Outcome: classify.Unreachable, Reason: reason, HTTPStatus: status,
+			Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: total})}
+	}
+	expect := th
+	expect.ExpectStatus = true
+	for _, c := range []struct {
+		name string
+		r    probe.Result
+		th   NagiosThresholds
+		want int
+	}{
+		{"404 fast", answer(classify.HTTPStatus, 404, time.Second), th, exitcode.NagiosWarning},
+		{"404 past -w", answer(classify.HTTPStatus, 404, 3*time.Second), th, exitcode.NagiosWarning},
+		{"404 past -c", answer(classify.HTTPStatus, 404, 6*time.Second), th, exitcode.NagiosCritical},
+		{"301 past -w", answer(classify.Redirect, 301, 3*time.Second), th, exitcode.NagiosWarning},
+		{"301 past -c", answer(classify.Redirect, 301, 6*time.Second), th, exitcode.NagiosCritical},
+		{"301 -e", answer(classify.Redirect, 301, time.Second), expect, exitcode.NagiosCritical},
+		{"404 -e", answer(classify.HTTPStatus, 404, time.Second), expect, exitcode.NagiosCritical},
+		{"pass -e", nagiosResult(classify.Pass, time.Second, -1), expect, exitcode.NagiosOK},
+	} {
+		if got, _ := NagiosState(c.r, c.th); got != c.want {
+			t.Errorf("%s: state %d, want %d", c.name, got, c.want)
 		}
 	}
 }

@@ -455,13 +455,15 @@ func (in *Input) notFor(scheme, source string) error {
 		{"http2-prior-knowledge", in.HTTP2Prior, probe.AppliesRequest},
 		{"header", len(in.Headers) > 0, probe.AppliesHeader},
 		{"grpc-service", in.GRPCService != "", probe.AppliesGRPCService},
+		// --max-body bounds the body read; no other protocol reads one.
+		{"max-body", in.MaxBody != probe.DefaultMaxBody, probe.AppliesAnswer},
 	}
 	for _, o := range opts {
 		if !o.set || row.Options&o.needs != 0 {
 			continue
 		}
 		consequence := "it would be ignored"
-		if o.needs == probe.AppliesAnswer {
+		if o.needs == probe.AppliesAnswer && o.flag != "max-body" {
 			consequence = "the condition would never be checked"
 		}
 		var value *string

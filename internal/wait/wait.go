@@ -77,6 +77,11 @@ type Config struct {
 	// RespectRetryAfter makes a Retry-After answer the next delay (never
 	// shorter than the interval, never past the ceiling).
 	RespectRetryAfter bool
+	// UntilDown inverts the goal (wait4x's --invert-check): a target is
+	// done once it answered anything but a pass Successes times in a row.
+	// A refused connection is then the goal, not a reason to re-probe
+	// fast: every probe is one interval apart.
+	UntilDown bool
 
 	Probe    probe.Prober
 	Metrics  Metrics
@@ -96,7 +101,8 @@ type Event struct {
 	// Changed is true when the outcome or reason differs from this target's
 	// previous probe (always true for the first).
 	Changed bool
-	// Streak is the passes in a row so far; Done says it reached
+	// Streak is the passes in a row so far (with Config.UntilDown, the
+	// answers that were not a pass); Done says it reached
 	// Config.Successes (the target is not probed again).
 	Streak int
 	Done   bool
@@ -108,8 +114,10 @@ type Event struct {
 
 // Summary is how a wait ended.
 type Summary struct {
-	// Healthy: every target reached its successes.
-	Healthy bool
+	// Healthy: every target reached its successes (with
+	// Config.UntilDown: its failures in a row; UntilDown then says so).
+	Healthy   bool
+	UntilDown bool
 	// Aborted: the caller's context ended first (a signal).
 	Aborted bool
 	// TimedOut: the ceiling came first; FailOpen repeats Config.FailOpen in
@@ -150,13 +158,14 @@ func (s *Summary) Metric() string {
 // Culprit returns the first target (argument order) that is not healthy and
 // the outcome and reason that explain it: its last completed failure, or
 // timeout when no failure completed (every probe cut short, or passes too
-// few). ok is false when every target is healthy.
+// few). ok is false when every target is healthy. With UntilDown the
+// target still answered a pass: timeout, not completed.
 func (s *Summary) Culprit() (index int, outcome classify.Outcome, reason classify.Reason, completed bool, ok bool) {
 	for i, t := range s.Endpoints {
 		if t.Healthy {
 			continue
 		}
-		if t.LastFailure != nil {
+		if t.LastFailure != nil && !s.UntilDown {
 			return i, t.LastFailure.Outcome, t.LastFailure.Reason, true, true
 		}
 		return i, classify.Timeout, "", false, true
@@ -203,7 +212,7 @@ func Run(ctx context.Context, cfg Config) Summary {
 	ceiling.Stop()
 	cancel(nil)
 
-	s := Summary{Endpoints: w.targets, Attempts: w.attempts, Elapsed: time.Since(w.start), Healthy: true}
+	s := Summary{Endpoints: w.targets, Attempts: w.attempts, Elapsed: time.Since(w.start), Healthy: true, UntilDown: cfg.UntilDown}
 	for _, t := range s.Endpoints {
 		s.Healthy = s.Healthy && t.Healthy
 	}
@@ -261,7 +270,7 @@ func (w *waiter) loop(ctx context.Context, i int) {
 		if r.Address != "" {
 			key = r.Address
 		}
-		if r.Outcome == classify.Pass {
+		if (r.Outcome == classify.Pass) != w.cfg.UntilDown {
 			streak++
 		} else {
 			streak = 0
@@ -316,7 +325,7 @@ func (w *waiter) noteStart(key string, at time.Time) {
 
 // next is when the target's next probe may start.
 func (w *waiter) next(key string, started, now time.Time, r probe.Result) time.Time {
-	if r.Outcome == classify.Refused {
+	if r.Outcome == classify.Refused && !w.cfg.UntilDown {
 		// Nothing listens: re-probe fast, in the next free slot of this
 		// address, and reserve it so URLs dialling it share the rate.
 		w.mu.Lock()

@@ -502,3 +502,29 @@ func TestWaitHostPort(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitUntilDown: the goal inverted (wait4x's --invert-check). A URL
+// that passes is probed once per interval until it answers anything else
+// --successes times in a row; a refused connection is the goal, so it is
+// not re-probed fast; one that still passes at the ceiling is timed out.
+func TestWaitUntilDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(map[string]func(int, time.Duration) answer{h1: switchAt(ms(1200), pass, refused)})
+		s := run(t, Config{UntilDown: true, Successes: 2}, f, h1)
+		want := []time.Duration{0, ms(500), ms(1000), ms(1500), ms(2000)}
+		if got := f.startsOf(h1); !slices.Equal(got, want) {
+			t.Errorf("starts = %v, want %v (one per interval, also once refused)", got, want)
+		}
+		if !s.Healthy || !s.UntilDown || s.TimedOut || s.Endpoints[0].Streak != 2 {
+			t.Errorf("summary = %+v, want done after two refused in a row", s)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(map[string]func(int, time.Duration) answer{h1: always(pass)})
+		s := run(t, Config{UntilDown: true, Timeout: ms(1100)}, f, h1)
+		_, outcome, _, completed, ok := s.Culprit()
+		if s.Healthy || !s.TimedOut || !ok || completed || outcome != classify.Timeout || s.Attempts != 3 {
+			t.Errorf("summary = %+v, culprit %v %v; want timed out after 3 passes, counted as timeout", s, outcome, completed)
+		}
+	})
+}

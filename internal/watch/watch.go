@@ -424,6 +424,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	var idx []int
 	var actions []policy.Action
 	var onsets []int64
+	var answers []policy.Answer
 	for i := range s.Items {
 		it := &s.Items[i]
 		if it.Skipped || it.Interrupted {
@@ -432,8 +433,9 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 		idx = append(idx, i)
 		actions = append(actions, it.Decision.Action)
 		onsets = append(onsets, it.State.OnsetSweep)
+		answers = append(answers, policy.Answer{Outcome: it.Result.Outcome, Reason: it.Result.Reason, HTTPStatus: it.Result.HTTPStatus})
 	}
-	v := policy.Fleet(policy.FleetInput{Actions: actions, Onsets: onsets}, w.cfg.Fleet)
+	v := policy.Fleet(policy.FleetInput{Actions: actions, Onsets: onsets, Answers: answers}, w.cfg.Fleet)
 	s.HeldFleet, s.HeldBudget, s.HoldWhy = v.HeldFleet, v.HeldBudget, v.Why
 	var hooks []*Item
 	w.mu.Lock()

@@ -113,6 +113,9 @@ type Options struct {
 	// PortBase puts the demo's services on 127.0.0.1 ports PortBase to
 	// PortBase+demo.Ports-1 (0: ports the system picks).
 	PortBase int
+	// Keep leaves the services (and the files the printed commands name)
+	// up after the demo until Ctrl-C, so those commands can be typed.
+	Keep bool
 
 	// source names where a flag's value came from (the flag, a
 	// variable, the config file), for errors.
@@ -134,7 +137,8 @@ wait-healthy against a service that becomes healthy after two seconds, and the
 other commands. Every command is printed as you would type it. Nothing leaves
 this machine and nothing is left running; its temporary directory (which holds
 no private key) is removed however it ends: done, Ctrl-C, SIGTERM, or its
-output closed early (healthctl demo | head).`,
+output closed early (healthctl demo | head). --keep leaves the services up
+after the demo, until Ctrl-C, so the commands it printed can be typed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -147,6 +151,7 @@ output closed early (healthctl demo | head).`,
 	opts.source = func(name string) string { return cli.FlagSource(fs, name) }
 	fs.IntVar(&opts.PortBase, "port-base", 0,
 		fmt.Sprintf("put the demo's services on 127.0.0.1 ports `N` to N+%d (0: ports the system picks)", demo.Ports-1))
+	fs.BoolVar(&opts.Keep, "keep", false, "keep the services up after the demo, until Ctrl-C, so the printed commands can be typed")
 	return cmd
 }
 
@@ -276,7 +281,14 @@ func run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err := stopped(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nDemo done in %s; every service is stopped. Next: `healthctl probe --help`, and the README's guides.\n",
+	if opts.Keep {
+		fmt.Fprintf(w, "\nDemo done in %s. Its services stay up (--keep): type the commands above in another terminal. Ctrl-C stops them and removes their files.\n",
+			time.Since(start).Round(100*time.Millisecond))
+		// The user ends it; the signal's exit code says so (130).
+		<-ctx.Done()
+		return stopped()
+	}
+	fmt.Fprintf(w, "\nDemo done in %s; every service is stopped (healthctl demo --keep keeps them up for the commands above). Next: `healthctl probe --help`, and the README's guides.\n",
 		time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
@@ -311,7 +323,8 @@ func demoProbeTable(ctx context.Context, f *cli.Factory, lab *demo.Lab) error {
 		return err
 	}
 	fmt.Fprintln(w, "Exit codes: 0 pass, 1 unreachable, 3 tls, 4 timeout, 5 refused, 6 dns. The decision is what a")
-	fmt.Fprintln(w, "reconciler would do with this one result (`healthctl policy` prints the rules). The same, yourself:")
+	fmt.Fprintln(w, "reconciler would do with this one result (`healthctl policy` prints the rules). The same, yourself")
+	fmt.Fprintln(w, "(the services live as long as the demo: healthctl demo --keep keeps them up until Ctrl-C):")
 	fmt.Fprintf(w, "  $ healthctl %s\n", shellJoin(args))
 	return nil
 }

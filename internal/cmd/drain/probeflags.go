@@ -44,7 +44,7 @@ func registerProbeFlags(cmd *cobra.Command, p *cli.ProbeFlags) {
 		if name := unknownProbeFlag(all, err.Error()); name != "" {
 			return cli.UsageErrorf("--%s: drain-test does not take this probe flag (%s)", name, notHonoured[name])
 		}
-		return cli.UsageError(err)
+		return cli.SuggestFlag(c, err)
 	})
 }
 

@@ -31,7 +31,7 @@ func (n *nagiosFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&n.crit, "critical", "c", "", "-o nagios: CRITICAL range for the response time in seconds (as --warning)")
 	fs.IntVar(&n.certWarn, "cert-warn", 0, "-o nagios: WARNING when the server certificate expires in fewer days (check_http -C)")
 	fs.IntVar(&n.certCrit, "cert-crit", 0, "-o nagios: CRITICAL when the server certificate expires in fewer days")
-	fs.VarP(&n.timeout, "timeout", "t", "-o nagios: the plugins' name for --max-time (seconds, or a duration)")
+	fs.VarP(&n.timeout, "timeout", "t", "-o nagios: the check's whole budget, as the plugins' -t: --max-time and the connect and read windows unless given (seconds, or a duration; default 10)")
 }
 
 // secondsValue is a duration given as plugins give it, in seconds ("10",
@@ -69,13 +69,66 @@ func seconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// DefaultNagiosTimeout is -o nagios's budget when neither -t nor
+// --max-time is given: check_http's and check_curl's default -t.
+const DefaultNagiosTimeout = 10 * time.Second
+
 // applyTimeout makes -t/--timeout the probe's --max-time, before the probe
 // options are built. It is for -o nagios only: elsewhere --timeout would
 // read as wait-healthy's overall ceiling, which probe does not have. For
 // the same reason a top-level HEALTHCTL_TIMEOUT or config key timeout:
 // (wait-healthy's) never reaches probe; HEALTHCTL_PROBE_TIMEOUT and the
 // config's probe.timeout do.
+//
+// With -o nagios the budget is the check's whole time, as the plugins
+// have it: -t (else --max-time, else check_http's 10 s) is also the
+// connect and read window unless --connect-timeout or --read-timeout was
+// given (flag, variable or config), so the probe's 2 s windows never turn
+// a slow answer that -w/-c should grade into a CRITICAL timeout.
 func (n *nagiosFlags) applyTimeout(output string) error {
+	if err := n.applyT(output); err != nil {
+		return err
+	}
+	if output != "nagios" {
+		return nil
+	}
+	budget, src := DefaultNagiosTimeout, "-o nagios's default budget (check_http's -t 10)"
+	if mt := n.fs.Lookup("max-time"); mt != nil {
+		if mt.Changed {
+			d, err := time.ParseDuration(mt.Value.String())
+			if err != nil || d <= 0 {
+				return nil // the probe options' own check names it
+			}
+			budget, src = d, cli.FlagSource(n.fs, "max-time")
+		} else if err := n.setFrom("max-time", budget, src); err != nil {
+			return err
+		}
+	}
+	for _, w := range []string{"connect-timeout", "read-timeout"} {
+		if f := n.fs.Lookup(w); f != nil && !f.Changed {
+			if err := n.setFrom(w, budget, src); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// setFrom sets flag to d, and names src as where it came from in errors.
+func (n *nagiosFlags) setFrom(flag string, d time.Duration, src string) error {
+	if err := n.fs.Set(flag, d.String()); err != nil {
+		return cli.UsageErrorf("%s %s: %v", src, d, err)
+	}
+	f := n.fs.Lookup(flag)
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[config.SourceAnnotation] = []string{src}
+	return nil
+}
+
+// applyT makes -t/--timeout the probe's --max-time.
+func (n *nagiosFlags) applyT(output string) error {
 	f := n.fs.Lookup("timeout")
 	if f == nil || !f.Changed {
 		return nil
@@ -98,21 +151,16 @@ func (n *nagiosFlags) applyTimeout(output string) error {
 			return nil
 		}
 	}
-	if err := n.fs.Set("max-time", n.timeout.d.String()); err != nil {
-		return cli.UsageErrorf("%s %s: %v", src, n.timeout.d, err)
-	}
 	// Errors about the probe's time limit name where it came from.
-	mt := n.fs.Lookup("max-time")
-	if mt.Annotations == nil {
-		mt.Annotations = map[string][]string{}
-	}
-	mt.Annotations[config.SourceAnnotation] = []string{src}
-	return nil
+	return n.setFrom("max-time", n.timeout.d, src)
 }
 
 // thresholds checks the flags against the output format and each other.
 func (n *nagiosFlags) thresholds(output string) (report.NagiosThresholds, error) {
 	th := report.NagiosThresholds{CertWarn: n.certWarn, CertCrit: n.certCrit}
+	if f := n.fs.Lookup("expect-status"); f != nil {
+		th.ExpectStatus = f.Changed
+	}
 	for _, name := range []string{"warning", "critical", "cert-warn", "cert-crit"} {
 		f := n.fs.Lookup(name)
 		if !f.Changed {

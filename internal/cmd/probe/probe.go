@@ -49,7 +49,9 @@ printed, and "INTERRUPTED URL - TIME" for each probe cut short; in JSON an objec
 with "interrupted": true and no outcome). With -o nagios: one
 monitoring-plugins status line (the worst state; several URLs add a line each),
 -w/-c response-time ranges (2, 10:, 1:2, @1:2, ~:5), --cert-warn/--cert-crit days,
--t/--timeout for --max-time, check_http's grading (4xx WARNING, 5xx CRITICAL), and 0 OK, 1 WARNING,
+-t/--timeout the check's whole budget (--max-time and, unless given, the connect
+and read windows; default 10s), check_http's grading (an unfollowed 3xx OK, 4xx
+WARNING, 5xx CRITICAL; with --expect-status any miss CRITICAL), and 0 OK, 1 WARNING,
 2 CRITICAL, 3 UNKNOWN (also a usage error, with its line on stdout).`,
 		Example: `  healthctl probe https://app.example.com/health
   healthctl probe -o json --expect-json status=ready http://127.0.0.1:8080/ready

@@ -21,14 +21,18 @@ import (
 // fail_open, bypassed, attempts, elapsed_ms and last (the last completed
 // probe per URL, in argument order; null for a URL none completed for).
 type waitJSON struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Healthy       bool                 `json:"healthy"`
-	FailOpen      bool                 `json:"fail_open"`
-	Bypassed      bool                 `json:"bypassed"`
-	Attempts      int                  `json:"attempts"`
-	ElapsedMS     float64              `json:"elapsed_ms"`
-	ExitCode      int                  `json:"exit_code"`
-	Last          []*report.ResultJSON `json:"last"`
+	SchemaVersion int  `json:"schema_version"`
+	Healthy       bool `json:"healthy"`
+	// UntilDown and Down: --until-down, and every URL stopped answering
+	// healthy (healthy is then false: the URLs are not).
+	UntilDown bool                 `json:"until_down,omitempty"`
+	Down      bool                 `json:"down,omitempty"`
+	FailOpen  bool                 `json:"fail_open"`
+	Bypassed  bool                 `json:"bypassed"`
+	Attempts  int                  `json:"attempts"`
+	ElapsedMS float64              `json:"elapsed_ms"`
+	ExitCode  int                  `json:"exit_code"`
+	Last      []*report.ResultJSON `json:"last"`
 }
 
 // newWaitJSON builds the final object; exitCode maps an outcome to its exit
@@ -44,6 +48,9 @@ func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classif
 		return j
 	}
 	j.Healthy, j.FailOpen, j.Attempts, j.ElapsedMS = s.Healthy, s.TimedOut && s.FailOpen, s.Attempts, output.JSONMillis(s.Elapsed)
+	if s.UntilDown {
+		j.Healthy, j.UntilDown, j.Down = false, true, s.Healthy
+	}
 	for _, t := range s.Endpoints {
 		if t.Last == nil {
 			j.Last = append(j.Last, nil)
@@ -60,14 +67,28 @@ func newWaitJSON(s *wait.Summary, bypassed bool, code int, exitCode func(classif
 	return j
 }
 
+// ProgressEvery is the longest a log without a terminal goes without a
+// line from wait-healthy: a CI log that has been silent for a minute looks
+// hung, so while nothing changes, a "still" line per URL waited for says
+// what it last answered, after how many attempts, and how long is left.
+const ProgressEvery = 10 * time.Second
+
 // waitProgress renders wait-healthy's progress on stderr: on a terminal one
 // status line rewritten in place; otherwise one line per change of outcome
-// (or reason) per URL, never one per attempt, so CI logs stay short.
+// (or reason) per URL, never one per attempt, so CI logs stay short, and
+// at least one line every ProgressEvery (Heartbeat) so they show it is
+// alive.
 type waitProgress struct {
 	w         io.Writer
 	tty       bool
 	colored   bool
 	successes int
+	// timeout is the ceiling, for the time left in the "still" lines.
+	timeout time.Duration
+	// urls are the (redacted) URLs waited for, in argument order.
+	urls []string
+	// untilDown: --until-down, a URL done is down.
+	untilDown bool
 	// width is the terminal's; the status line is kept shorter than it so
 	// "\r" can redraw it (a wrapped line leaves debris behind).
 	width int
@@ -76,15 +97,18 @@ type waitProgress struct {
 	last   []*wait.Event
 	shown  bool
 	closed bool
+	// lastLine is when (since the wait began) the last line was written
+	// without a terminal.
+	lastLine time.Duration
 }
 
 // newWaitProgress renders the progress of a wait on n URLs; width is the
 // terminal's width in columns (0: unknown, 80 is assumed).
-func newWaitProgress(w io.Writer, tty, colored bool, width, n, successes int) *waitProgress {
+func newWaitProgress(w io.Writer, tty, colored bool, width int, urls []string, successes int, timeout time.Duration) *waitProgress {
 	if width <= 0 {
 		width = 80
 	}
-	return &waitProgress{w: w, tty: tty, colored: colored, width: width, successes: successes, last: make([]*wait.Event, n)}
+	return &waitProgress{w: w, tty: tty, colored: colored, width: width, successes: successes, timeout: timeout, urls: urls, last: make([]*wait.Event, len(urls))}
 }
 
 // Event records one completed probe (wait.Config.Observer).
@@ -101,7 +125,46 @@ func (p *waitProgress) Event(e wait.Event) {
 	}
 	if e.Changed {
 		fmt.Fprintln(p.w, p.changeLine(e))
+		p.lastLine = max(p.lastLine, e.Elapsed)
 	}
+}
+
+// NextHeartbeat is when (since the wait began) a log without a terminal
+// is next due a line if nothing changes before.
+func (p *waitProgress) NextHeartbeat() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastLine + ProgressEvery
+}
+
+// Heartbeat writes, without a terminal and when no line came for
+// ProgressEvery, one "still" line per URL not yet healthy:
+// "[10.0s] http://x/health still unreachable http_status 503 (attempt 20, 20.0s left)".
+func (p *waitProgress) Heartbeat(elapsed time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty || p.closed || elapsed < p.lastLine+ProgressEvery {
+		return
+	}
+	left := output.Seconds(max(0, p.timeout-elapsed))
+	for i, e := range p.last {
+		if e == nil {
+			// Its first probe has not completed (a connect that hangs).
+			fmt.Fprintf(p.w, "[%s] %s still waiting (no probe completed, %s left)\n", output.Seconds(elapsed), output.Untrusted(output.DisplayURL(p.urls[i])), left)
+			continue
+		}
+		if e.Done {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "[%s] %s still %s (attempt %d", output.Seconds(elapsed), output.Untrusted(output.DisplayURL(e.URL)), p.outcome(e.Result), e.Attempt)
+		if p.counts(e.Result) && p.successes > 1 {
+			fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
+		}
+		fmt.Fprintf(&b, ", %s left)", left)
+		fmt.Fprintln(p.w, b.String())
+	}
+	p.lastLine = elapsed
 }
 
 // Tick refreshes the terminal status line's elapsed time between probes.
@@ -129,7 +192,7 @@ func (p *waitProgress) changeLine(e wait.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s] %s %s", output.Seconds(e.Elapsed), output.Untrusted(output.DisplayURL(e.URL)), p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
-	if r.Outcome == classify.Pass && p.successes > 1 {
+	if p.counts(r) && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
 	}
 	if r.RetryAfter != nil {
@@ -170,7 +233,11 @@ func (p *waitProgress) status(elapsed time.Duration) {
 	}
 	head := fmt.Sprintf("waiting %s, %s", output.Seconds(elapsed), output.Plural(attempts, "attempt"))
 	if len(p.last) > 1 {
-		head += fmt.Sprintf(", %d/%d healthy", done, len(p.last))
+		word := "healthy"
+		if p.untilDown {
+			word = "down"
+		}
+		head += fmt.Sprintf(", %d/%d %s", done, len(p.last), word)
 	}
 	line := "\r\x1b[K" + head
 	if cur != nil {
@@ -189,7 +256,7 @@ func (p *waitProgress) status(elapsed time.Duration) {
 func (p *waitProgress) fit(url string, e *wait.Event, room int) string {
 	r := e.Result
 	extra := ""
-	if r.Outcome == classify.Pass && p.successes > 1 {
+	if p.counts(r) && p.successes > 1 {
 		extra += fmt.Sprintf(" (%d/%d in a row)", e.Streak, p.successes)
 	}
 	if ra := r.RetryAfter; ra != nil {
@@ -236,4 +303,10 @@ func originOf(s string) string {
 		}
 	}
 	return s
+}
+
+// counts says r counts toward the streak: a pass, or with --until-down
+// anything else.
+func (p *waitProgress) counts(r probe.Result) bool {
+	return (r.Outcome == classify.Pass) != p.untilDown
 }

@@ -15,7 +15,7 @@ import (
 
 func TestStatusLineFitsTheTerminal(t *testing.T) {
 	var b bytes.Buffer
-	p := newWaitProgress(&b, true, true, 80, 1, 1)
+	p := newWaitProgress(&b, true, true, 80, []string{""}, 1, time.Minute)
 	long := "https://a-very-long-preview-hostname-for-pr-12345.example.com/api/v1/health?verbose=1"
 	p.Event(wait.Event{URL: long, Attempt: 3, Elapsed: 2 * time.Second, Changed: true,
 		Result: probe.Result{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503}})
@@ -32,7 +32,7 @@ func TestStatusLineFitsTheTerminal(t *testing.T) {
 
 func TestStatusLineKeepsHostAt80(t *testing.T) {
 	var b strings.Builder
-	p := newWaitProgress(&b, true, false, 80, 1, 1)
+	p := newWaitProgress(&b, true, false, 80, []string{""}, 1, time.Minute)
 	ra := 2 * time.Second
 	p.Event(wait.Event{URL: "https://preview-1234.staging.example.com:8443/api/v2/internal/health/readiness", Attempt: 12,
 		Result: probe.Result{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503, RetryAfter: &ra}})
@@ -46,7 +46,7 @@ func TestStatusLineKeepsHostAt80(t *testing.T) {
 		t.Errorf("host or status lost: %q", last)
 	}
 	b.Reset()
-	p = newWaitProgress(&b, true, false, 80, 1, 1)
+	p = newWaitProgress(&b, true, false, 80, []string{""}, 1, time.Minute)
 	p.Event(wait.Event{URL: "http://xn--bcher-kva.invalid/health", Attempt: 1, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused}})
 	if !strings.Contains(b.String(), "http://bücher.invalid/health refused conn_refused") {
 		t.Errorf("IDN host: %q", b.String())

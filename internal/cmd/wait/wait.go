@@ -40,6 +40,7 @@ type Options struct {
 	FailOpen          bool
 	Bypass            bool
 	RespectRetryAfter bool
+	UntilDown         bool
 	Statsd            string
 	StatsdPrefix      string
 	// flagSet names each value's source in errors (nil: the flag names).
@@ -70,7 +71,11 @@ broken gate. After --, CMD runs once healthy (or failed open): on Unix it is
 exec'd in healthctl's place (the terminal, stdin and every signal are its
 own); on Windows it runs in its own process group, a SIGINT/SIGTERM to
 healthctl is forwarded to it once, and its exit status is healthctl's.
-126/127 when it cannot be started after probing.`,
+126/127 when it cannot be started after probing.
+
+--until-down inverts the goal (wait4x's --invert-check): each URL must answer
+anything but a pass --successes times in a row; still passing at the ceiling is
+exit 4.`,
 		Example: `  healthctl wait-healthy http://127.0.0.1:8080/health
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
@@ -100,6 +105,7 @@ healthctl is forwarded to it once, and its exit status is healthctl's.
 	fs.BoolVar(&opts.FailOpen, "fail-open", false, "after the ceiling, exit 0 with a WARN line instead of failing")
 	fs.BoolVar(&opts.Bypass, "bypass", false, "exit 0 at once without probing (kill switch; also HEALTHCTL_BYPASS=true)")
 	fs.BoolVar(&opts.RespectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling)")
+	fs.BoolVar(&opts.UntilDown, "until-down", false, "wait until each URL stops answering healthy (--successes times in a row), as wait4x's --invert-check")
 	fs.StringVar(&opts.Statsd, "statsd", "", "HOST:PORT to send per-wait StatsD counters to (UDP)")
 	fs.StringVar(&opts.StatsdPrefix, "statsd-prefix", statsd.DefaultPrefix, "prefix of the StatsD counters")
 	return cmd
@@ -185,7 +191,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 	var progress *waitProgress
 	if !f.Global.Quiet {
-		progress = newWaitProgress(s.Err, s.ErrCursor, s.ErrColor, s.ErrWidth, len(targets), opts.Successes)
+		urls := make([]string, len(targets))
+		for i, t := range targets {
+			urls[i] = t.URL
+		}
+		progress = newWaitProgress(s.Err, s.ErrCursor, s.ErrColor, s.ErrWidth, urls, opts.Successes, opts.Timeout)
+		progress.untilDown = opts.UntilDown
 	}
 	cfg := wait.Config{
 		Endpoints:         targets,
@@ -194,6 +205,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		Successes:         opts.Successes,
 		FailOpen:          opts.FailOpen,
 		RespectRetryAfter: opts.RespectRetryAfter,
+		UntilDown:         opts.UntilDown,
 		Probe:             f.Probe,
 	}
 	if metrics != nil {
@@ -246,9 +258,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 }
 
 // waitWithTicker runs the wait; on a terminal it refreshes the status
-// line's elapsed time between probes.
+// line's elapsed time between probes; without one it writes a "still"
+// line whenever ProgressEvery passed without a line.
 func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *waitProgress) wait.Summary {
-	if p == nil || !f.Streams.ErrCursor {
+	if p == nil {
 		return wait.Run(ctx, cfg)
 	}
 	start := time.Now()
@@ -257,14 +270,29 @@ func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *wai
 	go func() {
 		defer crash.Recover()
 		defer close(ticked)
-		t := time.NewTicker(200 * time.Millisecond)
+		if f.Streams.ErrCursor {
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					p.Tick(time.Since(start))
+				}
+			}
+		}
+		t := time.NewTimer(ProgressEvery)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
 				return
 			case <-t.C:
-				p.Tick(time.Since(start))
+				p.Heartbeat(time.Since(start))
+				// Due again ProgressEvery after the last line, whichever
+				// wrote it.
+				t.Reset(max(p.NextHeartbeat()-time.Since(start), time.Millisecond))
 			}
 		}
 	}()
@@ -275,38 +303,69 @@ func waitWithTicker(ctx context.Context, f *cli.Factory, cfg wait.Config, p *wai
 }
 
 // waitVerdict is the exit code of a finished wait and, when not healthy,
-// the one line that says why.
+// the one line that says why: the first URL not healthy (argument order)
+// decides the code and leads the line; every other URL not healthy follows
+// it with its own last outcome ("; also not healthy: URL (last: ...)").
 func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	if s.Healthy {
 		return exitcode.Pass, ""
 	}
-	i, outcome, reason, completed, _ := s.Culprit()
+	i, outcome, _, _, _ := s.Culprit()
 	t := s.Endpoints[i]
-	var last string
-	switch {
-	case completed:
-		last = fmt.Sprintf("last: %s, %s after %s", outcome, reason, output.Plural(t.Attempts, "attempt"))
-	case t.Attempts > 0:
-		last = fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
-			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
-	case s.Aborted:
-		last = "no probe completed"
-	default:
-		last = "no probe completed: timeout"
+	last := lastPhrase(s, t, opts)
+	var others []string
+	for _, o := range s.Endpoints[i+1:] {
+		if !o.Healthy {
+			others = append(others, fmt.Sprintf("%s (%s)", o.URL, lastPhrase(s, o, opts)))
+		}
+	}
+	also := ""
+	if len(others) > 0 {
+		also = "; also not healthy: " + strings.Join(others, ", ")
 	}
 	if s.Aborted {
-		return f.SignalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)", output.Seconds(s.Elapsed), t.URL, last)
+		return f.SignalCode(), fmt.Sprintf("interrupted after %s waiting for %s (%s)%s", output.Seconds(s.Elapsed), t.URL, last, also)
 	}
 	code := exitcode.ForOutcome(outcome)
 	if s.FailOpen {
 		code = exitcode.Pass
 	}
-	return code, fmt.Sprintf("%s from %s within %s (%s)", wantPhraseFor(opts, t.URL), t.URL, output.Duration(opts.Timeout), last)
+	return code, fmt.Sprintf("%s from %s within %s (%s)%s", wantPhraseFor(opts, t.URL), t.URL, output.Duration(opts.Timeout), last, also)
+}
+
+// lastPhrase says how one URL that is not healthy ended: its last
+// completed failure, or why none counts.
+func lastPhrase(s *wait.Summary, t wait.EndpointSummary, opts *Options) string {
+	if opts.UntilDown && t.Last != nil {
+		// It still answered healthy: its last answer is a pass, or a
+		// run of failures too short.
+		if t.Streak == 0 {
+			return fmt.Sprintf("last: %s, %s after %s", t.Last.Outcome, t.Last.Reason, output.Plural(t.Attempts, "attempt"))
+		}
+		return fmt.Sprintf("the ceiling came after %d of the %d failing answers in a row, %s: counted as timeout",
+			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
+	}
+	switch {
+	case t.LastFailure != nil:
+		return fmt.Sprintf("last: %s, %s after %s", t.LastFailure.Outcome, t.LastFailure.Reason, output.Plural(t.Attempts, "attempt"))
+	case t.Attempts > 0:
+		return fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
+			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
+	case s.Aborted:
+		return "no probe completed"
+	}
+	return "no probe completed: timeout"
 }
 
 // wantPhraseFor is wantPhrase for one URL: a gRPC target never answers
 // 2xx, it answers SERVING; a tcp:// or tls:// one connects.
 func wantPhraseFor(opts *Options, url string) string {
+	if opts.UntilDown {
+		if opts.Successes > 1 {
+			return fmt.Sprintf("fewer than %d failing answers in a row", opts.Successes)
+		}
+		return "no failing answer"
+	}
 	if opts.Successes <= 1 {
 		switch scheme, _, _ := strings.Cut(url, "://"); scheme {
 		case "grpc", "grpcs":

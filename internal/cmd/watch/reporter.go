@@ -41,6 +41,8 @@ type watchReporter struct {
 	// stateWrite and metricsWrite are how long the last sweep's files took
 	// to write (0: not written), for its JSON line.
 	stateWrite, metricsWrite time.Duration
+	// heartbeat is --heartbeat's pinger (nil without it).
+	heartbeat *heartbeat
 }
 
 // save writes the watcher's current state to the state file.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,6 +45,11 @@ type Options struct {
 	// Table is set when -o text was asked for explicitly: a table even when
 	// stdout is not a terminal.
 	Table bool
+	// Heartbeat is --heartbeat URL, pinged after each completed sweep
+	// (heartbeat.go); HeartbeatTimeout bounds one ping.
+	Heartbeat        string
+	HeartbeatTimeout time.Duration
+	heartbeatURL     *url.URL
 	// flagSet names each value's source in errors ("--shard 3/2",
 	// "HEALTHCTL_WATCH_SHARD=3/2"); nil: the flag names.
 	flagSet *pflag.FlagSet
@@ -119,6 +125,8 @@ the probes that finished is saved).`,
 	fs.StringVar(&opts.OnRedeploy, "on-redeploy", "", "shell command run for each redeploy decision (HEALTHCTL_TARGET, HEALTHCTL_URL, ... set)")
 	fs.DurationVar(&opts.HookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
 	fs.StringVar(&opts.PromFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
+	fs.StringVar(&opts.Heartbeat, "heartbeat", "", "URL to ping after each completed sweep, URL/fail when it failed (healthchecks.io; a status= query: Uptime Kuma's push)")
+	fs.DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", watch.DefaultHeartbeatTimeout, "time limit of one --heartbeat ping")
 	fs.StringVar(&opts.Listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
 	fs.IntVar(&opts.Concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
 	fs.StringVar(&opts.Shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
@@ -217,7 +225,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if opts.OnRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
-	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard,
+	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(opts, opts.heartbeatURL),
 		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.Table),
 		metricsOn: opts.PromFile != "" || opts.Listen != ""}
 	if r.metricsOn && !opts.Once {
@@ -280,11 +288,22 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 		}
 		return shard, settings, cli.UsageError(err)
 	}
+	if opts.Heartbeat != "" {
+		u, err := watch.ParseHeartbeat(opts.Heartbeat)
+		if err != nil {
+			// Never the URL itself: its path is the check's key.
+			return shard, settings, cli.UsageErrorf("%s: %v", opts.source("heartbeat"), err)
+		}
+		opts.heartbeatURL = u
+	}
+	if opts.HeartbeatTimeout <= 0 {
+		return shard, settings, cli.UsageErrorf("%s: must be positive", opts.named("heartbeat-timeout"))
+	}
 	if opts.PromFile != "" {
 		// Checked before the first probe: exit 2 means nothing probed,
 		// nothing run (the state file is checked when it is opened).
 		if err := statestore.CheckWritable(opts.PromFile); err != nil {
-			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v", opts.source("prom-file"), opts.PromFile, err)
+			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v%s", opts.source("prom-file"), opts.PromFile, err, textfileHint("/", opts.PromFile))
 		}
 	}
 	return shard, settings, nil
@@ -294,7 +313,9 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 // stands, 9 when the fleet rule held them all, 130/143 when interrupted.
 func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, exit0 bool) error {
 	s := w.Sweep(ctx)
-	if err := r.report(s); err != nil {
+	err := r.report(s)
+	r.heartbeat.after(ctx, f, s, err, true)
+	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -345,10 +366,13 @@ func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 		defer stop()
 	}
 	w.Run(ctx, func(s *watch.Sweep) {
-		if err := r.report(s); err != nil {
+		err := r.report(s)
+		if err != nil {
 			fmt.Fprintf(f.Streams.Err, "healthctl: watch: %s\n", cli.OneLine(err.Error()))
 		}
+		r.heartbeat.after(ctx, f, s, err, false)
 	})
+	r.heartbeat.wait()
 	fmt.Fprintf(f.Streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
 	return cli.SilentExit(exitcode.SIGINT)
 }

@@ -1,0 +1,128 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultHeartbeatTimeout bounds one heartbeat ping: the connection, the
+// request and the answer (curl -m 10, as healthchecks.io's examples have
+// it).
+const DefaultHeartbeatTimeout = 10 * time.Second
+
+// Heartbeat pings a URL after each completed sweep: a dead-man's switch
+// that alerts when the pings stop (the watcher itself, its cron or timer,
+// died). The URL is a secret (its path or query is the check's key), so
+// nothing it returns names it.
+//
+// Two conventions: healthchecks.io's (and Cronitor's, Better Stack's) — a
+// POST to the URL, to URL/fail when the sweep failed, the sweep's line as
+// the body — and Uptime Kuma's push monitors, chosen by a status= in the
+// query: a GET with status=up or status=down and msg= the line.
+type Heartbeat struct {
+	URL     *url.URL
+	Timeout time.Duration
+	// UserAgent names healthctl to the receiver.
+	UserAgent string
+	// Client sends the ping (nil: one of its own, proxies from the
+	// environment, no redirects followed).
+	Client *http.Client
+}
+
+// ParseHeartbeat checks a --heartbeat URL: http or https, with a host.
+// Its error never repeats the URL.
+func ParseHeartbeat(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New("not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, errors.New("want an http:// or https:// URL")
+	}
+	if u.Host == "" {
+		return nil, errors.New("the URL has no host")
+	}
+	return u, nil
+}
+
+// Request is the ping for a sweep that failed or not, with msg (one line)
+// as what it says.
+func (h *Heartbeat) Request(ctx context.Context, failed bool, msg string) (*http.Request, error) {
+	u := *h.URL
+	var req *http.Request
+	var err error
+	if q := u.Query(); q.Has("status") {
+		// Uptime Kuma's push URL: /api/push/TOKEN?status=up&msg=OK&ping=
+		status := "up"
+		if failed {
+			status = "down"
+		}
+		q.Set("status", status)
+		q.Set("msg", msg)
+		u.RawQuery = q.Encode()
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	} else {
+		if failed {
+			u.Path = strings.TrimSuffix(u.Path, "/") + "/fail"
+			u.RawPath = ""
+		}
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(msg+"\n"))
+		if req != nil {
+			req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	}
+	if err != nil {
+		return nil, errors.New("cannot build the request")
+	}
+	if h.UserAgent != "" {
+		req.Header.Set("User-Agent", h.UserAgent)
+	}
+	return req, nil
+}
+
+// Ping sends one ping within the timeout. Its error says what went wrong
+// without the URL (a *url.Error would repeat it); the sweep is never
+// failed by it: the caller reports it.
+func (h *Heartbeat) Ping(ctx context.Context, failed bool, msg string) error {
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = DefaultHeartbeatTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := h.Request(ctx, failed, msg)
+	if err != nil {
+		return err
+	}
+	c := h.Client
+	if c == nil {
+		c = &http.Client{
+			Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true},
+			// A redirect would send the key's ping elsewhere: not followed.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("no answer within %s", timeout)
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("the receiver answered %d", resp.StatusCode)
+	}
+	return nil
+}
