@@ -69,7 +69,13 @@ func (e *DirError) Error() string {
 // (or the file its symlink names) is not a directory, and its directory
 // takes a new file (created and removed again). So exit 2 can still mean
 // "nothing probed, nothing run".
-func CheckWritable(name string) error {
+func CheckWritable(name string) error { return checkWritable(locate, name) }
+
+// CheckOutputWritable is CheckWritable for a file written by
+// WriteOutputFunc.
+func CheckOutputWritable(name string) error { return checkWritable(locateOutput, name) }
+
+func checkWritable(locate func(string) (*place, error), name string) error {
 	p, err := locate(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("its directory: %v", err)

@@ -5,6 +5,7 @@ package state
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,5 +196,57 @@ func TestLinkedDirectoryOfOwnFollowed(t *testing.T) {
 	s.Close()
 	if _, err := os.Stat(filepath.Join(victim, "state.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestOutputInAnotherUsersDirectory: the metrics textfile may be written
+// under a directory of another user's that nobody else can write — Debian's
+// /var/lib/prometheus (the prometheus user's) holding node-exporter (root's)
+// — while the state file, which is read back, may not; a directory others
+// can write, or another user's link on the way, is refused for both.
+func TestOutputInAnotherUsersDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a directory owned by another user is made with Chown")
+	}
+	base := filepath.Join(t.TempDir(), "prometheus")
+	dir := filepath.Join(base, "node-exporter")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(base, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	prom := filepath.Join(dir, "healthctl.prom")
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "x 1\n"); return err }
+	if err := CheckOutputWritable(prom); err != nil {
+		t.Fatalf("CheckOutputWritable = %v, want the textfile accepted", err)
+	}
+	if err := WriteOutputFunc(prom, 0o644, write); err != nil {
+		t.Fatalf("WriteOutputFunc = %v", err)
+	}
+	if b, _ := os.ReadFile(prom); string(b) != "x 1\n" {
+		t.Errorf("textfile holds %q", b)
+	}
+	var de *DirError
+	if err := CheckWritable(filepath.Join(dir, "state.json")); !errors.As(err, &de) || de.Dir != base {
+		t.Errorf("CheckWritable(state) = %v, want a DirError naming %s", err, base)
+	}
+	// Writable by others: refused for the textfile too.
+	os.Chmod(base, 0o777)
+	if err := WriteOutputFunc(prom, 0o644, write); !errors.As(err, &de) || de.Dir != base {
+		t.Errorf("WriteOutputFunc(others can write) = %v, want a DirError naming %s", err, base)
+	}
+	os.Chmod(base, 0o755)
+	// nobody's link on the way: refused.
+	os.RemoveAll(dir)
+	victim := filepath.Join(filepath.Dir(base), "victim")
+	os.Mkdir(victim, 0o755)
+	plant(t, dir, victim, 65534)
+	var le *LinkError
+	if err := WriteOutputFunc(prom, 0o644, write); !errors.As(err, &le) {
+		t.Errorf("WriteOutputFunc(nobody's link) = %v, want a LinkError", err)
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 0 {
+		t.Errorf("victim holds %d files, want none", len(ents))
 	}
 }

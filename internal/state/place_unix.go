@@ -36,7 +36,19 @@ func (p *place) Close() error { return unix.Close(p.dir) }
 // trusted and then walked again from /; a directory must be trusted; an
 // existing file must be a regular file owned by root or the user. A
 // missing file is fine (it will be created), a missing directory is not.
-func locate(name string) (*place, error) {
+func locate(name string) (*place, error) { return locateFor(name, false) }
+
+// locateOutput is locate for a file healthctl only writes and never reads
+// back (the metrics textfile): a directory on the way may belong to
+// another user when nobody else can write it — Debian's node exporter
+// reads /var/lib/prometheus/node-exporter, under the prometheus user's
+// /var/lib/prometheus. Its owner can at most choose where in its own tree
+// the file lands: each directory is held open as it is walked, links are
+// judged as locate judges them, and the file is created new (O_EXCL,
+// O_NOFOLLOW) and renamed into place, never written through a name.
+func locateOutput(name string) (*place, error) { return locateFor(name, true) }
+
+func locateFor(name string, output bool) (*place, error) {
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return nil, err
@@ -51,7 +63,7 @@ restart:
 		return nil, &fs.PathError{Op: "open", Path: "/", Err: err}
 	}
 	cur := "/"
-	if err := trustDir(fd, cur); err != nil {
+	if err := trustDir(fd, cur, output); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
@@ -117,7 +129,7 @@ restart:
 			return nil, &fs.PathError{Op: "open", Path: shown(at), Err: err}
 		}
 		fd, cur = next, at
-		if err := trustDir(fd, shown(cur)); err != nil {
+		if err := trustDir(fd, shown(cur), output); err != nil {
 			unix.Close(fd)
 			return nil, err
 		}
@@ -145,13 +157,14 @@ func readlinkat(fd int, name string) (string, error) {
 // replace anything in it, a directory of its own or a link included — and
 // others must not be able to write it, unless it is sticky (/tmp: others
 // cannot rename or remove a name they do not own; the names in it are
-// judged one by one on the way).
-func trustDir(fd int, dir string) error {
+// judged one by one on the way). With output (locateOutput) another
+// owner is accepted when nobody else can write the directory.
+func trustDir(fd int, dir string, output bool) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return &fs.PathError{Op: "stat", Path: dir, Err: err}
 	}
-	if !inputfile.TrustedOwner(st.Uid) {
+	if !inputfile.TrustedOwner(st.Uid) && !output {
 		return &DirError{Dir: dir, Why: "owned by " + inputfile.Owner(st.Uid) + ", neither you nor root"}
 	}
 	if inputfile.OthersCanWrite(uint32(st.Mode), st.Gid) && st.Mode&unix.S_ISVTX == 0 {

@@ -377,6 +377,17 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 // buffer, so a large file (10,000 targets' metrics) is never held whole in
 // memory. The file is replaced only when write returns nil.
 func WriteFileFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
+	return writeFileFunc(locate, name, perm, write)
+}
+
+// WriteOutputFunc is WriteFileFunc for a file healthctl never reads back
+// (the metrics textfile): its directories may belong to another user when
+// nobody else can write them (locateOutput).
+func WriteOutputFunc(name string, perm os.FileMode, write func(io.Writer) error) error {
+	return writeFileFunc(locateOutput, name, perm, write)
+}
+
+func writeFileFunc(locate func(string) (*place, error), name string, perm os.FileMode, write func(io.Writer) error) error {
 	// A symlink is replaced at its target, never by a regular file; the
 	// whole path is judged (Resolve), and the write is made in the
 	// directory as it was opened.

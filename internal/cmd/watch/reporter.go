@@ -147,7 +147,7 @@ func (r *watchReporter) writeMetrics(in metrics.Input) error {
 		}
 	case r.opts.PromFile != "":
 		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		werr := statestore.WriteFileFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
+		werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
 		if werr != nil {
 			err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
 		}

@@ -302,7 +302,7 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 	if opts.PromFile != "" {
 		// Checked before the first probe: exit 2 means nothing probed,
 		// nothing run (the state file is checked when it is opened).
-		if err := statestore.CheckWritable(opts.PromFile); err != nil {
+		if err := statestore.CheckOutputWritable(opts.PromFile); err != nil {
 			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v%s", opts.source("prom-file"), opts.PromFile, err, textfileHint("/", opts.PromFile))
 		}
 	}
