@@ -22,6 +22,7 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/statsd"
@@ -367,13 +368,12 @@ func wantPhraseFor(opts *Options, url string) string {
 		return "no failing answer"
 	}
 	if opts.Successes <= 1 {
-		switch scheme, _, _ := strings.Cut(url, "://"); scheme {
-		case "grpc", "grpcs":
-			return "no SERVING answer"
-		case "tcp":
-			return "no connection"
-		case "tls":
-			return "no TLS handshake"
+		// A protocol without an HTTP answer names what it misses (its
+		// row: "no SERVING answer", "no connection"); HTTP's depends on
+		// --expect-status.
+		scheme, _, _ := strings.Cut(url, "://")
+		if row, ok := probe.LookupScheme(scheme); ok && row.Options&probe.AppliesAnswer == 0 {
+			return row.Words.Missing
 		}
 	}
 	return wantPhrase(opts)
