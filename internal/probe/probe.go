@@ -77,6 +77,10 @@ func exchangeFor(scheme string) func(ctx context.Context, p *run) (exchange, err
 		return newGRPC
 	case "tcp", "tls":
 		return newStream
+	case "redis", "rediss":
+		return newRedis
+	case "postgres", "postgresql":
+		return newPostgres
 	}
 	return nil
 }

@@ -55,24 +55,9 @@ func (s *streamExchange) run(ctx context.Context) error {
 	}
 	s.conn = c
 	if o.URL.Scheme == "tls" {
-		p.setStage(classify.StageTLS)
-		tc := p.tlsConfig()
-		if tc.ServerName == "" {
-			p.mu.Lock()
-			tc.ServerName = p.serverName
-			p.mu.Unlock()
-		}
-		conn := tls.Client(c, tc)
+		conn := p.tlsClient(c)
 		s.conn = conn
-		err = conn.HandshakeContext(ctx)
-		p.mu.Lock()
-		p.record(PhaseTLS, time.Since(p.stageStart))
-		if err == nil {
-			cs := conn.ConnectionState()
-			p.tlsState = &cs
-		}
-		p.mu.Unlock()
-		if err != nil {
+		if err := p.handshake(ctx, conn); err != nil {
 			return err
 		}
 	}
@@ -88,4 +73,32 @@ func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify
 	if s.p.opts.URL.Scheme == "tls" {
 		obs.Protocol = classify.ProtoTLS
 	}
+}
+
+// tlsClient is the TLS side of a connection the run dialled, through the
+// shared TLS capture, for the name the certificate must carry (p.mu not
+// held): tls://, rediss://, PostgreSQL's sslmode=require.
+func (p *run) tlsClient(c net.Conn) *tls.Conn {
+	p.setStage(classify.StageTLS)
+	tc := p.tlsConfig()
+	if tc.ServerName == "" {
+		p.mu.Lock()
+		tc.ServerName = p.serverName
+		p.mu.Unlock()
+	}
+	return tls.Client(c, tc)
+}
+
+// handshake completes conn's handshake, recording the tls phase and, when
+// it completed, the connection state.
+func (p *run) handshake(ctx context.Context, conn *tls.Conn) error {
+	err := conn.HandshakeContext(ctx)
+	p.mu.Lock()
+	p.record(PhaseTLS, time.Since(p.stageStart))
+	if err == nil {
+		cs := conn.ConnectionState()
+		p.tlsState = &cs
+	}
+	p.mu.Unlock()
+	return err
 }

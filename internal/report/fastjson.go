@@ -17,7 +17,7 @@ import (
 // (TestAppendFieldsAsEncodingJSON compares the two).
 func (j *ResultJSON) AppendFields(b []byte) (_ []byte, ok bool) {
 	if j.Redirect != nil || len(j.Redirects) > 0 || j.Proxy != "" || len(j.DialAttempts) > 0 || len(j.DialErrors) > 0 ||
-		j.RetryAfterS != nil || j.TLS != nil || j.GRPC != nil || len(j.Addresses) > 0 {
+		j.RetryAfterS != nil || j.TLS != nil || j.GRPC != nil || j.Redis != nil || j.Postgres != nil || len(j.Addresses) > 0 {
 		return b, false
 	}
 	b = append(b, `{"schema_version":`...)

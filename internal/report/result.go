@@ -46,10 +46,13 @@ type ResultJSON struct {
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
 	// HTTPSDowngrade: a redirect went from https to plain http.
-	HTTPSDowngrade bool             `json:"https_downgrade,omitempty"`
-	TLS            *probe.TLSInfo   `json:"tls,omitempty"`
-	GRPC           *probe.GRPCInfo  `json:"grpc,omitempty"`
-	Decision       *policy.Decision `json:"decision,omitempty"`
+	HTTPSDowngrade bool            `json:"https_downgrade,omitempty"`
+	TLS            *probe.TLSInfo  `json:"tls,omitempty"`
+	GRPC           *probe.GRPCInfo `json:"grpc,omitempty"`
+	// Redis and Postgres: what a Redis or PostgreSQL server said.
+	Redis    *probe.RedisInfo    `json:"redis,omitempty"`
+	Postgres *probe.PostgresInfo `json:"postgres,omitempty"`
+	Decision *policy.Decision    `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
 	Addresses []ResultJSON `json:"addresses,omitempty"`
@@ -92,6 +95,8 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		HTTPSDowngrade: r.Downgrade,
 		TLS:            r.TLS,
 		GRPC:           r.GRPC,
+		Redis:          r.Redis,
+		Postgres:       r.Postgres,
 		Decision:       d,
 	}
 	if allFailed(r.DialAttempts) {

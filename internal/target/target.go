@@ -35,6 +35,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/rediswire"
 )
 
 // Error is bad user input, with where it came from.
@@ -441,6 +442,10 @@ func (in *Input) notFor(scheme, source string) error {
 		what = "only connects and completes a TLS handshake"
 	case "grpc", "grpcs":
 		what = "is a gRPC health call (its answer is a serving status, not an HTTP response)"
+	case "redis", "rediss":
+		what = "is a Redis PING (its answer is a reply, not an HTTP response)"
+	case "postgres", "postgresql":
+		what = "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)"
 	default:
 		return nil
 	}
@@ -462,7 +467,7 @@ func (in *Input) notFor(scheme, source string) error {
 		{"follow", in.Follow != 0, true},
 		{"http2-prior-knowledge", in.HTTP2Prior, true},
 	}
-	if scheme == "tcp" || scheme == "tls" {
+	if scheme != "grpc" && scheme != "grpcs" {
 		// A gRPC call sends -H as metadata and asks for --grpc-service.
 		opts = append(opts, opt{"header", len(in.Headers) > 0, true}, opt{"grpc-service", in.GRPCService != "", true})
 	}
@@ -527,7 +532,7 @@ func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {
 	o := t.opts
 	o.URL = u
 	o.Redactor.AddURL(u)
-	if (u.Scheme == "https" || u.Scheme == "grpcs" || u.Scheme == "tls") && o.TLSConfig.ServerName == "" && o.Host != "" {
+	if (u.Scheme == "https" || u.Scheme == "grpcs" || u.Scheme == "tls" || u.Scheme == "rediss" || u.Scheme == "postgres" || u.Scheme == "postgresql") && o.TLSConfig.ServerName == "" && o.Host != "" {
 		tc := o.TLSConfig.Clone()
 		tc.ServerName = hostOnly(o.Host)
 		o.TLSConfig = tc
@@ -580,9 +585,9 @@ func ParseURL(raw string) (*url.URL, error) {
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	switch u.Scheme {
-	case "http", "https", "grpc", "grpcs", "tcp", "tls":
+	case "http", "https", "grpc", "grpcs", "tcp", "tls", "redis", "rediss", "postgres", "postgresql":
 	default:
-		return nil, fmt.Errorf("unsupported scheme %q (want http, https, grpc, grpcs, tcp or tls)", u.Scheme)
+		return nil, fmt.Errorf("unsupported scheme %q (want http, https, grpc, grpcs, tcp, tls, redis, rediss, postgres or postgresql)", u.Scheme)
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
@@ -603,8 +608,11 @@ func ParseURL(raw string) (*url.URL, error) {
 // service name as the path, and nothing else — no credentials, query or
 // fragment, which no health call would send.
 func checkNonHTTP(u *url.URL) error {
-	if u.Scheme == "http" || u.Scheme == "https" {
+	switch u.Scheme {
+	case "http", "https":
 		return nil
+	case "redis", "rediss", "postgres", "postgresql":
+		return checkService(u)
 	}
 	form := u.Scheme + "://HOST:PORT"
 	if u.Scheme == "grpc" || u.Scheme == "grpcs" {
@@ -621,6 +629,43 @@ func checkNonHTTP(u *url.URL) error {
 		return fmt.Errorf("%s URL has a path (want %s)", u.Scheme, form)
 	case hasControl(u.Path):
 		return fmt.Errorf("%s URL's service name has a control character", u.Scheme)
+	}
+	return nil
+}
+
+// checkService holds redis and postgres URLs to what their probes send:
+// credentials, a database (a number for Redis), and for PostgreSQL only
+// sslmode=disable or require.
+func checkService(u *url.URL) error {
+	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+	if u.Scheme == "postgres" || u.Scheme == "postgresql" {
+		form += "[?sslmode=disable|require]"
+	}
+	switch {
+	case u.Fragment != "":
+		return fmt.Errorf("%s URL has a fragment (want %s)", u.Scheme, form)
+	case hasControl(u.Path):
+		return fmt.Errorf("%s URL's database name has a control character", u.Scheme)
+	case u.Scheme == "redis" || u.Scheme == "rediss":
+		if u.RawQuery != "" || u.ForceQuery {
+			return fmt.Errorf("%s URL has a query (want %s)", u.Scheme, form)
+		}
+		return rediswire.CheckPath(u)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("%s URL's query: %v (want %s)", u.Scheme, err, form)
+	}
+	for k, vs := range q {
+		if k != "sslmode" {
+			return fmt.Errorf("%s URL has the parameter %q, which the probe does not use (want %s)", u.Scheme, k, form)
+		}
+		if len(vs) != 1 || (vs[0] != "disable" && vs[0] != "require") {
+			return fmt.Errorf("%s URL's sslmode %q is not disable or require (want %s)", u.Scheme, strings.Join(vs, ","), form)
+		}
+	}
+	if strings.Contains(strings.TrimPrefix(u.Path, "/"), "/") {
+		return fmt.Errorf("%s URL's path %q is more than a database name (want %s)", u.Scheme, u.Path, form)
 	}
 	return nil
 }
