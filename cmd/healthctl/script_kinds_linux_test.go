@@ -13,14 +13,16 @@ package main
 //	    $NAME_URL is rediss://). -loading first
 //	    writes a dump of 2000 keys and starts the server loading it with a
 //	    delay per key (key-load-delay): it answers -LOADING for seconds.
-//	pgd NAME [-starting FILE] [-standby] [-c NAME=VALUE]...
+//	pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
 //	    initdb's a cluster (local connections trust, TCP scram-sha-256 with
-//	    the password "pgsecret1") and starts postgres on 127.0.0.1; sets
-//	    $NAME_URL (postgres://127.0.0.1:PORT), $NAME_PORT, $NAME_HOST (its
-//	    socket directory, for psql -h) and $NAME_DATA. -starting FILE keeps
+//	    the password "pgsecret1") and starts postgres on 127.0.0.1, logging
+//	    to $WORK/NAME.postgres.log (log_connections on); sets $NAME_URL
+//	    (postgres://127.0.0.1:PORT), $NAME_HOSTPORT, $NAME_PORT, $NAME_HOST
+//	    (its socket directory, for psql -h) and $NAME_DATA. -starting keeps
 //	    it starting up (archive recovery whose restore_command waits for
-//	    FILE to exist); -standby makes it a standby with nothing to follow.
-//	    As root the server runs as the postgres user (initdb refuses root).
+//	    the path $NAME_GO to exist: mkdir it); -standby makes it a standby
+//	    with nothing to follow and hot_standby off. As root the server runs
+//	    as the postgres user (initdb refuses root).
 //	pgstop NAME smart|fast
 //	    asks the postmaster to shut down (SIGTERM, SIGINT), without waiting.
 //	pgerr NAME SQLSTATE MESSAGE
@@ -218,21 +220,21 @@ func asPostgres(ts *testscript.TestScript, cmd *exec.Cmd, paths ...string) {
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(paths[0]))
 }
 
-// cmdPgd implements pgd NAME [-starting FILE] [-standby] [-c NAME=VALUE]...
+// cmdPgd implements pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
 func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "pgd")
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
-		ts.Fatalf("usage: pgd NAME [-starting FILE] [-standby] [-c NAME=VALUE]...")
+		ts.Fatalf("usage: pgd NAME [-starting] [-standby] [-c NAME=VALUE]...")
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("pgd", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
-	starting := fs.String("starting", "", "")
+	starting := fs.Bool("starting", false, "")
 	standby := fs.Bool("standby", false, "")
 	var settings []string
 	fs.Func("c", "", func(s string) error { settings = append(settings, s); return nil })
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		ts.Fatalf("usage: pgd NAME [-starting FILE] [-standby] [-c NAME=VALUE]...")
+		ts.Fatalf("usage: pgd NAME [-starting] [-standby] [-c NAME=VALUE]...")
 	}
 	bin := pgBin()
 	if bin == "" {
@@ -255,12 +257,13 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	port, err := fixture.UnusedPort()
 	ts.Check(err)
-	argv := []string{"-D", data, "-p", strconv.Itoa(port), "-k", root, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"}
-	if *starting != "" {
+	argv := []string{"-D", data, "-p", strconv.Itoa(port), "-k", root, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_connections=on"}
+	if *starting {
 		// Archive recovery asks restore_command for the timeline history
 		// before the startup process tells the postmaster recovery
-		// began: until FILE exists the server is starting up (57P03).
-		file := ts.MkAbs(*starting)
+		// began: until $NAME_GO exists the server is starting up (57P03).
+		file := filepath.Join(root, "go")
+		ts.Setenv(name+"_GO", file)
 		ts.Check(os.WriteFile(filepath.Join(data, "recovery.signal"), nil, 0o644))
 		argv = append(argv, "-c", fmt.Sprintf("restore_command=while [ ! -e %s ]; do sleep 0.05; done; false", file))
 	}
