@@ -315,6 +315,10 @@ func wantPhraseFor(opts *Options, url string) string {
 			return "no connection"
 		case "tls":
 			return "no TLS handshake"
+		case "redis", "rediss":
+			return "no PONG"
+		case "postgres", "postgresql":
+			return "no connection accepted"
 		}
 	}
 	return wantPhrase(opts)
