@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -61,22 +62,44 @@ func init() {
 // kindsDeps installs the servers.
 const kindsDeps = ".ci/deps/kinds.sh"
 
+// fixtureEnv is what the servers' starters need of a script or a test:
+// failing, cleaning up, skipping.
+type fixtureEnv struct {
+	fatalf  func(format string, args ...any)
+	cleanup func(func())
+	skip    func(why string)
+}
+
+func (e fixtureEnv) check(err error) {
+	if err != nil {
+		e.fatalf("%v", err)
+	}
+}
+
+func scriptFixtureEnv(ts *testscript.TestScript) fixtureEnv {
+	return fixtureEnv{fatalf: ts.Fatalf, cleanup: ts.Defer, skip: func(why string) { ts.Value(scriptTKey{}).(testscript.T).Skip(why) }}
+}
+
+func testFixtureEnv(t *testing.T) fixtureEnv {
+	return fixtureEnv{fatalf: t.Fatalf, cleanup: t.Cleanup, skip: func(why string) { t.Skip(why) }}
+}
+
 // startServer starts cmd in a process group of its own, killed (SIGQUIT,
 // then SIGKILL after 5s) when the script ends, and waits until port
 // accepts connections.
-func startServer(ts *testscript.TestScript, what string, cmd *exec.Cmd, port int, logPath string) {
+func startServer(e fixtureEnv, what string, cmd *exec.Cmd, port int, logPath string) {
 	logf, err := os.Create(logPath)
-	ts.Check(err)
+	e.check(err)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	ts.Check(cmd.Start())
+	e.check(cmd.Start())
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(exited) }()
-	ts.Defer(func() {
+	e.cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGQUIT)
 		select {
 		case <-exited:
@@ -105,17 +128,17 @@ func startServer(ts *testscript.TestScript, what string, cmd *exec.Cmd, port int
 	}
 	if !up {
 		b, _ := os.ReadFile(logPath)
-		ts.Fatalf("%s did not listen on %s within 20s: %s", what, addr, b)
+		e.fatalf("%s did not listen on %s within 20s: %s", what, addr, b)
 	}
 }
 
-func requireProg(ts *testscript.TestScript, prog string) string {
+func requireProg(e fixtureEnv, prog string) string {
 	path, err := exec.LookPath(prog)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			ts.Fatalf("%s: not installed, and CI=%s (%s installs it)", prog, os.Getenv("CI"), kindsDeps)
+			e.fatalf("%s: not installed, and CI=%s (%s installs it)", prog, os.Getenv("CI"), kindsDeps)
 		}
-		ts.Value(scriptTKey{}).(testscript.T).Skip(prog + ": not installed (skipped outside CI; " + kindsDeps + " installs it)")
+		e.skip(prog + ": not installed (skipped outside CI; " + kindsDeps + " installs it)")
 	}
 	return path
 }
@@ -132,7 +155,8 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 	if loading || secure {
 		opts = opts[1:]
 	}
-	server := requireProg(ts, "redis-server")
+	e := scriptFixtureEnv(ts)
+	server := requireProg(e, "redis-server")
 	dir := ts.MkAbs(name + ".redis")
 	ts.Check(os.MkdirAll(dir, 0o755))
 	port, err := fixture.UnusedPort()
@@ -140,9 +164,9 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 	base := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no"}
 	if loading {
 		// A dump of 2000 keys, written by a server of its own.
-		cli := requireProg(ts, "redis-cli")
+		cli := requireProg(e, "redis-cli")
 		setup := exec.Command(server, append(base, "--enable-debug-command", "yes")...)
-		startServer(ts, "redis-server (writing the dump)", setup, port, filepath.Join(dir, "setup.log"))
+		startServer(e, "redis-server (writing the dump)", setup, port, filepath.Join(dir, "setup.log"))
 		for _, c := range [][]string{{"debug", "populate", "2000", "key", "10"}, {"save"}} {
 			out, err := exec.Command(cli, append([]string{"-p", strconv.Itoa(port)}, c...)...).CombinedOutput()
 			if err != nil || strings.Contains(string(out), "ERR") {
@@ -177,7 +201,7 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(name+"_CA", p.CAFile)
 	}
 	cmd := exec.Command(server, append(base, opts...)...)
-	startServer(ts, "redis-server", cmd, port, filepath.Join(dir, "redis.log"))
+	startServer(e, "redis-server", cmd, port, filepath.Join(dir, "redis.log"))
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	setAddrVars(ts, name, scheme+"://"+addr, addr, port)
 }
@@ -197,7 +221,7 @@ const pgPassword = "pgsecret1"
 
 // asPostgres runs cmd as the postgres user when this process is root
 // (initdb and postgres refuse root); chown gives it the paths.
-func asPostgres(ts *testscript.TestScript, cmd *exec.Cmd, paths ...string) {
+func asPostgres(e fixtureEnv, cmd *exec.Cmd, paths ...string) {
 	if os.Geteuid() != 0 {
 		return
 	}
@@ -205,11 +229,11 @@ func asPostgres(ts *testscript.TestScript, cmd *exec.Cmd, paths ...string) {
 	if err != nil {
 		u, err = user.Lookup("nobody")
 	}
-	ts.Check(err)
+	e.check(err)
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	for _, p := range paths {
-		ts.Check(filepath.Walk(p, func(path string, _ os.FileInfo, err error) error {
+		e.check(filepath.Walk(p, func(path string, _ os.FileInfo, err error) error {
 			if err != nil {
 				return err
 			}
@@ -223,64 +247,88 @@ func asPostgres(ts *testscript.TestScript, cmd *exec.Cmd, paths ...string) {
 // cmdPgd implements pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
 func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "pgd")
+	const usage = "usage: pgd NAME [-starting] [-standby] [-c NAME=VALUE]..."
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
-		ts.Fatalf("usage: pgd NAME [-starting] [-standby] [-c NAME=VALUE]...")
+		ts.Fatalf(usage)
 	}
 	name := args[0]
 	fs := flag.NewFlagSet("pgd", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
-	starting := fs.Bool("starting", false, "")
-	standby := fs.Bool("standby", false, "")
-	var settings []string
-	fs.Func("c", "", func(s string) error { settings = append(settings, s); return nil })
+	var o pgOptions
+	fs.BoolVar(&o.starting, "starting", false, "")
+	fs.BoolVar(&o.standby, "standby", false, "")
+	fs.Func("c", "", func(s string) error { o.settings = append(o.settings, s); return nil })
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		ts.Fatalf("usage: pgd NAME [-starting] [-standby] [-c NAME=VALUE]...")
+		ts.Fatalf(usage)
 	}
+	o.log = ts.MkAbs(name + ".postgres.log")
+	pg := startPG(scriptFixtureEnv(ts), o)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(pg.port))
+	setAddrVars(ts, name, "postgres://"+addr, addr, pg.port)
+	ts.Setenv(name+"_HOST", pg.root)
+	ts.Setenv(name+"_DATA", pg.data)
+	if o.starting {
+		ts.Setenv(name+"_GO", pg.goFile)
+	}
+}
+
+// pgOptions are pgd's: hold it starting up, make it a standby, settings,
+// the server's log.
+type pgOptions struct {
+	starting, standby bool
+	settings          []string
+	log               string
+}
+
+// pgServer is a cluster startPG started.
+type pgServer struct {
+	port               int
+	root, data, goFile string
+}
+
+// startPG initdb's a cluster and starts its postgres (pgd).
+func startPG(e fixtureEnv, o pgOptions) pgServer {
 	bin := pgBin()
 	if bin == "" {
-		requireProg(ts, "postgres-server-of-.ci/deps/kinds.sh")
+		requireProg(e, "/usr/lib/postgresql/VERSION/bin/postgres")
 	}
-	// Not under $WORK, which only root may enter: the postgres user
-	// must reach its data directory and socket.
+	// Not under the script's or test's directory, which only root may
+	// enter: the postgres user must reach its data directory and socket.
 	root, err := os.MkdirTemp("", "healthctl-pgd-")
-	ts.Check(err)
-	ts.Defer(func() { os.RemoveAll(root) })
-	ts.Check(os.Chmod(root, 0o755))
-	data := filepath.Join(root, "data")
+	e.check(err)
+	e.cleanup(func() { os.RemoveAll(root) })
+	e.check(os.Chmod(root, 0o755))
+	pg := pgServer{root: root, data: filepath.Join(root, "data")}
 	pwfile := filepath.Join(root, "pw")
-	ts.Check(os.WriteFile(pwfile, []byte(pgPassword+"\n"), 0o600))
-	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth-local=trust",
+	e.check(os.WriteFile(pwfile, []byte(pgPassword+"\n"), 0o600))
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", pg.data, "-U", "postgres", "--auth-local=trust",
 		"--auth-host=scram-sha-256", "--pwfile", pwfile, "-E", "UTF8", "--no-sync", "--no-instructions")
-	asPostgres(ts, initdb, root)
+	asPostgres(e, initdb, root)
 	if out, err := initdb.CombinedOutput(); err != nil {
-		ts.Fatalf("initdb: %v\n%s", err, out)
+		e.fatalf("initdb: %v\n%s", err, out)
 	}
-	port, err := fixture.UnusedPort()
-	ts.Check(err)
-	argv := []string{"-D", data, "-p", strconv.Itoa(port), "-k", root, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_connections=on"}
-	if *starting {
+	pg.port, err = fixture.UnusedPort()
+	e.check(err)
+	argv := []string{"-D", pg.data, "-p", strconv.Itoa(pg.port), "-k", root, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "log_connections=on"}
+	if o.starting {
 		// Archive recovery asks restore_command for the timeline history
 		// before the startup process tells the postmaster recovery
-		// began: until $NAME_GO exists the server is starting up (57P03).
-		file := filepath.Join(root, "go")
-		ts.Setenv(name+"_GO", file)
-		ts.Check(os.WriteFile(filepath.Join(data, "recovery.signal"), nil, 0o644))
-		argv = append(argv, "-c", fmt.Sprintf("restore_command=while [ ! -e %s ]; do sleep 0.05; done; false", file))
+		// began: until goFile exists the server is starting up (57P03).
+		pg.goFile = filepath.Join(root, "go")
+		e.check(os.WriteFile(filepath.Join(pg.data, "recovery.signal"), nil, 0o644))
+		argv = append(argv, "-c", fmt.Sprintf("restore_command=while [ ! -e %s ]; do sleep 0.05; done; false", pg.goFile))
 	}
-	if *standby {
-		ts.Check(os.WriteFile(filepath.Join(data, "standby.signal"), nil, 0o644))
+	if o.standby {
+		e.check(os.WriteFile(filepath.Join(pg.data, "standby.signal"), nil, 0o644))
 		argv = append(argv, "-c", "hot_standby=off", "-c", "restore_command=false")
 	}
-	for _, s := range settings {
+	for _, s := range o.settings {
 		argv = append(argv, "-c", s)
 	}
 	cmd := exec.Command(filepath.Join(bin, "postgres"), argv...)
-	asPostgres(ts, cmd, root)
-	startServer(ts, "postgres", cmd, port, filepath.Join(ts.MkAbs(name+".postgres.log")))
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	setAddrVars(ts, name, "postgres://"+addr, addr, port)
-	ts.Setenv(name+"_HOST", root)
-	ts.Setenv(name+"_DATA", data)
+	asPostgres(e, cmd, root)
+	startServer(e, "postgres", cmd, pg.port, o.log)
+	return pg
 }
 
 // cmdPgStop implements pgstop NAME smart|fast.
