@@ -194,6 +194,24 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		}
 		fmt.Fprintf(w, "%s%s: %s\n", label("grpc"), output.Untrusted(svc), ans)
 	}
+	if rd := r.Redis; rd != nil {
+		// What Redis answered, command by command, as it said it.
+		for _, a := range [...]struct{ cmd, reply string }{{"AUTH", rd.Auth}, {"SELECT", rd.Select}, {"PING", rd.Ping}} {
+			if a.reply != "" {
+				fmt.Fprintf(w, "%s%s: %s\n", label("redis"), a.cmd, output.Untrusted(a.reply))
+			}
+		}
+	}
+	if pg := r.Postgres; pg != nil && (pg.Auth != "" || pg.SQLState != "") {
+		ans := "accepting connections (authentication " + pg.Auth + ")"
+		if pg.SQLState != "" {
+			ans = fmt.Sprintf("%s %s: %s", pg.Severity, pg.SQLState, pg.Message)
+			if pg.Detail != "" {
+				ans += " (" + pg.Detail + ")"
+			}
+		}
+		fmt.Fprintf(w, "%suser %q, database %q: %s\n", label("postgres"), pg.User, pg.Database, output.Untrusted(ans))
+	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {
 		if r.TLS.Version != "" {
