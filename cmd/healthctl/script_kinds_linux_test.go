@@ -328,6 +328,17 @@ func startPG(e fixtureEnv, o pgOptions) pgServer {
 	cmd := exec.Command(filepath.Join(bin, "postgres"), argv...)
 	asPostgres(e, cmd, root)
 	startServer(e, "postgres", cmd, pg.port, o.log)
+	if !o.starting && !o.standby {
+		// The postmaster listens before the startup process is done
+		// (57P03 "starting up" meanwhile): ready is what its log says.
+		if !fixture.WaitFor(30*time.Second, func() bool {
+			b, _ := os.ReadFile(o.log)
+			return strings.Contains(string(b), "database system is ready to accept connections")
+		}) {
+			b, _ := os.ReadFile(o.log)
+			e.fatalf("postgres did not become ready within 30s: %s", b)
+		}
+	}
 	return pg
 }
 
