@@ -13,7 +13,7 @@ package main
 //	    $NAME_URL is rediss://). -loading first
 //	    writes a dump of 2000 keys and starts the server loading it with a
 //	    delay per key (key-load-delay): it answers -LOADING for seconds.
-//	pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
+//	pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]...
 //	    initdb's a cluster (local connections trust, TCP scram-sha-256 with
 //	    the password "pgsecret1") and starts postgres on 127.0.0.1, logging
 //	    to $WORK/NAME.postgres.log (log_connections on); sets $NAME_URL
@@ -21,7 +21,8 @@ package main
 //	    (its socket directory, for psql -h) and $NAME_DATA. -starting keeps
 //	    it starting up (archive recovery whose restore_command waits for
 //	    the path $NAME_GO to exist: mkdir it); -standby makes it a standby
-//	    with nothing to follow and hot_standby off. As root the server runs
+//	    with nothing to follow and hot_standby off; -tls turns ssl on with
+//	    the script's CA's certificate for 127.0.0.1 ($NAME_CA). As root the server runs
 //	    as the postgres user (initdb refuses root).
 //	pgstop NAME smart|fast
 //	    asks the postmaster to shut down (SIGTERM, SIGINT), without waiting.
@@ -247,7 +248,7 @@ func asPostgres(e fixtureEnv, cmd *exec.Cmd, paths ...string) {
 // cmdPgd implements pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
 func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "pgd")
-	const usage = "usage: pgd NAME [-starting] [-standby] [-c NAME=VALUE]..."
+	const usage = "usage: pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]..."
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
 		ts.Fatalf(usage)
 	}
@@ -257,11 +258,20 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	var o pgOptions
 	fs.BoolVar(&o.starting, "starting", false, "")
 	fs.BoolVar(&o.standby, "standby", false, "")
+	secure := fs.Bool("tls", false, "")
 	fs.Func("c", "", func(s string) error { o.settings = append(o.settings, s); return nil })
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
 		ts.Fatalf(usage)
 	}
 	o.log = ts.MkAbs(name + ".postgres.log")
+	if *secure {
+		p := state(ts).PKI(ts)
+		cert, err := p.ServerCertificate(fixture.CertGood)
+		ts.Check(err)
+		o.certFile, o.keyFile, err = p.WriteServerFiles("postgres-"+name, cert)
+		ts.Check(err)
+		ts.Setenv(name+"_CA", p.CAFile)
+	}
 	pg := startPG(scriptFixtureEnv(ts), o)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(pg.port))
 	setAddrVars(ts, name, "postgres://"+addr, addr, pg.port)
@@ -278,6 +288,8 @@ type pgOptions struct {
 	starting, standby bool
 	settings          []string
 	log               string
+	// certFile and keyFile, when set, turn TLS on (ssl=on).
+	certFile, keyFile string
 }
 
 // pgServer is a cluster startPG started.
@@ -321,6 +333,17 @@ func startPG(e fixtureEnv, o pgOptions) pgServer {
 	if o.standby {
 		e.check(os.WriteFile(filepath.Join(pg.data, "standby.signal"), nil, 0o644))
 		argv = append(argv, "-c", "hot_standby=off", "-c", "restore_command=false")
+	}
+	if o.certFile != "" {
+		// Copied beside the data: the key must be the server user's,
+		// mode 0600, and the script's directory is root's alone.
+		for _, f := range [][2]string{{o.certFile, "server.crt"}, {o.keyFile, "server.key"}} {
+			b, err := os.ReadFile(f[0])
+			e.check(err)
+			e.check(os.WriteFile(filepath.Join(root, f[1]), b, 0o600))
+		}
+		argv = append(argv, "-c", "ssl=on", "-c", "ssl_cert_file="+filepath.Join(root, "server.crt"),
+			"-c", "ssl_key_file="+filepath.Join(root, "server.key"))
 	}
 	for _, s := range o.settings {
 		argv = append(argv, "-c", s)
