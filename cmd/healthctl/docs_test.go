@@ -320,6 +320,8 @@ var notOurs = map[string]bool{
 	"stop_grace_period": true, "stop_signal": true, "http_proxy": true, "https_proxy": true,
 	"access_token": true, "api_key": true, "time_1": true, "time_2": true,
 	"ru_maxrss": true, // getrusage(2)'s field, in benchmarks.md
+	// PostgreSQL settings, in kinds.md and outcomes.md.
+	"pg_isready": true, "hot_standby": true, "max_connections": true, "application_name": true, "replica_serve_stale_data": true,
 }
 
 // TestDocsJSONNames: every JSON key the docs quote ("name": in an example)

@@ -109,6 +109,10 @@ type Observation struct {
 	// NoPreface: a cleartext gRPC probe's connection ended (Err) before
 	// the server sent the HTTP/2 preface: it is no HTTP/2 server.
 	NoPreface bool
+	// Redis and Postgres are what a Redis or PostgreSQL probe read (Err
+	// nil).
+	Redis    *RedisAnswer
+	Postgres *PostgresAnswer
 
 	// Err is the error that ended the probe, nil when a response arrived
 	// and its body was read.
@@ -166,6 +170,9 @@ func reason(o Observation) Reason {
 			return OK
 		case ProtoGRPC:
 			return grpcReason(o.GRPC)
+		case ProtoRedis, ProtoPostgres:
+			r, _ := kindReason(o)
+			return r
 		}
 		switch {
 		case o.Proxied && o.StatusCode == http.StatusProxyAuthRequired:
@@ -267,6 +274,9 @@ func reason(o Observation) Reason {
 	if errors.Is(err, ErrNoHTTP2) {
 		return GRPCProtocol
 	}
+	if errors.Is(err, ErrPostgresNoSSL) {
+		return TLSNotTLS
+	}
 	var rh tls.RecordHeaderError
 	if errors.As(err, &rh) || errors.Is(err, http.ErrSchemeMismatch) {
 		return TLSNotTLS
@@ -303,6 +313,9 @@ func reason(o Observation) Reason {
 	// HTTP/1 server's reply read as a frame).
 	if o.Protocol == ProtoGRPC {
 		return GRPCProtocol
+	}
+	if r, ok := kindProtocolError(o.Protocol); ok {
+		return r
 	}
 	return ProtocolError
 }

@@ -182,6 +182,19 @@ var specOutcome = map[Reason]Outcome{
 	"grpc_unimplemented":       "unreachable",
 	"grpc_status":              "unreachable",
 	"grpc_protocol":            "unreachable",
+	// SPEC §13: the Redis and PostgreSQL rows.
+	"redis_loading":                 "unreachable",
+	"redis_masterdown":              "unreachable",
+	"redis_busy":                    "unreachable",
+	"redis_auth":                    "unreachable",
+	"redis_error":                   "unreachable",
+	"redis_protocol":                "unreachable",
+	"postgres_starting_up":          "unreachable",
+	"postgres_shutting_down":        "unreachable",
+	"postgres_recovery":             "unreachable",
+	"postgres_too_many_connections": "unreachable",
+	"postgres_error":                "unreachable",
+	"postgres_protocol":             "unreachable",
 }
 
 // TestReasonOutcomeMatchesSpec compares the code's table with the literal

@@ -159,6 +159,19 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		GRPCStatus:         Unreachable,
 		GRPCProtocol:       Unreachable,
 
+		RedisLoading:               Unreachable,
+		RedisMasterDown:            Unreachable,
+		RedisBusy:                  Unreachable,
+		RedisAuth:                  Unreachable,
+		RedisError:                 Unreachable,
+		RedisProtocol:              Unreachable,
+		PostgresStartingUp:         Unreachable,
+		PostgresShuttingDown:       Unreachable,
+		PostgresRecovery:           Unreachable,
+		PostgresTooManyConnections: Unreachable,
+		PostgresError:              Unreachable,
+		PostgresProtocol:           Unreachable,
+
 		LocalError:          Unknown,
 		ResolverUnreachable: Unknown,
 		ResolverRefused:     Unknown,
@@ -179,6 +192,8 @@ var Reasons = []Reason{
 	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
+	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisError, RedisProtocol,
+	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol,
 	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
 }
 

@@ -144,6 +144,10 @@ type Facts struct {
 	GRPCStatus   string
 	GRPCMessage  string
 	GRPCSeen     string
+
+	// Seen is what a Redis or PostgreSQL server said (quoted) when it
+	// was not the protocol.
+	Seen string
 }
 
 // Sentence is the user-facing error of a probe classified as r: "" for a
@@ -159,6 +163,8 @@ func Sentence(o Observation, r Reason, f Facts) string {
 	switch {
 	case o.Protocol == ProtoGRPC && !o.WindowClosed && isGRPCReason(r):
 		msg = red(grpcText(o, r, f))
+	case (o.Protocol == ProtoRedis || o.Protocol == ProtoPostgres) && !o.WindowClosed && isKindReason(r):
+		msg = red(kindText(o, r, f))
 	case o.Err != nil && o.WindowClosed && (r == ResolverError || r == ResolverRefused):
 		// The replies that came were no answer: say what they were.
 		msg = red(dropGoNames(windowText(o, f)) + ": " + o.DNS.Describe())
@@ -280,7 +286,9 @@ func windowText(o Observation, f Facts) string {
 		what = "TLS handshake" + to + " did not finish"
 	case StageHeaders:
 		what = "no response headers"
-		if f.FirstByte {
+		if o.Protocol == ProtoRedis || o.Protocol == ProtoPostgres {
+			what = "no answer"
+		} else if f.FirstByte {
 			what = "response headers begun but not complete"
 		}
 		if f.ThroughProxy {

@@ -83,6 +83,16 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		}
 		return tp
 	}
+	if a := serviceAnswer(res); a != "" {
+		// A Redis or PostgreSQL answer: PONG, or accepting connections,
+		// is ready; the server's own refusal (loading, shutting down, no
+		// slot left) is the flip.
+		tp.GRPC, tp.Status = a, http.StatusServiceUnavailable
+		if res.Outcome == classify.Pass {
+			tp.Status = http.StatusOK
+		}
+		return tp
+	}
 	if res.HTTPStatus != 0 {
 		tp.Status = res.HTTPStatus
 		switch res.Reason {
@@ -151,4 +161,19 @@ func connStart(res probe.Result) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return res.Started.Add(total - after), true
+}
+
+// serviceAnswer names what a Redis or PostgreSQL server answered (its
+// PING reply, "accepting connections", its SQLSTATE), "" when it answered
+// nothing of its protocol.
+func serviceAnswer(res probe.Result) string {
+	switch r, pg := res.Redis, res.Postgres; {
+	case r != nil && r.Ping != "":
+		return r.Ping
+	case pg != nil && pg.Auth != "":
+		return "accepting connections"
+	case pg != nil && pg.SQLState != "":
+		return "SQLSTATE " + pg.SQLState
+	}
+	return ""
 }

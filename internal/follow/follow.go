@@ -26,7 +26,8 @@ func IsRedirect(code int) bool {
 // DefaultPort is the port a URL of scheme means when it names none: 443
 // for https, 80 otherwise. The one place it is decided.
 func DefaultPort(scheme string) string {
-	if strings.EqualFold(scheme, "https") {
+	switch strings.ToLower(scheme) {
+	case "https":
 		return "443"
 	}
 	return "80"

@@ -180,7 +180,10 @@ func Decide(in Input) (Decision, History) {
 
 	// The run counters are facts about consecutive results; keep them first,
 	// whatever the rules below decide.
-	if outcome == classify.Timeout {
+	// A warming service (Redis loading its data set, held busy by a
+	// script) is slow, not dead: counted and ignored as a timeout is.
+	warming := classify.Warming(in.Reason)
+	if outcome == classify.Timeout || warming {
 		h.TimeoutStreak++
 	} else {
 		h.TimeoutStreak = 0
@@ -211,6 +214,18 @@ func Decide(in Input) (Decision, History) {
 	// Rules 2 and 3 either end here or turn the result into a decisive one;
 	// what says why it became decisive.
 	what := result
+	if warming && s.EscalateTimeoutsAfter <= 0 {
+		return Decision{Action: IgnoreTimeout,
+			Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), warmingWhy)}, h
+	}
+	if warming && h.TimeoutStreak < s.EscalateTimeoutsAfter {
+		return Decision{Action: IgnoreTimeout,
+			Why: fmt.Sprintf("%s, the %s in a row, turning decisive from the %s: %s",
+				result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), warmingWhy)}, h
+	}
+	if warming {
+		what = fmt.Sprintf("%s, the %s in a row, decisive from the %s", result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter))
+	}
 	switch outcome {
 	case classify.TLS:
 		cause, misconfigured := tlsCause(in.Reason)
@@ -318,6 +333,10 @@ func known(o classify.Outcome) bool {
 	}
 	return false
 }
+
+// warmingWhy is why a warming service is ignored: a redeploy would start
+// its loading over.
+const warmingWhy = "Redis is still warming up (loading its data set, or held by a script): a slow service is not a dead one, and a redeploy would start it over, ignore it"
 
 // A pass's words, made once: a sweep decides on every target.
 const (

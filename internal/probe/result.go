@@ -167,6 +167,10 @@ type Result struct {
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
 	GRPC *GRPCInfo
+	// Redis and Postgres are what a Redis or PostgreSQL server answered
+	// (nil for other protocols).
+	Redis    *RedisInfo
+	Postgres *PostgresInfo
 	// Canceled is true when the caller's context ended the probe (Ctrl-C):
 	// not a probe result at all.
 	Canceled bool

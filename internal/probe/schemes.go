@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"net/url"
 	"strings"
 )
 
@@ -55,6 +56,9 @@ type Scheme struct {
 	Drain Drain
 	// Manifest names the Kubernetes probe kinds that map to it.
 	Manifest []string
+	// check, when set, holds a URL to the protocol's own form (its
+	// exchange file's rules), instead of Form's generic ones.
+	check func(*url.URL) error
 	// open makes the exchange of one probe.
 	open func(ctx context.Context, p *run) (exchange, error)
 }
@@ -90,35 +94,67 @@ const (
 // schemes is the table: one row per protocol, in the order the docs and
 // errors list them. Its exchanges: http.go (and http1.go, its plain
 // HTTP/1.1 case), grpc.go, tcp.go.
-var schemes = []Scheme{
-	{Name: "http", DefaultPort: "80", Path: PathAny,
-		Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
-		Words:    Words{Pass: "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx"},
-		Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
-		Manifest: []string{"httpGet"}, open: newHTTP},
-	{Name: "https", TLS: true, DefaultPort: "443", Path: PathAny,
-		Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
-		Words:    Words{Pass: "as http://, over a verified TLS chain", Missing: "no 2xx"},
-		Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
-		Manifest: []string{"httpGet"}, open: newHTTP},
-	{Name: "grpc", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
-		Options:  AppliesHeader | AppliesGRPCService,
-		Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
-		Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-		Manifest: []string{"grpc"}, open: newGRPC},
-	{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
-		Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
-		Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
-		Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-		Manifest: []string{"grpc"}, open: newGRPC},
-	{Name: "tcp", Form: "tcp://HOST:PORT", Path: PathNone,
-		Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
-		Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
-		Manifest: []string{"tcpSocket"}, open: newStream},
-	{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone,
-		Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
-		Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
-		open:  newStream},
+var schemes []Scheme
+
+// init fills the table: its rows name exchanges that, through the dialler,
+// ask the table for default ports (a package-level literal would be an
+// initialization cycle).
+func init() { schemes = table() }
+
+func table() []Scheme {
+	return []Scheme{
+		{Name: "http", DefaultPort: "80", Path: PathAny,
+			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
+			Words:    Words{Pass: "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx"},
+			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
+			Manifest: []string{"httpGet"}, open: newHTTP},
+		{Name: "https", TLS: true, DefaultPort: "443", Path: PathAny,
+			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
+			Words:    Words{Pass: "as http://, over a verified TLS chain", Missing: "no 2xx"},
+			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
+			Manifest: []string{"httpGet"}, open: newHTTP},
+		{Name: "grpc", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
+			Options:  AppliesHeader | AppliesGRPCService,
+			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
+			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
+			Manifest: []string{"grpc"}, open: newGRPC},
+		{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
+			Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
+			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
+			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
+			Manifest: []string{"grpc"}, open: newGRPC},
+		{Name: "tcp", Form: "tcp://HOST:PORT", Path: PathNone,
+			Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
+			Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
+			Manifest: []string{"tcpSocket"}, open: newStream},
+		{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone,
+			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
+			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
+			open:  newStream},
+		{Name: "redis", DefaultPort: "6379", Path: PathAny,
+			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after AUTH when the URL has credentials)", Missing: "no PONG"},
+			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
+			check: checkRedisURL, open: newRedis},
+		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
+			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "as redis://, over a verified TLS chain", Missing: "no PONG"},
+			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
+			check: checkRedisURL, open: newRedis},
+		// TLS with ?sslmode=require (the shared TLS capture after the
+		// SSLRequest).
+		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
+			Words: Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "an authentication request: the server accepts connections, as pg_isready says", Missing: "no connection accepted"},
+			Drain: Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
+			check: checkPostgresURL, open: newPostgres},
+	}
+}
+
+// CheckURL holds u to the protocol's own form when it has one (ok false
+// when the generic rules of Form apply).
+func (s Scheme) CheckURL(u *url.URL) (err error, ok bool) {
+	if s.check == nil {
+		return nil, false
+	}
+	return s.check(u), true
 }
 
 // LookupScheme is the row of a URL scheme (any case), false for a scheme

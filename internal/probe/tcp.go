@@ -56,26 +56,9 @@ func (s *streamExchange) run(ctx context.Context) error {
 	}
 	s.conn = c
 	if o.URL.Scheme == "tls" {
-		p.setStage(classify.StageTLS)
-		tc := p.tlsConfig()
-		if tc.ServerName == "" {
-			p.mu.Lock()
-			tc.ServerName = p.serverName
-			p.mu.Unlock()
-		}
-		conn := tls.Client(c, tc)
+		conn := p.tlsClient(c)
 		s.conn = conn
-		err = conn.HandshakeContext(ctx)
-		if err == nil {
-			err = s.firstRecord(conn)
-		}
-		p.mu.Lock()
-		p.record(PhaseTLS, time.Since(p.stageStart))
-		if cs := conn.ConnectionState(); cs.HandshakeComplete {
-			p.tlsState = &cs
-		}
-		p.mu.Unlock()
-		if err != nil {
+		if err := p.handshake(ctx, conn, s.firstRecord); err != nil {
 			return err
 		}
 	}
@@ -126,5 +109,36 @@ func (s *streamExchange) firstRecord(conn *tls.Conn) error {
 	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
 		return nil
 	}
+	return err
+}
+
+// tlsClient is the TLS side of a connection the run dialled, through the
+// shared TLS capture, for the name the certificate must carry (p.mu not
+// held): tls://, rediss://, PostgreSQL's sslmode=require.
+func (p *run) tlsClient(c net.Conn) *tls.Conn {
+	p.setStage(classify.StageTLS)
+	tc := p.tlsConfig()
+	if tc.ServerName == "" {
+		p.mu.Lock()
+		tc.ServerName = p.serverName
+		p.mu.Unlock()
+	}
+	return tls.Client(c, tc)
+}
+
+// handshake completes conn's handshake, then after (when not nil: what
+// the protocol reads of the handshake's end), recording the tls phase and,
+// when the handshake completed, the connection state.
+func (p *run) handshake(ctx context.Context, conn *tls.Conn, after func(*tls.Conn) error) error {
+	err := conn.HandshakeContext(ctx)
+	if err == nil && after != nil {
+		err = after(conn)
+	}
+	p.mu.Lock()
+	p.record(PhaseTLS, time.Since(p.stageStart))
+	if cs := conn.ConnectionState(); cs.HandshakeComplete {
+		p.tlsState = &cs
+	}
+	p.mu.Unlock()
 	return err
 }

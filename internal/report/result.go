@@ -46,10 +46,13 @@ type ResultJSON struct {
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
 	// HTTPSDowngrade: a redirect went from https to plain http.
-	HTTPSDowngrade bool             `json:"https_downgrade,omitempty"`
-	TLS            *probe.TLSInfo   `json:"tls,omitempty"`
-	GRPC           *probe.GRPCInfo  `json:"grpc,omitempty"`
-	Decision       *policy.Decision `json:"decision,omitempty"`
+	HTTPSDowngrade bool            `json:"https_downgrade,omitempty"`
+	TLS            *probe.TLSInfo  `json:"tls,omitempty"`
+	GRPC           *probe.GRPCInfo `json:"grpc,omitempty"`
+	// Redis and Postgres: what a Redis or PostgreSQL server said.
+	Redis    *probe.RedisInfo    `json:"redis,omitempty"`
+	Postgres *probe.PostgresInfo `json:"postgres,omitempty"`
+	Decision *policy.Decision    `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
 	Addresses []ResultJSON `json:"addresses,omitempty"`
@@ -92,6 +95,8 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		HTTPSDowngrade: r.Downgrade,
 		TLS:            r.TLS,
 		GRPC:           r.GRPC,
+		Redis:          r.Redis,
+		Postgres:       r.Postgres,
 		Decision:       d,
 	}
 	if allFailed(r.DialAttempts) {
@@ -199,6 +204,24 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			ans = fmt.Sprintf("gRPC status %s (%d)", g.CodeName, *g.Code)
 		}
 		fmt.Fprintf(w, "%s%s: %s\n", label("grpc"), output.Untrusted(svc), ans)
+	}
+	if rd := r.Redis; rd != nil {
+		// What Redis answered, command by command, as it said it.
+		for _, a := range [...]struct{ cmd, reply string }{{"AUTH", rd.Auth}, {"SELECT", rd.Select}, {"PING", rd.Ping}} {
+			if a.reply != "" {
+				fmt.Fprintf(w, "%s%s: %s\n", label("redis"), a.cmd, output.Untrusted(a.reply))
+			}
+		}
+	}
+	if pg := r.Postgres; pg != nil && (pg.Auth != "" || pg.SQLState != "") {
+		ans := "accepting connections (authentication " + pg.Auth + ")"
+		if pg.SQLState != "" {
+			ans = fmt.Sprintf("%s %s: %s", pg.Severity, pg.SQLState, pg.Message)
+			if pg.Detail != "" {
+				ans += " (" + pg.Detail + ")"
+			}
+		}
+		fmt.Fprintf(w, "%suser %q, database %q: %s\n", label("postgres"), pg.User, pg.Database, output.Untrusted(ans))
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if r.TLS != nil {

@@ -599,7 +599,6 @@ func ParseURL(raw string) (*url.URL, error) {
 	if !ok {
 		return nil, fmt.Errorf("unsupported scheme %q (want %s)", u.Scheme, probe.SchemeList(false, nil))
 	}
-	u.Scheme = row.Name
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
 	}
@@ -620,6 +619,10 @@ func ParseURL(raw string) (*url.URL, error) {
 // nothing else — no credentials, query or fragment, which no health call
 // would send. HTTP's URLs are any.
 func checkForm(u *url.URL, row probe.Scheme) error {
+	if err, ok := row.CheckURL(u); ok {
+		// The protocol's own rules (its exchange file's).
+		return err
+	}
 	if row.Form == "" {
 		return nil
 	}

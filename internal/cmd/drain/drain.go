@@ -214,7 +214,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		pu, err := url.Parse(u.val)
 		if u.flag != "inflight" && err == nil && pu.Host != "" {
 			switch pu.Scheme {
-			case "grpc", "grpcs", "tcp", "tls":
+			case "grpc", "grpcs", "tcp", "tls", "redis", "rediss", "postgres", "postgresql":
 				// Health endpoints of other protocols: a gRPC health
 				// answer other than SERVING is the flip.
 				continue
@@ -223,7 +223,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			want := "an http:// or https:// URL"
 			if u.flag != "inflight" {
-				want = "an http://, https://, grpc://, grpcs://, tcp:// or tls:// URL"
+				want = "an http://, https://, grpc://, grpcs://, tcp://, tls://, redis://, rediss:// or postgres:// URL"
 			}
 			return cli.UsageErrorf("%s: want %s", o.named(u.flag), want)
 		}

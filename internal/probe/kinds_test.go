@@ -1,0 +1,81 @@
+package probe_test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// serve answers every connection on a loopback port with answer.
+func serve(t *testing.T, answer func(br *bufio.Reader, c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				answer(bufio.NewReader(c), c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestKindsWindows: a Redis or PostgreSQL server that takes the
+// connection and says nothing ends the probe by its read window
+// (headers_timeout, "no answer"), never hangs; one that sends half a reply
+// and stalls ends on the body (body_timeout); the pipelined replies are
+// read in order.
+func TestKindsWindows(t *testing.T) {
+	// Holding means reading until the probe closes its side.
+	silent := serve(t, func(br *bufio.Reader, c net.Conn) { io.Copy(io.Discard, br) })
+	half := serve(t, func(br *bufio.Reader, c net.Conn) {
+		br.ReadString('\n')
+		c.Write([]byte("+PO"))
+		io.Copy(io.Discard, br)
+	})
+	pipelined := serve(t, func(br *bufio.Reader, c net.Conn) {
+		// AUTH (4 lines), SELECT (5), PING (3): answer once all came.
+		for range 12 {
+			br.ReadString('\n')
+		}
+		c.Write([]byte("+OK\r\n+OK\r\n-LOADING Redis is loading the dataset in memory\r\n"))
+	})
+	for _, tc := range []struct {
+		url    string
+		reason classify.Reason
+		text   string
+	}{
+		{"redis://" + silent, classify.HeadersTimeout, "no answer within --read-timeout"},
+		{"postgres://" + silent, classify.HeadersTimeout, "no answer within --read-timeout"},
+		{"redis://" + half, classify.BodyTimeout, "--read-timeout"},
+		{"redis://u:pw@" + pipelined + "/4", classify.RedisLoading, `Redis answered PING with "-LOADING`},
+	} {
+		start := time.Now()
+		res := probe.Run(t.Context(), opts(t, tc.url, "", nil))
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%s: took %s", tc.url, took)
+		}
+		if res.Reason != tc.reason || !strings.Contains(res.Error, tc.text) {
+			t.Errorf("%s: %s %q, want %s %q", tc.url, res.Reason, res.Error, tc.reason, tc.text)
+		}
+		if strings.Contains(res.URL, "pw") {
+			t.Errorf("%s: the URL shown is %s", tc.url, res.URL)
+		}
+	}
+}

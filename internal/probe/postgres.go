@@ -1,0 +1,171 @@
+package probe
+
+// The PostgreSQL exchange (postgres://, postgresql://): what pg_isready
+// does. A startup message for the URL's user and database; the first
+// authentication request (or AuthenticationOk) means the server accepts
+// connections, and no credentials are ever sent: a password in the URL is
+// not used (nor printed). An ErrorResponse says why it does not (57P03
+// starting up, shutting down, in recovery; 53300 no slot left).
+// sslmode=require asks for TLS first (SSLRequest) and goes through the
+// shared TLS capture. No driver: the bytes are internal/pgwire's.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/pgwire"
+)
+
+// PostgresInfo is what a PostgreSQL server answered (redacted): the
+// authentication it asked for, or its error's SQLSTATE, severity, message
+// and detail. Seen is what came when it was not PostgreSQL.
+type PostgresInfo struct {
+	User     string `json:"user"`
+	Database string `json:"database"`
+	SSL      bool   `json:"ssl,omitempty"`
+	Auth     string `json:"auth,omitempty"`
+	SQLState string `json:"sqlstate,omitempty"`
+	Severity string `json:"severity,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Seen     string `json:"seen,omitempty"`
+}
+
+type postgresExchange struct {
+	cv     conversation
+	ssl    bool
+	answer pgwire.Answer
+	got    bool
+	seen   string
+}
+
+func newPostgres(_ context.Context, p *run) (exchange, error) {
+	return &postgresExchange{cv: conversation{p: p}, ssl: p.opts.URL.Query().Get("sslmode") == "require"}, nil
+}
+
+func (x *postgresExchange) answered() bool { return x.cv.first }
+
+func (x *postgresExchange) close() { x.cv.close() }
+
+func (x *postgresExchange) run(ctx context.Context) error {
+	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
+	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+		return err
+	}
+	if x.ssl {
+		p.setStage(classify.StageTLS)
+		if _, err := cv.conn.Write(pgwire.SSLRequest); err != nil {
+			return err
+		}
+		var b [1]byte
+		if _, err := io.ReadFull(cv.conn, b[:]); err != nil {
+			return err
+		}
+		switch b[0] {
+		case 'S':
+			if err := cv.startTLS(ctx); err != nil {
+				return err
+			}
+		case 'N':
+			return classify.ErrPostgresNoSSL
+		default:
+			x.seen = fmt.Sprintf("%q in answer to the SSLRequest", b[:])
+			x.got = true
+			return nil
+		}
+	}
+	cv.connected()
+	if err := cv.send(pgwire.Startup(pgwire.UserDB(o.URL))); err != nil {
+		return err
+	}
+	if err := cv.firstByte(); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: %w", pgwire.ErrNoAnswer, err)
+		}
+		return err
+	}
+	a, err := pgwire.Read(cv.br)
+	var np *pgwire.NotPostgresError
+	switch {
+	case errors.As(err, &np):
+		x.seen = fmt.Sprintf("%q", np.Seen)
+	case err != nil:
+		return err
+	}
+	x.answer, x.got = a, true
+	if a.Auth && a.AuthCode == 0 {
+		// Trusted: a session began, ended politely. An authentication
+		// request is left by closing, as pg_isready's libpq leaves it:
+		// the server logs nothing for an EOF there (a Terminate it
+		// would log as an unexpected message).
+		cv.conn.Write(pgwire.Terminate)
+	}
+	cv.done()
+	return nil
+}
+
+// authNames are the authentication requests' names, by code.
+var authNames = map[uint32]string{0: "ok", 2: "kerberos", 3: "password", 5: "md5", 7: "gss", 9: "sspi", 10: "sasl"}
+
+func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+	obs.Protocol = classify.ProtoPostgres
+	red := x.cv.p.opts.Redactor.String
+	user, db := pgwire.UserDB(x.cv.p.opts.URL)
+	info := &PostgresInfo{User: red(user), Database: red(db), SSL: x.ssl}
+	res.Postgres = info
+	if err != nil || !x.got {
+		return
+	}
+	a := &classify.PostgresAnswer{NotPostgres: x.seen != ""}
+	switch {
+	case a.NotPostgres:
+		info.Seen = red(x.seen)
+		f.Seen = info.Seen
+	case x.answer.Auth:
+		a.Auth = true
+		info.Auth = authNames[x.answer.AuthCode]
+		if info.Auth == "" {
+			info.Auth = fmt.Sprint(x.answer.AuthCode)
+		}
+	case x.answer.Error != nil:
+		e := x.answer.Error
+		a.Code, a.Message = e.Code, red(e.Message)
+		info.SQLState, info.Severity, info.Message, info.Detail = e.Code, e.Severity, red(e.Message), red(e.Detail)
+	}
+	obs.Postgres = a
+}
+
+// checkPostgresURL holds a postgres:// URL to what the probe sends:
+// credentials, a database name as the path, and sslmode=disable or
+// require, nothing else.
+func checkPostgresURL(u *url.URL) error {
+	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=disable|require]"
+	switch {
+	case u.Fragment != "":
+		return fmt.Errorf("%s URL has a fragment (want %s)", u.Scheme, form)
+	case strings.ContainsFunc(u.Path, isControl):
+		return fmt.Errorf("%s URL's database name has a control character", u.Scheme)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return fmt.Errorf("%s URL's query: %v (want %s)", u.Scheme, err, form)
+	}
+	for k, vs := range q {
+		if k != "sslmode" {
+			return fmt.Errorf("%s URL has the parameter %q, which the probe does not use (want %s)", u.Scheme, k, form)
+		}
+		if len(vs) != 1 || (vs[0] != "disable" && vs[0] != "require") {
+			return fmt.Errorf("%s URL's sslmode %q is not disable or require (want %s)", u.Scheme, strings.Join(vs, ","), form)
+		}
+	}
+	if strings.Contains(strings.TrimPrefix(u.Path, "/"), "/") {
+		return fmt.Errorf("%s URL's path %q is more than a database name (want %s)", u.Scheme, u.Path, form)
+	}
+	return nil
+}

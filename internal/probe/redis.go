@@ -1,0 +1,149 @@
+package probe
+
+// The Redis exchange (redis://, rediss://): one PING, after AUTH when the
+// URL carries credentials and SELECT when its path names a database,
+// pipelined on one connection, as `redis-cli ping` does. No driver: the
+// bytes are a few RESP arrays and one reply line each (internal/rediswire).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/rediswire"
+)
+
+// RedisInfo is what a Redis server answered, as it said it (redacted):
+// the reply to each command sent. Seen is what came when it was not RESP.
+type RedisInfo struct {
+	Auth   string `json:"auth,omitempty"`
+	Select string `json:"select,omitempty"`
+	Ping   string `json:"ping,omitempty"`
+	Seen   string `json:"seen,omitempty"`
+}
+
+type redisExchange struct {
+	cv      conversation
+	cmds    []rediswire.Command
+	replies []rediswire.Reply
+	notRESP string
+}
+
+func newRedis(_ context.Context, p *run) (exchange, error) {
+	return &redisExchange{cv: conversation{p: p}}, nil
+}
+
+func (r *redisExchange) answered() bool { return r.cv.first }
+
+func (r *redisExchange) close() { r.cv.close() }
+
+func (r *redisExchange) run(ctx context.Context) error {
+	cv, o := &r.cv, r.cv.p.opts
+	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+		return err
+	}
+	if o.URL.Scheme == "rediss" {
+		if err := cv.startTLS(ctx); err != nil {
+			return err
+		}
+	}
+	cv.connected()
+	req, cmds := rediswire.Request(o.URL)
+	r.cmds = cmds
+	if err := cv.send(req); err != nil {
+		return err
+	}
+	if err := cv.firstByte(); err != nil {
+		return noReply(err)
+	}
+	for range cmds {
+		rep, err := rediswire.Read(cv.br)
+		var nr *rediswire.NotRESPError
+		if errors.As(err, &nr) {
+			r.notRESP = nr.Seen
+			break
+		}
+		if err != nil {
+			return noReply(err)
+		}
+		r.replies = append(r.replies, rep)
+		if rep.Type != '+' && rep.Type != '-' {
+			// Not an answer to any of these commands: it decides.
+			break
+		}
+	}
+	cv.done()
+	return nil
+}
+
+// noReply names a connection that ended before a whole reply.
+func noReply(err error) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %w", rediswire.ErrNoReply, err)
+	}
+	return err
+}
+
+func (r *redisExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+	obs.Protocol = classify.ProtoRedis
+	if err != nil || (!r.cv.first && r.notRESP == "") {
+		return
+	}
+	red := r.cv.p.opts.Redactor.String
+	info := &RedisInfo{}
+	a := &classify.RedisAnswer{}
+	if r.notRESP != "" {
+		a.NotRESP = true
+		info.Seen = red(r.notRESP)
+		f.Seen = fmt.Sprintf("%q", info.Seen)
+	}
+	for i, rep := range r.replies {
+		text := red(rep.String())
+		switch r.cmds[i] {
+		case rediswire.Auth:
+			info.Auth = text
+			a.Before = append(a.Before, classify.RedisReply{Command: "AUTH", Reply: text})
+		case rediswire.Select:
+			info.Select = text
+			a.Before = append(a.Before, classify.RedisReply{Command: "SELECT", Reply: text})
+		case rediswire.Ping:
+			info.Ping = text
+		}
+		if rep.Type != '+' && rep.Type != '-' {
+			// The reply that stopped the reading stands for PING's.
+			a.Ping, info.Ping = text, text
+			f.Seen = fmt.Sprintf("%q", text)
+		}
+	}
+	if !a.NotRESP {
+		a.Ping = info.Ping
+	}
+	if p := a.Ping; !a.NotRESP && f.Seen == "" && p != "+PONG" && !strings.HasPrefix(p, "-") {
+		f.Seen = fmt.Sprintf("%q in answer to PING", p)
+	}
+	obs.Redis = a
+	res.Redis = info
+}
+
+// checkRedisURL holds a redis:// or rediss:// URL to what the probe sends:
+// credentials, a database number as the path, no query or fragment.
+func checkRedisURL(u *url.URL) error {
+	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+	switch {
+	case u.Fragment != "":
+		return fmt.Errorf("%s URL has a fragment (want %s)", u.Scheme, form)
+	case strings.ContainsFunc(u.Path, isControl):
+		return fmt.Errorf("%s URL's database name has a control character", u.Scheme)
+	case u.RawQuery != "" || u.ForceQuery:
+		return fmt.Errorf("%s URL has a query (want %s)", u.Scheme, form)
+	}
+	return rediswire.CheckPath(u)
+}
+
+// isControl says r is a control character.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

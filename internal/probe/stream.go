@@ -1,0 +1,117 @@
+package probe
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+)
+
+// conversation is what the exchanges of request/answer services over one
+// connection share (redis.go, postgres.go): the connect through the run's
+// dialler in the connect window, TLS through the shared capture, the
+// request written and the answer read in the read window, the phases
+// recorded as the plain HTTP exchange records them (connect, tls, ttfb
+// from the request written to the answer's first byte, total). No proxy is
+// used, as for tcp://: a tunnel would prove only that the proxy connected.
+type conversation struct {
+	p    *run
+	conn net.Conn
+	br   *bufio.Reader
+	// first: the answer's first byte came.
+	first bool
+}
+
+// connect dials the URL's host, at defaultPort when it names none.
+func (cv *conversation) connect(ctx context.Context, defaultPort string) error {
+	p, o := cv.p, cv.p.opts
+	p.mu.Lock()
+	p.hopURL = o.URL
+	p.serverName = o.URL.Hostname()
+	if tc := o.TLSConfig; tc != nil && tc.ServerName != "" {
+		p.serverName = tc.ServerName
+	}
+	now := time.Now()
+	p.enterAt(p.firstStage(o.URL, false), now)
+	p.connDeadline = now.Add(o.ConnectTimeout)
+	p.armAt(&p.connWin, now, p.connDeadline)
+	p.mu.Unlock()
+	port := o.URL.Port()
+	if port == "" {
+		port = defaultPort
+	}
+	c, err := p.dialHost(ctx, o.URL.Hostname(), port)
+	if err != nil {
+		return err
+	}
+	// A backstop only: the windows close the connection through the
+	// context a moment before it.
+	c.SetDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
+	cv.conn = c
+	return nil
+}
+
+// startTLS makes the connection TLS (the tls phase, every TLS reason).
+func (cv *conversation) startTLS(ctx context.Context) error {
+	conn := cv.p.tlsClient(cv.conn)
+	cv.conn = conn
+	return cv.p.handshake(ctx, conn, nil)
+}
+
+// connected closes the connect window: what follows is the request and
+// its answer.
+func (cv *conversation) connected() {
+	p := cv.p
+	p.mu.Lock()
+	p.disarm(&p.connWin)
+	p.connReady = time.Now()
+	p.enterAt(classify.StageHeaders, p.connReady)
+	p.mu.Unlock()
+}
+
+// send writes the request; the read window opens when it is out.
+func (cv *conversation) send(b []byte) error {
+	p, o := cv.p, cv.p.opts
+	if _, err := cv.conn.Write(b); err != nil {
+		return err
+	}
+	now := time.Now()
+	p.mu.Lock()
+	p.wroteHeaders, p.wrote = now, now
+	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
+	p.mu.Unlock()
+	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(p.start.Add(o.MaxTime + 2*maxTimeBackstop)) {
+		cv.conn.SetReadDeadline(d)
+	}
+	if cv.br == nil {
+		cv.br = bufio.NewReaderSize(cv.conn, 4096)
+	}
+	return nil
+}
+
+// firstByte waits for the answer's first byte and records ttfb.
+func (cv *conversation) firstByte() error {
+	if _, err := cv.br.Peek(1); err != nil {
+		return err
+	}
+	p := cv.p
+	p.mu.Lock()
+	cv.first = true
+	p.firstByte = time.Now()
+	p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
+	p.enter(classify.StageBody)
+	p.mu.Unlock()
+	return nil
+}
+
+// done ends the exchange once the answer is read: no window counts from
+// here on.
+func (cv *conversation) done() { cv.p.bodyRead(nil) }
+
+func (cv *conversation) close() {
+	if cv.conn != nil {
+		cv.conn.Close()
+	}
+}
