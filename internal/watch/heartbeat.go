@@ -1,6 +1,8 @@
 package watch
 
 import (
+	"github.com/healthctl/healthctl/internal/probe"
+
 	"context"
 	"errors"
 	"fmt"
@@ -42,8 +44,9 @@ func ParseHeartbeat(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, errors.New("not a URL")
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, errors.New("want an http:// or https:// URL")
+	// An HTTP request is sent: a row that takes request options.
+	if row, ok := probe.LookupScheme(u.Scheme); !ok || row.Options&probe.AppliesRequest == 0 {
+		return nil, errors.New("want " + probe.SchemeList(true, probe.With(probe.AppliesRequest)))
 	}
 	if u.Host == "" {
 		return nil, errors.New("the URL has no host")
