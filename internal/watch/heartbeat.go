@@ -1,8 +1,6 @@
 package watch
 
 import (
-	"github.com/healthctl/healthctl/internal/probe"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/probe"
 )
 
 // DefaultHeartbeatTimeout bounds one heartbeat ping: the connection, the
