@@ -194,6 +194,8 @@ type Observation struct {
 	// TrafficOK says which statuses serve a traffic request (--traffic-expect;
 	// nil: 200-399).
 	TrafficOK func(status int) bool
+	// Traffic says where the traffic went and within what window.
+	Traffic TrafficInfo
 	// ReadyBefore says readiness and liveness both answered 200 before the
 	// signal; NotReadyWhy says what they answered otherwise (then nothing
 	// was signalled and nothing else is judged).
@@ -208,6 +210,35 @@ type Observation struct {
 	// Leftover says processes of the child's group outlived it (and were
 	// killed).
 	Leftover bool
+}
+
+// TrafficInfo is the traffic endpoint of a run, as the report names it.
+type TrafficInfo struct {
+	// URL is the traffic endpoint (redacted); "" when there was none.
+	URL string
+	// FromInflight says it is the --inflight URL: no --traffic was given.
+	FromInflight bool
+	// Window bounds each traffic request (--traffic-timeout, else
+	// min(S, 5 s)).
+	Window time.Duration
+}
+
+// Source says where the traffic endpoint came from.
+func (t TrafficInfo) Source() string {
+	if t.FromInflight {
+		return "--inflight"
+	}
+	return "--traffic"
+}
+
+// String names the endpoint for a verdict: "http://h/slow (the --inflight
+// URL: no --traffic given; each answered within 5000 ms)".
+func (t TrafficInfo) String() string {
+	from := "--traffic"
+	if t.FromInflight {
+		from = "the --inflight URL: no --traffic given"
+	}
+	return fmt.Sprintf("%s (%s; each request within %s)", t.URL, from, ms(t.Window))
 }
 
 // Verdict is one invariant judged.
@@ -538,13 +569,22 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 		if first.Cut {
 			what = fmt.Sprintf("HTTP %d with its body cut (%s)", first.Status, first.Err)
 		}
-		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip", ms(first.At), what, ms(P), answered-ok, answered, ms(P)))
+		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip%s", ms(first.At), what, ms(P), answered-ok, answered, ms(P), trafficTo(o.Traffic)))
 	}
 	detail := fmt.Sprintf("%d of %d requests made in [0, %s) served", ok, n, ms(P))
 	if answered < n {
 		detail += fmt.Sprintf("; the other %d got no answer (%s)", n-answered, ListenerClosedEarly)
 	}
-	return verdict(NewRequestsRefused, true, detail)
+	return verdict(NewRequestsRefused, true, detail+trafficTo(o.Traffic))
+}
+
+// trafficTo is "; traffic: URL (where it came from; its window)", "" when
+// the observation does not say.
+func trafficTo(t TrafficInfo) string {
+	if t.URL == "" {
+		return ""
+	}
+	return "; traffic to " + t.String()
 }
 
 // allOf is "the 1 request", "all 2 requests".

@@ -30,6 +30,9 @@ type Config struct {
 	// exit; TrafficOK says which statuses serve it (nil: 200-399).
 	TrafficURL string
 	TrafficOK  func(status int) bool
+	// TrafficTimeout bounds each traffic request, its connection and
+	// whole body (--traffic-timeout; 0: min(S, 5 s)).
+	TrafficTimeout time.Duration
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
@@ -82,6 +85,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	obs.SignalNumber = int(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
 	obs.TrafficOK = cfg.TrafficOK
+	if cfg.TrafficURL != "" {
+		obs.Traffic = TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
+	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
@@ -96,6 +102,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 			obs.Endpoints[which] = redact.NewRedactor(nil, nil).URL(o.URL)
 		}
 	}
+	obs.Traffic.URL = obs.Endpoints[Traffic]
 	if len(cfg.Argv) > 0 {
 		if err := portsFree(ep); err != nil {
 			return obs, false, err

@@ -24,11 +24,21 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// TrafficWindow bounds the answer to one traffic request, its whole body
-// included: the traffic endpoint defaults to the slow --inflight URL, so a
-// slow answer is not a failure; a connection not accepted within a second
-// is (the answer is judged by when the request was made).
+// TrafficWindow bounds one traffic request by default, its connection and
+// its whole body included: min(S, 5 s) (at least a poll's 1 s). The
+// traffic endpoint defaults to the slow --inflight URL, so a slow answer
+// is not a failure; one that takes longer than the window is (judged by
+// when the request was made). --traffic-timeout replaces it.
 func TrafficWindow(s time.Duration) time.Duration { return max(pollTimeout, min(s, 5*time.Second)) }
+
+// trafficWindow is the run's traffic window: --traffic-timeout, else
+// TrafficWindow(S).
+func (cfg Config) trafficWindow() time.Duration {
+	if cfg.TrafficTimeout > 0 {
+		return cfg.TrafficTimeout
+	}
+	return TrafficWindow(cfg.Settings.ShutdownTimeout)
+}
 
 // inflight are the slow requests in flight at the signal.
 type inflight struct {
@@ -129,7 +139,7 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 			// or the traffic itself would load the service down.
 			every = SlowTrafficInterval
 		}
-		specs = append(specs, pollSpec{Traffic, every, TrafficWindow(cfg.Settings.ShutdownTimeout)})
+		specs = append(specs, pollSpec{Traffic, every, cfg.trafficWindow()})
 	}
 	for _, p := range specs {
 		w.wg.Add(1)

@@ -31,6 +31,18 @@ type drainJSON struct {
 	// Requests is the request log: every request drain-test made, by the
 	// time it was made.
 	Requests []drain.Record `json:"requests"`
+	// Traffic is where the traffic requests went (absent: no traffic
+	// endpoint).
+	Traffic *trafficJSON `json:"traffic,omitempty"`
+}
+
+// trafficJSON names the traffic endpoint: its URL, the flag it came from
+// ("--traffic", or "--inflight" when no --traffic was given) and the
+// window each request had.
+type trafficJSON struct {
+	URL      string `json:"url"`
+	From     string `json:"from"`
+	WindowMS int64  `json:"window_ms"`
 }
 
 // lintJSON is `drain-test --manifest FILE -o json`.
