@@ -267,6 +267,38 @@ type Report struct {
 	Requests []Record
 	// Facts are the measured moments; Formulas uses the exit.
 	Facts Facts
+	// NotChecked are the invariants this run could not judge (skipped
+	// verdicts): a PASS is bare only when there are none.
+	NotChecked []NotChecked
+}
+
+// NotChecked is an invariant a run did not check, and why.
+type NotChecked struct {
+	Verdict string `json:"verdict"`
+	// What is what was not checked, as the PASS line says it:
+	// "in-flight", "traffic", "keep-alive", "exit status".
+	What string `json:"what"`
+	Why  string `json:"why"`
+}
+
+// checkedWhat names what each verdict checks, for "in-flight not checked".
+var checkedWhat = map[string]string{
+	InflightAborted:    "in-flight",
+	NewRequestsRefused: "traffic",
+	KeepaliveReset:     "keep-alive",
+	NonzeroExit:        "exit status",
+	ExitCodeUnknown:    "exit status",
+	ReadinessFlaps:     "readiness flaps",
+}
+
+// NotCheckedLine is "in-flight not checked, keep-alive not checked" ("":
+// every invariant was checked).
+func (r Report) NotCheckedLine() string {
+	var parts []string
+	for _, n := range r.NotChecked {
+		parts = append(parts, n.What+" not checked")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Facts are the measured moments, since the signal (negative: not seen).
@@ -315,6 +347,9 @@ func Judge(o Observation, s Settings) Report {
 	for _, v := range r.Verdicts {
 		if !v.OK {
 			r.OK = false
+		}
+		if v.Skipped {
+			r.NotChecked = append(r.NotChecked, NotChecked{Verdict: v.Name, What: checkedWhat[v.Name], Why: v.Detail})
 		}
 	}
 	exitAt := notSeen

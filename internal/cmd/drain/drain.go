@@ -376,6 +376,13 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	if f.JSON() {
 		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
 			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas, Requests: r.Requests}
+		j.NotChecked = slices.Clone(r.NotChecked)
+		if j.NotChecked == nil || interrupted {
+			j.NotChecked = []drain.NotChecked{}
+		}
+		for i := range j.NotChecked {
+			j.NotChecked[i].Why = output.Untrusted(j.NotChecked[i].Why)
+		}
 		if t := obs.Traffic; t.URL != "" {
 			j.Traffic = &trafficJSON{URL: t.URL, From: t.Source(), WindowMS: t.Window.Milliseconds()}
 		}

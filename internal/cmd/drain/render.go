@@ -31,6 +31,9 @@ type drainJSON struct {
 	// Requests is the request log: every request drain-test made, by the
 	// time it was made.
 	Requests []drain.Record `json:"requests"`
+	// NotChecked are the invariants this run did not check (always
+	// present: [] when every one was).
+	NotChecked []drain.NotChecked `json:"not_checked"`
 	// Traffic is where the traffic requests went (absent: no traffic
 	// endpoint).
 	Traffic *trafficJSON `json:"traffic,omitempty"`
@@ -62,7 +65,13 @@ type lintJSON struct {
 // SIGTERM" or "FAIL drain-test VERDICT...".
 func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
 	if r.OK {
-		return fmt.Sprintf("%s drain-test pid %d %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
+		line := fmt.Sprintf("%s drain-test pid %d %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
+		if nc := r.NotCheckedLine(); nc != "" {
+			// Bare only when every invariant was checked: a CI gate
+			// reads this line.
+			line += " (" + nc + ")"
+		}
+		return line
 	}
 	var names []string
 	for _, v := range r.Verdicts {
