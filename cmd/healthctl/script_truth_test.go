@@ -156,13 +156,17 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 	// answered within --traffic-timeout, else min(S, 5 s): what a client
 	// routed there waits for.
 	traffic, trafficEvery := drainArg(dargs, "--traffic"), time.Duration(0)
+	slow := drainArg(dargs, "--inflight")
+	if strings.HasPrefix(slow, "grpc") {
+		slow = "" // the truth client speaks HTTP/1.1: a gRPC call is drain-test's alone
+	}
 	if traffic == "" {
-		traffic, trafficEvery = drainArg(dargs, "--inflight"), 100*time.Millisecond
+		traffic, trafficEvery = slow, 100*time.Millisecond
 	}
 	trafficWindow := durArg(ts, dargs, "--traffic-timeout", max(time.Second, min(S, 5*time.Second)))
 	client := truthclient.Start(truthclient.Config{
 		Traffic: traffic, Ready: drainArg(dargs, "--ready"), Live: drainArg(dargs, "--live"),
-		Slow: drainArg(dargs, "--inflight"), Inflight: 2, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
+		Slow: slow, Inflight: 2, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
 		SlowWindow: S + 5*time.Second, TrafficInterval: trafficEvery, TrafficWindow: trafficWindow,
 	})
 	prog, err := lookPath(ts, "healthctl")

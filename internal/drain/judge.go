@@ -202,11 +202,12 @@ type Observation struct {
 	ReadyBefore bool
 	NotReadyWhy string
 	Polls       []Poll
-	// InflightURL says --inflight was given.
-	InflightURL bool
-	Inflight    []Request
-	KeepAlive   KeepAlive
-	Exit        Exit
+	// InflightURL says --inflight was given; InflightGRPC that it is a
+	// gRPC call (grpc://HOST:PORT/pkg.Service/Method).
+	InflightURL, InflightGRPC bool
+	Inflight                  []Request
+	KeepAlive                 KeepAlive
+	Exit                      Exit
 	// Leftover says processes of the child's group outlived it (and were
 	// killed).
 	Leftover bool
@@ -570,8 +571,11 @@ func endedWithProcess(q Request, x Exit) bool {
 // One that got no answer is the listener's (LISTENER_CLOSED_EARLY) and is
 // never counted as served.
 func judgeTraffic(o Observation, P time.Duration) Verdict {
-	if o.Endpoints[Traffic] == "" && !o.InflightURL {
+	switch {
+	case o.Endpoints[Traffic] == "" && !o.InflightURL:
 		return skipped(NewRequestsRefused, "no --traffic or --inflight URL: no traffic endpoint to send new requests to")
+	case o.Endpoints[Traffic] == "" && o.InflightGRPC:
+		return skipped(NewRequestsRefused, "no --traffic URL, and the --inflight URL is a gRPC call, not a traffic endpoint: name an HTTP app path with --traffic")
 	}
 	served := okStatus
 	if o.TrafficOK != nil {

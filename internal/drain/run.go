@@ -84,6 +84,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.SignalNumber = int(cfg.Signal)
 	obs.InflightURL = cfg.InflightURL != ""
+	if pu, err := url.Parse(cfg.InflightURL); err == nil && obs.InflightURL {
+		obs.InflightGRPC = IsGRPC(pu)
+	}
 	obs.TrafficOK = cfg.TrafficOK
 	if cfg.TrafficURL != "" {
 		obs.Traffic = TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}

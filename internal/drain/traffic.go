@@ -63,15 +63,21 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 		return in
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
+	window := cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second
 	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
-		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
+		Timeout:       window,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	in.started = cfg.Inflight
 	for i := 0; i < cfg.Inflight; i++ {
 		in.wg.Add(1)
 		crash.Go(func() {
 			defer in.wg.Done()
-			r := slowRequest(ctx, ic, opts, wrote)
+			var r timedRequest
+			if IsGRPC(opts.URL) {
+				r = grpcCall(ctx, opts, window, wrote)
+			} else {
+				r = slowRequest(ctx, ic, opts, wrote)
+			}
 			in.mu.Lock()
 			in.got = append(in.got, r)
 			in.mu.Unlock()

@@ -113,7 +113,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
 	fl.StringVar(&opts.Ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.Live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
-	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic)")
+	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic); grpc://HOST:PORT/pkg.Service/Method: unary calls")
 	fl.StringVar(&opts.Traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 20 ms from the signal to the exit (default: the --inflight URL)")
 	fl.DurationVar(&opts.TrafficTimeout, "traffic-timeout", 0, "bounds each traffic request, connection and whole body (default min(S, 5s); never the probe's --read-timeout)")
 	fl.StringVar(&opts.TrafficExpect, "traffic-expect", "", "statuses that serve a traffic request (default 200-399), e.g. 200,204 or 200-299")
@@ -173,7 +173,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return cli.UsageErrorf("%s: %v", o.named("traffic-expect"), err)
 		}
-		if o.Traffic == "" && o.Inflight == "" {
+		if o.trafficURL() == "" {
 			return cli.UsageErrorf("%s needs a traffic endpoint: --traffic URL or --inflight URL", o.named("traffic-expect"))
 		}
 		o.trafficOK = set.Contains
@@ -218,6 +218,13 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 			return cli.UsageErrorf("--%s URL is required", u.flag)
 		}
 		pu, err := url.Parse(u.val)
+		if u.flag == "inflight" && err == nil && pu.Host != "" && drain.IsGRPC(pu) {
+			// A unary call, judged as an HTTP in-flight request is.
+			if err := drain.GRPCMethod(pu); err != nil {
+				return cli.UsageErrorf("%s: %v", o.named(u.flag), err)
+			}
+			continue
+		}
 		if u.flag != "inflight" && err == nil && pu.Host != "" {
 			switch pu.Scheme {
 			case "grpc", "grpcs", "tcp", "tls":
@@ -227,7 +234,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 			}
 		}
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			want := "an http:// or https:// URL"
+			want := "an http:// or https:// URL, or grpc://HOST:PORT/pkg.Service/Method"
 			if u.flag != "inflight" {
 				want = "an http://, https://, grpc://, grpcs://, tcp:// or tls:// URL"
 			}
@@ -264,6 +271,9 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 func (o *Options) trafficURL() string {
 	if o.Traffic != "" {
 		return o.Traffic
+	}
+	if pu, err := url.Parse(o.Inflight); err == nil && drain.IsGRPC(pu) {
+		return "" // a gRPC call is no traffic endpoint: --traffic names one
 	}
 	return o.Inflight
 }
