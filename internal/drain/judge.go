@@ -25,6 +25,7 @@ const (
 	ShutdownHang              = "SHUTDOWN_HANG"
 	NonzeroExit               = "NONZERO_EXIT"
 	SignalNotForwarded        = "SIGNAL_NOT_FORWARDED"
+	WrapperExitedEarly        = "WRAPPER_EXITED_EARLY"
 	ExitCodeUnknown           = "EXIT_CODE_UNKNOWN"
 )
 
@@ -189,6 +190,10 @@ type Observation struct {
 	// SignalNumber is the signal's number (15 for SIGTERM): an exit status
 	// of 128 plus it is the conventional exit after handling it.
 	SignalNumber int
+	// Command is the signalled program's name (the base of --exec's
+	// first word; "" when attached): an init or a shell is named in the
+	// verdict about it.
+	Command string
 	// Endpoints are each endpoint's URL (redacted), for the request log.
 	Endpoints map[Probe]string
 	// TrafficOK says which statuses serve a traffic request (--traffic-expect;
@@ -343,6 +348,7 @@ func Judge(o Observation, s Settings) Report {
 		judgeShutdown(o.Exit, s),
 		judgeExitStatus(o, flip, closed, s.PreDrain),
 		judgeSignal(o, flip, liveFailed),
+		judgeWrapper(o, flip),
 	}
 	r.OK = true
 	for _, v := range r.Verdicts {
@@ -702,26 +708,78 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 // never); liveFailed says liveness failed during the pre-drain.
 func judgeSignal(o Observation, flip time.Duration, liveFailed bool) Verdict {
 	x := o.Exit
-	var after *Poll
-	for i, p := range o.Polls {
-		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
-			after = &o.Polls[i]
-			break
-		}
-	}
+	after := answeredAfterExit(o)
 	var why []string
+	wrapperFirst := after != nil && flip >= 0
+	if wrapperFirst {
+		// The service got the signal (readiness flipped) but outlived
+		// the process signalled: WRAPPER_EXITED_EARLY's, not this.
+		after = nil
+	}
 	if after != nil {
 		why = append(why, fmt.Sprintf("pid %d exited (%s) at %s, but %s still answered %d at %s: the signal reached a wrapper (a shell?), not the service; exec the service or use an init that forwards signals", o.Pid, x, ms(x.At), after.Probe, after.Status, ms(after.At)))
 	} else if !reacted(o, flip, liveFailed) {
 		why = append(why, fmt.Sprintf("nothing reacted to %s: readiness stayed 200, the listener stayed open and the process kept running (a wrapper that swallows the signal?)", o.Signal))
 	}
-	if o.Leftover {
+	if o.Leftover && !wrapperFirst {
 		why = append(why, "processes of its group outlived the signalled process (killed by healthctl)")
 	}
 	if len(why) > 0 {
 		return verdict(SignalNotForwarded, false, strings.Join(why, "; "))
 	}
 	return verdict(SignalNotForwarded, true, "the service reacted to "+o.Signal)
+}
+
+// answeredAfterExit is the first poll answered after the signalled
+// process exited (nil: none was).
+func answeredAfterExit(o Observation) *Poll {
+	x := o.Exit
+	if !x.Gone || x.Killed {
+		return nil
+	}
+	var after *Poll
+	for i, p := range o.Polls {
+		if p.At > x.At && p.answered() && (after == nil || p.At < after.At) {
+			after = &o.Polls[i]
+		}
+	}
+	return after
+}
+
+// wrappers are the programs that run a service rather than being it:
+// inits and shells. In a container one is PID 1, and its exit ends the
+// container, whatever still runs under it.
+var wrappers = map[string]bool{
+	"tini": true, "tini-static": true, "dumb-init": true, "catatonit": true, "s6-svscan": true,
+	"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true,
+	"supervisord": true, "npm": true, "yarn": true, "pnpm": true,
+}
+
+// judgeWrapper: the signalled process does not exit before the service
+// it runs. When the signal reached the service (readiness flipped) and the
+// service still answered after the signalled process exited, that process
+// was an init or shell that exited first: in a container, PID 1's exit
+// kills the service mid-drain (under tini -g or dumb-init's group mode,
+// the sh -c between them dies of the signal; the init then exits). flip
+// is when readiness flipped (notSeen: never).
+func judgeWrapper(o Observation, flip time.Duration) Verdict {
+	x := o.Exit
+	after := answeredAfterExit(o)
+	if after == nil || flip < 0 {
+		if after != nil {
+			return verdict(WrapperExitedEarly, true, "the service never got the signal (see "+SignalNotForwarded+")")
+		}
+		return verdict(WrapperExitedEarly, true, fmt.Sprintf("nothing answered after pid %d exited", o.Pid))
+	}
+	who := fmt.Sprintf("pid %d", o.Pid)
+	if o.Command != "" {
+		who += " (" + o.Command + ")"
+	}
+	fix := "exec the service from the process signalled, or make it wait for the service"
+	if wrappers[o.Command] || o.Command == "" {
+		fix = "exec the service: sh -c 'exec svc …' (a shell that does not exec dies of the signal, and an init — tini, dumb-init — exits with its child, orphaning the service)"
+	}
+	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who, x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
 }
 
 // reacted says anything changed after the signal and before healthctl

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -83,6 +84,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.SignalNumber = int(cfg.Signal)
+	if len(cfg.Argv) > 0 {
+		obs.Command = filepath.Base(cfg.Argv[0])
+	}
 	obs.InflightURL = cfg.InflightURL != ""
 	if pu, err := url.Parse(cfg.InflightURL); err == nil && obs.InflightURL {
 		obs.InflightGRPC = IsGRPC(pu)
@@ -141,9 +145,14 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if !interrupted {
 		interrupted = watchAfterExit(ctx, cfg.Settings, tg, t0, in)
 	}
-	// Stop watching. Closing the kept-alive connection ends a read its
-	// watch may be blocked in.
-	w.cancel()
+	// Stop watching: no new poll; those out end within their windows
+	// (all of them at once when interrupted). Closing the kept-alive
+	// connection ends a read its watch may be blocked in.
+	w.stop()
+	if interrupted {
+		w.cancel()
+	}
+	defer w.cancel()
 	in.cancel()
 	if ka.conn != nil {
 		ka.conn.Close()

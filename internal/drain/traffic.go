@@ -119,6 +119,9 @@ func (in *inflight) settle(barrier func()) {
 // watcher polls readiness and liveness every Interval, and watches the
 // kept-alive connection, from the signal until cancel.
 type watcher struct {
+	// stop ends the polling: no new request is made, those out run to
+	// their own windows; cancel ends those too (drain-test interrupted).
+	stop       context.CancelFunc
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	mu         sync.Mutex
@@ -131,7 +134,8 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	// Not the run's context (the watch outlives an interrupt by a moment),
 	// but its prober: the polls after the signal go through it too.
 	ctx, cancel := context.WithCancel(withProber(context.Background(), cfg.Prober))
-	w := &watcher{cancel: cancel}
+	loop, stop := context.WithCancel(ctx)
+	w := &watcher{cancel: cancel, stop: stop}
 	type pollSpec struct {
 		probe    Probe
 		interval time.Duration
@@ -151,14 +155,14 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.window)
+			w.pollEvery(loop, ctx, ep[p.probe], p.probe, p.interval, p.window)
 		})
 	}
 	if ka.conn != nil {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.ka, w.kaRequests = ka.watch(ctx)
+			w.ka, w.kaRequests = ka.watch(loop)
 		})
 	}
 	return w
@@ -166,19 +170,23 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 
 // pollEvery makes a new poll every interval, start to start, each on its
 // own goroutine (a poll that hangs for its whole window does not delay the
-// next: a stall is seen when it begins), until ctx ends. window bounds each
-// answer.
-func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
+// next: a stall is seen when it begins), until loop ends; it returns once
+// the polls out have ended, each within window (a traffic request made in
+// the pre-drain to a slow path is answered after the watch stopped making
+// new ones, or cut by the service: its outcome is the service's, not the
+// end of the watch's). ctx ending cuts them (drain-test interrupted): those
+// are not recorded.
+func (w *watcher) pollEvery(loop, ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
 	var polls sync.WaitGroup
 	defer polls.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for ctx.Err() == nil {
+	for loop.Err() == nil {
 		polls.Add(1)
 		crash.Go(func() {
 			defer polls.Done()
 			tp := pollWithin(ctx, opts, which, window)
-			if ctx.Err() != nil && tp.Status == 0 {
+			if ctx.Err() != nil {
 				return // cut by the end of the watch, not by the service
 			}
 			w.mu.Lock()
@@ -186,7 +194,7 @@ func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Prob
 			w.mu.Unlock()
 		})
 		select {
-		case <-ctx.Done():
+		case <-loop.Done():
 		case <-t.C:
 		}
 	}
