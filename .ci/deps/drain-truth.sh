@@ -2,7 +2,7 @@
 # The real stacks drain-test's differential test (cmd/healthctl
 # drain_truth_test.go) runs under its truth client: Debian's gunicorn
 # (sync, gthread) + Flask, uvicorn + FastAPI, nginx, HAProxy, Caddy,
-# Apache httpd, a JDK, tini and dumb-init (drain_wrapper_init.txtar); npm's express with @godaddy/terminus,
+# Apache httpd, a JDK, tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar); npm's express with @godaddy/terminus,
 # http-terminator and stoppable (testdata/stacks/drain-node). Fails when
 # any install fails: the test then fails in CI instead of skipping.
 set -euo pipefail
@@ -17,9 +17,9 @@ if command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     gunicorn python3-flask python3-uvicorn python3-fastapi \
-    nginx haproxy caddy apache2 openjdk-17-jdk-headless tini dumb-init
+    nginx haproxy caddy apache2 openjdk-17-jdk-headless tini dumb-init puma
 fi
-for p in gunicorn nginx haproxy caddy apache2 java javac node npm tini dumb-init; do
+for p in gunicorn nginx haproxy caddy apache2 java javac node npm tini dumb-init puma; do
   command -v "$p" >/dev/null || { echo "drain-truth: $p is missing after the install" >&2; exit 1; }
 done
 /usr/bin/python3 -c 'import flask, fastapi, uvicorn' || { echo "drain-truth: flask/fastapi/uvicorn missing for /usr/bin/python3" >&2; exit 1; }

@@ -689,7 +689,11 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 	case !x.Known:
 		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
 	case x.Signal != "" && x.Signal == o.Signal && flip >= 0 && (closed < 0 || closed >= P):
-		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (@godaddy/terminus: useExit0: true)", o.Signal, ms(flip), o.Signal))
+		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, ms(flip), o.Signal, reRaiseFix))
+	case x.Signal != "" && x.Signal == o.Signal && finishedAfterSignal(o) > 0:
+		// Puma: a graceful stop (in-flight requests finish), then the
+		// signal raised again: handled, not ignored.
+		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after finishing %s in flight at the signal: it handled %s, then ended killed by it, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, output.Plural(finishedAfterSignal(o), "request"), o.Signal, reRaiseFix))
 	case x.Signal != "" && x.Signal != o.Signal:
 		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
@@ -700,6 +704,22 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
 	return verdict(NonzeroExit, true, "exit status 0")
+}
+
+// reRaiseFix names the settings that stop the common servers re-raising
+// the signal after a graceful stop.
+const reRaiseFix = "Puma: raise_exception_on_sigterm false; @godaddy/terminus: useExit0: true"
+
+// finishedAfterSignal counts the in-flight requests that completed after
+// the signal, before the process exited.
+func finishedAfterSignal(o Observation) int {
+	n := 0
+	for _, q := range o.Inflight {
+		if q.ok() && q.End >= 0 && !endedWithProcess(q, o.Exit) {
+			n++
+		}
+	}
+	return n
 }
 
 // judgeSignal: something reacted to the signal, it was the service (no

@@ -219,6 +219,13 @@ func TestJudgeExitDetails(t *testing.T) {
 		t.Errorf("re-raised: %+v", d)
 	}
 	o.Polls = append(o.Polls, Poll{Probe: Live, At: 100 * msec, Refused: true, Err: "connection refused"})
+	// Puma: the listener closed at once, the in-flight request finished,
+	// then SIGTERM raised again: handled (fails without naming Puma's
+	// setting: "did not handle SIGTERM").
+	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "re-raised SIGTERM after finishing 1 request") || !strings.Contains(d.Detail, "raise_exception_on_sigterm false") {
+		t.Errorf("re-raised after a graceful stop: %+v", d)
+	}
+	o.Inflight[0].Err, o.Inflight[0].End = "connection reset", 2*msec
 	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "did not handle SIGTERM") {
 		t.Errorf("killed without a drain: %+v", d)
 	}
