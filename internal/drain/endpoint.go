@@ -78,6 +78,14 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		tp.start = cs
 	}
 	tp.Took = end.Sub(tp.start)
+	if g := res.GRPC; g != nil && g.Status == "" && (g.CodeName == "CANCELLED" || g.CodeName == "UNAVAILABLE") {
+		// The server tore the call down (grpcio's stop(0) ends the calls
+		// in flight UNAVAILABLE or CANCELLED): no health answer, so no
+		// flip (a draining server says NOT_SERVING); the port no longer
+		// answering is the listener's.
+		tp.Err = "gRPC call ended " + g.CodeName + " by the server: no health answer (reset)"
+		return tp
+	}
 	if g := res.GRPC; g != nil && (g.Status != "" || g.CodeName != "") {
 		// A gRPC health answer: SERVING is ready; NOT_SERVING (what
 		// grpc-go's health Shutdown() says before GracefulStop) or any

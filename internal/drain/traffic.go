@@ -189,6 +189,12 @@ func (w *watcher) pollEvery(loop, ctx context.Context, opts *probe.Options, whic
 			if ctx.Err() != nil {
 				return // cut by the end of the watch, not by the service
 			}
+			if IsGRPC(opts.URL) && !tp.answered() && strings.Contains(tp.Err, "no HTTP/2 preface") {
+				// The server answered gRPC before the signal: a
+				// connection closed before its first frame is the
+				// server closing, not a server that is not gRPC.
+				tp.Err = "connection closed before the server's first HTTP/2 frame (the server closing)"
+			}
 			w.mu.Lock()
 			w.polls = append(w.polls, tp)
 			w.mu.Unlock()
