@@ -2,7 +2,7 @@
 # The real stacks drain-test's differential test (cmd/healthctl
 # drain_truth_test.go) runs under its truth client: Debian's gunicorn
 # (sync, gthread) + Flask, uvicorn + FastAPI, nginx, HAProxy, Caddy,
-# Apache httpd, a JDK, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar); npm's express with @godaddy/terminus,
+# Apache httpd, a JDK, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar); npm's express with @godaddy/terminus, koa, fastify,
 # http-terminator and stoppable (testdata/stacks/drain-node). Fails when
 # any install fails: the test then fails in CI instead of skipping.
 set -euo pipefail
