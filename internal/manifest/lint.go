@@ -670,7 +670,13 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 			if fixedS != S {
 				sS = fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (as PRE_DRAIN_TOO_LONG's fix sets it)", fixedS.Milliseconds())
 			}
-			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
+			why := "Docker sends SIGKILL mid-drain"
+			if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
+				// Both fixes together: once stop_signal is SIGTERM, this
+				// grace is what the drain gets.
+				why = fmt.Sprintf("once stop_signal is SIGTERM (STOP_SIGNAL_KILL, line %d), Docker sends SIGKILL mid-drain", f.Line)
+			}
+			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: %s", grace, src, sS, Margin, why),
 				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(fixedS)))
 		}
 		lintComposeSignals(svc, add)
