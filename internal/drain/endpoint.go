@@ -49,15 +49,23 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 	return pollWithin(ctx, opts, which, pollTimeout)
 }
 
-// pollWithin is poll with window bounding the answer (the connection is
-// bounded by pollTimeout all the same: one not accepted by then is not
-// answered).
+// pollWithin is poll with window bounding the answer. A health poll's
+// connection is bounded by pollTimeout and its answer by the probe's
+// --connect-timeout/--read-timeout when they are shorter; a traffic
+// request's windows are drain-test's own: connect, first byte and whole
+// body all within window (min(S, 5 s) or --traffic-timeout), never the
+// probe's 2 s read default (a slow --inflight path, the traffic endpoint
+// without --traffic, answered in 3 s is served, not cut).
 func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window time.Duration) timedPoll {
 	tp := timedPoll{Poll: Poll{Probe: which}, start: time.Now()}
 	o := *opts
 	o.Follow = 0 // the kubelet's 3xx is an answer
-	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, pollTimeout), pollTimeout)
-	o.ReadTimeout = min(nonZero(o.ReadTimeout, window), window)
+	if which == Traffic {
+		o.ConnectTimeout, o.ReadTimeout = window, window
+	} else {
+		o.ConnectTimeout = min(nonZero(o.ConnectTimeout, pollTimeout), pollTimeout)
+		o.ReadTimeout = min(nonZero(o.ReadTimeout, window), window)
+	}
 	o.MaxTime = window
 	o.Expect = expect.Expectations{} // the status is judged here, 200-399
 	res := proberOf(ctx)(ctx, &o)
@@ -70,6 +78,14 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		tp.start = cs
 	}
 	tp.Took = end.Sub(tp.start)
+	if g := res.GRPC; g != nil && g.Status == "" && (g.CodeName == "CANCELLED" || g.CodeName == "UNAVAILABLE") {
+		// The server tore the call down (grpcio's stop(0) ends the calls
+		// in flight UNAVAILABLE or CANCELLED): no health answer, so no
+		// flip (a draining server says NOT_SERVING); the port no longer
+		// answering is the listener's.
+		tp.Err = "gRPC call ended " + g.CodeName + " by the server: no health answer (reset)"
+		return tp
+	}
 	if g := res.GRPC; g != nil && (g.Status != "" || g.CodeName != "") {
 		// A gRPC health answer: SERVING is ready; NOT_SERVING (what
 		// grpc-go's health Shutdown() says before GracefulStop) or any

@@ -158,3 +158,24 @@ func TestInflightCACert(t *testing.T) {
 		t.Errorf("in-flight request without --cacert: %+v, want a certificate error", r)
 	}
 }
+
+// TestTrafficWindowIsDrainTests: a traffic request's windows are the
+// traffic window, not the probe's --read-timeout/--connect-timeout (the
+// documented command's traffic goes to the slow --inflight path); a health
+// poll keeps the probe's shorter ones. Fails with the read window min'ed
+// with the probe's (every traffic request to a slow path was cut).
+func TestTrafficWindowIsDrainTests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(400 * time.Millisecond)
+		_, _ = w.Write([]byte("slow done"))
+	}))
+	defer srv.Close()
+	o := optionsFor(t, srv.URL+"/slow", func(in *input.Input) { in.ReadTimeout = 100 * time.Millisecond })
+	ctx := context.Background()
+	if tp := pollWithin(ctx, o, Traffic, 5*time.Second); tp.Status != http.StatusOK || tp.Cut || tp.Err != "" {
+		t.Errorf("traffic request within a 5 s window, --read-timeout 100ms: %+v, want 200 served", tp.Poll)
+	}
+	if tp := pollWithin(ctx, o, Ready, pollTimeout); tp.Status != 0 || !strings.Contains(tp.Err, "timeout") {
+		t.Errorf("readiness poll, --read-timeout 100ms, a 400 ms answer: %+v, want a timeout", tp.Poll)
+	}
+}

@@ -25,6 +25,7 @@ const (
 	ShutdownHang              = "SHUTDOWN_HANG"
 	NonzeroExit               = "NONZERO_EXIT"
 	SignalNotForwarded        = "SIGNAL_NOT_FORWARDED"
+	WrapperExitedEarly        = "WRAPPER_EXITED_EARLY"
 	ExitCodeUnknown           = "EXIT_CODE_UNKNOWN"
 )
 
@@ -189,25 +190,61 @@ type Observation struct {
 	// SignalNumber is the signal's number (15 for SIGTERM): an exit status
 	// of 128 plus it is the conventional exit after handling it.
 	SignalNumber int
+	// Command is the signalled program's name (the base of --exec's
+	// first word; "" when attached): an init or a shell is named in the
+	// verdict about it.
+	Command string
 	// Endpoints are each endpoint's URL (redacted), for the request log.
 	Endpoints map[Probe]string
 	// TrafficOK says which statuses serve a traffic request (--traffic-expect;
 	// nil: 200-399).
 	TrafficOK func(status int) bool
+	// Traffic says where the traffic went and within what window.
+	Traffic TrafficInfo
 	// ReadyBefore says readiness and liveness both answered 200 before the
 	// signal; NotReadyWhy says what they answered otherwise (then nothing
 	// was signalled and nothing else is judged).
 	ReadyBefore bool
 	NotReadyWhy string
 	Polls       []Poll
-	// InflightURL says --inflight was given.
-	InflightURL bool
-	Inflight    []Request
-	KeepAlive   KeepAlive
-	Exit        Exit
+	// InflightURL says --inflight was given; InflightGRPC that it is a
+	// gRPC call (grpc://HOST:PORT/pkg.Service/Method).
+	InflightURL, InflightGRPC bool
+	Inflight                  []Request
+	KeepAlive                 KeepAlive
+	Exit                      Exit
 	// Leftover says processes of the child's group outlived it (and were
 	// killed).
 	Leftover bool
+}
+
+// TrafficInfo is the traffic endpoint of a run, as the report names it.
+type TrafficInfo struct {
+	// URL is the traffic endpoint (redacted); "" when there was none.
+	URL string
+	// FromInflight says it is the --inflight URL: no --traffic was given.
+	FromInflight bool
+	// Window bounds each traffic request (--traffic-timeout, else
+	// min(S, 5 s)).
+	Window time.Duration
+}
+
+// Source says where the traffic endpoint came from.
+func (t TrafficInfo) Source() string {
+	if t.FromInflight {
+		return "--inflight"
+	}
+	return "--traffic"
+}
+
+// String names the endpoint for a verdict: "http://h/slow (the --inflight
+// URL: no --traffic given; each answered within 5000 ms)".
+func (t TrafficInfo) String() string {
+	from := "--traffic"
+	if t.FromInflight {
+		from = "the --inflight URL: no --traffic given"
+	}
+	return fmt.Sprintf("%s (%s; each request within %s)", t.URL, from, ms(t.Window))
 }
 
 // Verdict is one invariant judged.
@@ -236,6 +273,38 @@ type Report struct {
 	Requests []Record
 	// Facts are the measured moments; Formulas uses the exit.
 	Facts Facts
+	// NotChecked are the invariants this run could not judge (skipped
+	// verdicts): a PASS is bare only when there are none.
+	NotChecked []NotChecked
+}
+
+// NotChecked is an invariant a run did not check, and why.
+type NotChecked struct {
+	Verdict string `json:"verdict"`
+	// What is what was not checked, as the PASS line says it:
+	// "in-flight", "traffic", "keep-alive", "exit status".
+	What string `json:"what"`
+	Why  string `json:"why"`
+}
+
+// checkedWhat names what each verdict checks, for "in-flight not checked".
+var checkedWhat = map[string]string{
+	InflightAborted:    "in-flight",
+	NewRequestsRefused: "traffic",
+	KeepaliveReset:     "keep-alive",
+	NonzeroExit:        "exit status",
+	ExitCodeUnknown:    "exit status",
+	ReadinessFlaps:     "readiness flaps",
+}
+
+// NotCheckedLine is "in-flight not checked, keep-alive not checked" ("":
+// every invariant was checked).
+func (r Report) NotCheckedLine() string {
+	var parts []string
+	for _, n := range r.NotChecked {
+		parts = append(parts, n.What+" not checked")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Facts are the measured moments, since the signal (negative: not seen).
@@ -279,11 +348,15 @@ func Judge(o Observation, s Settings) Report {
 		judgeShutdown(o.Exit, s),
 		judgeExitStatus(o, flip, closed, s.PreDrain),
 		judgeSignal(o, flip, liveFailed),
+		judgeWrapper(o, flip),
 	}
 	r.OK = true
 	for _, v := range r.Verdicts {
 		if !v.OK {
 			r.OK = false
+		}
+		if v.Skipped {
+			r.NotChecked = append(r.NotChecked, NotChecked{Verdict: v.Name, What: checkedWhat[v.Name], Why: v.Detail})
 		}
 	}
 	exitAt := notSeen
@@ -504,8 +577,11 @@ func endedWithProcess(q Request, x Exit) bool {
 // One that got no answer is the listener's (LISTENER_CLOSED_EARLY) and is
 // never counted as served.
 func judgeTraffic(o Observation, P time.Duration) Verdict {
-	if o.Endpoints[Traffic] == "" && !o.InflightURL {
+	switch {
+	case o.Endpoints[Traffic] == "" && !o.InflightURL:
 		return skipped(NewRequestsRefused, "no --traffic or --inflight URL: no traffic endpoint to send new requests to")
+	case o.Endpoints[Traffic] == "" && o.InflightGRPC:
+		return skipped(NewRequestsRefused, "no --traffic URL, and the --inflight URL is a gRPC call, not a traffic endpoint: name an HTTP app path with --traffic")
 	}
 	served := okStatus
 	if o.TrafficOK != nil {
@@ -538,13 +614,22 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 		if first.Cut {
 			what = fmt.Sprintf("HTTP %d with its body cut (%s)", first.Status, first.Err)
 		}
-		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip", ms(first.At), what, ms(P), answered-ok, answered, ms(P)))
+		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip%s", ms(first.At), what, ms(P), answered-ok, answered, ms(P), trafficTo(o.Traffic)))
 	}
 	detail := fmt.Sprintf("%d of %d requests made in [0, %s) served", ok, n, ms(P))
 	if answered < n {
 		detail += fmt.Sprintf("; the other %d got no answer (%s)", n-answered, ListenerClosedEarly)
 	}
-	return verdict(NewRequestsRefused, true, detail)
+	return verdict(NewRequestsRefused, true, detail+trafficTo(o.Traffic))
+}
+
+// trafficTo is "; traffic: URL (where it came from; its window)", "" when
+// the observation does not say.
+func trafficTo(t TrafficInfo) string {
+	if t.URL == "" {
+		return ""
+	}
+	return "; traffic to " + t.String()
 }
 
 // allOf is "the 1 request", "all 2 requests".
@@ -604,7 +689,11 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 	case !x.Known:
 		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
 	case x.Signal != "" && x.Signal == o.Signal && flip >= 0 && (closed < 0 || closed >= P):
-		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (@godaddy/terminus: useExit0: true)", o.Signal, ms(flip), o.Signal))
+		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, ms(flip), o.Signal, reRaiseFix))
+	case x.Signal != "" && x.Signal == o.Signal && finishedAfterSignal(o) > 0:
+		// Puma: a graceful stop (in-flight requests finish), then the
+		// signal raised again: handled, not ignored.
+		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after finishing %s in flight at the signal: it handled %s, then ended killed by it, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, output.Plural(finishedAfterSignal(o), "request"), o.Signal, reRaiseFix))
 	case x.Signal != "" && x.Signal != o.Signal:
 		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
@@ -617,32 +706,100 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 	return verdict(NonzeroExit, true, "exit status 0")
 }
 
+// reRaiseFix names the settings that stop the common servers re-raising
+// the signal after a graceful stop.
+const reRaiseFix = "Puma: raise_exception_on_sigterm false; @godaddy/terminus: useExit0: true"
+
+// finishedAfterSignal counts the in-flight requests that completed after
+// the signal, before the process exited.
+func finishedAfterSignal(o Observation) int {
+	n := 0
+	for _, q := range o.Inflight {
+		if q.ok() && q.End >= 0 && !endedWithProcess(q, o.Exit) {
+			n++
+		}
+	}
+	return n
+}
+
 // judgeSignal: something reacted to the signal, it was the service (no
 // endpoint answers after the signalled process exited), and nothing of its
 // process group outlived it. flip is when readiness flipped (notSeen:
 // never); liveFailed says liveness failed during the pre-drain.
 func judgeSignal(o Observation, flip time.Duration, liveFailed bool) Verdict {
 	x := o.Exit
-	var after *Poll
-	for i, p := range o.Polls {
-		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
-			after = &o.Polls[i]
-			break
-		}
-	}
+	after := answeredAfterExit(o)
 	var why []string
+	wrapperFirst := after != nil && flip >= 0
+	if wrapperFirst {
+		// The service got the signal (readiness flipped) but outlived
+		// the process signalled: WRAPPER_EXITED_EARLY's, not this.
+		after = nil
+	}
 	if after != nil {
 		why = append(why, fmt.Sprintf("pid %d exited (%s) at %s, but %s still answered %d at %s: the signal reached a wrapper (a shell?), not the service; exec the service or use an init that forwards signals", o.Pid, x, ms(x.At), after.Probe, after.Status, ms(after.At)))
 	} else if !reacted(o, flip, liveFailed) {
 		why = append(why, fmt.Sprintf("nothing reacted to %s: readiness stayed 200, the listener stayed open and the process kept running (a wrapper that swallows the signal?)", o.Signal))
 	}
-	if o.Leftover {
+	if o.Leftover && !wrapperFirst {
 		why = append(why, "processes of its group outlived the signalled process (killed by healthctl)")
 	}
 	if len(why) > 0 {
 		return verdict(SignalNotForwarded, false, strings.Join(why, "; "))
 	}
 	return verdict(SignalNotForwarded, true, "the service reacted to "+o.Signal)
+}
+
+// answeredAfterExit is the first poll answered after the signalled
+// process exited (nil: none was).
+func answeredAfterExit(o Observation) *Poll {
+	x := o.Exit
+	if !x.Gone || x.Killed {
+		return nil
+	}
+	var after *Poll
+	for i, p := range o.Polls {
+		if p.At > x.At && p.answered() && (after == nil || p.At < after.At) {
+			after = &o.Polls[i]
+		}
+	}
+	return after
+}
+
+// wrappers are the programs that run a service rather than being it:
+// inits and shells. In a container one is PID 1, and its exit ends the
+// container, whatever still runs under it.
+var wrappers = map[string]bool{
+	"tini": true, "tini-static": true, "dumb-init": true, "catatonit": true, "s6-svscan": true,
+	"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true,
+	"supervisord": true, "npm": true, "yarn": true, "pnpm": true,
+}
+
+// judgeWrapper: the signalled process does not exit before the service
+// it runs. When the signal reached the service (readiness flipped) and the
+// service still answered after the signalled process exited, that process
+// was an init or shell that exited first: in a container, PID 1's exit
+// kills the service mid-drain (under tini -g or dumb-init's group mode,
+// the sh -c between them dies of the signal; the init then exits). flip
+// is when readiness flipped (notSeen: never).
+func judgeWrapper(o Observation, flip time.Duration) Verdict {
+	x := o.Exit
+	after := answeredAfterExit(o)
+	if after == nil || flip < 0 {
+		if after != nil {
+			return verdict(WrapperExitedEarly, true, "the service never got the signal (see "+SignalNotForwarded+")")
+		}
+		return verdict(WrapperExitedEarly, true, fmt.Sprintf("nothing answered after pid %d exited", o.Pid))
+	}
+	who := fmt.Sprintf("pid %d", o.Pid)
+	if o.Command != "" {
+		who += " (" + o.Command + ")"
+	}
+	fix := "exec the service from the process signalled, or make it wait for the service"
+	if wrappers[o.Command] || o.Command == "" {
+		fix = "exec the service: sh -c 'exec svc …' (a shell that does not exec dies of the signal, and an init — tini, dumb-init — exits with its child, orphaning the service)"
+	}
+	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who, x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
 }
 
 // reacted says anything changed after the signal and before healthctl

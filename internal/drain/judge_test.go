@@ -99,6 +99,13 @@ func TestJudge(t *testing.T) {
 			o.Polls = append(polls(Ready, 0, 900*msec, 200), polls(Live, 0, 900*msec, 200)...)
 			o.KeepAlive.Events = nil
 		}, []string{ReadinessNeverFlips, NonzeroExit, SignalNotForwarded}, []string{ReadinessFlaps, NewRequestsRefused}},
+		{"init exits before the service it forwarded to", func(o *Observation) {
+			// tini -g -- sh -c 'svc': the service flipped, the shell died,
+			// tini exited 143 at 20 ms, the service still answered.
+			o.Command, o.SignalNumber, o.Leftover = "tini", 15, true
+			o.Exit = Exit{Gone: true, At: 20 * msec, Known: true, Code: 143}
+			o.Polls = append(polls(Ready, 0, 900*msec, 503), polls(Live, 0, 900*msec, 200)...)
+		}, []string{WrapperExitedEarly}, []string{NewRequestsRefused}},
 		{"nothing reacts", func(o *Observation) {
 			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
 			o.Polls = append(polls(Ready, 0, 3*time.Second, 200), polls(Live, 0, 3*time.Second, 200)...)
@@ -212,6 +219,13 @@ func TestJudgeExitDetails(t *testing.T) {
 		t.Errorf("re-raised: %+v", d)
 	}
 	o.Polls = append(o.Polls, Poll{Probe: Live, At: 100 * msec, Refused: true, Err: "connection refused"})
+	// Puma: the listener closed at once, the in-flight request finished,
+	// then SIGTERM raised again: handled (fails without naming Puma's
+	// setting: "did not handle SIGTERM").
+	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "re-raised SIGTERM after finishing 1 request") || !strings.Contains(d.Detail, "raise_exception_on_sigterm false") {
+		t.Errorf("re-raised after a graceful stop: %+v", d)
+	}
+	o.Inflight[0].Err, o.Inflight[0].End = "connection reset", 2*msec
 	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "did not handle SIGTERM") {
 		t.Errorf("killed without a drain: %+v", d)
 	}
@@ -256,7 +270,7 @@ func TestJudgeTimeline(t *testing.T) {
 	if f.Flip != 50*msec || f.ListenerClosed != 500*msec || f.LastInflight != 800*msec || f.Exit != 850*msec {
 		t.Errorf("facts %+v", f)
 	}
-	if len(r.Verdicts) != 11 {
-		t.Errorf("%d verdicts, want one per invariant (11)", len(r.Verdicts))
+	if len(r.Verdicts) != 12 {
+		t.Errorf("%d verdicts, want one per invariant (12)", len(r.Verdicts))
 	}
 }

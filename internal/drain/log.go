@@ -38,7 +38,10 @@ type Record struct {
 	EndedMS  float64 `json:"ended_ms"`
 	Result   string  `json:"result"`
 	Status   int     `json:"status,omitempty"`
-	Detail   string  `json:"detail,omitempty"`
+	// GRPC is a gRPC health answer (SERVING, NOT_SERVING, UNIMPLEMENTED…):
+	// then Status is absent (no HTTP status was sent).
+	GRPC   string `json:"grpc,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // pollResult is how a poll ended, in the log's words.
@@ -86,6 +89,11 @@ func requestLog(o Observation) []Record {
 			Result: pollResult(p, ok), Status: p.Status}
 		if r.Result != ResultServed && r.Result != ResultStatus {
 			r.Detail = p.Err
+		}
+		if p.GRPC != "" && p.GRPC != "connected" {
+			// The 200/503 stand in for SERVING/other in the verdicts:
+			// the log says what the server really sent.
+			r.Status, r.GRPC = 0, p.GRPC
 		}
 		out = append(out, r)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -30,6 +31,9 @@ type Config struct {
 	// exit; TrafficOK says which statuses serve it (nil: 200-399).
 	TrafficURL string
 	TrafficOK  func(status int) bool
+	// TrafficTimeout bounds each traffic request, its connection and
+	// whole body (--traffic-timeout; 0: min(S, 5 s)).
+	TrafficTimeout time.Duration
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
@@ -80,8 +84,17 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.Signal = proc.SignalName(cfg.Signal)
 	obs.SignalNumber = int(cfg.Signal)
+	if len(cfg.Argv) > 0 {
+		obs.Command = filepath.Base(cfg.Argv[0])
+	}
 	obs.InflightURL = cfg.InflightURL != ""
+	if pu, err := url.Parse(cfg.InflightURL); err == nil && obs.InflightURL {
+		obs.InflightGRPC = IsGRPC(pu)
+	}
 	obs.TrafficOK = cfg.TrafficOK
+	if cfg.TrafficURL != "" {
+		obs.Traffic = TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
+	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
@@ -96,6 +109,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 			obs.Endpoints[which] = redact.NewRedactor(nil, nil).URL(o.URL)
 		}
 	}
+	obs.Traffic.URL = obs.Endpoints[Traffic]
 	if len(cfg.Argv) > 0 {
 		if err := portsFree(ep); err != nil {
 			return obs, false, err
@@ -131,9 +145,14 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	if !interrupted {
 		interrupted = watchAfterExit(ctx, cfg.Settings, tg, t0, in)
 	}
-	// Stop watching. Closing the kept-alive connection ends a read its
-	// watch may be blocked in.
-	w.cancel()
+	// Stop watching: no new poll; those out end within their windows
+	// (all of them at once when interrupted). Closing the kept-alive
+	// connection ends a read its watch may be blocked in.
+	w.stop()
+	if interrupted {
+		w.cancel()
+	}
+	defer w.cancel()
 	in.cancel()
 	if ka.conn != nil {
 		ka.conn.Close()

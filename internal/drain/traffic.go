@@ -24,11 +24,21 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// TrafficWindow bounds the answer to one traffic request, its whole body
-// included: the traffic endpoint defaults to the slow --inflight URL, so a
-// slow answer is not a failure; a connection not accepted within a second
-// is (the answer is judged by when the request was made).
+// TrafficWindow bounds one traffic request by default, its connection and
+// its whole body included: min(S, 5 s) (at least a poll's 1 s). The
+// traffic endpoint defaults to the slow --inflight URL, so a slow answer
+// is not a failure; one that takes longer than the window is (judged by
+// when the request was made). --traffic-timeout replaces it.
 func TrafficWindow(s time.Duration) time.Duration { return max(pollTimeout, min(s, 5*time.Second)) }
+
+// trafficWindow is the run's traffic window: --traffic-timeout, else
+// TrafficWindow(S).
+func (cfg Config) trafficWindow() time.Duration {
+	if cfg.TrafficTimeout > 0 {
+		return cfg.TrafficTimeout
+	}
+	return TrafficWindow(cfg.Settings.ShutdownTimeout)
+}
 
 // inflight are the slow requests in flight at the signal.
 type inflight struct {
@@ -53,15 +63,21 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 		return in
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
+	window := cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second
 	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
-		Timeout:       cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second,
+		Timeout:       window,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	in.started = cfg.Inflight
 	for i := 0; i < cfg.Inflight; i++ {
 		in.wg.Add(1)
 		crash.Go(func() {
 			defer in.wg.Done()
-			r := slowRequest(ctx, ic, opts, wrote)
+			var r timedRequest
+			if IsGRPC(opts.URL) {
+				r = grpcCall(ctx, opts, window, wrote)
+			} else {
+				r = slowRequest(ctx, ic, opts, wrote)
+			}
 			in.mu.Lock()
 			in.got = append(in.got, r)
 			in.mu.Unlock()
@@ -103,6 +119,9 @@ func (in *inflight) settle(barrier func()) {
 // watcher polls readiness and liveness every Interval, and watches the
 // kept-alive connection, from the signal until cancel.
 type watcher struct {
+	// stop ends the polling: no new request is made, those out run to
+	// their own windows; cancel ends those too (drain-test interrupted).
+	stop       context.CancelFunc
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	mu         sync.Mutex
@@ -115,7 +134,8 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	// Not the run's context (the watch outlives an interrupt by a moment),
 	// but its prober: the polls after the signal go through it too.
 	ctx, cancel := context.WithCancel(withProber(context.Background(), cfg.Prober))
-	w := &watcher{cancel: cancel}
+	loop, stop := context.WithCancel(ctx)
+	w := &watcher{cancel: cancel, stop: stop}
 	type pollSpec struct {
 		probe    Probe
 		interval time.Duration
@@ -129,20 +149,20 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 			// or the traffic itself would load the service down.
 			every = SlowTrafficInterval
 		}
-		specs = append(specs, pollSpec{Traffic, every, TrafficWindow(cfg.Settings.ShutdownTimeout)})
+		specs = append(specs, pollSpec{Traffic, every, cfg.trafficWindow()})
 	}
 	for _, p := range specs {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(ctx, ep[p.probe], p.probe, p.interval, p.window)
+			w.pollEvery(loop, ctx, ep[p.probe], p.probe, p.interval, p.window)
 		})
 	}
 	if ka.conn != nil {
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.ka, w.kaRequests = ka.watch(ctx)
+			w.ka, w.kaRequests = ka.watch(loop)
 		})
 	}
 	return w
@@ -150,27 +170,37 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 
 // pollEvery makes a new poll every interval, start to start, each on its
 // own goroutine (a poll that hangs for its whole window does not delay the
-// next: a stall is seen when it begins), until ctx ends. window bounds each
-// answer.
-func (w *watcher) pollEvery(ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
+// next: a stall is seen when it begins), until loop ends; it returns once
+// the polls out have ended, each within window (a traffic request made in
+// the pre-drain to a slow path is answered after the watch stopped making
+// new ones, or cut by the service: its outcome is the service's, not the
+// end of the watch's). ctx ending cuts them (drain-test interrupted): those
+// are not recorded.
+func (w *watcher) pollEvery(loop, ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
 	var polls sync.WaitGroup
 	defer polls.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for ctx.Err() == nil {
+	for loop.Err() == nil {
 		polls.Add(1)
 		crash.Go(func() {
 			defer polls.Done()
 			tp := pollWithin(ctx, opts, which, window)
-			if ctx.Err() != nil && tp.Status == 0 {
+			if ctx.Err() != nil {
 				return // cut by the end of the watch, not by the service
+			}
+			if IsGRPC(opts.URL) && !tp.answered() && strings.Contains(tp.Err, "no HTTP/2 preface") {
+				// The server answered gRPC before the signal: a
+				// connection closed before its first frame is the
+				// server closing, not a server that is not gRPC.
+				tp.Err = "connection closed before the server's first HTTP/2 frame (the server closing)"
 			}
 			w.mu.Lock()
 			w.polls = append(w.polls, tp)
 			w.mu.Unlock()
 		})
 		select {
-		case <-ctx.Done():
+		case <-loop.Done():
 		case <-t.C:
 		}
 	}

@@ -151,6 +151,8 @@ type (
 		Env       []EnvVar        `yaml:"env"`
 		Lifecycle struct {
 			PreStop *LifecycleHandler `yaml:"preStop"`
+			// StopSignal is Kubernetes 1.33's lifecycle.stopSignal.
+			StopSignal Field[string] `yaml:"stopSignal"`
 		} `yaml:"lifecycle"`
 		ReadinessProbe *ProbeSpec `yaml:"readinessProbe"`
 		LivenessProbe  *ProbeSpec `yaml:"livenessProbe"`
@@ -484,8 +486,15 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		routed := kind != "Job" && kind != "CronJob" && serves
 		if routed && psKnown && preStop < P {
 			fixedPreStop = time.Duration(need) * time.Second
-			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS),
-				fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need))
+			fix := fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need)
+			if h := c.Lifecycle.PreStop; h != nil && h.Exec != nil {
+				if kept, ok := longerSleep(h.Exec.Command.V, need); ok {
+					// sleep 2 && kill -QUIT 1: unicorn's and nginx's
+					// graceful stop is in the hook; a bare sleep drops it.
+					fix = fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS, keeping the rest of the hook: exec: {command: %s}", kept)
+				}
+			}
+			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS), fix)
 		}
 
 		// terminationGracePeriodSeconds >= preStop + S + margin, with the
@@ -504,18 +513,31 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		}
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
 			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
-			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, liveness fails with it; Kubernetes before it stopped liveness probes of terminating pods restarts the container mid-drain (as Docker autoheal, ECS, Nomad and Consul do), and current Kubernetes still restarts it for any 503 outside termination", r.HTTPGet.Path, r.HTTPGet.Port),
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both probe %s on port %s: when readiness answers 503 to drain, liveness fails with it; %s", r.HTTPGet.Path, r.HTTPGet.Port, livenessWhoActs),
 				"give liveness its own process-only endpoint that stays 200 during the drain")
 		}
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.GRPC != nil && l.GRPC != nil &&
 			r.GRPC.Port == l.GRPC.Port && r.GRPC.Service == l.GRPC.Service {
-			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both ask the gRPC health of %s on port %s: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), the kubelet restarts the pod", grpcServiceName(r.GRPC.Service), r.GRPC.Port),
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both ask the gRPC health of %s on port %s: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), liveness fails with it; %s", grpcServiceName(r.GRPC.Service), r.GRPC.Port, livenessWhoActs),
 				"give liveness a check that stays up during the drain: tcpSocket on the port (Shutdown() turns every service NOT_SERVING, named ones too)")
+		}
+		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.Exec != nil && l.Exec != nil &&
+			grpcExec(r.Exec.Command) && strings.Join(r.Exec.Command, "\x00") == strings.Join(l.Exec.Command, "\x00") {
+			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both run %q, a gRPC health check: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), liveness fails with it; %s", strings.Join(r.Exec.Command, " "), livenessWhoActs),
+				"give liveness a check that stays up during the drain: tcpSocket on the port (Shutdown() turns every service NOT_SERVING, named ones too)")
+		}
+		if f := c.Lifecycle.StopSignal; f.Set && cannotDrain(f.V) {
+			add(StopSignalKill, f.Line, fmt.Sprintf("lifecycle.stopSignal %s cannot be caught: the kubelet kills the container at once, nothing drains", f.V),
+				"lifecycle.stopSignal: SIGTERM (or remove it: SIGTERM, or the image's STOPSIGNAL, is the default)")
 		}
 		lintK8sCommand(c, add)
 	}
 	return nil
 }
+
+// livenessWhoActs says who acts on a liveness that fails with readiness,
+// the same words for HTTP and gRPC probes.
+const livenessWhoActs = "Kubernetes before it stopped liveness probes of terminating pods restarts the container mid-drain (as Docker autoheal, ECS, Nomad and Consul do), and current Kubernetes still restarts it for any failure outside termination"
 
 // lintK8sCommand judges a container's command, whatever it serves: one
 // that keeps SIGTERM from the service.
@@ -552,13 +574,23 @@ func k8sContract(c Container, env Environment, t Timing) bool {
 			continue
 		case p.HTTPGet != nil, p.GRPC != nil:
 			return true
-		case p.Exec != nil && httpCheck().MatchString(strings.Join(p.Exec.Command, " ")):
+		case p.Exec != nil && (httpCheck().MatchString(strings.Join(p.Exec.Command, " ")) || grpcExec(p.Exec.Command)):
 			return true
 		}
 		probes++
 	}
 	return probes == 0
 }
+
+// grpcCheck matches an exec probe that asks gRPC health: grpc_health_probe
+// (the standard pattern before the kubelet's grpc probe, Kubernetes 1.24)
+// or healthctl probe grpc://.
+var grpcCheck = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bgrpc_health_probe\b|\bgrpcs?://`)
+})
+
+// grpcExec says an exec probe's command is a gRPC health check.
+func grpcExec(argv []string) bool { return grpcCheck().MatchString(strings.Join(argv, " ")) }
 
 // grpcServiceName names a grpc probe's service for a finding.
 func grpcServiceName(s string) string {
@@ -638,7 +670,13 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 			if fixedS != S {
 				sS = fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (as PRE_DRAIN_TOO_LONG's fix sets it)", fixedS.Milliseconds())
 			}
-			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: Docker sends SIGKILL mid-drain", grace, src, sS, Margin),
+			why := "Docker sends SIGKILL mid-drain"
+			if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
+				// Both fixes together: once stop_signal is SIGTERM, this
+				// grace is what the drain gets.
+				why = fmt.Sprintf("once stop_signal is SIGTERM (STOP_SIGNAL_KILL, line %d), Docker sends SIGKILL mid-drain", f.Line)
+			}
+			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: %s", grace, src, sS, Margin, why),
 				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(fixedS)))
 		}
 		lintComposeSignals(svc, add)
@@ -734,6 +772,30 @@ func composeDuration(s string) (time.Duration, error) {
 var sleepRe = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[;&|(\s])sleep\s+([0-9.]+[smh]?)\b`)
 })
+
+// longerSleep is a shell preStop command that does more than sleep (sh -c
+// 'sleep 2 && kill -QUIT 1') with its sleep set to need seconds, as a YAML
+// flow list; ok is false for a command that only sleeps.
+func longerSleep(argv []string, need int) (string, bool) {
+	if len(argv) < 3 || !shells[path.Base(argv[0])] || argv[1] != "-c" {
+		return "", false
+	}
+	loc := sleepRe().FindStringSubmatchIndex(argv[2])
+	if loc == nil {
+		return "", false
+	}
+	script := argv[2][:loc[2]] + strconv.Itoa(need) + argv[2][loc[3]:]
+	if strings.TrimSpace(sleepRe().ReplaceAllString(script, "")) == "" {
+		return "", false // only a sleep: the plain fix says it
+	}
+	out := append(append([]string{}, argv[:2]...), script)
+	out = append(out, argv[3:]...)
+	q := make([]string, len(out))
+	for i, w := range out {
+		q[i] = strconv.Quote(w)
+	}
+	return "[" + strings.Join(q, ", ") + "]", true
+}
 
 // SleepOf returns how long a preStop exec command sleeps: ["sleep", "5"],
 // ["/bin/sleep", "5s"], ["sh", "-c", "sleep 5"].

@@ -161,12 +161,27 @@ func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
 	if !ok {
 		return shellCheck(argv)
 	}
-	if group || len(rest) == 0 {
-		return "", nil, false // the whole group gets the signal, the service with it
+	if len(rest) == 0 {
+		return "", nil, false
 	}
 	why, fix, bad = WrapperCheck(rest)
 	if !bad {
 		return "", nil, false
+	}
+	if group {
+		// The whole group gets the signal, the service with it, but so
+		// does the shell (or npm) between them, which dies of it; the
+		// init exits with its child, and as PID 1 it ends the container
+		// while the service drains (drain-test: WRAPPER_EXITED_EARLY).
+		how := "-g"
+		if name == "dumb-init" {
+			how = "group mode, its default"
+		}
+		why = fmt.Sprintf("%s (%s) signals the whole group, so the service gets SIGTERM, but the wrapper in between (%s, which does not exec the service) dies of it and %s exits with its child: as PID 1 it stops the container while the service drains", name, how, strings.Join(rest, " "), name)
+		if fix != nil {
+			fix = append(append([]string{}, argv[:len(argv)-len(rest)]...), fix...)
+		}
+		return why, fix, true
 	}
 	how := "without -g"
 	if name == "dumb-init" {
@@ -276,7 +291,7 @@ func Wrapper(argv []string) (string, bool) {
 func wrapperFix(key string, fix []string, underInit bool) string {
 	general := "exec the service (the exec form, or \"exec\" before its command in the script) or run it under an init that forwards signals (tini, dumb-init)"
 	if underInit {
-		general = "exec the service (the exec form, or \"exec\" before its command in the script): the init signals only its direct child (tini -g or dumb-init without --single-child signal the whole group)"
+		general = "exec the service (the exec form, or \"exec\" before its command in the script): an init signals only its direct child, or with tini -g / dumb-init's group mode the shell between them dies of the signal and the init exits with it"
 	}
 	if fix == nil {
 		return "run the service's own command directly (e.g. [\"node\", \"server.js\"], what the start script runs), or " + general

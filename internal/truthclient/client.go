@@ -249,6 +249,10 @@ type Config struct {
 	Interval, PollInterval time.Duration
 	// Window bounds one request (1 s); SlowWindow one in-flight request.
 	Window, SlowWindow time.Duration
+	// TrafficInterval and TrafficWindow are the traffic requests' own
+	// interval and window (0: Interval and Window): a slow traffic path
+	// is sent less often and answered later.
+	TrafficInterval, TrafficWindow time.Duration
 	// TrafficAccept says which traffic statuses are served (nil: 200-399).
 	TrafficAccept func(int) bool
 }
@@ -280,6 +284,12 @@ func Start(cfg Config) *Client {
 	if cfg.SlowWindow <= 0 {
 		cfg.SlowWindow = 30 * time.Second
 	}
+	if cfg.TrafficInterval <= 0 {
+		cfg.TrafficInterval = cfg.Interval
+	}
+	if cfg.TrafficWindow <= 0 {
+		cfg.TrafficWindow = cfg.Window
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{cfg: cfg, ctx: ctx, cancel: cancel, signalled: make(chan struct{})}
 	for kind, u := range map[string]string{KindTraffic: cfg.Traffic, KindReady: cfg.Ready, KindLive: cfg.Live} {
@@ -290,14 +300,17 @@ func Start(cfg Config) *Client {
 		if kind == KindTraffic {
 			accept = cfg.TrafficAccept
 		}
-		every := cfg.PollInterval
-		if kind == KindTraffic || kind == KindReady {
-			// Readiness as often as traffic: a flap that lasts one of
+		every, window := cfg.PollInterval, cfg.Window
+		switch kind {
+		case KindReady:
+			// Readiness every Interval: a flap that lasts one of
 			// drain-test's polls is seen here too.
 			every = cfg.Interval
+		case KindTraffic:
+			every, window = cfg.TrafficInterval, cfg.TrafficWindow
 		}
 		c.wg.Add(1)
-		go c.every(kind, u, every, accept)
+		go c.every(kind, u, every, window, accept)
 	}
 	if cfg.KeepAlive != "" {
 		c.wg.Add(1)
@@ -314,7 +327,7 @@ func Start(cfg Config) *Client {
 
 // every makes a request every Interval, each on its own goroutine, so
 // that a request that hangs does not delay the next.
-func (c *Client) every(kind, u string, interval time.Duration, accept func(int) bool) {
+func (c *Client) every(kind, u string, interval, window time.Duration, accept func(int) bool) {
 	defer c.wg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -322,7 +335,7 @@ func (c *Client) every(kind, u string, interval time.Duration, accept func(int) 
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			r := Get(c.ctx, u, c.cfg.Window, accept)
+			r := Get(c.ctx, u, window, accept)
 			r.Kind = kind
 			c.add(r)
 		}()

@@ -21,6 +21,7 @@ const (
 	NonzeroExit         = "NONZERO_EXIT"
 	KeepaliveReset      = "KEEPALIVE_RESET"
 	SignalNotForwarded  = "SIGNAL_NOT_FORWARDED"
+	WrapperExitedEarly  = "WRAPPER_EXITED_EARLY"
 )
 
 // Margin is how close to an edge of a window (the signal, P, S,
@@ -268,7 +269,17 @@ func Judge(recs []Record, p Params) Truth {
 	if p.Gone && !p.Killed {
 		for _, r := range recs {
 			if r.Kind != KindInflight && r.Made.After(p.GoneAt.Add(Margin)) && r.Outcome.Answered() {
-				t.Violated[SignalNotForwarded] = fmt.Sprintf("a %s request made at %s, after the process was gone (%s), got HTTP %d", r.Kind, msOf(rel(r.Made, p.T0)), msOf(rel(p.GoneAt, p.T0)), r.Status)
+				name := SignalNotForwarded
+				if flip >= 0 {
+					// The service got the signal (readiness flipped) and
+					// outlived the process signalled: an init or shell
+					// that exited first.
+					name = WrapperExitedEarly
+					if len(p.LeftRunning) > 0 && t.Violated[SignalNotForwarded] != "" {
+						delete(t.Violated, SignalNotForwarded)
+					}
+				}
+				t.Violated[name] = fmt.Sprintf("a %s request made at %s, after the process was gone (%s), got HTTP %d", r.Kind, msOf(rel(r.Made, p.T0)), msOf(rel(p.GoneAt, p.T0)), r.Status)
 				break
 			}
 		}

@@ -36,8 +36,10 @@ type Options struct {
 	Ready, Live, Inflight string
 	// Traffic is --traffic (default: the --inflight URL); TrafficExpect
 	// --traffic-expect, read into trafficOK.
-	Traffic, TrafficExpect      string
-	trafficOK                   func(int) bool
+	Traffic, TrafficExpect string
+	trafficOK              func(int) bool
+	// TrafficTimeout is --traffic-timeout (0: min(S, 5s)).
+	TrafficTimeout              time.Duration
 	PreDrain, Shutdown, FlipMax time.Duration
 	ReadyTimeout                time.Duration
 	Signal                      string
@@ -111,8 +113,9 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
 	fl.StringVar(&opts.Ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.Live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
-	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic)")
+	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic); grpc://HOST:PORT/pkg.Service/Method: unary calls")
 	fl.StringVar(&opts.Traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 20 ms from the signal to the exit (default: the --inflight URL)")
+	fl.DurationVar(&opts.TrafficTimeout, "traffic-timeout", 0, "bounds each traffic request, connection and whole body (default min(S, 5s); never the probe's --read-timeout)")
 	fl.StringVar(&opts.TrafficExpect, "traffic-expect", "", "statuses that serve a traffic request (default 200-399), e.g. 200,204 or 200-299")
 	fl.DurationVar(&opts.PreDrain, "pre-drain", 5*time.Second, "P, PRE_DRAIN_MS: how long readiness is 503 while the listener still serves")
 	fl.DurationVar(&opts.Shutdown, "shutdown-timeout", 20*time.Second, "S, SHUTDOWN_TIMEOUT_MS: the process is gone by then")
@@ -162,12 +165,15 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 	if sig == syscall.SIGKILL || proc.SignalName(sig) == "SIGSTOP" {
 		return cli.UsageErrorf("%s: %s cannot be handled, there is nothing to test", o.named("signal"), proc.SignalName(sig))
 	}
+	if o.TrafficTimeout < 0 || (changed("traffic-timeout") && o.TrafficTimeout == 0) {
+		return cli.UsageErrorf("%s: want more than 0", o.named("traffic-timeout"))
+	}
 	if o.TrafficExpect != "" {
 		set, err := expect.ParseStatusSet(o.TrafficExpect)
 		if err != nil {
 			return cli.UsageErrorf("%s: %v", o.named("traffic-expect"), err)
 		}
-		if o.Traffic == "" && o.Inflight == "" {
+		if o.trafficURL() == "" {
 			return cli.UsageErrorf("%s needs a traffic endpoint: --traffic URL or --inflight URL", o.named("traffic-expect"))
 		}
 		o.trafficOK = set.Contains
@@ -212,6 +218,13 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 			return cli.UsageErrorf("--%s URL is required", u.flag)
 		}
 		pu, err := url.Parse(u.val)
+		if u.flag == "inflight" && err == nil && pu.Host != "" && drain.IsGRPC(pu) {
+			// A unary call, judged as an HTTP in-flight request is.
+			if err := drain.GRPCMethod(pu); err != nil {
+				return cli.UsageErrorf("%s: %v", o.named(u.flag), err)
+			}
+			continue
+		}
 		if u.flag != "inflight" && err == nil && pu.Host != "" {
 			switch pu.Scheme {
 			case "grpc", "grpcs", "tcp", "tls", "redis", "rediss", "postgres", "postgresql":
@@ -221,7 +234,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 			}
 		}
 		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			want := "an http:// or https:// URL"
+			want := "an http:// or https:// URL, or grpc://HOST:PORT/pkg.Service/Method"
 			if u.flag != "inflight" {
 				want = "an http://, https://, grpc://, grpcs://, tcp://, tls://, redis://, rediss:// or postgres:// URL"
 			}
@@ -258,6 +271,9 @@ func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Option
 func (o *Options) trafficURL() string {
 	if o.Traffic != "" {
 		return o.Traffic
+	}
+	if pu, err := url.Parse(o.Inflight); err == nil && drain.IsGRPC(pu) {
+		return "" // a gRPC call is no traffic endpoint: --traffic names one
 	}
 	return o.Inflight
 }
@@ -317,7 +333,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	cfg := drain.Config{
 		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, TrafficURL: o.trafficURL(), TrafficOK: o.trafficOK,
+		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, TrafficURL: o.trafficURL(), TrafficOK: o.trafficOK, TrafficTimeout: o.TrafficTimeout,
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.ReadyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 		// The factory's prober makes the health polls (a test's fake or
@@ -370,6 +386,16 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	if f.JSON() {
 		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
 			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas, Requests: r.Requests}
+		j.NotChecked = slices.Clone(r.NotChecked)
+		if j.NotChecked == nil || interrupted {
+			j.NotChecked = []drain.NotChecked{}
+		}
+		for i := range j.NotChecked {
+			j.NotChecked[i].Why = output.Untrusted(j.NotChecked[i].Why)
+		}
+		if t := obs.Traffic; t.URL != "" {
+			j.Traffic = &trafficJSON{URL: t.URL, From: t.Source(), WindowMS: t.Window.Milliseconds()}
+		}
 		if !obs.SignalledAt.IsZero() {
 			j.SignalledAt = obs.SignalledAt.UTC().Format(time.RFC3339Nano)
 		}

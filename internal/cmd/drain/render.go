@@ -31,6 +31,21 @@ type drainJSON struct {
 	// Requests is the request log: every request drain-test made, by the
 	// time it was made.
 	Requests []drain.Record `json:"requests"`
+	// NotChecked are the invariants this run did not check (always
+	// present: [] when every one was).
+	NotChecked []drain.NotChecked `json:"not_checked"`
+	// Traffic is where the traffic requests went (absent: no traffic
+	// endpoint).
+	Traffic *trafficJSON `json:"traffic,omitempty"`
+}
+
+// trafficJSON names the traffic endpoint: its URL, the flag it came from
+// ("--traffic", or "--inflight" when no --traffic was given) and the
+// window each request had.
+type trafficJSON struct {
+	URL      string `json:"url"`
+	From     string `json:"from"`
+	WindowMS int64  `json:"window_ms"`
 }
 
 // lintJSON is `drain-test --manifest FILE -o json`.
@@ -50,7 +65,13 @@ type lintJSON struct {
 // SIGTERM" or "FAIL drain-test VERDICT...".
 func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
 	if r.OK {
-		return fmt.Sprintf("%s drain-test pid %d %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
+		line := fmt.Sprintf("%s drain-test pid %d %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
+		if nc := r.NotCheckedLine(); nc != "" {
+			// Bare only when every invariant was checked: a CI gate
+			// reads this line.
+			line += " (" + nc + ")"
+		}
+		return line
 	}
 	var names []string
 	for _, v := range r.Verdicts {
@@ -161,25 +182,34 @@ func wrap(s string, n int) []string {
 // lintReport renders the lint's first line and one block per finding:
 // "FILE:LINE: NAME resource, container: detail" and its fix.
 func lintReport(w io.Writer, file string, res manifest.LintResult, colored bool) {
+	// Every name and value from the manifest (resource, container and
+	// service names, commands quoted in details and fixes) and the file
+	// name go through the one escaping rule: a manifest cannot drive the
+	// terminal (OSC 52 writing the clipboard, a retitle, RLO).
+	u := output.Untrusted
 	defer func() {
 		for _, n := range res.NotJudged {
-			fmt.Fprintf(w, "not judged: %s\n", n)
+			fmt.Fprintf(w, "not judged: %s\n", u(n))
 		}
 	}()
 	if len(res.Findings) == 0 {
-		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), file, len(res.Checked), strings.Join(res.Checked, ", "))
+		checked := make([]string, len(res.Checked))
+		for i, c := range res.Checked {
+			checked[i] = u(c)
+		}
+		fmt.Fprintf(w, "%s drain-test --manifest %s: %d checked (%s)\n", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), u(file), len(res.Checked), strings.Join(checked, ", "))
 		return
 	}
 	noun := "findings"
 	if len(res.Findings) == 1 {
 		noun = "finding"
 	}
-	fmt.Fprintf(w, "%s drain-test --manifest %s: %d %s in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), file, len(res.Findings), noun, len(res.Checked))
+	fmt.Fprintf(w, "%s drain-test --manifest %s: %d %s in %d checked\n", output.Paint(colored, color.FgRed, color.Bold).Sprint("FAIL"), u(file), len(res.Findings), noun, len(res.Checked))
 	for _, f := range res.Findings {
 		where := f.Resource
 		if f.Container != "" {
 			where += ", container " + f.Container
 		}
-		fmt.Fprintf(w, "%s:%d: %s %s: %s\n    fix: %s\n", f.File, f.Line, output.Paint(colored, color.FgRed).Sprint(f.Name), where, f.Detail, f.Fix)
+		fmt.Fprintf(w, "%s:%d: %s %s: %s\n    fix: %s\n", u(f.File), f.Line, output.Paint(colored, color.FgRed).Sprint(f.Name), u(where), u(f.Detail), u(f.Fix))
 	}
 }

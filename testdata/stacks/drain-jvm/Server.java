@@ -2,8 +2,11 @@
 // drain-test's differential test runs it with `java Server.java`. On
 // SIGTERM the JVM runs its shutdown hooks and then exits 143 (128 + 15):
 // a handled exit. MODE=good (the default): readiness 503 for PRE_DRAIN_MS,
-// then stop(1) waits for in-flight exchanges. MODE=stopnow: stop(0) at once
-// (the listener closes, in-flight exchanges are cut).
+// then stop(STOP_S, default 1) closes the listener and waits up to STOP_S
+// seconds for in-flight exchanges. MODE=stopnow: stop(0) at once (the
+// listener closes, in-flight exchanges are cut). /slow takes SLOW_MS
+// (/slow?ms=N: N ms); /readiness, /healthcheck and /api/items are the
+// docs' examples' paths.
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -33,9 +36,15 @@ public class Server {
         String mode = System.getenv().getOrDefault("MODE", "good");
         long pre = env("PRE_DRAIN_MS", 0), slow = env("SLOW_MS", 1500);
         HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", (int) env("PORT", 0)), 128);
-        s.setExecutor(Executors.newFixedThreadPool(32));
+        // A thread per exchange: traffic to a 3 s path at 10 a second from
+        // each of two clients is 60 exchanges at once.
+        s.setExecutor(Executors.newCachedThreadPool());
+        long stopS = env("STOP_S", 1);
         s.createContext("/ready", ex -> send(ex, draining ? 503 : 200, draining ? "draining\n" : "ready\n"));
         s.createContext("/live", ex -> send(ex, 200, "alive\n"));
+        s.createContext("/readiness", ex -> send(ex, draining ? 503 : 200, draining ? "draining\n" : "ready\n"));
+        s.createContext("/healthcheck", ex -> send(ex, 200, "alive\n"));
+        s.createContext("/api/items", ex -> send(ex, 200, "{\"items\":[1,2,3]}\n"));
         s.createContext("/app", ex -> send(ex, 200, "hello from the JVM\n"));
         // curl's differential test judges --expect-json and --expect-header
         // here: a JSON document, a header of the app's, one sent twice.
@@ -51,8 +60,13 @@ public class Server {
             }
         });
         s.createContext("/slow", ex -> {
+            long ms = slow;
+            String q = ex.getRequestURI().getQuery();
+            if (q != null && q.startsWith("ms=")) {
+                ms = Long.parseLong(q.substring(3));
+            }
             try {
-                Thread.sleep(slow);
+                Thread.sleep(ms);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -69,7 +83,7 @@ public class Server {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            s.stop(1);
+            s.stop((int) stopS);
         }));
         s.start();
     }

@@ -6,7 +6,7 @@
 //   PORT            the app port (127.0.0.1)
 //   ADMIN_PORT      serve /ready and /live there instead (optional)
 //   PRE_DRAIN_MS    how long readiness is 503 before the server closes
-//   SLOW_MS         how long /slow takes (default 1500)
+//   SLOW_MS         how long /slow takes (default 1500; /slow?ms=N: N ms)
 //   MODE            good, or a broken way to drain:
 //     early      close at once on the signal (no pre-drain)
 //     truncate   while draining, /app says Content-Length: 42 and sends 5 bytes
@@ -33,6 +33,8 @@ let draining = false;
 const health = express.Router();
 health.get('/ready', (req, res) => (draining ? res.status(503).send('draining\n') : res.send('ready\n')));
 health.get('/live', (req, res) => res.send('alive\n'));
+health.get('/readiness', (req, res) => (draining ? res.status(503).send('draining\n') : res.send('ready\n')));
+health.get('/healthcheck', (req, res) => res.send('alive\n'));
 // curl's differential test judges --expect-json and --expect-header here:
 // a JSON document, a header of the app's, one sent twice.
 health.get('/status', (req, res) => {
@@ -52,8 +54,11 @@ app.get('/app', (req, res) => {
   if (draining && MODE === 'gone') return res.status(410).send('gone\n');
   res.send('hello from ' + LIB + '\n');
 });
+// The docs' examples: /readiness and /healthcheck, /api/items, /slow?ms=3000.
+app.get('/api/items', (req, res) => res.json({ items: [1, 2, 3] }));
 app.get('/slow', (req, res) => {
-  setTimeout(() => res.send('slow done ' + 'x'.repeat(4096) + '\n'), SLOW);
+  const ms = Number(req.query.ms || SLOW);
+  setTimeout(() => res.send('slow done ' + 'x'.repeat(4096) + '\n'), ms);
 });
 
 const server = http.createServer(app);

@@ -6,14 +6,19 @@ so the one method is served through grpcio's generic handlers, its two
 one-field messages encoded by hand, as the official servicer answers: the
 status of a known service, NOT_FOUND for an unknown one.
 
-    /usr/bin/python3 server.py ADDR_FILE [--status S] [--service NAME=S]... [--no-health] [--max-recv N]
+    /usr/bin/python3 server.py ADDR_FILE [--status S] [--service NAME=S]... [--no-health] [--max-recv N] [--addr HOST:PORT] [--check-delay-ms N] [--stop-after-ms N]
 
 Listens on 127.0.0.1 port 0 (cleartext), writes "127.0.0.1:PORT" to
 ADDR_FILE once serving, and serves until SIGTERM/SIGINT. S is SERVING,
 NOT_SERVING or UNKNOWN; --status is the overall health ("" service,
 default SERVING); --max-recv N refuses request messages over N bytes
-(RESOURCE_EXHAUSTED, grpcio's own).
+(RESOURCE_EXHAUSTED, grpcio's own). --addr listens there instead (for
+drain-test, which needs the port before the start); --check-delay-ms makes
+each Check take N ms, so that calls are in flight when SIGTERM's stop(0)
+cancels them (drain-test: a cancelled call is no readiness flip);
+--stop-after-ms waits N ms after the signal before stop(0).
 """
+import time
 import os
 import signal
 import sys
@@ -68,6 +73,7 @@ def main(argv):
         return 2
     addr_file, args = argv[0], argv[1:]
     statuses, health, options = {"": STATUS["SERVING"]}, True, []
+    addr, delay, stop_after = "127.0.0.1:0", 0.0, 0.0
     while args:
         a = args.pop(0)
         if a == "--status":
@@ -75,6 +81,12 @@ def main(argv):
         elif a == "--service":
             name, s = args.pop(0).split("=", 1)
             statuses[name] = STATUS[s]
+        elif a == "--addr":
+            addr = args.pop(0)
+        elif a == "--check-delay-ms":
+            delay = int(args.pop(0)) / 1000.0
+        elif a == "--stop-after-ms":
+            stop_after = int(args.pop(0)) / 1000.0
         elif a == "--no-health":
             health = False
         elif a == "--max-recv":
@@ -84,6 +96,8 @@ def main(argv):
             return 2
 
     def check(request, context):
+        if delay:
+            time.sleep(delay)
         try:
             service = service_of(request)
         except ValueError as e:
@@ -99,7 +113,7 @@ def main(argv):
             "grpc.health.v1.Health", {"Check": grpc.unary_unary_rpc_method_handler(check)}
         )
         server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = server.add_insecure_port(addr)
     server.start()
     tmp = addr_file + ".tmp"
     with open(tmp, "w") as f:
@@ -110,6 +124,7 @@ def main(argv):
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     done.wait()
+    time.sleep(stop_after)
     server.stop(0)
     return 0
 
