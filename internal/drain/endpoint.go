@@ -121,8 +121,10 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		}
 		return tp
 	}
-	if s := o.URL.Scheme; (s == "tcp" || s == "tls") && res.Outcome == classify.Pass {
-		// A connect (and handshake) is all a tcpSocket probe asks.
+	if row, _ := probe.LookupScheme(o.URL.Scheme); row.Options == 0 && res.Outcome == classify.Pass {
+		// A connect (and handshake) is all a tcpSocket probe asks: a
+		// protocol that takes no options and whose answer was none of
+		// the above (tcp://, tls://).
 		tp.GRPC, tp.Status = "connected", http.StatusOK
 		return tp
 	}

@@ -21,8 +21,11 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
-// IsGRPC says u is a grpc:// or grpcs:// URL.
-func IsGRPC(u *url.URL) bool { return u.Scheme == "grpc" || u.Scheme == "grpcs" }
+// IsGRPC says u is a gRPC URL (its scheme row asks for a gRPC service).
+func IsGRPC(u *url.URL) bool {
+	row, ok := probe.LookupScheme(u.Scheme)
+	return ok && row.Options&probe.AppliesGRPCService != 0
+}
 
 // GRPCMethod checks a gRPC in-flight URL's path: /pkg.Service/Method.
 func GRPCMethod(u *url.URL) error {
@@ -45,7 +48,8 @@ func grpcCall(ctx context.Context, opts *probe.Options, timeout time.Duration, w
 	var once sync.Once
 	tell := func() { once.Do(func() { wrote <- struct{}{} }) }
 	defer tell()
-	secure := opts.URL.Scheme == "grpcs"
+	row, _ := probe.LookupScheme(opts.URL.Scheme)
+	secure := row.TLS
 	tr := probe.Transport(withTimeout(opts, pollTimeout))
 	tr.Protocols = grpchealth.Protocols(secure)
 	tr.TLSClientConfig.NextProtos = []string{"h2"}

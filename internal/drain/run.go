@@ -209,10 +209,7 @@ func hostPort(u string) string {
 	if pu.Port() != "" {
 		return pu.Host
 	}
-	if pu.Scheme == "https" {
-		return net.JoinHostPort(pu.Hostname(), "443")
-	}
-	return net.JoinHostPort(pu.Hostname(), "80")
+	return net.JoinHostPort(pu.Hostname(), probe.DefaultPort(pu.Scheme))
 }
 
 // setupFailed says whether an in-flight request failed before t0 (a wrong

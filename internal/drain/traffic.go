@@ -313,7 +313,8 @@ type timedKA struct {
 func openKeepAlive(opts *probe.Options) *keepAlive {
 	ka := &keepAlive{}
 	pu := opts.URL
-	if pu.Scheme != "http" && pu.Scheme != "https" {
+	row, _ := probe.LookupScheme(pu.Scheme)
+	if row.Options&probe.AppliesRequest == 0 {
 		// HTTP/1.1 keep-alive is what this watches; a gRPC or TCP
 		// liveness endpoint has none to watch.
 		ka.why = "the liveness URL is " + pu.Scheme + "://, not HTTP/1.1: no kept-alive connection to watch"
@@ -326,7 +327,7 @@ func openKeepAlive(opts *probe.Options) *keepAlive {
 	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 	defer cancel()
 	c, err := probe.Dialer(withTimeout(opts, pollTimeout))(ctx, "tcp", hostPort(pu.String()))
-	if err == nil && pu.Scheme == "https" {
+	if err == nil && row.TLS {
 		tc := probe.TLSConfig(opts)
 		tc.NextProtos = []string{"http/1.1"}
 		t := tls.Client(c, tc)

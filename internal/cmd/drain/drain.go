@@ -225,21 +225,26 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 			}
 			continue
 		}
-		if u.flag != "inflight" && err == nil && pu.Host != "" {
-			switch pu.Scheme {
-			case "grpc", "grpcs", "tcp", "tls", "redis", "rediss", "postgres", "postgresql":
-				// Health endpoints of other protocols: a gRPC health
-				// answer other than SERVING is the flip.
-				continue
-			}
+		// What each flag takes is the scheme row's say: --ready and
+		// --live any health endpoint (a gRPC answer other than SERVING,
+		// a refused connection, is the flip), --traffic an HTTP request,
+		// --inflight that or a gRPC unary call (above).
+		row, known := probe.LookupScheme("")
+		if err == nil {
+			row, known = probe.LookupScheme(pu.Scheme)
 		}
-		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			want := "an http:// or https:// URL, or grpc://HOST:PORT/pkg.Service/Method"
-			if u.flag != "inflight" {
-				want = "an http://, https://, grpc://, grpcs://, tcp://, tls://, redis://, rediss:// or postgres:// URL"
-			}
-			return cli.UsageErrorf("%s: want %s", o.named(u.flag), want)
+		takes := func(s probe.Scheme) bool { return s.Drain.Ready != "" }
+		if u.flag == "inflight" || u.flag == "traffic" {
+			takes = func(s probe.Scheme) bool { return s.Options&probe.AppliesRequest != 0 && s.Drain.Inflight != "" }
 		}
+		if err == nil && known && pu.Host != "" && takes(row) {
+			continue
+		}
+		want := probe.SchemeList(true, takes)
+		if u.flag == "inflight" {
+			want += ", or grpc://HOST:PORT/pkg.Service/Method"
+		}
+		return cli.UsageErrorf("%s: want %s", o.named(u.flag), want)
 	}
 	return nil
 }

@@ -1,0 +1,143 @@
+package probe
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// schemeHome are the files that may decide by a URL scheme's name: the
+// table, each protocol's exchange, and the rooms of HTTP's own rules that
+// are about http and https as such (redirects, proxy URLs, the gRPC wire's
+// :scheme). The test-only rooms (fixtures, the truth client) speak to
+// servers, not about schemes.
+var schemeHome = []string{
+	"internal/probe/schemes.go",
+	"internal/probe/http.go", "internal/probe/http1.go", "internal/probe/redirect.go",
+	"internal/probe/grpc.go", "internal/probe/tcp.go",
+	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go",
+	"internal/rediswire/", "internal/pgwire/",
+	"internal/follow/", "internal/proxyenv/", "internal/grpchealth/",
+	"internal/fixture/", "internal/truthclient/", "internal/kubedocs/",
+}
+
+// TestSchemeNamesStayInTheTable: no production file outside the scheme
+// table and its exchanges decides by a scheme's name — no comparison of a
+// URL's scheme with a literal, no switch over one, no EqualFold of one —
+// so a new protocol is one row and one file (SPEC §13). A place that must
+// know a protocol's trait asks its row (LookupScheme).
+func TestSchemeNamesStayInTheTable(t *testing.T) {
+	root := filepath.Join("..", "..")
+	names := map[string]bool{}
+	for _, s := range schemes {
+		names[s.Name] = true
+		for _, a := range s.Aliases {
+			names[a] = true
+		}
+	}
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") ||
+			!(strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "cmd/")) {
+			return nil
+		}
+		for _, home := range schemeHome {
+			if rel == home || strings.HasSuffix(home, "/") && strings.HasPrefix(rel, home) {
+				return nil
+			}
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			report := func(at token.Pos, lit string) {
+				found = append(found, fset.Position(at).String()+": "+lit)
+			}
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if n.Op == token.EQL || n.Op == token.NEQ {
+					if lit, ok := schemeLit(n.X, n.Y, names); ok {
+						report(n.Pos(), lit)
+					}
+				}
+			case *ast.SwitchStmt:
+				if n.Tag == nil || !isScheme(n.Tag) {
+					return true
+				}
+				for _, c := range n.Body.List {
+					for _, e := range c.(*ast.CaseClause).List {
+						if lit, ok := stringLit(e); ok && names[lit] {
+							report(e.Pos(), lit)
+						}
+					}
+				}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "EqualFold" && len(n.Args) == 2 {
+					if lit, ok := schemeLit(n.Args[0], n.Args[1], names); ok {
+						report(n.Pos(), lit)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Errorf("%s: a scheme's name outside the scheme table (ask probe.LookupScheme for the row's trait)", f)
+	}
+}
+
+// schemeLit says one of a and b is a URL's scheme and the other a literal
+// naming a scheme of the table.
+func schemeLit(a, b ast.Expr, names map[string]bool) (string, bool) {
+	for _, pair := range [][2]ast.Expr{{a, b}, {b, a}} {
+		if lit, ok := stringLit(pair[1]); ok && names[lit] && isScheme(pair[0]) {
+			return lit, true
+		}
+	}
+	return "", false
+}
+
+// isScheme says e reads a URL's scheme: x.Scheme, or a variable named
+// scheme (also through strings.ToLower).
+func isScheme(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		return e.Sel.Name == "Scheme"
+	case *ast.Ident:
+		return strings.EqualFold(e.Name, "scheme")
+	case *ast.CallExpr:
+		return len(e.Args) == 1 && isScheme(e.Args[0])
+	}
+	return false
+}
+
+func stringLit(e ast.Expr) (string, bool) {
+	b, ok := e.(*ast.BasicLit)
+	if !ok || b.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(b.Value)
+	return s, err == nil
+}
