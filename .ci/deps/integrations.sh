@@ -23,8 +23,12 @@ promtool --version 2>&1 | head -1
 rpm --version
 fish --version
 test -f /usr/share/bash-completion/bash_completion
-/usr/lib/nagios/plugins/check_http -V
-/usr/lib/nagios/plugins/check_curl -V
+# The plugins' -V exits 3 (UNKNOWN), as every plugin's version does: the
+# programs must be there, and their version is printed.
+for plugin in check_http check_curl; do
+  test -x "/usr/lib/nagios/plugins/$plugin"
+  "/usr/lib/nagios/plugins/$plugin" -V | head -1 || true
+done
 # actionlint for TestActionLint (the Action's workflow use), built through
 # the module proxy into GOPATH/bin, where the test looks (~15 s).
 gobin=$(go env GOPATH)/bin
