@@ -146,11 +146,8 @@ func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *cl
 // require, nothing else.
 func checkPostgresURL(u *url.URL) error {
 	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=disable|require]"
-	switch {
-	case u.Fragment != "":
-		return fmt.Errorf("%s URL has a fragment (want %s)", u.Scheme, form)
-	case strings.ContainsFunc(u.Path, isControl):
-		return fmt.Errorf("%s URL's database name has a control character", u.Scheme)
+	if err := checkDatabaseURL(u, form); err != nil {
+		return err
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {

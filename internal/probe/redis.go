@@ -134,16 +134,11 @@ func (r *redisExchange) describe(err error, _ time.Time, res *Result, obs *class
 // credentials, a database number as the path, no query or fragment.
 func checkRedisURL(u *url.URL) error {
 	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
-	switch {
-	case u.Fragment != "":
-		return fmt.Errorf("%s URL has a fragment (want %s)", u.Scheme, form)
-	case strings.ContainsFunc(u.Path, isControl):
-		return fmt.Errorf("%s URL's database name has a control character", u.Scheme)
-	case u.RawQuery != "" || u.ForceQuery:
+	if err := checkDatabaseURL(u, form); err != nil {
+		return err
+	}
+	if u.RawQuery != "" || u.ForceQuery {
 		return fmt.Errorf("%s URL has a query (want %s)", u.Scheme, form)
 	}
 	return rediswire.CheckPath(u)
 }
-
-// isControl says r is a control character.
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
