@@ -103,6 +103,10 @@ type hooks struct {
 	// afterExchange runs between the exchange's return and the result's
 	// making: where a signal can land once the answer is in.
 	afterExchange func()
+	// starvedTimer keeps the windows' timer from ever firing, as a timer
+	// goroutine starved of CPU fails to: the connection's backstop
+	// deadlines are all that is left.
+	starvedTimer bool
 }
 
 // run is the state of one probe. The trace hooks, timers and dial attempts

@@ -113,7 +113,7 @@ func (p *run) armAt(w *window, now, due time.Time) {
 // setTimer makes the windows' timer fire at or before at (p.mu held).
 func (p *run) setTimer(now, at time.Time) {
 	switch {
-	case p.stopped:
+	case p.stopped, p.hooks.starvedTimer:
 	case p.timer == nil:
 		p.timerAt = at
 		p.timer = time.AfterFunc(at.Sub(now), p.tick)
