@@ -267,11 +267,11 @@ func UnescapeMessage(s string) string {
 	return b.String()
 }
 
-// NewRequest builds the Check call for u (grpc:// or grpcs://) asking
-// about service, telling the server how long the call may take.
-func NewRequest(ctx context.Context, u *url.URL, service string, timeout time.Duration, userAgent string) (*http.Request, error) {
+// NewRequest builds the Check call to u's host asking about service, over
+// TLS when secure, telling the server how long the call may take.
+func NewRequest(ctx context.Context, u *url.URL, secure bool, service string, timeout time.Duration, userAgent string) (*http.Request, error) {
 	scheme := "http"
-	if u.Scheme == "grpcs" {
+	if secure {
 		scheme = "https"
 	}
 	target := &url.URL{Scheme: scheme, Host: u.Host, Path: Path}

@@ -50,7 +50,7 @@ func newGRPC(ctx context.Context, p *run) (exchange, error) {
 	}
 	// The server may give up when the probe does: the call's deadline
 	// is the whole probe's.
-	req, err := grpchealth.NewRequest(p.traceContext(ctx), o.URL, service, o.MaxTime, o.UserAgent)
+	req, err := grpchealth.NewRequest(p.traceContext(ctx), o.URL, o.secure(), service, o.MaxTime, o.UserAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func seenText(b []byte) string {
 // cleartext HTTP/2.
 func (p *run) grpcTransport(first *firstBytes) *http.Transport {
 	o := p.opts
-	secure := o.URL.Scheme == "grpcs"
+	secure := o.secure()
 	dial := p.dial
 	if !secure {
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -228,7 +228,7 @@ func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classi
 	res.GRPC = &info
 	f.GRPCService = g.service
 	if g.resp == nil {
-		if err != nil && g.p.opts.URL.Scheme == "grpc" && g.p.stage == classify.StageHeaders {
+		if err != nil && !g.p.opts.secure() && g.p.stage == classify.StageHeaders {
 			f.GRPCSeen = g.p.opts.Redactor.String(seenText(g.first.get()))
 			obs.NoPreface = f.GRPCSeen != ""
 		}

@@ -47,7 +47,7 @@ func (r *redisExchange) run(ctx context.Context) error {
 	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
-	if o.URL.Scheme == "rediss" {
+	if o.secure() {
 		if err := cv.startTLS(ctx); err != nil {
 			return err
 		}

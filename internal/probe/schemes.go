@@ -206,3 +206,9 @@ func SchemeList(urls bool, keep func(Scheme) bool) string {
 
 // With keeps the rows whose options include a.
 func With(a Applies) func(Scheme) bool { return func(s Scheme) bool { return s.Options&a != 0 } }
+
+// secure says the options' URL is of a row that speaks TLS.
+func (o *Options) secure() bool {
+	row, ok := LookupScheme(o.URL.Scheme)
+	return ok && row.TLS
+}

@@ -13,16 +13,14 @@ import (
 
 // schemeHome are the files that may decide by a URL scheme's name: the
 // table, each protocol's exchange, and the rooms of HTTP's own rules that
-// are about http and https as such (redirects, proxy URLs, the gRPC wire's
-// :scheme). The test-only rooms (fixtures, the truth client) speak to
+// are about http and https as such (redirects, proxy URLs). The test-only rooms (fixtures, the truth client) speak to
 // servers, not about schemes.
 var schemeHome = []string{
 	"internal/probe/schemes.go",
 	"internal/probe/http.go", "internal/probe/http1.go", "internal/probe/redirect.go",
 	"internal/probe/grpc.go", "internal/probe/tcp.go",
 	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go",
-	"internal/rediswire/", "internal/pgwire/",
-	"internal/follow/", "internal/proxyenv/", "internal/grpchealth/",
+	"internal/follow/", "internal/proxyenv/",
 	"internal/fixture/", "internal/truthclient/", "internal/kubedocs/",
 }
 

@@ -55,7 +55,7 @@ func (s *streamExchange) run(ctx context.Context) error {
 		return err
 	}
 	s.conn = c
-	if o.URL.Scheme == "tls" {
+	if o.secure() {
 		conn := p.tlsClient(c)
 		s.conn = conn
 		if err := p.handshake(ctx, conn, s.firstRecord); err != nil {
@@ -71,7 +71,7 @@ func (s *streamExchange) run(ctx context.Context) error {
 
 func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
 	obs.Protocol = classify.ProtoTCP
-	if s.p.opts.URL.Scheme == "tls" {
+	if s.p.opts.secure() {
 		obs.Protocol = classify.ProtoTLS
 	}
 }
