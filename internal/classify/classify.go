@@ -342,11 +342,7 @@ func proxyAnswer(status int) Reason {
 // SOCKS5 client fails such a CONNECT with "unknown error " and the reply's
 // standard text under the "socks connect" operation.
 func socksTarget(err error) (Reason, bool) {
-	var op *net.OpError
-	if err == nil || !errors.As(err, &op) || op.Op != "socks connect" || op.Err == nil {
-		return "", false
-	}
-	switch strings.TrimPrefix(op.Err.Error(), "unknown error ") {
+	switch SOCKSReply(err) {
 	case "connection refused":
 		return ConnRefused, true
 	case "host unreachable":
