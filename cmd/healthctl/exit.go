@@ -10,6 +10,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // exitCode is the one place a run's error becomes its exit code (the codes
@@ -63,9 +64,7 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 		// (probe -o nagios: monitoring-plugins' UNKNOWN, its one line on
 		// stdout instead of stderr).
 		if code == exitcode.Usage && !plugin && cmd != nil {
-			if h := usageExit(cmd.Name()); h != nil {
-				usageCode, usageLine = h(f, code, err)
-			}
+			usageCode, usageLine = usageIn(f, cmd, err)
 		}
 		if err != nil && usageLine == "" {
 			fmt.Fprintf(f.Streams.Err, "healthctl: %s\n", cli.OneLine(err.Error()))
@@ -94,4 +93,24 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 		return exitcode.ForSignal(s)
 	}
 	return code
+}
+
+// usageIn is a usage error in the format's own convention, when it has one
+// (render.UsageLiner): its code and its line on stdout ("": the usual line
+// on stderr). The format is the one -o names even when the run stopped
+// before prepare chose it (a flag that did not parse).
+func usageIn(f *cli.Factory, cmd *cobra.Command, err error) (int, string) {
+	format := f.Format
+	if format == nil {
+		format, _ = formatFor(f.Global.Output, cmd)
+	}
+	u, ok := format.(render.UsageLiner)
+	if !ok {
+		return 0, ""
+	}
+	msg := "usage error"
+	if err != nil {
+		msg = cli.OneLine(err.Error())
+	}
+	return u.UsageLine(msg)
 }

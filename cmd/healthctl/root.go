@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/version"
 )
 
@@ -35,40 +37,67 @@ import (
 var commands = []struct {
 	name string
 	new  func(*cli.Factory) *cobra.Command
-	// outputs are the -o formats the command takes besides text and json.
-	outputs []string
-	// usageExit turns a usage error's 2 into the command's own
-	// convention (nil: 2 stays): its code, and the one line it has on
-	// stdout instead of stderr ("": the usual line on stderr).
-	usageExit func(f *cli.Factory, code int, err error) (int, string)
 }{
-	{"probe", func(f *cli.Factory) *cobra.Command { return probecmd.NewCmd(f, nil) }, []string{"nagios"}, probecmd.UsageExit},
-	{"wait-healthy", func(f *cli.Factory) *cobra.Command { return waitcmd.NewCmd(f, nil) }, nil, nil},
-	{"watch", func(f *cli.Factory) *cobra.Command { return watchcmd.NewCmd(f, nil) }, nil, nil},
-	{"drain-test", func(f *cli.Factory) *cobra.Command { return draincmd.NewCmd(f, nil) }, nil, nil},
-	{"policy", func(f *cli.Factory) *cobra.Command { return policycmd.NewCmd(f, nil) }, nil, nil},
-	{"demo", func(f *cli.Factory) *cobra.Command { return democmd.NewCmd(f, nil) }, nil, nil},
-	{"version", func(f *cli.Factory) *cobra.Command { return versioncmd.NewCmd(f, nil) }, nil, nil},
+	{"probe", func(f *cli.Factory) *cobra.Command { return probecmd.NewCmd(f, nil) }},
+	{"wait-healthy", func(f *cli.Factory) *cobra.Command { return waitcmd.NewCmd(f, nil) }},
+	{"watch", func(f *cli.Factory) *cobra.Command { return watchcmd.NewCmd(f, nil) }},
+	{"drain-test", func(f *cli.Factory) *cobra.Command { return draincmd.NewCmd(f, nil) }},
+	{"policy", func(f *cli.Factory) *cobra.Command { return policycmd.NewCmd(f, nil) }},
+	{"demo", func(f *cli.Factory) *cobra.Command { return democmd.NewCmd(f, nil) }},
+	{"version", func(f *cli.Factory) *cobra.Command { return versioncmd.NewCmd(f, nil) }},
 }
 
-// usageExit is the named command's usage-error hook, or nil.
-func usageExit(name string) func(f *cli.Factory, code int, err error) (int, string) {
-	for _, c := range commands {
-		if c.name == name {
-			return c.usageExit
-		}
-	}
-	return nil
+// formats are the -o values: the one place a format is chosen. A new
+// format is a file in internal/render and a row here.
+var formats = []struct {
+	name   string
+	format render.Format
+	// only are the commands that take it (nil: every command but not's).
+	only []string
+	not  []string
+	// why says why the commands in not do not take it.
+	why string
+}{
+	{name: "text", format: render.Text},
+	{name: "json", format: render.JSON, not: []string{"demo"},
+		why: "the demo shows text output; run the printed commands with -o json"},
+	{name: "nagios", format: render.Nagios, only: []string{"probe"}},
 }
 
-// outputsOf are the -o formats besides text and json that a command takes.
-func outputsOf(name string) []string {
-	for _, c := range commands {
-		if c.name == name {
-			return c.outputs
+// formatFor is the format -o name selects for the command, or the error
+// that names what the command takes.
+func formatFor(name string, cmd *cobra.Command) (render.Format, error) {
+	var takes []string
+	for _, x := range formats {
+		if (x.only == nil || slices.Contains(x.only, cmd.Name())) && !slices.Contains(x.not, cmd.Name()) {
+			if x.name == name {
+				return x.format, nil
+			}
+			takes = append(takes, x.name)
 		}
 	}
-	return nil
+	src := cli.FlagSource(cmd.Flags(), "output")
+	if src == "--output" {
+		src = "--output " + name
+	}
+	for _, x := range formats {
+		switch {
+		case x.name != name:
+		case x.only != nil:
+			return nil, cli.UsageErrorf("%s: %s output is for %s only (%s: want %s)", src, name, strings.Join(x.only, ", "), cmd.Name(), strings.Join(takes, " or "))
+		default:
+			return nil, cli.UsageErrorf("%s: %s: -o %s is not supported (%s)", src, cmd.Name(), name, x.why)
+		}
+	}
+	want, extra := []string{}, ""
+	for _, x := range formats {
+		if x.only == nil {
+			want = append(want, x.name)
+		} else {
+			extra += fmt.Sprintf(" (or %s, for %s)", x.name, strings.Join(x.only, ", "))
+		}
+	}
+	return nil, cli.UsageErrorf("--output %q: want %s%s", name, strings.Join(want, " or "), extra)
 }
 
 // Main runs healthctl with the process's arguments and streams and returns
@@ -273,39 +302,17 @@ func prepare(f *cli.Factory, cmd *cobra.Command) error {
 		}
 	}
 	f.Exit1 = cli.Exit1(cmd)
-	if err := checkOutput(f, cmd); err != nil {
+	format, err := formatFor(f.Global.Output, cmd)
+	if err != nil {
 		return err
 	}
+	f.Format = format
+	f.FormatNamed = cmd.Flags().Changed("output")
 	if f.Global.NoColor || f.Getenv("NO_COLOR") != "" {
 		f.Streams.NoColor()
 	}
 	f.Streams.Term(f.Getenv("TERM"))
 	return nil
-}
-
-// checkOutput checks -o against the formats the command takes: text and
-// json everywhere, and the command's own (probe's nagios).
-func checkOutput(f *cli.Factory, cmd *cobra.Command) error {
-	o := f.Global.Output
-	if o == "text" || o == "json" || slices.Contains(outputsOf(cmd.Name()), o) {
-		return nil
-	}
-	for _, c := range commands {
-		if slices.Contains(c.outputs, o) {
-			src := cli.FlagSource(cmd.Flags(), "output")
-			if src == "--output" {
-				src = "--output " + o
-			}
-			return cli.UsageErrorf("%s: %s output is for %s only (%s: want text or json)", src, o, c.name, cmd.Name())
-		}
-	}
-	extra := ""
-	for _, c := range commands {
-		for _, x := range c.outputs {
-			extra += fmt.Sprintf(" (or %s, for %s)", x, c.name)
-		}
-	}
-	return cli.UsageErrorf("--output %q: want text or json%s", o, extra)
 }
 
 // knownFlags are every command's flags, which a config file's keys are

@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // Global are the persistent flags of every command.
@@ -67,6 +68,11 @@ type Factory struct {
 	ReplaceProcess bool
 	// Global holds the persistent flags' values once parsed.
 	Global Global
+	// Format is the -o format, chosen once by the root (nil: text).
+	Format render.Format
+	// FormatNamed says the user named the format rather than taking the
+	// default (see render.Writer.Named).
+	FormatNamed bool
 	// Exit1 is --exit-1 in force for this run (the root sets it once the
 	// configuration is applied). It is read only through ExitCode.
 	Exit1 bool
@@ -135,11 +141,20 @@ func (f *Factory) SignalsCaughtAfter(d time.Duration) (stop func()) {
 	return func() { t.Stop() }
 }
 
-// JSON says whether -o json was asked for.
-func (f *Factory) JSON() bool { return f.Global.Output == "json" }
+// Render writes r in the run's format: commands hand their results here
+// and never ask which format is on.
+func (f *Factory) Render(r render.Result) error {
+	format := f.Format
+	if format == nil {
+		format = render.Text
+	}
+	return format.Write(f.Writer(), r)
+}
 
-// Details says whether text output shows more than the first line.
-func (f *Factory) Details() bool { return f.Global.Verbose || f.Streams.OutTTY }
+// Writer is where results are written, with the global switches.
+func (f *Factory) Writer() render.Writer {
+	return render.Writer{Streams: f.Streams, Quiet: f.Global.Quiet, Verbose: f.Global.Verbose, Named: f.FormatNamed, Getenv: f.Getenv}
+}
 
 // ExitCode is the one --exit-1 decision: with --exit-1 every non-zero
 // code becomes 1 (Docker's HEALTHCHECK: 0 healthy, 1 unhealthy). A

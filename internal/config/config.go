@@ -18,11 +18,12 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/inputfile"
-	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/yamlsafe"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // Sources are where configuration comes from, for one run.
@@ -274,7 +275,7 @@ func setFlag(f *pflag.Flag, vals []string) error {
 	for _, v := range vals {
 		if f.Value.Type() == "bool" {
 			// HEALTHCTL_BYPASS=yes: variables and files say yes/no, on/off.
-			b, err := target.ParseBool(v)
+			b, err := words.ParseBool(v)
 			if err != nil {
 				return err
 			}

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/manifest"
-	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/shutdown"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // The verdict names (SPEC.md §7, §9): each names the invariant that failed.
@@ -545,7 +546,7 @@ func judgeInflight(o Observation) (v Verdict, last time.Duration) {
 	case len(bad) > 0:
 		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
 	case len(unverified) > 0:
-		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", output.Plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
+		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", words.Plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
 	case inFlight == 0:
 		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
 	}
@@ -637,7 +638,7 @@ func allOf(n int, word string) string {
 	if n == 1 {
 		return "the 1 " + word
 	}
-	return "all " + output.Plural(n, word)
+	return "all " + words.Plural(n, word)
 }
 
 // judgeKeepAlive: no reset mid-response on a kept-alive connection.
@@ -655,7 +656,7 @@ func judgeKeepAlive(k KeepAlive) Verdict {
 		// The same words as the timeline's event.
 		how = fmt.Sprintf("then at %s: %s", ms(k.Events[n-1].At), k.Events[n-1].Detail)
 	}
-	return verdict(KeepaliveReset, true, fmt.Sprintf("%s on the kept-alive connection after the signal; %s", output.Plural(k.Requests, "response"), how))
+	return verdict(KeepaliveReset, true, fmt.Sprintf("%s on the kept-alive connection after the signal; %s", words.Plural(k.Requests, "response"), how))
 }
 
 // judgeShutdown: the process exits by S: the whole teardown (pre-drain,
@@ -693,7 +694,7 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 	case x.Signal != "" && x.Signal == o.Signal && finishedAfterSignal(o) > 0:
 		// Puma: a graceful stop (in-flight requests finish), then the
 		// signal raised again: handled, not ignored.
-		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after finishing %s in flight at the signal: it handled %s, then ended killed by it, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, output.Plural(finishedAfterSignal(o), "request"), o.Signal, reRaiseFix))
+		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after finishing %s in flight at the signal: it handled %s, then ended killed by it, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, words.Plural(finishedAfterSignal(o), "request"), o.Signal, reRaiseFix))
 	case x.Signal != "" && x.Signal != o.Signal:
 		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
@@ -978,15 +979,15 @@ func Formulas(s Settings, f Facts) []Formula {
 			Result:  holds(ok) + " (measured)", Holds: ok,
 		})
 	}
-	pre := manifest.PreStopSeconds(s.PreDrain)
-	grace := manifest.GraceSeconds(s.PreDrain, s.ShutdownTimeout)
-	stop := manifest.StopGraceSeconds(s.ShutdownTimeout)
+	pre := shutdown.PreStopSeconds(s.PreDrain)
+	grace := shutdown.GraceSeconds(s.PreDrain, s.ShutdownTimeout)
+	stop := shutdown.StopGraceSeconds(s.ShutdownTimeout)
 	out = append(out,
 		Formula{Formula: fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS (%d)", P), Result: fmt.Sprintf("Kubernetes: preStop sleep %ds", pre), Holds: true},
 		Formula{Formula: fmt.Sprintf("terminationGracePeriodSeconds > PRE_DRAIN_MS (%d) + SHUTDOWN_TIMEOUT_MS (%d)", P, S),
-			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(time.Duration(grace)*time.Second <= manifest.DefaultTerminationGrace)), Holds: true},
-		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, manifest.Margin),
-			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", stop, holds(s.ShutdownTimeout+manifest.Margin <= manifest.DefaultStopGrace)), Holds: true},
+			Result: fmt.Sprintf("Kubernetes: terminationGracePeriodSeconds: %d (default 30: %s)", grace, holds(time.Duration(grace)*time.Second <= shutdown.DefaultTerminationGrace)), Holds: true},
+		Formula{Formula: fmt.Sprintf("stop_grace_period >= SHUTDOWN_TIMEOUT_MS (%d) + %s", S, shutdown.Margin),
+			Result: fmt.Sprintf("Compose: stop_grace_period: %ds (default 10s: %s)", stop, holds(s.ShutdownTimeout+shutdown.Margin <= shutdown.DefaultStopGrace)), Holds: true},
 	)
 	return out
 }

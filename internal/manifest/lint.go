@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/healthctl/healthctl/internal/shutdown"
 )
 
 // The lint's finding names, as drain-test prints them and its JSON carries them.
@@ -31,32 +32,6 @@ const (
 	StopSignalKill      = "STOP_SIGNAL_KILL"
 	PreDrainTooLong     = "PRE_DRAIN_TOO_LONG"
 )
-
-// Platform defaults and the margin the formulas keep.
-const (
-	// DefaultTerminationGrace is Kubernetes' terminationGracePeriodSeconds.
-	DefaultTerminationGrace = 30 * time.Second
-	// DefaultStopGrace is Compose's stop_grace_period.
-	DefaultStopGrace = 10 * time.Second
-	// Margin is kept between S (plus preStop) and the platform's kill: the
-	// process must be reaped before SIGKILL comes, not at the same instant.
-	Margin = time.Second
-)
-
-// PreStopSeconds is the preStop sleep, in whole seconds, that covers a
-// pre-drain of p (preStop sleep >= PRE_DRAIN_MS): the pod must stay routed
-// for as long as the service still serves.
-func PreStopSeconds(p time.Duration) int { return secondsCeil(p) }
-
-// GraceSeconds is the terminationGracePeriodSeconds a pod needs when its
-// preStop takes preStop and the service's shutdown timeout is s: the grace
-// clock starts before preStop, and SIGKILL must come only after the process
-// is gone (preStop + S + Margin).
-func GraceSeconds(preStop, s time.Duration) int { return secondsCeil(preStop + s + Margin) }
-
-// StopGraceSeconds is the stop_grace_period, in whole seconds, a Compose
-// service with shutdown timeout s needs (S + Margin).
-func StopGraceSeconds(s time.Duration) int { return secondsCeil(s + Margin) }
 
 // Timing is a service's P and S and where each came from ("--pre-drain",
 // "default", "env PRE_DRAIN_MS line 12").
@@ -270,8 +245,8 @@ func (e *Environment) UnmarshalYAML(n *yaml.Node) error {
 
 // Lint checks a manifest's shutdown timing: P < S; for
 // Kubernetes preStop sleep >= P, terminationGracePeriodSeconds >= preStop +
-// S + Margin, readiness detected within P, liveness not on readiness's
-// endpoint; for Compose stop_grace_period >= S + Margin; and no shell in
+// S + shutdown.Margin, readiness detected within P, liveness not on readiness's
+// endpoint; for Compose stop_grace_period >= S + shutdown.Margin; and no shell in
 // front of the service that keeps the signal from it.
 // It is pure: data is the file's content, name is used in findings. P and S
 // come from each container's (service's) PRE_DRAIN_MS / SHUTDOWN_TIMEOUT_MS,
@@ -419,7 +394,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		return nil
 	}
 	resource := kind + "/" + obj.Metadata.Name
-	grace, graceLine := DefaultTerminationGrace, obj.Kind.Line
+	grace, graceLine := shutdown.DefaultTerminationGrace, obj.Kind.Line
 	graceSrc := "default"
 	if f := spec.TerminationGracePeriodSeconds; f.Set {
 		grace, graceLine, graceSrc = time.Duration(f.V)*time.Second, f.Line, fmt.Sprintf("line %d", f.Line)
@@ -475,7 +450,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 				psKnown, psWhat = false, "preStop httpGet (duration unknown)"
 			}
 		}
-		need := PreStopSeconds(P)
+		need := shutdown.PreStopSeconds(P)
 		fixedPreStop := preStop
 		// A Job's or CronJob's pod is not routed, nor is a sidecar that
 		// serves nothing (one of several containers, with no ports, no
@@ -499,7 +474,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 
 		// terminationGracePeriodSeconds >= preStop + S + margin, with the
 		// preStop and S the other fixes set.
-		if want := fixedPreStop + fixedS + Margin; grace < want {
+		if want := fixedPreStop + fixedS + shutdown.Margin; grace < want {
 			with := ""
 			if fixedPreStop != preStop || fixedS != S {
 				with = " (the preStop and SHUTDOWN_TIMEOUT_MS the other fixes set)"
@@ -508,8 +483,8 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 				sS = fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d", fixedS.Milliseconds())
 			}
 			add(GraceTooShort, graceLine, fmt.Sprintf("terminationGracePeriodSeconds %d (%s) < preStop %s + %s + margin %s = %s%s: SIGKILL comes mid-drain",
-				int(grace.Seconds()), graceSrc, fixedPreStop, sS, Margin, want, with),
-				fmt.Sprintf("terminationGracePeriodSeconds: %d", GraceSeconds(fixedPreStop, fixedS)))
+				int(grace.Seconds()), graceSrc, fixedPreStop, sS, shutdown.Margin, want, with),
+				fmt.Sprintf("terminationGracePeriodSeconds: %d", shutdown.GraceSeconds(fixedPreStop, fixedS)))
 		}
 		if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil && r.HTTPGet != nil && l.HTTPGet != nil &&
 			path.Clean("/"+r.HTTPGet.Path) == path.Clean("/"+l.HTTPGet.Path) && r.HTTPGet.Port == l.HTTPGet.Port {
@@ -658,7 +633,7 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 			add(PreDrainTooLong, key.Line, pS+" >= "+sS+": the force-exit fires before the drain ends",
 				preDrainFix(fixedS))
 		}
-		grace, line, src := DefaultStopGrace, key.Line, "default"
+		grace, line, src := shutdown.DefaultStopGrace, key.Line, "default"
 		if f := svc.StopGracePeriod; f.Set {
 			d, err := composeDuration(f.V)
 			if err != nil {
@@ -666,7 +641,7 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 			}
 			grace, line, src = d, f.Line, fmt.Sprintf("line %d", f.Line)
 		}
-		if want := fixedS + Margin; grace < want {
+		if want := fixedS + shutdown.Margin; grace < want {
 			if fixedS != S {
 				sS = fmt.Sprintf("SHUTDOWN_TIMEOUT_MS %d (as PRE_DRAIN_TOO_LONG's fix sets it)", fixedS.Milliseconds())
 			}
@@ -676,8 +651,8 @@ func lintCompose(name string, root *yaml.Node, t Timing, res *LintResult) error 
 				// grace is what the drain gets.
 				why = fmt.Sprintf("once stop_signal is SIGTERM (STOP_SIGNAL_KILL, line %d), Docker sends SIGKILL mid-drain", f.Line)
 			}
-			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: %s", grace, src, sS, Margin, why),
-				fmt.Sprintf("stop_grace_period: %ds", StopGraceSeconds(fixedS)))
+			add(StopGraceTooShort, line, fmt.Sprintf("stop_grace_period %s (%s) < %s + margin %s: %s", grace, src, sS, shutdown.Margin, why),
+				fmt.Sprintf("stop_grace_period: %ds", shutdown.StopGraceSeconds(fixedS)))
 		}
 		lintComposeSignals(svc, add)
 	}
@@ -756,8 +731,6 @@ func timingFrom(file string, env Environment, t Timing) (Timing, error) {
 	}
 	return t, nil
 }
-
-func secondsCeil(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
 // composeDuration reads a Compose duration: "1m30s", "500ms", or bare seconds.
 func composeDuration(s string) (time.Duration, error) {

@@ -29,9 +29,4 @@ func TestWriteFailures(t *testing.T) {
 	if IsWriteFailure(errors.New("bad flag")) || !IsWriteFailure(fmt.Errorf("x: %w", syscall.EROFS)) {
 		t.Error("IsWriteFailure misjudges")
 	}
-	for n, want := range map[int]string{0: "0 probes", 1: "1 probe", 2: "2 probes"} {
-		if got := Plural(n, "probe"); got != want {
-			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
-		}
-	}
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/output"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // The fleet rule's actions (watch only): a redeploy the fleet
@@ -242,8 +243,8 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 // reached, so the cause is one they share (a dependency, a release).
 func fleetWhy(in FleetInput, held int, v FleetVerdict, s FleetSettings, onset func(int) int64) string {
 	head := fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed)",
-		v.Together, output.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin)
-	tail := fmt.Sprintf("not %s; no redeploys", output.Plural(v.Together, "outage"))
+		v.Together, words.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin)
+	tail := fmt.Sprintf("not %s; no redeploys", words.Plural(v.Together, "outage"))
 	if len(in.Answers) != len(in.Actions) || held < 0 {
 		return head + ": this looks like the prober's network, " + tail
 	}

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/output"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // Action is what the reconciler does with a target after one probe.
@@ -283,11 +284,11 @@ func Decide(in Input) (Decision, History) {
 	if ageKnown {
 		past = fmt.Sprintf("past the %s grace window (age %s)", dur(s.Grace), dur(age))
 	}
-	count := fmt.Sprintf("%d of %s in a row", h.Streak, output.Plural(s.FailureThreshold, "decisive failure"))
+	count := fmt.Sprintf("%d of %s in a row", h.Streak, words.Plural(s.FailureThreshold, "decisive failure"))
 	if h.Streak > s.FailureThreshold {
 		// Past the threshold (redeploys the fleet rule held, or a threshold
 		// lowered between runs): "3 of 1" would read as a contradiction.
-		count = fmt.Sprintf("%s in a row (threshold %d)", output.Plural(h.Streak, "decisive failure"), s.FailureThreshold)
+		count = fmt.Sprintf("%s in a row (threshold %d)", words.Plural(h.Streak, "decisive failure"), s.FailureThreshold)
 	}
 	if h.Streak < s.FailureThreshold {
 		return Decision{Action: IgnoreBlip,

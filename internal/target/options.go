@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // Kind is how an option's value is typed.
@@ -70,7 +72,7 @@ func (o *Option) Set(in *Input, vals []string) error {
 	case *string:
 		*p = v
 	case *bool:
-		b, err := ParseBool(v)
+		b, err := words.ParseBool(v)
 		if err != nil {
 			return err
 		}
@@ -123,18 +125,6 @@ func BareSeconds(s string) string {
 		}
 	}
 	return t + "s"
-}
-
-// ParseBool reads a boolean the way people write one in variables and
-// files: true/false, yes/no, on/off, 1/0 (any case).
-func ParseBool(s string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true", "yes", "on", "1":
-		return true, nil
-	case "false", "no", "off", "0":
-		return false, nil
-	}
-	return false, fmt.Errorf("want true or false (also yes/no, on/off, 1/0)")
 }
 
 // OptionByKey finds an option by its targets-file key.

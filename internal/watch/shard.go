@@ -45,23 +45,6 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.K, s.N)
 }
 
-// DefaultConcurrency is --concurrency's default: 256 probes at once, fewer
-// when the soft limit of open files is low. Each probe holds one socket (two
-// while a proxy is used), and the process needs a reserve for its own files
-// (state, lock, hook pipes, the --listen server), so it is
-// min(256, (soft NOFILE - 64) / 2), at least 1.
-func DefaultConcurrency() int {
-	return concurrencyFor(softNOFILE())
-}
-
-func concurrencyFor(nofile uint64) int {
-	const reserve, most = 64, 256
-	if nofile <= reserve+2 {
-		return 1
-	}
-	return int(min(most, (nofile-reserve)/2))
-}
-
 // MemoryLimit is the Go runtime's soft memory limit for one sweep (--once)
 // over n targets, own of which have a probe template of their own (options
 // no other entry shares, or a URL with userinfo or a query), set unless

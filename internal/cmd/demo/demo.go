@@ -157,9 +157,6 @@ after the demo, until Ctrl-C, so the commands it printed can be typed.`,
 
 // Run runs the demo.
 func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
-	if f.JSON() {
-		return cli.UsageErrorf("demo: -o json is not supported (the demo shows text output; run the printed commands with -o json)")
-	}
 	if err := demo.CheckPortBase(opts.PortBase); err != nil {
 		src := "--port-base"
 		if opts.source != nil {

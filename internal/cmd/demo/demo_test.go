@@ -38,18 +38,13 @@ func TestFlags(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
-		json bool
 		base int
 		want string
 	}{
-		{json: true, want: "demo: -o json is not supported"},
 		{base: 70000, want: "--port-base 70000: want a port from 1 to 65523"},
 	} {
 		streams, _, _ := output.Test(false)
 		f := &cli.Factory{Streams: streams}
-		if tc.json {
-			f.Global.Output = "json"
-		}
 		err := Run(context.Background(), f, &Options{PortBase: tc.base})
 		var ee *cli.ExitError
 		if !errors.As(err, &ee) || ee.Code != exitcode.Usage || !strings.HasPrefix(err.Error(), tc.want) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -23,7 +22,6 @@ import (
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/manifest"
-	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 )
@@ -304,22 +302,8 @@ func lintRun(f *cli.Factory, o *Options) error {
 		code = exitcode.DrainFailed
 	}
 	code = f.ExitCode(code)
-	if f.JSON() {
-		if res.Findings == nil {
-			res.Findings = []manifest.Finding{}
-		}
-		if err := output.JSONLine(f.Streams.Out, lintJSON{SchemaVersion: output.SchemaVersion, OK: code == 0, ExitCode: code,
-			Manifest: o.Manifest, Checked: res.Checked, Findings: res.Findings, NotJudged: res.NotJudged}); err != nil {
-			return err
-		}
-		return cli.SilentExit(code)
-	}
-	if !f.Global.Quiet || code != 0 {
-		w := f.Streams.Out
-		if f.Global.Quiet {
-			w = f.Streams.Err
-		}
-		lintReport(w, o.Manifest, res, f.Streams.OutColor)
+	if err := f.Render(&lintResult{manifest: o.Manifest, res: res, code: code}); err != nil {
+		return err
 	}
 	return cli.SilentExit(code)
 }
@@ -388,71 +372,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		code = exitcode.DrainFailed
 	}
 	code = f.ExitCode(code)
-	if f.JSON() {
-		j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: code, Pid: obs.Pid,
-			Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: formulas, Requests: r.Requests}
-		j.NotChecked = slices.Clone(r.NotChecked)
-		if j.NotChecked == nil || interrupted {
-			j.NotChecked = []drain.NotChecked{}
-		}
-		for i := range j.NotChecked {
-			j.NotChecked[i].Why = output.Untrusted(j.NotChecked[i].Why)
-		}
-		if t := obs.Traffic; t.URL != "" {
-			j.Traffic = &trafficJSON{URL: t.URL, From: t.Source(), WindowMS: t.Window.Milliseconds()}
-		}
-		if !obs.SignalledAt.IsZero() {
-			j.SignalledAt = obs.SignalledAt.UTC().Format(time.RFC3339Nano)
-		}
-		if interrupted {
-			// Cut short: what was seen is not a shutdown to judge.
-			j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
-		}
-		if j.Timeline == nil {
-			j.Timeline = []drain.Event{}
-		}
-		// Details quote what the service sent (an error, a status
-		// line): escaped in JSON as in the report.
-		j.Verdicts = slices.Clone(j.Verdicts)
-		for i := range j.Verdicts {
-			j.Verdicts[i].Detail = output.Untrusted(j.Verdicts[i].Detail)
-		}
-		j.Timeline = slices.Clone(j.Timeline)
-		for i := range j.Timeline {
-			j.Timeline[i].Detail = output.Untrusted(j.Timeline[i].Detail)
-		}
-		j.Requests = slices.Clone(j.Requests)
-		if j.Requests == nil {
-			j.Requests = []drain.Record{}
-		}
-		for i := range j.Requests {
-			j.Requests[i].Detail = output.Untrusted(j.Requests[i].Detail)
-		}
-		if err := output.JSONLine(f.Streams.Out, j); err != nil {
-			return err
-		}
-		return cli.SilentExit(code)
-	}
-	if interrupted {
-		if o.Pid != 0 {
-			fmt.Fprintf(f.Streams.Err, "drain-test: interrupted: pid %d was left running (drain-test attached to it, it did not start it), nothing was judged\n", o.Pid)
-		} else {
-			fmt.Fprintln(f.Streams.Err, "drain-test: interrupted: the service and everything it started were killed, nothing was judged")
-		}
-		return cli.SilentExit(code)
-	}
-	w := f.Streams.Out
-	if f.Global.Quiet {
-		if r.OK {
-			return nil
-		}
-		w = f.Streams.Err
-	}
-	width := f.Streams.Columns(f.Getenv)
-	if width == 0 {
-		width = 80 // the report wraps: it needs some width
-	}
-	if err := drainReport(w, f.Streams.OutTable(), r, formulas, obs.Pid, obs.Signal, f.Streams.OutColor, width); err != nil {
+	if err := f.Render(&runResult{r: r, obs: obs, formulas: formulas, interrupted: interrupted, code: code, pid: o.Pid}); err != nil {
 		return err
 	}
 	return cli.SilentExit(code)

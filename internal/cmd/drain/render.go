@@ -3,7 +3,9 @@ package draincmd
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
@@ -11,6 +13,7 @@ import (
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // drainJSON is `drain-test -o json` (SPEC.md §9): ok, verdicts, timeline.
@@ -212,4 +215,114 @@ func lintReport(w io.Writer, file string, res manifest.LintResult, colored bool)
 		}
 		fmt.Fprintf(w, "%s:%d: %s %s: %s\n    fix: %s\n", u(f.File), f.Line, output.Paint(colored, color.FgRed).Sprint(f.Name), u(where), u(f.Detail), u(f.Fix))
 	}
+}
+
+// lintResult is --manifest's findings.
+type lintResult struct {
+	manifest string
+	res      manifest.LintResult
+	code     int
+}
+
+func (l *lintResult) Docs(render.Writer) render.Docs {
+	res := l.res
+	if res.Findings == nil {
+		res.Findings = []manifest.Finding{}
+	}
+	return render.One(lintJSON{SchemaVersion: output.SchemaVersion, OK: l.code == 0, ExitCode: l.code,
+		Manifest: l.manifest, Checked: res.Checked, Findings: res.Findings, NotJudged: res.NotJudged})
+}
+
+// Text is the lint's report (with -q: only when it found something, on
+// stderr).
+func (l *lintResult) Text(w render.Writer) error {
+	if w.Quiet && l.code == 0 {
+		return nil
+	}
+	out := w.Out
+	if w.Quiet {
+		out = w.Err
+	}
+	lintReport(out, l.manifest, l.res, w.OutColor)
+	return nil
+}
+
+// runResult is a drain experiment's verdicts, timeline and requests.
+type runResult struct {
+	r           drain.Report
+	obs         drain.Observation
+	formulas    []drain.Formula
+	interrupted bool
+	code        int
+	// pid is --pid: the service drain-test attached to (0: it started it).
+	pid int
+}
+
+func (x *runResult) Docs(render.Writer) render.Docs {
+	r, obs, interrupted := x.r, x.obs, x.interrupted
+	j := drainJSON{SchemaVersion: output.SchemaVersion, OK: r.OK && !interrupted, ExitCode: x.code, Pid: obs.Pid,
+		Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: x.formulas, Requests: r.Requests}
+	j.NotChecked = slices.Clone(r.NotChecked)
+	if j.NotChecked == nil || interrupted {
+		j.NotChecked = []drain.NotChecked{}
+	}
+	for i := range j.NotChecked {
+		j.NotChecked[i].Why = output.Untrusted(j.NotChecked[i].Why)
+	}
+	if t := obs.Traffic; t.URL != "" {
+		j.Traffic = &trafficJSON{URL: t.URL, From: t.Source(), WindowMS: t.Window.Milliseconds()}
+	}
+	if !obs.SignalledAt.IsZero() {
+		j.SignalledAt = obs.SignalledAt.UTC().Format(time.RFC3339Nano)
+	}
+	if interrupted {
+		// Cut short: what was seen is not a shutdown to judge.
+		j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
+	}
+	if j.Timeline == nil {
+		j.Timeline = []drain.Event{}
+	}
+	// Details quote what the service sent (an error, a status line):
+	// escaped in JSON as in the report.
+	j.Verdicts = slices.Clone(j.Verdicts)
+	for i := range j.Verdicts {
+		j.Verdicts[i].Detail = output.Untrusted(j.Verdicts[i].Detail)
+	}
+	j.Timeline = slices.Clone(j.Timeline)
+	for i := range j.Timeline {
+		j.Timeline[i].Detail = output.Untrusted(j.Timeline[i].Detail)
+	}
+	j.Requests = slices.Clone(j.Requests)
+	if j.Requests == nil {
+		j.Requests = []drain.Record{}
+	}
+	for i := range j.Requests {
+		j.Requests[i].Detail = output.Untrusted(j.Requests[i].Detail)
+	}
+	return render.One(j)
+}
+
+// Text is the report (with -q: only a failure, on stderr); a run cut short
+// says what became of the service, on stderr.
+func (x *runResult) Text(w render.Writer) error {
+	if x.interrupted {
+		if x.pid != 0 {
+			fmt.Fprintf(w.Err, "drain-test: interrupted: pid %d was left running (drain-test attached to it, it did not start it), nothing was judged\n", x.pid)
+		} else {
+			fmt.Fprintln(w.Err, "drain-test: interrupted: the service and everything it started were killed, nothing was judged")
+		}
+		return nil
+	}
+	out := w.Out
+	if w.Quiet {
+		if x.r.OK {
+			return nil
+		}
+		out = w.Err
+	}
+	width := w.Columns(w.Getenv)
+	if width == 0 {
+		width = 80 // the report wraps: it needs some width
+	}
+	return drainReport(out, w.OutTable(), x.r, x.formulas, x.obs.Pid, x.obs.Signal, w.OutColor, width)
 }

@@ -68,37 +68,7 @@ func Run(_ context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	rows := policy.DecisionTable(s)
-	if f.JSON() {
-		return output.JSONLine(f.Streams.Out, policyJSON{
-			SchemaVersion: output.SchemaVersion,
-			Settings: settingsJSON{
-				GraceS:                s.Grace.Seconds(),
-				FailureThreshold:      s.FailureThreshold,
-				EscalateTimeoutsAfter: s.EscalateTimeoutsAfter,
-				TLSPendingMaxS:        s.TLSPendingMax.Seconds(),
-			},
-			Rows: rows,
-		})
-	}
-	w := f.Streams.Out
-	fmt.Fprintln(w, settingsLine(s))
-	if err := policyTable(w, f.Streams.OutTable(), rows); err != nil {
-		return err
-	}
-	young, old := policy.ExampleAges(s.Grace)
-	fmt.Fprintf(w, `How to read it: after each probe the rules are tried from the top and the first
-that matches decides; # is the rule's number (0 hold ... 6 redeploy). "refused,
-dns, unreachable" are decisive: the service said no (refused the connection, its
-name does not exist, it answered 503), unlike a timeout (slow is not dead) or a
-TLS error (a certificate may still be warming). The why column is what healthctl
-prints for one example: a target %s old is inside the %s grace window, one %s
-old is past it.
-The streak counts decisive failures in a row past grace; a pass resets it, and a
-redeploy resets it and restarts the grace window, so a broken deploy is not
-redeployed in a loop. Change the rules with the flags above (see --help).
-`, policyAge(young), policyAge(s.Grace), policyAge(old))
-	return nil
+	return f.Render(&tableResult{s: s, rows: policy.DecisionTable(s)})
 }
 
 // policyAge prints 30s, 10m, 1h30m (not 10m0s).

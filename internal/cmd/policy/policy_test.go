@@ -10,6 +10,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 func parse(t *testing.T, args ...string) *Options {
@@ -25,7 +26,7 @@ func TestPolicyFlags(t *testing.T) {
 
 func TestPolicyRunJSON(t *testing.T) {
 	fk := clitest.New(nil, classify.Pass)
-	fk.F.Global.Output = "json"
+	fk.F.Format = render.JSON
 	if err := Run(context.Background(), fk.F, parse(t, "--failure-threshold", "4")); err != nil {
 		t.Fatal(err)
 	}

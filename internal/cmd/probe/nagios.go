@@ -10,7 +10,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/config"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/report"
 )
 
@@ -69,10 +69,6 @@ func seconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// DefaultNagiosTimeout is -o nagios's budget when neither -t nor
-// --max-time is given: check_http's and check_curl's default -t.
-const DefaultNagiosTimeout = 10 * time.Second
-
 // applyTimeout makes -t/--timeout the probe's --max-time, before the probe
 // options are built. It is for -o nagios only: elsewhere --timeout would
 // read as wait-healthy's overall ceiling, which probe does not have. For
@@ -85,14 +81,14 @@ const DefaultNagiosTimeout = 10 * time.Second
 // connect and read window unless --connect-timeout or --read-timeout was
 // given (flag, variable or config), so the probe's 2 s windows never turn
 // a slow answer that -w/-c should grade into a CRITICAL timeout.
-func (n *nagiosFlags) applyTimeout(output string) error {
-	if err := n.applyT(output); err != nil {
+func (n *nagiosFlags) applyTimeout(plugin render.Budgeted) error {
+	if err := n.applyT(plugin != nil); err != nil {
 		return err
 	}
-	if output != "nagios" {
+	if plugin == nil {
 		return nil
 	}
-	budget, src := DefaultNagiosTimeout, "-o nagios's default budget (check_http's -t 10)"
+	budget, src := plugin.Budget(), fmt.Sprintf("-o nagios's default budget (check_http's -t %g)", plugin.Budget().Seconds())
 	if mt := n.fs.Lookup("max-time"); mt != nil {
 		if mt.Changed {
 			d, err := time.ParseDuration(mt.Value.String())
@@ -128,7 +124,7 @@ func (n *nagiosFlags) setFrom(flag string, d time.Duration, src string) error {
 }
 
 // applyT makes -t/--timeout the probe's --max-time.
-func (n *nagiosFlags) applyT(output string) error {
+func (n *nagiosFlags) applyT(plugin bool) error {
 	f := n.fs.Lookup("timeout")
 	if f == nil || !f.Changed {
 		return nil
@@ -137,7 +133,7 @@ func (n *nagiosFlags) applyT(output string) error {
 	if src == "HEALTHCTL_TIMEOUT" || strings.HasSuffix(src, ": timeout") {
 		return nil
 	}
-	if output != "nagios" {
+	if !plugin {
 		return cli.UsageErrorf("%s: the plugins' name for --max-time, for -o nagios only (use --max-time)", src)
 	}
 	if mt := n.fs.Lookup("max-time"); mt != nil && mt.Changed {
@@ -155,8 +151,9 @@ func (n *nagiosFlags) applyT(output string) error {
 	return n.setFrom("max-time", n.timeout.d, src)
 }
 
-// thresholds checks the flags against the output format and each other.
-func (n *nagiosFlags) thresholds(output string) (report.NagiosThresholds, error) {
+// thresholds checks the flags against the output format (plugin: one
+// with thresholds) and each other.
+func (n *nagiosFlags) thresholds(plugin bool) (report.NagiosThresholds, error) {
 	th := report.NagiosThresholds{CertWarn: n.certWarn, CertCrit: n.certCrit}
 	if f := n.fs.Lookup("expect-status"); f != nil {
 		th.ExpectStatus = f.Changed
@@ -167,7 +164,7 @@ func (n *nagiosFlags) thresholds(output string) (report.NagiosThresholds, error)
 			continue
 		}
 		src := cli.FlagSource(n.fs, name)
-		if output != "nagios" {
+		if !plugin {
 			return th, cli.UsageErrorf("%s: a Nagios threshold, for -o nagios only", src)
 		}
 		if v := f.Value.String(); (name == "cert-warn" || name == "cert-crit") && v != "" && v[0] == '-' {
@@ -209,14 +206,3 @@ func plainUpper(r report.NagiosRange) bool {
 }
 
 func secs(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + "s" }
-
-// printNagios prints the run's monitoring-plugins report and returns its
-// error: the worst state's code, or the signal's when interrupted.
-func printNagios(f *cli.Factory, results []probe.Result, th report.NagiosThresholds, interrupted, sigCode int) error {
-	text, code := report.Nagios(results, th)
-	fmt.Fprint(f.Streams.Out, text)
-	if interrupted > 0 {
-		return cli.SilentExit(sigCode)
-	}
-	return &cli.ExitError{Code: code, Plugin: true}
-}

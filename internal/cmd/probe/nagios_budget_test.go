@@ -8,6 +8,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // TestNagiosBudget: with -o nagios, -t (else --max-time, else check_http's
@@ -28,7 +29,9 @@ func TestNagiosBudget(t *testing.T) {
 		{[]string{"--max-time", "6"}, "text", probe.DefaultConnectTimeout, probe.DefaultReadTimeout, 6 * time.Second},
 	} {
 		fk := clitest.New(nil, classify.Pass)
-		fk.F.Global.Output = c.output
+		if c.output == "nagios" {
+			fk.F.Format = render.Nagios
+		}
 		var got *probe.Options
 		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
 			got = o

@@ -5,21 +5,20 @@ package probecmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
-	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/limits"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/report"
-	"github.com/healthctl/healthctl/internal/watch"
+	"github.com/healthctl/healthctl/internal/render"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // Options is what `healthctl probe` runs with, filled by its RunE.
@@ -92,7 +91,10 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if warning != "" {
 		fmt.Fprintf(f.Streams.Err, "healthctl: warning: %s\n", warning)
 	}
-	if err := opts.nagios.applyTimeout(f.Global.Output); err != nil {
+	// A format with a whole-check budget (-o nagios) owns -t and the
+	// thresholds; elsewhere they are refused.
+	plugin, _ := f.Format.(render.Budgeted)
+	if err := opts.nagios.applyTimeout(plugin); err != nil {
 		return err
 	}
 	opts.Flags.Stdin = f.Streams.In
@@ -100,7 +102,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	thresholds, err := opts.nagios.thresholds(f.Global.Output)
+	thresholds, err := opts.nagios.thresholds(plugin != nil)
 	if err != nil {
 		return err
 	}
@@ -134,7 +136,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// At most watch's default concurrency at once (it leaves room
 		// under the open-files limit): one goroutine per URL would let
 		// 120 URLs under `ulimit -n 64` fail for want of sockets.
-		results = probeAll(ctx, f, all, watch.DefaultConcurrency())
+		results = probeAll(ctx, f, all, limits.Concurrency())
 	}
 
 	// A signal (SIGINT, SIGTERM) cuts the unfinished probes short; the
@@ -149,18 +151,17 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	sigCode := f.SignalCode()
 	if interrupted > 0 {
 		defer fmt.Fprintf(f.Streams.Err, "healthctl: interrupted (%s): %d of %s cut short\n",
-			f.SignalName(), interrupted, output.Plural(len(results), "probe"))
+			f.SignalName(), interrupted, words.Plural(len(results), "probe"))
 	}
 
-	if f.Global.Output == "nagios" {
-		return printNagios(f, results, thresholds, interrupted, sigCode)
+	rep := &runReport{results: results, decisions: make([]*policy.Decision, len(results)), codes: make([]int, len(results)),
+		thresholds: thresholds, interruptedCode: f.ExitCode(sigCode), fold: f.ExitCode}
+	if interrupted > 0 {
+		rep.signalled = sigCode
 	}
 	code := exitcode.Pass
-	for _, r := range results {
+	for i, r := range results {
 		if r.Canceled {
-			if err := printInterrupted(f, r, f.ExitCode(sigCode)); err != nil {
-				return err
-			}
 			continue
 		}
 		d, _ := policy.Decide(policy.Input{
@@ -170,35 +171,21 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			Settings: settings,
 			Now:      r.Started,
 		})
+		rep.decisions[i] = &d
 		// --exit-1 decided once: the JSON says the code the process exits with.
 		rc := f.ExitCode(exitcode.ForOutcome(r.Outcome))
+		rep.codes[i] = rc
 		if len(results) == 1 || code == exitcode.Pass {
 			code = rc
 		}
-		if err := printResult(f, r, &d, rc); err != nil {
-			return err // stdout is gone (a closed pipe, a full disk): exit 74
-		}
+	}
+	if err := f.Render(rep); err != nil {
+		return err // stdout is gone (a closed pipe, a full disk): exit 74; or -o nagios's state
 	}
 	if interrupted > 0 {
 		return cli.SilentExit(sigCode)
 	}
 	return cli.SilentExit(code)
-}
-
-// UsageExit is probe's exit code for a usage error of a run (code is 2)
-// and the line it prints instead of the usual one on stderr: with -o nagios
-// a monitoring-plugins UNKNOWN, with its one line on stdout (Nagios shows
-// stdout only: without it, "(No output on stdout)"; on both streams it
-// would show twice where they are merged).
-func UsageExit(f *cli.Factory, code int, err error) (int, string) {
-	if f.Global.Output != "nagios" {
-		return code, ""
-	}
-	msg := "usage error"
-	if err != nil {
-		msg = cli.OneLine(err.Error())
-	}
-	return exitcode.NagiosUnknown, report.NagiosUnknownLine(msg)
 }
 
 // probeAll probes every URL with at most limit probes in flight and returns
@@ -217,74 +204,4 @@ func probeAll(ctx context.Context, f *cli.Factory, all []*probe.Options, limit i
 	}
 	wg.Wait()
 	return results
-}
-
-// printInterrupted renders a probe a signal cut short.
-func printInterrupted(f *cli.Factory, r probe.Result, code int) error {
-	s := f.Streams
-	switch {
-	case f.JSON():
-		return output.JSONLine(s.Out, report.NewInterruptedJSON(r, code))
-	case f.Global.Quiet:
-		fmt.Fprintln(s.Err, report.InterruptedLine(r, s.ErrColor))
-	default:
-		fmt.Fprintln(s.Out, report.InterruptedLine(r, s.OutColor))
-	}
-	return nil
-}
-
-// printResult renders one probe result in the chosen format.
-func printResult(f *cli.Factory, r probe.Result, d *policy.Decision, code int) error {
-	s := f.Streams
-	if f.JSON() {
-		j := report.NewResultJSON(r, d, code)
-		// --all-addresses: each address's code, as the run's, is the
-		// one --exit-1 decides.
-		j.FoldAddresses(f.ExitCode)
-		return output.JSONLine(s.Out, j)
-	}
-	if f.Global.Quiet {
-		if r.Outcome != classify.Pass {
-			fmt.Fprintln(s.Err, report.FirstLine(r, s.ErrColor))
-		}
-		return nil
-	}
-	if len(r.Addresses) > 0 {
-		printAddresses(f, r, d)
-		return nil
-	}
-	io.WriteString(s.Out, report.FirstLine(r, s.OutColor)+"\n")
-	if f.Details() {
-		report.Details(s.Out, r, d, s.OutColor)
-	} else if r.Error != "" {
-		fmt.Fprintf(s.Out, "  error: %s\n", output.Untrusted(r.Error))
-	}
-	return nil
-}
-
-// printAddresses renders --all-addresses: one first line per address
-// ("… URL via ADDR …"), its error or details, then the summary and the
-// decision on the worst.
-func printAddresses(f *cli.Factory, r probe.Result, d *policy.Decision) {
-	s := f.Streams
-	for _, a := range r.Addresses {
-		shown := a
-		shown.URL = a.URL + " via " + a.Address
-		fmt.Fprintln(s.Out, report.FirstLine(shown, s.OutColor))
-		if f.Details() {
-			report.Details(s.Out, a, nil, s.OutColor)
-		} else if a.Error != "" {
-			// The server's own words can reach this text (a TLS alert,
-			// a protocol error): escaped like every server-sent string.
-			fmt.Fprintf(s.Out, "  error: %s\n", output.Untrusted(a.Error))
-		}
-	}
-	sum := output.Untrusted(r.Error)
-	if r.Outcome == classify.Pass {
-		sum = fmt.Sprintf("all %d addresses pass", len(r.Addresses))
-	}
-	fmt.Fprintf(s.Out, "SUMMARY %s %s: %s\n", r.Outcome, output.DisplayURL(r.URL), sum)
-	if f.Details() && d != nil {
-		fmt.Fprintf(s.Out, "  decision   %s: %s\n", d.Action, d.Why)
-	}
 }

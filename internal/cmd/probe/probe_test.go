@@ -15,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // parse runs probe's flag parsing up to runF and returns the options.
@@ -67,7 +68,7 @@ func TestProbeRunThroughTheFactory(t *testing.T) {
 // process exits with, not the outcome's 5.
 func TestProbeExit1JSON(t *testing.T) {
 	fk := clitest.New(nil, classify.Refused)
-	fk.F.Global.Output, fk.F.Exit1 = "json", true
+	fk.F.Format, fk.F.Exit1 = render.JSON, true
 	err := Run(context.Background(), fk.F, parse(t, "http://127.0.0.1:1/"))
 	var j struct {
 		ExitCode int `json:"exit_code"`
@@ -84,7 +85,7 @@ func TestProbeExit1JSON(t *testing.T) {
 // I/O failure (exit 74), not a usage error.
 func TestProbeJSONWriteError(t *testing.T) {
 	fk := clitest.New(nil, classify.Pass)
-	fk.F.Global.Output = "json"
+	fk.F.Format = render.JSON
 	fk.F.Streams.Out = clitest.FailingWriter{Err: syscall.ENOSPC}
 	err := Run(context.Background(), fk.F, parse(t, "http://127.0.0.1:1/"))
 	var we *output.WriteError

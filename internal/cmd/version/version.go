@@ -9,6 +9,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/version"
 )
 
@@ -41,13 +42,21 @@ func Run(_ context.Context, f *cli.Factory, opts *Options) error {
 	if opts.Info != nil {
 		in = *opts.Info
 	}
-	if f.JSON() {
-		return output.JSONLine(f.Streams.Out, struct {
-			SchemaVersion int `json:"schema_version"`
-			version.Info
-		}{output.SchemaVersion, in})
-	}
-	fmt.Fprint(f.Streams.Out, Text(in))
+	return f.Render(build(in))
+}
+
+// build is the build's description as a result.
+type build version.Info
+
+func (b build) Docs(render.Writer) render.Docs {
+	return render.One(struct {
+		SchemaVersion int `json:"schema_version"`
+		version.Info
+	}{output.SchemaVersion, version.Info(b)})
+}
+
+func (b build) Text(w render.Writer) error {
+	fmt.Fprint(w.Out, Text(version.Info(b)))
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/version"
 )
 
@@ -34,7 +35,7 @@ func TestVersionRun(t *testing.T) {
 		t.Errorf("text %q", fk.Out)
 	}
 	fk = clitest.New(nil, classify.Pass)
-	fk.F.Global.Output = "json"
+	fk.F.Format = render.JSON
 	if err := Run(context.Background(), fk.F, &Options{Info: &in}); err != nil {
 		t.Fatal(err)
 	}

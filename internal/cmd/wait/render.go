@@ -13,8 +13,11 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/wait"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // waitJSON is wait-healthy's final object: it adds healthy,
@@ -33,6 +36,33 @@ type waitJSON struct {
 	ElapsedMS float64              `json:"elapsed_ms"`
 	ExitCode  int                  `json:"exit_code"`
 	Last      []*report.ResultJSON `json:"last"`
+}
+
+// waitResult is the wait's verdict: the final object, or in text the first
+// line of each URL once all are healthy (the failure is the run's error
+// line, on stderr).
+type waitResult struct {
+	sum      *wait.Summary // nil: bypassed
+	bypassed bool
+	code     int
+	codeOf   func(classify.Outcome) int
+}
+
+func (r *waitResult) Docs(render.Writer) render.Docs {
+	return render.One(newWaitJSON(r.sum, r.bypassed, r.code, r.codeOf))
+}
+
+func (r *waitResult) Text(w render.Writer) error {
+	if r.sum == nil || !r.sum.Healthy || w.Quiet {
+		return nil
+	}
+	for _, t := range r.sum.Endpoints {
+		fmt.Fprintln(w.Out, report.FirstLine(*t.Last, w.OutColor))
+		if w.Verbose {
+			report.Details(w.Out, *t.Last, nil, w.OutColor)
+		}
+	}
+	return nil
 }
 
 // newWaitJSON builds the final object; exitCode maps an outcome to its exit
@@ -231,7 +261,7 @@ func (p *waitProgress) status(elapsed time.Duration) {
 			cur = e
 		}
 	}
-	head := fmt.Sprintf("waiting %s, %s", output.Seconds(elapsed), output.Plural(attempts, "attempt"))
+	head := fmt.Sprintf("waiting %s, %s", output.Seconds(elapsed), words.Plural(attempts, "attempt"))
 	if len(p.last) > 1 {
 		word := "healthy"
 		if p.untilDown {

@@ -24,9 +24,10 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
-	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/statsd"
 	"github.com/healthctl/healthctl/internal/wait"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // Options is what `healthctl wait-healthy` runs with, filled by its RunE.
@@ -163,10 +164,8 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		if commandCutShort(ctx, opts.Command) {
 			code = f.SignalCode()
 		}
-		if f.JSON() {
-			if err := output.JSONLine(s.Out, newWaitJSON(nil, true, code, codeOf)); err != nil {
-				return err
-			}
+		if err := f.Render(&waitResult{bypassed: true, code: code, codeOf: codeOf}); err != nil {
+			return err
 		}
 		return runAfter(ctx, f, opts.Command)
 	}
@@ -235,21 +234,11 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if sum.Healthy && commandCutShort(ctx, opts.Command) {
 		code = f.SignalCode()
 	}
-	if f.JSON() {
-		if err := output.JSONLine(s.Out, newWaitJSON(&sum, false, code, codeOf)); err != nil {
-			return err
-		}
+	if err := f.Render(&waitResult{sum: &sum, code: code, codeOf: codeOf}); err != nil {
+		return err
 	}
 	switch {
 	case sum.Healthy:
-		if !f.JSON() && !f.Global.Quiet {
-			for _, t := range sum.Endpoints {
-				fmt.Fprintln(s.Out, report.FirstLine(*t.Last, s.OutColor))
-				if f.Global.Verbose {
-					report.Details(s.Out, *t.Last, nil, s.OutColor)
-				}
-			}
-		}
 	case sum.TimedOut && opts.FailOpen:
 		fmt.Fprintf(s.Err, "healthctl: WARN: %s; failing open (--fail-open)\n", msg)
 	default:
@@ -341,17 +330,17 @@ func lastPhrase(s *wait.Summary, t wait.EndpointSummary, opts *Options) string {
 		// It still answered healthy: its last answer is a pass, or a
 		// run of failures too short.
 		if t.Streak == 0 {
-			return fmt.Sprintf("last: %s, %s after %s", t.Last.Outcome, t.Last.Reason, output.Plural(t.Attempts, "attempt"))
+			return fmt.Sprintf("last: %s, %s after %s", t.Last.Outcome, t.Last.Reason, words.Plural(t.Attempts, "attempt"))
 		}
 		return fmt.Sprintf("the ceiling came after %d of the %d failing answers in a row, %s: counted as timeout",
-			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
+			t.Streak, opts.Successes, words.Plural(t.Attempts, "attempt"))
 	}
 	switch {
 	case t.LastFailure != nil:
-		return fmt.Sprintf("last: %s, %s after %s", t.LastFailure.Outcome, t.LastFailure.Reason, output.Plural(t.Attempts, "attempt"))
+		return fmt.Sprintf("last: %s, %s after %s", t.LastFailure.Outcome, t.LastFailure.Reason, words.Plural(t.Attempts, "attempt"))
 	case t.Attempts > 0:
 		return fmt.Sprintf("the ceiling came after %d of the %d passes in a row, %s: counted as timeout",
-			t.Streak, opts.Successes, output.Plural(t.Attempts, "attempt"))
+			t.Streak, opts.Successes, words.Plural(t.Attempts, "attempt"))
 	case s.Aborted:
 		return "no probe completed"
 	}

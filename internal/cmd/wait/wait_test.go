@@ -13,6 +13,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // parse runs wait-healthy's flag parsing up to runF and returns the options.
@@ -47,7 +48,7 @@ func TestWaitRunHealthy(t *testing.T) {
 func TestWaitRunExit1JSON(t *testing.T) {
 	for _, exit1 := range []bool{false, true} {
 		fk := clitest.New(nil, classify.Refused)
-		fk.F.Global.Output, fk.F.Exit1 = "json", exit1
+		fk.F.Format, fk.F.Exit1 = render.JSON, exit1
 		err := Run(context.Background(), fk.F, parse(t, "--timeout", "150ms", "http://127.0.0.1:1/health"))
 		var j struct {
 			ExitCode int `json:"exit_code"`
@@ -78,7 +79,7 @@ func TestWaitRunBadValueNamesItsFlag(t *testing.T) {
 
 func TestWaitRunJSONWriteError(t *testing.T) {
 	fk := clitest.New(nil, classify.Pass)
-	fk.F.Global.Output = "json"
+	fk.F.Format = render.JSON
 	fk.F.Streams.Out = clitest.FailingWriter{Err: syscall.EPIPE}
 	err := Run(context.Background(), fk.F, parse(t, "http://127.0.0.1:1/"))
 	if !output.IsWriteFailure(err) {
@@ -99,7 +100,7 @@ func TestWaitSignalBeforeCommand(t *testing.T) {
 		code   int
 	}{{"after the last probe", false, syscall.SIGTERM, 143}, {"--bypass", true, syscall.SIGINT, 130}} {
 		fk := clitest.New(nil, classify.Pass)
-		fk.F.Global.Output = "json"
+		fk.F.Format = render.JSON
 		ctx, cancel := context.WithCancel(context.Background())
 		signal := func() { fk.F.SetSignal(c.sig); cancel() }
 		args := []string{"http://127.0.0.1:1/health", "--", "true"}

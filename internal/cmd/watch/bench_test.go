@@ -21,6 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // BenchmarkWatchOnce is `watch --once --targets FILE --state --prom-file -o
@@ -95,7 +96,7 @@ func BenchmarkWatchOnce(b *testing.B) {
 	for b.Loop() {
 		os.Remove(filepath.Join(dir, "state.json"))
 		fk := clitest.New(nil, classify.Pass)
-		fk.F.Global.Output = "json"
+		fk.F.Format = render.JSON
 		fk.F.Streams.Out = io.Discard
 		var done atomic.Int64
 		fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {

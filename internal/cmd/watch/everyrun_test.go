@@ -19,6 +19,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 )
 
 // usersTargets writes n targets at hostport in the shapes people write, in
@@ -81,7 +82,7 @@ func TestOnceStateEveryRun(t *testing.T) {
 	for run := 1; run <= 3; run++ {
 		fk := clitest.New(nil, classify.Pass)
 		fk.F.SetMemoryLimit, fk.F.SetGCPercent = debug.SetMemoryLimit, debug.SetGCPercent
-		fk.F.Global.Output = "json"
+		fk.F.Format = render.JSON
 		fk.F.Prober = probe.Run
 		err := Run(context.Background(), fk.F, parse(t, "--once", "--concurrency", "64", "--targets", file,
 			"--state", state, "--prom-file", filepath.Join(dir, "metrics.prom")))

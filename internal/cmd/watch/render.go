@@ -18,8 +18,11 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/watch"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // watchJSON is one target in one sweep: the probe result with
@@ -132,7 +135,7 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 // sweepLine is the one-line text summary of a sweep.
 func sweepLine(s *watch.Sweep) string {
 	line := fmt.Sprintf("sweep %d: %s, %d pass, %d fail, %d skipped, %d redeploy in %s",
-		s.N, output.Plural(s.Targets, "target"), s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
+		s.N, words.Plural(s.Targets, "target"), s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
 	if s.HeldFleet > 0 {
 		line += fmt.Sprintf(", %d held (fleet)", s.HeldFleet)
 	}
@@ -140,7 +143,7 @@ func sweepLine(s *watch.Sweep) string {
 		line += fmt.Sprintf(", %d deferred (--max-redeploys)", s.HeldBudget)
 	}
 	if s.HookFailures > 0 {
-		line += ", " + output.Plural(s.HookFailures, "hook failure")
+		line += ", " + words.Plural(s.HookFailures, "hook failure")
 	}
 	if s.Interrupted {
 		line += " (interrupted)"
@@ -261,4 +264,78 @@ func decisionColor(colored bool, a policy.Action) *color.Color {
 		return output.Paint(colored, color.FgGreen)
 	}
 	return output.Paint(colored, color.FgYellow)
+}
+
+// sweepResult is one sweep: a line per target and the sweep's object, or
+// the table on a terminal (and wherever text was asked for by name).
+type sweepResult struct {
+	s                        *watch.Sweep
+	shard                    string
+	once                     bool
+	code                     int
+	fold                     func(int) int
+	stateWrite, metricsWrite time.Duration
+	// lines is set once the targets' lines were written (which carry each
+	// hook's output): the table does not.
+	lines     bool
+	lineItems []itemLine
+}
+
+// Docs are a line per probed target (with -q: per transition) and the
+// sweep's object.
+func (x *sweepResult) Docs(w render.Writer) render.Docs {
+	x.lines = true
+	s := x.s
+	n := len(s.Items)
+	// A line each, pointing at its item: no line's value is made unless
+	// encoding/json must write it (itemLine).
+	x.lineItems = make([]itemLine, n)
+	return render.Docs{N: n + 1, At: func(i int) (any, bool) {
+		if i == n {
+			return x.sweepObject(w.Quiet)
+		}
+		it := &s.Items[i]
+		if it.Skipped || it.Interrupted || (w.Quiet && !it.Transition) {
+			return nil, false
+		}
+		x.lineItems[i] = itemLine{it: it, fold: x.fold}
+		return &x.lineItems[i], true
+	}}
+}
+
+func (x *sweepResult) sweepObject(quiet bool) (any, bool) {
+	if quiet {
+		return nil, false
+	}
+	j := newSweepJSON(x.s, x.shard)
+	if x.stateWrite > 0 {
+		ms := output.JSONMillis(x.stateWrite)
+		j.Sweep.StateWriteMS = &ms
+	}
+	if x.metricsWrite > 0 {
+		ms := output.JSONMillis(x.metricsWrite)
+		j.Sweep.MetricsWriteMS = &ms
+	}
+	if x.once {
+		j.Sweep.ExitCode = &x.code
+	}
+	return j, true
+}
+
+// Text is the table and the sweep's line on a terminal, or where text was
+// asked for by name (-o text); elsewhere (a pipe, a file, a log) the lines
+// a program reads (SPEC §6).
+func (x *sweepResult) Text(w render.Writer) error {
+	if !w.OutTTY && !w.Named {
+		return render.WriteDocs(w, x.Docs(w))
+	}
+	topt := w.OutTable()
+	topt.Width = w.Columns(w.Getenv)
+	if err := watchTable(w.Out, topt, x.s, w.OutColor, w.Quiet); err != nil {
+		fmt.Fprintf(w.Err, "healthctl: watch: table: %v\n", err)
+	}
+	if !w.Quiet {
+		fmt.Fprintln(w.Out, sweepLine(x.s))
+	}
+	return nil
 }

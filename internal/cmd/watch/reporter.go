@@ -1,7 +1,6 @@
 package watchcmd
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
+
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // watchReporter prints each sweep, saves the state and writes the metrics.
@@ -27,7 +28,6 @@ type watchReporter struct {
 	store   *statestore.Store
 	shard   string
 	shardOf watch.Shard
-	jsonOut bool
 	// metricsOn is --prom-file or --listen.
 	metricsOn bool
 	// latest is each target's last probed item by name (reports are
@@ -175,60 +175,18 @@ func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 // print renders the sweep; code is the --once run's exit code (the sweep
 // object's exit_code), unused in long-running mode. Its error is stdout's.
 func (r *watchReporter) print(s *watch.Sweep, code int) error {
-	streams, quiet := r.f.Streams, r.f.Global.Quiet
-	var werr error
-	if r.jsonOut {
-		// One write per buffer, not per target: 10,000 lines per sweep.
-		out := bufio.NewWriterSize(streams.Out, 64<<10)
-		// Encoded on every core, written in order: 10,000 lines took a
-		// tenth of a --once run on one.
-		// A line each, pointing at its item: no line's value is made
-		// unless encoding/json must write it (itemLine).
-		lines := make([]itemLine, len(s.Items))
-		fold := r.f.ExitCode
-		_ = output.JSONLines(out, len(s.Items), func(i int) (any, bool) {
-			it := &s.Items[i]
-			if it.Skipped || it.Interrupted || (quiet && !it.Transition) {
-				return nil, false
-			}
-			lines[i] = itemLine{it: it, fold: fold}
-			return &lines[i], true
-		})
-		if !quiet {
-			j := newSweepJSON(s, r.shard)
-			if r.stateWrite > 0 {
-				ms := output.JSONMillis(r.stateWrite)
-				j.Sweep.StateWriteMS = &ms
-			}
-			if r.metricsWrite > 0 {
-				ms := output.JSONMillis(r.metricsWrite)
-				j.Sweep.MetricsWriteMS = &ms
-			}
-			if r.opts.Once {
-				j.Sweep.ExitCode = &code
-			}
-			_ = output.JSONLine(out, j)
-		}
-		// A bufio.Writer keeps its first write error: Flush returns it.
-		werr = cli.WriteError("stdout", out.Flush())
-	} else {
-		topt := streams.OutTable()
-		topt.Width = streams.Columns(r.f.Getenv)
-		if err := watchTable(streams.Out, topt, s, streams.OutColor, quiet); err != nil {
-			fmt.Fprintf(streams.Err, "healthctl: watch: table: %v\n", err)
-		}
-		if !quiet {
-			fmt.Fprintln(streams.Out, sweepLine(s))
-		}
-	}
+	res := &sweepResult{s: s, shard: r.shard, once: r.opts.Once, code: code, fold: r.f.ExitCode,
+		stateWrite: r.stateWrite, metricsWrite: r.metricsWrite}
+	werr := r.f.Render(res)
+	errw := r.f.Streams.Err
 	if s.HoldWhy != "" {
-		fmt.Fprintf(streams.Err, "healthctl: watch: sweep %d: %s\n", s.N, s.HoldWhy)
+		fmt.Fprintf(errw, "healthctl: watch: sweep %d: %s\n", s.N, s.HoldWhy)
 	}
-	// Hook runs go to stderr: a failure always, the output in text mode
-	// (JSON carries it in the target's line).
+	// Hook runs go to stderr: a failure always, a success and the output
+	// when the targets' lines did not carry them (the table).
 	for i := range s.Items {
 		h := s.Items[i].Hook
-		if h == nil || (h.OK && r.jsonOut) {
+		if h == nil || (h.OK && res.lines) {
 			continue
 		}
 		verdict := "ran"
@@ -238,13 +196,13 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 		case !h.OK:
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(streams.Err, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Endpoint.Name, verdict, h.Status)
-		if !r.jsonOut && h.Output != "" {
+		fmt.Fprintf(errw, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Endpoint.Name, verdict, h.Status)
+		if !res.lines && h.Output != "" {
 			for _, l := range output.UntrustedLines(h.Output) {
-				fmt.Fprintf(streams.Err, "  | %s\n", l)
+				fmt.Fprintf(errw, "  | %s\n", l)
 			}
 			if h.Truncated {
-				fmt.Fprintf(streams.Err, "  | (output cut at %d bytes)\n", watch.HookMaxOutput)
+				fmt.Fprintf(errw, "  | (output cut at %d bytes)\n", watch.HookMaxOutput)
 			}
 		}
 	}
@@ -257,7 +215,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 func (r *watchReporter) reload() {
 	errw := r.f.Streams.Err
 	if r.opts.TargetsFile == "" {
-		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %s\n", output.Plural(len(r.w.Targets()), "target"))
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %s\n", words.Plural(len(r.w.Targets()), "target"))
 		return
 	}
 	before := r.w.Targets()

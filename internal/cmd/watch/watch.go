@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/limits"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
@@ -42,9 +43,6 @@ type Options struct {
 	// Exit0 is --exit-0-on-decision: --once exits 0 when the sweep ran,
 	// whatever it decided (Kubernetes Jobs: a pod that exits 8 is Failed).
 	Exit0 bool
-	// Table is set when -o text was asked for explicitly: a table even when
-	// stdout is not a terminal.
-	Table bool
 	// Heartbeat is --heartbeat URL, pinged after each completed sweep
 	// (heartbeat.go); HeartbeatTimeout bounds one ping.
 	Heartbeat        string
@@ -104,9 +102,6 @@ the probes that finished is saved).`,
   healthctl watch --once --failure-threshold 2 --on-redeploy './redeploy.sh "$HEALTHCTL_TARGET"' http://127.0.0.1:8080/health`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.URLs = args
-			if fl := cmd.Flag("output"); fl != nil && fl.Changed && f.Global.Output == "text" {
-				opts.Table = true
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -187,7 +182,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 	concurrency := opts.Concurrency
 	if concurrency == 0 {
-		concurrency = watch.DefaultConcurrency()
+		concurrency = limits.Concurrency()
 	}
 
 	var ln net.Listener
@@ -226,7 +221,6 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
 	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(opts, opts.heartbeatURL),
-		jsonOut:   f.JSON() || (!f.Streams.OutTTY && !opts.Table),
 		metricsOn: opts.PromFile != "" || opts.Listen != ""}
 	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's

@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -63,7 +64,7 @@ func jsonLines(t *testing.T, out string) (targets []map[string]any, sweep map[st
 func TestWatchRunThroughTheFactory(t *testing.T) {
 	for _, exit1 := range []bool{false, true} {
 		fk := clitest.New(nil, classify.Refused)
-		fk.F.Global.Output, fk.F.Exit1 = "json", exit1
+		fk.F.Format, fk.F.Exit1 = render.JSON, exit1
 		err := Run(context.Background(), fk.F, parse(t, "--once", "--failure-threshold", "1", "http://127.0.0.1:1/health"))
 		if got := fk.Probed(); len(got) != 1 {
 			t.Fatalf("the factory's prober saw %q", got)
@@ -95,7 +96,7 @@ func TestWatchRunBadValueNamesItsFlag(t *testing.T) {
 func TestWatchRunWriteFailures(t *testing.T) {
 	t.Run("stdout", func(t *testing.T) {
 		fk := clitest.New(nil, classify.Pass)
-		fk.F.Global.Output = "json"
+		fk.F.Format = render.JSON
 		fk.F.Streams.Out = clitest.FailingWriter{Err: syscall.ENOSPC}
 		err := Run(context.Background(), fk.F, parse(t, "--once", "http://127.0.0.1:1/"))
 		if !output.IsWriteFailure(err) {

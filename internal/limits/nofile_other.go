@@ -1,5 +1,5 @@
 //go:build !unix
 
-package watch
+package limits
 
 func softNOFILE() uint64 { return 1024 }
