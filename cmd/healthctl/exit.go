@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/healthctl/healthctl/internal/cli"
+	rootcmd "github.com/healthctl/healthctl/internal/cmd/root"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/render"
@@ -102,7 +103,7 @@ func exitCode(f *cli.Factory, cmd *cobra.Command, err error, ran bool) int {
 func usageIn(f *cli.Factory, cmd *cobra.Command, err error) (int, string) {
 	format := f.Format
 	if format == nil {
-		format, _ = formatFor(f.Global.Output, cmd)
+		format, _ = rootcmd.FormatFor(f.Global.Output, cmd)
 	}
 	u, ok := format.(render.UsageLiner)
 	if !ok {
