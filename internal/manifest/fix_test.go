@@ -77,6 +77,12 @@ spec:
     stop_grace_period: 30s
     environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
 `,
+		"compose supervisord behind tini -g": `services:
+  app:
+    command: [tini, -g, --, supervisord, -n, -c, /etc/supervisord.conf]
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+`,
 		"kubernetes nginx stopSignal SIGTERM, preStop nginx -s quit": `kind: Deployment
 metadata: {name: web}
 spec:

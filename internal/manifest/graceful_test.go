@@ -139,3 +139,26 @@ spec:
 		})
 	}
 }
+
+func TestSupervisordIsAWrapper(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"supervisord", "-n", "-c", "/etc/supervisord.conf"}, true},
+		{[]string{"/usr/bin/supervisord", "-n"}, true},
+		{[]string{"tini", "-g", "--", "supervisord", "-n"}, true},
+		{[]string{"dumb-init", "supervisord", "-n"}, true},
+		{[]string{"sh", "-c", "envsubst < a > b && exec supervisord -n"}, true},
+		{[]string{"supervisorctl", "status"}, false},
+		// Without exec the shell is the wrapper: that finding, not this.
+		{[]string{"sh", "-c", "supervisord -n; echo done"}, false},
+		{[]string{"node", "server.js"}, false},
+	} {
+		why, ok := supervisord(c.argv)
+		_, _, bad := WrapperCheck(c.argv)
+		if ok != c.want || c.want && !bad || c.want && !strings.Contains(why, "stopwaitsecs (default 10 s)") {
+			t.Errorf("supervisord(%q) = %q, %v (wrapper %v); want supervisord's finding: %v", c.argv, why, ok, bad, c.want)
+		}
+	}
+}

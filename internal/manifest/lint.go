@@ -568,6 +568,9 @@ func lintK8sCommand(c Container, add func(code string, line int, detail, fix str
 		if fix != nil && len(c.Args) > 0 {
 			fixText = wrapperFix("command (and no args)", fix, underInit)
 		}
+		if _, sup := supervisord(append(append([]string{}, c.Command.V...), c.Args...)); sup {
+			fixText = supervisordFix
+		}
 		add(SignalWrapper, c.Command.Line, why, fixText)
 	}
 }
@@ -753,7 +756,11 @@ func lintComposeSignals(svc Service, add func(code string, line int, detail, fix
 			underInit = true
 			why = "init: true runs it under Docker's init (tini without -g), which forwards the signal to its direct child only: " + why
 		}
-		add(SignalWrapper, wline, why, wrapperFix(field, fix, underInit))
+		fixText := wrapperFix(field, fix, underInit)
+		if _, sup := supervisord(argv); sup {
+			fixText = supervisordFix
+		}
+		add(SignalWrapper, wline, why, fixText)
 	}
 }
 
