@@ -2,7 +2,7 @@
 # The real stacks drain-test's differential test (cmd/healthctl
 # drain_truth_test.go) runs under its truth client: Debian's gunicorn
 # (sync, gthread) + Flask, uvicorn + FastAPI, nginx, HAProxy, Caddy,
-# Apache httpd, a JDK, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar); npm's express with @godaddy/terminus, koa, fastify,
+# Apache httpd, a JDK, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar), supervisor (drain_supervisord.txtar); npm's express with @godaddy/terminus, koa, fastify,
 # http-terminator and stoppable (testdata/stacks/drain-node). Fails when
 # any install fails: the test then fails in CI instead of skipping.
 set -euo pipefail
@@ -17,10 +17,10 @@ if command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     gunicorn python3-flask python3-uvicorn python3-fastapi \
-    nginx haproxy caddy apache2 openjdk-17-jdk-headless tini dumb-init puma \
+    nginx haproxy caddy apache2 openjdk-17-jdk-headless tini dumb-init puma supervisor \
     python3-aiohttp python3-tornado python3-waitress uwsgi uwsgi-plugin-python3
 fi
-for p in gunicorn nginx haproxy caddy apache2 java javac node npm tini dumb-init puma uwsgi; do
+for p in gunicorn nginx haproxy caddy apache2 java javac node npm tini dumb-init puma uwsgi supervisord; do
   command -v "$p" >/dev/null || { echo "drain-truth: $p is missing after the install" >&2; exit 1; }
 done
 /usr/bin/python3 -c 'import flask, fastapi, uvicorn, aiohttp, tornado, waitress' || { echo "drain-truth: flask/fastapi/uvicorn/aiohttp/tornado/waitress missing for /usr/bin/python3" >&2; exit 1; }

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"bytes"
 	"context"
 	"encoding/pem"
 	"net"
@@ -177,5 +178,41 @@ func TestTrafficWindowIsDrainTests(t *testing.T) {
 	}
 	if tp := pollWithin(ctx, o, Ready, pollTimeout); tp.Status != 0 || !strings.Contains(tp.Err, "timeout") {
 		t.Errorf("readiness poll, --read-timeout 100ms, a 400 ms answer: %+v, want a timeout", tp.Poll)
+	}
+}
+
+func TestGRPCFrame(t *testing.T) {
+	for _, c := range []struct {
+		msg  []byte
+		want []byte
+	}{
+		{nil, []byte{0, 0, 0, 0, 0}},
+		{[]byte{}, []byte{0, 0, 0, 0, 0}},
+		{[]byte("\n\x05drain"), append([]byte{0, 0, 0, 0, 7}, "\n\x05drain"...)},
+		{make([]byte, 300), append([]byte{0, 0, 0, 1, 44}, make([]byte, 300)...)},
+	} {
+		if got := grpcFrame(c.msg); !bytes.Equal(got, c.want) {
+			t.Errorf("grpcFrame(%d bytes) = % x, want % x", len(c.msg), got[:min(len(got), 8)], c.want[:min(len(c.want), 8)])
+		}
+	}
+}
+
+func TestGRPCSetupHint(t *testing.T) {
+	for _, c := range []struct {
+		err  string
+		body int
+		want string
+	}{
+		{"gRPC UNIMPLEMENTED: unknown method Nope", 0, "(a wrong method?)"},
+		{"gRPC INVALID_ARGUMENT: want x", 0, "the empty message: does the method need --inflight-body FILE?"},
+		{"gRPC INTERNAL: grpc: error unmarshalling request", 2, "--inflight-body's 2 bytes"},
+		{"gRPC RESOURCE_EXHAUSTED: too big", 9, "--inflight-body's 9 bytes"},
+		{"gRPC UNAVAILABLE: starting", 0, ""},
+		{"gRPC call cut: EOF", 3, ""},
+	} {
+		got := grpcSetupHint(c.err, c.body)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("grpcSetupHint(%q, %d) = %q, want it to say %q", c.err, c.body, got, c.want)
+		}
 	}
 }

@@ -1,12 +1,14 @@
 package drain
 
 // gRPC in-flight calls: --inflight grpc://HOST:PORT/pkg.Service/Method is
-// a unary call with an empty request message, judged as an HTTP in-flight
-// request is (OK, or cut: INFLIGHT_ABORTED with the gRPC status).
+// a unary call with an empty request message (or --inflight-body's bytes,
+// a serialized protobuf message), judged as an HTTP in-flight request is
+// (OK, or cut: INFLIGHT_ABORTED with the gRPC status).
 
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,18 +33,31 @@ func IsGRPC(u *url.URL) bool {
 func GRPCMethod(u *url.URL) error {
 	svc, method, ok := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 	if !ok || svc == "" || method == "" || strings.Contains(method, "/") || u.RawQuery != "" {
-		return fmt.Errorf("want grpc://HOST:PORT/pkg.Service/Method (a unary method, called with an empty request)")
+		return fmt.Errorf("want grpc://HOST:PORT/pkg.Service/Method (a unary method, called with an empty request or --inflight-body's)")
 	}
 	return nil
 }
 
-// emptyMessage is one uncompressed, zero-length gRPC message: the empty
-// request (google.protobuf.Empty, or any message whose fields all default).
-var emptyMessage = []byte{0, 0, 0, 0, 0}
+// MaxGRPCBody is the largest --inflight-body: grpc-go's (and grpcio's,
+// grpc-js's) default largest request message, 4 MiB; a server refuses a
+// longer one (RESOURCE_EXHAUSTED) unless it was configured otherwise.
+const MaxGRPCBody = 4 << 20
+
+// grpcFrame is msg as one uncompressed gRPC message: a zero flag byte, the
+// length (4 bytes, big-endian), the bytes. An empty msg is the empty
+// request (google.protobuf.Empty, or any message whose fields all
+// default): 0 0 0 0 0.
+func grpcFrame(msg []byte) []byte {
+	f := make([]byte, 5, 5+len(msg))
+	binary.BigEndian.PutUint32(f[1:], uint32(len(msg)))
+	return append(f, msg...)
+}
 
 // grpcCall makes one unary call on its own connection, bounded by
-// timeout; wrote is told once the request has been written.
-func grpcCall(ctx context.Context, opts *probe.Options, timeout time.Duration, wrote chan<- struct{}) (r timedRequest) {
+// timeout, with body (a serialized protobuf message; empty: the empty
+// request) as its request; wrote is told once the request has been
+// written.
+func grpcCall(ctx context.Context, opts *probe.Options, body []byte, timeout time.Duration, wrote chan<- struct{}) (r timedRequest) {
 	r.made = time.Now()
 	defer func() { r.end = time.Now() }()
 	var once sync.Once
@@ -62,7 +77,7 @@ func grpcCall(ctx context.Context, opts *probe.Options, timeout time.Duration, w
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { tell() }})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(emptyMessage))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(grpcFrame(body)))
 	if err != nil {
 		r.Err = err.Error()
 		return r
@@ -125,4 +140,21 @@ func grpcCall(ctx context.Context, opts *probe.Options, timeout time.Duration, w
 		}
 	}
 	return r
+}
+
+// grpcSetupHint is what a gRPC in-flight call that failed before the
+// signal points at: the method, or the request message (body bytes of
+// --inflight-body; 0: the empty one) when the server could not take it.
+func grpcSetupHint(err string, body int) string {
+	switch {
+	case strings.Contains(err, "gRPC UNIMPLEMENTED"):
+		return " (a wrong method?)"
+	case !strings.Contains(err, "gRPC INVALID_ARGUMENT") && !strings.Contains(err, "gRPC INTERNAL") &&
+		!strings.Contains(err, "gRPC RESOURCE_EXHAUSTED") && !strings.Contains(err, "gRPC FAILED_PRECONDITION"):
+		return ""
+	case body == 0:
+		return " (the request was the empty message: does the method need --inflight-body FILE?)"
+	default:
+		return fmt.Sprintf(" (the request was --inflight-body's %d bytes: are they a serialized message of the method's request type?)", body)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -63,7 +64,16 @@ func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target,
 		return tg, nil
 	}
 	keepDescendants()
-	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: cfg.Stdout, Stderr: cfg.Stderr, Attr: childAttr})
+	// The service's output goes through a pipe of our own, handed over
+	// as a file: given a plain writer (drain-test's stderr under a test
+	// harness, a CI log), os/exec copies through its own pipe and Wait
+	// returns only once every holder of it has closed it — an orphan the
+	// exited init left running kept the init's exit from being seen
+	// (tini -g with a dying shell looked like a clean exit at the
+	// service's exit, never WRAPPER_EXITED_EARLY).
+	stdout, stderr, closeOut := outputFiles(cfg.Stdout, cfg.Stderr)
+	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: stdout, Stderr: stderr, Attr: childAttr})
+	closeOut()
 	if err != nil {
 		return nil, &StartError{fmt.Errorf("cannot start the service %q: %w", cfg.Argv[0], unwrapExec(err))}
 	}
@@ -194,6 +204,42 @@ func watchPid(ctx context.Context, tg *target) {
 		case <-ctx.Done():
 			return
 		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// outputFiles hands the service files for its output: w itself when it is
+// one (or nil), else the write end of a pipe copied into w. closeParent
+// closes the parent's write ends once the child has them.
+func outputFiles(out, errw io.Writer) (stdout, stderr io.Writer, closeParent func()) {
+	var ends []*os.File
+	file := func(w io.Writer) io.Writer {
+		if w == nil {
+			return nil
+		}
+		if f, ok := w.(*os.File); ok {
+			return f
+		}
+		r, pw, err := os.Pipe()
+		if err != nil {
+			return w // os/exec's own pipe, as before
+		}
+		ends = append(ends, pw)
+		crash.Go(func() {
+			_, _ = io.Copy(w, r)
+			r.Close()
+		})
+		return pw
+	}
+	stdout = file(out)
+	if errw == out {
+		stderr = stdout
+	} else {
+		stderr = file(errw)
+	}
+	return stdout, stderr, func() {
+		for _, f := range ends {
+			f.Close()
 		}
 	}
 }

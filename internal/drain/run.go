@@ -26,6 +26,9 @@ type Config struct {
 	Pid int
 	// ReadyURL and LiveURL are polled; InflightURL (optional) answers slowly.
 	ReadyURL, LiveURL, InflightURL string
+	// InflightBody is a gRPC InflightURL's request message, serialized
+	// protobuf (--inflight-body; nil: the empty message).
+	InflightBody []byte
 	// TrafficURL (optional: --traffic, else InflightURL) gets a new request
 	// on a fresh connection every TrafficInterval from the signal to the
 	// exit; TrafficOK says which statuses serve it (nil: 200-399).
@@ -230,6 +233,9 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 			hint := ""
 			if r.Status != 0 {
 				hint = " (a wrong path or method?)"
+				if pu, err := url.Parse(cfg.InflightURL); err == nil && IsGRPC(pu) {
+					hint = grpcSetupHint(r.Err, len(cfg.InflightBody))
+				}
 			}
 			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request), hint)}
 		}

@@ -74,7 +74,7 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 			defer in.wg.Done()
 			var r timedRequest
 			if IsGRPC(opts.URL) {
-				r = grpcCall(ctx, opts, window, wrote)
+				r = grpcCall(ctx, opts, cfg.InflightBody, window, wrote)
 			} else {
 				r = slowRequest(ctx, ic, opts, wrote)
 			}

@@ -63,6 +63,38 @@ spec:
           readinessProbe: {httpGet: {path: /ready, port: 80}}
           lifecycle: {preStop: {sleep: {seconds: 1}}}
 `,
+		// The graceful signals: nginx's QUIT, httpd's WINCH; the preStop
+		// fix keeps the hook's nginx -s quit behind its sleep.
+		"nginx and httpd stop signals": `services:
+  web:
+    image: nginx:1.27
+    stop_signal: SIGKILL
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+  httpd:
+    command: httpd-foreground
+    stop_signal: SIGTERM
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+`,
+		"compose supervisord behind tini -g": `services:
+  app:
+    command: [tini, -g, --, supervisord, -n, -c, /etc/supervisord.conf]
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+`,
+		"kubernetes nginx stopSignal SIGTERM, preStop nginx -s quit": `kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          command: [nginx, -g, 'daemon off;']
+          ports: [{containerPort: 80}]
+          readinessProbe: {httpGet: {path: /ready, port: 80}}
+          lifecycle: {preStop: {exec: {command: [nginx, -s, quit]}}, stopSignal: SIGTERM}
+`,
 		"compose": `services:
   api:
     image: api
@@ -140,6 +172,8 @@ spec:
 
 var (
 	intFix  = regexp.MustCompile(`(lifecycle\.preStop\.sleep\.seconds|terminationGracePeriodSeconds|SHUTDOWN_TIMEOUT_MS|stop_grace_period): (\d+)`)
+	execFix = regexp.MustCompile(`exec: \{command: (\[.*\])\}$`) // a kept hook; the plain fix ends "…})"
+	sigFix  = regexp.MustCompile(`^(stop_signal|lifecycle\.stopSignal): (SIG[A-Z]+)`)
 	argvFix = regexp.MustCompile(`^(command|entrypoint)[^:]*: (\[.*?\]) —`)
 )
 
@@ -165,7 +199,19 @@ func applyFixes(t *testing.T, data []byte, findings []Finding) []byte {
 		}
 		switch f.Name {
 		case PrestopTooShort:
-			setKey(target.container, "lifecycle", node(map[string]any{"preStop": map[string]any{"sleep": map[string]any{"seconds": n}}}))
+			hook := node(map[string]any{"sleep": map[string]any{"seconds": n}})
+			if m := execFix.FindStringSubmatch(f.Fix); m != nil {
+				// The hook kept (its graceful stop behind the sleep).
+				var argv []string
+				if err := json.Unmarshal([]byte(m[1]), &argv); err != nil {
+					t.Fatalf("%s fix %q: %v", f.Name, f.Fix, err)
+				}
+				hook = node(map[string]any{"exec": map[string]any{"command": argv}})
+			}
+			if mapKey(target.container, "lifecycle") == nil {
+				setKey(target.container, "lifecycle", node(map[string]any{}))
+			}
+			setKey(mapKey(target.container, "lifecycle"), "preStop", hook)
 		case GraceTooShort:
 			if old := mapKey(target.pod, "terminationGracePeriodSeconds"); old != nil {
 				if o, _ := strconv.Atoi(old.Value); o > n {
@@ -175,8 +221,16 @@ func applyFixes(t *testing.T, data []byte, findings []Finding) []byte {
 			setKey(target.pod, "terminationGracePeriodSeconds", node(n))
 		case StopGraceTooShort:
 			setKey(target.container, "stop_grace_period", node(strconv.Itoa(n)+"s"))
-		case StopSignalKill:
-			setKey(target.container, "stop_signal", node("SIGTERM"))
+		case StopSignalKill, StopSignalFast:
+			m := sigFix.FindStringSubmatch(f.Fix)
+			if m == nil {
+				t.Fatalf("%s: no signal in fix %q", f.Name, f.Fix)
+			}
+			if m[1] == "lifecycle.stopSignal" {
+				setKey(mapKey(target.container, "lifecycle"), "stopSignal", node(m[2]))
+			} else {
+				setKey(target.container, "stop_signal", node(m[2]))
+			}
 		case PreDrainTooLong:
 			setEnv(target.container, "SHUTDOWN_TIMEOUT_MS", strconv.Itoa(n))
 		case LivenessEqReadiness:

@@ -30,6 +30,7 @@ const (
 	StopGraceTooShort   = "STOP_GRACE_TOO_SHORT"
 	SignalWrapper       = "SIGNAL_WRAPPER"
 	StopSignalKill      = "STOP_SIGNAL_KILL"
+	StopSignalFast      = "STOP_SIGNAL_FAST"
 	PreDrainTooLong     = "PRE_DRAIN_TOO_LONG"
 )
 
@@ -120,6 +121,7 @@ type (
 	// Container is one container of a pod.
 	Container struct {
 		Name      Field[string]   `yaml:"name"`
+		Image     string          `yaml:"image"`
 		Ports     []yaml.Node     `yaml:"ports"`
 		Command   Field[[]string] `yaml:"command"`
 		Args      []string        `yaml:"args"`
@@ -186,6 +188,7 @@ func (p *ProbeSpec) UnmarshalYAML(n *yaml.Node) error {
 type (
 	// Service is one Compose service.
 	Service struct {
+		Image           string        `yaml:"image"`
 		Command         Words         `yaml:"command"`
 		Entrypoint      Words         `yaml:"entrypoint"`
 		StopGracePeriod Field[string] `yaml:"stop_grace_period"`
@@ -443,6 +446,10 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 				psLine = h.Exec.Command.Line
 				if d, ok := SleepOf(h.Exec.Command.V); ok {
 					preStop, psWhat = d, fmt.Sprintf("preStop exec %q sleeps %s", h.Exec.Command.V, d)
+				} else if _, stops := sleepThenHook(h.Exec.Command.V, 0); stops {
+					// nginx -s quit, no sleep: the server stops
+					// listening the moment the pod is deleted.
+					psWhat = fmt.Sprintf("preStop exec %q stops the server with no sleep before it: 0s", h.Exec.Command.V)
 				} else {
 					psKnown, psWhat = false, fmt.Sprintf("preStop exec %q (no sleep found)", h.Exec.Command.V)
 				}
@@ -467,6 +474,9 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 					// sleep 2 && kill -QUIT 1: unicorn's and nginx's
 					// graceful stop is in the hook; a bare sleep drops it.
 					fix = fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS, keeping the rest of the hook: exec: {command: %s}", kept)
+				} else if kept, ok := sleepThenHook(h.Exec.Command.V, need); ok {
+					// A bare sleep would drop the hook's graceful stop.
+					fix = fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS before the hook's graceful stop (keep it: a bare sleep drops it): exec: {command: %s}", kept)
 				}
 			}
 			add(PrestopTooShort, psLine, fmt.Sprintf("%s < %s: the pod is still routed when the app stops serving", psWhat, pS), fix)
@@ -501,9 +511,16 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 			add(LivenessEqReadiness, l.line, fmt.Sprintf("liveness and readiness both run %q, a gRPC health check: when readiness answers NOT_SERVING to drain (grpc-go's health Shutdown() turns every service NOT_SERVING), liveness fails with it; %s", strings.Join(r.Exec.Command, " "), livenessWhoActs),
 				"give liveness a check that stays up during the drain: tcpSocket on the port (Shutdown() turns every service NOT_SERVING, named ones too)")
 		}
+		srv, known := serverOf(append(append([]string{}, c.Command.V...), c.Args...), c.Image)
 		if f := c.Lifecycle.StopSignal; f.Set && cannotDrain(f.V) {
-			add(StopSignalKill, f.Line, fmt.Sprintf("lifecycle.stopSignal %s cannot be caught: the kubelet kills the container at once, nothing drains", f.V),
-				"lifecycle.stopSignal: SIGTERM (or remove it: SIGTERM, or the image's STOPSIGNAL, is the default)")
+			fix := "lifecycle.stopSignal: SIGTERM (or remove it: SIGTERM, or the image's STOPSIGNAL, is the default)"
+			if known {
+				fix = fmt.Sprintf("lifecycle.stopSignal: %s (%s)", srv.Signal, gracefulWhy(srv))
+			}
+			add(StopSignalKill, f.Line, fmt.Sprintf("lifecycle.stopSignal %s cannot be caught: the kubelet kills the container at once, nothing drains", f.V), fix)
+		} else if f.Set && known && fastStop(srv, f.V) {
+			add(StopSignalFast, f.Line, fmt.Sprintf("lifecycle.stopSignal %s is %s's fast shutdown, which cuts the requests in flight: its graceful stop is %s", f.V, srv.Name, srv.Signal),
+				fmt.Sprintf("lifecycle.stopSignal: %s", srv.Signal))
 		}
 		lintK8sCommand(c, add)
 	}
@@ -525,6 +542,9 @@ func lintK8sCommand(c Container, add func(code string, line int, detail, fix str
 		fixText := wrapperFix("command", fix, underInit)
 		if fix != nil && len(c.Args) > 0 {
 			fixText = wrapperFix("command (and no args)", fix, underInit)
+		}
+		if _, sup := supervisord(append(append([]string{}, c.Command.V...), c.Args...)); sup {
+			fixText = supervisordFix
 		}
 		add(SignalWrapper, c.Command.Line, why, fixText)
 	}
@@ -686,15 +706,22 @@ var httpCheck = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // lintComposeSignals judges what reaches the service whatever it serves:
 // a stop signal it can catch, and a command that passes it on.
 func lintComposeSignals(svc Service, add func(code string, line int, detail, fix string)) {
-	if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
-		add(StopSignalKill, f.Line, fmt.Sprintf("stop_signal %s cannot be caught: Docker kills the service at once, nothing drains", f.V),
-			"stop_signal: SIGTERM (or remove it: SIGTERM is the default)")
-	}
 	argv, wline, field := svc.Entrypoint.Argv, svc.Entrypoint.Line, "entrypoint (and no command)"
 	if len(argv) == 0 {
 		argv, wline, field = svc.Command.Argv, svc.Command.Line, "command"
 	} else {
 		argv = append(append([]string{}, argv...), svc.Command.Argv...)
+	}
+	srv, known := serverOf(argv, svc.Image)
+	if f := svc.StopSignal; f.Set && cannotDrain(f.V) {
+		fix := "stop_signal: SIGTERM (or remove it: SIGTERM is the default)"
+		if known {
+			fix = fmt.Sprintf("stop_signal: %s (%s)", srv.Signal, gracefulWhy(srv))
+		}
+		add(StopSignalKill, f.Line, fmt.Sprintf("stop_signal %s cannot be caught: Docker kills the service at once, nothing drains", f.V), fix)
+	} else if f.Set && known && fastStop(srv, f.V) {
+		add(StopSignalFast, f.Line, fmt.Sprintf("stop_signal %s is %s's fast shutdown, which cuts the requests in flight: its graceful stop is %s", f.V, srv.Name, srv.Signal),
+			fmt.Sprintf("stop_signal: %s", srv.Signal))
 	}
 	if why, fix, bad := WrapperCheck(argv); bad {
 		_, _, _, underInit := initOf(argv)
@@ -704,7 +731,11 @@ func lintComposeSignals(svc Service, add func(code string, line int, detail, fix
 			underInit = true
 			why = "init: true runs it under Docker's init (tini without -g), which forwards the signal to its direct child only: " + why
 		}
-		add(SignalWrapper, wline, why, wrapperFix(field, fix, underInit))
+		fixText := wrapperFix(field, fix, underInit)
+		if _, sup := supervisord(argv); sup {
+			fixText = supervisordFix
+		}
+		add(SignalWrapper, wline, why, fixText)
 	}
 }
 

@@ -157,6 +157,9 @@ var helpers = map[string]bool{"echo": true, "printf": true, "true": true, ":": t
 // sh -c …` does not. fix is a corrected argv when one can be derived (the
 // init kept in front).
 func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
+	if why, ok := supervisord(argv); ok {
+		return why, nil, true
+	}
 	name, group, rest, ok := initOf(argv)
 	if !ok {
 		return shellCheck(argv)
@@ -193,6 +196,42 @@ func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
 	}
 	return why, fix, true
 }
+
+// supervisord says argv runs supervisord (behind an init, or exec'd by a
+// shell): it passes SIGTERM on to its programs, but as each program's
+// stopsignal (default TERM, the fast stop of nginx, httpd and unicorn) and
+// SIGKILLs them stopwaitsecs (default 10 s) later, both in supervisord.conf,
+// which the file does not show (drain_supervisord: stopwaitsecs=1 cut the
+// requests in flight of a service that drained right).
+func supervisord(argv []string) (string, bool) {
+	for i := 0; i < 4 && len(argv) > 0; i++ {
+		if _, _, rest, ok := initOf(argv); ok {
+			argv = rest
+			continue
+		}
+		if _, _, script, ok := shellScript(argv); ok {
+			// Only an exec'd last command: without exec the shell
+			// is the wrapper (shellCheck says so).
+			if cmds := splitScript(script); len(cmds) > 0 && cmds[len(cmds)-1].words[0] == "exec" {
+				argv = cmds[len(cmds)-1].words
+				continue
+			}
+			return "", false
+		}
+		if argv[0] == "exec" {
+			argv = argv[1:]
+			continue
+		}
+		break
+	}
+	if len(argv) == 0 || path.Base(argv[0]) != "supervisord" {
+		return "", false
+	}
+	return "supervisord stops the service with its program's stopsignal (default TERM: the fast stop of nginx, httpd and unicorn) and SIGKILLs it stopwaitsecs (default 10 s) later, both in supervisord.conf, which this file does not show: give the program stopwaitsecs >= SHUTDOWN_TIMEOUT_MS + margin and its graceful stopsignal", true
+}
+
+// supervisordFix is the fix for supervisord in front of the service.
+const supervisordFix = `run the service itself as the command (e.g. ["node", "server.js"], under tini if it needs an init), or keep supervisord and set the program's stopwaitsecs (>= SHUTDOWN_TIMEOUT_MS + margin) and stopsignal (QUIT for nginx and unicorn, WINCH for httpd, else TERM) in supervisord.conf`
 
 // initOf reads an init in front of the service: tini (docker-init is
 // tini) or dumb-init, its options, and the command it runs. group says it

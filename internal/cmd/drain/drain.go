@@ -32,6 +32,10 @@ type Options struct {
 	Argv                  []string // --exec split, or the words after --
 	Pid                   int
 	Ready, Live, Inflight string
+	// InflightBody is --inflight-body, a gRPC --inflight call's request
+	// message (a file of serialized protobuf); inflightBody its bytes.
+	InflightBody string
+	inflightBody []byte
 	// Traffic is --traffic (default: the --inflight URL); TrafficExpect
 	// --traffic-expect, read into trafficOK.
 	Traffic, TrafficExpect string
@@ -112,6 +116,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.StringVar(&opts.Ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.Live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
 	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic); grpc://HOST:PORT/pkg.Service/Method: unary calls")
+	fl.StringVar(&opts.InflightBody, "inflight-body", "", "FILE: a gRPC --inflight call's request message, serialized protobuf (protoc --encode), sent as is (default: the empty message)")
 	fl.StringVar(&opts.Traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 20 ms from the signal to the exit (default: the --inflight URL)")
 	fl.DurationVar(&opts.TrafficTimeout, "traffic-timeout", 0, "bounds each traffic request, connection and whole body (default min(S, 5s); never the probe's --read-timeout)")
 	fl.StringVar(&opts.TrafficExpect, "traffic-expect", "", "statuses that serve a traffic request (default 200-399), e.g. 200,204 or 200-299")
@@ -244,6 +249,23 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		}
 		return cli.UsageErrorf("%s: want %s", o.named(u.flag), want)
 	}
+	return o.readInflightBody()
+}
+
+// readInflightBody reads --inflight-body, which only a gRPC --inflight
+// call takes (an HTTP one sends --data).
+func (o *Options) readInflightBody() error {
+	if o.InflightBody == "" {
+		return nil
+	}
+	if pu, err := url.Parse(o.Inflight); err != nil || pu.Host == "" || !drain.IsGRPC(pu) {
+		return cli.UsageErrorf("%s is the request message of a gRPC --inflight call (grpc://HOST:PORT/pkg.Service/Method); an HTTP --inflight request sends --data", o.named("inflight-body"))
+	}
+	data, err := inputfile.Read(o.InflightBody, inputfile.Kind{Name: "gRPC request message", Max: drain.MaxGRPCBody})
+	if err != nil {
+		return cli.UsageErrorf("%s: %v", o.source("inflight-body"), err)
+	}
+	o.inflightBody = data
 	return nil
 }
 
@@ -322,7 +344,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	cfg := drain.Config{
 		Opts: opts,
 		Argv: o.Argv, Pid: o.Pid,
-		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, TrafficURL: o.trafficURL(), TrafficOK: o.trafficOK, TrafficTimeout: o.TrafficTimeout,
+		ReadyURL: o.Ready, LiveURL: o.Live, InflightURL: o.Inflight, InflightBody: o.inflightBody, TrafficURL: o.trafficURL(), TrafficOK: o.trafficOK, TrafficTimeout: o.TrafficTimeout,
 		Signal: o.Sig, Settings: s, ReadyTimeout: o.ReadyTimeout,
 		Stdout: f.Streams.Err, Stderr: f.Streams.Err,
 		// The factory's prober makes the health polls (a test's fake or
