@@ -24,7 +24,7 @@ func (e *LinkError) Error() string {
 
 // DirError is a directory on the way to a file healthctl writes that
 // someone other than root and the user controls, or (File) an existing
-// file of another user's where healthctl would write (see Resolve).
+// file of another user's where healthctl would write (see locate).
 type DirError struct {
 	Dir  string
 	Why  string
@@ -39,7 +39,7 @@ func (e *DirError) Error() string {
 }
 
 // CheckWritable reports, before anything is probed, whether name can be
-// written the way WriteFile writes it: its path is trusted (Resolve), it
+// written the way WriteFile writes it: its path is trusted (locate), it
 // (or the file its symlink names) is not a directory, and its directory
 // takes a new file (created and removed again). So exit 2 can still mean
 // "nothing probed, nothing run".
