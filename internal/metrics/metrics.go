@@ -18,10 +18,9 @@ import (
 )
 
 // This file writes the Prometheus text exposition format (version 0.0.4) by
-// hand. Every Prometheus library measured costs start-up time that every
-// command, probe included, pays (measured: client_golang +5.1 ms, expfmt
-// +3.5 ms, VictoriaMetrics/metrics +1.3 ms, against a budget of ~1.5 ms);
-// the format is small, and metrics_test.go checks the output with
+// hand: every Prometheus library costs start-up time that every command,
+// probe included, pays, past the start-up budget (docs/benchmarks.md,
+// "Summary"); the format is small, and metrics_test.go checks the output with
 // prometheus/common/expfmt's parser (and promtool when installed), which are
 // test-only and never linked into healthctl.
 

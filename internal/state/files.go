@@ -12,33 +12,7 @@ import (
 	"github.com/healthctl/healthctl/internal/inputfile"
 )
 
-// Resolve returns the file a path names after following symlinks, so an
-// atomic replace (a rename) lands on the link's target instead of turning
-// the link into a regular file: a --state or --prom-file that links into a
-// mounted volume keeps being written there. A path that is no link, or does
-// not exist yet, is returned as it is; a dangling link resolves to the file
-// it would create.
-//
-// The whole path is judged, not only the file's name (locate): on Unix
-// every directory from / on must belong to root or the user and be
-// writable by nobody else unless sticky (a *DirError otherwise), and every
-// link on the way, a directory's included, must be owned by root or the
-// user (a *LinkError otherwise). Else someone else planted it — `nobody`
-// making shared/hc a link to a directory of root's, or linking a shared
-// directory's healthctl.prom to /etc/passwd — and following it would make
-// healthctl (often root) create or replace files where they choose. This
-// is the kernel's fs.protected_symlinks rule made stricter and applied to
-// every component, and sshd's StrictModes rule for the directories.
-func Resolve(name string) (string, error) {
-	p, err := locate(name)
-	if err != nil {
-		return "", err
-	}
-	p.Close()
-	return p.path, nil
-}
-
-// LinkError is a symlink healthctl will not follow (see Resolve).
+// LinkError is a symlink healthctl will not follow (see locate).
 type LinkError struct {
 	Link string
 	Why  string
@@ -50,7 +24,7 @@ func (e *LinkError) Error() string {
 
 // DirError is a directory on the way to a file healthctl writes that
 // someone other than root and the user controls, or (File) an existing
-// file of another user's where healthctl would write (see Resolve).
+// file of another user's where healthctl would write (see locate).
 type DirError struct {
 	Dir  string
 	Why  string
@@ -65,7 +39,7 @@ func (e *DirError) Error() string {
 }
 
 // CheckWritable reports, before anything is probed, whether name can be
-// written the way WriteFile writes it: its path is trusted (Resolve), it
+// written the way WriteFile writes it: its path is trusted (locate), it
 // (or the file its symlink names) is not a directory, and its directory
 // takes a new file (created and removed again). So exit 2 can still mean
 // "nothing probed, nothing run".

@@ -114,7 +114,7 @@ func LockPath(path string) string { return path + ".lock" }
 // lock is released.
 func Open(ctx context.Context, path string, lockTimeout time.Duration) (*Store, *File, error) {
 	// A symlinked state file is locked, read and replaced at its target;
-	// its whole path is judged (Resolve), and the file itself too: a state
+	// its whole path is judged (locate), and the file itself too: a state
 	// file another user owns or can write is refused (TrustInput), as it
 	// decides whether a hook runs.
 	p, err := locate(path)
@@ -389,7 +389,7 @@ func WriteOutputFunc(name string, perm os.FileMode, write func(io.Writer) error)
 
 func writeFileFunc(locate func(string) (*place, error), name string, perm os.FileMode, write func(io.Writer) error) error {
 	// A symlink is replaced at its target, never by a regular file; the
-	// whole path is judged (Resolve), and the write is made in the
+	// whole path is judged (locate), and the write is made in the
 	// directory as it was opened.
 	p, err := locate(name)
 	if err != nil {

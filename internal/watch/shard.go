@@ -56,13 +56,10 @@ func (s Shard) String() string {
 // configuration, headers: what such a target holds beyond the others).
 //
 // A limit below the sweep's working set makes the collector run without
-// pause (a 52 MiB limit cost a 10,000-target sweep 1.6x its CPU): this one
-// is above it. Measured in users' files (docs/benchmarks.md, "The memory
-// policy"): a 10,000-target sweep's heap stays under it and the collector
-// runs as GOGC says (peak RSS ~65 MiB, the CPU of no limit at all), and a
-// 100,000-target sweep's live heap (~175 MiB) is ~0.77x of it, where the
-// limit takes the place of GOGC's doubling (RSS 371 MiB without it) for
-// ~15-25 % more user CPU. It is soft: past it the runtime collects harder,
+// pause: this one is above it, so at 10,000 targets the collector runs as
+// GOGC says and at 100,000 the limit takes the place of GOGC's doubling, a
+// little CPU for the memory budget (docs/benchmarks.md, "The memory
+// policy"). It is soft: past it the runtime collects harder,
 // it never fails an allocation.
 func MemoryLimit(n, own int) int64 {
 	const base, upTo, perTarget, perTemplate = 80 << 20, 10000, 1724, 3 << 10
