@@ -122,12 +122,10 @@ func TestCurlDiff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the curl differential test runs real servers for about a minute")
 	}
+	fixture.Require(t, stacksDir, "curl")
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("curl not installed, and CI=%s (.ci/deps/curl-trust.sh installs it)", os.Getenv("CI"))
-		}
-		t.Skip("curl not installed (skipped outside CI)")
+		t.Fatal(err)
 	}
 	hc, err := exec.LookPath("healthctl")
 	if err != nil {
