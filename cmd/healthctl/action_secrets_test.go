@@ -19,6 +19,7 @@ import (
 // commands (which the runner consumes), the derived Basic credentials
 // included, for a passing and a failing wait.
 func TestActionNeverWritesRawInputs(t *testing.T) {
+	besideScripts(t)
 	fixture.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum", "base64")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {

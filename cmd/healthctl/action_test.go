@@ -238,6 +238,7 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 // real wait-healthy flags; outputs, the job summary and the ::error::
 // annotation say what happened.
 func TestActionYAML(t *testing.T) {
+	besideScripts(t)
 	fixture.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
@@ -412,6 +413,7 @@ esac
 // names its URL and platform; on Windows the zip is expanded through
 // PowerShell with Windows paths (cygpath -w), never MSYS ones.
 func TestActionPinnedBySHA(t *testing.T) {
+	besideScripts(t)
 	fixture.Require(t, stacksDir, "bash")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {

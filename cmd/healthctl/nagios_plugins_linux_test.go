@@ -31,6 +31,7 @@ const pluginsDir = "/usr/lib/nagios/plugins/"
 // plugins', on the same servers, when they are installed (CI installs
 // them: .ci/deps/integrations.sh).
 func TestNagiosAgainstPlugins(t *testing.T) {
+	besideScripts(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/slow":
