@@ -177,6 +177,15 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 					claims[classify.Reason(r[1])] = append(rs, name)
 				}
 			}
+			// A text line's reason (stdout '^FAIL unreachable
+			// redis_loading …') is a claim too.
+			if w := firstWord(line); w == "stdout" || w == "stderr" {
+				for _, r := range classify.Reasons {
+					if wordRE(string(r)).MatchString(line) && !slices.Contains(claims[r], name) {
+						claims[r] = append(claims[r], name)
+					}
+				}
+			}
 		}
 	}
 	return claims, skipped
@@ -185,6 +194,9 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 // fixtureNeeds are the script commands that run a real server, and the
 // stack each needs (the command skips its script without it).
 var fixtureNeeds = map[string][]string{"redisd": {"redis-server"}, "pgd": {"pg_isready"}}
+
+// wordRE matches w as a whole word (reasons hold only [a-z_]).
+func wordRE(w string) *regexp.Regexp { return regexp.MustCompile(`(^|[^a-z_])` + w + `($|[^a-z_])`) }
 
 // firstWord is a script line's command, after any [COND] prefixes.
 func firstWord(line string) string {
