@@ -19,11 +19,8 @@ import (
 // commands (which the runner consumes), the derived Basic credentials
 // included, for a passing and a failing wait.
 func TestActionNeverWritesRawInputs(t *testing.T) {
-	for _, tool := range []string{"bash", "curl", "tar", "sha256sum", "base64"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
+	besideScripts(t)
+	fixture.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum", "base64")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
 		t.Fatal(err)

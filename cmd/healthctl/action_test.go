@@ -238,14 +238,8 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 // real wait-healthy flags; outputs, the job summary and the ::error::
 // annotation say what happened.
 func TestActionYAML(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
-	for _, tool := range []string{"curl", "tar", "sha256sum"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
+	besideScripts(t)
+	fixture.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -419,9 +413,8 @@ esac
 // names its URL and platform; on Windows the zip is expanded through
 // PowerShell with Windows paths (cygpath -w), never MSYS ones.
 func TestActionPinnedBySHA(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
+	besideScripts(t)
+	fixture.Require(t, stacksDir, "bash")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -468,9 +461,7 @@ func TestActionPinnedBySHA(t *testing.T) {
 	}
 	noCurl := bare("nocurl")
 	noWget := bare("nowget", "wget")
-	if _, err := os.Stat(filepath.Join(noWget, "python3")); err != nil {
-		t.Skip("no /usr/bin/python3")
-	}
+	fixture.Require(t, stacksDir, "/usr/bin/python3")
 	for _, p := range []string{noCurl, noWget} {
 		for _, tool := range []string{"go", "curl"} {
 			if _, err := os.Stat(filepath.Join(p, tool)); err == nil {
@@ -596,7 +587,7 @@ func TestActionLint(t *testing.T) {
 	if err != nil {
 		gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", "actionlint")
 		if _, e := os.Stat(gobin); e != nil {
-			t.Skip("actionlint not installed")
+			fixture.Require(t, stacksDir, "actionlint")
 		}
 		lint = gobin
 	}

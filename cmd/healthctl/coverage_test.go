@@ -133,8 +133,9 @@ func checkReasonCoverage(t *testing.T, file string, scriptsRun, scriptsTotal int
 }
 
 // scriptClaims returns, per reason, the scripts whose JSON assertions name
-// it, and the scripts a `[!COND] skip` line skipped on this machine (with
-// the condition).
+// it, and the scripts skipped on this machine and why: a `[!COND] skip`
+// line (the condition), a require line or a fixture command whose stack is
+// missing (outside CI).
 func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[classify.Reason][]string, map[string]string) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "script", "*.txtar"))
 	if err != nil {
@@ -142,6 +143,7 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 	}
 	reasonRE := regexp.MustCompile(`"reason":"([a-z_]+)"`)
 	skipRE := regexp.MustCompile(`^\s*\[!([^\]]+)\]\s*skip\b`)
+	requireRE := regexp.MustCompile(`^\s*(?:\[[^\]]*\]\s*)?require\s+(.+)$`)
 	claims := map[classify.Reason][]string{}
 	skipped := map[string]string{}
 	for _, f := range files {
@@ -156,14 +158,56 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 					skipped[name] = "no " + m[1]
 				}
 			}
+			// A stack that is missing here (outside CI) skips the script
+			// at its require line.
+			// So does a fixture command whose server is missing.
+			stack := fixtureNeeds[firstWord(line)]
+			if m := requireRE.FindStringSubmatch(line); m != nil {
+				stack = strings.Fields(m[1])
+			}
+			if stack != nil {
+				if why := requireLacks(stack); why != "" {
+					if _, done := skipped[name]; !done {
+						skipped[name] = why
+					}
+				}
+			}
 			for _, r := range reasonRE.FindAllStringSubmatch(line, -1) {
 				if rs := claims[classify.Reason(r[1])]; !slices.Contains(rs, name) {
 					claims[classify.Reason(r[1])] = append(rs, name)
 				}
 			}
+			// A text line's reason (stdout '^FAIL unreachable
+			// redis_loading …') is a claim too.
+			if w := firstWord(line); w == "stdout" || w == "stderr" {
+				for _, r := range classify.Reasons {
+					if wordRE(string(r)).MatchString(line) && !slices.Contains(claims[r], name) {
+						claims[r] = append(claims[r], name)
+					}
+				}
+			}
 		}
 	}
 	return claims, skipped
+}
+
+// fixtureNeeds are the script commands that run a real server, and the
+// stack each needs (the command skips its script without it).
+var fixtureNeeds = map[string][]string{"redisd": {"redis-server"}, "pgd": {"pg_isready"}}
+
+// wordRE matches w as a whole word (reasons hold only [a-z_]).
+func wordRE(w string) *regexp.Regexp { return regexp.MustCompile(`(^|[^a-z_])` + w + `($|[^a-z_])`) }
+
+// firstWord is a script line's command, after any [COND] prefixes.
+func firstWord(line string) string {
+	f := strings.Fields(line)
+	for len(f) > 0 && strings.HasPrefix(f[0], "[") {
+		f = f[1:]
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // holds evaluates a script condition as testscript does: exec:PROG, or one

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,15 +120,14 @@ const (
 )
 
 func TestCurlDiff(t *testing.T) {
+	besideScripts(t)
 	if testing.Short() {
 		t.Skip("-short: the curl differential test runs real servers for about a minute")
 	}
+	fixture.Require(t, stacksDir, "curl")
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("curl not installed, and CI=%s (.ci/deps/curl-trust.sh installs it)", os.Getenv("CI"))
-		}
-		t.Skip("curl not installed (skipped outside CI)")
+		t.Fatal(err)
 	}
 	hc, err := exec.LookPath("healthctl")
 	if err != nil {
@@ -212,7 +212,28 @@ func TestCurlDiff(t *testing.T) {
 
 	var report strings.Builder
 	fmt.Fprintf(&report, "%-28s %-22s %-44s %s\n", "case", "curl", "healthctl", "verdict")
+	// Each group of cases (the part of its name before "/": a real
+	// server, or the fixtures' httpd, tls, …) reports in a subtest of its
+	// own, with its stack's start-up trouble: a daemon that is lost fails
+	// its own cases only.
+	groups := map[string]*groupTB{}
+	var order []string
+	groupOf := func(name string) *groupTB {
+		prefix, _, _ := strings.Cut(name, "/")
+		if g, ok := groups[prefix]; ok {
+			return g
+		}
+		g := &groupTB{T: t}
+		if v, ok := stackGroups.Load(prefix); ok {
+			g = v.(*groupTB)
+		}
+		groups[prefix] = g
+		order = append(order, prefix)
+		return g
+	}
+	stackGroups.Range(func(k, _ any) bool { groupOf(k.(string) + "/"); return true })
 	for i, c := range cases {
+		t := groupOf(c.name)
 		r := results[i]
 		agree := curlAgrees(r)
 		why, listed := allowed[c.name]
@@ -236,6 +257,19 @@ func TestCurlDiff(t *testing.T) {
 			r.curlText()+" "+r.curlTime.Round(10*time.Millisecond).String(),
 			r.hcText()+" "+r.hcTime.Round(10*time.Millisecond).String(), verdict, retried[i])
 	}
+	slices.Sort(order)
+	for _, name := range order {
+		g := groups[name]
+		t.Run(name, func(t *testing.T) {
+			errs, skip := g.result()
+			for _, e := range errs {
+				t.Error(e)
+			}
+			if len(errs) == 0 && skip != "" {
+				t.Skip(skip)
+			}
+		})
+	}
 	sweepAgrees(t, hc, dir, cases, results, allowed)
 	for name := range allowed {
 		if !seen[name] && !skippedCase(name) && !filtered {
@@ -243,6 +277,56 @@ func TestCurlDiff(t *testing.T) {
 		}
 	}
 	t.Logf("curl vs healthctl:\n%s", report.String())
+}
+
+// stackGroups are the recorders the real stacks started under (by
+// group name); see groupTB.
+var stackGroups sync.Map
+
+// groupTB is the test as one group of TestCurlDiff's cases sees it: its
+// errors (a stack not installed in CI, a daemon that did not come up, a
+// case's disagreement) and its skip line (a stack not installed outside
+// CI) are kept for the group's subtest instead of failing the whole test.
+// Fatal and the rest are the test's own.
+type groupTB struct {
+	*testing.T
+	mu   sync.Mutex
+	errs []string
+	skip string
+}
+
+func (g *groupTB) Errorf(format string, args ...any) { g.add(fmt.Sprintf(format, args...)) }
+func (g *groupTB) Error(args ...any)                 { g.add(strings.TrimSuffix(fmt.Sprintln(args...), "\n")) }
+
+func (g *groupTB) add(e string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.errs = append(g.errs, e)
+}
+
+// Logf keeps fixture.Missing's skip line as the group's, and logs.
+func (g *groupTB) Logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if strings.HasPrefix(line, "skipped outside CI") {
+		g.mu.Lock()
+		g.skip = line
+		g.mu.Unlock()
+	}
+	g.T.Log(line)
+}
+
+// Failed reports whether the group has an error (a deferred log of a
+// daemon's output asks it).
+func (g *groupTB) Failed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.errs) > 0 || g.T.Failed()
+}
+
+func (g *groupTB) result() ([]string, string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.errs...), g.skip
 }
 
 // skippedStacks are the real-server groups that could not run here (not

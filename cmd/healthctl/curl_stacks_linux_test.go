@@ -33,6 +33,14 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		t.Fatal(err)
 	}
 	st := &stacks{t: t, dir: dir, pki: pki, cert: certFile, key: keyFile}
+	// Each stack starts under a recorder of its own: one that is missing
+	// or does not come up fails (or skips) its own subtest, not the test.
+	group := func(name string) *groupTB {
+		g := &groupTB{T: t}
+		stackGroups.Store(name, g)
+		st.t = g
+		return g
+	}
 	ok, err := fixture.NewHTTPServer(t, fixture.HTTPOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,16 +83,23 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		{"squid", "squid", st.squid},
 		{"nghttpd", "nghttpd", st.nghttpd},
 	} {
-		if !fixture.Installed(t, s.prog, ".ci/deps/curl-trust.sh") {
+		g := group(s.name)
+		if !fixture.Installed(g, s.prog, "") {
 			skippedStacks.Store(s.name, true)
 			continue
 		}
-		cases = append(cases, s.start()...)
+		more := s.start()
+		if g.Failed() {
+			skippedStacks.Store(s.name, true)
+		}
+		cases = append(cases, more...)
 	}
+	st.t = t
 	// The application stacks of drain-test's differential test: a
 	// framework's own server answering its health route and its own 404.
 	for _, app := range fixture.AppStacks {
-		port, ok := app.Start(t, filepath.Join("..", "..", "testdata", "stacks"), dir)
+		port, ok := app.Start(group(app.Name), filepath.Join("..", "..", "testdata", "stacks"), dir)
+		st.t = t
 		if !ok {
 			skippedStacks.Store(app.Name, true)
 			continue
@@ -103,7 +118,7 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 }
 
 type stacks struct {
-	t                                     *testing.T
+	t                                     testing.TB
 	dir                                   string
 	pki                                   *fixture.PKI
 	cert, key                             string

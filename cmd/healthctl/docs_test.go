@@ -109,6 +109,7 @@ var refusedFlags = regexp.MustCompile(`\b(are|is) refused\b`)
 // TestDocsFlagsExist: a flag named in prose exists on the command the line
 // names, else on the command the page is about, else on some command.
 func TestDocsFlagsExist(t *testing.T) {
+	besideScripts(t)
 	checked := 0
 	for _, file := range docFiles(t) {
 		b, err := os.ReadFile(file)

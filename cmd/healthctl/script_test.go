@@ -156,6 +156,18 @@ func state(ts *testscript.TestScript) *scriptState {
 // the judge).
 var alone sync.RWMutex
 
+// besideScripts makes a long Go test of this package (a real stack, the
+// Action's shell, the curl differential) run in parallel with the scripts
+// and the other long tests instead of before them, one at a time (they
+// took ~210 s of the race suite's ~600 s in turn, mostly waiting), and
+// keeps it off the drain_truth scripts, which still run alone: it holds
+// alone's read lock as the other scripts do.
+func besideScripts(t *testing.T) {
+	t.Parallel()
+	alone.RLock()
+	t.Cleanup(alone.RUnlock)
+}
+
 // runsAlone reports whether the script runs with no other beside it.
 func runsAlone(name string) bool { return strings.HasPrefix(name, "drain_truth_") }
 

@@ -276,6 +276,7 @@ func cmdEnvSubst(ts *testscript.TestScript, neg bool, args []string) {
 // binary) at random moments of its life, over and over, and checks that
 // the state file always parses: the old content or the new, never torn.
 func TestWatchStateSurvivesSIGKILL(t *testing.T) {
+	besideScripts(t)
 	if testing.Short() {
 		t.Skip("short")
 	}

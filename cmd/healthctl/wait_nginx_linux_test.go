@@ -23,6 +23,7 @@ import (
 // --interval (300 ms) — so the log tells the two apart, and healthctl's
 // reported attempts must be the log's count.
 func TestWaitRetryAfterNginx(t *testing.T) {
+	besideScripts(t)
 	if testing.Short() {
 		t.Skip("-short: runs nginx for a few seconds")
 	}

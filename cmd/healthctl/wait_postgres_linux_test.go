@@ -20,6 +20,7 @@ import (
 // healthctl says of itself. The bound is one interval plus a generous
 // allowance for a loaded machine; the measured lag is logged.
 func TestWaitHealthyPostgresStarts(t *testing.T) {
+	besideScripts(t)
 	if testing.Short() {
 		t.Skip("-short: runs postgres for a few seconds")
 	}

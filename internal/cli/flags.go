@@ -26,10 +26,6 @@ func FlagSource(fs *pflag.FlagSet, name string) string { return config.Source(fs
 // "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0", "config f.yaml: interval 0").
 func Named(fs *pflag.FlagSet, name string) string { return config.Named(fs, name) }
 
-// Quote shows value after a source that is not a flag of fs (a targets
-// file's line, a URL argument) the same way Named does.
-func Quote(source, value string) string { return config.Quote(source, value) }
-
 // ProbeFlags registers the request, TLS, window and expectation flags shared
 // by probe, wait-healthy and watch into a target.Input; building the probe
 // options is internal/target's job.

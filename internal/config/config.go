@@ -193,10 +193,6 @@ func Quote(source, value string) string { return src.Quote(source, value) }
 
 func join(source, value string) string { return src.Join(source, value) }
 
-// IsVariable reports whether a source names an environment variable
-// (HEALTHCTL_X), not a flag (--x) or a file ("config f: key", "f:3").
-func IsVariable(source string) bool { return src.IsVariable(source) }
-
 // commandFlags are the flags whose value is a command healthctl runs, per
 // command: they come only from the command line or a named config file.
 var commandFlags = map[string]map[string]bool{

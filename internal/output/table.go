@@ -98,9 +98,6 @@ func (t *Table) Append(cells ...string) error {
 	return nil
 }
 
-// Rows is the number of rows appended.
-func (t *Table) Rows() int { return len(t.rows) }
-
 // Render draws the table (or writes its tab-separated lines).
 func (t *Table) Render() error {
 	if t.opt.Terminal {

@@ -1,0 +1,122 @@
+package layout
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/healthctl/healthctl/"
+
+// pure are the rooms that compute and do no I/O of their own: they import
+// only each other (and crash, the one panic rule) from healthctl, however
+// deep the imports go.
+var pure = []string{
+	"internal/classify", "internal/policy", "internal/expect", "internal/redact",
+	"internal/jsondepth", "internal/yamlsafe", "internal/proxyenv", "internal/follow",
+	"internal/tlsinfo", "internal/grpchealth", "internal/rediswire", "internal/pgwire",
+	"internal/source", "internal/words", "internal/shutdown", "internal/manifest",
+	"internal/exitcode", "internal/crash", "internal/version",
+}
+
+// commandSide may import Cobra, pflag and viper; nothing below them may.
+var commandSide = []string{"cmd/healthctl", "internal/cmd/", "internal/cli", "internal/config", "scripts/"}
+
+// testOnly are imported by tests, benchmarks and the demo's fixtures only.
+var testOnly = []string{"internal/fixture", "internal/truthclient", "internal/kubedocs", "internal/cli/clitest"}
+
+type pkg struct {
+	path    string
+	imports []string // direct, healthctl's and the CLI libraries'
+	deps    []string // transitive, healthctl's
+}
+
+func list(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", module+"...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("go list: %v: %s", err, stderr.String())
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		p := pkg{path: strings.TrimPrefix(parts[0], module)}
+		for _, im := range strings.Fields(parts[1]) {
+			if strings.HasPrefix(im, module) || strings.HasPrefix(im, "github.com/spf13/") {
+				p.imports = append(p.imports, strings.TrimPrefix(im, module))
+			}
+		}
+		for _, d := range strings.Fields(parts[2]) {
+			if strings.HasPrefix(d, module) {
+				p.deps = append(p.deps, strings.TrimPrefix(d, module))
+			}
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func under(path string, rooms []string) bool {
+	for _, r := range rooms {
+		if path == r || (strings.HasSuffix(r, "/") && strings.HasPrefix(path, r)) || strings.HasPrefix(path, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportsRunOneWay: the arrows of STYLE.md.
+func TestImportsRunOneWay(t *testing.T) {
+	pkgs := list(t)
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	for _, p := range pkgs {
+		if slices.Contains(pure, p.path) {
+			for _, d := range p.deps {
+				if !slices.Contains(pure, d) {
+					t.Errorf("%s is pure but depends on %s", p.path, d)
+				}
+			}
+		}
+		for _, im := range p.imports {
+			switch {
+			case strings.HasPrefix(im, "github.com/spf13/") && !under(p.path, commandSide):
+				t.Errorf("%s imports %s: only the command side (%v) may", p.path, im, commandSide)
+			case strings.HasPrefix(im, "internal/cmd/") && !(p.path == "cmd/healthctl" || p.path == "internal/cmd/root" || strings.HasPrefix(p.path, "scripts/")):
+				t.Errorf("%s imports the command %s: only the root builds the tree", p.path, im)
+			case (im == "internal/cli" || im == "internal/config") && !under(p.path, commandSide):
+				t.Errorf("%s imports %s: the rooms below the commands take their options, they do not read flags", p.path, im)
+			case under(im, testOnly) && !under(p.path, append([]string{"scripts/"}, testOnly...)):
+				t.Errorf("%s imports %s, which is for tests only", p.path, im)
+			}
+		}
+		switch p.path {
+		case "internal/output", "internal/words", "internal/source":
+			if len(p.imports) > 0 {
+				t.Errorf("%s imports %v: it is shared by every room and imports none", p.path, p.imports)
+			}
+		case "internal/render":
+			for _, im := range p.imports {
+				if !slices.Contains([]string{"internal/output", "internal/report", "internal/exitcode"}, im) {
+					t.Errorf("internal/render imports %s: a format knows results, not commands", im)
+				}
+			}
+		case "internal/probe":
+			for _, d := range p.deps {
+				if under(d, []string{"internal/target", "internal/wait", "internal/watch", "internal/drain", "internal/report", "internal/render", "internal/state", "internal/metrics"}) {
+					t.Errorf("internal/probe depends on %s: probe is below every loop and renderer", d)
+				}
+			}
+		}
+	}
+}
