@@ -43,10 +43,16 @@ func ParseAllow(patterns []string) (*Allow, error) {
 		} else if strings.Count(p, ":") == 1 {
 			return nil, fmt.Errorf("%q: want HOST or HOST:PORT", p)
 		}
+		if !strings.Contains(host, "/") && (strings.ContainsAny(host, "[]") || strings.Contains(host, ":") && !validAddr(host)) {
+			return nil, fmt.Errorf("%q: want HOST or HOST:PORT ([::1]:8080 for an IPv6 address with a port)", p)
+		}
 		if pre, err := netip.ParsePrefix(host); err == nil {
 			r.prefix = pre.Masked()
 		} else {
 			host = normHost(host)
+			if strings.Contains(host, "/") {
+				return nil, fmt.Errorf("%q: not a CIDR prefix", p)
+			}
 			if _, err := path.Match(host, ""); err != nil {
 				return nil, fmt.Errorf("%q: bad pattern: %v", p, err)
 			}
@@ -114,4 +120,10 @@ func (a *Allow) Permits(u *url.URL) bool {
 
 func normHost(h string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+}
+
+// validAddr reports whether s is an IP address (an IPv6 one has colons).
+func validAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }

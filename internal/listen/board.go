@@ -166,7 +166,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 		n = s.N
 		st.Sweep = &SweepStatus{N: s.N, Started: s.Started, DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
 			Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys}
-		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy}
+		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: output.Untrusted(s.HoldWhy)}
 	}
 	keep := make(map[string]*track, len(in.Latest))
 	for i := range in.Latest {
