@@ -90,18 +90,18 @@ func TestModulesMap(t *testing.T) {
 // naming file, line, module and field.
 func TestModulesRefused(t *testing.T) {
 	for body, want := range map[string]string{
-		"modules:\n  m:\n    prober: icmp\n":                                         `bb.yml:3: module "m": prober: icmp: healthctl has no icmp prober`,
-		"modules:\n  m:\n    prober: http\n    http:\n      fail_if_ssl: true\n":     `bb.yml:5: module "m": http.fail_if_ssl: not supported`,
+		"modules:\n  m:\n    prober: icmp\n":                                        `bb.yml:3: module "m": prober: icmp: healthctl has no icmp prober`,
+		"modules:\n  m:\n    prober: http\n    http:\n      fail_if_ssl: true\n":    `bb.yml:5: module "m": http.fail_if_ssl: not supported`,
 		"modules:\n  m:\n    prober: http\n    http:\n      typo_field: 1\n":        `bb.yml:5: module "m": http.typo_field: unknown field`,
 		"modules:\n  m:\n    prober: http\n    extra: 1\n":                          `bb.yml:4: module "m": extra: unknown field`,
 		"modules:\n  m:\n    prober: http\n    tcp: {tls: true}\n":                  `module "m": tcp: given for prober http`,
-		"modules:\n  m:\n    http:\n      follow_redirects: true\n":                `module "m": http.follow_redirects: true: /probe does not follow redirects`,
-		"modules:\n  m:\n    http:\n      tls_config: {min_version: TLS13}\n":      `module "m": http.tls_config.min_version: not supported`,
-		"modules:\n  m:\n    http:\n      valid_status_codes: [2xx]\n":             `module "m": http.valid_status_codes: "2xx": want status codes`,
+		"modules:\n  m:\n    http:\n      follow_redirects: true\n":                 `module "m": http.follow_redirects: true: /probe does not follow redirects`,
+		"modules:\n  m:\n    http:\n      tls_config: {min_version: TLS13}\n":       `module "m": http.tls_config.min_version: not supported`,
+		"modules:\n  m:\n    http:\n      valid_status_codes: [2xx]\n":              `module "m": http.valid_status_codes: "2xx": want status codes`,
 		"modules:\n  m:\n    timeout: soon\n":                                       `module "m": timeout: "soon"`,
 		"modules:\n  m:\n    http:\n      tls_config: {ca_file: /nonexistent/ca}\n": `module "m"`,
 		"other: 1\n": `bb.yml:1: other: unknown key`,
-		"":          `bb.yml: empty`,
+		"":           `bb.yml: empty`,
 	} {
 		_, err := ParseModules("bb.yml", []byte(body), target.Defaults(), func(string) string { return "" })
 		if err == nil || !strings.Contains(err.Error(), want) {
