@@ -49,7 +49,7 @@ tr.failing td:first-child{border-left:4px solid #c62828}
 tr.passing td:first-child{border-left:4px solid #2e7d32}
 tr.waiting td:first-child{border-left:4px solid #9e9e9e}
 .name{font-weight:600;word-break:break-all}
-.url,.why,.err{font-size:13px;color:#555;word-break:break-all}
+.url,.why,.err{font-size:13px;color:#555;overflow-wrap:anywhere}
 .err{font-family:ui-monospace,monospace;color:#8e1b1b}
 .badge{display:inline-block;padding:0 6px;border-radius:4px;color:#fff;font-weight:600}
 code{font-size:13px}
