@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -533,7 +534,11 @@ func TestREADMEYAML(t *testing.T) {
 			}
 			if strings.Contains(src, "scrape_configs:") {
 				prom++
-				checkRelabel(t, where, src)
+				if strings.Contains(src, "metrics_path: /probe") {
+					checkProbeScrape(t, where, src)
+				} else {
+					checkRelabel(t, where, src)
+				}
 				continue
 			}
 			var obj k8sObject
@@ -720,5 +725,66 @@ func TestREADMESchedulers(t *testing.T) {
 	}
 	if cron < 2 || units < 1 {
 		t.Fatalf("found %d cron lines and %d long-running units; the extractor is broken", cron, units)
+	}
+}
+
+// checkProbeScrape checks a /probe scrape config (blackbox_exporter's
+// multi-target pattern, docs/watch.md): its relabel_configs applied to each
+// static target send the scrape to a loopback listener with the target as
+// ?target= and as instance; promtool checks it too where installed.
+// watch_listen_status.txtar scrapes with the same config for real.
+func checkProbeScrape(t *testing.T, where, src string) {
+	var cfg struct {
+		ScrapeConfigs []struct {
+			JobName       string              `yaml:"job_name"`
+			MetricsPath   string              `yaml:"metrics_path"`
+			Params        map[string][]string `yaml:"params"`
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+			RelabelConfigs []struct {
+				SourceLabels []string `yaml:"source_labels"`
+				TargetLabel  string   `yaml:"target_label"`
+				Replacement  string   `yaml:"replacement"`
+			} `yaml:"relabel_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := strictYAML(src, &cfg); err != nil {
+		t.Errorf("%s: /probe scrape config: %v", where, err)
+		return
+	}
+	n := 0
+	for _, sc := range cfg.ScrapeConfigs {
+		if len(sc.Params["module"]) != 1 || sc.Params["module"][0] != "http_2xx" {
+			t.Errorf("%s: module %v, want [http_2xx] (the default module)", where, sc.Params["module"])
+		}
+		for _, st := range sc.StaticConfigs {
+			for _, tg := range st.Targets {
+				n++
+				labels := map[string]string{"__address__": tg}
+				for _, rc := range sc.RelabelConfigs {
+					v := rc.Replacement
+					if len(rc.SourceLabels) > 0 {
+						v = labels[rc.SourceLabels[0]]
+					}
+					labels[rc.TargetLabel] = v
+				}
+				if labels["__param_target"] != tg || labels["instance"] != tg || !strings.HasPrefix(labels["__address__"], "127.0.0.1:") {
+					t.Errorf("%s: target %s relabels to %v", where, tg, labels)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("%s: no static targets", where)
+	}
+	if _, err := exec.LookPath("promtool"); err == nil {
+		f := filepath.Join(t.TempDir(), "prometheus.yml")
+		if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("promtool", "check", "config", f).CombinedOutput(); err != nil {
+			t.Errorf("%s: promtool check config: %v\n%s", where, err, out)
+		}
 	}
 }

@@ -85,16 +85,9 @@ func Write(w io.Writer, in Input) error {
 	}
 	m.family("probe_ssl_earliest_cert_expiry", "gauge", "Earliest expiry of the presented certificates, unix seconds.")
 	for _, it := range probed {
-		if it.Result.TLS == nil || len(it.Result.TLS.Chain) == 0 {
-			continue
+		if earliest, ok := earliestExpiry(&it.Result); ok {
+			m.targetSample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), it.label)
 		}
-		earliest := it.Result.TLS.Chain[0].NotAfter
-		for _, c := range it.Result.TLS.Chain[1:] {
-			if c.NotAfter.Before(earliest) {
-				earliest = c.NotAfter
-			}
-		}
-		m.targetSample("probe_ssl_earliest_cert_expiry", float64(earliest.Unix()), it.label)
 	}
 	m.family("healthctl_probe_result", "gauge", "The last probe's outcome and reason (always 1; reasons are a closed set).")
 	for _, it := range probed {

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	statestore "github.com/healthctl/healthctl/internal/state"
@@ -32,8 +31,10 @@ type watchReporter struct {
 	metricsOn bool
 	// latest is each target's last probed item by name (reports are
 	// serialised), kept only for the metrics of a long-running watch.
-	latest    map[string]watch.Item
-	metrics   atomic.Pointer[[]byte]
+	latest map[string]watch.Item
+	// svc is --listen's service: each sweep's metrics and status are
+	// published to it together.
+	svc       *listen.Service
 	sweeps    int
 	redeploys int
 	// saveMu serialises state saves: after a sweep, and before its hooks.
@@ -139,7 +140,7 @@ func (r *watchReporter) writeMetrics(in metrics.Input) error {
 			err = cli.WriteError("metrics", werr)
 		}
 		b := buf.Bytes()
-		r.metrics.Store(&b)
+		r.svc.Publish(in, b)
 		if r.opts.PromFile != "" && err == nil {
 			if werr := statestore.WriteFile(r.opts.PromFile, b, 0o644); werr != nil {
 				err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
@@ -246,18 +247,4 @@ func (r *watchReporter) reload() {
 	r.w.SetTargets(targets)
 	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
 		r.opts.TargetsFile, len(targets), added, len(had))
-}
-
-// mux serves /metrics (the last sweep's metrics) and /healthz.
-func (r *watchReporter) mux() *http.ServeMux {
-	m := http.NewServeMux()
-	m.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		w.Write(*r.metrics.Load())
-		metrics.WriteProcess(w, metrics.ReadProcess())
-	})
-	m.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte("ok\n"))
-	})
-	return m
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/limits"
+	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
@@ -37,9 +38,14 @@ type Options struct {
 	HookTimeout time.Duration
 	PromFile    string
 	Listen      string
-	Concurrency int
-	Shard       string
-	Fleet       policy.FleetSettings
+	// ProbeModules, ProbeAllow and ProbeRate are --listen's /probe
+	// (listen.go).
+	ProbeModules string
+	ProbeAllow   []string
+	ProbeRate    float64
+	Concurrency  int
+	Shard        string
+	Fleet        policy.FleetSettings
 	// Exit0 is --exit-0-on-decision: --once exits 0 when the sweep ran,
 	// whatever it decided (Kubernetes Jobs: a pod that exits 8 is Failed).
 	Exit0 bool
@@ -122,7 +128,10 @@ the probes that finished is saved).`,
 	fs.StringVar(&opts.PromFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
 	fs.StringVar(&opts.Heartbeat, "heartbeat", "", "URL to ping after each completed sweep, URL/fail when it failed (healthchecks.io; a status= query: Uptime Kuma's push)")
 	fs.DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", watch.DefaultHeartbeatTimeout, "time limit of one --heartbeat ping")
-	fs.StringVar(&opts.Listen, "listen", "", "ADDR to serve /metrics and /healthz on (long-running mode)")
+	fs.StringVar(&opts.Listen, "listen", "", "ADDR to serve the status page, /status.json, /metrics, /probe and /healthz on (long-running mode; a port alone binds 127.0.0.1)")
+	fs.StringVar(&opts.ProbeModules, "probe-modules", "", "blackbox_exporter-style modules FILE for --listen's /probe (default: one module, http_2xx)")
+	fs.StringSliceVar(&opts.ProbeAllow, "probe-allow", nil, "host patterns /probe may probe: HOST, HOST:PORT, *.example.com, 127.0.0.0/8 (default: the targets' hosts and ports)")
+	fs.Float64Var(&opts.ProbeRate, "probe-rate", listen.DefaultProbeRate, "/probe requests a second at most (then 429)")
 	fs.IntVar(&opts.Concurrency, "concurrency", 0, "probes in flight at once (default min(256, (open-file limit - 64) / 2))")
 	fs.StringVar(&opts.Shard, "shard", "", "K/N: keep only the targets whose name hashes to K of N (K from 0), to split a fleet")
 	def := policy.DefaultFleetSettings()
@@ -186,8 +195,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	}
 
 	var ln net.Listener
+	var svc *listen.Service
 	if opts.Listen != "" {
-		if ln, err = net.Listen("tcp", opts.Listen); err != nil {
+		if svc, err = newService(f, opts, targets); err != nil {
+			return err
+		}
+		if ln, err = net.Listen("tcp", listen.ListenAddr(opts.Listen)); err != nil {
 			return cli.UsageErrorf("%s %s: %v", opts.source("listen"), opts.Listen, err)
 		}
 		defer ln.Close()
@@ -221,13 +234,12 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
 	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(opts, opts.heartbeatURL),
-		metricsOn: opts.PromFile != "" || opts.Listen != ""}
+		metricsOn: opts.PromFile != "" || opts.Listen != "", svc: svc}
 	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
 		r.latest = map[string]watch.Item{}
 	}
-	r.metrics.Store(&[]byte{})
 	if store != nil {
 		// At most once: the redeploys are on disk before a hook starts.
 		cfg.BeforeHooks = r.save
@@ -293,6 +305,9 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 	if opts.HeartbeatTimeout <= 0 {
 		return shard, settings, cli.UsageErrorf("%s: must be positive", opts.named("heartbeat-timeout"))
 	}
+	if err := checkListenFlags(opts); err != nil {
+		return shard, settings, err
+	}
 	if opts.PromFile != "" {
 		// Checked before the first probe: exit 2 means nothing probed,
 		// nothing run (the state file is checked when it is opened).
@@ -349,7 +364,7 @@ func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 	if ln != nil {
 		// Capped connections and client windows: its descriptors are a
 		// budget apart from the probes'.
-		srv := metrics.Server(r.mux())
+		srv := metrics.Server(r.svc.Handler())
 		crash.Go(func() { _ = srv.Serve(metrics.LimitListener(ln, metrics.ListenConns)) })
 		defer srv.Close()
 	}

@@ -1,0 +1,217 @@
+// Package listen is watch --listen's HTTP service: /metrics, /status.json
+// and the status page at / (one board, fed once per sweep from the same
+// input as the metrics, so the three cannot disagree), /healthz for the
+// watcher itself, and blackbox_exporter's multi-target /probe.
+package listen
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/metrics"
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/state"
+)
+
+// SchemaVersion is /status.json's schema_version.
+const SchemaVersion = 1
+
+// TimelineLen is how many sweeps of each target the timeline keeps.
+const TimelineLen = 30
+
+// Status is /status.json: the last sweep's state of every target, as the
+// page shows it.
+type Status struct {
+	SchemaVersion int `json:"schema_version"`
+	// Shard is --shard's K/N, or "all".
+	Shard string       `json:"shard"`
+	Sweep *SweepStatus `json:"sweep"`
+	Fleet FleetStatus  `json:"fleet"`
+	// Targets are in the targets' order (the page puts failing ones first).
+	Targets []TargetStatus `json:"targets"`
+}
+
+// SweepStatus is the last completed sweep (nil before the first).
+type SweepStatus struct {
+	N          int64     `json:"n"`
+	Started    time.Time `json:"started"`
+	DurationMS float64   `json:"duration_ms"`
+	Targets    int       `json:"targets"`
+	Probed     int       `json:"probed"`
+	Skipped    int       `json:"skipped"`
+	Pass       int       `json:"pass"`
+	Fail       int       `json:"fail"`
+	Redeploys  int       `json:"redeploys"`
+}
+
+// FleetStatus is the fleet rule's verdict on the last sweep.
+type FleetStatus struct {
+	// Held is true when the fleet rule held a redeploy of the last sweep.
+	Held       bool   `json:"held"`
+	HeldFleet  int    `json:"held_fleet"`
+	HeldBudget int    `json:"held_budget"`
+	HoldWhy    string `json:"hold_why,omitempty"`
+}
+
+// TargetStatus is one target on the board.
+type TargetStatus struct {
+	Name string `json:"name"`
+	// URL is redacted ("" for a target without one).
+	URL string `json:"url"`
+	// Outcome and Reason are "" for a target not probed yet.
+	Outcome    classify.Outcome `json:"outcome,omitempty"`
+	Reason     classify.Reason  `json:"reason,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	HTTPStatus int              `json:"http_status,omitempty"`
+	LastProbe  time.Time        `json:"last_probe,omitzero"`
+	// Since is when the target's current outcome began, as far as this
+	// watcher saw (a restart starts it again).
+	Since        time.Time        `json:"since,omitzero"`
+	Streak       int              `json:"streak"`
+	Decision     *policy.Decision `json:"decision,omitempty"`
+	Redeploys    int64            `json:"redeploys"`
+	LastRedeploy time.Time        `json:"last_redeploy,omitzero"`
+	HookPending  bool             `json:"hook_pending"`
+	Recover      bool             `json:"recover"`
+	// Timeline is the target's last sweeps, oldest first.
+	Timeline []Cell `json:"timeline"`
+}
+
+// Cell is one sweep of a target in its timeline.
+type Cell struct {
+	Outcome classify.Outcome `json:"outcome"`
+	Action  policy.Action    `json:"action"`
+}
+
+// Failing reports whether the target's last probe did not pass.
+func (t *TargetStatus) Failing() bool { return t.Outcome != "" && t.Outcome != classify.Pass }
+
+// snapshot is what one sweep published: the metrics' bytes and the status
+// made from the same input.
+type snapshot struct {
+	metrics []byte
+	status  *Status
+	// at is when it was published.
+	at time.Time
+}
+
+// board holds each target's timeline and since, and the last snapshot.
+type board struct {
+	mu    sync.Mutex
+	marks map[string]*track
+	cur   atomic.Pointer[snapshot]
+}
+
+// track is a target's memory between sweeps: a ring of cells (an outcome
+// and an action, a byte each) and when its outcome began.
+type track struct {
+	ring    [TimelineLen][2]uint8
+	n, head uint8
+	outcome classify.Outcome
+	since   time.Time
+	lastN   int64
+}
+
+var (
+	outcomes = []classify.Outcome{"", classify.Pass, classify.Unreachable, classify.TLS, classify.Timeout, classify.Refused, classify.DNS, classify.Unknown}
+	actions  = []policy.Action{"", policy.Hold, policy.Stay, policy.PendingTLS, policy.IgnoreTimeout, policy.IgnoreGrace, policy.IgnoreBlip, policy.Redeploy, policy.HoldFleet, policy.HoldBudget}
+)
+
+func index[T comparable](list []T, v T) uint8 {
+	for i, x := range list {
+		if x == v {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
+func (t *track) push(o classify.Outcome, a policy.Action) {
+	t.ring[t.head] = [2]uint8{index(outcomes, o), index(actions, a)}
+	t.head = (t.head + 1) % TimelineLen
+	if t.n < TimelineLen {
+		t.n++
+	}
+}
+
+func (t *track) cells() []Cell {
+	out := make([]Cell, 0, t.n)
+	start := (int(t.head) - int(t.n) + TimelineLen) % TimelineLen
+	for i := range int(t.n) {
+		c := t.ring[(start+i)%TimelineLen]
+		out = append(out, Cell{Outcome: outcomes[c[0]], Action: actions[c[1]]})
+	}
+	return out
+}
+
+// publish records a sweep's input (the metrics' own) and its metrics
+// bytes as the board's snapshot.
+func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.marks == nil {
+		b.marks = map[string]*track{}
+	}
+	shard := in.Shard
+	if shard == "" {
+		shard = "all"
+	}
+	st := &Status{SchemaVersion: SchemaVersion, Shard: shard, Targets: make([]TargetStatus, len(in.Latest))}
+	n := int64(0)
+	if s := in.Sweep; s != nil {
+		n = s.N
+		st.Sweep = &SweepStatus{N: s.N, Started: s.Started, DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
+			Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys}
+		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: output.Untrusted(s.HoldWhy)}
+	}
+	keep := make(map[string]*track, len(in.Latest))
+	for i := range in.Latest {
+		it := &in.Latest[i]
+		name := it.Endpoint.Name
+		t := b.marks[name]
+		if t == nil {
+			t = &track{}
+		}
+		keep[name] = t
+		r := &it.Result
+		ts := TargetStatus{Name: output.Untrusted(name), URL: output.Untrusted(it.Endpoint.URL), Recover: it.Endpoint.Recover}
+		var e state.Entry
+		if in.State != nil {
+			e = in.State.Targets[name]
+		}
+		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, e.LastRedeploy, e.HookPending
+		if r.Outcome != "" {
+			if r.Outcome != t.outcome || t.since.IsZero() {
+				t.outcome, t.since = r.Outcome, r.Started
+			}
+			// The latest item is this sweep's when the target was
+			// probed in it (its probe started at or after the sweep).
+			if n > 0 && t.lastN != n && !r.Started.Before(in.Sweep.Started) {
+				t.push(r.Outcome, it.Decision.Action)
+				t.lastN = n
+			}
+			d := it.Decision
+			d.Why = output.Untrusted(d.Why)
+			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, r.Started, t.since
+			ts.Error = errorLine(r.Error)
+			ts.Decision = &d
+		}
+		ts.Timeline = t.cells()
+		st.Targets[i] = ts
+	}
+	b.marks = keep
+	b.cur.Store(&snapshot{metrics: m, status: st, at: now})
+}
+
+// errorLine is a probe's error text as one line, escaped (it is the
+// server's words as much as ours).
+func errorLine(s string) string {
+	if s == "" {
+		return ""
+	}
+	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
+}

@@ -1,0 +1,212 @@
+package listen
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/metrics"
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/probe"
+)
+
+// DefaultProbeRate is --probe-rate's default: /probe requests a second
+// (a burst of as many is allowed).
+const DefaultProbeRate = 10
+
+// Config is what the service runs with.
+type Config struct {
+	// Interval is the watch's cadence: /healthz fails when no sweep has
+	// completed for 2 intervals plus MaxSweep.
+	Interval time.Duration
+	// MaxSweep is the longest a sweep's probe may take (--max-time).
+	MaxSweep time.Duration
+	Now      func() time.Time
+	Probe    probe.Prober
+	Modules  map[string]*Module
+	Allow    *Allow
+	// Rate is /probe's token bucket, requests a second.
+	Rate float64
+	// Refresh is the page's meta refresh, in seconds.
+	Refresh int
+}
+
+// Service serves the endpoints.
+type Service struct {
+	cfg     Config
+	board   board
+	bucket  *bucket
+	started time.Time
+}
+
+// New returns the service; publish each sweep with Publish.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Rate <= 0 {
+		cfg.Rate = DefaultProbeRate
+	}
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = int(math.Ceil(min(max(cfg.Interval.Seconds(), 5), 60)))
+	}
+	now := cfg.Now()
+	return &Service{cfg: cfg, bucket: newBucket(cfg.Rate, now), started: now}
+}
+
+// Publish makes a sweep's metrics (written from in) and its status (made
+// from the same in) what the endpoints serve, together.
+func (s *Service) Publish(in metrics.Input, metricsBytes []byte) {
+	s.board.publish(in, metricsBytes, s.cfg.Now())
+}
+
+// Status is the status last published (nil before the first sweep).
+func (s *Service) Status() *Status {
+	if c := s.board.cur.Load(); c != nil {
+		return c.status
+	}
+	return nil
+}
+
+// Handler serves /, /status.json, /metrics, /healthz and /probe.
+func (s *Service) Handler() http.Handler {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /metrics", s.serveMetrics)
+	m.HandleFunc("GET /status.json", s.serveJSON)
+	m.HandleFunc("GET /healthz", s.serveHealthz)
+	m.HandleFunc("GET /probe", s.serveProbe)
+	m.HandleFunc("GET /{$}", s.servePage)
+	return m
+}
+
+func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if c := s.board.cur.Load(); c != nil {
+		w.Write(c.metrics)
+	}
+	metrics.WriteProcess(w, metrics.ReadProcess())
+}
+
+func (s *Service) serveJSON(w http.ResponseWriter, _ *http.Request) {
+	st := s.Status()
+	if st == nil {
+		st = &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}}
+	}
+	var b bytes.Buffer
+	if err := output.JSONIndent(&b, st, "  "); err != nil {
+		http.Error(w, "status: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
+}
+
+// serveHealthz is the watcher's own health: 200 while sweeps complete on
+// the cadence (or the first is not overdue yet), 503 when none has
+// completed for two intervals and a probe's longest time: the loop is
+// stuck, and a supervisor should restart it.
+func (s *Service) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	now := s.cfg.Now()
+	limit := 2*s.cfg.Interval + s.cfg.MaxSweep + 10*time.Second
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	c := s.board.cur.Load()
+	switch {
+	case c == nil && now.Sub(s.started) <= limit:
+		fmt.Fprintf(w, "ok: starting, no sweep completed yet\n")
+	case c == nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "stuck: no sweep completed in %s (limit %s)\n", now.Sub(s.started).Round(time.Second), limit)
+	case now.Sub(c.at) > limit:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "stuck: the last sweep completed %s ago (limit %s)\n", now.Sub(c.at).Round(time.Second), limit)
+	default:
+		n := int64(0)
+		if c.status.Sweep != nil {
+			n = c.status.Sweep.N
+		}
+		fmt.Fprintf(w, "ok: sweep %d completed %s ago\n", n, now.Sub(c.at).Round(time.Millisecond))
+	}
+}
+
+// serveProbe is blackbox_exporter's /probe?target=…&module=…: one probe
+// with the module's options, answered in blackbox's metric names. 400 for
+// a missing target or an unknown module (as blackbox), 403 for a target
+// outside --probe-allow, 429 past --probe-rate.
+func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	tgt := q.Get("target")
+	if tgt == "" {
+		http.Error(w, "Target parameter is missing", http.StatusBadRequest)
+		return
+	}
+	name := q.Get("module")
+	if name == "" {
+		name = DefaultModule
+	}
+	mod, ok := s.cfg.Modules[name]
+	if !ok {
+		http.Error(w, fmt.Sprintf("Unknown module %q", output.Untrusted(name)), http.StatusBadRequest)
+		return
+	}
+	var scrape time.Duration
+	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 3600 {
+			scrape = time.Duration(f * float64(time.Second))
+		}
+	}
+	o, err := mod.options(tgt, scrape)
+	if err != nil {
+		http.Error(w, "target: "+output.Untrusted(err.Error()), http.StatusBadRequest)
+		return
+	}
+	if !s.cfg.Allow.Permits(o.URL) {
+		http.Error(w, "target "+strconv.Quote(displayHost(o.URL))+" is not allowed by --probe-allow", http.StatusForbidden)
+		return
+	}
+	if ok, wait := s.bucket.take(s.cfg.Now()); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
+		return
+	}
+	res := s.cfg.Probe(r.Context(), o)
+	if res.Canceled || r.Context().Err() != nil {
+		return // the scraper went away
+	}
+	var b bytes.Buffer
+	if err := metrics.WriteProbe(&b, &res); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// displayHost is a URL's host:port for an error (never its userinfo,
+// path or query).
+func displayHost(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = probe.DefaultPort(u.Scheme)
+	}
+	return output.Untrusted(net.JoinHostPort(u.Hostname(), port))
+}
+
+// ListenAddr is the address --listen binds: a port alone (9115, :9115)
+// is loopback's (127.0.0.1), so the listener is never on every interface
+// unless the address says so (0.0.0.0:9115, [::]:9115).
+func ListenAddr(s string) string {
+	if _, err := strconv.Atoi(s); err == nil {
+		return "127.0.0.1:" + s
+	}
+	if h, p, err := net.SplitHostPort(s); err == nil && h == "" {
+		return "127.0.0.1:" + p
+	}
+	return s
+}

@@ -1,0 +1,335 @@
+package listen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/metrics"
+	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/watch"
+)
+
+var t0 = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+
+// hostile is server text a page must show as text: markup, an attribute
+// breakout, a terminal escape, a C1 CSI and a bidi override.
+const hostile = "<script>alert(1)</script>\"' onmouseover=x \x1b[31m\u009b2J\u202eevil &amp;"
+
+// sweepInput is sweep n over a passing, a refused (hostile error text and
+// name) and a TLS-failing target, with a fleet hold on the refused one.
+func sweepInput(n int64, refusedAction policy.Action) metrics.Input {
+	at := t0.Add(time.Duration(n) * time.Minute)
+	eps := []*watch.Endpoint{
+		{Name: "web", URL: "http://127.0.0.1:1/health", Recover: true},
+		{Name: "api " + hostile, URL: "http://***@127.0.0.1:2/health", Recover: true},
+		{Name: "tls", URL: "https://127.0.0.1:3/", Recover: true},
+	}
+	items := []watch.Item{
+		{Endpoint: eps[0], Result: probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200, Started: at},
+			Decision: policy.Decision{Action: policy.Stay, Why: "pass"}},
+		{Endpoint: eps[1], Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Error: "connect: " + hostile + "\nsecond line", Started: at},
+			Decision: policy.Decision{Action: refusedAction, Why: "why " + hostile}},
+		{Endpoint: eps[2], Result: probe.Result{Outcome: classify.TLS, Reason: classify.TLSExpired, Error: "x509: expired", Started: at},
+			Decision: policy.Decision{Action: policy.PendingTLS, Why: "tls pending"}},
+	}
+	st := state.New()
+	st.Sweeps = n
+	st.Targets[eps[0].Name] = state.Entry{}
+	st.Targets[eps[1].Name] = state.Entry{History: policy.History{Streak: int(n)}, Redeploys: 1, LastRedeploy: t0}
+	st.Targets[eps[2].Name] = state.Entry{}
+	s := &watch.Sweep{N: n, Started: at, Duration: time.Second, Targets: 3, Probed: 3, Pass: 1, Fail: 2, Items: items}
+	if refusedAction == policy.HoldFleet {
+		s.HeldFleet, s.HoldWhy = 1, "3 of 3 targets failed decisively at once "+hostile
+	}
+	return metrics.Input{Latest: items, State: st, Sweep: s}
+}
+
+func publish(t *testing.T, svc *Service, in metrics.Input) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := metrics.Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	svc.Publish(in, b.Bytes())
+}
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+// TestStatusAgreesWithMetrics: for every target, /status.json's outcome,
+// reason, streak and decision are /metrics' healthctl_probe_result,
+// healthctl_streak and healthctl_decision, and probe_success matches.
+func TestStatusAgreesWithMetrics(t *testing.T) {
+	now := t0.Add(time.Hour)
+	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return now }})
+	for n := int64(1); n <= 3; n++ {
+		publish(t, svc, sweepInput(n, policy.IgnoreBlip))
+	}
+	h := svc.Handler()
+	_, body := get(t, h, "/status.json")
+	var st Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	_, mtext := get(t, h, "/metrics")
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(mtext))
+	if err != nil {
+		t.Fatalf("/metrics: %v", err)
+	}
+	CheckAgreement(t, &st, fams)
+	if len(st.Targets) != 3 || st.Sweep == nil || st.Sweep.N != 3 {
+		t.Fatalf("status: %+v", st)
+	}
+	if got := len(st.Targets[1].Timeline); got != 3 {
+		t.Errorf("timeline has %d cells after 3 sweeps", got)
+	}
+	if !st.Targets[1].Since.Equal(t0.Add(time.Minute)) {
+		t.Errorf("since %v: want the first sweep's probe (the outcome never changed)", st.Targets[1].Since)
+	}
+}
+
+// CheckAgreement fails t unless every target of st says what fams say.
+func CheckAgreement(t testing.TB, st *Status, fams map[string]*metricFamily) {
+	t.Helper()
+	label := func(m *metricSample, k string) string {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == k {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	byTarget := func(name string) map[string]*metricSample {
+		out := map[string]*metricSample{}
+		f := fams[name]
+		if f == nil {
+			return out
+		}
+		for _, m := range f.GetMetric() {
+			if name == "healthctl_decision" && m.GetGauge().GetValue() != 1 {
+				continue
+			}
+			out[label(m, "target")] = m
+		}
+		return out
+	}
+	result, streak, decision, success := byTarget("healthctl_probe_result"), byTarget("healthctl_streak"), byTarget("healthctl_decision"), byTarget("probe_success")
+	for _, tg := range st.Targets {
+		// The label is the name escaped for a label; the JSON's is
+		// escaped for a terminal: both went through output.Untrusted.
+		r := result[tg.Name]
+		if r == nil {
+			t.Errorf("target %q: in /status.json, not in healthctl_probe_result", tg.Name)
+			continue
+		}
+		if o, why := label(r, "outcome"), label(r, "reason"); o != string(tg.Outcome) || why != string(tg.Reason) {
+			t.Errorf("target %q: status %s/%s, metrics %s/%s", tg.Name, tg.Outcome, tg.Reason, o, why)
+		}
+		if s := streak[tg.Name]; s == nil || int(s.GetGauge().GetValue()) != tg.Streak {
+			t.Errorf("target %q: status streak %d, metrics %v", tg.Name, tg.Streak, s)
+		}
+		if d := decision[tg.Name]; d == nil || tg.Decision == nil || label(d, "decision") != string(tg.Decision.Action) {
+			t.Errorf("target %q: status decision %v, metrics %v", tg.Name, tg.Decision, d)
+		}
+		if s := success[tg.Name]; s == nil || (s.GetGauge().GetValue() == 1) != (tg.Outcome == classify.Pass) {
+			t.Errorf("target %q: status outcome %s, probe_success %v", tg.Name, tg.Outcome, s)
+		}
+	}
+	if len(result) != len(st.Targets) {
+		t.Errorf("metrics have %d targets, status %d", len(result), len(st.Targets))
+	}
+}
+
+// TestPageEscapesAndOrders: hostile server text is text in the page (no
+// tag, no attribute breakout, no raw control character); failing targets
+// come first; the fleet hold is above the rows.
+func TestPageEscapesAndOrders(t *testing.T) {
+	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return t0.Add(time.Hour) }})
+	publish(t, svc, sweepInput(1, policy.HoldFleet))
+	code, page := get(t, svc.Handler(), "/")
+	if code != 200 {
+		t.Fatal(code)
+	}
+	for _, bad := range []string{"<script", "\x1b", "\u009b", "\u202e", "\" onmouseover", "' onmouseover"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q raw", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `\x1b[31m`, `\u009b2J`, `\u202e`, "&amp;amp;",
+		`<meta name="viewport"`, `<meta http-equiv="refresh"`, "conn_refused", "tls_expired", "second line"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	hold, api, tls, web := strings.Index(page, `id="hold"`), strings.Index(page, `data-target="api `), strings.Index(page, `data-target="tls"`), strings.Index(page, `data-target="web"`)
+	if !(hold >= 0 && hold < api && api < web && tls < web) {
+		t.Errorf("order: hold %d, api %d, tls %d, web %d: want the hold, then the failing, then the passing", hold, api, tls, web)
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "src=") || strings.Contains(page, "href=\"http") {
+		t.Error("the page loads something")
+	}
+}
+
+// TestHealthz: 200 while sweeps complete, 503 once none has for two
+// intervals and the longest sweep.
+func TestHealthz(t *testing.T) {
+	now := t0
+	svc := New(Config{Interval: time.Minute, MaxSweep: 4 * time.Second, Now: func() time.Time { return now }})
+	h := svc.Handler()
+	if code, body := get(t, h, "/healthz"); code != 200 || !strings.HasPrefix(body, "ok: starting") {
+		t.Errorf("before a sweep: %d %q", code, body)
+	}
+	now = now.Add(3 * time.Minute)
+	if code, _ := get(t, h, "/healthz"); code != 503 {
+		t.Errorf("no sweep for 3m: %d", code)
+	}
+	publish(t, svc, sweepInput(1, policy.Stay))
+	if code, body := get(t, h, "/healthz"); code != 200 || !strings.Contains(body, "sweep 1") {
+		t.Errorf("after a sweep: %d %q", code, body)
+	}
+	now = now.Add(2*time.Minute + 15*time.Second)
+	if code, body := get(t, h, "/healthz"); code != 503 || !strings.HasPrefix(body, "stuck:") {
+		t.Errorf("a sweep 2m15s ago: %d %q", code, body)
+	}
+}
+
+// TestTimelineBounded: the ring keeps the last TimelineLen sweeps, oldest
+// first, and a target gone from the targets drops out.
+func TestTimelineBounded(t *testing.T) {
+	svc := New(Config{Interval: time.Minute})
+	for n := int64(1); n <= TimelineLen+5; n++ {
+		a := policy.IgnoreBlip
+		if n == TimelineLen+5 {
+			a = policy.Redeploy
+		}
+		publish(t, svc, sweepInput(n, a))
+	}
+	st := svc.Status()
+	tl := st.Targets[1].Timeline
+	if len(tl) != TimelineLen || tl[len(tl)-1].Action != policy.Redeploy || tl[0].Action != policy.IgnoreBlip {
+		t.Fatalf("timeline %v", tl)
+	}
+	in := sweepInput(TimelineLen+6, policy.Stay)
+	in.Latest = in.Latest[:1]
+	publish(t, svc, in)
+	if len(svc.board.marks) != 1 {
+		t.Errorf("%d tracks kept for 1 target", len(svc.board.marks))
+	}
+}
+
+func fakeProber(seen *[]string) probe.Prober {
+	return func(_ context.Context, o *probe.Options) probe.Result {
+		*seen = append(*seen, o.URL.String())
+		if o.URL.Port() == "1" {
+			return probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200}
+		}
+		return probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused}
+	}
+}
+
+// TestProbeEndpoint: allowed targets are probed with the module and
+// answered in blackbox's names; a target outside --probe-allow is 403
+// (never probed), an unknown module 400, past the rate 429.
+func TestProbeEndpoint(t *testing.T) {
+	var seen []string
+	mods, err := DefaultModules(target.Defaults(), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	u1, _ := url.Parse("http://127.0.0.1:1/health")
+	u2, _ := url.Parse("http://127.0.0.1:2/health")
+	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: AllowURLs([]*url.URL{u1, u2}), Rate: 3})
+	h := svc.Handler()
+	code, body := get(t, h, "/probe?target="+url.QueryEscape("http://127.0.0.1:1/health")+"&module=http_2xx")
+	if code != 200 || !strings.Contains(body, "\nprobe_success 1\n") || !strings.Contains(body, `healthctl_probe_outcome{outcome="pass",reason="ok"} 1`) {
+		t.Errorf("pass: %d\n%s", code, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := p.TextToMetricFamilies(strings.NewReader(body)); err != nil {
+		t.Errorf("does not parse: %v", err)
+	}
+	code, body = get(t, h, "/probe?target=127.0.0.1:2/health")
+	if code != 200 || !strings.Contains(body, "\nprobe_success 0\n") || !strings.Contains(body, `reason="conn_refused"`) {
+		t.Errorf("refused (no scheme: http://): %d\n%s", code, body)
+	}
+	for path, want := range map[string]int{
+		"/probe?target=" + url.QueryEscape("http://127.0.0.1:9/health"): 403,
+		"/probe?target=" + url.QueryEscape("http://10.0.0.1:1/"):        403,
+		"/probe?target=x&module=nope":                                   400,
+		"/probe":                                                        400,
+	} {
+		if code, body := get(t, h, path); code != want {
+			t.Errorf("%s: %d %q, want %d", path, code, body, want)
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("probed %v: want only the two allowed", seen)
+	}
+	// The bucket held 3; two are spent.
+	got := []int{}
+	for range 3 {
+		c, _ := get(t, h, "/probe?target=127.0.0.1:1/")
+		got = append(got, c)
+	}
+	if got[0] != 200 || got[2] != 429 {
+		t.Errorf("past --probe-rate 3: %v, want 200 … 429", got)
+	}
+}
+
+func TestAllow(t *testing.T) {
+	a, err := ParseAllow([]string{"*.example.com", "127.0.0.0/8", "db.internal:5432", "[::1]:8080", "fd00::/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]bool{
+		"http://api.example.com/": true, "https://API.Example.com.:8443/": true, "http://example.com/": false,
+		"http://127.1.2.3:9/": true, "http://localhost/": false, "tcp://db.internal:5432": true,
+		"tcp://db.internal:5433": false, "http://[::1]:8080/": true, "http://[::1]:8081/": false,
+		"http://evil.com/?x=.example.com": false, "http://[fd00::5]/": true, "http://[fe00::5]/": false,
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Permits(u); got != want {
+			t.Errorf("%s: %v, want %v", raw, got, want)
+		}
+	}
+	for _, bad := range []string{"", "a:b:c", "[x", "10.0.0.0/99", "a/b"} {
+		if _, err := ParseAllow([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	d := AllowURLs([]*url.URL{{Scheme: "https", Host: "app.test"}})
+	if !d.Permits(&url.URL{Scheme: "https", Host: "app.test:443"}) || d.Permits(&url.URL{Scheme: "http", Host: "app.test"}) {
+		t.Error("the default allows the targets' host and port exactly")
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	for in, want := range map[string]string{"9115": "127.0.0.1:9115", ":9115": "127.0.0.1:9115",
+		"0.0.0.0:9115": "0.0.0.0:9115", "[::]:9115": "[::]:9115", "127.0.0.1:0": "127.0.0.1:0"} {
+		if got := ListenAddr(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
