@@ -87,9 +87,6 @@ func AllowURLs(urls []*url.URL) *Allow {
 	return a
 }
 
-// Len is how many patterns there are.
-func (a *Allow) Len() int { return len(a.rules) }
-
 // Permits reports whether a URL's host and port are allowed.
 func (a *Allow) Permits(u *url.URL) bool {
 	host := normHost(u.Hostname())
