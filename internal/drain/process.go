@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,6 +39,21 @@ type target struct {
 	goneAt time.Time
 	// unhook removes the crash hook that kills a started child.
 	unhook func()
+	// copied closes once the service's output is all copied (nil: none
+	// to copy).
+	copied <-chan struct{}
+}
+
+// outputCopied waits, at most d, for the service's output to be copied
+// to drain-test's own writers: after it, nothing else writes to them.
+func (tg *target) outputCopied(d time.Duration) {
+	if tg.copied == nil {
+		return
+	}
+	select {
+	case <-tg.copied:
+	case <-time.After(d):
+	}
 }
 
 // status says how a gone target ended, when it can be read.
@@ -71,13 +87,13 @@ func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target,
 	// exited init left running kept the init's exit from being seen
 	// (tini -g with a dying shell looked like a clean exit at the
 	// service's exit, never WRAPPER_EXITED_EARLY).
-	stdout, stderr, closeOut := outputFiles(cfg.Stdout, cfg.Stderr)
+	stdout, stderr, closeOut, copied := outputFiles(cfg.Stdout, cfg.Stderr)
 	c, err := proc.Start(proc.Spec{Argv: cfg.Argv, Env: cfg.Env, Stdout: stdout, Stderr: stderr, Attr: childAttr})
 	closeOut()
 	if err != nil {
 		return nil, &StartError{fmt.Errorf("cannot start the service %q: %w", cfg.Argv[0], unwrapExec(err))}
 	}
-	tg.child, tg.pid = c, c.Pid()
+	tg.child, tg.pid, tg.copied = c, c.Pid(), copied
 	tg.unhook = crash.OnCrash(func() { tg.killAll() })
 	crash.Go(func() {
 		<-c.Done()
@@ -211,8 +227,9 @@ func watchPid(ctx context.Context, tg *target) {
 // outputFiles hands the service files for its output: w itself when it is
 // one (or nil), else the write end of a pipe copied into w. closeParent
 // closes the parent's write ends once the child has them.
-func outputFiles(out, errw io.Writer) (stdout, stderr io.Writer, closeParent func()) {
+func outputFiles(out, errw io.Writer) (stdout, stderr io.Writer, closeParent func(), copied <-chan struct{}) {
 	var ends []*os.File
+	var copies sync.WaitGroup
 	file := func(w io.Writer) io.Writer {
 		if w == nil {
 			return nil
@@ -225,7 +242,9 @@ func outputFiles(out, errw io.Writer) (stdout, stderr io.Writer, closeParent fun
 			return w // os/exec's own pipe, as before
 		}
 		ends = append(ends, pw)
+		copies.Add(1)
 		crash.Go(func() {
+			defer copies.Done()
 			_, _ = io.Copy(w, r)
 			r.Close()
 		})
@@ -237,9 +256,11 @@ func outputFiles(out, errw io.Writer) (stdout, stderr io.Writer, closeParent fun
 	} else {
 		stderr = file(errw)
 	}
+	done := make(chan struct{})
+	go func() { copies.Wait(); close(done) }()
 	return stdout, stderr, func() {
 		for _, f := range ends {
 			f.Close()
 		}
-	}
+	}, done
 }

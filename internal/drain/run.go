@@ -126,6 +126,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		if tg.teardown(logf) && obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
 			obs.Leftover = true
 		}
+		// The tree is gone: its output's last bytes reach drain-test's
+		// stderr before the report does (and never beside it).
+		tg.outputCopied(2 * time.Second)
 	}()
 	obs.Pid = tg.pid
 
