@@ -122,6 +122,12 @@ func Judge(recs []Record, p Params) Truth {
 	}
 	if traffic > 0 {
 		t.Seen = append(t.Seen, fmt.Sprintf("%d of %d traffic requests made in [0, %s) served", served, traffic, msOf(p.P)))
+	} else if _, bad := t.Violated[NewRequestsRefused]; !bad {
+		// No traffic request got an answer (the listener was gone before
+		// the first, or none was sent): whether one answered would have
+		// been served is not seen, and drain-test's client, sending at
+		// other instants, may have met an answer cut short.
+		t.Open[NewRequestsRefused] = fmt.Sprintf("no traffic request made in [0, %s) got an answer", msOf(p.P))
 	}
 
 	// Readiness: a status >= 400 within FlipMax, and never 200-399 again.

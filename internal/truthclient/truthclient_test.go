@@ -99,3 +99,36 @@ func TestJudgeByTimeMade(t *testing.T) {
 		t.Errorf("killed by the signal is not a clean exit: %s", tr)
 	}
 }
+
+// A listener gone at the signal leaves the truth's traffic unanswered:
+// NEW_REQUESTS_REFUSED is then open, for drain-test's client may have met
+// an answer cut short a millisecond earlier (CI, a JVM stopping at once).
+func TestJudgeNoAnsweredTrafficLeavesRefusalOpen(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var recs []Record
+	for ms := 16; ms < 1000; ms += 20 {
+		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(ms + 1), Outcome: Refused})
+	}
+	p := Params{T0: t0, P: time.Second, S: 3 * time.Second, FlipMax: time.Second, PollInterval: 50 * time.Millisecond,
+		Gone: true, GoneAt: at(40), ExitKnown: true, ExitCode: 143, Sent: 15}
+	tr := Judge(recs, p)
+	if tr.Violated[ListenerClosedEarly] == "" {
+		t.Errorf("refused traffic must violate LISTENER_CLOSED_EARLY: %s", tr)
+	}
+	if _, open := tr.Open[NewRequestsRefused]; !open {
+		t.Errorf("no answered traffic must leave NEW_REQUESTS_REFUSED open: %s", tr)
+	}
+	for _, failed := range [][]string{{ListenerClosedEarly}, {ListenerClosedEarly, NewRequestsRefused}} {
+		for _, d := range Agree(tr, failed) {
+			if strings.Contains(d, NewRequestsRefused) {
+				t.Errorf("drain-test failing %v: %s", failed, d)
+			}
+		}
+	}
+	// One answered and served: decided, and a FAIL disagrees.
+	recs = append(recs, Record{Kind: KindTraffic, Made: at(5), Ended: at(6), Outcome: Served, Status: 200})
+	if tr := Judge(recs, p); tr.Open[NewRequestsRefused] != "" {
+		t.Errorf("served traffic decides NEW_REQUESTS_REFUSED: %s", tr)
+	}
+}
