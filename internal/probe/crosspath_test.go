@@ -117,10 +117,13 @@ func TestCrossPath(t *testing.T) {
 		splits   = map[string]bool{}
 	)
 	var wg sync.WaitGroup
+	busy := make(chan struct{}, 12) // servers probed at once: the load is the machine's, not the test's
 	for _, s := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			busy <- struct{}{}
+			defer func() { <-busy }()
 			results := map[string]Result{}
 			for _, path := range crossPaths(s, httpProxy.URL, socks.URL) {
 				results[path.name] = path.run(t, s.url, pki)
@@ -258,7 +261,10 @@ func crossOpts(t *testing.T, raw string, pki *fixture.PKI) *Options {
 	return &Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
 		Network: "tcp", Resolve: map[string][]string{}, TLSConfig: &tls.Config{RootCAs: pki.Pool()},
-		ConnectTimeout: time.Second, ReadTimeout: 600 * time.Millisecond,
-		MaxTime: 2 * time.Second, MaxBody: 64 << 10, Redactor: red,
+		// Margins wide enough for a loaded CI machine under -race: a
+		// trickle's 50 ms bytes must never look like a stalled read, and
+		// a handshake through a proxy never like a hang.
+		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
+		MaxTime: 4 * time.Second, MaxBody: 64 << 10, Redactor: red,
 	}
 }
