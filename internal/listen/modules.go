@@ -481,30 +481,34 @@ func deref(n *yaml.Node) *yaml.Node {
 }
 
 // url is the URL module m probes for a /probe target: blackbox's http
-// prober takes a URL (http:// when none is given), tcp and grpc host:port.
-func (m *Module) url(tgt string) string {
-	switch m.Prober {
-	case "tcp":
-		if m.TLS {
-			return "tls://" + tgt
+// prober takes a URL (the default scheme's when none is given), tcp and
+// grpc host:port, over TLS with tls: true. The prober's name is the row's
+// (the scheme table's http, tcp and grpc).
+func (m *Module) url(tgt string) (string, error) {
+	if m.Prober == "http" {
+		if !strings.Contains(tgt, "://") {
+			return probe.DefaultScheme().URL(tgt), nil
 		}
-		return "tcp://" + tgt
-	case "grpc":
-		if m.TLS {
-			return "grpcs://" + tgt
-		}
-		return "grpc://" + tgt
+		return tgt, nil
 	}
-	if !strings.Contains(tgt, "://") {
-		return "http://" + tgt
+	s, ok := probe.LookupScheme(m.Prober)
+	if ok && m.TLS {
+		s, ok = s.OverTLS()
 	}
-	return tgt
+	if !ok {
+		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
+	}
+	return s.URL(tgt), nil
 }
 
 // options are the probe's options for a /probe target, with the scrape's
 // timeout when the module gives none.
 func (m *Module) options(tgt string, scrapeTimeout time.Duration) (*probe.Options, error) {
-	o, err := m.tmpl.ForURL(m.url(tgt))
+	raw, err := m.url(tgt)
+	if err != nil {
+		return nil, err
+	}
+	o, err := m.tmpl.ForURL(raw)
 	if err != nil {
 		return nil, err
 	}

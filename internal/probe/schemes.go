@@ -36,6 +36,9 @@ type Scheme struct {
 	// Name is the URL scheme; Aliases are other names for the same row.
 	Name    string
 	Aliases []string
+	// Secure names the row of the same protocol over TLS ("https" for
+	// "http"); "" for a TLS row or a protocol without one.
+	Secure string
 	// TLS: the exchange speaks TLS (the chain is captured and verified;
 	// --cacert, --cert/--key, --servername apply).
 	TLS bool
@@ -103,7 +106,7 @@ func init() { schemes = table() }
 
 func table() []Scheme {
 	return []Scheme{
-		{Name: "http", DefaultPort: "80", Path: PathAny,
+		{Name: "http", Secure: "https", DefaultPort: "80", Path: PathAny,
 			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
 			Words:    Words{Pass: "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx"},
 			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
@@ -113,7 +116,7 @@ func table() []Scheme {
 			Words:    Words{Pass: "as http://, over a verified TLS chain", Missing: "no 2xx"},
 			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
 			Manifest: []string{"httpGet"}, open: newHTTP},
-		{Name: "grpc", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
+		{Name: "grpc", Secure: "grpcs", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
@@ -123,7 +126,7 @@ func table() []Scheme {
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
 			Manifest: []string{"grpc"}, open: newGRPC},
-		{Name: "tcp", Form: "tcp://HOST:PORT", Path: PathNone,
+		{Name: "tcp", Secure: "tls", Form: "tcp://HOST:PORT", Path: PathNone,
 			Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
 			Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
 			Manifest: []string{"tcpSocket"}, open: newStream},
@@ -131,7 +134,7 @@ func table() []Scheme {
 			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
 			open:  newStream},
-		{Name: "redis", DefaultPort: "6379", Path: PathAny,
+		{Name: "redis", Secure: "rediss", DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after AUTH when the URL has credentials)", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
 			check: checkRedisURL, open: newRedis},
@@ -156,6 +159,25 @@ func (s Scheme) CheckURL(u *url.URL) (err error, ok bool) {
 	}
 	return s.check(u), true
 }
+
+// OverTLS is the row of s's protocol over TLS: s itself when it speaks
+// TLS, false when the protocol has no TLS row.
+func (s Scheme) OverTLS() (Scheme, bool) {
+	if s.TLS {
+		return s, true
+	}
+	if s.Secure == "" {
+		return Scheme{}, false
+	}
+	return LookupScheme(s.Secure)
+}
+
+// URL is a URL of the row's scheme for rest (HOST:PORT[/PATH]).
+func (s Scheme) URL(rest string) string { return s.Name + "://" + rest }
+
+// DefaultScheme is the row a URL that names no scheme gets: http, as curl
+// and blackbox_exporter assume.
+func DefaultScheme() Scheme { return schemes[0] }
 
 // LookupScheme is the row of a URL scheme (any case), false for a scheme
 // no protocol speaks.

@@ -50,21 +50,24 @@ func FromEnv(getenv func(string) string, noproxy string) func(*url.URL) (*url.UR
 		if p == "" || bypass(noproxy, u.Hostname(), portOf(u)) {
 			return nil, nil
 		}
-		if !strings.Contains(p, "://") {
-			p = "http://" + p
-		}
-		return url.Parse(p)
+		return Parse(p)
 	}
+}
+
+// Parse reads a proxy setting as a URL: one without a scheme is http's,
+// as curl reads it.
+func Parse(p string) (*url.URL, error) {
+	if !strings.Contains(p, "://") {
+		p = "http://" + p
+	}
+	return url.Parse(p)
 }
 
 // Check checks a proxy setting early, so a typo is a usage error: it
 // must parse, name a host, and use a scheme healthctl speaks (http, https,
 // socks5, socks5h; none means http, as curl reads it).
 func Check(p string) error {
-	if !strings.Contains(p, "://") {
-		p = "http://" + p
-	}
-	u, err := url.Parse(p)
+	u, err := Parse(p)
 	if err != nil {
 		return errors.New("not a URL")
 	}

@@ -583,7 +583,7 @@ func ParseURL(raw string) (*url.URL, error) {
 	}
 	s := raw
 	if !strings.Contains(s, "://") {
-		s = "http://" + s
+		s = probe.DefaultScheme().URL(s)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
@@ -676,7 +676,7 @@ func ParseResolve(s string) (key string, addrs []string, err error) {
 	}
 	// A host no URL can have (" app", "a/b": FuzzSizeTimeResolve) would
 	// silently never apply.
-	if u, err := url.Parse("http://" + parts[0] + "/"); err != nil || u.Host != parts[0] || strings.ContainsAny(parts[0], " \t@") {
+	if u, err := url.Parse("//" + parts[0] + "/"); err != nil || u.Host != parts[0] || strings.ContainsAny(parts[0], " \t@") {
 		return "", nil, fmt.Errorf("%q is not a host name", parts[0])
 	}
 	if n, err := strconv.Atoi(parts[1]); err != nil || n < 1 || n > 65535 {

@@ -1,9 +1,9 @@
 package watch
 
 import (
-	"net/url"
 	"strings"
 
+	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
 )
 
@@ -38,11 +38,7 @@ func hookEnviron(environ []string, red *redact.Redactor, decision []string) []st
 
 // stripUserinfo shows a proxy URL's userinfo as ***.
 func stripUserinfo(v string) string {
-	raw := v
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
+	u, err := proxyenv.Parse(v)
 	if err != nil {
 		if strings.Contains(v, "@") {
 			return ""
