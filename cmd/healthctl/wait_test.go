@@ -5,14 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
-
-	waitcmd "github.com/healthctl/healthctl/internal/cmd/wait"
 
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
@@ -25,63 +21,6 @@ func runWait(t *testing.T, ctx context.Context, tty bool, environ map[string]str
 	a := testFactory(streams, func(k string) string { return environ[k] })
 	code := run(ctx, a, append([]string{"wait-healthy"}, args...))
 	return code, out.String(), errb.String()
-}
-
-func TestWaitFlagsSplitAtDash(t *testing.T) {
-	streams, _, _ := output.Test(false)
-	a := testFactory(streams, func(string) string { return "" })
-	var got *waitcmd.Options
-	root := newRoot(a, nil)
-	// Swap in a wait-healthy whose run function only records its options.
-	for _, c := range root.Commands() {
-		if c.Name() == "wait-healthy" {
-			root.RemoveCommand(c)
-		}
-	}
-	root.AddCommand(waitcmd.NewCmd(a, func(_ context.Context, o *waitcmd.Options) error { got = o; return nil }))
-	root.SetArgs([]string{"wait-healthy", "--interval", "250ms", "--successes", "3", "--fail-open",
-		"--statsd", "127.0.0.1:8125", "-H", "X-A: 1", "http://a/health", "http://b/health", "--", "echo", "--interval", "x"})
-	if err := root.Execute(); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got.URLs, []string{"http://a/health", "http://b/health"}) {
-		t.Errorf("urls = %q", got.URLs)
-	}
-	if !slices.Equal(got.Command, []string{"echo", "--interval", "x"}) {
-		t.Errorf("command = %q (flags after -- belong to the command)", got.Command)
-	}
-	if got.Interval != 250*time.Millisecond || got.Successes != 3 || !got.FailOpen || got.Statsd != "127.0.0.1:8125" {
-		t.Errorf("options = %+v", got)
-	}
-	if got.Timeout != 30*time.Second || got.StatsdPrefix != "healthctl" {
-		t.Errorf("defaults: timeout %v, prefix %q", got.Timeout, got.StatsdPrefix)
-	}
-	if !slices.Equal(got.Flags.Input().Headers, []string{"X-A: 1"}) {
-		t.Errorf("probe flags are shared: headers %q", got.Flags.Input().Headers)
-	}
-}
-
-func TestWaitUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{},
-		{"--", "echo"},
-		{"http://127.0.0.1:1/", "--"},
-		{"--interval", "0", "http://127.0.0.1:1/"},
-		{"--interval", "-1s", "http://127.0.0.1:1/"},
-		{"--timeout", "0", "http://127.0.0.1:1/"},
-		{"--successes", "0", "http://127.0.0.1:1/"},
-		{"--statsd", "nohostport", "http://127.0.0.1:1/"},
-		{"--statsd", "127.0.0.1:99999", "http://127.0.0.1:1/"},
-		{"--statsd", "127.0.0.1:8125", "--statsd-prefix", "a:b", "http://127.0.0.1:1/"},
-		{"ftp://127.0.0.1/"},
-		{"http://127.0.0.1:1/", "--", "healthctl-no-such-command-anywhere"},
-		{"--bypass", "--interval", "0", "http://127.0.0.1:1/"},
-	} {
-		code, out, errb := runWait(t, t.Context(), false, nil, args...)
-		if code != exitcode.Usage || out != "" || strings.Count(errb, "\n") != 1 || !strings.HasPrefix(errb, "healthctl: ") {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errb)
-		}
-	}
 }
 
 func TestWaitBypassFromEnvironment(t *testing.T) {
@@ -202,16 +141,5 @@ func TestWaitSignalSummary(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "healthctl: interrupted after ") {
 		t.Errorf("stderr %q", errb)
-	}
-}
-
-func TestWaitDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		30 * time.Second: "30s", 2 * time.Minute: "2m", 90 * time.Second: "1m30s",
-		500 * time.Millisecond: "500ms", time.Hour: "1h",
-	} {
-		if got := output.Duration(d); got != want {
-			t.Errorf("output.Duration(%v) = %q, want %q", d, got, want)
-		}
 	}
 }

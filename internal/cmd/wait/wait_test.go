@@ -3,6 +3,7 @@ package waitcmd
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -129,6 +130,53 @@ func TestWaitSignalBeforeCommand(t *testing.T) {
 		}
 		if !strings.Contains(fk.Err.String(), "before the command after -- was started") {
 			t.Errorf("%s: stderr %q", c.name, fk.Err.String())
+		}
+	}
+}
+
+// Flags after -- belong to the command; the probe flags are the shared set.
+func TestWaitFlagsSplitAtDash(t *testing.T) {
+	o := parse(t, "--interval", "250ms", "--successes", "3", "--fail-open",
+		"--statsd", "127.0.0.1:8125", "-H", "X-A: 1", "http://a/health", "http://b/health", "--", "echo", "--interval", "x")
+	if !slices.Equal(o.URLs, []string{"http://a/health", "http://b/health"}) {
+		t.Errorf("urls = %q", o.URLs)
+	}
+	if !slices.Equal(o.Command, []string{"echo", "--interval", "x"}) {
+		t.Errorf("command = %q (flags after -- belong to the command)", o.Command)
+	}
+	if o.Interval != 250*time.Millisecond || o.Successes != 3 || !o.FailOpen || o.Statsd != "127.0.0.1:8125" {
+		t.Errorf("options = %+v", o)
+	}
+	if o.Timeout != 30*time.Second || o.StatsdPrefix != "healthctl" {
+		t.Errorf("defaults: timeout %v, prefix %q", o.Timeout, o.StatsdPrefix)
+	}
+	if !slices.Equal(o.Flags.Input().Headers, []string{"X-A: 1"}) {
+		t.Errorf("probe flags are shared: headers %q", o.Flags.Input().Headers)
+	}
+}
+
+// Every bad invocation is a usage error (exit 2) with a one-line message,
+// from the flags or from Run's checks, before any probe.
+func TestWaitUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--", "echo"},
+		{"http://127.0.0.1:1/", "--"},
+		{"--interval", "0", "http://127.0.0.1:1/"},
+		{"--interval", "-1s", "http://127.0.0.1:1/"},
+		{"--timeout", "0", "http://127.0.0.1:1/"},
+		{"--successes", "0", "http://127.0.0.1:1/"},
+		{"--statsd", "nohostport", "http://127.0.0.1:1/"},
+		{"--statsd", "127.0.0.1:99999", "http://127.0.0.1:1/"},
+		{"--statsd", "127.0.0.1:8125", "--statsd-prefix", "a:b", "http://127.0.0.1:1/"},
+		{"ftp://127.0.0.1/"},
+		{"http://127.0.0.1:1/", "--", "healthctl-no-such-command-anywhere"},
+		{"--bypass", "--interval", "0", "http://127.0.0.1:1/"},
+	} {
+		fk := clitest.New(nil, classify.Pass)
+		err := clitest.Parse(NewCmd(fk.F, nil), args...)
+		if clitest.Code(err) != exitcode.Usage || strings.Contains(err.Error(), "\n") || len(fk.Probed()) != 0 || fk.Out.Len() != 0 {
+			t.Errorf("%q: %v (exit %d), probed %q, stdout %q; want exit 2, one line, no probe", args, err, clitest.Code(err), fk.Probed(), fk.Out)
 		}
 	}
 }
