@@ -100,15 +100,17 @@ func TestJudgeByTimeMade(t *testing.T) {
 	}
 }
 
-// A listener gone at the signal leaves the truth's traffic unanswered:
-// NEW_REQUESTS_REFUSED is then open, for drain-test's client may have met
+// A listener gone at the signal leaves the truth's traffic and liveness
+// unanswered: NEW_REQUESTS_REFUSED and LIVENESS_FAILED_DURING_DRAIN are
+// then open, for drain-test's client may have met
 // an answer cut short a millisecond earlier (CI, a JVM stopping at once).
 func TestJudgeNoAnsweredTrafficLeavesRefusalOpen(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	var recs []Record
 	for ms := 16; ms < 1000; ms += 20 {
-		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(ms + 1), Outcome: Refused})
+		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(ms + 1), Outcome: Refused},
+			Record{Kind: KindLive, Made: at(ms), Ended: at(ms + 1), Outcome: Refused})
 	}
 	p := Params{T0: t0, P: time.Second, S: 3 * time.Second, FlipMax: time.Second, PollInterval: 50 * time.Millisecond,
 		Gone: true, GoneAt: at(40), ExitKnown: true, ExitCode: 143, Sent: 15}
@@ -119,12 +121,20 @@ func TestJudgeNoAnsweredTrafficLeavesRefusalOpen(t *testing.T) {
 	if _, open := tr.Open[NewRequestsRefused]; !open {
 		t.Errorf("no answered traffic must leave NEW_REQUESTS_REFUSED open: %s", tr)
 	}
-	for _, failed := range [][]string{{ListenerClosedEarly}, {ListenerClosedEarly, NewRequestsRefused}} {
+	if _, open := tr.Open[LivenessFailed]; !open {
+		t.Errorf("no answered liveness poll must leave LIVENESS_FAILED_DURING_DRAIN open: %s", tr)
+	}
+	for _, failed := range [][]string{{ListenerClosedEarly}, {ListenerClosedEarly, NewRequestsRefused, LivenessFailed}} {
 		for _, d := range Agree(tr, failed) {
-			if strings.Contains(d, NewRequestsRefused) {
+			if strings.Contains(d, NewRequestsRefused) || strings.Contains(d, LivenessFailed) {
 				t.Errorf("drain-test failing %v: %s", failed, d)
 			}
 		}
+	}
+	// No request of the kind sent: nothing is open, and a FAIL of it is
+	// drain-test's own invention.
+	if tr := Judge(nil, p); tr.Open[NewRequestsRefused] != "" || tr.Open[LivenessFailed] != "" {
+		t.Errorf("nothing sent leaves nothing open: %s", tr)
 	}
 	// One answered and served: decided, and a FAIL disagrees.
 	recs = append(recs, Record{Kind: KindTraffic, Made: at(5), Ended: at(6), Outcome: Served, Status: 200})
