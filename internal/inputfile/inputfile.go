@@ -59,6 +59,21 @@ type Error struct {
 func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// Cause is a Read error without its path, for an error that names the
+// file once itself: "no such file or directory", "not a regular file (a
+// FIFO)", not "f.yaml: open f.yaml: no such file or directory".
+func Cause(err error) error {
+	var ie *Error
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &ie):
+		return ie.Err
+	case errors.As(err, &pe):
+		return pe.Err
+	}
+	return err
+}
+
 // ErrTooLarge is wrapped by the Error of a file past its cap.
 var ErrTooLarge = errors.New("too large")
 

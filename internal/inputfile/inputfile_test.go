@@ -37,3 +37,15 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+func TestCauseDropsThePath(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Read(filepath.Join(dir, "missing.yaml"), Targets)
+	if got := Cause(err); !errors.Is(got, fs.ErrNotExist) || strings.Contains(got.Error(), "missing.yaml") {
+		t.Errorf("Cause(%v) = %v", err, got)
+	}
+	_, err = Read(dir, Targets)
+	if got := Cause(err); !errors.Is(got, ErrNotRegular) || strings.Contains(got.Error(), dir) {
+		t.Errorf("Cause(%v) = %v", err, got)
+	}
+}

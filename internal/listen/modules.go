@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,15 +77,7 @@ const noFollow = "/probe does not follow redirects (the next hop could leave --p
 func ReadModules(path string, base target.Input, getenv func(string) string) (map[string]*Module, error) {
 	data, err := inputfile.Read(path, ModulesFile)
 	if err != nil {
-		var ie *inputfile.Error
-		var pe *fs.PathError
-		switch {
-		case errors.As(err, &ie):
-			err = ie.Err
-		case errors.As(err, &pe):
-			err = pe.Err
-		}
-		return nil, &ModulesError{Where: path, Err: err}
+		return nil, &ModulesError{Where: path, Err: inputfile.Cause(err)}
 	}
 	return ParseModules(path, data, base, getenv)
 }
