@@ -54,7 +54,9 @@ nginx -c "$work/nginx.conf" -p "$work" & echo $! > "$work/server.pid"
 for _ in $(seq 100); do curl -sf "http://127.3.4.5:$port/" >/dev/null 2>&1 && break; sleep 0.05; done
 curl -sf "http://127.3.4.5:$port/" >/dev/null || { echo "nginx does not answer 127.3.4.5:$port" >&2; exit 1; }
 echo "server: nginx (1 worker) on 0.0.0.0:$port (127/8 only); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -); each target its own address, so ports are reused across them"
+spreadtext="each target its own address, so ports are reused across them"
+if [ -n "${ADDRS:-}" ]; then spreadtext="over $ADDRS addresses: $((count / ADDRS)) connections a run to each"; fi
+echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -); $spreadtext"
 (
 	ulimit -n 1024
 	echo "ulimit -n: $(ulimit -Sn) soft, $(ulimit -Hn) hard"
