@@ -4,18 +4,21 @@
 # reported apart) over 100,000 targets in the shapes people write (block
 # entries, flow mappings with quoted URLs, comments, headers per target:
 # benchwatch -shape users; SHAPE=block for the plainest block style), each
-# its own address of 127.0.0.0/8 (127.1.1.1 …),
+# its own address of 127.0.0.0/8 (127.1.1.1 …; ADDRS=100: over 100
+# addresses across 127/8 instead),
 # under `ulimit -n 1024` (soft and hard: Go cannot raise it), as released
 # (static, stripped): wall time, CPU time (user+sys), peak RSS, the sweep's
 # own duration, and how long the state file and the textfile took to write
-# (atomically) with their sizes. Every target must pass.
+# (atomically) with their sizes. Every target must pass. GCOFF=1 also runs
+# the same binary with GOMEMLIMIT=off (the limit --once sets itself
+# switched off), its rounds alternating with the default's.
 #
 # The server is nginx (one worker) listening on 0.0.0.0:PORT, which Linux
 # answers for every 127/8 address; it allows 127.0.0.0/8 only (anything else
 # gets 403) and stops with the script. Loopback traffic only; bounded
 # (120 s a sweep).
 #
-#   [SHAPE=users|block] [REPEAT=3] scripts/bench-watch-100k.sh [RUNS] [COUNT]
+#   [SHAPE=users|block] [REPEAT=3] [ADDRS=N] [GCOFF=1] scripts/bench-watch-100k.sh [RUNS] [COUNT]
 #     (default 1 round of 3 runs, 100000)
 #
 # Target (the performance budget, SPEC §10): every run <= 30 s and
@@ -31,6 +34,15 @@ trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"'
 echo "building as released (scripts/build-released.sh)..."
 scripts/build-released.sh "$work/healthctl"
 go build -o "$work/benchwatch" ./scripts/benchwatch
+bins="$work/healthctl"
+if [ -n "${GCOFF:-}" ]; then
+	# exec keeps the measured process healthctl.
+	printf '#!/bin/sh\nGOMEMLIMIT=off exec %q "$@"\n' "$work/healthctl" > "$work/healthctl-gomemlimit-off"
+	chmod +x "$work/healthctl-gomemlimit-off"
+	bins="$bins,$work/healthctl-gomemlimit-off"
+fi
+spread=(-spread)
+if [ -n "${ADDRS:-}" ]; then spread=(-addrs "$ADDRS"); fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<CONF
 daemon off; worker_processes 1; pid $work/nginx.pid; error_log $work/error.log;
@@ -42,11 +54,13 @@ nginx -c "$work/nginx.conf" -p "$work" & echo $! > "$work/server.pid"
 for _ in $(seq 100); do curl -sf "http://127.3.4.5:$port/" >/dev/null 2>&1 && break; sleep 0.05; done
 curl -sf "http://127.3.4.5:$port/" >/dev/null || { echo "nginx does not answer 127.3.4.5:$port" >&2; exit 1; }
 echo "server: nginx (1 worker) on 0.0.0.0:$port (127/8 only); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -); each target its own address, so ports are reused across them"
+spreadtext="each target its own address, so ports are reused across them"
+if [ -n "${ADDRS:-}" ]; then spreadtext="over $ADDRS addresses: $((count / ADDRS)) connections a run to each"; fi
+echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -); $spreadtext"
 (
 	ulimit -n 1024
 	echo "ulimit -n: $(ulimit -Sn) soft, $(ulimit -Hn) hard"
-	"$work/benchwatch" -bin "$work/healthctl" -runs "$runs" -n "$count" -shape "${SHAPE:-users}" -server "127.0.0.1:$port" -spread -state -repeat "${REPEAT:-3}" -timeout 120s
+	"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$count" -shape "${SHAPE:-users}" -server "127.0.0.1:$port" "${spread[@]}" -state -repeat "${REPEAT:-3}" -timeout 120s
 )
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "target: every run <= 30 s and <= 256 MiB, every target classified, state and textfile whole"

@@ -4,7 +4,8 @@
 # apart) over 1,000 and 10,000 loopback targets in the shapes people write
 # (block entries, flow mappings with quoted URLs, comments, headers per
 # target: benchwatch -shape users; SHAPE=block for the plainest block
-# style), spread over 250 addresses across 127/8, against one loopback
+# style), spread over 100 addresses across 127/8 (ADDRS=N for another
+# spread), against one loopback
 # server (nginx on 0.0.0.0, allowing 127/8 only, as the performance budget
 # measures it; else benchwatch's own Go server on 127.0.0.1), and
 # `ab -n N -c 64` (fresh connections) and `curl --parallel --parallel-max
@@ -34,7 +35,7 @@
 # cancels).
 # Loopback only; every sweep is bounded (60 s) and the server stops with it.
 #
-#   [SHAPE=users|block] [ADDRS=250] scripts/bench-watch.sh [RUNS] [COUNTS] [BASE]
+#   [SHAPE=users|block] [ADDRS=100] [REPEAT=3] [GCOFF=1] scripts/bench-watch.sh [RUNS] [COUNTS] [BASE]
 #     (default 3 runs, 1000,10000; BASE: a git ref also built and measured,
 #      its runs alternating with this tree's, e.g. main)
 #
@@ -62,6 +63,13 @@ if [ -n "$base" ]; then
 	"$work/base/scripts/build-released.sh" "$work/healthctl-base"
 	bins="$work/healthctl-base,$bins"
 fi
+if [ -n "${GCOFF:-}" ]; then
+	# The same binary without the limit --once sets itself (GOMEMLIMIT,
+	# "off" included, wins); exec keeps the measured process healthctl.
+	printf '#!/bin/sh\nGOMEMLIMIT=off exec %q "$@"\n' "$work/healthctl" > "$work/healthctl-gomemlimit-off"
+	chmod +x "$work/healthctl-gomemlimit-off"
+	bins="$bins,$work/healthctl-gomemlimit-off"
+fi
 go build -o "$work/benchwatch" ./scripts/benchwatch
 server=()
 if command -v nginx >/dev/null; then
@@ -75,7 +83,7 @@ CONF
 	nginx -c "$work/nginx.conf" -p "$work" & echo $! > "$work/server.pid"
 	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.05; done
 	curl -sf "http://127.0.0.1:$port/" >/dev/null || { echo "nginx did not come up on 127.0.0.1:$port" >&2; exit 1; }
-	server=(-server "127.0.0.1:$port" -server-pid "$(cat "$work/server.pid")" -addrs "${ADDRS:-250}")
+	server=(-server "127.0.0.1:$port" -server-pid "$(cat "$work/server.pid")" -addrs "${ADDRS:-100}")
 	echo "server: nginx (1 worker) on 0.0.0.0:$port (127/8 only)"
 else
 	echo "server: benchwatch's own Go server on 127.0.0.1 (nginx not installed): every target at one address"
@@ -84,6 +92,6 @@ abflag=()
 if command -v ab >/dev/null; then abflag=(-ab); else echo "ab not installed (apache2-utils): no ab comparison"; fi
 if command -v curl >/dev/null; then abflag+=(-curl); else echo "curl not installed: no curl comparison"; fi
 echo "ulimit -n: $(ulimit -n); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -shape "${SHAPE:-users}" -state -repeat 2 -floor -bare -epoll "${server[@]}" "${abflag[@]}"
+"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -shape "${SHAPE:-users}" -state -repeat "${REPEAT:-3}" -floor -bare -epoll "${server[@]}" "${abflag[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "target: 10000 targets within 1.5x ab's and 1.0x curl's wall time (same server, same runs) and 96 MiB, both runs"
+echo "target: 10000 targets within 1.5x ab's and 1.0x curl's wall time (same server, same runs) and 96 MiB, every run"

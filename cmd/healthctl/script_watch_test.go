@@ -9,10 +9,11 @@
 //	unixnow VAR [OFFSET]
 //	    sets $VAR to the current unix time in seconds, plus OFFSET (a Go
 //	    duration, may be negative).
-//	statecheck FILE [sweeps=N] [has=NAME]... [gone=NAME]... [pending=NAME]... [notpending=NAME]...
+//	statecheck FILE [sweeps=N] [targets=N] [has=NAME]... [gone=NAME]... [pending=NAME]... [notpending=NAME]...
 //	    parses FILE as a watch state file (internal/state) and fails unless
-//	    it is valid and meets every condition (pending: the target's
-//	    --on-redeploy started and never reported its end).
+//	    it is valid and meets every condition (targets: how many targets it
+//	    holds; pending: the target's --on-redeploy started and never
+//	    reported its end).
 //	holdlock FILE
 //	    holds the lock of the state file FILE (FILE.lock) until the script
 //	    ends, as another watch run would.
@@ -154,7 +155,7 @@ func cmdUnixNow(ts *testscript.TestScript, neg bool, args []string) {
 func cmdStateCheck(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "statecheck")
 	if len(args) < 1 {
-		ts.Fatalf("usage: statecheck FILE [sweeps=N] [has=NAME]... [gone=NAME]...")
+		ts.Fatalf("usage: statecheck FILE [sweeps=N] [targets=N] [has=NAME]... [gone=NAME]...")
 	}
 	path := ts.MkAbs(args[0])
 	if _, err := os.Stat(path); err != nil {
@@ -170,6 +171,10 @@ func cmdStateCheck(ts *testscript.TestScript, neg bool, args []string) {
 		case "sweeps":
 			if fmt.Sprint(f.Sweeps) != v {
 				ts.Fatalf("statecheck: %d sweeps recorded, want %s", f.Sweeps, v)
+			}
+		case "targets":
+			if fmt.Sprint(len(f.Targets)) != v {
+				ts.Fatalf("statecheck: %d targets in the state, want %s", len(f.Targets), v)
 			}
 		case "has":
 			if _, ok := f.Targets[v]; !ok {
