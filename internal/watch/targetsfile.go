@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,15 +144,7 @@ func ReadTargets(path string) ([]FileEntry, error) {
 		// The error without the path (TargetsError names the file once):
 		// "targets.yaml: no such file or directory", not "targets.yaml:
 		// open targets.yaml: no such file or directory".
-		var ie *inputfile.Error
-		var pe *fs.PathError
-		switch {
-		case errors.As(err, &ie):
-			err = ie.Err
-		case errors.As(err, &pe):
-			err = pe.Err
-		}
-		return nil, &TargetsError{File: path, Err: err, Unreadable: true}
+		return nil, &TargetsError{File: path, Err: inputfile.Cause(err), Unreadable: true}
 	}
 	return ParseTargets(path, data)
 }
