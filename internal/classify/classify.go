@@ -29,8 +29,13 @@ const (
 	// StageHeaders runs from the connection being ready to the response
 	// headers read (request written, waiting for the answer).
 	StageHeaders Stage = "headers"
-	StageBody    Stage = "body"
-	StageDone    Stage = "done"
+	// StageWrite is StageHeaders while the request body is still going
+	// out: the server has not taken all of it (a server that never reads
+	// an upload). Its timeout is headers_timeout — no answer came — told
+	// apart in the sentence, which names the write and the bytes written.
+	StageWrite Stage = "write"
+	StageBody  Stage = "body"
+	StageDone  Stage = "done"
 )
 
 // DNSAnswer is what a follow-up query learned about a name Go reported as
@@ -500,6 +505,8 @@ func timeoutAt(s Stage) Reason {
 	case StageBody, StageDone:
 		return BodyTimeout
 	}
+	// StageHeaders, StageWrite (no answer while the body went out), and a
+	// forward proxy's silence.
 	return HeadersTimeout
 }
 

@@ -119,6 +119,7 @@ func TestClassify(t *testing.T) {
 		{"grpc reset after the preface", Observation{Protocol: ProtoGRPC, Err: read(syscall.ECONNRESET), Stage: StageHeaders}, ConnReset},
 		{"grpcs no h2 selected", Observation{Protocol: ProtoGRPC, Err: fmt.Errorf("x: %w", ErrNoHTTP2), Stage: StageTLS}, GRPCProtocol},
 		{"grpc refused", Observation{Protocol: ProtoGRPC, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"body write window", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageWrite}, HeadersTimeout},
 		{"grpc headers window", Observation{Protocol: ProtoGRPC, Err: errors.New("x"), WindowClosed: true, Stage: StageHeaders}, HeadersTimeout},
 		{"grpc tls unknown authority", Observation{Protocol: ProtoGRPC, Err: verify(x509.UnknownAuthorityError{}), Stage: StageTLS}, TLSUnknownAuthority},
 	}

@@ -222,10 +222,13 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 				return nil, in.bad("data", ptr(in.Data), "standard input is longer than the %s cap of a request body", inputfile.Size(maxDataBody))
 			}
 		} else if ok {
-			var err error
-			if body, err = readInput(name, inputfile.Data); err != nil {
+			// The file is checked now (there, a regular file, readable)
+			// and streamed from for each request, never read whole.
+			size, err := statInput(name, inputfile.Body)
+			if err != nil {
 				return nil, in.bad("data", ptr(in.Data), "%v", err)
 			}
+			o.BodyFile, o.BodySize, body = name, size, []byte{}
 		}
 		o.Body = body
 		if o.Header.Get("Content-Type") == "" {
@@ -665,6 +668,22 @@ func readInput(name string, k inputfile.Kind) ([]byte, error) {
 		return nil, pathErr(err)
 	}
 	return b, nil
+}
+
+// statInput opens an input file streamed later (inputfile.Open: a regular
+// file, readable, without blocking) and says its size, its error without
+// the path, which the caller names with its flag.
+func statInput(name string, k inputfile.Kind) (int64, error) {
+	f, fi, err := inputfile.Open(name, k)
+	var ie *inputfile.Error
+	if errors.As(err, &ie) {
+		return 0, ie.Err
+	}
+	if err != nil {
+		return 0, pathErr(err)
+	}
+	f.Close()
+	return fi.Size(), nil
 }
 
 // ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR
