@@ -132,11 +132,13 @@ type run struct {
 	obs    classify.Observation
 	facts  classify.Facts
 
-	// bodyHanded counts the request body's bytes handed to the
-	// connection (countBody), and wb is the hop's connection when it
-	// carries a body: bodyUnsent tells from them whether the server
-	// stopped reading it.
-	bodyHanded atomic.Int64
+	// bodyHanded counts the current request body's bytes handed to the
+	// connection (countBody; each body has a counter of its own, so one
+	// the Transport still reads after GetBody gave the next does not
+	// count), and wb is the hop's connection when it carries a body:
+	// bodyUnsent tells from them whether the server stopped reading it.
+	// Both under mu.
+	bodyHanded *atomic.Int64
 	wb         *writeBehind
 }
 

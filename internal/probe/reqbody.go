@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 
 	"github.com/healthctl/healthctl/internal/inputfile"
 )
@@ -55,45 +57,80 @@ func (o *Options) setBody(req *http.Request) {
 // first read (a request built and never sent holds no descriptor) and read
 // as the connection takes it, never more than size bytes; a file whose size
 // changed since it was checked is an error, not a body of another length.
+//
+// Read and Close may run at once: net/http's Transport closes a request's
+// body from a goroutine of its own when the request is cancelled (HTTP/2's
+// closeReqBodyLocked) while its body writer may be in a Read, and may
+// keep reading a body after RoundTrip returned. mu guards the state both
+// touch; the file's own Read runs outside it (an *os.File is safe to
+// close under a read, which then fails), so a Close never waits for more
+// than an open of a regular file. Once closed, a body is never opened
+// again: a new request body is GetBody's new fileBody.
 type fileBody struct {
 	path string
 	size int64
-	f    *os.File
-	r    io.Reader
-	err  error
+
+	mu sync.Mutex
+	f  *os.File
+	// err is kept: the open's error, or os.ErrClosed once closed.
+	err error
+	// left is how many bytes Read has still to give (Read's alone: an
+	// io.Reader has one reader at a time).
+	left int64
 }
 
 func (b *fileBody) Read(p []byte) (int, error) {
-	if b.r == nil && b.err == nil {
-		b.open()
+	f, err := b.file()
+	if err != nil {
+		return 0, err
 	}
-	if b.err != nil {
-		return 0, b.err
+	if b.left <= 0 {
+		return 0, io.EOF
 	}
-	return b.r.Read(p)
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := f.Read(p)
+	b.left -= int64(n)
+	if err == io.EOF && b.left > 0 {
+		err = fmt.Errorf("data file %s: ended %d bytes short of its %d: it changed while in use", b.path, b.left, b.size)
+	}
+	return n, err
 }
 
-func (b *fileBody) open() {
+// file opens the file on the first call and returns it, or the error that
+// ends the body (the open's, or os.ErrClosed after Close).
+func (b *fileBody) file() (*os.File, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.f != nil || b.err != nil {
+		return b.f, b.err
+	}
 	f, fi, err := inputfile.Open(b.path, inputfile.Body)
 	if err != nil {
 		b.err = err
-		return
+		return nil, err
 	}
 	if fi.Size() != b.size {
 		f.Close()
 		b.err = fmt.Errorf("data file %s: %d bytes now, %d when healthctl started: it changed while in use", b.path, fi.Size(), b.size)
-		return
+		return nil, b.err
 	}
-	b.f, b.r = f, io.LimitReader(f, b.size)
+	b.f, b.left = f, b.size
+	return f, nil
 }
 
+// Close closes the file if it was opened; a Read after it, or in progress
+// at it, fails.
 func (b *fileBody) Close() error {
-	if b.err == nil && b.f == nil {
+	b.mu.Lock()
+	f := b.f
+	b.f = nil
+	if b.err == nil {
 		b.err = os.ErrClosed
 	}
-	if b.f != nil {
-		f := b.f
-		b.f, b.r, b.err = nil, nil, os.ErrClosed
+	b.mu.Unlock()
+	if f != nil {
 		return f.Close()
 	}
 	return nil
@@ -107,6 +144,7 @@ func (b *fileBody) Close() error {
 type countedBody struct {
 	io.ReadCloser
 	p *run
+	n *atomic.Int64
 }
 
 func (c countedBody) Read(b []byte) (int, error) {
@@ -117,28 +155,36 @@ func (c countedBody) Read(b []byte) (int, error) {
 		wb.waitRoom()
 	}
 	n, err := c.ReadCloser.Read(b)
-	c.p.bodyHanded.Add(int64(n))
+	c.n.Add(int64(n))
 	return n, err
 }
 
-// countBody makes req's body (and the bodies GetBody gives a redirect)
-// count into p.bodyHanded, from zero for each.
+// countBody makes req's body (and the bodies GetBody gives a redirect or
+// a retry) count into a counter of its own, from zero, which becomes
+// p.bodyHanded.
 func (p *run) countBody(req *http.Request) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return
 	}
-	p.bodyHanded.Store(0)
-	req.Body = countedBody{req.Body, p}
+	req.Body = p.counted(req.Body)
 	if get := req.GetBody; get != nil {
 		req.GetBody = func() (io.ReadCloser, error) {
 			b, err := get()
 			if err != nil || b == http.NoBody {
 				return b, err
 			}
-			p.bodyHanded.Store(0)
-			return countedBody{b, p}, nil
+			return p.counted(b), nil
 		}
 	}
+}
+
+// counted is b counting into a new p.bodyHanded.
+func (p *run) counted(b io.ReadCloser) countedBody {
+	n := new(atomic.Int64)
+	p.mu.Lock()
+	p.bodyHanded = n
+	p.mu.Unlock()
+	return countedBody{b, p, n}
 }
 
 // bodyUnsent reports, for a probe with a request body, whether the body
@@ -151,7 +197,10 @@ func (p *run) bodyUnsent() (sent, size int64, unsent bool) {
 	if size == 0 {
 		return 0, 0, false
 	}
-	handed := p.bodyHanded.Load()
+	var handed int64
+	if p.bodyHanded != nil {
+		handed = p.bodyHanded.Load()
+	}
 	var queued int64
 	if p.wb != nil {
 		queued = p.wb.pending()

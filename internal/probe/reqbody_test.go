@@ -3,6 +3,7 @@ package probe
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/url"
@@ -104,4 +105,77 @@ func TestWriteBehindRoom(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waitRoom still waiting 10 s after Close")
 	}
+}
+
+// TestFileBodyCloseWhileRead: net/http closes a request body from a
+// goroutine of its own when the request is cancelled, while its body
+// writer may be in a Read (HTTP/2's closeReqBodyLocked): a Close at any
+// point of a Read — before the file is opened, while it opens, while it
+// reads — is safe (under -race), closes the file, and ends the Read and
+// every later one with an error; the body is never opened again.
+func TestFileBodyCloseWhileRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "body.bin")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		b := &fileBody{path: path, size: int64(len(data))}
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.Copy(io.Discard, struct{ io.Reader }{b})
+			done <- err
+		}()
+		if i%2 == 1 {
+			time.Sleep(time.Duration(i) * time.Microsecond)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a Read still going 10 s after Close")
+		}
+		if n, err := b.Read(make([]byte, 10)); n != 0 || err == nil {
+			t.Fatalf("read %d after Close: %d bytes, %v", i, n, err)
+		}
+		b.mu.Lock()
+		f := b.f
+		b.mu.Unlock()
+		if f != nil {
+			t.Fatalf("body %d: the file is open after Close", i)
+		}
+	}
+
+	// Closed before its first read: it is never opened.
+	b := &fileBody{path: path, size: int64(len(data))}
+	b.Close()
+	if _, err := b.Read(make([]byte, 10)); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("a body closed unread: %v, want os.ErrClosed", err)
+	}
+	if b.f != nil {
+		t.Error("a body closed unread opened its file")
+	}
+}
+
+// TestFileBodyShrinks: a file that ends before its size (cut while being
+// sent) is an error naming it, not a short body.
+func TestFileBodyShrinks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "body.bin")
+	if err := os.WriteFile(path, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &fileBody{path: path, size: 100}
+	if _, err := b.Read(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 20); err != nil {
+		t.Fatal(err)
+	}
+	_, err := io.ReadAll(b)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed") {
+		t.Errorf("a file cut while sent: %v", err)
+	}
+	b.Close()
 }
