@@ -225,6 +225,12 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 			// The file is checked now (there, a regular file, readable)
 			// and streamed from for each request, never read whole.
 			size, err := statInput(name, inputfile.Body)
+			if errors.Is(err, inputfile.ErrNotRegular) {
+				// A FIFO or a device (/dev/zero, endless) has no
+				// size to send as the Content-Length, and may block
+				// or never end: exit 2, saying what a stream takes.
+				return nil, in.bad("data", ptr(in.Data), "%v (it is streamed with its size as the Content-Length; a stream goes through standard input, -d @-)", err)
+			}
 			if err != nil {
 				return nil, in.bad("data", ptr(in.Data), "%v", err)
 			}
