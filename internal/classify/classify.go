@@ -31,8 +31,9 @@ const (
 	StageHeaders Stage = "headers"
 	// StageWrite is StageHeaders while the request body is still going
 	// out: the server has not taken all of it (a server that never reads
-	// an upload). Its timeout is headers_timeout — no answer came — told
-	// apart in the sentence, which names the write and the bytes written.
+	// an upload). Its timeout is request_body_timeout — the write of the
+	// request's body was the phase running, no answer came — whose
+	// sentence names the bytes written.
 	StageWrite Stage = "write"
 	StageBody  Stage = "body"
 	StageDone  Stage = "done"
@@ -504,9 +505,11 @@ func timeoutAt(s Stage) Reason {
 		return TLSHandshakeTimeout
 	case StageBody, StageDone:
 		return BodyTimeout
+	case StageWrite:
+		// No answer while the request body still went out.
+		return RequestBodyTimeout
 	}
-	// StageHeaders, StageWrite (no answer while the body went out), and a
-	// forward proxy's silence.
+	// StageHeaders and a forward proxy's silence.
 	return HeadersTimeout
 }
 
