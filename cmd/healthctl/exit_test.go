@@ -31,7 +31,7 @@ const specOutcomes = `
 // specReasons is a literal copy of the product contract's reason list, by outcome.
 const specReasons = `
 dns: dns_nxdomain dns_no_address dns_servfail
-timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout
+timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout request_body_timeout
 refused: conn_refused
 tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_client_cert_required tls_protocol_version tls_remote_alert tls_handshake_failure
 unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url grpc_not_serving grpc_service_unknown grpc_unimplemented grpc_status grpc_protocol redis_loading redis_masterdown redis_busy redis_auth redis_error redis_protocol postgres_starting_up postgres_shutting_down postgres_recovery postgres_too_many_connections postgres_error postgres_protocol

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/cli"
+	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/spf13/pflag"
 )
 
@@ -45,8 +48,24 @@ func TestHeadersFromFileAndFlags(t *testing.T) {
 	if v, ok := o.Header["User-Agent"]; !ok || v[0] != "" {
 		t.Errorf("'User-Agent:' should send it empty: %v", v)
 	}
-	if o.Method != "POST" || string(o.Body) != `{"ping":1}` || o.Header.Get("Content-Type") != "application/json" {
-		t.Errorf("method %s body %q ct %q", o.Method, o.Body, o.Header.Get("Content-Type"))
+	if o.Method != "POST" || o.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("method %s ct %q", o.Method, o.Header.Get("Content-Type"))
+	}
+	// --data @FILE is streamed from the file (BodyFile, with its size),
+	// not read into Body: the request's body is the file's bytes.
+	if o.BodyFile != df || o.BodySize != int64(len(`{"ping":1}`)) || len(o.Body) != 0 {
+		t.Errorf("--data @file: BodyFile %q (%d bytes), Body %q; want %q, 10 bytes, none", o.BodyFile, o.BodySize, o.Body, df)
+	}
+	if u, err := tm.ForURL("http://127.0.0.1:1/health"); err != nil {
+		t.Error(err)
+	} else if req, err := probe.NewRequest(context.Background(), u); err != nil {
+		t.Error(err)
+	} else {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil || string(body) != `{"ping":1}` || req.ContentLength != 10 {
+			t.Errorf("the request's body %q (%v), Content-Length %d; want the file's", body, err, req.ContentLength)
+		}
 	}
 	if !o.HasUser || o.User != "admin" || o.Password != "hunter22" {
 		t.Errorf("-u: %q %q", o.User, o.Password)

@@ -21,7 +21,9 @@
 //	                                and lower-case forms are set empty)
 //
 // Conditions: [netns] holds when `unshare -rn` works and `ip` is installed
-// (the host_unreachable / net_unreachable scripts need a network namespace).
+// (the host_unreachable / net_unreachable scripts need a network namespace);
+// [race] when this test binary, which the scripts run as healthctl, was
+// built with -race (script_body_test.go).
 //
 // Custom commands (each fixture is closed when its script ends):
 //

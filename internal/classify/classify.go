@@ -29,8 +29,14 @@ const (
 	// StageHeaders runs from the connection being ready to the response
 	// headers read (request written, waiting for the answer).
 	StageHeaders Stage = "headers"
-	StageBody    Stage = "body"
-	StageDone    Stage = "done"
+	// StageWrite is StageHeaders while the request body is still going
+	// out: the server has not taken all of it (a server that never reads
+	// an upload). Its timeout is request_body_timeout — the write of the
+	// request's body was the phase running, no answer came — whose
+	// sentence names the bytes written.
+	StageWrite Stage = "write"
+	StageBody  Stage = "body"
+	StageDone  Stage = "done"
 )
 
 // DNSAnswer is what a follow-up query learned about a name Go reported as
@@ -499,7 +505,11 @@ func timeoutAt(s Stage) Reason {
 		return TLSHandshakeTimeout
 	case StageBody, StageDone:
 		return BodyTimeout
+	case StageWrite:
+		// No answer while the request body still went out.
+		return RequestBodyTimeout
 	}
+	// StageHeaders and a forward proxy's silence.
 	return HeadersTimeout
 }
 

@@ -119,6 +119,7 @@ func TestClassify(t *testing.T) {
 		{"grpc reset after the preface", Observation{Protocol: ProtoGRPC, Err: read(syscall.ECONNRESET), Stage: StageHeaders}, ConnReset},
 		{"grpcs no h2 selected", Observation{Protocol: ProtoGRPC, Err: fmt.Errorf("x: %w", ErrNoHTTP2), Stage: StageTLS}, GRPCProtocol},
 		{"grpc refused", Observation{Protocol: ProtoGRPC, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"body write window", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageWrite}, RequestBodyTimeout},
 		{"grpc headers window", Observation{Protocol: ProtoGRPC, Err: errors.New("x"), WindowClosed: true, Stage: StageHeaders}, HeadersTimeout},
 		{"grpc tls unknown authority", Observation{Protocol: ProtoGRPC, Err: verify(x509.UnknownAuthorityError{}), Stage: StageTLS}, TLSUnknownAuthority},
 	}
@@ -149,6 +150,7 @@ var specOutcome = map[Reason]Outcome{
 	"tls_handshake_timeout":    "timeout",
 	"headers_timeout":          "timeout",
 	"body_timeout":             "timeout",
+	"request_body_timeout":     "timeout",
 	"conn_refused":             "refused",
 	"tls_unknown_authority":    "tls",
 	"tls_insecure_algorithm":   "tls",

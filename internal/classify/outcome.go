@@ -42,6 +42,10 @@ const (
 	TLSHandshakeTimeout Reason = "tls_handshake_timeout"
 	HeadersTimeout      Reason = "headers_timeout"
 	BodyTimeout         Reason = "body_timeout"
+	// RequestBodyTimeout: the read window closed with no answer while
+	// the request body was still being written (the server stopped
+	// reading it).
+	RequestBodyTimeout Reason = "request_body_timeout"
 
 	ConnRefused Reason = "conn_refused"
 
@@ -129,6 +133,7 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		TLSHandshakeTimeout: Timeout,
 		HeadersTimeout:      Timeout,
 		BodyTimeout:         Timeout,
+		RequestBodyTimeout:  Timeout,
 
 		ConnRefused: Refused,
 
@@ -187,7 +192,7 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 var Reasons = []Reason{
 	OK,
 	DNSNXDomain, DNSNoAddress, DNSServfail,
-	DNSTimeout, ConnectTimeout, TLSHandshakeTimeout, HeadersTimeout, BodyTimeout,
+	DNSTimeout, ConnectTimeout, TLSHandshakeTimeout, HeadersTimeout, BodyTimeout, RequestBodyTimeout,
 	ConnRefused,
 	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,

@@ -100,6 +100,9 @@ type Facts struct {
 	// ThroughProxy: the read window closed while a forward proxy (plain
 	// HTTP through an HTTP proxy) had not answered.
 	ThroughProxy bool
+	// BodySent and BodySize are, for a window that closed in StageWrite,
+	// how many bytes of the request body went out and how many it has.
+	BodySent, BodySize int64
 	// Status is the final answer's status line ("503 Service
 	// Unavailable"); Want is the expected status set as the user wrote it.
 	Status string
@@ -284,6 +287,9 @@ func windowText(o Observation, f Facts) string {
 		return fmt.Sprintf("proxy CONNECT did not answer within %s%s", w, at)
 	case StageTLS:
 		what = "TLS handshake" + to + " did not finish"
+	case StageWrite:
+		return fmt.Sprintf("request body not sent: wrote %d of %d bytes, and no response headers within %s (the server stopped reading the request)",
+			f.BodySent, f.BodySize, w)
 	case StageHeaders:
 		what = "no response headers"
 		if o.Protocol == ProtoRedis || o.Protocol == ProtoPostgres {

@@ -20,6 +20,8 @@ func TestSentence(t *testing.T) {
 		want string
 	}{
 		{Observation{Err: cut, WindowClosed: true, Stage: StageHeaders}, HeadersTimeout, win, "no response headers within --read-timeout 2s"},
+		{Observation{Err: cut, WindowClosed: true, Stage: StageWrite}, RequestBodyTimeout, Facts{WindowFlag: "--read-timeout", WindowLimit: 2 * time.Second, BodySent: 4227072, BodySize: 52428800},
+			"request body not sent: wrote 4227072 of 52428800 bytes, and no response headers within --read-timeout 2s (the server stopped reading the request)"},
 		{Observation{Err: cut, WindowClosed: true, Stage: StageDNS}, DNSTimeout, win, "DNS lookup of app.invalid did not finish within --read-timeout 2s"},
 		{Observation{Err: cut, WindowClosed: true, Stage: StageConnect, Proxied: true}, ConnectTimeout, win, "TCP connect to the proxy to 127.0.0.1:80 did not finish within --read-timeout 2s"},
 		{Observation{Err: cut, WindowClosed: true, Stage: StageProxy}, ProxyError, Facts{WindowFlag: "--connect-timeout", WindowLimit: time.Second, Address: "127.0.0.1:3128", ProxySOCKS: true}, "SOCKS5 proxy did not open the connection within --connect-timeout 1s (proxy 127.0.0.1:3128)"},

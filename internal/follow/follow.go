@@ -7,7 +7,6 @@ package follow
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,27 +58,35 @@ var sensitiveHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"
 // the method and body. Once any hop changed scheme, host or port, the
 // credentials (Authorization, Proxy-Authorization, Cookie, secret headers,
 // -u and userinfo) and the -H Host override stay behind. No Referer is
-// added. data is the request body (--data), secret the secret header names.
-func Next(ctx context.Context, prev *http.Request, status int, next *url.URL, crossed bool, data []byte, secret []string) *http.Request {
+// added. The body is the previous request's again, from its GetBody (a
+// body streamed from a file is opened anew), and none when it has none;
+// secret is the secret header names.
+func Next(ctx context.Context, prev *http.Request, status int, next *url.URL, crossed bool, secret []string) *http.Request {
 	method := prev.Method
-	var body io.Reader
 	keepBody := status == http.StatusTemporaryRedirect || status == http.StatusPermanentRedirect
 	if !keepBody && method != http.MethodGet && method != http.MethodHead {
 		method = http.MethodGet
 	}
-	if keepBody && data != nil {
-		body = strings.NewReader(string(data))
-	}
+	hasBody := keepBody && prev.GetBody != nil
 	u := *next
 	u.User = nil
-	req, err := http.NewRequestWithContext(prev.Context(), method, u.String(), body)
+	req, err := http.NewRequestWithContext(prev.Context(), method, u.String(), nil)
 	if err != nil {
 		// The URL was parsed already; keep the previous request's context.
 		req = prev.Clone(ctx)
 		req.URL = &u
+		req.Body, req.GetBody, req.ContentLength = nil, nil, 0
+	}
+	if hasBody {
+		req.ContentLength, req.GetBody = prev.ContentLength, prev.GetBody
+		if req.Body, err = prev.GetBody(); err != nil {
+			// GetBody opens nothing (a file is opened on the first
+			// read): an error here is the body's, met as it is sent.
+			req.Body = errBody{err}
+		}
 	}
 	req.Header = prev.Header.Clone()
-	if !keepBody || data == nil {
+	if !hasBody {
 		req.Header.Del("Content-Type")
 		req.Header.Del("Content-Length")
 	}
@@ -112,3 +119,9 @@ func HasCredentials(h http.Header, secret []string) bool {
 	}
 	return false
 }
+
+// errBody is a body whose every read fails with err.
+type errBody struct{ err error }
+
+func (b errBody) Read([]byte) (int, error) { return 0, b.err }
+func (b errBody) Close() error             { return nil }

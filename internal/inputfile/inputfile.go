@@ -19,7 +19,8 @@ import (
 type Kind struct {
 	// Name says what the file is, in errors: "targets file".
 	Name string
-	// Max is the most bytes it may hold.
+	// Max is the most bytes it may hold; 0: no cap (a file streamed,
+	// never read whole).
 	Max int64
 }
 
@@ -32,9 +33,12 @@ var (
 	Config = Kind{"config file", 1 << 20}
 	// Headers: -H @file, a handful of header lines.
 	Headers = Kind{"header file", 1 << 20}
-	// Data: -d @file, a request body for a health check (and -d @-,
-	// standard input, has the same cap).
+	// Data: -d @-, a request body read from standard input (once, into
+	// memory: a retry or a redirect sends it again).
 	Data = Kind{"data file", 64 << 20}
+	// Body: -d @file, a request body streamed from the file for each
+	// request (Open): its size costs no memory, and it has no cap.
+	Body = Kind{"data file", 0}
 	// CABundle: --cacert; the Mozilla bundle is about 220 KiB.
 	CABundle = Kind{"CA bundle", 16 << 20}
 	// ClientCert: --cert and --key, PEM.
@@ -119,6 +123,32 @@ func Read(path string, k Kind) ([]byte, error) {
 		return nil, tooLarge(path, k)
 	}
 	return b, nil
+}
+
+// Open opens the file at path, of kind k, to be streamed: a regular file
+// (a FIFO, device, socket or directory is refused at once, nothing
+// blocks) within k's cap if it has one, with what Stat says of it. Errors
+// are Read's.
+func Open(path string, k Kind) (*os.File, fs.FileInfo, error) {
+	f, err := openNonBlocking(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &Error{Path: path, Kind: k, Err: fmt.Errorf("%w: it is %s; a %s must be a regular file",
+			ErrNotRegular, what(fi.Mode()), k.Name)}
+	}
+	if k.Max > 0 && fi.Size() > k.Max {
+		f.Close()
+		return nil, nil, tooLarge(path, k)
+	}
+	return f, fi, nil
 }
 
 func tooLarge(path string, k Kind) error {

@@ -151,16 +151,18 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	p.mu.Unlock()
 	c, err = p.race(ctx, addrs, port)
 	p.mu.Lock()
+	if err == nil && o.bodyLen() > 0 {
+		// The request body's write must never hold up the reading of
+		// the answer, on either exchange (writeBehind). It is the
+		// connection kept for closing: its Close wakes a body reader
+		// waiting on it.
+		p.wb = newWriteBehind(c)
+		c = p.wb
+	}
 	if err == nil {
 		p.keepConn(c)
 	}
 	p.record(PhaseConnect, time.Since(t0))
-	if err == nil && len(o.Body) > 0 {
-		// The request body's write must never hold up the reading of
-		// the answer, on either exchange (writeBehind). The connection
-		// kept for closing is the one underneath.
-		c = newWriteBehind(c)
-	}
 	if err == nil && p.proxied {
 		// Connected to the proxy: now it must open the way (CONNECT) or
 		// answer the request.

@@ -39,6 +39,7 @@ func newHTTP(ctx context.Context, p *run) (exchange, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.countBody(req)
 	return &httpExchange{p: p, req: req, tr: p.transport()}, nil
 }
 
@@ -215,11 +216,18 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.wroteHeaders = time.Now()
+			if p.opts.bodyLen() > 0 && p.firstByte.IsZero() {
+				// The body streams from here, the answer may come
+				// while it does: the read window opens with the
+				// headers out, as on the plain exchange.
+				p.wrote = p.wroteHeaders
+				p.arm(&p.readWin, p.opts.ReadTimeout)
+			}
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			if p.firstByte.IsZero() {
+			if p.firstByte.IsZero() && p.wrote.IsZero() {
 				p.wrote = time.Now()
 				p.arm(&p.readWin, p.opts.ReadTimeout)
 			}

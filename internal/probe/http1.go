@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -117,6 +118,7 @@ func newPlain(ctx context.Context, p *run) (exchange, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.countBody(req)
 	h := &plainHTTP{httpExchange: httpExchange{p: p, req: req}}
 	h.letGo = h.close
 	return h, nil
@@ -313,22 +315,42 @@ func (h *plainHTTP) write(conn net.Conn) (bool, error) {
 	if gzipAsked {
 		extra = "Accept-Encoding: gzip\r\nConnection: close\r\n"
 	}
-	out, err := netHTTPRequest(req, extra, len(o.Body))
+	body := req.Body
+	out, err := netHTTPRequest(req, extra)
+	if err == nil {
+		_, err = conn.Write(out)
+	}
+	if body == nil || body == http.NoBody {
+		return gzipAsked, err
+	}
 	if err != nil {
+		body.Close()
 		return false, err
 	}
-	if _, err := conn.Write(out); err != nil {
-		return false, err
-	}
+	// The body goes out on a goroutine of its own while the answer is
+	// read (a server may refuse it before reading it), 32 KiB at a time
+	// from its source: a 50 MB -d @FILE costs no more memory than a small
+	// one. It ends when the body is written or the connection, closed
+	// when the exchange is done or a window closes, fails its write.
+	go func() {
+		_, _ = io.Copy(conn, body)
+		body.Close()
+	}()
 	return gzipAsked, nil
 }
 
-// netHTTPRequest is req as net/http's Request.Write encodes it, with extra
-// after the caller's headers.
-func netHTTPRequest(req *http.Request, extra string, body int) ([]byte, error) {
+// netHTTPRequest is req's head — request line and headers — as net/http's
+// Request.Write encodes it, with extra after the caller's headers; the
+// body is not read (write sends it).
+func netHTTPRequest(req *http.Request, extra string) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(256 + body)
-	if err := req.Write(&buf); err != nil {
+	buf.Grow(256)
+	head := *req
+	stop := &headOnly{}
+	if req.Body != nil && req.Body != http.NoBody {
+		head.Body = stop
+	}
+	if err := head.Write(&buf); err != nil && !stop.reached {
 		return nil, err
 	}
 	b := buf.Bytes()
@@ -368,3 +390,12 @@ type gzipBody struct {
 }
 
 func (g *gzipBody) Close() error { return g.raw.Close() }
+
+// headOnly is the body netHTTPRequest hands Request.Write: its first read
+// says the head is written and stops the write there.
+type headOnly struct{ reached bool }
+
+var errHeadOnly = errors.New("request head only")
+
+func (h *headOnly) Read([]byte) (int, error) { h.reached = true; return 0, errHeadOnly }
+func (h *headOnly) Close() error             { return nil }

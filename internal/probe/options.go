@@ -24,8 +24,15 @@ const (
 type Options struct {
 	URL    *url.URL
 	Method string
-	Body   []byte
-	Header http.Header
+	// Body is the request body in memory (-d TEXT, -d @-); nil: none,
+	// unless BodyFile is set.
+	Body []byte
+	// BodyFile is the file -d @FILE names, checked when the options were
+	// built (a regular file of BodySize bytes) and opened for each request
+	// to stream its body (reqbody.go); it wins over Body.
+	BodyFile string
+	BodySize int64
+	Header   http.Header
 	// Host overrides the request host (from -H 'Host: x').
 	Host      string
 	UserAgent string

@@ -43,6 +43,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -130,6 +131,15 @@ type run struct {
 	result Result
 	obs    classify.Observation
 	facts  classify.Facts
+
+	// bodyHanded counts the current request body's bytes handed to the
+	// connection (countBody; each body has a counter of its own, so one
+	// the Transport still reads after GetBody gave the next does not
+	// count), and wb is the hop's connection when it carries a body:
+	// bodyUnsent tells from them whether the server stopped reading it.
+	// Both under mu.
+	bodyHanded *atomic.Int64
+	wb         *writeBehind
 }
 
 // recorder is the phase recorder: the stage running, the phases done, and
@@ -407,7 +417,7 @@ func (p *run) closeTimings(now time.Time) {
 	if p.windowStage != "" {
 		st = p.windowStage
 	}
-	if st == classify.StageHeaders || (st == classify.StageProxy && p.forward) {
+	if st == classify.StageHeaders || st == classify.StageWrite || (st == classify.StageProxy && p.forward) {
 		// Waiting for headers that never came: the wait is the ttfb
 		// phase, cut short, so the waterfall shows it.
 		if !p.timings.Has(PhaseTTFB) {

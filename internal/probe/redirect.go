@@ -101,7 +101,7 @@ func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Requ
 		}
 		secret := o.Redactor.Headers()
 		had := follow.HasCredentials(req.Header, secret)
-		req = follow.Next(ctx, req, resp.StatusCode, next, crossed, o.Body, secret)
+		req = follow.Next(ctx, req, resp.StatusCode, next, crossed, secret)
 		ex.credentialsDropped = ex.credentialsDropped || (crossed && had)
 		p.mu.Lock()
 		p.disarm(&p.readWin)

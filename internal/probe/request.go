@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"crypto/tls"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -20,17 +19,14 @@ import (
 // from -u, else from the URL's userinfo, unless -H Authorization was given.
 // The URL's userinfo never goes into the request line.
 func NewRequest(ctx context.Context, o *Options) (*http.Request, error) {
-	var body io.Reader
-	if o.Body != nil {
-		body = strings.NewReader(string(o.Body))
-	}
 	// The request is made for no URL and given a copy of o's: the
 	// request line and Host are the URL's as parsing its text again
 	// would make them (TestNewRequestURL), without the text.
-	req, err := http.NewRequestWithContext(ctx, o.Method, "", body)
+	req, err := http.NewRequestWithContext(ctx, o.Method, "", nil)
 	if err != nil {
 		return nil, err
 	}
+	o.setBody(req)
 	u := *o.URL
 	u.User = nil // credentials go in the header, never in text
 	u.Host = removeEmptyPort(u.Host)

@@ -233,6 +233,14 @@ func (p *run) windowed(err, cause error, answered bool, obs *classify.Observatio
 		// body.
 		obs.Stage = classify.StageBody
 	}
+	if obs.Stage == classify.StageHeaders && !answered {
+		if sent, size, unsent := p.bodyUnsent(); unsent {
+			// No answer, and the body has not all gone out: the
+			// server stopped reading the request.
+			obs.Stage = classify.StageWrite
+			f.BodySent, f.BodySize = sent, size
+		}
+	}
 	if obs.Stage == classify.StageProxy && p.forward {
 		// A forward proxy that says nothing may be waiting for the
 		// server behind it: a timeout, like the server's own.

@@ -16,22 +16,39 @@ import (
 // filled the TCP buffers of a server that stopped reading, the probe would
 // report headers_timeout for a server that did answer.
 //
-// The queue holds at most what the writer hands over: the request (its
-// body is already in memory) and HTTP/2's small frames. Bytes count as
-// written when queued, as they do when they sit in the kernel's send
-// buffer. Close closes the connection underneath, which ends a write the
-// goroutine has blocked in; a write error is kept and returned by every
-// later Write. No goroutine outlives a Close: the writer ends when its
-// queue is empty or its write fails.
+// The queue holds what the writer hands over, and the request body is
+// handed over only while less than maxQueued bytes are unwritten: its
+// reader waits for room (waitRoom, from countedBody) before it reads more
+// from its source. So a body streamed from a file (-d @FILE) costs at
+// most about a megabyte against a server that never reads it, and the
+// wait happens where no lock of net/http's is held — HTTP/2's writer reads
+// the body before it takes the connection's write lock, so its reader can
+// still ack a SETTINGS or answer a PING and hear a 413. Bytes count as
+// written when queued, as they do when they sit in the kernel's send buffer. Close
+// closes the connection underneath, which ends a write the goroutine has
+// blocked in and wakes a waiting Write; a write error is kept and returned
+// by every later Write. No goroutine outlives a Close: the writer ends when
+// its queue is empty or its write fails.
 type writeBehind struct {
 	net.Conn
-	mu      sync.Mutex
-	queue   []byte
-	writing bool
-	err     error
+	mu    sync.Mutex
+	room  sync.Cond // signalled when the queue shrinks or an error is kept
+	queue []byte
+	// inFlight is the length of the buffer the goroutine is writing.
+	inFlight int
+	writing  bool
+	err      error
+	closed   bool
 }
 
-func newWriteBehind(c net.Conn) *writeBehind { return &writeBehind{Conn: c} }
+// maxQueued bounds what a writeBehind holds unwritten.
+const maxQueued = 1 << 20
+
+func newWriteBehind(c net.Conn) *writeBehind {
+	w := &writeBehind{Conn: c}
+	w.room.L = &w.mu
+	return w
+}
 
 // Write queues b (copied) and returns at once, or returns the error an
 // earlier write met.
@@ -49,12 +66,49 @@ func (w *writeBehind) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// waitRoom waits while maxQueued bytes or more are unwritten, until some
+// are written or the connection is closed. Once a write has failed (the
+// server reset a connection it answered without reading the body) it
+// waits for the Close: the body's writer must not report that failure
+// before the answer already on its way is read — net/http's Transport
+// returns a write error that comes before the response instead of it —
+// and the exchange, or the window, closes the connection when it is done.
+func (w *writeBehind) waitRoom() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !w.closed && (w.err != nil || len(w.queue)+w.inFlight >= maxQueued) {
+		w.room.Wait()
+	}
+}
+
+// pending is how many bytes were queued and not yet written.
+func (w *writeBehind) pending() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int64(len(w.queue) + w.inFlight)
+}
+
+// Close closes the connection underneath and wakes a waitRoom; later
+// writes return net.ErrClosed unless a write error came first.
+func (w *writeBehind) Close() error {
+	err := w.Conn.Close()
+	w.mu.Lock()
+	w.closed = true
+	if w.err == nil {
+		w.err = net.ErrClosed
+	}
+	w.room.Broadcast()
+	w.mu.Unlock()
+	return err
+}
+
 // drain writes the queue out until it is empty or a write fails.
 func (w *writeBehind) drain() {
 	var buf []byte
 	for {
 		w.mu.Lock()
 		if len(w.queue) == 0 || w.err != nil {
+			w.queue = nil
 			w.writing = false
 			w.mu.Unlock()
 			return
@@ -62,14 +116,22 @@ func (w *writeBehind) drain() {
 		// Swap the buffers: Write appends to the spare while this one is
 		// written.
 		buf, w.queue = w.queue, buf[:0]
+		w.inFlight = len(buf)
+		w.room.Broadcast()
 		w.mu.Unlock()
-		if _, err := w.Conn.Write(buf); err != nil {
-			w.mu.Lock()
-			w.err = err
+		_, err := w.Conn.Write(buf)
+		w.mu.Lock()
+		w.inFlight = 0
+		w.room.Broadcast()
+		if err != nil {
+			if w.err == nil {
+				w.err = err
+			}
 			w.queue = nil
 			w.writing = false
 			w.mu.Unlock()
 			return
 		}
+		w.mu.Unlock()
 	}
 }

@@ -222,10 +222,19 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 				return nil, in.bad("data", ptr(in.Data), "standard input is longer than the %s cap of a request body", inputfile.Size(maxDataBody))
 			}
 		} else if ok {
-			var err error
-			if body, err = readInput(name, inputfile.Data); err != nil {
+			// The file is checked now (there, a regular file, readable)
+			// and streamed from for each request, never read whole.
+			size, err := statInput(name, inputfile.Body)
+			if errors.Is(err, inputfile.ErrNotRegular) {
+				// A FIFO or a device (/dev/zero, endless) has no
+				// size to send as the Content-Length, and may block
+				// or never end: exit 2, saying what a stream takes.
+				return nil, in.bad("data", ptr(in.Data), "%v (it is streamed with its size as the Content-Length; a stream goes through standard input, -d @-)", err)
+			}
+			if err != nil {
 				return nil, in.bad("data", ptr(in.Data), "%v", err)
 			}
+			o.BodyFile, o.BodySize, body = name, size, []byte{}
 		}
 		o.Body = body
 		if o.Header.Get("Content-Type") == "" {
@@ -665,6 +674,22 @@ func readInput(name string, k inputfile.Kind) ([]byte, error) {
 		return nil, pathErr(err)
 	}
 	return b, nil
+}
+
+// statInput opens an input file streamed later (inputfile.Open: a regular
+// file, readable, without blocking) and says its size, its error without
+// the path, which the caller names with its flag.
+func statInput(name string, k inputfile.Kind) (int64, error) {
+	f, fi, err := inputfile.Open(name, k)
+	var ie *inputfile.Error
+	if errors.As(err, &ie) {
+		return 0, ie.Err
+	}
+	if err != nil {
+		return 0, pathErr(err)
+	}
+	f.Close()
+	return fi.Size(), nil
 }
 
 // ParseResolve reads curl's --resolve HOST:PORT:ADDR[,ADDR...] (an ADDR

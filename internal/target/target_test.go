@@ -2,6 +2,8 @@ package target
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -225,6 +227,39 @@ func TestOptionsForTheProtocol(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming --%s", tc.name, err, tc.flag)
 		case tc.flag != "" && !strings.Contains(err.Error(), tc.url):
 			t.Errorf("%s: %v does not name the URL", tc.name, err)
+		}
+	}
+}
+
+// TestDataFile: -d @FILE is checked when the input is built (there, a
+// regular file) and kept as a path and a size to stream from, not read;
+// a POST by default, with the form Content-Type.
+func TestDataFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "body.bin")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := Defaults()
+	in.Data = "@" + path
+	tm, err := in.Build(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := tm.Options()
+	if o.BodyFile != path || o.BodySize != 10 || len(o.Body) != 0 || o.Method != "POST" ||
+		o.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+		t.Errorf("options: file %q size %d body %q method %s type %q", o.BodyFile, o.BodySize, o.Body, o.Method, o.Header.Get("Content-Type"))
+	}
+	for name, want := range map[string]string{
+		filepath.Join(dir, "missing"): "no such file or directory",
+		dir:                           "not a regular file: it is a directory",
+	} {
+		in := Defaults()
+		in.Data = "@" + name
+		_, err := in.Build(func(string) string { return "" })
+		if err == nil || !strings.HasPrefix(err.Error(), `--data "@`+name+`": `+want) {
+			t.Errorf("-d @%s: %v, want %q", name, err, want)
 		}
 	}
 }

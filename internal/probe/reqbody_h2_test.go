@@ -1,0 +1,113 @@
+package probe
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
+)
+
+// TestFileBodyCancelledOnHTTP2 is probe_hold_signal's shape: -d @FILE's
+// body to an HTTP/2 server that never opens its window, cancelled (a
+// SIGTERM) while net/http's body writer is in its first Read. The
+// Transport then closes the body on a goroutine of its own
+// (closeReqBodyLocked) while that Read goes on: here the Read waits until
+// the Close has begun, then reads the file's body, so the two meet every
+// run. Under -race this failed (fileBody's Close against its Read, exit
+// 66 in the script) before the body guarded its state; the Read must
+// fail, the file end closed, and RoundTrip return the cancellation.
+func TestFileBodyCancelledOnHTTP2(t *testing.T) {
+	pki, err := fixture.NewPKI(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pki.ServerCertificate(fixture.CertGood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := h2fixture.New(t, h2fixture.Window0, &cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "body")
+	if err := os.WriteFile(path, make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("https://" + srv.Addr + "/health")
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.Pool()}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	for i := range 5 {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := NewRequest(ctx, &Options{URL: u, Method: "POST", Header: http.Header{}, BodyFile: path, BodySize: 4 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb := req.Body.(*fileBody)
+		body := &cancelInRead{ReadCloser: fb, cancel: cancel, closing: make(chan struct{}), read: make(chan error, 1)}
+		req.Body = body
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("request %d: %s, want the cancellation", i, resp.Status)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("request %d: %v, want context.Canceled", i, err)
+		}
+		select {
+		case err := <-body.read:
+			if err == nil {
+				t.Errorf("request %d: the Read after Close read on", i)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("request %d: the body's Read still going 10 s after the cancellation", i)
+		}
+		fb.mu.Lock()
+		open := fb.f != nil
+		fb.mu.Unlock()
+		if open {
+			t.Errorf("request %d: the file is still open after the Transport closed the body", i)
+		}
+		cancel()
+	}
+}
+
+// cancelInRead cancels its request in its first Read, then waits for the
+// Transport's Close to begin before it reads on.
+type cancelInRead struct {
+	io.ReadCloser
+	cancel  context.CancelFunc
+	once    sync.Once
+	closing chan struct{}
+	first   bool
+	read    chan error
+}
+
+func (c *cancelInRead) Read(p []byte) (int, error) {
+	if c.first {
+		return c.ReadCloser.Read(p)
+	}
+	c.first = true
+	c.cancel()
+	select {
+	case <-c.closing:
+	case <-time.After(10 * time.Second):
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.read <- err
+	return n, err
+}
+
+func (c *cancelInRead) Close() error {
+	c.once.Do(func() { close(c.closing) })
+	return c.ReadCloser.Close()
+}
