@@ -12,9 +12,8 @@
 //	    20,000 fresh connections to one port is most of the ephemeral
 //	    range). The servers stop when the script ends.
 //
-// and the condition [race]: the test binary (healthctl in the scripts) is
-// built with -race, ~5x slower a probe, so a fleet-sized script sizes its
-// fleet down.
+// A fleet-sized script sizes its fleet down under [race]
+// (script_body_test.go): ~5x slower a probe.
 package main
 
 import (
@@ -32,7 +31,6 @@ import (
 
 func init() {
 	extraCmds["usersfleet"] = cmdUsersFleet
-	extraConds["race"] = func() (bool, error) { return raceBuilt, nil }
 }
 
 func cmdUsersFleet(ts *testscript.TestScript, neg bool, args []string) {
