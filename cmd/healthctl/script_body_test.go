@@ -17,7 +17,8 @@
 //	peakrss MAXMIB WANT PROG [ARGS...]   (Linux)
 //	    runs PROG (from the script's PATH, with the script's environment)
 //	    and fails unless it exits with WANT and its peak resident set
-//	    (getrusage's ru_maxrss) stays within MAXMIB MiB; its stdout and
+//	    (its VmHWM, not the parent-inflated ru_maxrss: see
+//	    script_body_linux_test.go) stays within MAXMIB MiB; its stdout and
 //	    stderr are then what the stdout and stderr commands check.
 //
 // Condition: [race] holds when healthctl (this test binary) was built with
