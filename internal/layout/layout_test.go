@@ -2,7 +2,9 @@ package layout
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -118,5 +120,34 @@ func TestImportsRunOneWay(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTheHouseStaysSmall: the sizes issue 40 set. cmd/healthctl is wiring
+// (under 300 lines of code beside its tests); docs/benchmarks.md is the
+// summary and the method, its history in git (300 lines at most).
+func TestTheHouseStaysSmall(t *testing.T) {
+	lines := func(path string) int {
+		b, err := os.ReadFile(filepath.Join("../..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Count(b, []byte("\n"))
+	}
+	mains, err := filepath.Glob("../../cmd/healthctl/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	for _, m := range mains {
+		if !strings.HasSuffix(m, "_test.go") {
+			code += lines(strings.TrimPrefix(m, "../../"))
+		}
+	}
+	if code >= 300 {
+		t.Errorf("cmd/healthctl holds %d lines of code beside its tests, want under 300: move what is not wiring into its room", code)
+	}
+	if n := lines("docs/benchmarks.md"); n > 300 {
+		t.Errorf("docs/benchmarks.md is %d lines, want 300 at most: the summary table and the method, the diary in git", n)
 	}
 }
