@@ -268,7 +268,7 @@ func (s *stacks) nginx() []diffCase {
 		{name: "nginx/upstream-slow-504", url: local(p, "/slow")},
 		// nginx ends the answer short of its Content-Length when its
 		// upstream resets mid-body: curl says 18 (partial file), and
-		// healthctl's plain exchange reads the common answer's head
+		// healthctl's HTTP/1.1 exchange reads the common answer's head
 		// itself (readResponse) and the short body as unexpected EOF.
 		{name: "nginx/upstream-reset-short-body", url: local(p, "/short"), hcSays: "unexpected EOF"},
 		// nginx's own limit_rate on a static file: the headers come at

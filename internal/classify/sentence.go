@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// h2Answer says whether text, an HTTP/1.1 exchange's error, quotes an
+// h2Answer says whether text, the error of a probe that spoke HTTP/1.1, quotes an
 // answer that begins as an HTTP/2 server's does: a SETTINGS frame (type 4,
 // a length that is a multiple of 6) on stream 0. A server that speaks only
 // HTTP/2 answers an HTTP/1.1 request so, then closes (nghttpd without

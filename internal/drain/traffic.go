@@ -343,7 +343,7 @@ func openKeepAlive(opts *probe.Options) *keepAlive {
 	ka.conn = c
 	ka.cr = &countReader{r: c}
 	ka.br = bufio.NewReader(ka.cr)
-	if closeHdr, _, err := ka.exchange(); err != nil || closeHdr {
+	if closeHdr, _, err := ka.roundTrip(); err != nil || closeHdr {
 		c.Close()
 		ka.conn = nil
 		if err != nil {
@@ -355,9 +355,9 @@ func openKeepAlive(opts *probe.Options) *keepAlive {
 	return ka
 }
 
-// exchange writes one request and reads its response. partial is the
+// roundTrip writes one request and reads its response. partial is the
 // number of response bytes read when it failed.
-func (ka *keepAlive) exchange() (closeHdr bool, partial int64, err error) {
+func (ka *keepAlive) roundTrip() (closeHdr bool, partial int64, err error) {
 	_ = ka.conn.SetDeadline(time.Now().Add(2 * time.Second))
 	if _, err := fmt.Fprintf(ka.conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: healthctl-drain-test\r\n\r\n", ka.path, ka.host); err != nil {
 		return false, 0, err
@@ -398,7 +398,7 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 				return
 			}
 		}
-		closeHdr, partial, err := ka.exchange()
+		closeHdr, partial, err := ka.roundTrip()
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -21,7 +21,7 @@ import (
 // TestCrossPath is the cross-path differential (SPEC §13, one fact, one
 // verdict): every server of the corpus — well-behaved, hostile, TLS wrong in
 // one way each, gRPC in each state — is probed through every path a flag can
-// select for its URL: the plain HTTP/1.1 exchange and net/http's Transport,
+// select for its URL: the HTTP/1.1 exchange and net/http's Transport,
 // direct, through an HTTP proxy (CONNECT for TLS, forwarding for http://)
 // and through a SOCKS5 proxy, one address and --all-addresses, https:// and
 // tls:// for a handshake's verdict. Every path must give the server's
@@ -216,12 +216,12 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 	}
 	paths = append(paths, mk(name, via(httpProxy)))
 	if !s.tls {
-		// The plain exchange takes a direct http:// probe; the same
+		// The HTTP/1.1 exchange takes a direct http:// probe; the same
 		// probe through net/http's Transport.
 		paths = append(paths, crossPath{name: "transport", run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
 			p := newRun(crossOpts(t, raw, pki), hooks{transport: true})
-			if !p.plainFast() {
-				t.Fatalf("%s: the plain exchange does not take it", raw)
+			if !p.http1Fits() {
+				t.Fatalf("%s: the HTTP/1.1 exchange does not take it", raw)
 			}
 			return p.do(context.Background())
 		}})

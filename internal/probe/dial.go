@@ -93,7 +93,7 @@ func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) 
 	return p.dialHost(ctx, host, port)
 }
 
-// dialHost is dial of host and port given apart (the plain exchange's: no
+// dialHost is dial of host and port given apart (the HTTP/1.1 exchange's: no
 // address text joined only to be split again).
 func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err error) {
 	o := p.opts

@@ -19,7 +19,7 @@ import (
 // up to --max-body and no further on every path — the plain HTTP/1.1
 // exchange, net/http's Transport (-L) and through an HTTP proxy — and
 // each says pass with the body truncated. net/http's body, closed early,
-// reads a chunked body to its end (GOTCHAS): the plain exchange once took
+// reads a chunked body to its end (GOTCHAS): the HTTP/1.1 exchange once took
 // 437 MB in the 2 s of its read window here. What the server could write
 // is bounded by the cap and the kernel's socket buffers, a few MiB on
 // loopback, never the window's worth.

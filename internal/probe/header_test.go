@@ -61,7 +61,7 @@ func TestHeaderValueKeysCanonical(t *testing.T) {
 
 // TestHeaderConditionSeesEncoding: --expect-header judges the headers the
 // server sent, also when Go decoded the gzip it asked for and removed
-// Content-Encoding (the plain exchange and the Transport alike); curl's
+// Content-Encoding (the HTTP/1.1 exchange and the Transport alike); curl's
 // -D dump of the same answer has it (TestCurlDiff's
 // nginx/json-gzip-encoding-header).
 func TestHeaderConditionSeesEncoding(t *testing.T) {

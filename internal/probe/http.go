@@ -19,7 +19,7 @@ type httpExchange struct {
 	p    *run
 	req  *http.Request
 	tr   *http.Transport
-	ex   exchanged
+	rt   roundTripped
 	body expect.Body
 	// letGo, when set, closes the connection under the body before the
 	// body is closed: net/http's body of a response it did not read
@@ -29,11 +29,11 @@ type httpExchange struct {
 }
 
 // newHTTP builds the request (traced) and the transport of one probe; the
-// common case (plain HTTP/1.1 to the URL itself) takes the plain exchange
+// common case (plain HTTP/1.1 to the URL itself) takes the HTTP/1.1 exchange
 // instead (http1.go), unless a test turned it off.
 func newHTTP(ctx context.Context, p *run) (exchange, error) {
-	if !p.hooks.transport && p.plainFast() {
-		return newPlain(ctx, p)
+	if !p.hooks.transport && p.http1Fits() {
+		return newHTTP1(ctx, p)
 	}
 	req, err := NewRequest(p.traceContext(ctx), p.opts)
 	if err != nil {
@@ -43,7 +43,7 @@ func newHTTP(ctx context.Context, p *run) (exchange, error) {
 	return &httpExchange{p: p, req: req, tr: p.transport()}, nil
 }
 
-func (h *httpExchange) answered() bool { return h.ex.resp != nil }
+func (h *httpExchange) answered() bool { return h.rt.resp != nil }
 
 // close: net/http lets a dial outlive its cancelled request (for a later
 // request to use); a probe has none, and CloseIdleConnections cancels such
@@ -56,15 +56,15 @@ func (h *httpExchange) close() {
 }
 
 func (h *httpExchange) run(ctx context.Context) error {
-	h.ex = h.p.exchange(ctx, h.tr, h.req)
+	h.rt = h.p.roundTrips(ctx, h.tr, h.req)
 	return h.readAnswer()
 }
 
-// readAnswer takes the answer the round trip gave (h.ex): ttfb, a 101, and
+// readAnswer takes the answer the round trip gave (h.rt): ttfb, a 101, and
 // the body read through the cap while the body conditions look at it.
 func (h *httpExchange) readAnswer() error {
 	p, o := h.p, h.p.opts
-	resp, err := h.ex.resp, h.ex.err
+	resp, err := h.rt.resp, h.rt.err
 	if resp != nil {
 		// The headers are here: ttfb is known even when the first-byte
 		// hook raced the request-written ones (HTTP/2) or never fired.
@@ -108,10 +108,10 @@ func (h *httpExchange) readAnswer() error {
 }
 
 func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
-	p, o, resp := h.p, h.p.opts, h.ex.resp
-	res.Hops = h.ex.hops
-	res.Downgrade = h.ex.downgrade
-	f.CredentialsDropped = h.ex.credentialsDropped
+	p, o, resp := h.p, h.p.opts, h.rt.resp
+	res.Hops = h.rt.hops
+	res.Downgrade = h.rt.downgrade
+	f.CredentialsDropped = h.rt.credentialsDropped
 	if resp == nil {
 		return
 	}
@@ -122,12 +122,12 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	obs.StatusCode = resp.StatusCode
 	obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)
 	f.Status, f.Want = resp.Status, o.Expect.Status.String()
-	if h.ex.location != "" {
+	if h.rt.location != "" {
 		obs.HasLocation = true
-		res.Redirect = p.redirect(resp.Request.URL, h.ex.location)
+		res.Redirect = p.redirect(resp.Request.URL, h.rt.location)
 		f.Location, f.OtherHost, f.BadLocation = res.Redirect.Location, res.Redirect.OtherHost, res.Redirect.Invalid
-		f.Limited, f.Hops, f.Follow = h.ex.limited, len(h.ex.hops), o.Follow
-		f.Loop = h.ex.loop
+		f.Limited, f.Hops, f.Follow = h.rt.limited, len(h.rt.hops), o.Follow
+		f.Loop = h.rt.loop
 	}
 	if resp.TLS != nil {
 		p.tlsState = resp.TLS
@@ -157,7 +157,7 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 
 // conditionHeader is the header the --expect-header conditions judge: the
 // response's as the server sent it. When Go decoded the gzip it asked for
-// itself (the Transport, and the plain exchange as it does), it removed
+// itself (the Transport, and the HTTP/1.1 exchange as it does), it removed
 // Content-Encoding: gzip, which the server did send (curl's -D shows it),
 // and which a condition on it must see. Content-Length went with it and
 // cannot be given back (the Transport keeps no copy); with -H
@@ -219,7 +219,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			if p.opts.bodyLen() > 0 && p.firstByte.IsZero() {
 				// The body streams from here, the answer may come
 				// while it does: the read window opens with the
-				// headers out, as on the plain exchange.
+				// headers out, as on the HTTP/1.1 exchange.
 				p.wrote = p.wroteHeaders
 				p.arm(&p.readWin, p.opts.ReadTimeout)
 			}

@@ -18,7 +18,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 )
 
-// plainHTTP is the common case of an HTTP probe spoken without net/http's
+// http1Exchange is the common case of an HTTP probe spoken without net/http's
 // Transport: an http:// URL, no proxy for it, no redirect followed, no
 // HTTP/2. One fresh connection from the shared dialler, the request written
 // on it, the answer read back, all on the caller's goroutine. The Transport
@@ -33,7 +33,7 @@ import (
 // context closes the connection (the dialler keeps it, closeConns), so no
 // read or write outlives a window, and the connection's deadline is a
 // backstop a moment after the window that is open.
-type plainHTTP struct {
+type http1Exchange struct {
 	httpExchange
 	conn net.Conn
 	// br reads the answer; back to readers when the exchange is done.
@@ -46,11 +46,11 @@ type plainHTTP struct {
 // the Transport's MaxResponseHeaderBytes does.
 const maxHeaderBytes = 1 << 20
 
-// plainFast reports whether a probe of p's options can take the plain
+// http1Fits reports whether a probe of p's options can take the plain
 // exchange: plain HTTP/1.1 to the URL itself, and a request that the
 // Transport would send as it is, with nothing of its own to add but
 // Accept-Encoding and Connection: close.
-func (p *run) plainFast() bool {
+func (p *run) http1Fits() bool {
 	o := p.opts
 	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 || o.HTTP2PriorKnowledge {
 		return false
@@ -111,32 +111,32 @@ func validHeader(k string, vs []string) bool {
 	return true
 }
 
-// newPlain builds the request of one probe, untraced: the exchange records
+// newHTTP1 builds the request of one probe, untraced: the exchange records
 // its own phases.
-func newPlain(ctx context.Context, p *run) (exchange, error) {
+func newHTTP1(ctx context.Context, p *run) (exchange, error) {
 	req, err := NewRequest(ctx, p.opts)
 	if err != nil {
 		return nil, err
 	}
 	p.countBody(req)
-	h := &plainHTTP{httpExchange: httpExchange{p: p, req: req}}
+	h := &http1Exchange{httpExchange: httpExchange{p: p, req: req}}
 	h.letGo = h.close
 	return h, nil
 }
 
 // close closes the connection once: run closes it as soon as the answer
 // is read, and the probe's deferred close comes after.
-func (h *plainHTTP) close() {
+func (h *http1Exchange) close() {
 	if h.conn != nil {
 		h.conn.Close()
 		h.conn = nil
 	}
 }
 
-func (h *plainHTTP) run(ctx context.Context) error {
+func (h *http1Exchange) run(ctx context.Context) error {
 	// Through the redirect logic with --follow 0: a Location is
 	// reported, never followed.
-	h.ex = h.p.exchange(ctx, plainTrip{h, ctx}, h.req)
+	h.rt = h.p.roundTrips(ctx, http1Trip{h, ctx}, h.req)
 	err := h.readAnswer()
 	if errors.Is(err, os.ErrDeadlineExceeded) && h.backstop != nil {
 		// The connection's deadline came before the window's timer (a
@@ -160,25 +160,25 @@ func (h *plainHTTP) run(ctx context.Context) error {
 	return err
 }
 
-// answerBuffer is the size of the plain exchange's answer readers
+// answerBuffer is the size of the HTTP/1.1 exchange's answer readers
 // (bufio's default).
 const answerBuffer = 4 << 10
 
-// readers are the plain exchange's answer readers, reused: a sweep makes
+// readers are the HTTP/1.1 exchange's answer readers, reused: a sweep makes
 // one probe a target.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, answerBuffer) }}
 
-// plainTrip is the plain exchange as the redirect logic's round tripper.
-type plainTrip struct {
-	h   *plainHTTP
+// http1Trip is the HTTP/1.1 exchange as the redirect logic's round tripper.
+type http1Trip struct {
+	h   *http1Exchange
 	ctx context.Context
 }
 
-func (t plainTrip) RoundTrip(*http.Request) (*http.Response, error) { return t.h.roundTrip(t.ctx) }
+func (t http1Trip) RoundTrip(*http.Request) (*http.Response, error) { return t.h.roundTrip(t.ctx) }
 
 // roundTrip dials, writes the request and reads the answer's headers,
 // recording the phases the Transport's trace hooks record on its path.
-func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
+func (h *http1Exchange) roundTrip(ctx context.Context) (*http.Response, error) {
 	conn, err := h.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (h *plainHTTP) roundTrip(ctx context.Context) (*http.Response, error) {
 // connect opens the connect window and dials the request's host; once
 // connected, the headers stage begins, and the connection's write deadline
 // is the --max-time backstop.
-func (h *plainHTTP) connect(ctx context.Context) (net.Conn, error) {
+func (h *http1Exchange) connect(ctx context.Context) (net.Conn, error) {
 	p, o, req := h.p, h.p.opts, h.req
 	p.beginHop(req.URL)
 	p.mu.Lock()
@@ -242,7 +242,7 @@ func (h *plainHTTP) connect(ctx context.Context) (net.Conn, error) {
 
 // requestWritten opens the read window once the request is out, and sets
 // the connection's read deadline, its backstop, which it returns.
-func (h *plainHTTP) requestWritten(conn net.Conn) time.Time {
+func (h *http1Exchange) requestWritten(conn net.Conn) time.Time {
 	p, o := h.p, h.p.opts
 	now := time.Now()
 	p.mu.Lock()
@@ -261,7 +261,7 @@ func (h *plainHTTP) requestWritten(conn net.Conn) time.Time {
 // readHead reads the answer's status line and headers (past any 1xx but
 // 101) with http.ReadResponse, within the header budget; ttfb is the first
 // byte. A deadline that fires inside them is the window's.
-func (h *plainHTTP) readHead(conn net.Conn, backstop time.Time) (*http.Response, error) {
+func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Response, error) {
 	p := h.p
 	lr := &headerLimit{r: conn, n: maxHeaderBytes}
 	br := readers.Get().(*bufio.Reader)
@@ -307,7 +307,7 @@ func (h *plainHTTP) readHead(conn net.Conn, backstop time.Time) (*http.Response,
 // gzip (when the caller set none, and not for HEAD or a range) and
 // Connection: close added after the caller's headers. It reports whether
 // gzip was asked for.
-func (h *plainHTTP) write(conn net.Conn) (bool, error) {
+func (h *http1Exchange) write(conn net.Conn) (bool, error) {
 	o, req := h.p.opts, h.req
 	gzipAsked := !o.removesHeader("Accept-Encoding") && headerValue(req.Header, "Accept-Encoding") == "" &&
 		headerValue(req.Header, "Range") == "" && req.Method != http.MethodHead

@@ -39,11 +39,11 @@ func gzipped(s string) []byte {
 	return b.Bytes()
 }
 
-// TestPlainMatchesTransport: the plain exchange and net/http's Transport,
+// TestHTTP1MatchesTransport: the HTTP/1.1 exchange and net/http's Transport,
 // probing the same servers (well-behaved and hostile), give the same
 // result — outcome, reason, sentence, status, phases recorded — and send
 // the server the same bytes.
-func TestPlainMatchesTransport(t *testing.T) {
+func TestHTTP1MatchesTransport(t *testing.T) {
 	gz := gzipped("ok\n")
 	cases := []struct {
 		name    string
@@ -153,8 +153,8 @@ func TestPlainMatchesTransport(t *testing.T) {
 					o.ReadTimeout = tc.timeout
 				}
 				p := newRun(o, hooks{transport: only})
-				if !only && !p.plainFast() {
-					t.Fatal("the plain exchange does not take this probe")
+				if !only && !p.http1Fits() {
+					t.Fatal("the HTTP/1.1 exchange does not take this probe")
 				}
 				results[i] = p.do(context.Background())
 			}
@@ -234,10 +234,10 @@ func plainOpts(t *testing.T, raw string) *Options {
 	}
 }
 
-// TestPlainFastPicks: only the common case takes the plain exchange; every
+// TestHTTP1FitsPicks: only the common case takes the HTTP/1.1 exchange; every
 // probe that needs what the Transport does (TLS, a proxy, redirects, h2c,
 // its rules about connection headers) keeps it.
-func TestPlainFastPicks(t *testing.T) {
+func TestHTTP1FitsPicks(t *testing.T) {
 	proxy := func(*url.URL) (*url.URL, error) { return url.Parse("http://127.0.0.1:3128") }
 	noProxy := func(*url.URL) (*url.URL, error) { return nil, nil }
 	cases := []struct {
@@ -262,8 +262,8 @@ func TestPlainFastPicks(t *testing.T) {
 		if tc.set != nil {
 			tc.set(o)
 		}
-		if got := newRun(o, hooks{}).plainFast(); got != tc.want {
-			t.Errorf("%s: plainFast = %v, want %v", tc.name, got, tc.want)
+		if got := newRun(o, hooks{}).http1Fits(); got != tc.want {
+			t.Errorf("%s: http1Fits = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -316,7 +316,7 @@ func TestNewRequestURL(t *testing.T) {
 // TestBackstopInTheStatusLine: when the windows' timer is starved (CPU
 // starvation on a loaded machine) the connection's backstop deadline ends
 // a status line that trickles in, and it is the read window that closed: a
-// headers timeout, never protocol_error. TestPlainMatchesTransport's
+// headers timeout, never protocol_error. TestHTTP1MatchesTransport's
 // trickled headers saw protocol_error in 1 of 15 loaded runs when the
 // hand-written answer parser (deleted) read the head; http.ReadResponse
 // passes the deadline's error on, and readHead turns any error after the

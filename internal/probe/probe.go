@@ -99,7 +99,7 @@ type hooks struct {
 	// moment a late window must not count.
 	afterBody func(*run)
 	// transport sends an HTTP probe through net/http's Transport even
-	// when the plain exchange would take it (the cross-path test).
+	// when the HTTP/1.1 exchange would take it (the cross-path test).
 	transport bool
 	// afterExchange runs between the exchange's return and the result's
 	// making: where a signal can land once the answer is in.
@@ -381,7 +381,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	if err != nil && parent.Err() != nil {
 		// Only an exchange that did not finish was cut short: one whose
 		// answer was read and judged before the signal came is a result
-		// like any other (the plain exchange closes its connection as
+		// like any other (the HTTP/1.1 exchange closes its connection as
 		// soon as the answer is read, before the result is made).
 		res.Canceled = true
 		err = parent.Err()

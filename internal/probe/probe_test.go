@@ -184,7 +184,7 @@ func TestCanceledIsNotAFailure(t *testing.T) {
 }
 
 // TestCanceledAfterTheAnswerIsAResult: a signal that lands once the
-// answer has been read (the plain exchange has closed its connection, the
+// answer has been read (the HTTP/1.1 exchange has closed its connection, the
 // server has seen the client go) does not turn the finished probe into an
 // interrupted one: probe_signal.txtar's /fast, which CI once saw reported
 // as interrupted.

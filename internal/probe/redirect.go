@@ -13,8 +13,8 @@ import (
 	"github.com/healthctl/healthctl/internal/follow"
 )
 
-// exchanged is what the request (and the redirects it followed) gave.
-type exchanged struct {
+// roundTripped is what the request (and the redirects it followed) gave.
+type roundTripped struct {
 	resp *http.Response
 	err  error
 	// location is the final answer's Location when it is a redirect
@@ -37,12 +37,12 @@ type exchanged struct {
 	downgrade bool
 }
 
-// exchange sends req and follows redirects itself (up to --follow), so that
+// roundTrips sends req and follows redirects itself (up to --follow), so that
 // a Location that is not a URL keeps its status, no Referer is ever added,
 // and credentials stay behind when a hop changes origin.
-func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Request) exchanged {
+func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Request) roundTripped {
 	o := p.opts
-	var ex exchanged
+	var rt roundTripped
 	// What a redirect needs (the origins crossed, the URLs requested) is
 	// made at the first one: most probes are answered without one.
 	first := req.URL
@@ -57,40 +57,40 @@ func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Requ
 				// What http.Client says (golang.org/issue/11111).
 				err = http.ErrSchemeMismatch
 			}
-			ex.err = err
+			rt.err = err
 			// The failed hop is reported with its own fields: not the
 			// previous hop's status, HTTP version or TLS details.
-			ex.resp = nil
-			return ex
+			rt.resp = nil
+			return rt
 		}
-		ex.resp = resp
+		rt.resp = resp
 		loc := headerValue(resp.Header, "Location")
 		if resp.StatusCode < 300 || resp.StatusCode > 399 || loc == "" {
-			return ex
+			return rt
 		}
-		ex.location = loc
+		rt.location = loc
 		next, ok := follow.Target(req.URL, loc)
 		if !ok {
-			ex.badLocation = true
-			return ex
+			rt.badLocation = true
+			return rt
 		}
 		if strings.EqualFold(req.URL.Scheme, "https") && strings.EqualFold(next.Scheme, "http") {
-			ex.downgrade = true
+			rt.downgrade = true
 		}
 		if requested == nil {
 			origins = []string{follow.Origin(first)}
 			requested = map[string]bool{first.String(): true}
 		}
 		if o.Follow > 0 && follow.IsRedirect(resp.StatusCode) && requested[next.String()] {
-			ex.loop = true
-			return ex
+			rt.loop = true
+			return rt
 		}
 		requested[next.String()] = true
-		if !follow.IsRedirect(resp.StatusCode) || len(ex.hops) >= o.Follow {
-			ex.limited = o.Follow > 0 && follow.IsRedirect(resp.StatusCode)
-			return ex
+		if !follow.IsRedirect(resp.StatusCode) || len(rt.hops) >= o.Follow {
+			rt.limited = o.Follow > 0 && follow.IsRedirect(resp.StatusCode)
+			return rt
 		}
-		ex.hops = append(ex.hops, Hop{URL: o.Redactor.URL(req.URL), Status: resp.StatusCode, Location: o.Redactor.URL(next)})
+		rt.hops = append(rt.hops, Hop{URL: o.Redactor.URL(req.URL), Status: resp.StatusCode, Location: o.Redactor.URL(next)})
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 
@@ -102,7 +102,7 @@ func (p *run) exchange(ctx context.Context, tr http.RoundTripper, req *http.Requ
 		secret := o.Redactor.Headers()
 		had := follow.HasCredentials(req.Header, secret)
 		req = follow.Next(ctx, req, resp.StatusCode, next, crossed, secret)
-		ex.credentialsDropped = ex.credentialsDropped || (crossed && had)
+		rt.credentialsDropped = rt.credentialsDropped || (crossed && had)
 		p.mu.Lock()
 		p.disarm(&p.readWin)
 		p.timings = Timings{}

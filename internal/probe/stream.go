@@ -16,7 +16,7 @@ import (
 // connection share (redis.go, postgres.go): the connect through the run's
 // dialler in the connect window, TLS through the shared capture, the
 // request written and the answer read in the read window, the phases
-// recorded as the plain HTTP exchange records them (connect, tls, ttfb
+// recorded as the HTTP/1.1 exchange records them (connect, tls, ttfb
 // from the request written to the answer's first byte, total). No proxy is
 // used, as for tcp://: a tunnel would prove only that the proxy connected.
 type conversation struct {

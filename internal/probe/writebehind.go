@@ -9,7 +9,7 @@ import (
 // write hands over is queued and a goroutine of its own writes it out. The
 // dialler gives it to every probe with a request body, so that a server
 // refusing an upload it will not read (a 413, a 401) is heard: its answer
-// is read while the body waits. Without it, the plain exchange writes the
+// is read while the body waits. Without it, the HTTP/1.1 exchange writes the
 // whole request before it reads, and net/http's HTTP/2 client writes a DATA
 // frame and flushes it under the connection's write lock, which its reader
 // takes to ack a SETTINGS frame or answer a PING: either way, once the body

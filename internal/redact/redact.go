@@ -1,6 +1,6 @@
 // Package redact keeps secrets out of every output: URL userinfo, secret
 // headers and query parameters, and any value registered as a secret.
-// It is pure (no I/O) so that input parsing and the exchange can share it.
+// It is pure (no I/O) so that input parsing and the probe can share it.
 package redact
 
 import (

@@ -348,7 +348,7 @@ func (c *Client) every(kind, u string, interval, window time.Duration, accept fu
 }
 
 // keepAlive opens one connection once the service answers on it and sends
-// a request every 100 ms until the connection ends or Stop. Each exchange
+// a request every 100 ms until the connection ends or Stop. Each request
 // is a record: served, or cut once the response had begun (a byte of it
 // read); a close or reset before any byte of a response, or while idle, is
 // a record with no status (the clean close every kept-alive client meets),
