@@ -10,21 +10,53 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/source"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/version"
 )
 
 // FlagSource names where a flag's value came from: the variable or the
 // config file and key when the config loader set it, else "--name".
-func FlagSource(fs *pflag.FlagSet, name string) string { return config.Source(fs, name) }
+func FlagSource(fs *pflag.FlagSet, name string) string {
+	if fs != nil {
+		if f := fs.Lookup(name); f != nil {
+			return flagSource(f)
+		}
+	}
+	return "--" + name
+}
+
+func flagSource(f *pflag.Flag) string {
+	if s := f.Annotations[source.Annotation]; len(s) > 0 {
+		return s[0]
+	}
+	return "--" + f.Name
+}
 
 // Named is the one way a validation error names a value: its source and
 // the value as written there ("--interval 0s",
-// "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0", "config f.yaml: interval 0").
-func Named(fs *pflag.FlagSet, name string) string { return config.Named(fs, name) }
+// "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0", `config f.yaml: watch.shard "3/3"`).
+// Text values are in Go quotes (the line stays one line, a space or an
+// empty value shows); numbers, durations and booleans are not.
+func Named(fs *pflag.FlagSet, name string) string {
+	var f *pflag.Flag
+	if fs != nil {
+		f = fs.Lookup(name)
+	}
+	if f == nil {
+		return "--" + name
+	}
+	from, val := flagSource(f), f.Value.String()
+	if raw := f.Annotations[source.RawAnnotation]; len(raw) > 0 {
+		val = raw[0]
+	}
+	if _, several := f.Value.(pflag.SliceValue); several || f.Value.Type() == "string" {
+		return source.Quote(from, val)
+	}
+	return source.Join(from, val)
+}
 
 // ProbeFlags registers the request, TLS, window and expectation flags shared
 // by probe, wait-healthy and watch into a target.Input; building the probe
@@ -84,10 +116,30 @@ func Exit1(cmd *cobra.Command) bool {
 // each value's source.
 func (f *ProbeFlags) Input() target.Input {
 	in := f.in
-	fs := f.fs
-	in.Source = func(name string) string { return FlagSource(fs, name) }
+	in.Sources = sources(f.fs)
 	in.Stdin = f.Stdin
 	return in
+}
+
+// sources names the flags of fs that the config loader set (from a
+// variable or the config file), for target.Input.Sources; nil when none
+// was: the command line names the rest. The loader sets a value without
+// marking the flag changed, so every flag is looked at, in registration
+// order (no sort of ~90 flags).
+func sources(fs *pflag.FlagSet) map[string]string {
+	var m map[string]string
+	sorted := fs.SortFlags
+	fs.SortFlags = false
+	fs.VisitAll(func(f *pflag.Flag) {
+		if s := f.Annotations[source.Annotation]; len(s) > 0 {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[f.Name] = s[0]
+		}
+	})
+	fs.SortFlags = sorted
+	return m
 }
 
 // Template is a validated target.Template for URL arguments.

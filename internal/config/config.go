@@ -128,70 +128,16 @@ func envNames(envSet bool, cmdEnv, flag string) []string {
 	return []string{cmdEnv + en, "HEALTHCTL_" + en}
 }
 
-// SourceAnnotation is the pflag annotation Apply sets on a flag whose value
-// came from a variable or the config file, so errors can name it.
-const SourceAnnotation = "healthctl-source"
-
-// Source names where a flag's value came from: the variable or the config
-// file and key when Apply set it, else "--name".
-func Source(fs *pflag.FlagSet, name string) string {
-	if fs != nil {
-		if f := fs.Lookup(name); f != nil {
-			if s := f.Annotations[SourceAnnotation]; len(s) > 0 {
-				return s[0]
-			}
-		}
-	}
-	return "--" + name
-}
-
-// rawAnnotation keeps the text a variable or the config file gave a flag
-// (redacted where the flag is a secret), so an error quotes what the user
-// wrote (HEALTHCTL_WATCH_INTERVAL=0), not the flag's normalised form (0s).
-const rawAnnotation = "healthctl-raw"
-
-// annotateSource records where a flag's value came from (see Source) and
-// the text it was given there.
-func annotateSource(f *pflag.Flag, source, raw string) {
+// annotateSource records on f where its value came from and the text it
+// was given there (source.Annotation, source.RawAnnotation), so that an
+// error names them (cli.FlagSource, cli.Named).
+func annotateSource(f *pflag.Flag, from, raw string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[SourceAnnotation] = []string{source}
-	f.Annotations[rawAnnotation] = []string{raw}
+	f.Annotations[src.Annotation] = []string{from}
+	f.Annotations[src.RawAnnotation] = []string{raw}
 }
-
-// Named is a flag's value after the name of its source, the way the user
-// wrote it: "--interval 0s", "HEALTHCTL_WAIT_HEALTHY_INTERVAL=0",
-// `--shard "3/3"`, `config f.yaml: watch.shard "3/3"`. Every validation
-// error about one value starts with it, so it names the flag, the variable
-// or the file and key the bad value came from. Text values are in Go
-// quotes (the line stays one line, a space or an empty value shows);
-// numbers, durations and booleans are not.
-func Named(fs *pflag.FlagSet, name string) string {
-	src := Source(fs, name)
-	var f *pflag.Flag
-	if fs != nil {
-		f = fs.Lookup(name)
-	}
-	if f == nil {
-		return src
-	}
-	val := f.Value.String()
-	if raw := f.Annotations[rawAnnotation]; len(raw) > 0 {
-		val = raw[0]
-	}
-	if t := f.Value.Type(); t == "string" || multi(f) {
-		return Quote(src, val)
-	}
-	return join(src, val)
-}
-
-// Quote shows a text value after its source, in Go quotes: NAME="value"
-// for a variable, `source "value"` for a flag, a file key or a targets
-// file's line.
-func Quote(source, value string) string { return src.Quote(source, value) }
-
-func join(source, value string) string { return src.Join(source, value) }
 
 // commandFlags are the flags whose value is a command healthctl runs, per
 // command: they come only from the command line or a named config file.

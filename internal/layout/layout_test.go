@@ -113,6 +113,14 @@ func TestImportsRunOneWay(t *testing.T) {
 					t.Errorf("internal/render imports %s: a format knows results, not commands", im)
 				}
 			}
+		case "internal/cli", "internal/target":
+			// An option's route: a command calls cli once, cli reads each
+			// value's source from its flag (the keys in internal/source)
+			// and hands target the names with the values; target validates.
+			// Naming a value never goes back through the loader that set it.
+			if slices.Contains(p.imports, "internal/config") {
+				t.Errorf("%s imports internal/config: the loader writes a value's source, the command side reads it (internal/source's keys)", p.path)
+			}
 		case "internal/probe":
 			for _, d := range p.deps {
 				if under(d, []string{"internal/target", "internal/wait", "internal/watch", "internal/drain", "internal/report", "internal/render", "internal/state", "internal/metrics"}) {

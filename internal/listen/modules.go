@@ -227,7 +227,10 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	if m.Timeout > 0 {
 		in.ConnectTimeout, in.ReadTimeout, in.MaxTime = m.Timeout, m.Timeout, m.Timeout
 	}
-	in.Source = func(flag string) string { return src(flag) }
+	in.Sources = make(map[string]string, len(target.Options))
+	for _, o := range target.Options {
+		in.Sources[o.Flag] = src(o.Flag)
+	}
 	tmpl, err := in.Build(getenv)
 	if err != nil {
 		return nil, fail(v.Line, name, "", "%v", err)

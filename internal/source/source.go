@@ -10,6 +10,16 @@ import (
 	"strings"
 )
 
+// Annotation and RawAnnotation are the pflag annotation keys under which
+// the config loader records, on a flag it set, where the value came from
+// (a variable, or the config file and key) and the text it was given there
+// (redacted where the flag is a secret). The command side reads them back
+// to name a value; plain strings, so this room imports no flag library.
+const (
+	Annotation    = "healthctl-source"
+	RawAnnotation = "healthctl-raw"
+)
+
 // Quote is source followed by value, quoted: NAME="v" for a variable,
 // --flag "v" or "file:3 "v"" otherwise.
 func Quote(source, value string) string { return Join(source, strconv.Quote(value)) }

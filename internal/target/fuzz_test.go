@@ -50,7 +50,6 @@ func FuzzOptions(f *testing.F) {
 			return
 		}
 		in := Defaults()
-		in.Source = func(string) string { return "" }
 		vals := []string{val}
 		if opt.Kind == List {
 			vals = strings.Split(val, "\n")

@@ -87,9 +87,10 @@ type Input struct {
 	GRPCService     string
 	HTTP2Prior      bool
 
-	// Source names where the value of a flag (by flag name, "header") came
-	// from; nil, or an empty answer, means the command line: "--header".
-	Source func(flag string) string
+	// Sources names where the value of a flag (by flag name, "header")
+	// came from when not the command line: a variable, a config file key,
+	// a targets file line or a module. A flag it does not name is "--flag".
+	Sources map[string]string
 }
 
 // Defaults returns the input every command starts from.
@@ -104,10 +105,8 @@ func Defaults() Input {
 
 // SourceOf names where a flag's value came from.
 func (in *Input) SourceOf(flag string) string {
-	if in.Source != nil {
-		if s := in.Source(flag); s != "" {
-			return s
-		}
+	if s := in.Sources[flag]; s != "" {
+		return s
 	}
 	return "--" + flag
 }

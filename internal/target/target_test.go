@@ -77,7 +77,10 @@ func TestParseResolveAndSizes(t *testing.T) {
 }
 
 func TestErrorsNameTheirSource(t *testing.T) {
-	src := func(flag string) string { return `targets.yaml:12: target "api": ` + flag }
+	src := map[string]string{}
+	for _, o := range Options {
+		src[o.Flag] = `targets.yaml:12: target "api": ` + o.Flag
+	}
 	for _, tc := range []struct {
 		name string
 		mod  func(*Input)
@@ -90,7 +93,7 @@ func TestErrorsNameTheirSource(t *testing.T) {
 		{"timeout", func(in *Input) { in.ConnectTimeout = 0 }, `targets.yaml:12: target "api": connect-timeout "0s": must be positive`},
 	} {
 		in := Defaults()
-		in.Source = src
+		in.Sources = src
 		tc.mod(&in)
 		_, err := in.Build(func(string) string { return "" })
 		var te *Error
@@ -104,7 +107,7 @@ func TestErrorsNameTheirSource(t *testing.T) {
 	// Variables are shown as NAME="value".
 	in := Defaults()
 	in.Resolve = []string{"bad"}
-	in.Source = func(string) string { return "HEALTHCTL_RESOLVE" }
+	in.Sources = map[string]string{"resolve": "HEALTHCTL_RESOLVE"}
 	if _, err := in.Build(func(string) string { return "" }); err == nil || err.Error() != `HEALTHCTL_RESOLVE="bad": want HOST:PORT:ADDR[,ADDR...]` {
 		t.Errorf("got %v", err)
 	}

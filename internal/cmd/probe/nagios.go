@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/healthctl/healthctl/internal/cli"
-	"github.com/healthctl/healthctl/internal/config"
 	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/report"
+	"github.com/healthctl/healthctl/internal/source"
 )
 
 // nagiosFlags are check_http's options, for -o nagios: -w/-c response-time
@@ -119,7 +119,7 @@ func (n *nagiosFlags) setFrom(flag string, d time.Duration, src string) error {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[config.SourceAnnotation] = []string{src}
+	f.Annotations[source.Annotation] = []string{src}
 	return nil
 }
 

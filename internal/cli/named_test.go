@@ -1,10 +1,12 @@
-package config
+package cli
 
 import (
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/healthctl/healthctl/internal/config"
 )
 
 // TestNamed: a value is named by its source, the way it was written there.
@@ -17,7 +19,7 @@ func TestNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"HEALTHCTL_WAIT_HEALTHY_SUCCESSES": "0"}
-	if err := Apply("wait-healthy", fs, Sources{Getenv: func(k string) string { return env[k] }}); err != nil {
+	if err := config.Apply("wait-healthy", fs, config.Sources{Getenv: func(k string) string { return env[k] }}); err != nil {
 		t.Fatal(err)
 	}
 	for flag, want := range map[string]string{
@@ -29,13 +31,12 @@ func TestNamed(t *testing.T) {
 			t.Errorf("Named(%s) = %q, want %q", flag, got, want)
 		}
 	}
-	for _, tt := range []struct{ src, val, want string }{
-		{"HEALTHCTL_X", "a b", `HEALTHCTL_X="a b"`},
-		{"targets.yaml:3", "x", `targets.yaml:3 "x"`},
-		{"config f.yaml: shard", "", `config f.yaml: shard ""`},
-	} {
-		if got := Quote(tt.src, tt.val); got != tt.want {
-			t.Errorf("Quote(%q, %q) = %q, want %q", tt.src, tt.val, got, tt.want)
-		}
+	// Input names the flags the loader set, and only those.
+	in := (&ProbeFlags{fs: fs}).Input()
+	if got := in.SourceOf("successes"); got != "HEALTHCTL_WAIT_HEALTHY_SUCCESSES" {
+		t.Errorf("SourceOf(successes) = %q", got)
+	}
+	if got := in.SourceOf("interval"); got != "--interval" {
+		t.Errorf("SourceOf(interval) = %q", got)
 	}
 }
