@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	policycmd "github.com/healthctl/healthctl/internal/cmd/policy"
 
@@ -142,62 +140,6 @@ func runPolicy(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func TestPolicyText(t *testing.T) {
-	code, out, errText := runPolicy(t, "--grace", "5m", "--failure-threshold", "3")
-	if code != 0 || errText != "" {
-		t.Fatalf("exit %d, stderr %q", code, errText)
-	}
-	first := strings.Join(strings.SplitN(out, "\n", 3)[:2], "\n")
-	if want := "settings: --grace 5m0s --failure-threshold 3\n          --escalate-timeouts-after 0 (never) --tls-pending-max 0 (forever)"; first != want {
-		t.Fatalf("first line %q, want %q", first, want)
-	}
-	for _, want := range []string{"\tage < 5m0s\t", "past grace, streak < 3", "streak reaches 3",
-		"ignore-grace", "ignore-blip", "redeploy", "pending-tls", "ignore-timeout", "stay"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "\x1b[") {
-		t.Errorf("colour without a terminal:\n%s", out)
-	}
-}
-
-func TestPolicyJSON(t *testing.T) {
-	code, out, errText := runPolicy(t, "-o", "json", "--escalate-timeouts-after", "3", "--tls-pending-max", "1h")
-	if code != 0 || errText != "" {
-		t.Fatalf("exit %d, stderr %q", code, errText)
-	}
-	if strings.Count(out, "\n") != 1 {
-		t.Fatalf("want one JSON line, got:\n%s", out)
-	}
-	var got struct {
-		SchemaVersion *int `json:"schema_version"`
-		Settings      map[string]float64
-		Rows          []policy.Row
-	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if got.SchemaVersion == nil || *got.SchemaVersion != output.SchemaVersion {
-		t.Fatalf("schema_version missing: %s", out)
-	}
-	wantSettings := map[string]float64{"grace_s": 120, "failure_threshold": 1, "escalate_timeouts_after": 3, "tls_pending_max_s": 3600}
-	for k, v := range wantSettings {
-		if got.Settings[k] != v {
-			t.Errorf("settings.%s = %v, want %v", k, got.Settings[k], v)
-		}
-	}
-	want := policy.DecisionTable(policy.Settings{Grace: 2 * time.Minute, FailureThreshold: 1, EscalateTimeoutsAfter: 3, TLSPendingMax: time.Hour})
-	if len(got.Rows) != len(want) {
-		t.Fatalf("%d rows, want %d", len(got.Rows), len(want))
-	}
-	for i := range want {
-		if got.Rows[i] != want[i] {
-			t.Errorf("row %d = %+v, want %+v", i, got.Rows[i], want[i])
-		}
-	}
-}
-
 func TestPolicyUsageError(t *testing.T) {
 	code, out, errText := runPolicy(t, "--failure-threshold", "0")
 	if code != exitcode.Usage || out != "" {
@@ -205,35 +147,5 @@ func TestPolicyUsageError(t *testing.T) {
 	}
 	if want := "healthctl: --failure-threshold must be at least 1, got 0\n"; errText != want {
 		t.Fatalf("stderr %q, want %q", errText, want)
-	}
-}
-
-// TestPolicyFitsHundredColumns: the table and its explanation fit a
-// 100-column terminal whatever the settings, and number their rules.
-func TestPolicyFitsHundredColumns(t *testing.T) {
-	for _, args := range [][]string{
-		{"policy"},
-		{"policy", "--grace", "5m", "--failure-threshold", "3", "--escalate-timeouts-after", "3", "--tls-pending-max", "1h"},
-		{"policy", "--grace", "0s", "--failure-threshold", "12", "--escalate-timeouts-after", "1", "--tls-pending-max", "90m"},
-	} {
-		streams, out, _ := output.Test(true)
-		streams.OutWidth = 100
-		a := testFactory(streams, func(string) string { return "" })
-		if code := run(context.Background(), a, args); code != 0 {
-			t.Fatalf("%v: exit %d", args, code)
-		}
-		for _, l := range strings.Split(out.String(), "\n") {
-			if n := utf8.RuneCountInString(l); n > 100 {
-				t.Errorf("%v: %d columns: %s", args, n, l)
-			}
-		}
-		for _, rule := range []string{"│ 1 │", "│ 6 │"} {
-			if !strings.Contains(out.String(), rule) {
-				t.Errorf("%v: no row numbered %q", args, rule)
-			}
-		}
-		if !strings.Contains(out.String(), "How to read it") {
-			t.Errorf("%v: no explanation", args)
-		}
 	}
 }
