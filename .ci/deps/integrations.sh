@@ -15,6 +15,12 @@ command -v fish >/dev/null 2>&1 || need+=(fish)
 [ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
 [ -x /usr/lib/nagios/plugins/check_http ] || need+=(monitoring-plugins-basic)
 [ -x /usr/lib/nagios/plugins/check_curl ] || need+=(monitoring-plugins-standard)
+# check_curl is linked against liburiparser, which Debian lists only as a
+# Recommends: with --no-install-recommends the plugin is there and cannot
+# start (exit 127, "liburiparser.so.1: cannot open shared object file").
+if ! [ -x /usr/lib/nagios/plugins/check_curl ] || ldd /usr/lib/nagios/plugins/check_curl | grep -q 'not found'; then
+  need+=(liburiparser1)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
@@ -24,10 +30,16 @@ rpm --version
 fish --version
 test -f /usr/share/bash-completion/bash_completion
 # The plugins' -V exits 3 (UNKNOWN), as every plugin's version does: the
-# programs must be there, and their version is printed.
+# programs must be there, start (not 126/127: a library missing), and print
+# their version.
 for plugin in check_http check_curl; do
   test -x "/usr/lib/nagios/plugins/$plugin"
-  "/usr/lib/nagios/plugins/$plugin" -V | head -1 || true
+  rc=0
+  "/usr/lib/nagios/plugins/$plugin" -V || rc=$?
+  if [ "$rc" -ge 126 ]; then
+    echo "$plugin does not start (exit $rc)" >&2
+    exit 1
+  fi
 done
 # actionlint for TestActionLint (the Action's workflow use), built through
 # the module proxy into GOPATH/bin, where the test looks (~15 s).

@@ -107,6 +107,12 @@ func TestNagiosAgainstPlugins(t *testing.T) {
 						t.Errorf("%s: %v", p, err)
 						return
 					}
+					if code >= 126 {
+						// Not a verdict: the plugin could not start (a
+						// library missing: .ci/deps/integrations.sh).
+						t.Errorf("%s does not start (exit %d): %s", p, code, strings.TrimSpace(string(ee.Stderr)))
+						return
+					}
 					if code != c.want {
 						t.Errorf("%s %s %v: exit %d, want %d (healthctl's): %s", p, c.path, c.pluginArgs, code, c.want, strings.TrimSpace(string(b)))
 					}
