@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,11 @@ type ProbeFlags struct {
 	// Stdin is what --data @- reads (the command's input stream); nil
 	// where the command has none to give.
 	Stdin io.Reader
+
+	// sources are the names of the values the loader set, read once:
+	// watch builds its targets' inputs on several goroutines.
+	sourcesOnce sync.Once
+	sources     map[string]string
 }
 
 func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
@@ -116,7 +122,8 @@ func Exit1(cmd *cobra.Command) bool {
 // each value's source.
 func (f *ProbeFlags) Input() target.Input {
 	in := f.in
-	in.Sources = sources(f.fs)
+	f.sourcesOnce.Do(func() { f.sources = sources(f.fs) })
+	in.Sources = f.sources
 	in.Stdin = f.Stdin
 	return in
 }
@@ -124,12 +131,10 @@ func (f *ProbeFlags) Input() target.Input {
 // sources names the flags of fs that the config loader set (from a
 // variable or the config file), for target.Input.Sources; nil when none
 // was: the command line names the rest. The loader sets a value without
-// marking the flag changed, so every flag is looked at, in registration
-// order (no sort of ~90 flags).
+// marking the flag changed, so every flag is looked at. The map is shared
+// by every Input and never written after.
 func sources(fs *pflag.FlagSet) map[string]string {
 	var m map[string]string
-	sorted := fs.SortFlags
-	fs.SortFlags = false
 	fs.VisitAll(func(f *pflag.Flag) {
 		if s := f.Annotations[source.Annotation]; len(s) > 0 {
 			if m == nil {
@@ -138,7 +143,6 @@ func sources(fs *pflag.FlagSet) map[string]string {
 			m[f.Name] = s[0]
 		}
 	})
-	fs.SortFlags = sorted
 	return m
 }
 
