@@ -196,9 +196,6 @@ func optionsKey(probe map[string]watch.Value) string {
 // values over the flags); errors name file, line, target and key (or the
 // flag, for a flag's value).
 func (b *entryBuilder) ownTemplate(ft *watch.FileEntry) (*target.Template, error) {
-	// The template's sources (for errors) keep the entry: a copy of it,
-	// not the file's whole list of entries.
-	ft = new(*ft)
 	in, err := ft.Input(b.opts.Flags.Input(), b.opts.TargetsFile)
 	if err == nil {
 		var tmpl *target.Template
