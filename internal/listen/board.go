@@ -164,7 +164,9 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 	n := int64(0)
 	if s := in.Sweep; s != nil {
 		n = s.N
-		st.Sweep = &SweepStatus{N: s.N, Started: s.Started, DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
+		// Times in UTC, as watch's sweep line has them: one state, one
+		// rendering of it, whatever the host's zone.
+		st.Sweep = &SweepStatus{N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
 			Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys}
 		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: output.Untrusted(s.HoldWhy)}
 	}
@@ -183,7 +185,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 		if in.State != nil {
 			e = in.State.Targets[name]
 		}
-		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, e.LastRedeploy, e.HookPending
+		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, utc(e.LastRedeploy), e.HookPending
 		if r.Outcome != "" {
 			if r.Outcome != t.outcome || t.since.IsZero() {
 				t.outcome, t.since = r.Outcome, r.Started
@@ -196,7 +198,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			}
 			d := it.Decision
 			d.Why = output.Untrusted(d.Why)
-			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, r.Started, t.since
+			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, utc(r.Started), utc(t.since)
 			ts.Error = errorLine(r.Error)
 			ts.Decision = &d
 		}
@@ -214,4 +216,12 @@ func errorLine(s string) string {
 		return ""
 	}
 	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
+}
+
+// utc is t in UTC; the zero time stays zero (omitzero omits it).
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }

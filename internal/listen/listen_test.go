@@ -23,7 +23,9 @@ import (
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-var t0 = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+// t0 is in a zone of its own: /status.json must say its times in UTC
+// whatever the host's zone (TestStatusAgreesWithMetrics).
+var t0 = time.Date(2026, 12, 3, 13, 0, 0, 0, time.FixedZone("CET", 3600))
 
 // hostile is server text a page must show as text: markup, an attribute
 // breakout, a terminal escape, a C1 CSI and a bidi override.
@@ -88,6 +90,9 @@ func TestStatusAgreesWithMetrics(t *testing.T) {
 	var st Status
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(body, `"started": "2026-12-03T12:03:00Z"`) || !strings.Contains(body, `"last_probe": "2026-12-03T12:03:00Z"`) {
+		t.Errorf("/status.json's times are not in UTC: %s", body)
 	}
 	_, mtext := get(t, h, "/metrics")
 	p := expfmt.NewTextParser(model.UTF8Validation)
