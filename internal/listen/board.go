@@ -15,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/watch"
 )
 
 // SchemaVersion is /status.json's schema_version.
@@ -28,24 +29,13 @@ const TimelineLen = 30
 type Status struct {
 	SchemaVersion int `json:"schema_version"`
 	// Shard is --shard's K/N, or "all".
-	Shard string       `json:"shard"`
-	Sweep *SweepStatus `json:"sweep"`
-	Fleet FleetStatus  `json:"fleet"`
+	Shard string `json:"shard"`
+	// Sweep is the last completed sweep (nil before the first), in the
+	// sweep line's shape.
+	Sweep *watch.SweepCounts `json:"sweep"`
+	Fleet FleetStatus        `json:"fleet"`
 	// Targets are in the targets' order (the page puts failing ones first).
 	Targets []TargetStatus `json:"targets"`
-}
-
-// SweepStatus is the last completed sweep (nil before the first).
-type SweepStatus struct {
-	N          int64     `json:"n"`
-	Started    time.Time `json:"started"`
-	DurationMS float64   `json:"duration_ms"`
-	Targets    int       `json:"targets"`
-	Probed     int       `json:"probed"`
-	Skipped    int       `json:"skipped"`
-	Pass       int       `json:"pass"`
-	Fail       int       `json:"fail"`
-	Redeploys  int       `json:"redeploys"`
 }
 
 // FleetStatus is the fleet rule's verdict on the last sweep.
@@ -164,10 +154,8 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 	n := int64(0)
 	if s := in.Sweep; s != nil {
 		n = s.N
-		// Times in UTC, as watch's sweep line has them: one state, one
-		// rendering of it, whatever the host's zone.
-		st.Sweep = &SweepStatus{N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
-			Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys}
+		c := s.Counts()
+		st.Sweep = &c
 		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: output.Untrusted(s.HoldWhy)}
 	}
 	keep := make(map[string]*track, len(in.Latest))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/state"
@@ -117,6 +118,30 @@ type Sweep struct {
 	// Interrupted says a signal stopped the sweep before every probe (or
 	// hook) ended.
 	Interrupted bool
+}
+
+// SweepCounts is a sweep as its JSON says it: the fields watch's sweep
+// line (-o json) and the listener's /status.json share, so the two say one
+// sweep the same way (times in UTC, durations in milliseconds).
+type SweepCounts struct {
+	// N numbers the sweeps (it continues across runs sharing a state file).
+	N          int64     `json:"n"`
+	Started    time.Time `json:"started"`
+	DurationMS float64   `json:"duration_ms"`
+	// Targets is how many targets the sweep covered (after --shard).
+	Targets int `json:"targets"`
+	// Probed = Pass + Fail; Skipped were still in flight from a sweep before.
+	Probed    int `json:"probed"`
+	Skipped   int `json:"skipped"`
+	Pass      int `json:"pass"`
+	Fail      int `json:"fail"`
+	Redeploys int `json:"redeploys"`
+}
+
+// Counts is the sweep's SweepCounts.
+func (s *Sweep) Counts() SweepCounts {
+	return SweepCounts{N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
+		Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys}
 }
 
 // Watcher holds the targets' state between sweeps.

@@ -87,20 +87,10 @@ type sweepJSON struct {
 	Sweep         sweepSummary `json:"sweep"`
 }
 
-// sweepSummary counts one sweep's targets.
+// sweepSummary counts one sweep's targets: the counts /status.json shows
+// too, and what only the sweep line says.
 type sweepSummary struct {
-	// N numbers the sweeps (it continues across runs sharing a state file).
-	N          int64     `json:"n"`
-	Started    time.Time `json:"started"`
-	DurationMS float64   `json:"duration_ms"`
-	// Targets is how many targets the sweep covered (after --shard).
-	Targets int `json:"targets"`
-	// Probed = Pass + Fail; Skipped were still in flight from a sweep before.
-	Probed       int `json:"probed"`
-	Skipped      int `json:"skipped"`
-	Pass         int `json:"pass"`
-	Fail         int `json:"fail"`
-	Redeploys    int `json:"redeploys"`
+	watch.SweepCounts
 	HookFailures int `json:"hook_failures"`
 	Transitions  int `json:"transitions"`
 	// HeldFleet and HeldBudget count the redeploys the fleet rule held,
@@ -125,8 +115,7 @@ type sweepSummary struct {
 // newSweepJSON summarises a sweep.
 func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 	return sweepJSON{SchemaVersion: output.SchemaVersion, Sweep: sweepSummary{
-		N: s.N, Started: s.Started.UTC(), DurationMS: output.JSONMillis(s.Duration), Targets: s.Targets,
-		Probed: s.Probed, Skipped: s.Skipped, Pass: s.Pass, Fail: s.Fail, Redeploys: s.Redeploys,
+		SweepCounts:  s.Counts(),
 		HookFailures: s.HookFailures, Transitions: s.Transitions, Interrupted: s.Interrupted, Shard: shard,
 		HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy,
 	}}
