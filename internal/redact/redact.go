@@ -36,20 +36,9 @@ const minSecret = 3
 // A Redactor is safe for concurrent use: probes of several URLs share one,
 // and AddURL/AddSecret may run while others redact.
 type Redactor struct {
-	headers []string
-	params  map[string]bool
-	// text finds secrets by their shape in free text (error text quotes
-	// what a server sent: a malformed header line, a Location that does
-	// not parse): a secret parameter after ?, &, # or ;, userinfo before
-	// a host, the value of a secret header line. Compiled on first use:
-	// most text a probe redacts (its own URL, a refusal) cannot hold a
-	// secret by shape, and compiling costs every start ~0.1 ms.
-	text func() *regexp.Regexp
-	// lowerHeaders are the secret header names lowercased, for the quick
-	// check that text holds none of them; asciiHeaders says every name is
-	// ASCII (else the check is skipped: case folding is Unicode's).
-	lowerHeaders []string
-	asciiHeaders bool
+	// The names, fixed at construction: redactors of the same names share
+	// them (a watch of 100,000 targets builds a redactor a template).
+	*names
 
 	mu      sync.RWMutex
 	secrets []string
@@ -68,22 +57,54 @@ func (r *Redactor) Generation() uint64 {
 	return r.gen.Load()
 }
 
-// NewRedactor returns a redactor for the default secret names plus extra.
-func NewRedactor(extraHeaders, extraParams []string) *Redactor {
-	r := &Redactor{params: map[string]bool{}}
+// names are a redactor's secret names and what is derived from them; read
+// only once built.
+type names struct {
+	headers []string
+	params  map[string]bool
+	// text finds secrets by their shape in free text (error text quotes
+	// what a server sent: a malformed header line, a Location that does
+	// not parse): a secret parameter after ?, &, # or ;, userinfo before
+	// a host, the value of a secret header line. Compiled on first use:
+	// most text a probe redacts (its own URL, a refusal) cannot hold a
+	// secret by shape, and compiling costs every start ~0.1 ms.
+	text func() *regexp.Regexp
+	// lowerHeaders are the secret header names lowercased, for the quick
+	// check that text holds none of them; asciiHeaders says every name is
+	// ASCII (else the check is skipped: case folding is Unicode's).
+	lowerHeaders []string
+	asciiHeaders bool
+}
+
+func newNames(extraHeaders, extraParams []string) *names {
+	n := &names{params: map[string]bool{}}
 	for _, h := range append(append([]string(nil), DefaultSecretHeaders...), extraHeaders...) {
-		r.headers = append(r.headers, http.CanonicalHeaderKey(strings.TrimSpace(h)))
+		n.headers = append(n.headers, http.CanonicalHeaderKey(strings.TrimSpace(h)))
 	}
 	for _, p := range append(append([]string(nil), DefaultSecretParams...), extraParams...) {
-		r.params[strings.ToLower(strings.TrimSpace(p))] = true
+		n.params[strings.ToLower(strings.TrimSpace(p))] = true
 	}
-	r.asciiHeaders = true
-	for _, h := range append(append([]string(nil), r.headers...), "Set-Cookie") {
-		r.lowerHeaders = append(r.lowerHeaders, strings.ToLower(h))
-		r.asciiHeaders = r.asciiHeaders && isASCII(h)
+	n.asciiHeaders = true
+	for _, h := range append(append([]string(nil), n.headers...), "Set-Cookie") {
+		n.lowerHeaders = append(n.lowerHeaders, strings.ToLower(h))
+		n.asciiHeaders = n.asciiHeaders && isASCII(h)
 	}
-	r.text = sync.OnceValue(func() *regexp.Regexp { return shapeRegexp(r.params, r.headers) })
-	return r
+	n.text = sync.OnceValue(func() *regexp.Regexp { return shapeRegexp(n.params, n.headers) })
+	return n
+}
+
+// defaultNames are the default secret names, built once: most redactors
+// have no others, and each template of a watch builds one (1.7 KB of names
+// each, and its own pattern once compiled, when they were not shared).
+var defaultNames = sync.OnceValue(func() *names { return newNames(nil, nil) })
+
+// NewRedactor returns a redactor for the default secret names plus extra.
+// Its secrets (AddSecret, AddURL) are its own; its names may be shared.
+func NewRedactor(extraHeaders, extraParams []string) *Redactor {
+	if len(extraHeaders) == 0 && len(extraParams) == 0 {
+		return &Redactor{names: defaultNames()}
+	}
+	return &Redactor{names: newNames(extraHeaders, extraParams)}
 }
 
 func isASCII(s string) bool {
@@ -175,7 +196,7 @@ func (r *Redactor) Headers() []string {
 	if r == nil {
 		return nil
 	}
-	return r.headers
+	return slices.Clip(r.headers) // shared: an append makes a copy
 }
 
 // IsSecretHeader reports whether a header's value must never be shown.

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,32 @@ func TestRedactorFragment(t *testing.T) {
 	}
 	if got, want := r.RawURL("http://[::1/cb#token=SECRETT&x=1"), "http://[::1/cb#token=***&x=1"; got != want {
 		t.Errorf("RawURL = %q, want %q", got, want)
+	}
+}
+
+// TestSharedNamesKeepSecretsApart: redactors of the default names share
+// them (one pattern, one list, however many templates a watch builds), and
+// each keeps its own secrets: one target's password is not another's.
+func TestSharedNamesKeepSecretsApart(t *testing.T) {
+	a, b := NewRedactor(nil, nil), NewRedactor(nil, nil)
+	if a.names != b.names {
+		t.Error("two redactors of the default names do not share them")
+	}
+	if c := NewRedactor([]string{"X-Token"}, nil); c.names == a.names || !c.IsSecretHeader("x-token") || a.IsSecretHeader("X-Token") {
+		t.Error("a redactor with a name of its own shares the defaults' names")
+	}
+	a.AddSecret("hunter2-a")
+	if got := b.String("pw hunter2-a"); got != "pw hunter2-a" {
+		t.Errorf("b redacted a's secret: %q", got)
+	}
+	if got := a.String("pw hunter2-a"); strings.Contains(got, "hunter2-a") {
+		t.Errorf("a did not redact its own secret: %q", got)
+	}
+	// The shape pattern, compiled once for both.
+	if a.String("Authorization: Bearer abcdef") == "Authorization: Bearer abcdef" || b.String("Authorization: Bearer abcdef") == "Authorization: Bearer abcdef" {
+		t.Error("a secret header line was not redacted by its shape")
+	}
+	if h := append(a.Headers(), "X-Mine"); slices.Contains(b.Headers(), "X-Mine") {
+		t.Errorf("an append to one redactor's Headers wrote into the shared names: %v", h)
 	}
 }

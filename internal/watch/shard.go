@@ -52,8 +52,9 @@ func (s Shard) String() string {
 // memory beside the Go heap (~13 MiB: the binary's pages, stacks), not a
 // guess at the live heap: 80 MiB up to 10,000 targets, 1,724 bytes a
 // target past that (228 MiB at 100,000; RSS ~241 MiB against the 256 MiB
-// budget), and 3 KiB for each own template (a redactor, a TLS
-// configuration, headers: what such a target holds beyond the others).
+// budget), and 3 KiB for each own template (the template, ~1.7 KB, its
+// sources and headers: what such a target holds beyond the others; 2 KiB
+// sat below the working set, docs/benchmarks.md "The memory policy").
 //
 // A limit below the sweep's working set makes the collector run without
 // pause: this one is above it, so at 10,000 targets the collector runs as
