@@ -9,8 +9,8 @@ import (
 // BenchmarkTemplateRetained builds templates that share no options (each
 // its own Host: header, as a fleet behind one load balancer writes them)
 // and reports what each keeps alive: a watch holds one a distinct entry
-// for the whole sweep. 2026-12-04: 2,652 bytes a template, 1,684 once the
-// redactors of the default secret names shared them.
+// for the whole sweep (its figures: docs/benchmarks.md, "The memory
+// policy").
 func BenchmarkTemplateRetained(b *testing.B) {
 	const n = 10000
 	keep := make([]*Template, n)
