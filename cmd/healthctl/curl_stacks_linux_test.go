@@ -192,6 +192,12 @@ func (s *stacks) nginx() []diffCase {
     location = /dead { proxy_pass http://127.0.0.1:%[5]d; }
     location = /slow { proxy_pass http://127.0.0.1:%[6]d; }
     location = /upload { client_max_body_size 1k; return 200 "taken\n"; }
+    location = /upload-stalled {
+      client_max_body_size 0;
+      proxy_request_buffering off;
+      proxy_send_timeout 30s;
+      proxy_pass http://127.0.0.1:%[6]d;
+    }
     location = /short { proxy_pass http://127.0.0.1:%[10]d; }
     location = /throttled { limit_rate 1k; alias %[1]s/throttled.bin; }
     location = /large { alias %[1]s/large.txt; }
@@ -257,7 +263,14 @@ func (s *stacks) nginx() []diffCase {
 	ca := s.pki.CAFile
 	// A 4 MiB upload to a 1 KiB limit: nginx answers 413 on the head.
 	upload := s.write("nginx/upload.bin", strings.Repeat("x", 4<<20))
+	// A 32 MiB upload nginx streams (proxy_request_buffering off) to an
+	// upstream that never reads it: nginx stops reading once its upstream
+	// write blocks, the request never finishes going out and no answer
+	// comes. curl times out (28); healthctl says where it stopped, the
+	// body's write (request_body_timeout), not "no response headers".
+	stalled := s.write("nginx/stalled.bin", strings.Repeat("x", 32<<20))
 	return []diffCase{
+		{name: "nginx/upload-stalled", url: local(p, "/upload-stalled"), dataFile: stalled, hcSays: "request body not sent: wrote "},
 		{name: "nginx/upload-413", url: local(p, "/upload"), dataFile: upload},
 		{name: "nginx/h2-upload-413", url: localTLS(ptls, "/upload"), cacert: ca, dataFile: upload},
 		{name: "nginx/ok", url: local(p, "/health")},
