@@ -173,7 +173,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 		if in.State != nil {
 			e = in.State.Targets[name]
 		}
-		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, utc(e.LastRedeploy), e.HookPending
+		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, e.LastRedeploy.UTC(), e.HookPending
 		if r.Outcome != "" {
 			if r.Outcome != t.outcome || t.since.IsZero() {
 				t.outcome, t.since = r.Outcome, r.Started
@@ -186,7 +186,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			}
 			d := it.Decision
 			d.Why = output.Untrusted(d.Why)
-			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, utc(r.Started), utc(t.since)
+			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, r.Started.UTC(), t.since.UTC()
 			ts.Error = errorLine(r.Error)
 			ts.Decision = &d
 		}
@@ -204,12 +204,4 @@ func errorLine(s string) string {
 		return ""
 	}
 	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
-}
-
-// utc is t in UTC; the zero time stays zero (omitzero omits it).
-func utc(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return t.UTC()
 }
