@@ -3,11 +3,13 @@
 //
 //	usersfleet FILE N [SERVERS]
 //	    starts SERVERS (default 4) HTTP servers on 127.0.0.1 port 0 that
-//	    answer every path 200 "ok", and writes FILE: N targets over them in
+//	    answer each entry's path 200 "ok", and writes FILE: N targets over them in
 //	    turn, in the shapes people write (a commented header and defaults;
 //	    block entries, flow mappings with quoted URLs, commented entries
-//	    with quoted scalars and a header, block entries with a header list
-//	    and an expectation), named svc-0 … svc-N-1. Several servers spread
+//	    with quoted scalars and a header, block entries with a header list,
+//	    a Host of their own among it, and an expectation), named svc-0 …
+//	    svc-N-1. The servers answer 400 to a request without its entry's
+//	    headers, or with another entry's. Several servers spread
 //	    the fleet's connections over several loopback ports (a run of
 //	    20,000 fresh connections to one port is most of the ephemeral
 //	    range). The servers stop when the script ends.
@@ -52,8 +54,7 @@ func cmdUsersFleet(ts *testscript.TestScript, neg bool, args []string) {
 	for i := range hostports {
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		ts.Check(err)
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
-			ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: http.HandlerFunc(fleetHandler), ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(l)
 		ts.Defer(func() { srv.Close() })
 		hostports[i] = l.Addr().String()
@@ -65,6 +66,30 @@ func cmdUsersFleet(ts *testscript.TestScript, neg bool, args []string) {
 	writeUsersFleet(w, n, hostports)
 	ts.Check(w.Flush())
 	ts.Check(f.Close())
+}
+
+// fleetHandler answers 200 "ok" to a request that carries the headers
+// writeUsersFleet gave its entry, and nothing of another entry's (a Host
+// and X-Team of its own, X-Probe, or none), 400 to any other: a header
+// sent to the wrong target, or not sent, fails that target.
+func fleetHandler(w http.ResponseWriter, r *http.Request) {
+	var i int
+	if _, err := fmt.Sscanf(r.URL.Path, "/svc/%d/health", &i); err != nil {
+		http.Error(w, "not a fleet path", http.StatusNotFound)
+		return
+	}
+	wantHost, team, probe := r.Host, "", ""
+	switch i % 4 {
+	case 2:
+		probe = "1"
+	case 3:
+		wantHost, team = fmt.Sprintf("svc-%d.fleet.invalid", i), fmt.Sprintf("t%d", i%7)
+	}
+	if r.Host != wantHost || r.Header.Get("X-Team") != team || r.Header.Get("X-Probe") != probe {
+		http.Error(w, fmt.Sprintf("svc-%d: Host %q X-Team %q X-Probe %q", i, r.Host, r.Header.Get("X-Team"), r.Header.Get("X-Probe")), http.StatusBadRequest)
+		return
+	}
+	io.WriteString(w, "ok\n")
 }
 
 // writeUsersFleet writes n targets over hostports, in turn, in the shapes
@@ -82,7 +107,7 @@ func writeUsersFleet(w io.Writer, n int, hostports []string) {
 		case 2:
 			fmt.Fprintf(w, "  # team %d\n  - name: \"svc-%d\"\n    url: '%s'   # behind the LB\n    headers: [\"X-Probe: 1\"]\n", i%7, i, u)
 		case 3:
-			fmt.Fprintf(w, "  - name: svc-%d\n    url: \"%s\"\n    headers:\n      - \"X-Team: t%d\"\n    expect_status: 2xx\n", i, u, i%7)
+			fmt.Fprintf(w, "  - name: svc-%d\n    url: \"%s\"\n    headers:\n      - \"X-Team: t%d\"\n      - \"Host: svc-%d.fleet.invalid\"\n    expect_status: 2xx\n", i, u, i%7, i)
 		}
 	}
 }

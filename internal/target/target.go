@@ -363,16 +363,9 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 		}
 	}
 	for _, ln := range lines {
-		l := ln.text
-		name, val, ok := strings.Cut(l, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || !ValidToken(name) {
-			// Never echo the line: it may be "Authorization Bearer x".
-			return &Error{Source: ln.src, Err: errors.New("want 'Name: value', got a header without a colon or with a bad name")}
-		}
-		val = strings.TrimSpace(val)
-		if hasControl(val) {
-			return &Error{Source: ln.src, Err: fmt.Errorf("%s: the value has a control character (a newline?)", name)}
+		name, val, err := parseHeader(ln.text)
+		if err != nil {
+			return &Error{Source: ln.src, Err: err}
 		}
 		if red.IsSecretHeader(name) {
 			red.AddSecret(val)
@@ -380,21 +373,42 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 				red.AddSecret(strings.TrimSpace(cred))
 			}
 		}
-		if strings.EqualFold(name, "Host") {
-			if !httpguts.ValidHostHeader(val) || val == "" {
-				return &Error{Source: ln.src, Err: fmt.Errorf("Host: %q is not a valid host", val)}
-			}
-			o.Host = val
-			continue
-		}
-		ck := http.CanonicalHeaderKey(name)
-		if val == "" {
-			o.Header[ck] = []string{""}
-			continue
-		}
-		o.Header.Add(ck, val)
+		addHeader(o, name, val)
 	}
 	return nil
+}
+
+// parseHeader reads one -H line, 'Name: value', into its name and value.
+func parseHeader(l string) (name, val string, err error) {
+	name, val, ok := strings.Cut(l, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || !ValidToken(name) {
+		// Never echo the line: it may be "Authorization Bearer x".
+		return "", "", errors.New("want 'Name: value', got a header without a colon or with a bad name")
+	}
+	val = strings.TrimSpace(val)
+	if hasControl(val) {
+		return "", "", fmt.Errorf("%s: the value has a control character (a newline?)", name)
+	}
+	if strings.EqualFold(name, "Host") && (!httpguts.ValidHostHeader(val) || val == "") {
+		return "", "", fmt.Errorf("Host: %q is not a valid host", val)
+	}
+	return name, val, nil
+}
+
+// addHeader puts a parsed -H line into the request: Host sets the host,
+// 'Name:' sends the header empty (removing Go's own).
+func addHeader(o *probe.Options, name, val string) {
+	if strings.EqualFold(name, "Host") {
+		o.Host = val
+		return
+	}
+	ck := http.CanonicalHeaderKey(name)
+	if val == "" {
+		o.Header[ck] = []string{""}
+		return
+	}
+	o.Header.Add(ck, val)
 }
 
 func (in *Input) tlsConfig() (*tls.Config, error) {
@@ -548,7 +562,54 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 // ForCheckedURL is ForURLFrom for a URL that CheckURL has passed: the
 // options take u as their own (nothing may change it from now on).
 func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {
+	return t.ForCheckedURLWith(u, Headers{})
+}
+
+// Headers are one target's own request headers (-H lines, a targets-file
+// entry's headers:) kept as data beside a template that many targets
+// share, instead of a template of their own: a fleet whose entries each
+// send a header no other does (a Host per virtual host behind one
+// ingress) would otherwise build and keep a template (its redactor, TLS
+// configuration, header map: ~1.7 KiB) a target. Each probe's options get
+// a header map of their own built from the lines.
+type Headers struct{ lines []string }
+
+// OwnHeaders returns lines as Headers for targets built on t, the lines in
+// place of t's header list, as an entry's headers: replace -H. ok is false
+// when they cannot ride on a shared template and the target needs one of
+// its own (whose Build then says what is wrong, naming the line): t has
+// header lines or a body of its own (the body's default Content-Type
+// depends on the lines), a line reads a file (@FILE), is not a valid
+// header, or is a secret header's (Authorization, Cookie, --secret-header:
+// its value must be registered with a redactor, and thousands of secrets
+// in a shared one would scrub every target's output of every other's).
+func (t *Template) OwnHeaders(lines []string) (h Headers, ok bool) {
+	if len(t.in.Headers) > 0 || t.opts.Body != nil {
+		return Headers{}, false
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "@") {
+			return Headers{}, false
+		}
+		name, _, err := parseHeader(l)
+		if err != nil || t.opts.Redactor.IsSecretHeader(name) {
+			return Headers{}, false
+		}
+	}
+	return Headers{lines: lines}, true
+}
+
+// ForCheckedURLWith is ForCheckedURL with a target's own headers (from
+// OwnHeaders on t) in place of the template's.
+func (t *Template) ForCheckedURLWith(u *url.URL, h Headers) *probe.Options {
 	o := t.opts
+	if h.lines != nil {
+		o.Header = make(http.Header, len(h.lines))
+		for _, l := range h.lines {
+			name, val, _ := parseHeader(l) // checked by OwnHeaders
+			addHeader(&o, name, val)
+		}
+	}
 	o.URL = u
 	o.Redactor.AddURL(u)
 	if row, _ := probe.LookupScheme(u.Scheme); row.TLS && o.TLSConfig.ServerName == "" && o.Host != "" {

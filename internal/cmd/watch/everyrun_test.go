@@ -145,3 +145,74 @@ func TestSharedTemplateErrorsNameTheEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnHeadersShareATemplate: entries whose other options are the same
+// share one template however their headers differ (each its own Host, as
+// virtual hosts behind one ingress are written), and each probe's options
+// carry that entry's headers alone; a secret header's entry and one whose
+// headers sit beside a body get templates of their own (a secret is
+// registered with its own redactor; the body's Content-Type default
+// depends on the lines), and a bad line is named by its own entry.
+func TestOwnHeadersShareATemplate(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	data := "defaults:\n  max_time: 5s\ntargets:\n" +
+		"  - {name: a, url: \"http://127.0.0.1:1/\", headers: [\"Host: a.invalid\", \"X-Team: t1\"]}\n" +
+		"  - name: b\n    url: \"https://127.0.0.1:2/\"\n    headers:\n      - \"Host: b.invalid\"\n" +
+		"  - {name: c, url: \"http://127.0.0.1:3/\", headers: [\"X-Empty:\"]}\n" +
+		"  - {name: d, url: \"http://127.0.0.1:4/\"}\n" +
+		"  - {name: e, url: \"http://127.0.0.1:5/\", headers: [\"Authorization: Bearer s3cret-e\"]}\n" +
+		"  - {name: f, url: \"http://127.0.0.1:6/\", data: x, headers: [\"Content-Type: text/plain\"]}\n"
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fk := clitest.New(nil, classify.Pass)
+	opts := parse(t, "--once", "--targets", file, "-H", "X-Flag: 1")
+	targets, own, err := buildTargets(fk.F, opts)
+	if err != nil || len(targets) != 6 {
+		t.Fatalf("%d targets, %v", len(targets), err)
+	}
+	// a, b and c share one (their headers replace the flag's -H); d has
+	// the defaults' over the flags'; e has one of its own; f one of its
+	// own, after the one without its headers (a body: no sharing).
+	if own != 5 {
+		t.Fatalf("%d templates built for entries, want 5", own)
+	}
+	want := map[string]struct {
+		host, sni string
+		header    http.Header
+	}{
+		"a": {"a.invalid", "", http.Header{"X-Team": {"t1"}}},
+		"b": {"b.invalid", "b.invalid", http.Header{}},
+		"c": {"", "", http.Header{"X-Empty": {""}}},
+		"d": {"", "", http.Header{"X-Flag": {"1"}}},
+		"e": {"", "", http.Header{"Authorization": {"Bearer s3cret-e"}}},
+		"f": {"", "", http.Header{"Content-Type": {"text/plain"}}},
+	}
+	for round := range 2 { // the first build and a later one (a long-running watch)
+		for _, tg := range targets {
+			o, err := tg.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want[tg.Name]
+			if o.Host != w.host || fmt.Sprint(o.Header) != fmt.Sprint(w.header) {
+				t.Errorf("round %d, target %s: Host %q header %v, want %q %v", round, tg.Name, o.Host, o.Header, w.host, w.header)
+			}
+			if o.TLSConfig.ServerName != w.sni {
+				t.Errorf("round %d, target %s: SNI %q, want %q", round, tg.Name, o.TLSConfig.ServerName, w.sni)
+			}
+			if got := o.Redactor.String("Bearer s3cret-e"); (got == "Bearer s3cret-e") != (tg.Name != "e") {
+				t.Errorf("target %s's redactor turns e's secret into %q", tg.Name, got)
+			}
+		}
+	}
+	// A bad line in a shared entry's headers is named by that entry.
+	bad := data + "  - {name: g, url: \"http://127.0.0.1:7/\", headers: [\"Host: a b\"]}\n"
+	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = buildTargets(fk.F, opts)
+	if err == nil || !strings.Contains(err.Error(), `targets.yaml:13: target "g": headers: Host: "a b" is not a valid host`) {
+		t.Fatalf("error %v, want one naming target g's headers (line 13)", err)
+	}
+}

@@ -3,6 +3,7 @@ package watchcmd
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"net/url"
 	"runtime"
 	"slices"
@@ -249,7 +250,24 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	// target's secrets.
 	shared := !strings.ContainsAny(ft.URL, "@?")
 	fromOther := false
+	// An entry's headers: ride on the template of its other options, as
+	// data (a Host of its own per entry must not cost a template each);
+	// one that cannot (a secret, an @FILE, a body) gets its own below.
+	var own target.Headers
+	if hv, ok := ft.Probe["headers"]; shared && ok {
+		rest := *ft
+		rest.Probe = maps.Clone(ft.Probe)
+		rest.Probe["headers"] = watch.Value{Line: hv.Line} // replaces -H with none
+		// An error here is said below, by a build with the headers, as
+		// it would be without this path.
+		if rt, other, err := b.sharedTemplate(&rest); err == nil {
+			if h, ok := rt.OwnHeaders(hv.Strings); ok {
+				tmpl, fromOther, own = rt, other, h
+			}
+		}
+	}
 	switch {
+	case tmpl != nil:
 	case shared && len(ft.Probe) == 0:
 		base, err := b.base()
 		if err != nil {
@@ -274,6 +292,7 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 			if tmpl, err = b.ownTemplate(ft); err != nil {
 				return nil, err
 			}
+			own = target.Headers{}
 		}
 	}
 	if shared {
@@ -298,13 +317,17 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		t.Build = func() (*probe.Options, error) {
 			if u := checked; u != nil {
 				checked = nil
-				o := tmpl.ForCheckedURL(u)
+				o := tmpl.ForCheckedURLWith(u, own)
 				// Its text as rendered now, while the redactor's
 				// secrets are the same: the probe need not render it.
 				o.Display = disp
 				return o, nil
 			}
-			return forURL(tmpl, raw, file, name, line)
+			u, err := fromFile(file, name, line, func(source string) (*url.URL, error) { return tmpl.CheckURL(raw, source) })
+			if err != nil {
+				return nil, err
+			}
+			return tmpl.ForCheckedURLWith(u, own), nil
 		}
 	} else {
 		o, err := forURL(tmpl, raw, file, name, line)
