@@ -18,8 +18,9 @@
 # gets 403) and stops with the script. Loopback traffic only; bounded
 # (120 s a sweep).
 #
-#   [SHAPE=users|block] [REPEAT=3] [ADDRS=N] [GCOFF=1] scripts/bench-watch-100k.sh [RUNS] [COUNT]
-#     (default 1 round of 3 runs, 100000)
+#   [SHAPE=users|block] [REPEAT=3] [ADDRS=N] [GCOFF=1] scripts/bench-watch-100k.sh [RUNS] [COUNT] [BASE]
+#     (default 1 round of 3 runs, 100000; BASE: a git ref also built and
+#      measured, its rounds alternating with this tree's, e.g. main)
 #
 # Target (the performance budget, SPEC §10): every run <= 30 s and
 # <= 256 MiB, every target classified, never exit 2, state and textfile
@@ -35,6 +36,14 @@ echo "building as released (scripts/build-released.sh)..."
 scripts/build-released.sh "$work/healthctl"
 go build -o "$work/benchwatch" ./scripts/benchwatch
 bins="$work/healthctl"
+base=${3:-}
+if [ -n "$base" ]; then
+	echo "building $base ($(git rev-parse --short "$base")) the same way..."
+	mkdir "$work/base"
+	git archive "$base" | tar -x -C "$work/base"
+	"$work/base/scripts/build-released.sh" "$work/healthctl-base"
+	bins="$work/healthctl-base,$bins"
+fi
 if [ -n "${GCOFF:-}" ]; then
 	# exec keeps the measured process healthctl.
 	printf '#!/bin/sh\nGOMEMLIMIT=off exec %q "$@"\n' "$work/healthctl" > "$work/healthctl-gomemlimit-off"

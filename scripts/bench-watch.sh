@@ -10,7 +10,10 @@
 # measures it; else benchwatch's own Go server on 127.0.0.1), and
 # `ab -n N -c 64` (fresh connections) and `curl --parallel --parallel-max
 # 64` over the same URLs against the same server in the same runs,
-# alternating: wall time, CPU time
+# alternating (curl as the budget names it, which keeps a connection to an
+# address for its next URL, and curl with `-H 'Connection: close'`, a
+# connection per URL as a probe dials; each with the connections it
+# opened): wall time, CPU time
 # (user+sys: steadier than wall on a shared machine) and peak RSS of
 # healthctl, the sweep's own duration, and the ratio to ab; and the Go floor
 # in the same runs (benchwatch -floor: a minimal Go client that dials, writes
@@ -90,7 +93,7 @@ else
 fi
 abflag=()
 if command -v ab >/dev/null; then abflag=(-ab); else echo "ab not installed (apache2-utils): no ab comparison"; fi
-if command -v curl >/dev/null; then abflag+=(-curl); else echo "curl not installed: no curl comparison"; fi
+if command -v curl >/dev/null; then abflag+=(-curl -curl-fresh); else echo "curl not installed: no curl comparison"; fi
 echo "ulimit -n: $(ulimit -n); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -shape "${SHAPE:-users}" -state -repeat "${REPEAT:-3}" -floor -bare -epoll "${server[@]}" "${abflag[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

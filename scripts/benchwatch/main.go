@@ -61,6 +61,7 @@ func main() {
 	withState := flag.Bool("state", false, "run with --state and --prom-file, and report their write times and sizes")
 	repeat := flag.Int("repeat", 1, "with -state: `R` sweeps a round over the same state file (a cron fleet's runs 1, 2, 3...), each reported apart")
 	withCurl := flag.Bool("curl", false, "also run `curl --parallel --parallel-max 64` over the same URLs as the sweep in the same runs and print the ratio")
+	curlFresh := flag.Bool("curl-fresh", false, "also run that curl with `-H 'Connection: close'` (a connection per URL, as a probe dials) in the same runs and print the ratio")
 	ab := flag.Bool("ab", false, "also run `ab -n N -c 64` against the server in the same runs (alternating) and print the ratio")
 	floor := flag.Bool("floor", false, "also run the Go floor (-floor-client) against the server in the same runs and print the ratios")
 	floorClient := flag.String("floor-client", "", "be the Go floor: `N,host:port`, N fresh-connection GETs, 64 at a time; exit 1 if one is not a 200")
@@ -156,7 +157,7 @@ func main() {
 			}
 		}
 		res := make([][]result, len(series))
-		var abs, curls, floors, bares, epolls []result
+		var abs, curls, freshCurls, floors, bares, epolls []result
 		for run := range *runs {
 			for b, path := range bins {
 				st, prom := filepath.Join(dir, fmt.Sprintf("state-%d-%d.json", b, run)), filepath.Join(dir, fmt.Sprintf("metrics-%d-%d.prom", b, run))
@@ -191,7 +192,8 @@ func main() {
 				run  func() (result, error)
 			}{
 				{*ab, &abs, func() (result, error) { return runAB(n, urls[len(urls)/2], *timeout) }},
-				{*withCurl, &curls, func() (result, error) { return runCurl(n, curlCfg, *timeout) }},
+				{*withCurl, &curls, func() (result, error) { return runCurl(n, curlCfg, *timeout, false) }},
+				{*curlFresh, &freshCurls, func() (result, error) { return runCurl(n, curlCfg, *timeout, true) }},
 				{*floor, &floors, func() (result, error) { return runFloor("-floor-client", n, hostport, *timeout) }},
 				{*bare, &bares, func() (result, error) { return runFloor("-bare-client", n, hostport, *timeout) }},
 				{*epoll, &epolls, func() (result, error) { return runFloor("-epoll-client", n, hostport, *timeout) }},
@@ -246,27 +248,15 @@ func main() {
 					fmt.Printf("%6s          the ab line of the budget (within 1.5x ab, 96 MiB; paired median, median peak RSS): %s in this run, on this host (the ratio moves with the kernel's price: see the CPU per target line)\n", "", verdict)
 				}
 			}
-			if len(curls) > 0 {
-				var cw, cc []time.Duration
-				for _, r := range curls {
-					cw, cc = append(cw, r.wall), append(cc, r.cpu)
-				}
-				fmt.Printf("%6s          curl --parallel --parallel-max 64 over the same %d URLs, same runs: wall %s, CPU %s; healthctl/curl: wall %.2fx, CPU %.2fx (medians)\n", "",
-					n, median(cw), median(cc), float64(medianOf(walls))/float64(medianOf(cw)), float64(medianOf(cpus))/float64(medianOf(cc)))
-				fmt.Printf("%6s          paired by run (each sweep over the curl run of its round): wall %s\n", "", pairedRatios(walls, cw))
-				if n == 10000 {
-					verdict := "met"
-					if pairedMedian(walls, cw) > 1.0 {
-						verdict = "NOT met"
-					}
-					fmt.Printf("%6s          the curl line of the budget (within 1.0x curl, paired median): %s in this run (curl keeps a connection to an address for its next URL; healthctl dials afresh for every probe)\n", "", verdict)
-				}
-			}
+			printCurl(n, "curl --parallel --parallel-max 64", curls, walls, cpus,
+				"curl keeps a connection to an address for its next URL; healthctl dials afresh for every probe")
+			printCurl(n, "curl --parallel --parallel-max 64 -H 'Connection: close' (a connection per URL)", freshCurls, walls, cpus,
+				"not the budget's anchor: curl doing what a probe does")
 			printFloor("Go floor (dial, net/http request and response, close; 64 at a time)", floors, walls, cpus, abs)
 			printFloor("bare floor (dial, fixed request bytes, read to EOF, close; 64 at a time)", bares, walls, cpus, abs)
 			printFloor("epoll floor (the bare floor's exchange on one thread, one epoll set: ab's design in Go)", epolls, walls, cpus, abs)
 			printMachine(rs, abs, floors, bares, epolls)
-			printPerTarget(n, []client{{"healthctl", rs}, {"ab", abs}, {"curl", curls}, {"Go floor", floors}, {"bare floor", bares}, {"epoll", epolls}})
+			printPerTarget(n, []client{{"healthctl", rs}, {"ab", abs}, {"curl", curls}, {"curl, fresh", freshCurls}, {"Go floor", floors}, {"bare floor", bares}, {"epoll", epolls}})
 		}
 		for b := 1; b < len(bins); b++ {
 			for k := range *repeat {
@@ -458,7 +448,7 @@ func size(path string) int64 {
 // their URLs. The users' shape takes four kinds of entry in turn: a block
 // entry; a flow mapping with a quoted URL; a commented entry with quoted
 // scalars, a trailing comment and a header in a flow list; a block entry
-// with a header list and an expectation, all under a commented header and
+// with a header list (a Host of its own) and an expectation, all under a commented header and
 // defaults: what people write (SPEC §10), which the plainest-block fast
 // path does not read.
 func writeTargets(file, host, port string, n, addrs int, shape string) []string {
@@ -497,7 +487,9 @@ func writeTargets(file, host, port string, n, addrs int, shape string) []string 
 		case 2:
 			fmt.Fprintf(w, "  # team %d\n  - name: \"env-%d\"\n    url: '%s'   # behind the LB\n    headers: [\"X-Probe: 1\"]\n", i%7, i, u)
 		case 3:
-			fmt.Fprintf(w, "  - name: env-%d\n    url: \"%s\"\n    headers:\n      - \"X-Team: t%d\"\n    expect_status: 2xx\n", i, u, i%7)
+			// A virtual host of its own, as a fleet behind one ingress
+			// is written: a header no other entry has.
+			fmt.Fprintf(w, "  - name: env-%d\n    url: \"%s\"\n    headers:\n      - \"X-Team: t%d\"\n      - \"Host: env-%d.fleet.invalid\"\n    expect_status: 2xx\n", i, u, i%7, i)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -537,11 +529,16 @@ func writeCurlConfig(file string, urls []string) {
 
 // runCurl runs curl over the URLs of cfg, 64 transfers at a time, as one
 // process fetching many URLs does (curl's defaults: it keeps connections to
-// an address for reuse), and checks that every answer was a 200.
-func runCurl(n int, cfg string, timeout time.Duration) (result, error) {
+// an address for reuse; fresh: `Connection: close`, a connection a URL),
+// checks that every answer was a 200, and counts the connections it opened.
+func runCurl(n int, cfg string, timeout time.Duration, fresh bool) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "curl", "-s", "--no-progress-meter", "--parallel", "--parallel-max", "64", "--max-time", "10", "-w", "%{http_code}\n", "-K", cfg)
+	args := []string{"-s", "--no-progress-meter", "--parallel", "--parallel-max", "64", "--max-time", "10", "-w", "%{http_code} %{num_connects}\n", "-K", cfg}
+	if fresh {
+		args = append(args, "-H", "Connection: close")
+	}
+	cmd := exec.CommandContext(ctx, "curl", args...)
 	out, err := os.CreateTemp("", "benchwatch-curl")
 	if err != nil {
 		return result{}, err
@@ -555,10 +552,44 @@ func runCurl(n int, cfg string, timeout time.Duration) (result, error) {
 	}
 	wall := time.Since(start)
 	text, _ := os.ReadFile(out.Name())
-	if got := strings.Count(string(text), "200\n"); got != n {
+	got, conns := 0, 0
+	for _, l := range strings.Split(string(text), "\n") {
+		var code, c int
+		if _, err := fmt.Sscanf(l, "%d %d", &code, &c); err == nil {
+			if code == 200 {
+				got++
+			}
+			conns += c
+		}
+	}
+	if got != n {
 		return result{}, fmt.Errorf("curl: %d of %d answers were 200", got, n)
 	}
-	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), user: cmd.ProcessState.UserTime()}, nil
+	return result{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), user: cmd.ProcessState.UserTime(), conns: conns}, nil
+}
+
+// printCurl prints a curl client's runs against the sweeps of the same
+// rounds (walls, cpus): the medians, the paired ratios, the connections it
+// opened, and at 10,000 targets whether the sweep was within 1.0x of it.
+func printCurl(n int, what string, curls []result, walls, cpus []time.Duration, note string) {
+	if len(curls) == 0 {
+		return
+	}
+	var cw, cc []time.Duration
+	var conns []int
+	for _, r := range curls {
+		cw, cc, conns = append(cw, r.wall), append(cc, r.cpu), append(conns, r.conns)
+	}
+	fmt.Printf("%6s          %s over the same %d URLs, same runs: wall %s, CPU %s, connections opened %v; healthctl/curl: wall %.2fx, CPU %.2fx (medians)\n", "",
+		what, n, median(cw), median(cc), conns, float64(medianOf(walls))/float64(medianOf(cw)), float64(medianOf(cpus))/float64(medianOf(cc)))
+	fmt.Printf("%6s          paired by run (each sweep over the curl run of its round): wall %s\n", "", pairedRatios(walls, cw))
+	if n == 10000 {
+		verdict := "met"
+		if pairedMedian(walls, cw) > 1.0 {
+			verdict = "NOT met"
+		}
+		fmt.Printf("%6s          within 1.0x of it (paired median): %s in this run (%s)\n", "", verdict, note)
+	}
 }
 
 // result is one sweep as measured from outside (wall, CPU, peak RSS in KiB)
@@ -574,7 +605,9 @@ type result struct {
 	stateWrite, promWrite time.Duration
 	maxrss                int64
 	pass                  int
-	stateSize, promSize   int64
+	// conns is how many connections a curl run opened.
+	conns               int
+	stateSize, promSize int64
 }
 
 // sweep runs one --once sweep and measures it.
