@@ -49,7 +49,7 @@ func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 // are encoded through a few of them, lineScratch).
 func (j *watchJSON) fill(it *watch.Item, fold func(int) int, d *policy.Decision) {
 	j.ResultJSON.Fill(it.Result, d, fold(exitcode.ForOutcome(it.Result.Outcome)))
-	j.Streak, j.Transition, j.Hook = it.State.Streak, it.Transition, it.Hook
+	j.Streak, j.Transition, j.Hook = it.Streak, it.Transition, it.Hook
 	j.FoldAddresses(fold)
 	// The name as it is: it is the target's identity, the state file's key
 	// (JSON both), so it must read back as the same string; the JSON
@@ -187,7 +187,7 @@ func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored,
 			if onlyTransitions {
 				continue
 			}
-			if err := t.Append(" "+name, "-", "-", "-", "skipped (in flight)", strconv.Itoa(it.State.Streak)); err != nil {
+			if err := t.Append(" "+name, "-", "-", "-", "skipped (in flight)", strconv.Itoa(it.Streak)); err != nil {
 				return rows, err
 			}
 			rows++
@@ -209,7 +209,7 @@ func renderTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored,
 			lat = output.FormatMS(d)
 		}
 		if err := t.Append(name, oc.Sprint(it.Result.Outcome), string(it.Result.Reason), lat,
-			decisionColor(colored, it.Decision.Action).Sprint(it.Decision.Action), strconv.Itoa(it.State.Streak)); err != nil {
+			decisionColor(colored, it.Decision.Action).Sprint(it.Decision.Action), strconv.Itoa(it.Streak)); err != nil {
 			return rows, err
 		}
 		rows++

@@ -10,7 +10,6 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -20,7 +19,7 @@ func sweepSample() *watch.Sweep {
 		Decision: policy.Decision{Action: policy.Stay}}
 	down := watch.Item{Endpoint: &watch.Endpoint{Name: "billing"}, Transition: true,
 		Result:   probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: time.Millisecond})},
-		Decision: policy.Decision{Action: policy.Redeploy}, State: state.Entry{}}
+		Decision: policy.Decision{Action: policy.Redeploy}}
 	skipped := watch.Item{Endpoint: &watch.Endpoint{Name: "slow"}, Skipped: true}
 	return &watch.Sweep{N: 3, Items: []watch.Item{pass, down, skipped}, Targets: 3, Pass: 1, Fail: 1, Skipped: 1, Redeploys: 1}
 }
