@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,49 @@ func TestParseTargetsOneDocument(t *testing.T) {
 	}
 	if _, err := ParseTargets("t.yaml", []byte("---\ntargets:\n  - name: a\n")); err != nil {
 		t.Errorf("one document with a leading ---: %v", err)
+	}
+}
+
+// TestEntryKeysStayTheirOwn: an entry without probe keys shares the
+// defaults' map, and one that sets a key gets a map of its own: no key of
+// one entry reaches another or the defaults, in a file whose entries are
+// let go as they are read and in one with anchors (&), where they are not.
+func TestEntryKeysStayTheirOwn(t *testing.T) {
+	for _, anchor := range []bool{false, true} {
+		data := "defaults:\n  max_time: 5s\ntargets:\n" +
+			"  - name: a\n    url: http://127.0.0.1:1/\n    expect_status: \"200\"\n" +
+			"  - name: b\n    url: http://127.0.0.1:2/\n" +
+			"  - name: c\n    url: http://127.0.0.1:3/\n    max_time: 1s\n" +
+			"  - name: d\n    url: http://127.0.0.1:4/\n"
+		if anchor {
+			data = strings.Replace(data, "defaults:\n", "defaults:\n  headers: &h [\"X-A: 1\"]\n", 1) +
+				"  - name: e\n    url: http://127.0.0.1:5/\n    headers: *h\n"
+		}
+		fts, err := ParseTargets("t.yaml", []byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, ft := range fts {
+			var keys []string
+			for k, v := range ft.Probe {
+				keys = append(keys, k+"="+strings.Join(v.Strings, ","))
+			}
+			slices.Sort(keys)
+			got[ft.Name] = strings.Join(keys, " ")
+		}
+		want := map[string]string{"a": "expect_status=200 max_time=5s", "b": "max_time=5s", "c": "max_time=1s", "d": "max_time=5s"}
+		if anchor {
+			for k, v := range want {
+				want[k] = strings.TrimSpace("headers=X-A: 1 " + v)
+			}
+			want["a"] = "expect_status=200 headers=X-A: 1 max_time=5s"
+			want["e"] = "headers=X-A: 1 max_time=5s"
+		}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("anchors %v: target %s: %q, want %q", anchor, name, got[name], w)
+			}
+		}
 	}
 }
