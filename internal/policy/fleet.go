@@ -186,17 +186,22 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 		return v
 	}
 	if s.HoldFraction > 0 && v.Probed >= max(1, s.HoldMin) {
+		// The decisive targets by the sweep their run began in, counted
+		// once: a redeploy's group is those within one sweep of its own
+		// (counted per redeploy, 100,000 failing at once took ~20 s).
+		byOnset := map[int64]int{}
+		for j, b := range in.Actions {
+			if Decisive(b) && onset(j) != OnsetJudged {
+				byOnset[onset(j)]++
+			}
+		}
 		held := -1 // a redeploy of the largest held group
 		for i, a := range in.Actions {
 			if a != Redeploy || onset(i) == OnsetJudged {
 				continue
 			}
-			group := 0
-			for j, b := range in.Actions {
-				if d := onset(j) - onset(i); Decisive(b) && onset(j) != OnsetJudged && d >= -1 && d <= 1 {
-					group++
-				}
-			}
+			o := onset(i)
+			group := byOnset[o-1] + byOnset[o] + byOnset[o+1]
 			if float64(group) >= s.HoldFraction*float64(v.Probed) {
 				v.Actions[i] = HoldFleet
 				v.HeldFleet++
