@@ -184,7 +184,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 				t.push(r.Outcome, it.Decision.Action)
 				t.lastN = n
 			}
-			d := it.Decision
+			d := it.Decided()
 			d.Why = output.Untrusted(d.Why)
 			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, r.Started.UTC(), t.since.UTC()
 			ts.Error = errorLine(r.Error)

@@ -83,7 +83,11 @@ type Item struct {
 	// probe finished: its history is untouched.
 	Interrupted bool
 	Result      probe.Result
-	Decision    policy.Decision
+	// Decision is the policy's decision after the fleet rule. For a
+	// redeploy the rule held, Why is the redeploy's own: Decided says it
+	// with the rule's reason, which every held item of the sweep shares
+	// (a copy each was ~400 bytes a target when a fleet fails at once).
+	Decision policy.Decision
 	// Streak and OnsetSweep are from the target's state after this
 	// probe: its decisive failures in a row, and the sweep its run of them
 	// began in (the whole entry is the state's: a copy in each item was
@@ -102,8 +106,11 @@ type Item struct {
 	// Between the decision and the fleet rule, a redeploy's two possible
 	// futures: the state if it goes ahead, and if it is held.
 	redeploy, held *state.Entry
-	seen           bool
-	inflight       *atomic.Bool
+	// heldWhy is the fleet rule's reason for holding this redeploy,
+	// shared by the sweep's held items (nil: not held).
+	heldWhy  *string
+	seen     bool
+	inflight *atomic.Bool
 }
 
 // Sweep is one pass over every target.
@@ -437,6 +444,16 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	it.transition()
 }
 
+// Decided is the item's decision as said: a held redeploy's why is its
+// own, then the fleet rule's.
+func (it *Item) Decided() policy.Decision {
+	d := it.Decision
+	if it.heldWhy != nil {
+		d.Why = policy.HeldWhy(d.Action, d.Why, *it.heldWhy)
+	}
+	return d
+}
+
 // setState keeps what the item shows of the target's state after its probe.
 func (it *Item) setState(e state.Entry) { it.Streak, it.OnsetSweep = e.Streak, e.OnsetSweep }
 
@@ -470,6 +487,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	}
 	v := policy.Fleet(policy.FleetInput{Actions: actions, Onsets: onsets, Answers: answers}, w.cfg.Fleet)
 	s.HeldFleet, s.HeldBudget, s.HoldWhy = v.HeldFleet, v.HeldBudget, v.Why
+	fleetWhy, budgetWhy := v.WhyFor(policy.HoldFleet), v.WhyFor(policy.HoldBudget)
 	var hooks []*Item
 	w.mu.Lock()
 	for n, i := range idx {
@@ -495,7 +513,11 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			} else {
 				next.HeldBudget++
 			}
-			it.Decision = policy.Decision{Action: a, Why: policy.HeldWhy(a, it.Decision.Why, v.WhyFor(a))}
+			it.Decision.Action = a
+			it.heldWhy = &budgetWhy
+			if a == policy.HoldFleet {
+				it.heldWhy = &fleetWhy
+			}
 			it.transition()
 		}
 		it.setState(next)
@@ -523,7 +545,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			defer crash.Recover()
 			select {
 			case w.hooks <- struct{}{}:
-				it.Hook = w.cfg.Hook(ctx, it.Endpoint, it.Result, it.Decision)
+				it.Hook = w.cfg.Hook(ctx, it.Endpoint, it.Result, it.Decided())
 				<-w.hooks
 			case <-ctx.Done():
 				it.Hook = &HookResult{Status: "not run: interrupted", Interrupted: true}

@@ -39,7 +39,7 @@ type watchJSON struct {
 // applied to its outcome's exit code (and to each address's).
 func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 	var j watchJSON
-	d := it.Decision
+	d := it.Decided()
 	j.fill(it, fold, &d)
 	return j
 }
