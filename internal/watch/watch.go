@@ -167,6 +167,24 @@ type Watcher struct {
 	sem      chan struct{}
 	hooks    chan struct{}
 	sweeps   atomic.Int64
+	// whys holds one copy of each decision's why said in this sweep (at
+	// most maxWhys): a fleet failing at once says the same few sentences
+	// for every target (~190 bytes each, 19 MB of 100,000).
+	whys map[string]string
+}
+
+// maxWhys bounds the whys kept for sharing in one sweep.
+const maxWhys = 1024
+
+// oneWhy returns why as the sweep's one copy of its text. w.mu is held.
+func (w *Watcher) oneWhy(why string) string {
+	if s, ok := w.whys[why]; ok {
+		return s
+	}
+	if len(w.whys) < maxWhys {
+		w.whys[why] = why
+	}
+	return why
 }
 
 // HookConcurrency bounds the --on-redeploy commands running at once: a mass
@@ -286,6 +304,7 @@ func (w *Watcher) FinalState() *state.File {
 func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	w.mu.Lock()
 	targets, inflight := w.targets, w.inflight
+	w.whys = map[string]string{}
 	w.mu.Unlock()
 	s := &Sweep{N: w.sweeps.Add(1), Started: w.cfg.Now(), Targets: len(targets)}
 	s.Items = make([]Item, len(targets))
@@ -418,6 +437,7 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	}
 	in := policy.Input{Outcome: r.Outcome, Reason: r.Reason, History: h, Settings: w.cfg.Settings, Now: r.Started}
 	d, h := policy.Decide(in)
+	d.Why = w.oneWhy(d.Why)
 	next := prev
 	next.History = h
 	next.LastOutcome, next.LastReason, next.LastAction, next.LastProbe = r.Outcome, r.Reason, d.Action, r.Started

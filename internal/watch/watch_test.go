@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
@@ -354,5 +355,32 @@ func TestFleetHoldAndSaveBeforeHooks(t *testing.T) {
 	}
 	if st := w.State().Targets["t0"]; st.HookPending || !st.RecoveryPending || st.Streak != 0 {
 		t.Fatalf("after the hook: %+v", st)
+	}
+}
+
+// TestSweepSharesWhys: targets decided alike in one sweep (a fleet failing
+// at once) share one copy of their why, and each still says its own.
+func TestSweepSharesWhys(t *testing.T) {
+	f := newFake()
+	var ts []*Endpoint
+	for i := range 6 {
+		name := fmt.Sprintf("t%d", i)
+		if i < 4 {
+			f.outcomes[name] = []classify.Outcome{classify.Refused}
+		}
+		ts = append(ts, newTarget(name))
+	}
+	w := New(Config{Targets: ts, Settings: policy.DefaultSettings(), Concurrency: 3, Probe: f.probe}, nil)
+	s := w.Sweep(context.Background())
+	first := map[string]*byte{}
+	for _, it := range s.Items {
+		why := it.Decided().Why
+		if p, ok := first[why]; ok && p != unsafe.StringData(it.Decision.Why) {
+			t.Errorf("%s: its why %q is a copy of its own", it.Endpoint.Name, why)
+		}
+		first[why] = unsafe.StringData(it.Decision.Why)
+	}
+	if len(first) != 2 {
+		t.Fatalf("%d whys, want 2 (failing, passing): %v", len(first), first)
 	}
 }
