@@ -18,7 +18,12 @@
 # gets 403) and stops with the script. Loopback traffic only; bounded
 # (120 s a sweep).
 #
-#   [SHAPE=users|block] [REPEAT=3] [ADDRS=N] [GCOFF=1] scripts/bench-watch-100k.sh [RUNS] [COUNT] [BASE]
+# DOWN=1: every target at a port nothing listens on (a fleet failing at
+# once, as when the prober's own network is down: every probe refused, the
+# fleet rule holding the redeploys); every target must fail and each run
+# exit 8 or 9, the sweep's own codes.
+#
+#   [SHAPE=users|block] [REPEAT=3] [ADDRS=N] [GCOFF=1] [DOWN=1] scripts/bench-watch-100k.sh [RUNS] [COUNT] [BASE]
 #     (default 1 round of 3 runs, 100000; BASE: a git ref also built and
 #      measured, its rounds alternating with this tree's, e.g. main)
 #
@@ -51,6 +56,7 @@ if [ -n "${GCOFF:-}" ]; then
 	bins="$bins,$work/healthctl-gomemlimit-off"
 fi
 spread=(-spread)
+if [ -n "${DOWN:-}" ]; then spread+=(-down); fi
 if [ -n "${ADDRS:-}" ]; then spread=(-addrs "$ADDRS"); fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat > "$work/nginx.conf" <<CONF

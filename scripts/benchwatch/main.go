@@ -29,6 +29,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -54,6 +55,7 @@ func main() {
 	runs := flag.Int("runs", 3, "sweeps per count (the median is reported)")
 	timeout := flag.Duration("timeout", 60*time.Second, "limit of one sweep")
 	extra := flag.String("args", "", "extra watch arguments (space separated)")
+	down := flag.Bool("down", false, "point every target at a port nothing listens on (a fleet failing at once: every probe refused, the fleet rule holding them), and want every target failed and the sweep's exit 8 or 9")
 	server := flag.String("server", "", "host:port of a server answering 200 on every path (default: one of our own on 127.0.0.1)")
 	spread := flag.Bool("spread", false, "give each target its own address of 127.0.0.0/8 (the server must listen on all of them; -addrs N)")
 	addrs := flag.Int("addrs", 0, "spread the targets over `N` addresses across 127.0.0.0/8, in turn (the server must listen on all of them, e.g. 0.0.0.0; 0: -server's address only)")
@@ -136,7 +138,11 @@ func main() {
 			fail(fmt.Errorf("-n: bad count %q", c))
 		}
 		file := filepath.Join(dir, fmt.Sprintf("targets-%d.yaml", n))
-		urls := writeTargets(file, host, port, n, *addrs, *shape)
+		tport := port
+		if *down {
+			tport = closedPort()
+		}
+		urls := writeTargets(file, host, tport, n, *addrs, *shape)
 		fmt.Printf("%6d targets: file %s (%s shape, %.1f MB), %s\n", n, filepath.Base(file), *shape, float64(size(file))/1e6, spreadText(*addrs, n, host))
 		curlCfg := filepath.Join(dir, fmt.Sprintf("curl-%d.cfg", n))
 		if *withCurl {
@@ -166,11 +172,14 @@ func main() {
 					if *withState {
 						args = append(args, "--state", st, "--prom-file", prom)
 					}
-					r, err := meter.around(func() (result, error) { return sweep(path, file, *timeout, args) })
+					r, err := meter.around(func() (result, error) { return sweep(path, file, *timeout, args, *down) })
 					if err != nil {
 						fail(fmt.Errorf("run %d of %d on one state file: %v", k+1, *repeat, err))
 					}
-					if r.pass != n {
+					if *down && r.fail != n {
+						fail(fmt.Errorf("%s, %d targets, run %d of %d: %d failed, want all (-down)", path, n, k+1, *repeat, r.fail))
+					}
+					if !*down && r.pass != n {
 						fail(fmt.Errorf("%s, %d targets, run %d of %d: %d passed", path, n, k+1, *repeat, r.pass))
 					}
 					if *withState {
@@ -499,6 +508,18 @@ func writeTargets(file, host, port string, n, addrs int, shape string) []string 
 	return urls
 }
 
+// closedPort is a loopback port nothing listens on: one the kernel just
+// gave a listener that is closed again (every address of 127/8 refuses it).
+func closedPort() string {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	return port
+}
+
 // spreadText says how the targets are spread over addresses.
 func spreadText(addrs, n int, host string) string {
 	switch {
@@ -604,14 +625,14 @@ type result struct {
 	server                time.Duration
 	stateWrite, promWrite time.Duration
 	maxrss                int64
-	pass                  int
+	pass, fail            int
 	// conns is how many connections a curl run opened.
 	conns               int
 	stateSize, promSize int64
 }
 
 // sweep runs one --once sweep and measures it.
-func sweep(bin, file string, timeout time.Duration, extra []string) (result, error) {
+func sweep(bin, file string, timeout time.Duration, extra []string, down bool) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	args := append([]string{"watch", "--once", "-o", "json", "--targets", file}, extra...)
@@ -645,7 +666,11 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	defer f.Close()
 	cmd.Stdout = f
 	if err := cmd.Run(); err != nil {
-		return result{}, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
+		// A fleet failing at once ends with the sweep's own code for it.
+		var ee *exec.ExitError
+		if !down || !errors.As(err, &ee) || (ee.ExitCode() != 8 && ee.ExitCode() != 9) {
+			return result{}, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
+		}
 	}
 	var m measured
 	if b, err := os.ReadFile(mf.Name()); err != nil || json.Unmarshal(b, &m) != nil {
@@ -659,6 +684,7 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 	var last struct {
 		Sweep struct {
 			Pass           int     `json:"pass"`
+			Fail           int     `json:"fail"`
 			DurationMS     float64 `json:"duration_ms"`
 			StateWriteMS   float64 `json:"state_write_ms"`
 			MetricsWriteMS float64 `json:"metrics_write_ms"`
@@ -671,7 +697,7 @@ func sweep(bin, file string, timeout time.Duration, extra []string) (result, err
 		sweep: time.Duration(last.Sweep.DurationMS * float64(time.Millisecond)), maxrss: m.MaxRSS,
 		stateWrite: time.Duration(last.Sweep.StateWriteMS * float64(time.Millisecond)),
 		promWrite:  time.Duration(last.Sweep.MetricsWriteMS * float64(time.Millisecond)),
-		pass:       last.Sweep.Pass}, nil
+		pass:       last.Sweep.Pass, fail: last.Sweep.Fail}, nil
 }
 
 func median(d []time.Duration) string { return medianOf(d).Round(time.Millisecond).String() }
