@@ -373,6 +373,9 @@ func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
 				red.AddSecret(strings.TrimSpace(cred))
 			}
 		}
+		if err := checkHost(name, val); err != nil {
+			return &Error{Source: ln.src, Err: err}
+		}
 		addHeader(o, name, val)
 	}
 	return nil
@@ -390,10 +393,17 @@ func parseHeader(l string) (name, val string, err error) {
 	if hasControl(val) {
 		return "", "", fmt.Errorf("%s: the value has a control character (a newline?)", name)
 	}
-	if strings.EqualFold(name, "Host") && (!httpguts.ValidHostHeader(val) || val == "") {
-		return "", "", fmt.Errorf("Host: %q is not a valid host", val)
-	}
 	return name, val, nil
+}
+
+// checkHost refuses a Host line whose value is not a host. It runs after a
+// secret header's value is registered (--secret-header Host), since the
+// error quotes the value.
+func checkHost(name, val string) error {
+	if strings.EqualFold(name, "Host") && (!httpguts.ValidHostHeader(val) || val == "") {
+		return fmt.Errorf("Host: %q is not a valid host", val)
+	}
+	return nil
 }
 
 // addHeader puts a parsed -H line into the request: Host sets the host,
@@ -591,8 +601,8 @@ func (t *Template) OwnHeaders(lines []string) (h Headers, ok bool) {
 		if strings.HasPrefix(l, "@") {
 			return Headers{}, false
 		}
-		name, _, err := parseHeader(l)
-		if err != nil || t.opts.Redactor.IsSecretHeader(name) {
+		name, val, err := parseHeader(l)
+		if err != nil || t.opts.Redactor.IsSecretHeader(name) || checkHost(name, val) != nil {
 			return Headers{}, false
 		}
 	}
