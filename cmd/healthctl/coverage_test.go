@@ -158,7 +158,7 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 					skipped[name] = "no " + m[1]
 				}
 			}
-			// A stack that is missing here (outside CI) skips the script
+			// A stack that does not run here (off, or missing outside CI) skips the script
 			// at its require line.
 			// So does a fixture command whose server is missing.
 			stack := fixtureNeeds[firstWord(line)]
@@ -166,7 +166,7 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 				stack = strings.Fields(m[1])
 			}
 			if stack != nil {
-				if why := requireLacks(stack); why != "" {
+				if why, _ := requireGate(stack); why != "" {
 					if _, done := skipped[name]; !done {
 						skipped[name] = why
 					}

@@ -124,6 +124,8 @@ func TestCurlDiff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the curl differential test runs real servers for about a minute")
 	}
+	// curl is the oracle here, a peer run beside us: a real-stack test.
+	fixture.RequireStacks(t)
 	fixture.Require(t, stacksDir, "curl")
 	curl, err := exec.LookPath("curl")
 	if err != nil {

@@ -691,3 +691,39 @@ func TestDocsCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsForUsersOnly: the README and docs/ are for users; they cite no
+// document of the team's (the contract, the style guide, the issue
+// tracker). An upstream project's issue is named with its project
+// ("blackbox_exporter issue 904").
+func TestDocsForUsersOnly(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, filepath.Join("..", "..", "README.md"))
+	internal := regexp.MustCompile(`\bSPEC(\.md)?\b|\.\./shared|\bGOTCHAS\b|\bSTYLE\.md\b`)
+	issue := regexp.MustCompile(`(?i)\bissues?\s+#?\d+`)
+	upstream := []string{"blackbox", "blackbox_exporter", "seaweedfs", "grpc-go", "go", "golang", "curl", "kubernetes", "prometheus", "nginx"}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := internal.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q, a document users do not have", filepath.Base(p), i+1, m)
+			}
+			for _, at := range issue.FindAllStringIndex(line, -1) {
+				before := line[:at[0]]
+				project := ""
+				if w := strings.Fields(before); len(w) > 0 && strings.HasSuffix(before, " ") {
+					project = strings.ToLower(strings.Trim(w[len(w)-1], "(`*"))
+				}
+				if !slices.Contains(upstream, project) {
+					t.Errorf("%s:%d cites %q: name the upstream project, or no issue at all", filepath.Base(p), i+1, line[at[0]:at[1]])
+				}
+			}
+		}
+	}
+}

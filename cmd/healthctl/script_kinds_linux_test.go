@@ -134,12 +134,15 @@ func startServer(e fixtureEnv, what string, cmd *exec.Cmd, port int, logPath str
 }
 
 func requireProg(e fixtureEnv, prog string) string {
+	if why, fail := fixture.Gate(prog, stacksDir); why != "" {
+		if fail {
+			e.fatalf("%s, and CI=%s (%s installs it)", why, os.Getenv("CI"), kindsDeps)
+		}
+		e.skip("skipped: " + why)
+	}
 	path, err := exec.LookPath(prog)
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			e.fatalf("%s: not installed, and CI=%s (%s installs it)", prog, os.Getenv("CI"), kindsDeps)
-		}
-		e.skip(prog + ": not installed (skipped outside CI; " + kindsDeps + " installs it)")
+		e.fatalf("%s: %v", prog, err)
 	}
 	return path
 }
@@ -304,6 +307,7 @@ func startPG(e fixtureEnv, o pgOptions) pgServer {
 	if bin == "" {
 		requireProg(e, "/usr/lib/postgresql/VERSION/bin/postgres")
 	}
+	requireProg(e, filepath.Join(bin, "postgres"))
 	// Not under the script's or test's directory, which only root may
 	// enter: the postgres user must reach its data directory and socket.
 	root, err := os.MkdirTemp("", "healthctl-pgd-")
