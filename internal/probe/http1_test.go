@@ -352,3 +352,23 @@ func TestBackstopInTheStatusLine(t *testing.T) {
 		t.Errorf("error %q: want it to name the read window", r.Error)
 	}
 }
+
+// A starved timer goroutine (a loaded machine) lets the deadline a window
+// set end a connect before the window's timer runs: the result is still the
+// window's, its sentence naming the window, never the dialler's bare
+// "i/o timeout" (TestTinyWindows saw that once under two CPU hogs).
+func TestStarvedTimerConnectDeadline(t *testing.T) {
+	bl, err := fixture.NewBacklog(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := plainOpts(t, "http://"+bl.Addr+"/health")
+	o.MaxTime = 20 * time.Millisecond
+	r := newRun(o, hooks{starvedTimer: true}).do(context.Background())
+	if r.Reason != classify.ConnectTimeout {
+		t.Fatalf("%s/%s (%s): want connect_timeout", r.Outcome, r.Reason, r.Error)
+	}
+	if !strings.HasPrefix(r.Error, "TCP connect ") || !strings.Contains(r.Error, "--max-time 20ms") {
+		t.Errorf("error %q: want the window's sentence (TCP connect … --max-time 20ms)", r.Error)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -93,6 +94,10 @@ type windows struct {
 	windowAddr  string
 	// windowThroughProxy: the read window closed on a forward proxy.
 	windowThroughProxy bool
+	// overdue is the window that was due, its timer not yet run, when
+	// the timers stopped (nil when none was): a starved timer goroutine
+	// lets the deadline the window set end the exchange first.
+	overdue *window
 }
 
 // arm starts (or restarts) a window with p.mu held: it closes d from now.
@@ -195,6 +200,12 @@ func (p *run) noteWindow() {
 func (p *run) stopTimers() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
+	for _, w := range [...]*window{&p.connWin, &p.readWin, &p.maxWin} {
+		if w.active && !w.due.After(now) && (p.overdue == nil || w.due.Before(p.overdue.due)) {
+			p.overdue = w
+		}
+	}
 	p.stopped = true
 	p.disarm(&p.connWin)
 	p.disarm(&p.readWin)
@@ -213,7 +224,13 @@ func (p *run) windowed(err, cause error, answered bool, obs *classify.Observatio
 	}
 	var win *windowError // on the heap (errors.As): declared past the common return
 	if !errors.As(cause, &win) {
-		return err
+		if p.overdue == nil || !deadlineErr(err) {
+			return err
+		}
+		// The deadline a window set ended the exchange before the
+		// window's timer ran (a loaded machine starves timers): the
+		// window closed all the same, and the sentence says which.
+		win = p.overdue.err()
 	}
 	if p.windowStage == classify.StageConnect && p.dialErr != nil {
 		// The window closed on one address while another had answered
@@ -253,6 +270,12 @@ func (p *run) windowed(err, cause error, answered bool, obs *classify.Observatio
 	f.Address = p.windowAddr
 	f.ThroughProxy = p.windowThroughProxy
 	return err
+}
+
+// deadlineErr says err is a deadline's: a connection's (i/o timeout) or a
+// context's.
+func deadlineErr(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // bodyRead ends the body stage of an exchange: the transfer phase (from the
