@@ -69,6 +69,9 @@ type Config struct {
 	// killed mid-hook never redeploys the same target again. When it fails,
 	// no hook of the sweep runs.
 	BeforeHooks func() error
+	// SweepStarting, when set, is called as each sweep begins, before its
+	// first probe, with the sweep's number (--heartbeat's start ping).
+	SweepStarting func(n int64)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -312,6 +315,9 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	w.whys = map[string]string{}
 	w.mu.Unlock()
 	s := &Sweep{N: w.sweeps.Add(1), Started: w.cfg.Now(), Targets: len(targets)}
+	if w.cfg.SweepStarting != nil {
+		w.cfg.SweepStarting(s.N)
+	}
 	s.Items = make([]Item, len(targets))
 	queue := make([]int, 0, len(targets))
 	for i, t := range targets {
