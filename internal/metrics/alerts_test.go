@@ -29,7 +29,10 @@ const (
 // first sweep and not for a recover: false target; the stale-sweep alert
 // fires once sweeps stop; the failing-target alert fires after five sweeps
 // of any failing outcome (a timeout too) and a pass restarts it; the
-// fleet-held alert after five minutes of hold-fleet decisions. Skipped without promtool outside CI; in CI
+// fleet-held alert after five minutes of hold-fleet decisions; the
+// dead-watcher alerts when a --listen watch cannot be scraped (its series
+// stale, so the stale-sweep alert cannot fire) and when no sweep series
+// exists at all. Skipped without promtool outside CI; in CI
 // (.ci/deps/integrations.sh installs it) a missing promtool fails.
 func TestAlertRulesPromtool(t *testing.T) {
 	pt, err := exec.LookPath("promtool")
