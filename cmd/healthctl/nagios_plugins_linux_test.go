@@ -85,6 +85,14 @@ func TestNagiosAgainstPlugins(t *testing.T) {
 				if code := run(t.Context(), a, append(args, c.base+c.path)); code != c.want {
 					t.Errorf("healthctl %s%s %v: exit %d, want %d: %s", c.base, c.path, c.extra, code, c.want, out)
 				}
+				// An unfollowed 3xx says where it pointed, never
+				// "OK - unreachable redirect".
+				if c.path == "/301" && c.extra == nil && !strings.HasPrefix(out.String(), "HEALTHCTL OK - 301 redirect to http://127.0.0.1:1/elsewhere not followed: "+c.base+"/301 ") {
+					t.Errorf("healthctl %s/301: %s", c.base, out)
+				}
+				if strings.Contains(out.String(), "OK - unreachable") {
+					t.Errorf("healthctl %s%s: %s", c.base, c.path, out)
+				}
 			})
 		}
 		wg.Wait()

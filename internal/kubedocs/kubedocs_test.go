@@ -110,8 +110,19 @@ func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 			t.Errorf("%s: %s: %v", m.where, head.Kind, err)
 			continue
 		}
+		var top map[string]any
+		if err := yaml.Unmarshal([]byte(m.src), &top); err == nil {
+			if _, ok := top["status"]; ok {
+				// The server writes status; kubeconform -strict refuses
+				// it in a manifest.
+				t.Errorf("%s: %s has a status: field", m.where, head.Kind)
+			}
+		}
 		switch o := obj.(type) {
 		case *batchv1.CronJob:
+			if runsWatch(&o.Spec.JobTemplate.Spec.Template.Spec) && o.Spec.StartingDeadlineSeconds == nil {
+				t.Errorf("%s: a watch CronJob without startingDeadlineSeconds: a run that could not start on time starts late, and past 100 missed schedules none starts", m.where)
+			}
 			jobs = append(jobs, struct {
 				where string
 				spec  *batchv1.JobSpec
@@ -128,9 +139,125 @@ func TestKubernetesManifestsDecodeStrictly(t *testing.T) {
 	if len(jobs) < 2 {
 		t.Fatalf("found %d Jobs and CronJobs; the extractor is broken", len(jobs))
 	}
+	watchJobs := 0
 	for _, j := range jobs {
 		checkWatchJob(t, j.where, j.spec, claims)
+		if runsWatch(&j.spec.Template.Spec) {
+			watchJobs++
+			for _, p := range append(restrictedProblems(&j.spec.Template.Spec), resourceProblems(&j.spec.Template.Spec)...) {
+				t.Errorf("%s: %s", j.where, p)
+			}
+		}
+		if p := j.spec.PodFailurePolicy; p != nil {
+			for _, r := range p.Rules {
+				for _, c := range r.OnPodConditions {
+					if c.Status == "" {
+						// The server defaults it to True; kubeconform
+						// -strict's schema requires it.
+						t.Errorf("%s: podFailurePolicy onPodConditions %s without status", j.where, c.Type)
+					}
+				}
+			}
+		}
 	}
+	if watchJobs < 2 {
+		t.Fatalf("found %d watch Jobs and CronJobs; the extractor is broken", watchJobs)
+	}
+}
+
+// runsWatch says a pod runs healthctl watch.
+func runsWatch(pod *corev1.PodSpec) bool {
+	for _, c := range pod.Containers {
+		if strings.Contains(c.Image, "healthctl") && len(c.Args) > 0 && c.Args[0] == "watch" {
+			return true
+		}
+	}
+	return false
+}
+
+// restrictedProblems holds a pod to the fields the restricted Pod Security
+// Standard checks (the baseline's too: no host namespaces, no privileged,
+// no hostPath or other volume types it forbids), so a namespace enforcing
+// it admits the pod; it returns what fails.
+// https://kubernetes.io/docs/concepts/security/pod-security-standards/
+func restrictedProblems(pod *corev1.PodSpec) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	psc := pod.SecurityContext
+	if psc == nil {
+		psc = &corev1.PodSecurityContext{}
+	}
+	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
+		bad("host namespaces")
+	}
+	if psc.RunAsUser != nil && *psc.RunAsUser == 0 {
+		bad("pod runAsUser 0")
+	}
+	for _, v := range pod.Volumes {
+		s := v.VolumeSource
+		if !(s.ConfigMap != nil || s.CSI != nil || s.DownwardAPI != nil || s.EmptyDir != nil || s.Ephemeral != nil ||
+			s.PersistentVolumeClaim != nil || s.Projected != nil || s.Secret != nil) {
+			bad("volume %q is of a type the restricted profile forbids", v.Name)
+		}
+	}
+	seccompOK := func(p *corev1.SeccompProfile) bool {
+		return p != nil && (p.Type == corev1.SeccompProfileTypeRuntimeDefault || p.Type == corev1.SeccompProfileTypeLocalhost)
+	}
+	if psc.SeccompProfile != nil && !seccompOK(psc.SeccompProfile) {
+		bad("pod seccompProfile %q (want RuntimeDefault or Localhost)", psc.SeccompProfile.Type)
+	}
+	podNonRoot := psc.RunAsNonRoot != nil && *psc.RunAsNonRoot
+	for _, c := range append(append([]corev1.Container{}, pod.InitContainers...), pod.Containers...) {
+		sc := c.SecurityContext
+		if sc == nil {
+			sc = &corev1.SecurityContext{}
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			bad("container %q: privileged", c.Name)
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			bad("container %q: allowPrivilegeEscalation must be false", c.Name)
+		}
+		if sc.RunAsNonRoot != nil && !*sc.RunAsNonRoot || sc.RunAsNonRoot == nil && !podNonRoot {
+			bad("container %q: runAsNonRoot must be true (pod or container)", c.Name)
+		}
+		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+			bad("container %q: runAsUser 0", c.Name)
+		}
+		if sc.SeccompProfile != nil && !seccompOK(sc.SeccompProfile) || sc.SeccompProfile == nil && !seccompOK(psc.SeccompProfile) {
+			bad("container %q: seccompProfile must be RuntimeDefault or Localhost (pod or container)", c.Name)
+		}
+		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
+			bad("container %q: capabilities.drop must include ALL", c.Name)
+		}
+		if sc.Capabilities != nil {
+			for _, a := range sc.Capabilities.Add {
+				if a != "NET_BIND_SERVICE" {
+					bad("container %q: capability %s added (restricted allows NET_BIND_SERVICE only)", c.Name, a)
+				}
+			}
+		}
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				bad("container %q: hostPort %d", c.Name, p.HostPort)
+			}
+		}
+	}
+	return out
+}
+
+// resourceProblems holds each container to a memory request and limit and
+// a CPU request: a sweep's memory grows with the fleet, and without a
+// limit a runaway one takes the node's.
+func resourceProblems(pod *corev1.PodSpec) []string {
+	var out []string
+	for _, c := range pod.Containers {
+		r := c.Resources
+		if r.Requests.Cpu().IsZero() || r.Requests.Memory().IsZero() || r.Limits.Memory().IsZero() {
+			out = append(out, fmt.Sprintf("container %q: want resources.requests cpu and memory and limits memory", c.Name))
+		}
+	}
+	return out
 }
 
 // checkWatchJob holds a Job that runs `healthctl watch --once` to what the
@@ -176,5 +303,43 @@ func TestStrictDecodeCanFail(t *testing.T) {
 	bad := []byte("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      backoffLimit: 0\n      containers: [{name: a, image: b}]\n")
 	if err := yaml.UnmarshalStrict(bad, &batchv1.Job{}); err == nil || !bytes.Contains([]byte(err.Error()), []byte("backoffLimit")) {
 		t.Fatalf("backoffLimit in the pod spec: %v", err)
+	}
+}
+
+// TestRestrictedCheckCanFail: the pod the docs showed before (runAsNonRoot
+// and fsGroup alone, no resources) fails the restricted check on each
+// field it lacks, and the resources check.
+func TestRestrictedCheckCanFail(t *testing.T) {
+	src := []byte("restartPolicy: Never\nsecurityContext: {runAsNonRoot: true, fsGroup: 65532}\ncontainers: [{name: watch, image: example/healthctl, args: [watch, --once]}]\n")
+	var pod corev1.PodSpec
+	if err := yaml.UnmarshalStrict(src, &pod); err != nil {
+		t.Fatal(err)
+	}
+	got := append(restrictedProblems(&pod), resourceProblems(&pod)...)
+	want := []string{
+		`container "watch": allowPrivilegeEscalation must be false`,
+		`container "watch": seccompProfile must be RuntimeDefault or Localhost (pod or container)`,
+		`container "watch": capabilities.drop must include ALL`,
+		`container "watch": want resources.requests cpu and memory and limits memory`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems\n got %q\nwant %q", got, want)
+	}
+	root := []byte("securityContext: {runAsUser: 0, seccompProfile: {type: Unconfined}}\nvolumes: [{name: h, hostPath: {path: /}}]\ncontainers: [{name: c, image: i, securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL], add: [NET_RAW]}}}]\n")
+	pod = corev1.PodSpec{}
+	if err := yaml.UnmarshalStrict(root, &pod); err != nil {
+		t.Fatal(err)
+	}
+	got = restrictedProblems(&pod)
+	want = []string{
+		"pod runAsUser 0",
+		`volume "h" is of a type the restricted profile forbids`,
+		`pod seccompProfile "Unconfined" (want RuntimeDefault or Localhost)`,
+		`container "c": runAsNonRoot must be true (pod or container)`,
+		`container "c": seccompProfile must be RuntimeDefault or Localhost (pod or container)`,
+		`container "c": capability NET_RAW added (restricted allows NET_BIND_SERVICE only)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("problems\n got %q\nwant %q", got, want)
 	}
 }

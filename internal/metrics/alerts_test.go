@@ -29,7 +29,10 @@ const (
 // first sweep and not for a recover: false target; the stale-sweep alert
 // fires once sweeps stop; the failing-target alert fires after five sweeps
 // of any failing outcome (a timeout too) and a pass restarts it; the
-// fleet-held alert after five minutes of hold-fleet decisions. Skipped without promtool outside CI; in CI
+// fleet-held alert after five minutes of hold-fleet decisions; the
+// dead-watcher alerts when a --listen watch cannot be scraped (its series
+// stale, so the stale-sweep alert cannot fire) and when no sweep series
+// exists at all. Skipped without promtool outside CI; in CI
 // (.ci/deps/integrations.sh installs it) a missing promtool fails.
 func TestAlertRulesPromtool(t *testing.T) {
 	pt, err := exec.LookPath("promtool")
@@ -80,5 +83,51 @@ func TestAlertRulesNameRealSeries(t *testing.T) {
 	}
 	if !bytes.Contains(buf.Bytes(), []byte(`healthctl_last_redeploy_timestamp_seconds{target="a"} 1.767323045e+09`)) {
 		t.Errorf("no last-redeploy timestamp:\n%s", buf.Bytes())
+	}
+}
+
+// TestMetricTableDocumentsEverySeries: every metric watch's exposition
+// writes (a redeployed target with a hook pending, a gRPC answer, a sweep)
+// has a row in docs/watch.md's metric table.
+func TestMetricTableDocumentsEverySeries(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := state.New()
+	st.Sweeps = 1
+	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
+	st.Targets["a"] = state.Entry{Redeploys: 1, LastRedeploy: now, HookPending: true, HeldFleet: 1, Skipped: 1}
+	items := []watch.Item{{Endpoint: tg, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{}},
+		Decision: policy.Decision{Action: policy.Redeploy}}}
+	var buf bytes.Buffer
+	if err := Write(&buf, Input{Latest: items, State: st, Sweep: &watch.Sweep{N: 1, Started: now, Targets: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/watch.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(doc)
+	if i := bytes.Index(doc, []byte("## Prometheus metrics")); i >= 0 {
+		section = string(doc[i:])
+		if j := regexp.MustCompile(`(?m)^## `).FindStringIndex(section[3:]); j != nil {
+			section = section[:j[0]+3]
+		}
+	}
+	documented := map[string]bool{}
+	for _, row := range regexp.MustCompile("(?m)^\\| (`[a-z_]+[^|]*)\\|").FindAllStringSubmatch(section, -1) {
+		for _, m := range regexp.MustCompile("`([a-z_]+)").FindAllStringSubmatch(row[1], -1) {
+			documented[m[1]] = true
+		}
+	}
+	names := regexp.MustCompile(`(?m)^# TYPE (\S+)`).FindAllSubmatch(buf.Bytes(), -1)
+	if len(names) < 10 {
+		t.Fatalf("only %d metrics written", len(names))
+	}
+	for _, m := range names {
+		if !documented[string(m[1])] {
+			t.Errorf("%s is written but has no row in docs/watch.md's metric table", m[1])
+		}
+	}
+	if !documented["healthctl_last_redeploy_timestamp_seconds"] {
+		t.Error("healthctl_last_redeploy_timestamp_seconds (the redeploy alert's series) is not in the metric table")
 	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -137,21 +138,56 @@ type FleetVerdict struct {
 	Together int
 	// HeldFleet and HeldBudget count the redeploys held.
 	HeldFleet, HeldBudget int
+	// Groups are the groups the fleet rule held, each with its own why, in
+	// the order of their first held target. Several can be held in one
+	// sweep (a group refused since sweep 3, another answering 503 since
+	// sweep 10): each held target carries its own group's why.
+	Groups []FleetGroup
+	// Group is, for each input (same order), the index in Groups of the
+	// group that held it; -1 for a target the fleet rule did not hold. Nil
+	// when no group was held.
+	Group []int
 	// Why is one line saying why redeploys were held ("" when none were):
 	// FleetWhy and BudgetWhy joined.
 	Why string
-	// FleetWhy and BudgetWhy say why the HoldFleet and the HoldBudget
-	// redeploys were held.
+	// FleetWhy is every held group's why, joined by "; " (one group: its
+	// why); BudgetWhy says why the HoldBudget redeploys were deferred.
 	FleetWhy, BudgetWhy string
 }
 
+// FleetGroup is one group of targets whose decisive failures began
+// together (within one sweep of each other) that the fleet rule held.
+type FleetGroup struct {
+	// FirstOnset and LastOnset are the sweeps in which its members' runs of
+	// failures began.
+	FirstOnset, LastOnset int64
+	// Targets is how many probed targets are in it (every decisive one, in
+	// grace, a blip or a redeploy); Held how many of its redeploys were held.
+	Targets, Held int
+	// Why says why it was held: its size and what its members answered.
+	Why string
+}
+
 // WhyFor is the line saying why a redeploy became a (HoldFleet or
-// HoldBudget).
+// HoldBudget): for HoldFleet every held group's (see WhyAt for one
+// target's).
 func (v FleetVerdict) WhyFor(a Action) string {
 	if a == HoldFleet {
 		return v.FleetWhy
 	}
 	return v.BudgetWhy
+}
+
+// WhyAt is the why of the rule's action for input i: its own group's for
+// a HoldFleet, the budget's for a HoldBudget, "" otherwise.
+func (v FleetVerdict) WhyAt(i int) string {
+	switch v.Actions[i] {
+	case HoldFleet:
+		return v.Groups[v.Group[i]].Why
+	case HoldBudget:
+		return v.BudgetWhy
+	}
+	return ""
 }
 
 // Fleet applies the fleet rule to one sweep, after every target's Decide.
@@ -166,6 +202,11 @@ func (v FleetVerdict) WhyFor(a Action) string {
 // target keeps its streak (the caller keeps the history from before the
 // redeploy), so the next sweep decides it again; its onset does not move,
 // so a fleet that failed at once stays held while it fails.
+//
+// The held redeploys are told apart by group: held onsets whose groups
+// share members are one group (its members: every decisive target whose
+// onset is within one sweep of a held one), and each group's why is said
+// from its own members alone.
 func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 	v := FleetVerdict{Actions: append([]Action(nil), in.Actions...), Probed: len(in.Actions)}
 	onset := func(i int) int64 {
@@ -195,7 +236,7 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 				byOnset[onset(j)]++
 			}
 		}
-		held := -1 // a redeploy of the largest held group
+		heldOnsets := map[int64]bool{}
 		for i, a := range in.Actions {
 			if a != Redeploy || onset(i) == OnsetJudged {
 				continue
@@ -205,13 +246,11 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 			if float64(group) >= s.HoldFraction*float64(v.Probed) {
 				v.Actions[i] = HoldFleet
 				v.HeldFleet++
-				if group > v.Together {
-					v.Together, held = group, i
-				}
+				heldOnsets[o] = true
 			}
 		}
 		if v.HeldFleet > 0 {
-			v.FleetWhy = fleetWhy(in, held, v, s, onset)
+			v.groups(in, heldOnsets, byOnset, onset, s)
 		}
 	}
 	if left := v.Redeploys - v.HeldFleet; s.MaxRedeploys > 0 && left > s.MaxRedeploys {
@@ -241,42 +280,133 @@ func Fleet(in FleetInput, s FleetSettings) FleetVerdict {
 	return v
 }
 
-// fleetWhy says why the fleet rule held redeploys: how many failed at once
-// and, when the answers are known, what the largest group (the one of
-// the redeploy held) answered. Only a group none of which answered HTTP
-// reads as the prober's network; one whose targets answered statuses was
-// reached, so the cause is one they share (a dependency, a release).
-func fleetWhy(in FleetInput, held int, v FleetVerdict, s FleetSettings, onset func(int) int64) string {
-	head := fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed)",
-		v.Together, words.Plural(v.Probed, "target"), percent(s.HoldFraction), s.HoldMin)
-	tail := fmt.Sprintf("not %s; no redeploys", words.Plural(v.Together, "outage"))
-	if len(in.Answers) != len(in.Actions) || held < 0 {
-		return head + ": this looks like the prober's network, " + tail
+// answerKind is what one member of a group answered, as its why counts it.
+type answerKind struct {
+	status          int
+	outcome, reason string
+}
+
+func (k answerKind) String() string {
+	if k.status != 0 {
+		return fmt.Sprintf("HTTP %d", k.status)
 	}
-	counts := map[string]int{}
-	answered, n := 0, 0
+	return strings.TrimSpace(k.outcome + " " + k.reason)
+}
+
+// groupCount is what one held group's members answered.
+type groupCount struct {
+	members, answered int
+	kinds             map[answerKind]int
+}
+
+// groups sorts the held onsets into groups — two held onsets whose groups
+// share a member are one group — and says each group's why from its own
+// members: one pass over the sweep, whatever the number of groups.
+func (v *FleetVerdict) groups(in FleetInput, held map[int64]bool, byOnset map[int64]int, onset func(int) int64, s FleetSettings) {
+	onsets := make([]int64, 0, len(held))
+	for o := range held {
+		onsets = append(onsets, o)
+	}
+	slices.Sort(onsets)
+	// Windows [o-1, o+1] of held onsets o < p overlap in a member when
+	// p-o <= 1, or p-o == 2 with a target whose run began at o+1.
+	var ranges [][2]int64
+	for _, o := range onsets {
+		if n := len(ranges); n > 0 {
+			last := ranges[n-1][1]
+			if o-last <= 1 || (o-last == 2 && byOnset[last+1] > 0) {
+				ranges[n-1][1] = o
+				continue
+			}
+		}
+		ranges = append(ranges, [2]int64{o, o})
+	}
+	rangeOf := func(o int64) int {
+		// The ranges are sorted and their members apart: the first whose
+		// window ends at or after o is the only one that can hold it.
+		r, _ := slices.BinarySearchFunc(ranges, o, func(x [2]int64, o int64) int { return cmp.Compare(x[1]+1, o) })
+		if r < len(ranges) && o >= ranges[r][0]-1 {
+			return r
+		}
+		return -1
+	}
+	counts := make([]groupCount, len(ranges))
+	order := make([]int, len(ranges)) // range -> index in v.Groups
+	for r := range order {
+		order[r] = -1
+	}
+	v.Group = make([]int, len(in.Actions))
 	for j, b := range in.Actions {
-		if d := onset(j) - onset(held); !Decisive(b) || onset(j) == OnsetJudged || d < -1 || d > 1 {
+		v.Group[j] = -1
+		if !Decisive(b) || onset(j) == OnsetJudged {
 			continue
 		}
-		n++
-		a := in.Answers[j]
-		if a.HTTPStatus != 0 {
-			answered++
-			counts[fmt.Sprintf("HTTP %d", a.HTTPStatus)]++
-		} else {
-			counts[strings.TrimSpace(string(a.Outcome)+" "+string(a.Reason))]++
+		r := rangeOf(onset(j))
+		if r < 0 {
+			continue
 		}
+		c := &counts[r]
+		c.members++
+		if len(in.Answers) == len(in.Actions) {
+			a := in.Answers[j]
+			k := answerKind{status: a.HTTPStatus}
+			if a.HTTPStatus != 0 {
+				c.answered++
+			} else {
+				k.outcome, k.reason = string(a.Outcome), string(a.Reason)
+			}
+			if c.kinds == nil {
+				c.kinds = map[answerKind]int{}
+			}
+			c.kinds[k]++
+		}
+		if v.Actions[j] != HoldFleet {
+			continue
+		}
+		if order[r] < 0 {
+			order[r] = len(v.Groups)
+			v.Groups = append(v.Groups, FleetGroup{FirstOnset: ranges[r][0], LastOnset: ranges[r][1]})
+		}
+		v.Group[j] = order[r]
+		v.Groups[order[r]].Held++
 	}
-	kinds := make([]string, 0, len(counts))
-	for k := range counts {
+	whys := make([]string, 0, len(v.Groups))
+	for r, g := range order {
+		if g < 0 {
+			continue
+		}
+		c := counts[r]
+		v.Groups[g].Targets = c.members
+		v.Groups[g].Why = groupWhy(c, len(in.Answers) == len(in.Actions), v.Probed, s)
+		v.Together = max(v.Together, c.members)
+	}
+	for _, g := range v.Groups {
+		whys = append(whys, g.Why)
+	}
+	v.FleetWhy = strings.Join(whys, "; ")
+}
+
+// groupWhy says why the fleet rule held one group: how many failed at
+// once and, when the answers are known, what the group answered. Only a
+// group none of which answered HTTP reads as the prober's network; one
+// whose targets answered statuses was reached, so the cause is one they
+// share (a dependency, a release).
+func groupWhy(c groupCount, known bool, probed int, s FleetSettings) string {
+	head := fmt.Sprintf("%d of %s failed decisively at once (hold at %s, at least %d probed)",
+		c.members, words.Plural(probed, "target"), percent(s.HoldFraction), s.HoldMin)
+	tail := fmt.Sprintf("not %s; no redeploys", words.Plural(c.members, "outage"))
+	if !known {
+		return head + ": this looks like the prober's network, " + tail
+	}
+	kinds := make([]answerKind, 0, len(c.kinds))
+	for k := range c.kinds {
 		kinds = append(kinds, k)
 	}
-	slices.SortFunc(kinds, func(a, b string) int {
-		if counts[a] != counts[b] {
-			return counts[b] - counts[a]
+	slices.SortFunc(kinds, func(a, b answerKind) int {
+		if c.kinds[a] != c.kinds[b] {
+			return c.kinds[b] - c.kinds[a]
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(a.String(), b.String())
 	})
 	parts := make([]string, 0, 4)
 	for i, k := range kinds {
@@ -284,16 +414,16 @@ func fleetWhy(in FleetInput, held int, v FleetVerdict, s FleetSettings, onset fu
 			parts = append(parts, "…")
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		parts = append(parts, fmt.Sprintf("%d %s", c.kinds[k], k))
 	}
 	what := strings.Join(parts, ", ")
-	switch answered {
+	switch c.answered {
 	case 0:
 		return head + ", none with an HTTP answer (" + what + "): this looks like the prober's network, " + tail
-	case n:
+	case c.members:
 		return head + ", all answering HTTP (" + what + "): the prober reaches them, so a cause they share (a dependency, a release), " + tail
 	}
-	return fmt.Sprintf("%s, %d of them answering HTTP (%s): the prober reaches those, so a cause they share, %s", head, answered, what, tail)
+	return fmt.Sprintf("%s, %d of them answering HTTP (%s): the prober reaches those, so a cause they share, %s", head, c.answered, what, tail)
 }
 
 // HeldWhy is the why of a redeploy the fleet rule held: the redeploy's own

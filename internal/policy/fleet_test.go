@@ -339,3 +339,80 @@ func BenchmarkFleetAllFailing(b *testing.B) {
 		}
 	}
 }
+
+// TestFleetHeldGroupsEachOwnWhy: when the fleet rule holds two groups in
+// one sweep — one refused since sweep 3, one answering 503 since sweep 10 —
+// each held target carries its own group's why, never the other's, and
+// the verdict counts each group.
+func TestFleetHeldGroupsEachOwnWhy(t *testing.T) {
+	R, S := Redeploy, Stay
+	http503 := Answer{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 503}
+	refused := Answer{Outcome: classify.Refused, Reason: classify.ConnRefused}
+	pass := Answer{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200}
+	in := FleetInput{
+		Actions: []Action{R, R, R, R, R, R, R, R, S, S},
+		Onsets:  []int64{3, 10, 3, 10, 3, 10, 3, 10, 0, 0},
+		Answers: []Answer{refused, http503, refused, http503, refused, http503, refused, http503, pass, pass},
+	}
+	v := Fleet(in, FleetSettings{HoldFraction: 0.4, HoldMin: 4})
+	if v.HeldFleet != 8 || len(v.Groups) != 2 {
+		t.Fatalf("held %d in %d groups (%+v), want 8 in 2", v.HeldFleet, len(v.Groups), v.Groups)
+	}
+	head := "4 of 10 targets failed decisively at once (hold at 40%, at least 4 probed)"
+	refusedWhy := head + ", none with an HTTP answer (4 refused conn_refused): this looks like the prober's network, not 4 outages; no redeploys"
+	httpWhy := head + ", all answering HTTP (4 HTTP 503): the prober reaches them, so a cause they share (a dependency, a release), not 4 outages; no redeploys"
+	want := []FleetGroup{
+		{FirstOnset: 3, LastOnset: 3, Targets: 4, Held: 4, Why: refusedWhy},
+		{FirstOnset: 10, LastOnset: 10, Targets: 4, Held: 4, Why: httpWhy},
+	}
+	if !slices.Equal(v.Groups, want) {
+		t.Errorf("groups\n got %+v\nwant %+v", v.Groups, want)
+	}
+	for i, a := range in.Answers[:8] {
+		why := v.WhyAt(i)
+		own, other := refusedWhy, httpWhy
+		if a.HTTPStatus != 0 {
+			own, other = httpWhy, refusedWhy
+		}
+		if why != own || why == other {
+			t.Errorf("target %d (%s %s %d): why %q, want its own group's %q", i, a.Outcome, a.Reason, a.HTTPStatus, why, own)
+		}
+	}
+	if v.WhyAt(8) != "" || v.Group[8] != -1 {
+		t.Errorf("a passing target has why %q group %d", v.WhyAt(8), v.Group[8])
+	}
+	if v.FleetWhy != refusedWhy+"; "+httpWhy || v.Why != v.FleetWhy {
+		t.Errorf("the sweep's why %q: want both groups'", v.Why)
+	}
+}
+
+// TestFleetGroupsJoinWhereTheyShareMembers: held onsets whose groups share
+// a member are one group; two sweeps apart with nobody between, two.
+func TestFleetGroupsJoinWhereTheyShareMembers(t *testing.T) {
+	R, B, S := Redeploy, IgnoreBlip, Stay
+	s := FleetSettings{HoldFraction: 0.3, HoldMin: 4}
+	for _, tc := range []struct {
+		name   string
+		in     []Action
+		onsets []int64
+		sizes  []int
+	}{
+		{"one sweep apart: one group", []Action{R, R, R, R, S, S}, []int64{5, 5, 6, 6, 0, 0}, []int{4}},
+		{"two apart, a member between: one group", []Action{R, R, B, R, R, S, S, S, S, S}, []int64{5, 5, 6, 7, 7, 0, 0, 0, 0, 0}, []int{5}},
+		{"two apart, nobody between: two groups", []Action{R, R, R, R, S, S}, []int64{5, 5, 7, 7, 0, 0}, []int{2, 2}},
+		{"far apart: two groups", []Action{R, R, R, R, S, S}, []int64{20, 20, 2, 2, 0, 0}, []int{2, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Fleet(FleetInput{Actions: tc.in, Onsets: tc.onsets}, s)
+			var sizes []int
+			held := 0
+			for _, g := range v.Groups {
+				sizes = append(sizes, g.Targets)
+				held += g.Held
+			}
+			if !slices.Equal(sizes, tc.sizes) || held != v.HeldFleet {
+				t.Errorf("groups %+v (held %d of %d), want sizes %v", v.Groups, held, v.HeldFleet, tc.sizes)
+			}
+		})
+	}
+}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // nagiosNames are the states by exit code (internal/exitcode's Nagios*).
@@ -266,10 +268,38 @@ func nagiosText(r probe.Result, why string) string {
 		return nagiosEscape("interrupted " + r.URL)
 	}
 	_, rest, _ := strings.Cut(FirstLine(r, false), " ")
+	if r.Outcome != classify.Pass && r.HTTPStatus >= 300 && r.HTTPStatus <= 399 &&
+		(r.Reason == classify.Redirect || r.Reason == classify.HTTPStatus) {
+		// A 3xx not followed: OK as check_http's --onredirect=ok has it
+		// (or CRITICAL under --expect-status), never "OK - unreachable".
+		rest = redirectText(r)
+	}
+	if n := len(r.Hops); n > 0 {
+		rest += fmt.Sprintf(" (followed %s)", words.Plural(n, "redirect"))
+	}
 	if why != "" {
 		rest += " (" + why + ")"
 	}
 	return nagiosEscape(rest)
+}
+
+// redirectText says a 3xx answer that was not followed: where it pointed
+// (or that it pointed nowhere), then the URL and time as the first line
+// has them: "302 redirect to https://a/login not followed: http://a/ 1.2ms".
+func redirectText(r probe.Result) string {
+	where := " without a Location, not followed"
+	if d := r.Redirect; d != nil && d.Location != "" {
+		loc := output.Untrusted(d.Location)
+		if !d.Invalid {
+			loc = output.Untrusted(output.DisplayURL(d.Location))
+		}
+		where = " redirect to " + loc + " not followed"
+		if d.Invalid {
+			where = " redirect to an invalid Location (" + loc + ") not followed"
+		}
+	}
+	url := output.Untrusted(output.DisplayURL(r.URL))
+	return strconv.Itoa(r.HTTPStatus) + where + ": " + url + " " + output.FormatMS(r.Timings.Of(probe.PhaseTotal))
 }
 
 // nagiosEscape keeps "|" (the perfdata separator) and line breaks out of

@@ -292,3 +292,50 @@ func TestNagiosHTTPGradingWithTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestNagiosRedirectWording: a 3xx not followed reads as what it is —
+// where it pointed, not followed — never "OK - unreachable redirect"; a
+// followed chain says how many redirects it followed.
+func TestNagiosRedirectWording(t *testing.T) {
+	ms := func(d time.Duration) probe.Timings {
+		var tm probe.Timings
+		tm.Set(probe.PhaseTotal, d)
+		return tm
+	}
+	for _, c := range []struct {
+		name string
+		r    probe.Result
+		th   NagiosThresholds
+		want string
+	}{
+		{"unfollowed, with a Location",
+			probe.Result{URL: "http://a.invalid/", Outcome: classify.Unreachable, Reason: classify.Redirect, HTTPStatus: 302,
+				Redirect: &probe.Redirect{Location: "https://a.invalid/login"}, Timings: ms(1200 * time.Microsecond)}, NagiosThresholds{},
+			"HEALTHCTL OK - 302 redirect to https://a.invalid/login not followed: http://a.invalid/ 1.2ms"},
+		{"unfollowed, no Location",
+			probe.Result{URL: "http://a.invalid/", Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: 302, Timings: ms(time.Millisecond)}, NagiosThresholds{},
+			"HEALTHCTL OK - 302 without a Location, not followed: http://a.invalid/ 1.0ms"},
+		{"unfollowed, --expect-status",
+			probe.Result{URL: "http://a.invalid/", Outcome: classify.Unreachable, Reason: classify.Redirect, HTTPStatus: 301,
+				Redirect: &probe.Redirect{Location: "http://b.invalid/"}, Timings: ms(time.Millisecond)}, NagiosThresholds{ExpectStatus: true},
+			"HEALTHCTL CRITICAL - 301 redirect to http://b.invalid/ not followed: http://a.invalid/ 1.0ms"},
+		{"followed to a pass",
+			probe.Result{URL: "http://a.invalid/", Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
+				Hops: []probe.Hop{{URL: "http://a.invalid/", Status: 301, Location: "http://a.invalid/health"}}, Timings: ms(3 * time.Millisecond)}, NagiosThresholds{},
+			"HEALTHCTL OK - ok http://a.invalid/ 200 3.0ms (followed 1 redirect)"},
+		{"followed, the last one not",
+			probe.Result{URL: "http://a.invalid/", Outcome: classify.Unreachable, Reason: classify.Redirect, HTTPStatus: 302,
+				Redirect: &probe.Redirect{Location: "http://a.invalid/c"}, Timings: ms(3 * time.Millisecond),
+				Hops: []probe.Hop{{Status: 302}, {Status: 302}}}, NagiosThresholds{},
+			"HEALTHCTL OK - 302 redirect to http://a.invalid/c not followed: http://a.invalid/ 3.0ms (followed 2 redirects)"},
+	} {
+		text, _ := Nagios([]probe.Result{c.r}, c.th)
+		line, _, _ := strings.Cut(text, " | ")
+		if line != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, line, c.want)
+		}
+		if strings.Contains(line, "OK - unreachable") {
+			t.Errorf("%s: %q", c.name, line)
+		}
+	}
+}

@@ -82,6 +82,12 @@ type Config struct {
 	// A refused connection is then the goal, not a reason to re-probe
 	// fast: every probe is one interval apart.
 	UntilDown bool
+	// AllowNeverUp (with UntilDown) counts failing answers toward down
+	// before the target was ever seen up. Without it a target must pass
+	// once first: a URL that never answered (a typo, a service already
+	// gone) is not "down", it is a wait that gives up with its own outcome;
+	// until its first pass it is re-probed as a wait for healthy is.
+	AllowNeverUp bool
 
 	Probe    probe.Prober
 	Metrics  Metrics
@@ -106,6 +112,9 @@ type Event struct {
 	// Config.Successes (the target is not probed again).
 	Streak int
 	Done   bool
+	// NeverUp (Config.UntilDown without AllowNeverUp): the target has not
+	// passed yet, so its failures do not count toward down.
+	NeverUp bool
 	// Elapsed is since the wait began; Next is the delay until this target's
 	// next probe starts (0 when Done).
 	Elapsed time.Duration
@@ -140,6 +149,9 @@ type EndpointSummary struct {
 	Last *probe.Result
 	// LastFailure is the last completed probe that did not pass.
 	LastFailure *probe.Result
+	// NeverUp (Config.UntilDown without AllowNeverUp): no probe of it
+	// passed, so none of its failures counted toward down.
+	NeverUp bool
 }
 
 // Metric is the one counter that ends this wait.
@@ -159,13 +171,14 @@ func (s *Summary) Metric() string {
 // the outcome and reason that explain it: its last completed failure, or
 // timeout when no failure completed (every probe cut short, or passes too
 // few). ok is false when every target is healthy. With UntilDown the
-// target still answered a pass: timeout, not completed.
+// target still answered a pass: timeout, not completed — unless it was
+// never seen up (NeverUp), when its own last failure explains it.
 func (s *Summary) Culprit() (index int, outcome classify.Outcome, reason classify.Reason, completed bool, ok bool) {
 	for i, t := range s.Endpoints {
 		if t.Healthy {
 			continue
 		}
-		if t.LastFailure != nil && !s.UntilDown {
+		if t.LastFailure != nil && (!s.UntilDown || t.NeverUp) {
 			return i, t.LastFailure.Outcome, t.LastFailure.Reason, true, true
 		}
 		return i, classify.Timeout, "", false, true
@@ -256,6 +269,9 @@ func (w *waiter) loop(ctx context.Context, i int) {
 	key := HostPort(t.Options)
 	var prev *probe.Result
 	streak, attempt := 0, 0
+	// seenUp: with UntilDown, a failure counts toward down only after a
+	// pass (or with AllowNeverUp).
+	seenUp := !w.cfg.UntilDown || w.cfg.AllowNeverUp
 	for {
 		started := time.Now()
 		if !started.Before(w.deadline) {
@@ -270,7 +286,10 @@ func (w *waiter) loop(ctx context.Context, i int) {
 		if r.Address != "" {
 			key = r.Address
 		}
-		if (r.Outcome == classify.Pass) != w.cfg.UntilDown {
+		if r.Outcome == classify.Pass {
+			seenUp = true
+		}
+		if (r.Outcome == classify.Pass) != w.cfg.UntilDown && seenUp {
 			streak++
 		} else {
 			streak = 0
@@ -279,7 +298,9 @@ func (w *waiter) loop(ctx context.Context, i int) {
 		now := time.Now()
 		var next time.Time
 		if !done {
-			next = w.next(key, started, now, r)
+			// Until it was seen up, an --until-down target is waited for
+			// as a healthy one is: refused is re-probed fast.
+			next = w.next(key, started, now, r, !w.cfg.UntilDown || !seenUp)
 		}
 		changed := prev == nil || prev.Outcome != r.Outcome || prev.Reason != r.Reason
 		prev = &r
@@ -288,6 +309,7 @@ func (w *waiter) loop(ctx context.Context, i int) {
 		w.attempts++
 		ts := &w.targets[i]
 		ts.Attempts, ts.Streak, ts.Healthy = attempt, streak, done
+		ts.NeverUp = !seenUp
 		last := r
 		ts.Last = &last
 		if r.Outcome != classify.Pass {
@@ -296,6 +318,7 @@ func (w *waiter) loop(ctx context.Context, i int) {
 		ev := Event{
 			Index: i, URL: t.URL, Result: r, Attempt: attempt, Attempts: w.attempts,
 			Changed: changed, Streak: streak, Done: done, Elapsed: now.Sub(w.start),
+			NeverUp: !seenUp,
 		}
 		if !done {
 			ev.Next = max(0, next.Sub(now))
@@ -323,9 +346,10 @@ func (w *waiter) noteStart(key string, at time.Time) {
 	}
 }
 
-// next is when the target's next probe may start.
-func (w *waiter) next(key string, started, now time.Time, r probe.Result) time.Time {
-	if r.Outcome == classify.Refused && !w.cfg.UntilDown {
+// next is when the target's next probe may start; fast lets a refused
+// connection be re-probed at once (a wait for up, not for down).
+func (w *waiter) next(key string, started, now time.Time, r probe.Result, fast bool) time.Time {
+	if r.Outcome == classify.Refused && fast {
 		// Nothing listens: re-probe fast, in the next free slot of this
 		// address, and reserve it so URLs dialling it share the rate.
 		w.mu.Lock()

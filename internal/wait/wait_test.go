@@ -528,3 +528,47 @@ func TestWaitUntilDown(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitUntilDownNeedsSeenUp: --until-down counts failures only after
+// the target was seen up. A URL that never answered (a typo, a service
+// already gone) is not down: the wait gives up at the ceiling with its own
+// outcome; AllowNeverUp counts failures from the first probe.
+func TestWaitUntilDownNeedsSeenUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(map[string]func(int, time.Duration) answer{h1: always(refused)})
+		s := run(t, Config{UntilDown: true, Timeout: ms(1100)}, f, h1)
+		i, outcome, reason, completed, ok := s.Culprit()
+		if s.Healthy || !s.TimedOut || !ok || i != 0 || !completed || outcome != classify.Refused || reason != classify.ConnRefused || !s.Endpoints[0].NeverUp {
+			t.Errorf("summary = %+v, culprit %v %v %v; want given up with its own refused, never up", s, outcome, reason, completed)
+		}
+		if s.Endpoints[0].Streak != 0 {
+			t.Errorf("streak %d: a failure before the first pass counted toward down", s.Endpoints[0].Streak)
+		}
+		if s.Attempts < 10 {
+			t.Errorf("%d attempts in 1.1s: a refused URL not yet seen up is re-probed fast, as a wait for healthy is", s.Attempts)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(map[string]func(int, time.Duration) answer{h1: always(refused)})
+		s := run(t, Config{UntilDown: true, AllowNeverUp: true, Timeout: ms(1100)}, f, h1)
+		if !s.Healthy || s.Endpoints[0].NeverUp || s.Attempts != 1 {
+			t.Errorf("summary = %+v; want down at the first refusal with AllowNeverUp", s)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		// Refused, then up, then down: only the refusals after the pass count.
+		f := newFake(map[string]func(int, time.Duration) answer{h1: func(n int, d time.Duration) answer {
+			switch {
+			case d < ms(300):
+				return refused
+			case d < ms(1200):
+				return pass
+			}
+			return refused
+		}})
+		s := run(t, Config{UntilDown: true, Successes: 2, Timeout: ms(5000)}, f, h1)
+		if !s.Healthy || s.Endpoints[0].NeverUp || s.Endpoints[0].Streak != 2 {
+			t.Errorf("summary = %+v; want down after the pass and two refusals", s)
+		}
+	})
+}

@@ -24,18 +24,52 @@ const DefaultHeartbeatTimeout = 10 * time.Second
 // nothing it returns names it.
 //
 // Two conventions: healthchecks.io's (and Cronitor's, Better Stack's) — a
-// POST to the URL, to URL/fail when the sweep failed, the sweep's line as
-// the body — and Uptime Kuma's push monitors, chosen by a status= in the
-// query: a GET with status=up or status=down and msg= the line.
+// POST to the URL, to URL/fail for a failure, to URL/start before a
+// sweep, the sweep's line as the body — and Uptime Kuma's push monitors,
+// chosen by a status= in the query: a GET with status=up or status=down
+// and msg= the line (no start signal).
 type Heartbeat struct {
 	URL     *url.URL
 	Timeout time.Duration
 	// UserAgent names healthctl to the receiver.
 	UserAgent string
-	// Client sends the ping (nil: one of its own, proxies from the
-	// environment, no redirects followed).
+	// Proxy selects the proxy for the ping as it does for a probe
+	// (proxyenv.FromEnv over the same environment and --noproxy); nil:
+	// no proxy.
+	Proxy func(*url.URL) (*url.URL, error)
+	// Client sends the ping (nil: one of its own, through Proxy, no
+	// redirects followed).
 	Client *http.Client
 }
+
+// Ping is the kind of a heartbeat ping.
+type Ping int
+
+const (
+	// PingSuccess says a sweep completed: the watcher is alive.
+	PingSuccess Ping = iota
+	// PingFail says a sweep completed with a failure (a target failed,
+	// when asked for, or the state or metrics were not written).
+	PingFail
+	// PingStart says a sweep begins (healthchecks.io's /start: the
+	// receiver measures the run and alerts on one that never ends).
+	PingStart
+)
+
+func (p Ping) String() string {
+	switch p {
+	case PingFail:
+		return "fail"
+	case PingStart:
+		return "start"
+	}
+	return "success"
+}
+
+// HasStart reports whether the URL's receiver takes a start signal: the
+// healthchecks.io convention does (URL/start), Uptime Kuma's push (a
+// status= query) does not.
+func HasStart(u *url.URL) bool { return !u.Query().Has("status") }
 
 // ParseHeartbeat checks a --heartbeat URL: http or https, with a host.
 // Its error never repeats the URL.
@@ -54,14 +88,18 @@ func ParseHeartbeat(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Request is the ping for a sweep that failed or not, with msg (one line)
-// as what it says.
-func (h *Heartbeat) Request(ctx context.Context, failed bool, msg string) (*http.Request, error) {
+// Request is the ping of kind p, with msg (one line) as what it says. A
+// start for a receiver without one (HasStart) is an error.
+func (h *Heartbeat) Request(ctx context.Context, p Ping, msg string) (*http.Request, error) {
+	failed := p == PingFail
 	u := *h.URL
 	var req *http.Request
 	var err error
 	if q := u.Query(); q.Has("status") {
 		// Uptime Kuma's push URL: /api/push/TOKEN?status=up&msg=OK&ping=
+		if p == PingStart {
+			return nil, errors.New("the receiver (a status= query: Uptime Kuma's push) has no start signal")
+		}
 		status := "up"
 		if failed {
 			status = "down"
@@ -71,8 +109,8 @@ func (h *Heartbeat) Request(ctx context.Context, failed bool, msg string) (*http
 		u.RawQuery = q.Encode()
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	} else {
-		if failed {
-			u.Path = strings.TrimSuffix(u.Path, "/") + "/fail"
+		if p != PingSuccess {
+			u.Path = strings.TrimSuffix(u.Path, "/") + "/" + p.String()
 			u.RawPath = ""
 		}
 		req, err = http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(msg+"\n"))
@@ -89,24 +127,37 @@ func (h *Heartbeat) Request(ctx context.Context, failed bool, msg string) (*http
 	return req, nil
 }
 
+// proxy is the Transport's Proxy: the probe's rule, its error without the
+// setting (a proxy URL may carry a password).
+func (h *Heartbeat) proxy(r *http.Request) (*url.URL, error) {
+	if h.Proxy == nil {
+		return nil, nil
+	}
+	u, err := h.Proxy(r.URL)
+	if err != nil {
+		return nil, errors.New("the proxy setting is not a URL")
+	}
+	return u, nil
+}
+
 // Ping sends one ping within the timeout. Its error says what went wrong
 // without the URL (a *url.Error would repeat it); the sweep is never
 // failed by it: the caller reports it.
-func (h *Heartbeat) Ping(ctx context.Context, failed bool, msg string) error {
+func (h *Heartbeat) Ping(ctx context.Context, p Ping, msg string) error {
 	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultHeartbeatTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := h.Request(ctx, failed, msg)
+	req, err := h.Request(ctx, p, msg)
 	if err != nil {
 		return err
 	}
 	c := h.Client
 	if c == nil {
 		c = &http.Client{
-			Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true},
+			Transport: &http.Transport{Proxy: h.proxy, DisableKeepAlives: true},
 			// A redirect would send the key's ping elsewhere: not followed.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}

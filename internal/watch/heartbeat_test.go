@@ -2,13 +2,18 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/proxyenv"
 )
 
 // TestHeartbeat: against a fake receiver on loopback, a passing sweep is a
@@ -44,7 +49,11 @@ func TestHeartbeat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return (&Heartbeat{URL: u, Timeout: timeout}).Ping(context.Background(), failed, "sweep 3: 2 targets, 1 pass, 1 fail")
+		p := PingSuccess
+		if failed {
+			p = PingFail
+		}
+		return (&Heartbeat{URL: u, Timeout: timeout}).Ping(context.Background(), p, "sweep 3: 2 targets, 1 pass, 1 fail")
 	}
 	if err := ping("/ping/KEY-1", false, time.Minute); err != nil {
 		t.Fatal(err)
@@ -86,5 +95,52 @@ func TestHeartbeat(t *testing.T) {
 		if _, err := ParseHeartbeat(bad); err == nil || strings.Contains(err.Error(), "KEY-1") {
 			t.Errorf("ParseHeartbeat(%q): %v", bad, err)
 		}
+	}
+}
+
+// TestHeartbeatStartAndProxy: a start is a POST to URL/start
+// (healthchecks.io); Uptime Kuma's push has none (an error, no request);
+// the ping goes through the probe's proxy rule — loopback included, as curl
+// and healthctl's probes have it, unlike Go's ProxyFromEnvironment — and a
+// proxy rule's error never repeats the setting.
+func TestHeartbeatStartAndProxy(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.RequestURI)
+		mu.Unlock()
+	}))
+	defer proxy.Close()
+	u, err := ParseHeartbeat("http://127.0.0.1:1/ping/KEY-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HTTP_PROXY": proxy.URL}
+	h := &Heartbeat{URL: u, Timeout: 5 * time.Second, Proxy: proxyenv.FromEnv(func(k string) string { return env[k] }, "")}
+	for _, p := range []Ping{PingStart, PingSuccess, PingFail} {
+		if err := h.Ping(context.Background(), p, "sweep 1"); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	want := []string{"POST http://127.0.0.1:1/ping/KEY-1/start", "POST http://127.0.0.1:1/ping/KEY-1", "POST http://127.0.0.1:1/ping/KEY-1/fail"}
+	mu.Lock()
+	if !slices.Equal(seen, want) {
+		t.Errorf("the proxy saw %q, want %q", seen, want)
+	}
+	mu.Unlock()
+
+	kuma, _ := ParseHeartbeat("http://127.0.0.1:1/api/push/KEY-1?status=up")
+	if HasStart(kuma) || !HasStart(u) {
+		t.Error("HasStart: Uptime Kuma's push has no start, healthchecks.io has")
+	}
+	if err := (&Heartbeat{URL: kuma}).Ping(context.Background(), PingStart, ""); err == nil || strings.Contains(err.Error(), "KEY-1") {
+		t.Errorf("a start to Uptime Kuma: %v", err)
+	}
+	bad := &Heartbeat{URL: u, Timeout: time.Second, Proxy: func(*url.URL) (*url.URL, error) {
+		return nil, errors.New(`parse "http://user:PASS-1@[::1": missing ']'`)
+	}}
+	if err := bad.Ping(context.Background(), PingSuccess, ""); err == nil || strings.Contains(err.Error(), "PASS-1") {
+		t.Errorf("a bad proxy setting: %v", err)
 	}
 }

@@ -69,6 +69,9 @@ type Config struct {
 	// killed mid-hook never redeploys the same target again. When it fails,
 	// no hook of the sweep runs.
 	BeforeHooks func() error
+	// SweepStarting, when set, is called as each sweep begins, before its
+	// first probe, with the sweep's number (--heartbeat's start ping).
+	SweepStarting func(n int64)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -106,8 +109,8 @@ type Item struct {
 	// Between the decision and the fleet rule, a redeploy's two possible
 	// futures: the state if it goes ahead, and if it is held.
 	redeploy, held *state.Entry
-	// heldWhy is the fleet rule's reason for holding this redeploy,
-	// shared by the sweep's held items (nil: not held).
+	// heldWhy is the fleet rule's reason for holding this redeploy: its
+	// group's, shared by the group's held items (nil: not held).
 	heldWhy  *string
 	seen     bool
 	inflight *atomic.Bool
@@ -126,6 +129,11 @@ type Sweep struct {
 	// HoldWhy says why, in one line ("" when none were held).
 	HeldFleet, HeldBudget int
 	HoldWhy               string
+	// HeldGroups are the groups the fleet rule held, each with its size
+	// and its own why (several can be held in one sweep).
+	HeldGroups []policy.FleetGroup
+	// BudgetWhy says why the HeldBudget redeploys were deferred.
+	BudgetWhy string
 	// Interrupted says a signal stopped the sweep before every probe (or
 	// hook) ended.
 	Interrupted bool
@@ -307,6 +315,9 @@ func (w *Watcher) Sweep(ctx context.Context) *Sweep {
 	w.whys = map[string]string{}
 	w.mu.Unlock()
 	s := &Sweep{N: w.sweeps.Add(1), Started: w.cfg.Now(), Targets: len(targets)}
+	if w.cfg.SweepStarting != nil {
+		w.cfg.SweepStarting(s.N)
+	}
 	s.Items = make([]Item, len(targets))
 	queue := make([]int, 0, len(targets))
 	for i, t := range targets {
@@ -507,7 +518,14 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	}
 	v := policy.Fleet(policy.FleetInput{Actions: actions, Onsets: onsets, Answers: answers}, w.cfg.Fleet)
 	s.HeldFleet, s.HeldBudget, s.HoldWhy = v.HeldFleet, v.HeldBudget, v.Why
-	fleetWhy, budgetWhy := v.WhyFor(policy.HoldFleet), v.WhyFor(policy.HoldBudget)
+	s.HeldGroups, s.BudgetWhy = v.Groups, v.BudgetWhy
+	// One text a group, shared by its held items: each carries its own
+	// group's why.
+	budgetWhy := v.WhyFor(policy.HoldBudget)
+	groupWhys := make([]string, len(v.Groups))
+	for g := range v.Groups {
+		groupWhys[g] = v.Groups[g].Why
+	}
 	var hooks []*Item
 	w.mu.Lock()
 	for n, i := range idx {
@@ -536,7 +554,7 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			it.Decision.Action = a
 			it.heldWhy = &budgetWhy
 			if a == policy.HoldFleet {
-				it.heldWhy = &fleetWhy
+				it.heldWhy = &groupWhys[v.Group[n]]
 			}
 			it.transition()
 		}

@@ -222,8 +222,11 @@ func (p *waitProgress) changeLine(e wait.Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s] %s %s", output.Seconds(e.Elapsed), output.Untrusted(output.DisplayURL(e.URL)), p.outcome(r))
 	fmt.Fprintf(&b, " (attempt %d", e.Attempt)
-	if p.counts(r) && p.successes > 1 {
+	if p.counts(r) && !e.NeverUp && p.successes > 1 {
 		fmt.Fprintf(&b, ", %d/%d in a row", e.Streak, p.successes)
+	}
+	if e.NeverUp {
+		b.WriteString(", not seen up yet: not counted as down")
 	}
 	if r.RetryAfter != nil {
 		fmt.Fprintf(&b, ", retry-after %s", output.Seconds(*r.RetryAfter))
@@ -286,7 +289,7 @@ func (p *waitProgress) status(elapsed time.Duration) {
 func (p *waitProgress) fit(url string, e *wait.Event, room int) string {
 	r := e.Result
 	extra := ""
-	if p.counts(r) && p.successes > 1 {
+	if p.counts(r) && !e.NeverUp && p.successes > 1 {
 		extra += fmt.Sprintf(" (%d/%d in a row)", e.Streak, p.successes)
 	}
 	if ra := r.RetryAfter; ra != nil {

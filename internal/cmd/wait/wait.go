@@ -43,6 +43,7 @@ type Options struct {
 	Bypass            bool
 	RespectRetryAfter bool
 	UntilDown         bool
+	AllowNeverUp      bool
 	Statsd            string
 	StatsdPrefix      string
 	// flagSet names each value's source in errors (nil: the flag names).
@@ -77,7 +78,10 @@ healthctl is forwarded to it once, and its exit status is healthctl's.
 
 --until-down inverts the goal (wait4x's --invert-check): each URL must answer
 anything but a pass --successes times in a row; still passing at the ceiling is
-exit 4.`,
+exit 4. A URL must be seen up (one pass) before its failures count: one that
+never passed (a typo, a service already stopped) gives up at the ceiling with
+its own outcome's exit code, and CMD does not run; --allow-never-up counts its
+failures from the first probe.`,
 		Example: `  healthctl wait-healthy http://127.0.0.1:8080/health
   healthctl wait-healthy --timeout 120s https://preview.example.com/health && gh pr comment ...
   healthctl wait-healthy --successes 3 --fail-open --statsd 127.0.0.1:8125 http://app/ready -- ./post-link.sh`,
@@ -108,6 +112,7 @@ exit 4.`,
 	fs.BoolVar(&opts.Bypass, "bypass", false, "exit 0 at once without probing (kill switch; also HEALTHCTL_BYPASS=true)")
 	fs.BoolVar(&opts.RespectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling)")
 	fs.BoolVar(&opts.UntilDown, "until-down", false, "wait until each URL stops answering healthy (--successes times in a row), as wait4x's --invert-check")
+	fs.BoolVar(&opts.AllowNeverUp, "allow-never-up", false, "with --until-down: count failing answers as down before the URL was ever seen up")
 	fs.StringVar(&opts.Statsd, "statsd", "", "HOST:PORT to send per-wait StatsD counters to (UDP)")
 	fs.StringVar(&opts.StatsdPrefix, "statsd-prefix", statsd.DefaultPrefix, "prefix of the StatsD counters")
 	return cmd
@@ -122,6 +127,8 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		return cli.UsageErrorf("%s: must be positive", opts.named("timeout"))
 	case opts.Successes < 1:
 		return cli.UsageErrorf("%s: want at least 1", opts.named("successes"))
+	case opts.AllowNeverUp && !opts.UntilDown:
+		return cli.UsageErrorf("%s: only means something with --until-down", opts.named("allow-never-up"))
 	}
 	if opts.Statsd != "" {
 		if err := statsd.ParseAddr(opts.Statsd); err != nil {
@@ -206,6 +213,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		FailOpen:          opts.FailOpen,
 		RespectRetryAfter: opts.RespectRetryAfter,
 		UntilDown:         opts.UntilDown,
+		AllowNeverUp:      opts.AllowNeverUp,
 		Probe:             f.Probe,
 	}
 	if metrics != nil {
@@ -320,12 +328,19 @@ func waitVerdict(f *cli.Factory, s *wait.Summary, opts *Options) (int, string) {
 	if s.FailOpen {
 		code = exitcode.Pass
 	}
+	if opts.UntilDown && t.NeverUp && t.LastFailure != nil {
+		return code, fmt.Sprintf("%s never seen up within %s, so its failures are not counted as down (last: %s, %s after %s; --allow-never-up counts them)%s",
+			t.URL, output.Duration(opts.Timeout), t.LastFailure.Outcome, t.LastFailure.Reason, words.Plural(t.Attempts, "attempt"), also)
+	}
 	return code, fmt.Sprintf("%s from %s within %s (%s)%s", wantPhraseFor(opts, t.URL), t.URL, output.Duration(opts.Timeout), last, also)
 }
 
 // lastPhrase says how one URL that is not healthy ended: its last
 // completed failure, or why none counts.
 func lastPhrase(s *wait.Summary, t wait.EndpointSummary, opts *Options) string {
+	if opts.UntilDown && t.NeverUp && t.LastFailure != nil {
+		return fmt.Sprintf("never seen up, last: %s, %s after %s", t.LastFailure.Outcome, t.LastFailure.Reason, words.Plural(t.Attempts, "attempt"))
+	}
 	if opts.UntilDown && t.Last != nil {
 		// It still answered healthy: its last answer is a pass, or a
 		// run of failures too short.

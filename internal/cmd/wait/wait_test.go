@@ -3,6 +3,7 @@ package waitcmd
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -178,5 +179,79 @@ func TestWaitUsageErrors(t *testing.T) {
 		if clitest.Code(err) != exitcode.Usage || strings.Contains(err.Error(), "\n") || len(fk.Probed()) != 0 || fk.Out.Len() != 0 {
 			t.Errorf("%q: %v (exit %d), probed %q, stdout %q; want exit 2, one line, no probe", args, err, clitest.Code(err), fk.Probed(), fk.Out)
 		}
+	}
+}
+
+// TestWaitUntilDownNeverUp: --until-down needs the URL seen up first. A
+// URL that never answered (a typo: refused from the first probe) is not
+// "down": the wait gives up at the ceiling with its own outcome's exit code
+// (5, refused), one line says it was never seen up, and the command after
+// -- (the traffic switch) does not run. Seen up, then refused: exit 0 and
+// the command runs. --allow-never-up counts the refusals from the start.
+func TestWaitUntilDownNeverUp(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		args    []string
+		upFirst bool
+		code    int
+		ran     bool
+		stderr  string
+	}{
+		{"never up", []string{"--until-down"}, false, exitcode.Refused, false,
+			"healthctl: http://127.0.0.1:1/health never seen up within 300ms"},
+		{"never up, JSON", []string{"--until-down", "-o", "json"}, false, exitcode.Refused, false, ""},
+		{"seen up, then down", []string{"--until-down"}, true, 0, true, ""},
+		{"never up, --allow-never-up", []string{"--until-down", "--allow-never-up"}, false, 0, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fk := clitest.New(nil, classify.Refused)
+			isJSON := slices.Contains(c.args, "json")
+			if isJSON {
+				fk.F.Format = render.JSON
+				c.args = slices.DeleteFunc(slices.Clone(c.args), func(a string) bool { return a == "-o" || a == "json" })
+			}
+			refused, pass := fk.F.Prober, clitest.New(nil, classify.Pass).F.Prober
+			n := 0
+			fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
+				n++
+				if c.upFirst && n == 1 {
+					return pass(ctx, o)
+				}
+				return refused(ctx, o)
+			}
+			marker := dir + "/" + strings.ReplaceAll(c.name, " ", "_")
+			args := append(append([]string{}, c.args...), "--timeout", "300ms", "--interval", "50ms",
+				"http://127.0.0.1:1/health", "--", "touch", marker)
+			err := Run(context.Background(), fk.F, parse(t, args...))
+			if got := clitest.Code(err); got != c.code {
+				t.Fatalf("exit %d (%v), want %d; stderr %q", got, err, c.code, fk.Err.String())
+			}
+			if _, statErr := os.Stat(marker); (statErr == nil) != c.ran {
+				t.Errorf("the command after -- ran: %v, want %v", statErr == nil, c.ran)
+			}
+			if c.stderr != "" && (err == nil || !strings.HasPrefix("healthctl: "+err.Error(), c.stderr)) {
+				t.Errorf("error %v, want it to start %q", err, c.stderr)
+			}
+			if isJSON {
+				var j struct {
+					Down     bool `json:"down"`
+					ExitCode int  `json:"exit_code"`
+				}
+				if e := json.Unmarshal(fk.Out.Bytes(), &j); e != nil || j.Down || j.ExitCode != c.code {
+					t.Errorf("JSON %+v (%v), want not down, exit_code %d", j, e, c.code)
+				}
+			}
+		})
+	}
+}
+
+// TestWaitAllowNeverUpNeedsUntilDown: --allow-never-up alone is a usage
+// error naming it.
+func TestWaitAllowNeverUpNeedsUntilDown(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	err := Run(context.Background(), fk.F, parse(t, "--allow-never-up", "http://127.0.0.1:1/"))
+	if clitest.Code(err) != exitcode.Usage || err.Error() != "--allow-never-up true: only means something with --until-down" {
+		t.Fatalf("got %v (exit %d)", err, clitest.Code(err))
 	}
 }

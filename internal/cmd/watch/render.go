@@ -95,11 +95,14 @@ type sweepSummary struct {
 	Transitions  int `json:"transitions"`
 	// HeldFleet and HeldBudget count the redeploys the fleet rule held,
 	// HoldWhy says why.
-	HeldFleet   int    `json:"held_fleet"`
-	HeldBudget  int    `json:"held_budget"`
-	HoldWhy     string `json:"hold_why,omitempty"`
-	Interrupted bool   `json:"interrupted"`
-	Shard       string `json:"shard,omitempty"`
+	HeldFleet  int    `json:"held_fleet"`
+	HeldBudget int    `json:"held_budget"`
+	HoldWhy    string `json:"hold_why,omitempty"`
+	// HeldGroups are the groups the fleet rule held, each counted with
+	// its own why.
+	HeldGroups  []heldGroupJSON `json:"held_groups,omitempty"`
+	Interrupted bool            `json:"interrupted"`
+	Shard       string          `json:"shard,omitempty"`
 	// StateWriteMS and MetricsWriteMS are how long writing --state and
 	// --prom-file took (encoding, fsync and rename), when written: at a big
 	// fleet's size they are a sweep's cost of their own.
@@ -112,12 +115,24 @@ type sweepSummary struct {
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
+// heldGroupJSON is one group the fleet rule held: how many targets failed
+// together, how many of their redeploys were held, and why.
+type heldGroupJSON struct {
+	Targets int    `json:"targets"`
+	Held    int    `json:"held"`
+	Why     string `json:"why"`
+}
+
 // newSweepJSON summarises a sweep.
 func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
+	var groups []heldGroupJSON
+	for _, g := range s.HeldGroups {
+		groups = append(groups, heldGroupJSON{Targets: g.Targets, Held: g.Held, Why: g.Why})
+	}
 	return sweepJSON{SchemaVersion: output.SchemaVersion, Sweep: sweepSummary{
 		SweepCounts:  s.Counts(),
 		HookFailures: s.HookFailures, Transitions: s.Transitions, Interrupted: s.Interrupted, Shard: shard,
-		HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy,
+		HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy, HeldGroups: groups,
 	}}
 }
 
@@ -125,7 +140,14 @@ func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
 func sweepLine(s *watch.Sweep) string {
 	line := fmt.Sprintf("sweep %d: %s, %d pass, %d fail, %d skipped, %d redeploy in %s",
 		s.N, words.Plural(s.Targets, "target"), s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
-	if s.HeldFleet > 0 {
+	switch {
+	case len(s.HeldGroups) > 1:
+		sizes := make([]string, len(s.HeldGroups))
+		for i, g := range s.HeldGroups {
+			sizes[i] = strconv.Itoa(g.Held)
+		}
+		line += fmt.Sprintf(", %d held (fleet: %d groups, %s)", s.HeldFleet, len(s.HeldGroups), strings.Join(sizes, " + "))
+	case s.HeldFleet > 0:
 		line += fmt.Sprintf(", %d held (fleet)", s.HeldFleet)
 	}
 	if s.HeldBudget > 0 {

@@ -180,7 +180,16 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 		stateWrite: r.stateWrite, metricsWrite: r.metricsWrite}
 	werr := r.f.Render(res)
 	errw := r.f.Streams.Err
-	if s.HoldWhy != "" {
+	switch {
+	case len(s.HeldGroups) > 1:
+		// One line a held group, each with its own why; then the budget's.
+		for i, g := range s.HeldGroups {
+			fmt.Fprintf(errw, "healthctl: watch: sweep %d: group %d of %d: %s\n", s.N, i+1, len(s.HeldGroups), g.Why)
+		}
+		if s.HeldBudget > 0 {
+			fmt.Fprintf(errw, "healthctl: watch: sweep %d: %s\n", s.N, s.BudgetWhy)
+		}
+	case s.HoldWhy != "":
 		fmt.Fprintf(errw, "healthctl: watch: sweep %d: %s\n", s.N, s.HoldWhy)
 	}
 	// Hook runs go to stderr: a failure always, a success and the output

@@ -50,10 +50,14 @@ type Options struct {
 	// whatever it decided (Kubernetes Jobs: a pod that exits 8 is Failed).
 	Exit0 bool
 	// Heartbeat is --heartbeat URL, pinged after each completed sweep
-	// (heartbeat.go); HeartbeatTimeout bounds one ping.
-	Heartbeat        string
-	HeartbeatTimeout time.Duration
-	heartbeatURL     *url.URL
+	// (heartbeat.go); HeartbeatTimeout bounds one ping;
+	// HeartbeatOnFailure pings URL/fail when a target failed;
+	// HeartbeatStart pings URL/start as each sweep begins.
+	Heartbeat          string
+	HeartbeatTimeout   time.Duration
+	HeartbeatOnFailure bool
+	HeartbeatStart     bool
+	heartbeatURL       *url.URL
 	// flagSet names each value's source in errors ("--shard 3/2",
 	// "HEALTHCTL_WATCH_SHARD=3/2"); nil: the flag names.
 	flagSet *pflag.FlagSet
@@ -126,8 +130,10 @@ the probes that finished is saved).`,
 	fs.StringVar(&opts.OnRedeploy, "on-redeploy", "", "shell command run for each redeploy decision (HEALTHCTL_TARGET, HEALTHCTL_URL, ... set)")
 	fs.DurationVar(&opts.HookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
 	fs.StringVar(&opts.PromFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
-	fs.StringVar(&opts.Heartbeat, "heartbeat", "", "URL to ping after each completed sweep, URL/fail when it failed (healthchecks.io; a status= query: Uptime Kuma's push)")
+	fs.StringVar(&opts.Heartbeat, "heartbeat", "", "URL to ping after each completed sweep, whatever the targets did: the watcher is alive (healthchecks.io; a status= query: Uptime Kuma's push)")
 	fs.DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", watch.DefaultHeartbeatTimeout, "time limit of one --heartbeat ping")
+	fs.BoolVar(&opts.HeartbeatOnFailure, "heartbeat-on-failure", false, "ping --heartbeat's failure form (URL/fail, status=down) when a target failed")
+	fs.BoolVar(&opts.HeartbeatStart, "heartbeat-start", false, "ping URL/start as each sweep begins (healthchecks.io's run timing)")
 	fs.StringVar(&opts.Listen, "listen", "", "ADDR to serve the status page, /status.json, /metrics, /probe and /healthz on (long-running mode; a port alone binds 127.0.0.1)")
 	fs.StringVar(&opts.ProbeModules, "probe-modules", "", "blackbox_exporter-style modules FILE for --listen's /probe (default: one module, http_2xx)")
 	fs.StringSliceVar(&opts.ProbeAllow, "probe-allow", nil, "host patterns /probe may probe: HOST, HOST:PORT, *.example.com, 127.0.0.0/8 (default: the targets' hosts and ports)")
@@ -233,7 +239,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if opts.OnRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
-	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(opts, opts.heartbeatURL),
+	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(ctx, f, opts, opts.heartbeatURL),
 		metricsOn: opts.PromFile != "" || opts.Listen != "", svc: svc}
 	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
@@ -243,6 +249,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if store != nil {
 		// At most once: the redeploys are on disk before a hook starts.
 		cfg.BeforeHooks = r.save
+	}
+	if r.heartbeat != nil {
+		cfg.SweepStarting = r.heartbeat.starting
 	}
 	w := watch.New(cfg, file)
 	r.w = w
@@ -301,6 +310,14 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 			return shard, settings, cli.UsageErrorf("%s: %v", opts.source("heartbeat"), err)
 		}
 		opts.heartbeatURL = u
+		if opts.HeartbeatStart && !watch.HasStart(u) {
+			return shard, settings, cli.UsageErrorf("%s: the receiver (a status= query: Uptime Kuma's push) has no start signal", opts.named("heartbeat-start"))
+		}
+	}
+	for _, flag := range []string{"heartbeat-on-failure", "heartbeat-start"} {
+		if opts.Heartbeat == "" && opts.flagSet != nil && opts.flagSet.Changed(flag) {
+			return shard, settings, cli.UsageErrorf("%s: only means something with --heartbeat", opts.named(flag))
+		}
 	}
 	if opts.HeartbeatTimeout <= 0 {
 		return shard, settings, cli.UsageErrorf("%s: must be positive", opts.named("heartbeat-timeout"))
@@ -323,7 +340,8 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, exit0 bool) error {
 	s := w.Sweep(ctx)
 	err := r.report(s)
-	r.heartbeat.after(ctx, f, s, err, true)
+	r.heartbeat.after(ctx, s, err)
+	r.heartbeat.wait()
 	if err != nil {
 		return err
 	}
@@ -379,7 +397,7 @@ func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 		if err != nil {
 			fmt.Fprintf(f.Streams.Err, "healthctl: watch: %s\n", cli.OneLine(err.Error()))
 		}
-		r.heartbeat.after(ctx, f, s, err, false)
+		r.heartbeat.after(ctx, s, err)
 	})
 	r.heartbeat.wait()
 	fmt.Fprintf(f.Streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
