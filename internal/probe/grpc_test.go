@@ -193,7 +193,7 @@ func TestGRPCWindows(t *testing.T) {
 		o.ReadTimeout = 300 * time.Millisecond
 		start := time.Now()
 		r := probe.Run(context.Background(), o)
-		if took := time.Since(start); took > 2*time.Second {
+		if took := time.Since(start); took > 20*time.Second {
 			t.Errorf("%s: took %v", c.want, took)
 		}
 		if r.Reason != c.want || !strings.Contains(r.Error, c.text) {

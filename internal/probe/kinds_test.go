@@ -68,7 +68,7 @@ func TestKindsWindows(t *testing.T) {
 	} {
 		start := time.Now()
 		res := probe.Run(t.Context(), opts(t, tc.url, "", nil))
-		if took := time.Since(start); took > 3*time.Second {
+		if took := time.Since(start); took > 20*time.Second {
 			t.Errorf("%s: took %s", tc.url, took)
 		}
 		if res.Reason != tc.reason || !strings.Contains(res.Error, tc.text) {

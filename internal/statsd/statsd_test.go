@@ -93,7 +93,7 @@ func TestCountAndCloseNeverBlockOnASilentResolver(t *testing.T) {
 	}
 	// Generous bounds for a loaded machine; a blocking client takes the
 	// lookup's timeout (seconds) at least.
-	if d := time.Since(start); d > 300*time.Millisecond {
+	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("New and 100 Counts took %v", d)
 	}
 	const flush = 200 * time.Millisecond
