@@ -115,9 +115,22 @@ type Request struct {
 	// closed, which the server's death does too. Judge decides whether that
 	// close was the service's answer or its exit.
 	Delimited bool
-	Bytes     int64
-	Err       string
+	// Framing is how the body's end was marked: FramingLength,
+	// FramingChunked or FramingClose ("" when no answer came).
+	Framing string
+	Bytes   int64
+	Err     string
 }
+
+// How an HTTP/1.1 body's end is marked (RFC 9112 §6.3), as the request
+// log says it.
+const (
+	FramingLength  = "content-length"
+	FramingChunked = "chunked"
+	// FramingClose is a body without a length: it ends when the server
+	// closes the connection, which is complete by HTTP/1.1's own rule.
+	FramingClose = "close-delimited"
+)
 
 func (r Request) ok() bool { return r.Err == "" && r.Complete && r.Status >= 200 && r.Status < 300 }
 
@@ -212,8 +225,13 @@ type Observation struct {
 	// gRPC call (grpc://HOST:PORT/pkg.Service/Method).
 	InflightURL, InflightGRPC bool
 	Inflight                  []Request
-	KeepAlive                 KeepAlive
-	Exit                      Exit
+	// InflightBaseline is the length of the --inflight URL's whole
+	// answer read before the signal (-1: none): a close-delimited
+	// in-flight body that ended with the process is cut only when
+	// shorter than it.
+	InflightBaseline int64
+	KeepAlive        KeepAlive
+	Exit             Exit
 	// Leftover says processes of the child's group outlived it (and were
 	// killed).
 	Leftover bool
@@ -527,30 +545,50 @@ func judgeInflight(o Observation) (v Verdict, last time.Duration) {
 	case len(o.Inflight) == 0:
 		return skipped(InflightAborted, "no in-flight request could be started"), last
 	}
-	var bad, unverified []string
-	inFlight := 0
+	var bad []string
+	inFlight, delimited := 0, 0
 	for i, q := range o.Inflight {
 		last = max(last, q.End)
-		if q.End < 0 && q.ok() && !endedWithProcess(q, o.Exit) {
+		if q.End < 0 && q.ok() && !shortDelimited(q, o) {
 			continue // done before the signal: not in flight
 		}
 		inFlight++
 		switch {
 		case !q.ok():
 			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
-		case endedWithProcess(q, o.Exit):
-			unverified = append(unverified, fmt.Sprintf("#%d %d bytes at %s", i+1, q.Bytes, ms(q.End)))
+		case shortDelimited(q, o):
+			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, shortDelimitedWhy(q, o), ms(q.End)))
+		case q.Framing == FramingClose:
+			delimited++
 		}
 	}
 	switch {
 	case len(bad) > 0:
 		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
-	case len(unverified) > 0:
-		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", words.Plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
 	case inFlight == 0:
 		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
 	}
-	return verdict(InflightAborted, true, fmt.Sprintf("%s completed 2xx with a full body (last at %s)", allOf(inFlight, "in-flight request"), ms(last))), last
+	detail := fmt.Sprintf("%s completed 2xx with a full body (last at %s)", allOf(inFlight, "in-flight request"), ms(last))
+	if delimited > 0 {
+		detail += fmt.Sprintf("; %d close-delimited (no length: complete when the server closed the connection", delimited)
+		if o.InflightBaseline > 0 {
+			detail += fmt.Sprintf(", as long as the %d bytes the URL answered before the signal", o.InflightBaseline)
+		}
+		detail += ")"
+	}
+	return verdict(InflightAborted, true, detail), last
+}
+
+// shortDelimited says q's body had no length, ended with the process and
+// is shorter than the same URL's answer before the signal: a cut body. A
+// close-delimited body is otherwise complete (RFC 9112 §6.3): Jetty's
+// graceful stop answers in-flight requests so, then the JVM exits.
+func shortDelimited(q Request, o Observation) bool {
+	return q.ok() && endedWithProcess(q, o.Exit) && o.InflightBaseline >= 0 && q.Bytes < o.InflightBaseline
+}
+
+func shortDelimitedWhy(q Request, o Observation) string {
+	return fmt.Sprintf("a close-delimited body of %d bytes, shorter than the %d bytes the same URL answered before the signal, ended with the process", q.Bytes, o.InflightBaseline)
 }
 
 // exitSlack is how close to the process's exit a body without a length
@@ -716,7 +754,7 @@ const reRaiseFix = "Puma: raise_exception_on_sigterm false; @godaddy/terminus: u
 func finishedAfterSignal(o Observation) int {
 	n := 0
 	for _, q := range o.Inflight {
-		if q.ok() && q.End >= 0 && !endedWithProcess(q, o.Exit) {
+		if q.ok() && q.End >= 0 && !shortDelimited(q, o) {
 			n++
 		}
 	}
@@ -879,8 +917,8 @@ func timeline(o Observation) []Event {
 			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
 			continue
 		}
-		if endedWithProcess(q, o.Exit) {
-			ev = append(ev, Event{tms(q.End), "inflight_unverified", fmt.Sprintf("in-flight request #%d: a body without a length ended with the process (%d bytes)", i+1, q.Bytes)})
+		if shortDelimited(q, o) {
+			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, shortDelimitedWhy(q, o))})
 			continue
 		}
 		done++

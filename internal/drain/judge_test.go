@@ -137,13 +137,30 @@ func TestJudge(t *testing.T) {
 			}
 			o.Polls = keep
 		}, nil, []string{NewRequestsRefused}},
-		{"body without a length ended with the process", func(o *Observation) {
-			o.Inflight[0] = Request{End: 849 * msec, Status: 200, Complete: true, Delimited: true, Bytes: 13000}
+		{"close-delimited body shorter than the baseline ended with the process", func(o *Observation) {
+			o.InflightBaseline = 26000
+			o.Inflight[0] = Request{End: 849 * msec, Status: 200, Complete: true, Delimited: true, Framing: FramingClose, Bytes: 13000}
+		}, []string{InflightAborted}, nil},
+		{"close-delimited body as long as the baseline ended with the process (Jetty)", func(o *Observation) {
+			o.InflightBaseline = 26000
+			o.Inflight[0] = Request{End: 849 * msec, Status: 200, Complete: true, Delimited: true, Framing: FramingClose, Bytes: 26000}
+		}, nil, nil},
+		{"close-delimited body without a baseline ended with the process", func(o *Observation) {
+			o.InflightBaseline = -1
+			o.Inflight[0] = Request{End: 849 * msec, Status: 200, Complete: true, Delimited: true, Framing: FramingClose, Bytes: 13000}
+		}, nil, nil},
+		{"close-delimited body reset at the exit", func(o *Observation) {
+			o.InflightBaseline = 26000
+			o.Inflight[0] = Request{End: 849 * msec, Status: 200, Framing: FramingClose, Bytes: 13000, Err: "connection reset"}
+		}, []string{InflightAborted}, nil},
+		{"content-length body short at the exit", func(o *Observation) {
+			o.Inflight[0] = Request{End: 849 * msec, Status: 200, Framing: FramingLength, Bytes: 13000, Err: "unexpected EOF"}
 		}, []string{InflightAborted}, nil},
 		{"body without a length ended before the exit", func(o *Observation) {
 			o.Inflight[0] = Request{End: 600 * msec, Status: 200, Complete: true, Delimited: true, Bytes: 26000}
 		}, nil, nil},
 		{"body without a length cut by the kill", func(o *Observation) {
+			o.InflightBaseline = 26000
 			o.Inflight[0] = Request{End: 3 * time.Second, Status: 200, Complete: true, Delimited: true, Bytes: 13000}
 			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
 		}, []string{InflightAborted, ShutdownHang}, []string{NonzeroExit}},

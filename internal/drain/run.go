@@ -332,6 +332,7 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 		obs.KeepAlive.Events = append(obs.KeepAlive.Events, ev)
 	}
 	obs.KeepAlive.Requests = w.kaRequests
+	obs.InflightBaseline = in.baseline
 	select {
 	case <-tg.gone:
 		obs.Exit = Exit{Gone: true, At: tg.goneAt.Sub(t0)}

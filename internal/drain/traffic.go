@@ -48,6 +48,10 @@ type inflight struct {
 	got    []timedRequest
 	// started is how many were started.
 	started int
+	// baseline is the length of the --inflight URL's whole answer before
+	// the signal (-1: none was read), the yardstick of a close-delimited
+	// in-flight body.
+	baseline int64
 }
 
 // inflightSettle is how long the in-flight requests have been written
@@ -58,7 +62,7 @@ const inflightSettle = 150 * time.Millisecond
 // without one) and returns once each has been written, or after 2s.
 func startInflight(cfg Config, opts *probe.Options) *inflight {
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &inflight{cancel: cancel}
+	in := &inflight{cancel: cancel, baseline: -1}
 	if opts == nil {
 		return in
 	}
@@ -67,6 +71,19 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
 		Timeout:       window,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if !IsGRPC(opts.URL) {
+		// The same URL's whole answer, before anything is in flight: a
+		// body without a length ends when the server closes the
+		// connection (RFC 9112 §6.3), complete unless shorter than this.
+		// Bounded as a traffic request is: a URL that never answers
+		// leaves no baseline, and the run goes on.
+		bc := *ic
+		bc.Timeout = cfg.trafficWindow()
+		b := slowRequest(ctx, &bc, opts, make(chan struct{}, 1))
+		if b.ok() {
+			in.baseline = b.Bytes
+		}
+	}
 	in.started = cfg.Inflight
 	for i := 0; i < cfg.Inflight; i++ {
 		in.wg.Add(1)
@@ -263,13 +280,26 @@ func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrot
 	r.Bytes = n
 	if err != nil {
 		r.Err = shortErr(err)
+		if resp.ContentLength >= 0 {
+			r.Framing = FramingLength
+		} else if chunked(resp) {
+			r.Framing = FramingChunked
+		}
 		return r
 	}
 	// Without a length (not chunked either: a chunked body without its
 	// last chunk is an error above) the body ended when the connection
-	// closed: Judge compares that with the process's exit.
+	// closed (RFC 9112 §6.3): Judge compares its length with the baseline.
 	r.Delimited = resp.ContentLength < 0 && !chunked(resp)
 	r.Complete = resp.ContentLength < 0 || n == resp.ContentLength
+	switch {
+	case r.Delimited:
+		r.Framing = FramingClose
+	case resp.ContentLength >= 0:
+		r.Framing = FramingLength
+	default:
+		r.Framing = FramingChunked
+	}
 	return r
 }
 
