@@ -209,6 +209,16 @@ func Judge(recs []Record, p Params) Truth {
 
 	// In flight at the signal: every one completes 2xx with its body. A
 	// request made just before the signal may not have reached the server.
+	// A body without a length ends when the server closes the connection
+	// (RFC 9112 §6.3): complete, unless shorter than the same path's
+	// answer read whole before the signal (the slow requests restarted
+	// until then).
+	baseline := int64(-1)
+	for _, r := range recs {
+		if r.Kind == KindInflight && r.Outcome == Served && r.Ended.Before(p.T0) {
+			baseline = max(baseline, r.Bytes)
+		}
+	}
 	inflight := 0
 	for _, r := range recs {
 		if r.Kind != KindInflight || !r.Made.Before(p.T0) || r.Ended.Before(p.T0) {
@@ -221,8 +231,8 @@ func Judge(recs []Record, p Params) Truth {
 		if r.Outcome == BadStatus {
 			why = fmt.Sprintf("HTTP %d", r.Status)
 		}
-		if !bad && r.Delimited && p.Gone && r.Ended.After(p.GoneAt.Add(-100*time.Millisecond)) {
-			bad, why = true, "a body without a length ended with the process"
+		if !bad && r.Delimited && p.Gone && r.Ended.After(p.GoneAt.Add(-100*time.Millisecond)) && r.Bytes < baseline {
+			bad, why = true, fmt.Sprintf("a body without a length ended with the process, %d bytes of the %d answered before the signal", r.Bytes, baseline)
 		}
 		if bad && !r.Outcome.Answered() && at > -InflightEdge && r.Ended.Before(p.T0.Add(InflightEdge)) {
 			// Refused or reset before any answer, made and ended close to
