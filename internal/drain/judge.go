@@ -340,7 +340,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 // one verdict per invariant, in a fixed order. It is pure: the same
 // observation always gives the same report.
 func Judge(o Observation, s Settings) Report {
-	r := Report{Timeline: timeline(o), Requests: requestLog(o)}
+	r := Report{Timeline: timeline(o, s.PreDrain), Requests: requestLog(o)}
 	if !o.ReadyBefore {
 		r.Verdicts = []Verdict{verdict(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")}
 		r.Facts = Facts{notSeen, notSeen, notSeen, notSeen}
@@ -350,7 +350,7 @@ func Judge(o Observation, s Settings) Report {
 	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax)
 	liveV, liveFailed := judgeLiveness(o, live, s.PreDrain)
 	closeV, closed := judgeListener(o, s.PreDrain)
-	inflightV, lastInflight := judgeInflight(o)
+	inflightV, lastInflight := judgeInflight(o, s.PreDrain)
 	flip := notSeen
 	if flipIdx >= 0 {
 		flip = ready[flipIdx].At
@@ -499,7 +499,7 @@ const closeRace = 40 * time.Millisecond
 func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Duration) {
 	closed = notSeen
 	var early *Poll
-	n, failed, raced := 0, 0, 0
+	n, failed, raced, cutLater := 0, 0, 0, 0
 	for i, p := range o.Polls {
 		if p.At < 0 {
 			continue
@@ -507,6 +507,13 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		unanswered := !p.answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
 		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
 			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
+		}
+		if unanswered && cutAfterPreDrain(o, p, P) {
+			// Accepted inside P and cut once P was over: the listener was
+			// open when it was made; the cut is INFLIGHT_ABORTED's.
+			n++
+			cutLater++
+			continue
 		}
 		if unanswered && (closed < 0 || p.At < closed) {
 			closed = p.At
@@ -528,17 +535,63 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 	if early != nil {
 		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail", early.Probe, ms(early.At), describe(*early), ms(P), failed, n, ms(P))), closed
 	}
-	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced, n, ms(P))
+	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced-cutLater, n, ms(P))
+	if cutLater > 0 {
+		detail += fmt.Sprintf("; %d more were accepted and cut after P (%s)", cutLater, InflightAborted)
+	}
 	if raced > 0 {
 		detail += fmt.Sprintf("; the other %d, made in its last %s, lost the race with the close at P", raced, ms(closeRace))
 	}
 	return verdict(ListenerClosedEarly, true, detail), closed
 }
 
+// cutAfterPreDrain says p was made inside the pre-drain window, its
+// connection accepted (not refused, no connect timeout), and was cut — a
+// reset or a close, before or during its answer — once P was over (or in
+// the close race just before it): a request in flight when the pre-drain
+// ended, which the listener being open through P explains, and whose cut
+// is INFLIGHT_ABORTED's. A request cut by healthctl's kill is not.
+func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
+	if p.At < 0 || p.At >= P || p.Refused || p.end() < P-closeRace {
+		return false
+	}
+	if o.Exit.Killed && p.end() >= o.Exit.KilledAt {
+		return false
+	}
+	if p.answered() {
+		return p.Cut
+	}
+	switch transportResult(p.Err) {
+	case ResultReset, ResultEOF:
+		return true
+	}
+	return false
+}
+
 // judgeInflight: every request in flight at the signal completes 2xx with
 // its body. last is when the last request ended (notSeen: none ran).
-func judgeInflight(o Observation) (v Verdict, last time.Duration) {
+func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duration) {
 	last = notSeen
+	// Traffic requests accepted inside P and cut after it were in flight
+	// when the pre-drain ended: their cut is this invariant's.
+	var cutTraffic []string
+	polls := append([]Poll(nil), o.Polls...)
+	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
+	for _, p := range polls {
+		if p.Probe == Traffic && cutAfterPreDrain(o, p, P) {
+			how := "a reset before any answer"
+			switch {
+			case p.answered():
+				how = describe(p)
+			case transportResult(p.Err) == ResultEOF:
+				how = "the connection closed before any answer"
+			}
+			cutTraffic = append(cutTraffic, fmt.Sprintf("a traffic request made at %s (inside P, accepted) got %s at %s", ms(p.At), how, ms(p.end())))
+		}
+	}
+	if len(cutTraffic) > 0 && (!o.InflightURL || len(o.Inflight) == 0) {
+		return verdict(InflightAborted, false, "requests in flight when the pre-drain ended were cut: "+strings.Join(firstFew(cutTraffic), "; ")), last
+	}
 	switch {
 	case !o.InflightURL:
 		return skipped(InflightAborted, "no --inflight URL"), last
@@ -564,7 +617,13 @@ func judgeInflight(o Observation) (v Verdict, last time.Duration) {
 	}
 	switch {
 	case len(bad) > 0:
-		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
+		detail := "in-flight requests cut: " + strings.Join(bad, "; ")
+		if len(cutTraffic) > 0 {
+			detail += "; and requests in flight when the pre-drain ended: " + strings.Join(firstFew(cutTraffic), "; ")
+		}
+		return verdict(InflightAborted, false, detail), last
+	case len(cutTraffic) > 0:
+		return verdict(InflightAborted, false, "requests in flight when the pre-drain ended were cut: "+strings.Join(firstFew(cutTraffic), "; ")), last
 	case inFlight == 0:
 		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
 	}
@@ -577,6 +636,14 @@ func judgeInflight(o Observation) (v Verdict, last time.Duration) {
 		detail += ")"
 	}
 	return verdict(InflightAborted, true, detail), last
+}
+
+// firstFew is the first three of what, and how many more.
+func firstFew(what []string) []string {
+	if len(what) <= 3 {
+		return what
+	}
+	return append(what[:3:3], fmt.Sprintf("%d more", len(what)-3))
 }
 
 // shortDelimited says q's body had no length, ended with the process and
@@ -627,16 +694,26 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 		served = o.TrafficOK
 	}
 	var first *Poll
-	n, answered, ok := 0, 0, 0
+	n, answered, ok, cutLater, unansweredCut := 0, 0, 0, 0, 0
 	for i, p := range o.Polls {
 		if p.Probe != Traffic || p.At < 0 || p.At >= P {
 			continue
 		}
 		n++
 		if !p.answered() {
+			if cutAfterPreDrain(o, p, P) {
+				cutLater++
+				unansweredCut++
+			}
 			continue
 		}
 		answered++
+		if cutAfterPreDrain(o, p, P) && served(p.Status) {
+			// Served through P, its body cut once P was over:
+			// INFLIGHT_ABORTED's, not a new request refused.
+			cutLater++
+			continue
+		}
 		if !p.Cut && served(p.Status) {
 			ok++
 			continue
@@ -653,11 +730,25 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 		if first.Cut {
 			what = fmt.Sprintf("HTTP %d with its body cut (%s)", first.Status, first.Err)
 		}
-		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip%s", ms(first.At), what, ms(P), answered-ok, answered, ms(P), trafficTo(o.Traffic)))
+		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip%s", ms(first.At), what, ms(P), answered-ok-cutLater, answered, ms(P), trafficTo(o.Traffic)))
+	case ok == 0:
+		// Nothing was served, and nothing refused: no row says "0 of N
+		// served" and calls it ok.
+		why := fmt.Sprintf("none of the %s made in [0, %s) was served or refused", words.Plural(n, "traffic request"), ms(P))
+		if cutLater > 0 {
+			why += fmt.Sprintf(" (%d accepted, then cut after the pre-drain: %s)", cutLater, InflightAborted)
+		}
+		if rest := n - answered - unansweredCut; rest > 0 {
+			why += fmt.Sprintf(" (%d got no answer)", rest)
+		}
+		return skipped(NewRequestsRefused, why+trafficTo(o.Traffic))
 	}
 	detail := fmt.Sprintf("%d of %d requests made in [0, %s) served", ok, n, ms(P))
-	if answered < n {
-		detail += fmt.Sprintf("; the other %d got no answer (%s)", n-answered, ListenerClosedEarly)
+	if cutLater > 0 {
+		detail += fmt.Sprintf("; %d more accepted, then cut after the pre-drain (%s)", cutLater, InflightAborted)
+	}
+	if rest := n - answered - unansweredCut; rest > 0 {
+		detail += fmt.Sprintf("; the other %d got no answer (%s)", rest, ListenerClosedEarly)
 	}
 	return verdict(NewRequestsRefused, true, detail+trafficTo(o.Traffic))
 }
@@ -901,7 +992,7 @@ func describeRequest(q Request) string {
 }
 
 // timeline orders what happened after the signal.
-func timeline(o Observation) []Event {
+func timeline(o Observation, P time.Duration) []Event {
 	if !o.ReadyBefore {
 		return nil
 	}
@@ -910,7 +1001,7 @@ func timeline(o Observation) []Event {
 	if o.TrafficOK != nil {
 		served = o.TrafficOK
 	}
-	ev = append(ev, pollEvents(o.Polls, o.Exit, served)...)
+	ev = append(ev, pollEvents(o, P, served)...)
 	last, done := notSeen, 0
 	for i, q := range o.Inflight {
 		if !q.ok() {
@@ -945,10 +1036,11 @@ func tms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // pollEvents are the first time each thing was seen in the polls after the
 // signal: the flip, a flap back to 200, a liveness failure, the listener
 // closing; and the first answer that came after the process exited.
-func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
+func pollEvents(o Observation, P time.Duration, served func(int) bool) []Event {
+	x := o.Exit
 	var ev []Event
 	var flipped, flapped, liveFailed, closed, refused bool
-	polls := append([]Poll(nil), all...)
+	polls := append([]Poll(nil), o.Polls...)
 	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
 	for _, p := range polls {
 		if p.At < 0 {
@@ -961,7 +1053,7 @@ func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
 		case p.Probe == Ready && okStatus(p.Status) && flipped && !flapped:
 			flapped = true
 			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.said())})
-		case p.Probe == Traffic && p.answered() && (p.Cut || !served(p.Status)) && !refused:
+		case p.Probe == Traffic && p.answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
 			refused = true
 			what := fmt.Sprintf("HTTP %d", p.Status)
 			if p.Cut {
@@ -972,7 +1064,7 @@ func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
 			liveFailed = true
 			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.said())})
 		}
-		if !p.answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) {
+		if !p.answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
 			closed = true
 			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + describe(p)})
 		}

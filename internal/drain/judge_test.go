@@ -183,6 +183,23 @@ func TestJudge(t *testing.T) {
 		{"one made 50 ms before P does not", func(o *Observation) {
 			o.Polls = append(o.Polls, Poll{Probe: Live, At: 450 * msec, Err: "protocol_error: EOF"})
 		}, []string{ListenerClosedEarly}, nil},
+		{"traffic accepted in P and cut at the exit after P is in-flight's, not the listener's", func(o *Observation) {
+			// The listener stayed open through P; the service cut what
+			// it had accepted when it exited 500 ms later.
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 0, Err: "protocol_error: EOF", Took: 1000 * msec},
+				Poll{Probe: Traffic, At: 100 * msec, Err: "conn_reset: connection reset", Took: 900 * msec})
+			o.Exit.At = 1000 * msec
+		}, []string{InflightAborted}, nil},
+		{"traffic answered in P, body cut after P, is in-flight's, not a refusal", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 10 * msec, Status: 200, Cut: true, Err: "conn_reset", Took: 600 * msec})
+		}, []string{InflightAborted}, nil},
+		{"traffic cut after P without --inflight still fails in-flight", func(o *Observation) {
+			o.InflightURL, o.Inflight = false, nil
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 10 * msec, Err: "protocol_error: EOF", Took: 600 * msec})
+		}, []string{InflightAborted}, []string{NewRequestsRefused}},
+		{"traffic reset inside P is the listener's", func(o *Observation) {
+			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 10 * msec, Err: "conn_reset: connection reset", Took: 100 * msec})
+		}, []string{ListenerClosedEarly}, nil},
 		{"exit 143 after SIGTERM is handled", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 143 }, nil, nil},
 		{"exit 130 after SIGTERM is not", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 130 }, []string{NonzeroExit}, nil},
 		{"liveness timeout on a dead port is the listener's", func(o *Observation) {
@@ -289,5 +306,27 @@ func TestJudgeTimeline(t *testing.T) {
 	}
 	if len(r.Verdicts) != 12 {
 		t.Errorf("%d verdicts, want one per invariant (12)", len(r.Verdicts))
+	}
+}
+
+// TestNoCutTrafficRowSaysZeroServed: a traffic row with nothing served is
+// not "ok: 0 of N served".
+func TestNoCutTrafficRowSaysZeroServed(t *testing.T) {
+	o := good()
+	var keep []Poll
+	for _, p := range o.Polls {
+		if p.Probe != Traffic {
+			keep = append(keep, p)
+		}
+	}
+	o.Polls = append(keep, Poll{Probe: Traffic, At: 0, Err: "protocol_error: EOF", Took: 700 * msec})
+	r := Judge(o, settings)
+	for _, v := range r.Verdicts {
+		if v.Name == NewRequestsRefused && (!v.Skipped || strings.Contains(v.Detail, "0 of")) {
+			t.Errorf("%s: %+v: want skipped, without \"0 of\"", v.Name, v)
+		}
+		if v.Name == ListenerClosedEarly && !v.OK {
+			t.Errorf("%s: %+v", v.Name, v)
+		}
 	}
 }
