@@ -138,13 +138,15 @@ func (in *inflight) settle(barrier func()) {
 type watcher struct {
 	// stop ends the polling: no new request is made, those out run to
 	// their own windows; cancel ends those too (drain-test interrupted).
-	stop       context.CancelFunc
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	mu         sync.Mutex
-	polls      []timedPoll
-	ka         []timedKA
-	kaRequests int
+	stop   context.CancelFunc
+	cancel context.CancelFunc
+	// stopTraffic ends the traffic loop (at P on its own).
+	stopTraffic context.CancelFunc
+	wg          sync.WaitGroup
+	mu          sync.Mutex
+	polls       []timedPoll
+	ka          []timedKA
+	kaRequests  int
 }
 
 func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
@@ -169,10 +171,20 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 		specs = append(specs, pollSpec{Traffic, every, cfg.trafficWindow()})
 	}
 	for _, p := range specs {
+		until := loop
+		if p.probe == Traffic {
+			// Traffic exists to check the pre-drain: no new request
+			// after P, so drain-test's own load never keeps a service
+			// alive (one that exits once nothing is in flight). Those
+			// made in P run to their answers.
+			var done context.CancelFunc
+			until, done = context.WithDeadline(loop, t0.Add(cfg.Settings.PreDrain))
+			w.stopTraffic = done
+		}
 		w.wg.Add(1)
 		crash.Go(func() {
 			defer w.wg.Done()
-			w.pollEvery(loop, ctx, ep[p.probe], p.probe, p.interval, p.window)
+			w.pollEvery(until, ctx, ep[p.probe], p.probe, p.interval, p.window)
 		})
 	}
 	if ka.conn != nil {
@@ -199,6 +211,11 @@ func (w *watcher) pollEvery(loop, ctx context.Context, opts *probe.Options, whic
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for loop.Err() == nil {
+		if dl, ok := loop.Deadline(); ok && !time.Now().Before(dl) {
+			// The context's own timer may not have fired yet: a tick
+			// that comes at the deadline makes no request.
+			break
+		}
 		polls.Add(1)
 		crash.Go(func() {
 			defer polls.Done()
