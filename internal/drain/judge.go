@@ -308,12 +308,13 @@ type NotChecked struct {
 
 // checkedWhat names what each verdict checks, for "in-flight not checked".
 var checkedWhat = map[string]string{
-	InflightAborted:    "in-flight",
-	NewRequestsRefused: "traffic",
-	KeepaliveReset:     "keep-alive",
-	NonzeroExit:        "exit status",
-	ExitCodeUnknown:    "exit status",
-	ReadinessFlaps:     "readiness flaps",
+	InflightAborted:           "in-flight",
+	NewRequestsRefused:        "traffic",
+	KeepaliveReset:            "keep-alive",
+	NonzeroExit:               "exit status",
+	ExitCodeUnknown:           "exit status",
+	ReadinessFlaps:            "readiness flaps",
+	LivenessFailedDuringDrain: "liveness",
 }
 
 // NotCheckedLine is "in-flight not checked, keep-alive not checked" ("":
@@ -474,6 +475,10 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 		if bad < 0 && ((p.answered() && !okStatus(p.Status)) || hung) {
 			bad = i
 		}
+	}
+	if bad < 0 && n == 0 {
+		// No row says "all 0 polls" and calls it ok.
+		return skipped(LivenessFailedDuringDrain, fmt.Sprintf("no liveness poll was made in [0, %s) while pid %d ran (it was gone at %s)", ms(P), o.Pid, ms(x.At))), false
 	}
 	if bad < 0 {
 		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200-399 on %s made in [0, %s) that got an answer", allOf(n, "poll"), ms(P))), false
@@ -818,6 +823,18 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		return skipped(NonzeroExit, "the process did not exit")
 	case !x.Known:
 		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
+	case diedOfSignal(o) && outlived(o) != "":
+		// A wrapper (npm, sh -c without exec) that died of the signal
+		// while what it started ran on: the signal was not passed on.
+		// Whatever the in-flight requests did, nothing here shows that
+		// the service handled the signal.
+		if flip >= 0 {
+			// The service got the signal too (tini -g, dumb-init's group
+			// mode): the wrapper's exit first is WRAPPER_EXITED_EARLY's,
+			// and its status says nothing of the service's.
+			return skipped(NonzeroExit, fmt.Sprintf("%s ended (%s) at %s before the service it ran (see %s): its exit status is not the service's", who(o), x, ms(x.At), WrapperExitedEarly))
+		}
+		return verdict(NonzeroExit, false, fmt.Sprintf("%s was %s at %s while %s: the wrapper did not pass %s on, and the service never got it (readiness never flipped); nothing here shows the service handling %s; exec the service (sh -c 'exec svc …'), or run it under an init that forwards signals", who(o), x, ms(x.At), outlived(o), o.Signal, o.Signal))
 	case x.Signal != "" && x.Signal == o.Signal && flip >= 0 && (closed < 0 || closed >= P):
 		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, ms(flip), o.Signal, reRaiseFix))
 	case x.Signal != "" && x.Signal == o.Signal && finishedAfterSignal(o) > 0:
@@ -828,12 +845,45 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
 		return verdict(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
+	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber && wrappers[o.Command]:
+		// tini, catatonit, dumb-init and shells pass on the exit of the
+		// process they ran: 143 is that process ended by SIGTERM.
+		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): %s passes on that the process it ran ended by %s", x.Code, o.SignalNumber, o.Signal, o.Command, o.Signal))
 	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber:
 		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (the JVM exits so after its shutdown hooks ran)", x.Code, o.SignalNumber, o.Signal, o.Signal))
 	case x.Code != 0:
 		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
 	return verdict(NonzeroExit, true, "exit status 0")
+}
+
+// diedOfSignal says the signalled process ended of the signal sent: killed
+// by it, or the 128+N a shell or init reports for it.
+func diedOfSignal(o Observation) bool {
+	x := o.Exit
+	return x.Signal != "" && x.Signal == o.Signal || x.Signal == "" && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber
+}
+
+// outlived says what of the signalled process outlived it ("": nothing
+// seen): an endpoint that answered after it exited, or processes of its
+// group left running.
+func outlived(o Observation) string {
+	if a := answeredAfterExit(o); a != nil {
+		return fmt.Sprintf("what it started still answered (%s %s at %s)", a.Probe, a.said(), ms(a.At))
+	}
+	if o.Leftover {
+		return "processes it started outlived it (killed by healthctl)"
+	}
+	return ""
+}
+
+// who names the signalled process: "pid 42 (sh)".
+func who(o Observation) string {
+	w := fmt.Sprintf("pid %d", o.Pid)
+	if o.Command != "" {
+		w += " (" + o.Command + ")"
+	}
+	return w
 }
 
 // reRaiseFix names the settings that stop the common servers re-raising
@@ -921,15 +971,11 @@ func judgeWrapper(o Observation, flip time.Duration) Verdict {
 		}
 		return verdict(WrapperExitedEarly, true, fmt.Sprintf("nothing answered after pid %d exited", o.Pid))
 	}
-	who := fmt.Sprintf("pid %d", o.Pid)
-	if o.Command != "" {
-		who += " (" + o.Command + ")"
-	}
 	fix := "exec the service from the process signalled, or make it wait for the service"
 	if wrappers[o.Command] || o.Command == "" {
 		fix = "exec the service: sh -c 'exec svc …' (a shell that does not exec dies of the signal, and an init — tini, dumb-init — exits with its child, orphaning the service)"
 	}
-	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who, x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
+	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who(o), x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
 }
 
 // reacted says anything changed after the signal and before healthctl

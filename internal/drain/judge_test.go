@@ -105,7 +105,7 @@ func TestJudge(t *testing.T) {
 			o.Command, o.SignalNumber, o.Leftover = "tini", 15, true
 			o.Exit = Exit{Gone: true, At: 20 * msec, Known: true, Code: 143}
 			o.Polls = append(polls(Ready, 0, 900*msec, 503), polls(Live, 0, 900*msec, 200)...)
-		}, []string{WrapperExitedEarly}, []string{NewRequestsRefused}},
+		}, []string{WrapperExitedEarly}, []string{NewRequestsRefused, NonzeroExit}},
 		{"nothing reacts", func(o *Observation) {
 			o.Exit = Exit{Gone: true, At: 3 * time.Second, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3 * time.Second}
 			o.Polls = append(polls(Ready, 0, 3*time.Second, 200), polls(Live, 0, 3*time.Second, 200)...)
@@ -327,6 +327,56 @@ func TestNoCutTrafficRowSaysZeroServed(t *testing.T) {
 		}
 		if v.Name == ListenerClosedEarly && !v.OK {
 			t.Errorf("%s: %+v", v.Name, v)
+		}
+	}
+}
+
+// TestWrapperDiedOfTheSignal: a wrapper (sh -c 'svc & wait', npm) killed
+// by SIGTERM at once while the service it started ran on, finishing the
+// requests in flight: the verdict says the signal was not passed on, never
+// that the service handled it, and gives no Puma or terminus advice.
+func TestWrapperDiedOfTheSignal(t *testing.T) {
+	for _, exit := range []Exit{
+		{Gone: true, At: 1 * msec, Known: true, Signal: "SIGTERM"},
+		{Gone: true, At: 1 * msec, Known: true, Code: 143},
+	} {
+		o := good()
+		o.Command, o.SignalNumber, o.Leftover = "sh", 15, true
+		o.Exit = exit
+		o.Polls = append(polls(Ready, 0, 900*msec, 200), polls(Live, 0, 900*msec, 200)...)
+		o.Inflight[0] = Request{End: 800 * msec, Status: 200, Complete: true, Bytes: 100}
+		r := Judge(o, settings)
+		var ne Verdict
+		for _, v := range r.Verdicts {
+			if v.Name == NonzeroExit {
+				ne = v
+			}
+		}
+		if ne.OK || !strings.Contains(ne.Detail, "pid 42 (sh) was ") || !strings.Contains(ne.Detail, "the wrapper did not pass SIGTERM on") {
+			t.Errorf("exit %v: %+v", exit, ne)
+		}
+		for _, v := range r.Verdicts {
+			for _, bad := range []string{"handled SIGTERM", "Puma", "terminus", "JVM"} {
+				if strings.Contains(v.Detail, bad) {
+					t.Errorf("exit %v: %s says %q: %s", exit, v.Name, bad, v.Detail)
+				}
+			}
+		}
+	}
+}
+
+// TestInitExit143HasNoJVMNote: tini or catatonit exiting 143 passes on
+// its child's end; the JVM is not mentioned.
+func TestInitExit143HasNoJVMNote(t *testing.T) {
+	for _, cmd := range []string{"tini", "catatonit", "dumb-init"} {
+		o := good()
+		o.Command, o.SignalNumber = cmd, 15
+		o.Exit.Code = 143
+		r := Judge(o, settings)
+		for _, v := range r.Verdicts {
+			if v.Name == NonzeroExit && (!v.OK || strings.Contains(v.Detail, "JVM") || !strings.Contains(v.Detail, cmd+" passes on")) {
+				t.Errorf("%s: %+v", cmd, v)
+			}
 		}
 	}
 }
