@@ -953,6 +953,7 @@ var wrappers = map[string]bool{
 	"tini": true, "tini-static": true, "dumb-init": true, "catatonit": true, "s6-svscan": true,
 	"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true,
 	"supervisord": true, "npm": true, "yarn": true, "pnpm": true,
+	"runsvdir": true, "runsv": true, "pm2-runtime": true,
 }
 
 // judgeWrapper: the signalled process does not exit before the service
