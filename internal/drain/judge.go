@@ -235,6 +235,42 @@ type Observation struct {
 	// Leftover says processes of the child's group outlived it (and were
 	// killed).
 	Leftover bool
+	// Lateness is the worst scheduling lateness drain-test measured of
+	// itself after the signal (its timer, its pollers): the seam through
+	// which a starved run is told from a broken service.
+	Lateness Lateness
+}
+
+// Lateness is how late drain-test's own timers and pollers ran.
+type Lateness struct {
+	// Max is the worst lateness, At when it was seen (since the signal),
+	// What what was late ("the readiness poller", "a 10 ms timer").
+	Max  time.Duration
+	At   time.Duration
+	What string
+}
+
+// StarvedBound is how late drain-test may run and still name the
+// invariants a service broke: a quarter of a poll's 1 s window. A run
+// later than that could see a poll time out, a flip come late or the
+// listener look closed because drain-test itself was not scheduled, and
+// calls a run that failed unknown (exit 9) instead of naming invariants.
+const StarvedBound = pollTimeout / 4
+
+// Starved says a run that failed was measured while drain-test itself was
+// starved: its failures are not named.
+type Starved struct {
+	LatenessMS float64 `json:"lateness_ms"`
+	AtMS       float64 `json:"at_ms"`
+	What       string  `json:"what"`
+	BoundMS    float64 `json:"bound_ms"`
+	// Seen are the invariants it would have named.
+	Seen []string `json:"seen"`
+}
+
+// Why is the sentence the report's first line and each row give.
+func (s Starved) Why() string {
+	return fmt.Sprintf("drain-test itself was starved: %s ran %.0f ms late at %.0f ms (more than the %.0f ms a verdict allows: a loaded machine)", s.What, s.LatenessMS, s.AtMS, s.BoundMS)
 }
 
 // TrafficInfo is the traffic endpoint of a run, as the report names it.
@@ -295,6 +331,10 @@ type Report struct {
 	// NotChecked are the invariants this run could not judge (skipped
 	// verdicts): a PASS is bare only when there are none.
 	NotChecked []NotChecked
+	// Starved is set when the run failed while drain-test was starved
+	// past StarvedBound: the outcome is unknown (exit 9), and the
+	// failures seen are not named as the service's.
+	Starved *Starved
 }
 
 // NotChecked is an invariant a run did not check, and why.
@@ -315,6 +355,13 @@ var checkedWhat = map[string]string{
 	ExitCodeUnknown:           "exit status",
 	ReadinessFlaps:            "readiness flaps",
 	LivenessFailedDuringDrain: "liveness",
+	NotReadyBefore:            "readiness before the signal",
+	ReadinessNeverFlips:       "readiness flip",
+	ReadyFlipLate:             "readiness flip",
+	ListenerClosedEarly:       "listener",
+	ShutdownHang:              "exit time",
+	SignalNotForwarded:        "signal",
+	WrapperExitedEarly:        "wrapper",
 }
 
 // NotCheckedLine is "in-flight not checked, keep-alive not checked" ("":
@@ -375,6 +422,20 @@ func Judge(o Observation, s Settings) Report {
 		if !v.OK {
 			r.OK = false
 		}
+	}
+	if !r.OK && o.Lateness.Max > StarvedBound {
+		// What failed may be drain-test's own lateness: say unknown,
+		// naming it, and keep what was seen in each row.
+		st := &Starved{LatenessMS: tms(o.Lateness.Max), AtMS: tms(o.Lateness.At), What: o.Lateness.What, BoundMS: tms(StarvedBound)}
+		for i, v := range r.Verdicts {
+			if !v.OK {
+				st.Seen = append(st.Seen, v.Name)
+				r.Verdicts[i] = skipped(v.Name, "not judged, "+st.Why()+"; seen: "+v.Detail)
+			}
+		}
+		r.Starved = st
+	}
+	for _, v := range r.Verdicts {
 		if v.Skipped {
 			r.NotChecked = append(r.NotChecked, NotChecked{Verdict: v.Name, What: checkedWhat[v.Name], Why: v.Detail})
 		}

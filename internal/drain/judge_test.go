@@ -380,3 +380,53 @@ func TestInitExit143HasNoJVMNote(t *testing.T) {
 		}
 	}
 }
+
+// TestStarvedRunIsUnknown: lateness is injected through the observation
+// (the seam the experiment fills from its own timer and pollers). A run
+// that failed while drain-test was late past StarvedBound names no
+// invariant: unknown, naming the lateness; the same lateness under a run
+// that passed is still a PASS; lateness within the bound changes nothing.
+func TestStarvedRunIsUnknown(t *testing.T) {
+	broken := func() Observation {
+		o := good()
+		// What a starved prober sees of a correct service: a poll made at
+		// 120 ms that timed out, the listener seemingly closed.
+		o.Polls = append(o.Polls, Poll{Probe: Live, At: 120 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
+		o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live"}
+		return o
+	}
+	late := Lateness{Max: 730 * msec, At: 110 * msec, What: "its 10 ms timer"}
+
+	o := broken()
+	if r := Judge(o, settings); r.OK || r.Starved != nil {
+		t.Fatalf("without lateness: OK %v starved %+v, want a named failure", r.OK, r.Starved)
+	}
+	o.Lateness = late
+	r := Judge(o, settings)
+	if r.Starved == nil || r.OK {
+		t.Fatalf("starved: OK %v starved %+v", r.OK, r.Starved)
+	}
+	if why := r.Starved.Why(); !strings.Contains(why, "its 10 ms timer ran 730 ms late at 110 ms") || !strings.Contains(why, "250 ms") {
+		t.Errorf("why = %q", why)
+	}
+	for _, v := range r.Verdicts {
+		if !v.OK {
+			t.Errorf("%s FAILs in a starved run: %s", v.Name, v.Detail)
+		}
+	}
+	if len(r.Starved.Seen) == 0 {
+		t.Errorf("starved run names nothing it saw")
+	}
+
+	o = good()
+	o.Lateness = late
+	if r := Judge(o, settings); !r.OK || r.Starved != nil {
+		t.Errorf("a good run with lateness: OK %v starved %+v, want PASS", r.OK, r.Starved)
+	}
+
+	o = broken()
+	o.Lateness = Lateness{Max: StarvedBound, What: "its readiness poller"}
+	if r := Judge(o, settings); r.OK || r.Starved != nil {
+		t.Errorf("lateness at the bound: OK %v starved %+v, want a named failure", r.OK, r.Starved)
+	}
+}

@@ -335,6 +335,11 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 		obs.KeepAlive.Events = append(obs.KeepAlive.Events, ev)
 	}
 	obs.KeepAlive.Requests = w.kaRequests
+	w.late.mu.Lock()
+	if w.late.max > 0 {
+		obs.Lateness = Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
+	}
+	w.late.mu.Unlock()
 	obs.InflightBaseline = in.baseline
 	select {
 	case <-tg.gone:

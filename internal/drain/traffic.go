@@ -142,11 +142,13 @@ type watcher struct {
 	cancel context.CancelFunc
 	// stopTraffic ends the traffic loop (at P on its own).
 	stopTraffic context.CancelFunc
-	wg          sync.WaitGroup
-	mu          sync.Mutex
-	polls       []timedPoll
-	ka          []timedKA
-	kaRequests  int
+	// late is the worst lateness of drain-test's own timer and pollers.
+	late       timedLateness
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	polls      []timedPoll
+	ka         []timedKA
+	kaRequests int
 }
 
 func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher {
@@ -194,7 +196,49 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 			w.ka, w.kaRequests = ka.watch(loop)
 		})
 	}
+	w.wg.Add(1)
+	crash.Go(func() {
+		defer w.wg.Done()
+		w.timeOwnLateness(loop)
+	})
 	return w
+}
+
+// latenessTick is the period of drain-test's own lateness timer.
+const latenessTick = 10 * time.Millisecond
+
+// timedLateness is the worst lateness seen, and when and of what.
+type timedLateness struct {
+	mu   sync.Mutex
+	max  time.Duration
+	at   time.Time
+	what string
+}
+
+func (l *timedLateness) note(what string, late time.Duration, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if late > l.max {
+		l.max, l.at, l.what = late, at, what
+	}
+}
+
+// timeOwnLateness measures how late a 10 ms timer fires, until loop
+// ends: on a starved machine (a loaded CI runner) it is what says a poll
+// that timed out may be drain-test's own fault.
+func (w *watcher) timeOwnLateness(loop context.Context) {
+	t := time.NewTimer(latenessTick)
+	defer t.Stop()
+	for {
+		start := time.Now()
+		t.Reset(latenessTick)
+		select {
+		case <-loop.Done():
+			return
+		case now := <-t.C:
+			w.late.note("its 10 ms timer", now.Sub(start)-latenessTick, now)
+		}
+	}
 }
 
 // pollEvery makes a new poll every interval, start to start, each on its
@@ -210,7 +254,14 @@ func (w *watcher) pollEvery(loop, ctx context.Context, opts *probe.Options, whic
 	defer polls.Wait()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	prev := time.Now()
 	for loop.Err() == nil {
+		if now := time.Now(); now.Sub(prev) > interval {
+			// The gap between two of this poller's requests past its
+			// interval: drain-test's own lateness.
+			w.late.note("its "+string(which)+" poller", now.Sub(prev)-interval, now)
+		}
+		prev = time.Now()
 		if dl, ok := loop.Deadline(); ok && !time.Now().Before(dl) {
 			// The context's own timer may not have fired yet: a tick
 			// that comes at the deadline makes no request.
