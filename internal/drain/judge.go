@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -395,7 +396,7 @@ func Judge(o Observation, s Settings) Report {
 		return r
 	}
 	ready, live := pollsAfterSignal(o.Polls)
-	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax)
+	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax, upWord(o, Ready))
 	liveV, liveFailed := judgeLiveness(o, live, s.PreDrain)
 	closeV, closed := judgeListener(o, s.PreDrain)
 	inflightV, lastInflight := judgeInflight(o, s.PreDrain)
@@ -404,7 +405,7 @@ func Judge(o Observation, s Settings) Report {
 		flip = ready[flipIdx].At
 	}
 	r.Verdicts = []Verdict{
-		verdict(NotReadyBefore, true, "readiness and liveness answered 200-399 before the signal"),
+		verdict(NotReadyBefore, true, readyBeforeWords(o)),
 		flipV,
 		judgeFlaps(ready, flipIdx),
 		liveV,
@@ -479,7 +480,7 @@ func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
 // judgeFlip: readiness answers a status >= 400 (a status, not a transport
 // error) within flipMax. flipIdx is the first such answer in ready, -1 when
 // none came.
-func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
+func judgeFlip(ready []Poll, flipMax time.Duration, up string) (v Verdict, flipIdx int) {
 	flipIdx = -1
 	for i, p := range ready {
 		if failStatus(p.Status) {
@@ -488,20 +489,64 @@ func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
 		}
 	}
 	if flipIdx < 0 {
-		seen := "200-399 on every poll"
+		seen := up + " on every poll"
 		for _, p := range ready {
 			if !okStatus(p.Status) {
 				seen = describe(p) + " at " + ms(p.At)
 				break
 			}
 		}
-		return verdict(ReadinessNeverFlips, false, "readiness never answered a status >= 400 after the signal (first other answer: "+seen+")"), flipIdx
+		want := "a status >= 400"
+		if up != httpUp {
+			// A gRPC (or other) health answer: no HTTP words in its row.
+			want = "a health answer other than " + up
+		}
+		return verdict(ReadinessNeverFlips, false, "readiness never answered "+want+" after the signal (first other answer: "+seen+")"), flipIdx
 	}
 	if p := ready[flipIdx]; p.At > flipMax {
 		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %s at %s > --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
 	}
 	p := ready[flipIdx]
 	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %s at %s <= --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
+}
+
+// httpUp is how an HTTP endpoint's up answer is said.
+const httpUp = "200-399"
+
+// upWord says how endpoint p answers when up, in its own protocol's
+// words: "200-399" over HTTP, else what its polls said ("SERVING" for
+// gRPC health, "connected" for tcp://, "PONG" for Redis).
+func upWord(o Observation, p Probe) string {
+	if u, err := url.Parse(o.Endpoints[p]); err == nil && o.Endpoints[p] != "" && IsGRPC(u) {
+		return "SERVING"
+	}
+	for _, q := range o.Polls {
+		if q.Probe == p && okStatus(q.Status) {
+			if q.GRPC != "" {
+				return q.GRPC
+			}
+			return httpUp
+		}
+	}
+	return httpUp
+}
+
+// readyBeforeWords is NOT_READY_BEFORE's ok row in each endpoint's words.
+func readyBeforeWords(o Observation) string {
+	r, l := upWord(o, Ready), upWord(o, Live)
+	if r == l {
+		return "readiness and liveness " + answeredWord(r) + " before the signal"
+	}
+	return fmt.Sprintf("readiness %s and liveness %s before the signal", answeredWord(r), answeredWord(l))
+}
+
+// answeredWord is "answered SERVING", or "accepted a connection" for a
+// tcp:// endpoint.
+func answeredWord(up string) string {
+	if up == "connected" {
+		return "accepted a connection"
+	}
+	return "answered " + up
 }
 
 // judgeFlaps: readiness never answers 200-399 again once it flipped at
@@ -542,7 +587,7 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 		return skipped(LivenessFailedDuringDrain, fmt.Sprintf("no liveness poll was made in [0, %s) while pid %d ran (it was gone at %s)", ms(P), o.Pid, ms(x.At))), false
 	}
 	if bad < 0 {
-		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200-399 on %s made in [0, %s) that got an answer", allOf(n, "poll"), ms(P))), false
+		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness %s on %s made in [0, %s) that got an answer", answeredWord(upWord(o, Live)), allOf(n, "poll"), ms(P))), false
 	}
 	p := live[bad]
 	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", describe(p), ms(p.At), ms(P), livenessWho)), true

@@ -430,3 +430,39 @@ func TestStarvedRunIsUnknown(t *testing.T) {
 		t.Errorf("lateness at the bound: OK %v starved %+v, want a named failure", r.OK, r.Starved)
 	}
 }
+
+// TestGRPCRowsSayNoHTTP: a gRPC health service's rows speak gRPC health
+// (SERVING, NOT_SERVING), never HTTP statuses; a tcp:// liveness accepts
+// connections.
+func TestGRPCRowsSayNoHTTP(t *testing.T) {
+	grpcPolls := func(p Probe, from, to time.Duration, answer string) []Poll {
+		ps := polls(p, from, to, 200)
+		for i := range ps {
+			ps[i].GRPC = answer
+			if answer != "SERVING" && answer != "connected" {
+				ps[i].Status = 503
+			}
+		}
+		return ps
+	}
+	for _, tt := range []struct {
+		name  string
+		ready string
+	}{{"flips", "NOT_SERVING"}, {"never flips", "SERVING"}} {
+		o := good()
+		o.InflightURL, o.Inflight = false, nil
+		o.Endpoints = map[Probe]string{Ready: "grpc://127.0.0.1:1", Live: "tcp://127.0.0.1:1"}
+		o.Polls = append(grpcPolls(Ready, 0, 500*msec, tt.ready), grpcPolls(Live, 0, 500*msec, "connected")...)
+		r := Judge(o, settings)
+		for _, v := range r.Verdicts {
+			for _, bad := range []string{"200-399", "HTTP", "status >="} {
+				if strings.Contains(v.Detail, bad) {
+					t.Errorf("%s: %s says %q: %s", tt.name, v.Name, bad, v.Detail)
+				}
+			}
+		}
+		if d := r.Verdicts[0].Detail; d != "readiness answered SERVING and liveness accepted a connection before the signal" {
+			t.Errorf("%s: NOT_READY_BEFORE %q", tt.name, d)
+		}
+	}
+}
