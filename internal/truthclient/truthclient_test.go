@@ -142,3 +142,28 @@ func TestJudgeNoAnsweredTrafficLeavesRefusalOpen(t *testing.T) {
 		t.Errorf("served traffic decides NEW_REQUESTS_REFUSED: %s", tr)
 	}
 }
+
+// TestTrafficStopsAfterTrafficFor: as drain-test, the truth client sends
+// no new traffic once TrafficFor has passed after the signal; readiness
+// polls go on.
+func TestTrafficStopsAfterTrafficFor(t *testing.T) {
+	u := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	c := Start(Config{Traffic: u, Ready: u, Interval: 10 * time.Millisecond, TrafficFor: 100 * time.Millisecond})
+	time.Sleep(50 * time.Millisecond)
+	t0 := time.Now()
+	c.Signalled()
+	time.Sleep(1500 * time.Millisecond)
+	recs := c.Stop()
+	late, ready := 0, 0
+	for _, r := range recs {
+		switch {
+		case r.Kind == KindTraffic && r.Made.After(t0.Add(time.Second)):
+			late++
+		case r.Kind == KindReady && r.Made.After(t0.Add(time.Second)):
+			ready++
+		}
+	}
+	if late != 0 || ready == 0 {
+		t.Errorf("%d traffic requests made more than 1 s after the signal (TrafficFor 100 ms), %d readiness polls: want none, and polls going on", late, ready)
+	}
+}
