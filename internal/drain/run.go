@@ -61,7 +61,8 @@ const Interval = 50 * time.Millisecond
 
 // TrafficInterval is how often the traffic endpoint gets a new request
 // (50 a second) from the signal until P: a listener that stops
-// accepting is seen within 20 ms of its first failed connection.
+// accepting in the pre-drain is seen within 20 ms of its first failed
+// connection (after P, the health polls' 50 ms see it).
 const TrafficInterval = 20 * time.Millisecond
 
 // SlowTrafficInterval is the traffic's interval when the traffic endpoint
