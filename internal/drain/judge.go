@@ -674,7 +674,25 @@ func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
 	}
 	switch transportResult(p.Err) {
 	case ResultReset, ResultEOF:
-		return true
+		// No answer at all: held by a handler, or parked in the accept
+		// queue of a listener that stopped accepting? The port tells:
+		// a fresh request to it made later inside P was answered.
+		return answeredLaterInP(o, p, P)
+	}
+	return false
+}
+
+// answeredLaterInP says a request to p's host:port made after p and
+// before P got an answer: the port was still accepting and serving then.
+func answeredLaterInP(o Observation, p Poll, P time.Duration) bool {
+	h := o.hostOf(p.Probe)
+	if h == "" {
+		return false
+	}
+	for _, q := range o.Polls {
+		if q.At > p.At && q.At < P && q.answered() && o.hostOf(q.Probe) == h {
+			return true
+		}
 	}
 	return false
 }

@@ -184,8 +184,10 @@ func TestJudge(t *testing.T) {
 			o.Polls = append(o.Polls, Poll{Probe: Live, At: 450 * msec, Err: "protocol_error: EOF"})
 		}, []string{ListenerClosedEarly}, nil},
 		{"traffic accepted in P and cut at the exit after P is in-flight's, not the listener's", func(o *Observation) {
-			// The listener stayed open through P; the service cut what
-			// it had accepted when it exited 500 ms later.
+			// The listener stayed open through P (fresh requests to the
+			// port answered after these were made); the service cut
+			// what it had accepted when it exited 500 ms later.
+			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/slow"}
 			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 0, Err: "protocol_error: EOF", Took: 1000 * msec},
 				Poll{Probe: Traffic, At: 100 * msec, Err: "conn_reset: connection reset", Took: 900 * msec})
 			o.Exit.At = 1000 * msec
@@ -195,8 +197,21 @@ func TestJudge(t *testing.T) {
 		}, []string{InflightAborted}, nil},
 		{"traffic cut after P without --inflight still fails in-flight", func(o *Observation) {
 			o.InflightURL, o.Inflight = false, nil
+			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/app"}
 			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 10 * msec, Err: "protocol_error: EOF", Took: 600 * msec})
-		}, []string{InflightAborted}, []string{NewRequestsRefused}},
+		}, []string{InflightAborted}, nil},
+		{"traffic parked in a listener that stopped accepting, reset after P, is the listener's", func(o *Observation) {
+			// No fresh request to the traffic port was answered after
+			// it: the accept queue, not a handler, held it.
+			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:2/slow"}
+			var keep []Poll
+			for _, p := range o.Polls {
+				if p.Probe != Traffic || p.At < 300*msec {
+					keep = append(keep, p)
+				}
+			}
+			o.Polls = append(keep, Poll{Probe: Traffic, At: 300 * msec, Err: "conn_reset: connection reset", Took: 400 * msec})
+		}, []string{ListenerClosedEarly}, nil},
 		{"traffic reset inside P is the listener's", func(o *Observation) {
 			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 10 * msec, Err: "conn_reset: connection reset", Took: 100 * msec})
 		}, []string{ListenerClosedEarly}, nil},
@@ -320,6 +335,7 @@ func TestNoCutTrafficRowSaysZeroServed(t *testing.T) {
 		}
 	}
 	o.Polls = append(keep, Poll{Probe: Traffic, At: 0, Err: "protocol_error: EOF", Took: 700 * msec})
+	o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/slow"}
 	r := Judge(o, settings)
 	for _, v := range r.Verdicts {
 		if v.Name == NewRequestsRefused && (!v.Skipped || strings.Contains(v.Detail, "0 of")) {
