@@ -463,8 +463,9 @@ func TestDocsOutputLines(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"ci.yaml": "conect-timeout: 1s\n",
-		// docs/drain-test.md's lint example: PRE_DRAIN_MS on line 15, the
-		// preStop on line 21.
+		// docs/drain-test.md's lint example: an app that does not
+		// pre-drain itself (no PRE_DRAIN_MS: the default P), the preStop
+		// on line 21.
 		"deploy.yaml": `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -479,7 +480,7 @@ spec:
           ports:
             - containerPort: 8080
           env:
-            - {name: PRE_DRAIN_MS, value: "5000"}
+            - {name: PORT, value: "8080"}
             - {name: SHUTDOWN_TIMEOUT_MS, value: "20000"}
           readinessProbe:
             httpGet: {path: /ready, port: 8080}

@@ -2,7 +2,8 @@
 // (testdata/script/drain_*.txtar):
 //
 //	$DRAINSVC [-addr A] [-traffic-addr A] [-mode M] [-events F] [-pidfile F]
-//	          [-slow D] [-flip-after D] [-hits F] [-cert F -key F]
+//	          [-slow D] [-flip-after D] [-cut-after D] [-hold-headers] [-hits F]
+//	          [-cert F -key F]
 //	    the Go drain fixture (fixture.DrainService): this test binary
 //	    re-executed as "drainsvc", a real process that receives real signals.
 //	$DRAINPY

@@ -168,6 +168,8 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 		Traffic: traffic, Ready: drainArg(dargs, "--ready"), Live: drainArg(dargs, "--live"),
 		Slow: slow, Inflight: 2, TrafficAccept: accept, KeepAlive: drainArg(dargs, "--live"),
 		SlowWindow: S + 5*time.Second, TrafficInterval: trafficEvery, TrafficWindow: trafficWindow,
+		// As drain-test: no new traffic after P.
+		TrafficFor: P,
 	})
 	prog, err := lookPath(ts, "healthctl")
 	ts.Check(err)

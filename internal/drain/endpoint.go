@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -139,7 +140,23 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 	default:
 		tp.Err = res.Error
 	}
+	tp.Err = fitHint(tp.Err)
 	return tp
+}
+
+// emptyReplyHint is the probe's guess for an empty reply to plain HTTP;
+// closedHint is what it means here.
+const (
+	emptyReplyHint = " (an empty reply; a TLS port does this to plain HTTP: is the URL https://?)"
+	closedHint     = " (an empty reply: the server closed the connection)"
+)
+
+// fitHint keeps a detail's hint only where the evidence fits it: every
+// endpoint answered HTTP before the signal (drain-test signals nothing
+// otherwise), so an empty reply during the shutdown is the server
+// closing, not a TLS port. A TLS record in the answer keeps its hint.
+func fitHint(err string) string {
+	return strings.Replace(err, emptyReplyHint, closedHint, 1)
 }
 
 func nonZero(d, def time.Duration) time.Duration {

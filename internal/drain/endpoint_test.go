@@ -216,3 +216,32 @@ func TestGRPCSetupHint(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyReplyHasNoTLSHint: a server that answered HTTP and now closes
+// connections without an answer is closing; the probe's "is the URL
+// https://?" does not fit that evidence and is not repeated.
+func TestEmptyReplyHasNoTLSHint(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 512)
+			_, _ = c.Read(buf)
+			c.Close()
+		}
+	}()
+	tp := poll(context.Background(), optionsFor(t, "http://"+l.Addr().String()+"/ready", func(*input.Input) {}), Ready)
+	if tp.answered() || !strings.Contains(tp.Err, "EOF") {
+		t.Fatalf("poll = %+v: want an EOF without an answer", tp.Poll)
+	}
+	if strings.Contains(tp.Err, "https://") || !strings.Contains(tp.Err, "the server closed the connection") {
+		t.Errorf("poll error %q: want the server closing, no https hint", tp.Err)
+	}
+}

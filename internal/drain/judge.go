@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,9 +116,22 @@ type Request struct {
 	// closed, which the server's death does too. Judge decides whether that
 	// close was the service's answer or its exit.
 	Delimited bool
-	Bytes     int64
-	Err       string
+	// Framing is how the body's end was marked: FramingLength,
+	// FramingChunked or FramingClose ("" when no answer came).
+	Framing string
+	Bytes   int64
+	Err     string
 }
+
+// How an HTTP/1.1 body's end is marked (RFC 9112 §6.3), as the request
+// log says it.
+const (
+	FramingLength  = "content-length"
+	FramingChunked = "chunked"
+	// FramingClose is a body without a length: it ends when the server
+	// closes the connection, which is complete by HTTP/1.1's own rule.
+	FramingClose = "close-delimited"
+)
 
 func (r Request) ok() bool { return r.Err == "" && r.Complete && r.Status >= 200 && r.Status < 300 }
 
@@ -212,11 +226,52 @@ type Observation struct {
 	// gRPC call (grpc://HOST:PORT/pkg.Service/Method).
 	InflightURL, InflightGRPC bool
 	Inflight                  []Request
-	KeepAlive                 KeepAlive
-	Exit                      Exit
+	// InflightBaseline is the length of the --inflight URL's whole
+	// answer read before the signal (-1: none): a close-delimited
+	// in-flight body that ended with the process is cut only when
+	// shorter than it.
+	InflightBaseline int64
+	KeepAlive        KeepAlive
+	Exit             Exit
 	// Leftover says processes of the child's group outlived it (and were
 	// killed).
 	Leftover bool
+	// Lateness is the worst scheduling lateness drain-test measured of
+	// itself after the signal (its timer, its pollers): the seam through
+	// which a starved run is told from a broken service.
+	Lateness Lateness
+}
+
+// Lateness is how late drain-test's own timers and pollers ran.
+type Lateness struct {
+	// Max is the worst lateness, At when it was seen (since the signal),
+	// What what was late ("the readiness poller", "a 10 ms timer").
+	Max  time.Duration
+	At   time.Duration
+	What string
+}
+
+// StarvedBound is how late drain-test may run and still name the
+// invariants a service broke: a quarter of a poll's 1 s window. A run
+// later than that could see a poll time out, a flip come late or the
+// listener look closed because drain-test itself was not scheduled, and
+// calls a run that failed unknown (exit 9) instead of naming invariants.
+const StarvedBound = pollTimeout / 4
+
+// Starved says a run that failed was measured while drain-test itself was
+// starved: its failures are not named.
+type Starved struct {
+	LatenessMS float64 `json:"lateness_ms"`
+	AtMS       float64 `json:"at_ms"`
+	What       string  `json:"what"`
+	BoundMS    float64 `json:"bound_ms"`
+	// Seen are the invariants it would have named.
+	Seen []string `json:"seen"`
+}
+
+// Why is the sentence the report's first line and each row give.
+func (s Starved) Why() string {
+	return fmt.Sprintf("drain-test itself was starved: %s ran %.0f ms late at %.0f ms (more than the %.0f ms a verdict allows: a loaded machine)", s.What, s.LatenessMS, s.AtMS, s.BoundMS)
 }
 
 // TrafficInfo is the traffic endpoint of a run, as the report names it.
@@ -277,6 +332,10 @@ type Report struct {
 	// NotChecked are the invariants this run could not judge (skipped
 	// verdicts): a PASS is bare only when there are none.
 	NotChecked []NotChecked
+	// Starved is set when the run failed while drain-test was starved
+	// past StarvedBound: the outcome is unknown (exit 9), and the
+	// failures seen are not named as the service's.
+	Starved *Starved
 }
 
 // NotChecked is an invariant a run did not check, and why.
@@ -290,12 +349,20 @@ type NotChecked struct {
 
 // checkedWhat names what each verdict checks, for "in-flight not checked".
 var checkedWhat = map[string]string{
-	InflightAborted:    "in-flight",
-	NewRequestsRefused: "traffic",
-	KeepaliveReset:     "keep-alive",
-	NonzeroExit:        "exit status",
-	ExitCodeUnknown:    "exit status",
-	ReadinessFlaps:     "readiness flaps",
+	InflightAborted:           "in-flight",
+	NewRequestsRefused:        "traffic",
+	KeepaliveReset:            "keep-alive",
+	NonzeroExit:               "exit status",
+	ExitCodeUnknown:           "exit status",
+	ReadinessFlaps:            "readiness flaps",
+	LivenessFailedDuringDrain: "liveness",
+	NotReadyBefore:            "readiness before the signal",
+	ReadinessNeverFlips:       "readiness flip",
+	ReadyFlipLate:             "readiness flip",
+	ListenerClosedEarly:       "listener",
+	ShutdownHang:              "exit time",
+	SignalNotForwarded:        "signal",
+	WrapperExitedEarly:        "wrapper",
 }
 
 // NotCheckedLine is "in-flight not checked, keep-alive not checked" ("":
@@ -322,23 +389,23 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 // one verdict per invariant, in a fixed order. It is pure: the same
 // observation always gives the same report.
 func Judge(o Observation, s Settings) Report {
-	r := Report{Timeline: timeline(o), Requests: requestLog(o)}
+	r := Report{Timeline: timeline(o, s.PreDrain), Requests: requestLog(o)}
 	if !o.ReadyBefore {
 		r.Verdicts = []Verdict{verdict(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")}
 		r.Facts = Facts{notSeen, notSeen, notSeen, notSeen}
 		return r
 	}
 	ready, live := pollsAfterSignal(o.Polls)
-	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax)
+	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax, upWord(o, Ready))
 	liveV, liveFailed := judgeLiveness(o, live, s.PreDrain)
 	closeV, closed := judgeListener(o, s.PreDrain)
-	inflightV, lastInflight := judgeInflight(o)
+	inflightV, lastInflight := judgeInflight(o, s.PreDrain)
 	flip := notSeen
 	if flipIdx >= 0 {
 		flip = ready[flipIdx].At
 	}
 	r.Verdicts = []Verdict{
-		verdict(NotReadyBefore, true, "readiness and liveness answered 200-399 before the signal"),
+		verdict(NotReadyBefore, true, readyBeforeWords(o)),
 		flipV,
 		judgeFlaps(ready, flipIdx),
 		liveV,
@@ -356,6 +423,20 @@ func Judge(o Observation, s Settings) Report {
 		if !v.OK {
 			r.OK = false
 		}
+	}
+	if !r.OK && o.Lateness.Max > StarvedBound {
+		// What failed may be drain-test's own lateness: say unknown,
+		// naming it, and keep what was seen in each row.
+		st := &Starved{LatenessMS: tms(o.Lateness.Max), AtMS: tms(o.Lateness.At), What: o.Lateness.What, BoundMS: tms(StarvedBound)}
+		for i, v := range r.Verdicts {
+			if !v.OK {
+				st.Seen = append(st.Seen, v.Name)
+				r.Verdicts[i] = skipped(v.Name, "not judged, "+st.Why()+"; seen: "+v.Detail)
+			}
+		}
+		r.Starved = st
+	}
+	for _, v := range r.Verdicts {
 		if v.Skipped {
 			r.NotChecked = append(r.NotChecked, NotChecked{Verdict: v.Name, What: checkedWhat[v.Name], Why: v.Detail})
 		}
@@ -399,7 +480,7 @@ func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
 // judgeFlip: readiness answers a status >= 400 (a status, not a transport
 // error) within flipMax. flipIdx is the first such answer in ready, -1 when
 // none came.
-func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
+func judgeFlip(ready []Poll, flipMax time.Duration, up string) (v Verdict, flipIdx int) {
 	flipIdx = -1
 	for i, p := range ready {
 		if failStatus(p.Status) {
@@ -408,20 +489,64 @@ func judgeFlip(ready []Poll, flipMax time.Duration) (v Verdict, flipIdx int) {
 		}
 	}
 	if flipIdx < 0 {
-		seen := "200-399 on every poll"
+		seen := up + " on every poll"
 		for _, p := range ready {
 			if !okStatus(p.Status) {
 				seen = describe(p) + " at " + ms(p.At)
 				break
 			}
 		}
-		return verdict(ReadinessNeverFlips, false, "readiness never answered a status >= 400 after the signal (first other answer: "+seen+")"), flipIdx
+		want := "a status >= 400"
+		if up != httpUp {
+			// A gRPC (or other) health answer: no HTTP words in its row.
+			want = "a health answer other than " + up
+		}
+		return verdict(ReadinessNeverFlips, false, "readiness never answered "+want+" after the signal (first other answer: "+seen+")"), flipIdx
 	}
 	if p := ready[flipIdx]; p.At > flipMax {
 		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %s at %s > --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
 	}
 	p := ready[flipIdx]
 	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %s at %s <= --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
+}
+
+// httpUp is how an HTTP endpoint's up answer is said.
+const httpUp = "200-399"
+
+// upWord says how endpoint p answers when up, in its own protocol's
+// words: "200-399" over HTTP, else what its polls said ("SERVING" for
+// gRPC health, "connected" for tcp://, "PONG" for Redis).
+func upWord(o Observation, p Probe) string {
+	if u, err := url.Parse(o.Endpoints[p]); err == nil && o.Endpoints[p] != "" && IsGRPC(u) {
+		return "SERVING"
+	}
+	for _, q := range o.Polls {
+		if q.Probe == p && okStatus(q.Status) {
+			if q.GRPC != "" {
+				return q.GRPC
+			}
+			return httpUp
+		}
+	}
+	return httpUp
+}
+
+// readyBeforeWords is NOT_READY_BEFORE's ok row in each endpoint's words.
+func readyBeforeWords(o Observation) string {
+	r, l := upWord(o, Ready), upWord(o, Live)
+	if r == l {
+		return "readiness and liveness " + answeredWord(r) + " before the signal"
+	}
+	return fmt.Sprintf("readiness %s and liveness %s before the signal", answeredWord(r), answeredWord(l))
+}
+
+// answeredWord is "answered SERVING", or "accepted a connection" for a
+// tcp:// endpoint.
+func answeredWord(up string) string {
+	if up == "connected" {
+		return "accepted a connection"
+	}
+	return "answered " + up
 }
 
 // judgeFlaps: readiness never answers 200-399 again once it flipped at
@@ -457,8 +582,12 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 			bad = i
 		}
 	}
+	if bad < 0 && n == 0 {
+		// No row says "all 0 polls" and calls it ok.
+		return skipped(LivenessFailedDuringDrain, fmt.Sprintf("no liveness poll was made in [0, %s) while pid %d ran (it was gone at %s)", ms(P), o.Pid, ms(x.At))), false
+	}
 	if bad < 0 {
-		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness answered 200-399 on %s made in [0, %s) that got an answer", allOf(n, "poll"), ms(P))), false
+		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness %s on %s made in [0, %s) that got an answer", answeredWord(upWord(o, Live)), allOf(n, "poll"), ms(P))), false
 	}
 	p := live[bad]
 	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", describe(p), ms(p.At), ms(P), livenessWho)), true
@@ -481,7 +610,7 @@ const closeRace = 40 * time.Millisecond
 func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Duration) {
 	closed = notSeen
 	var early *Poll
-	n, failed, raced := 0, 0, 0
+	n, failed, raced, cutLater := 0, 0, 0, 0
 	for i, p := range o.Polls {
 		if p.At < 0 {
 			continue
@@ -489,6 +618,13 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		unanswered := !p.answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
 		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
 			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
+		}
+		if unanswered && cutAfterPreDrain(o, p, P) {
+			// Accepted inside P and cut once P was over: the listener was
+			// open when it was made; the cut is INFLIGHT_ABORTED's.
+			n++
+			cutLater++
+			continue
 		}
 		if unanswered && (closed < 0 || p.At < closed) {
 			closed = p.At
@@ -510,47 +646,145 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 	if early != nil {
 		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail", early.Probe, ms(early.At), describe(*early), ms(P), failed, n, ms(P))), closed
 	}
-	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced, n, ms(P))
+	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced-cutLater, n, ms(P))
+	if cutLater > 0 {
+		detail += fmt.Sprintf("; %d more were accepted and cut after P (%s)", cutLater, InflightAborted)
+	}
 	if raced > 0 {
 		detail += fmt.Sprintf("; the other %d, made in its last %s, lost the race with the close at P", raced, ms(closeRace))
 	}
 	return verdict(ListenerClosedEarly, true, detail), closed
 }
 
+// cutAfterPreDrain says p was made inside the pre-drain window, its
+// connection accepted (not refused, no connect timeout), and was cut — a
+// reset or a close, before or during its answer — once P was over (or in
+// the close race just before it): a request in flight when the pre-drain
+// ended, which the listener being open through P explains, and whose cut
+// is INFLIGHT_ABORTED's. A request cut by healthctl's kill is not.
+func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
+	if p.At < 0 || p.At >= P || p.Refused || p.end() < P-closeRace {
+		return false
+	}
+	if o.Exit.Killed && p.end() >= o.Exit.KilledAt {
+		return false
+	}
+	if p.answered() {
+		return p.Cut
+	}
+	switch transportResult(p.Err) {
+	case ResultReset, ResultEOF:
+		// No answer at all: held by a handler, or parked in the accept
+		// queue of a listener that stopped accepting? The port tells:
+		// a fresh request to it made later inside P was answered.
+		return answeredLaterInP(o, p, P)
+	}
+	return false
+}
+
+// answeredLaterInP says a request to p's host:port made after p and
+// before P got an answer: the port was still accepting and serving then.
+func answeredLaterInP(o Observation, p Poll, P time.Duration) bool {
+	h := o.hostOf(p.Probe)
+	if h == "" {
+		return false
+	}
+	for _, q := range o.Polls {
+		if q.At > p.At && q.At < P && q.answered() && o.hostOf(q.Probe) == h {
+			return true
+		}
+	}
+	return false
+}
+
 // judgeInflight: every request in flight at the signal completes 2xx with
 // its body. last is when the last request ended (notSeen: none ran).
-func judgeInflight(o Observation) (v Verdict, last time.Duration) {
+func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duration) {
 	last = notSeen
+	// Traffic requests accepted inside P and cut after it were in flight
+	// when the pre-drain ended: their cut is this invariant's.
+	var cutTraffic []string
+	polls := append([]Poll(nil), o.Polls...)
+	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
+	for _, p := range polls {
+		if p.Probe == Traffic && cutAfterPreDrain(o, p, P) {
+			how := "a reset before any answer"
+			switch {
+			case p.answered():
+				how = describe(p)
+			case transportResult(p.Err) == ResultEOF:
+				how = "the connection closed before any answer"
+			}
+			cutTraffic = append(cutTraffic, fmt.Sprintf("a traffic request made at %s (inside P, accepted) got %s at %s", ms(p.At), how, ms(p.end())))
+		}
+	}
+	if len(cutTraffic) > 0 && (!o.InflightURL || len(o.Inflight) == 0) {
+		return verdict(InflightAborted, false, "requests in flight when the pre-drain ended were cut: "+strings.Join(firstFew(cutTraffic), "; ")), last
+	}
 	switch {
 	case !o.InflightURL:
 		return skipped(InflightAborted, "no --inflight URL"), last
 	case len(o.Inflight) == 0:
 		return skipped(InflightAborted, "no in-flight request could be started"), last
 	}
-	var bad, unverified []string
-	inFlight := 0
+	var bad []string
+	inFlight, delimited := 0, 0
 	for i, q := range o.Inflight {
 		last = max(last, q.End)
-		if q.End < 0 && q.ok() && !endedWithProcess(q, o.Exit) {
+		if q.End < 0 && q.ok() && !shortDelimited(q, o) {
 			continue // done before the signal: not in flight
 		}
 		inFlight++
 		switch {
 		case !q.ok():
 			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
-		case endedWithProcess(q, o.Exit):
-			unverified = append(unverified, fmt.Sprintf("#%d %d bytes at %s", i+1, q.Bytes, ms(q.End)))
+		case shortDelimited(q, o):
+			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, shortDelimitedWhy(q, o), ms(q.End)))
+		case q.Framing == FramingClose:
+			delimited++
 		}
 	}
 	switch {
 	case len(bad) > 0:
-		return verdict(InflightAborted, false, "in-flight requests cut: "+strings.Join(bad, "; ")), last
-	case len(unverified) > 0:
-		return verdict(InflightAborted, false, fmt.Sprintf("could not be verified: %s had a body without a length (no Content-Length, not chunked) that ended when the process exited (%s): a cut body looks the same; send a Content-Length or a chunked body", words.Plural(len(unverified), "request"), strings.Join(unverified, "; "))), last
+		detail := "in-flight requests cut: " + strings.Join(bad, "; ")
+		if len(cutTraffic) > 0 {
+			detail += "; and requests in flight when the pre-drain ended: " + strings.Join(firstFew(cutTraffic), "; ")
+		}
+		return verdict(InflightAborted, false, detail), last
+	case len(cutTraffic) > 0:
+		return verdict(InflightAborted, false, "requests in flight when the pre-drain ended were cut: "+strings.Join(firstFew(cutTraffic), "; ")), last
 	case inFlight == 0:
 		return skipped(InflightAborted, "every --inflight request finished before the signal: use a slower endpoint"), last
 	}
-	return verdict(InflightAborted, true, fmt.Sprintf("%s completed 2xx with a full body (last at %s)", allOf(inFlight, "in-flight request"), ms(last))), last
+	detail := fmt.Sprintf("%s completed 2xx with a full body (last at %s)", allOf(inFlight, "in-flight request"), ms(last))
+	if delimited > 0 {
+		detail += fmt.Sprintf("; %d close-delimited (no length: complete when the server closed the connection", delimited)
+		if o.InflightBaseline > 0 {
+			detail += fmt.Sprintf(", as long as the %d bytes the URL answered before the signal", o.InflightBaseline)
+		}
+		detail += ")"
+	}
+	return verdict(InflightAborted, true, detail), last
+}
+
+// firstFew is the first three of what, and how many more.
+func firstFew(what []string) []string {
+	if len(what) <= 3 {
+		return what
+	}
+	return append(what[:3:3], fmt.Sprintf("%d more", len(what)-3))
+}
+
+// shortDelimited says q's body had no length, ended with the process and
+// is shorter than the same URL's answer before the signal: a cut body. A
+// close-delimited body is otherwise complete (RFC 9112 §6.3): Jetty's
+// graceful stop answers in-flight requests so, then the JVM exits.
+func shortDelimited(q Request, o Observation) bool {
+	return q.ok() && endedWithProcess(q, o.Exit) && o.InflightBaseline >= 0 && q.Bytes < o.InflightBaseline
+}
+
+func shortDelimitedWhy(q Request, o Observation) string {
+	return fmt.Sprintf("a close-delimited body of %d bytes, shorter than the %d bytes the same URL answered before the signal, ended with the process", q.Bytes, o.InflightBaseline)
 }
 
 // exitSlack is how close to the process's exit a body without a length
@@ -589,16 +823,26 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 		served = o.TrafficOK
 	}
 	var first *Poll
-	n, answered, ok := 0, 0, 0
+	n, answered, ok, cutLater, unansweredCut := 0, 0, 0, 0, 0
 	for i, p := range o.Polls {
 		if p.Probe != Traffic || p.At < 0 || p.At >= P {
 			continue
 		}
 		n++
 		if !p.answered() {
+			if cutAfterPreDrain(o, p, P) {
+				cutLater++
+				unansweredCut++
+			}
 			continue
 		}
 		answered++
+		if cutAfterPreDrain(o, p, P) && served(p.Status) {
+			// Served through P, its body cut once P was over:
+			// INFLIGHT_ABORTED's, not a new request refused.
+			cutLater++
+			continue
+		}
 		if !p.Cut && served(p.Status) {
 			ok++
 			continue
@@ -615,11 +859,25 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 		if first.Cut {
 			what = fmt.Sprintf("HTTP %d with its body cut (%s)", first.Status, first.Err)
 		}
-		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip%s", ms(first.At), what, ms(P), answered-ok, answered, ms(P), trafficTo(o.Traffic)))
+		return verdict(NewRequestsRefused, false, fmt.Sprintf("a new request made at %s got %s, inside the pre-drain window (P = %s); %d of %d answered requests made in [0, %s) were not served: the orchestrator still routes requests there until it sees the flip%s", ms(first.At), what, ms(P), answered-ok-cutLater, answered, ms(P), trafficTo(o.Traffic)))
+	case ok == 0:
+		// Nothing was served, and nothing refused: no row says "0 of N
+		// served" and calls it ok.
+		why := fmt.Sprintf("none of the %s made in [0, %s) was served or refused", words.Plural(n, "traffic request"), ms(P))
+		if cutLater > 0 {
+			why += fmt.Sprintf(" (%d accepted, then cut after the pre-drain: %s)", cutLater, InflightAborted)
+		}
+		if rest := n - answered - unansweredCut; rest > 0 {
+			why += fmt.Sprintf(" (%d got no answer)", rest)
+		}
+		return skipped(NewRequestsRefused, why+trafficTo(o.Traffic))
 	}
 	detail := fmt.Sprintf("%d of %d requests made in [0, %s) served", ok, n, ms(P))
-	if answered < n {
-		detail += fmt.Sprintf("; the other %d got no answer (%s)", n-answered, ListenerClosedEarly)
+	if cutLater > 0 {
+		detail += fmt.Sprintf("; %d more accepted, then cut after the pre-drain (%s)", cutLater, InflightAborted)
+	}
+	if rest := n - answered - unansweredCut; rest > 0 {
+		detail += fmt.Sprintf("; the other %d got no answer (%s)", rest, ListenerClosedEarly)
 	}
 	return verdict(NewRequestsRefused, true, detail+trafficTo(o.Traffic))
 }
@@ -689,6 +947,18 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		return skipped(NonzeroExit, "the process did not exit")
 	case !x.Known:
 		return skipped(ExitCodeUnknown, "pid "+fmt.Sprint(o.Pid)+" is gone; the exit status of a process healthctl did not start cannot be read (use --exec to judge it)")
+	case diedOfSignal(o) && outlived(o) != "":
+		// A wrapper (npm, sh -c without exec) that died of the signal
+		// while what it started ran on: the signal was not passed on.
+		// Whatever the in-flight requests did, nothing here shows that
+		// the service handled the signal.
+		if flip >= 0 {
+			// The service got the signal too (tini -g, dumb-init's group
+			// mode): the wrapper's exit first is WRAPPER_EXITED_EARLY's,
+			// and its status says nothing of the service's.
+			return skipped(NonzeroExit, fmt.Sprintf("%s ended (%s) at %s before the service it ran (see %s): its exit status is not the service's", who(o), x, ms(x.At), WrapperExitedEarly))
+		}
+		return verdict(NonzeroExit, false, fmt.Sprintf("%s was %s at %s while %s: the wrapper did not pass %s on, and the service never got it (readiness never flipped); nothing here shows the service handling %s; exec the service (sh -c 'exec svc …'), or run it under an init that forwards signals", who(o), x, ms(x.At), outlived(o), o.Signal, o.Signal))
 	case x.Signal != "" && x.Signal == o.Signal && flip >= 0 && (closed < 0 || closed >= P):
 		return verdict(NonzeroExit, false, fmt.Sprintf("re-raised %s after draining (readiness flipped at %s, the listener stayed open through P): the process ended killed by %s, which supervisors count as a failed exit; exit 0 once drained instead (%s)", o.Signal, ms(flip), o.Signal, reRaiseFix))
 	case x.Signal != "" && x.Signal == o.Signal && finishedAfterSignal(o) > 0:
@@ -699,12 +969,45 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
 		return verdict(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
+	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber && wrappers[o.Command]:
+		// tini, catatonit, dumb-init and shells pass on the exit of the
+		// process they ran: 143 is that process ended by SIGTERM.
+		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): %s passes on that the process it ran ended by %s", x.Code, o.SignalNumber, o.Signal, o.Command, o.Signal))
 	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber:
 		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (the JVM exits so after its shutdown hooks ran)", x.Code, o.SignalNumber, o.Signal, o.Signal))
 	case x.Code != 0:
 		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
 	return verdict(NonzeroExit, true, "exit status 0")
+}
+
+// diedOfSignal says the signalled process ended of the signal sent: killed
+// by it, or the 128+N a shell or init reports for it.
+func diedOfSignal(o Observation) bool {
+	x := o.Exit
+	return x.Signal != "" && x.Signal == o.Signal || x.Signal == "" && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber
+}
+
+// outlived says what of the signalled process outlived it ("": nothing
+// seen): an endpoint that answered after it exited, or processes of its
+// group left running.
+func outlived(o Observation) string {
+	if a := answeredAfterExit(o); a != nil {
+		return fmt.Sprintf("what it started still answered (%s %s at %s)", a.Probe, a.said(), ms(a.At))
+	}
+	if o.Leftover {
+		return "processes it started outlived it (killed by healthctl)"
+	}
+	return ""
+}
+
+// who names the signalled process: "pid 42 (sh)".
+func who(o Observation) string {
+	w := fmt.Sprintf("pid %d", o.Pid)
+	if o.Command != "" {
+		w += " (" + o.Command + ")"
+	}
+	return w
 }
 
 // reRaiseFix names the settings that stop the common servers re-raising
@@ -716,7 +1019,7 @@ const reRaiseFix = "Puma: raise_exception_on_sigterm false; @godaddy/terminus: u
 func finishedAfterSignal(o Observation) int {
 	n := 0
 	for _, q := range o.Inflight {
-		if q.ok() && q.End >= 0 && !endedWithProcess(q, o.Exit) {
+		if q.ok() && q.End >= 0 && !shortDelimited(q, o) {
 			n++
 		}
 	}
@@ -774,6 +1077,7 @@ var wrappers = map[string]bool{
 	"tini": true, "tini-static": true, "dumb-init": true, "catatonit": true, "s6-svscan": true,
 	"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true,
 	"supervisord": true, "npm": true, "yarn": true, "pnpm": true,
+	"runsvdir": true, "runsv": true, "pm2-runtime": true,
 }
 
 // judgeWrapper: the signalled process does not exit before the service
@@ -792,15 +1096,11 @@ func judgeWrapper(o Observation, flip time.Duration) Verdict {
 		}
 		return verdict(WrapperExitedEarly, true, fmt.Sprintf("nothing answered after pid %d exited", o.Pid))
 	}
-	who := fmt.Sprintf("pid %d", o.Pid)
-	if o.Command != "" {
-		who += " (" + o.Command + ")"
-	}
 	fix := "exec the service from the process signalled, or make it wait for the service"
 	if wrappers[o.Command] || o.Command == "" {
 		fix = "exec the service: sh -c 'exec svc …' (a shell that does not exec dies of the signal, and an init — tini, dumb-init — exits with its child, orphaning the service)"
 	}
-	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who, x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
+	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who(o), x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
 }
 
 // reacted says anything changed after the signal and before healthctl
@@ -863,7 +1163,7 @@ func describeRequest(q Request) string {
 }
 
 // timeline orders what happened after the signal.
-func timeline(o Observation) []Event {
+func timeline(o Observation, P time.Duration) []Event {
 	if !o.ReadyBefore {
 		return nil
 	}
@@ -872,15 +1172,15 @@ func timeline(o Observation) []Event {
 	if o.TrafficOK != nil {
 		served = o.TrafficOK
 	}
-	ev = append(ev, pollEvents(o.Polls, o.Exit, served)...)
+	ev = append(ev, pollEvents(o, P, served)...)
 	last, done := notSeen, 0
 	for i, q := range o.Inflight {
 		if !q.ok() {
 			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
 			continue
 		}
-		if endedWithProcess(q, o.Exit) {
-			ev = append(ev, Event{tms(q.End), "inflight_unverified", fmt.Sprintf("in-flight request #%d: a body without a length ended with the process (%d bytes)", i+1, q.Bytes)})
+		if shortDelimited(q, o) {
+			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, shortDelimitedWhy(q, o))})
 			continue
 		}
 		done++
@@ -907,10 +1207,11 @@ func tms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // pollEvents are the first time each thing was seen in the polls after the
 // signal: the flip, a flap back to 200, a liveness failure, the listener
 // closing; and the first answer that came after the process exited.
-func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
+func pollEvents(o Observation, P time.Duration, served func(int) bool) []Event {
+	x := o.Exit
 	var ev []Event
 	var flipped, flapped, liveFailed, closed, refused bool
-	polls := append([]Poll(nil), all...)
+	polls := append([]Poll(nil), o.Polls...)
 	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
 	for _, p := range polls {
 		if p.At < 0 {
@@ -923,7 +1224,7 @@ func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
 		case p.Probe == Ready && okStatus(p.Status) && flipped && !flapped:
 			flapped = true
 			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.said())})
-		case p.Probe == Traffic && p.answered() && (p.Cut || !served(p.Status)) && !refused:
+		case p.Probe == Traffic && p.answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
 			refused = true
 			what := fmt.Sprintf("HTTP %d", p.Status)
 			if p.Cut {
@@ -934,7 +1235,7 @@ func pollEvents(all []Poll, x Exit, served func(int) bool) []Event {
 			liveFailed = true
 			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.said())})
 		}
-		if !p.answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) {
+		if !p.answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
 			closed = true
 			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + describe(p)})
 		}

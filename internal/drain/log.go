@@ -1,7 +1,6 @@
 package drain
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -40,8 +39,12 @@ type Record struct {
 	Status   int     `json:"status,omitempty"`
 	// GRPC is a gRPC health answer (SERVING, NOT_SERVING, UNIMPLEMENTED…):
 	// then Status is absent (no HTTP status was sent).
-	GRPC   string `json:"grpc,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	GRPC string `json:"grpc,omitempty"`
+	// Framing is how an in-flight answer's body ended: "content-length",
+	// "chunked" or "close-delimited" (no length: complete when the server
+	// closed the connection, RFC 9112 §6.3).
+	Framing string `json:"framing,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // pollResult is how a poll ended, in the log's words.
@@ -98,10 +101,10 @@ func requestLog(o Observation) []Record {
 		out = append(out, r)
 	}
 	for _, q := range o.Inflight {
-		r := Record{Kind: KindInflight, Endpoint: o.Endpoints[Inflight], MadeMS: tms(q.Made), EndedMS: tms(q.End), Status: q.Status}
+		r := Record{Kind: KindInflight, Endpoint: o.Endpoints[Inflight], MadeMS: tms(q.Made), EndedMS: tms(q.End), Status: q.Status, Framing: q.Framing}
 		switch {
-		case q.ok() && endedWithProcess(q, o.Exit):
-			r.Result, r.Detail = ResultCut, fmt.Sprintf("a body without a length ended with the process (%d bytes): could not be verified", q.Bytes)
+		case shortDelimited(q, o):
+			r.Result, r.Detail = ResultCut, shortDelimitedWhy(q, o)
 		case q.ok():
 			r.Result = ResultServed
 		case q.Status != 0 && q.Err == "" && q.Complete:

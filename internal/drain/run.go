@@ -30,8 +30,8 @@ type Config struct {
 	// protobuf (--inflight-body; nil: the empty message).
 	InflightBody []byte
 	// TrafficURL (optional: --traffic, else InflightURL) gets a new request
-	// on a fresh connection every TrafficInterval from the signal to the
-	// exit; TrafficOK says which statuses serve it (nil: 200-399).
+	// on a fresh connection every TrafficInterval from the signal until P
+	// (none after: it checks the pre-drain); TrafficOK says which statuses serve it (nil: 200-399).
 	TrafficURL string
 	TrafficOK  func(status int) bool
 	// TrafficTimeout bounds each traffic request, its connection and
@@ -60,8 +60,9 @@ type Config struct {
 const Interval = 50 * time.Millisecond
 
 // TrafficInterval is how often the traffic endpoint gets a new request
-// (50 a second) from the signal to the exit: a listener that stops
-// accepting is seen within 20 ms of its first failed connection.
+// (50 a second) from the signal until P: a listener that stops
+// accepting in the pre-drain is seen within 20 ms of its first failed
+// connection (after P, the health polls' 50 ms see it).
 const TrafficInterval = 20 * time.Millisecond
 
 // SlowTrafficInterval is the traffic's interval when the traffic endpoint
@@ -155,6 +156,9 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	// (all of them at once when interrupted). Closing the kept-alive
 	// connection ends a read its watch may be blocked in.
 	w.stop()
+	if w.stopTraffic != nil {
+		w.stopTraffic()
+	}
 	if interrupted {
 		w.cancel()
 	}
@@ -332,6 +336,12 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 		obs.KeepAlive.Events = append(obs.KeepAlive.Events, ev)
 	}
 	obs.KeepAlive.Requests = w.kaRequests
+	w.late.mu.Lock()
+	if w.late.max > 0 {
+		obs.Lateness = Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
+	}
+	w.late.mu.Unlock()
+	obs.InflightBaseline = in.baseline
 	select {
 	case <-tg.gone:
 		obs.Exit = Exit{Gone: true, At: tg.goneAt.Sub(t0)}

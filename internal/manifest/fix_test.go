@@ -83,6 +83,26 @@ spec:
     stop_grace_period: 30s
     environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
 `,
+		"compose runsvdir, pm2-runtime, catatonit -g, thin SIGINT": `services:
+  runit:
+    command: [runsvdir, -P, /etc/service]
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+  pm2:
+    command: [pm2-runtime, ecosystem.config.js]
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+  podman:
+    entrypoint: [catatonit, -g, --]
+    command: sh -c '/app/server'
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+  thin:
+    command: [thin, start]
+    stop_signal: SIGINT
+    stop_grace_period: 30s
+    environment: {PRE_DRAIN_MS: "5000", SHUTDOWN_TIMEOUT_MS: "20000"}
+`,
 		"kubernetes nginx stopSignal SIGTERM, preStop nginx -s quit": `kind: Deployment
 metadata: {name: web}
 spec:

@@ -33,6 +33,10 @@ var gracefulServers = map[string]gracefulServer{
 	"apache2ctl":         {"Apache httpd", "SIGWINCH"},
 	"unicorn":            {"unicorn", "SIGQUIT"},
 	"unicorn_rails":      {"unicorn", "SIGQUIT"},
+	// SIGTERM is their graceful stop, SIGINT their fast one: judged only
+	// when stop_signal says SIGINT.
+	"thin":     {"thin", "SIGTERM"},
+	"gunicorn": {"gunicorn", "SIGTERM"},
 }
 
 // serverOf recognises the server a container runs: its command (through an
@@ -108,6 +112,9 @@ func fastStop(srv gracefulServer, sig string) bool {
 
 // gracefulWhy is srv's graceful stop in words, for a finding or a fix.
 func gracefulWhy(srv gracefulServer) string {
+	if srv.Signal == "SIGTERM" {
+		return fmt.Sprintf("%s's graceful stop; SIGINT, its fast one, cuts the requests in flight", srv.Name)
+	}
 	return fmt.Sprintf("%s's graceful stop; SIGTERM, its fast one, cuts the requests in flight", srv.Name)
 }
 

@@ -466,7 +466,7 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 		_, declaresP := env["PRE_DRAIN_MS"]
 		serves := len(spec.Containers) == 1 || len(c.Ports) > 0 || c.ReadinessProbe != nil || declaresP
 		routed := kind != "Job" && kind != "CronJob" && serves
-		if routed && psKnown && preStop < P {
+		if routed && psKnown && preStop < P && !selfDrains(env, t, P) {
 			fixedPreStop = time.Duration(need) * time.Second
 			fix := fmt.Sprintf("preStop sleep >= PRE_DRAIN_MS: lifecycle.preStop.sleep.seconds: %d (or exec: {command: [\"sleep\", \"%d\"]})", need, need)
 			if h := c.Lifecycle.PreStop; h != nil && h.Exec != nil {
@@ -527,6 +527,26 @@ func lintK8s(name string, root *yaml.Node, t Timing, res *LintResult) error {
 	return nil
 }
 
+// selfDrains says the app pre-drains itself for long enough: its env sets
+// PRE_DRAIN_MS (it keeps serving that long after SIGTERM, the pre-drain a
+// preStop sleep would otherwise give it), at least the P asked on the
+// command line when one was. No preStop sleep is then needed.
+func selfDrains(env Environment, t Timing, P time.Duration) bool {
+	f, ok := env["PRE_DRAIN_MS"]
+	if !ok || !f.Set || strings.Contains(f.V, "${") {
+		return false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(f.V), 10, 64)
+	if err != nil || n <= 0 {
+		return false
+	}
+	need := P
+	if t.PreDrainSource != "default" {
+		need = t.PreDrain
+	}
+	return time.Duration(n)*time.Millisecond >= need
+}
+
 // livenessWhoActs says who acts on a liveness that fails with readiness,
 // the same words for HTTP and gRPC probes.
 const livenessWhoActs = "Kubernetes before it stopped liveness probes of terminating pods restarts the container mid-drain (as Docker autoheal, ECS, Nomad and Consul do), and current Kubernetes still restarts it for any failure outside termination"
@@ -545,6 +565,9 @@ func lintK8sCommand(c Container, add func(code string, line int, detail, fix str
 		}
 		if _, sup := supervisord(append(append([]string{}, c.Command.V...), c.Args...)); sup {
 			fixText = supervisordFix
+		}
+		if _, sup := supervisorOf(append(append([]string{}, c.Command.V...), c.Args...)); sup {
+			fixText = supervisorFix
 		}
 		add(SignalWrapper, c.Command.Line, why, fixText)
 	}
@@ -734,6 +757,9 @@ func lintComposeSignals(svc Service, add func(code string, line int, detail, fix
 		fixText := wrapperFix(field, fix, underInit)
 		if _, sup := supervisord(argv); sup {
 			fixText = supervisordFix
+		}
+		if _, sup := supervisorOf(argv); sup {
+			fixText = supervisorFix
 		}
 		add(SignalWrapper, wline, why, fixText)
 	}

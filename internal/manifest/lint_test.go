@@ -39,6 +39,11 @@ spec:
             httpGet: {path: /healthcheck, port: 8080}
 `
 
+// noSelfDrain is goodDeployment without PRE_DRAIN_MS in its env: an app
+// that does not pre-drain itself needs the preStop sleep (lines after the
+// env 2 earlier).
+var noSelfDrain = strings.Replace(goodDeployment, "            - name: PRE_DRAIN_MS\n              value: \"5000\"\n", "", 1)
+
 func TestLint(t *testing.T) {
 	tests := []struct {
 		name string
@@ -46,10 +51,11 @@ func TestLint(t *testing.T) {
 		want []string // "CODE@line"
 	}{
 		{"good deployment", goodDeployment, nil},
-		{"preStop exec sleep 2", strings.Replace(goodDeployment, "sleep:\n                seconds: 5", `exec: {command: ["sleep", "2"]}`, 1), []string{"PRESTOP_TOO_SHORT@19"}},
-		{"preStop sh -c sleep 2", strings.Replace(goodDeployment, "sleep:\n                seconds: 5", `exec: {command: ["/bin/sh", "-c", "sleep 2"]}`, 1), []string{"PRESTOP_TOO_SHORT@19"}},
-		{"native sleep 2", strings.Replace(goodDeployment, "seconds: 5", "seconds: 2", 1), []string{"PRESTOP_TOO_SHORT@20"}},
-		{"no preStop", strings.Replace(goodDeployment, "          lifecycle:\n            preStop:\n              sleep:\n                seconds: 5\n", "", 1), []string{"PRESTOP_TOO_SHORT@10"}},
+		{"preStop exec sleep 2", strings.Replace(noSelfDrain, "sleep:\n                seconds: 5", `exec: {command: ["sleep", "2"]}`, 1), []string{"PRESTOP_TOO_SHORT@17"}},
+		{"app pre-drains itself: no preStop needed", strings.Replace(goodDeployment, "sleep:\n                seconds: 5", `exec: {command: ["sleep", "2"]}`, 1), nil},
+		{"preStop sh -c sleep 2", strings.Replace(noSelfDrain, "sleep:\n                seconds: 5", `exec: {command: ["/bin/sh", "-c", "sleep 2"]}`, 1), []string{"PRESTOP_TOO_SHORT@17"}},
+		{"native sleep 2", strings.Replace(noSelfDrain, "seconds: 5", "seconds: 2", 1), []string{"PRESTOP_TOO_SHORT@18"}},
+		{"no preStop", strings.Replace(noSelfDrain, "          lifecycle:\n            preStop:\n              sleep:\n                seconds: 5\n", "", 1), []string{"PRESTOP_TOO_SHORT@10"}},
 		{"grace 25", strings.Replace(goodDeployment, "GracePeriodSeconds: 30", "GracePeriodSeconds: 25", 1), []string{"GRACE_TOO_SHORT@8"}},
 		{"default grace", strings.Replace(goodDeployment, "      terminationGracePeriodSeconds: 30\n", "", 1), nil},
 		{"default grace, S 30s", strings.Replace(strings.Replace(goodDeployment, "      terminationGracePeriodSeconds: 30\n", "", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@2"}},
@@ -60,15 +66,15 @@ func TestLint(t *testing.T) {
 		{"grpc readiness, tcpSocket liveness", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "httpGet: {path: /healthcheck, port: 8080}", "tcpSocket: {port: 8080}", 1), nil},
 		{"grpc liveness = readiness", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "httpGet: {path: /healthcheck, port: 8080}", "grpc: {port: 8080}", 1), []string{"LIVENESS_EQ_READINESS@27"}},
 		{"grpc liveness on another service", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "httpGet: {path: /healthcheck, port: 8080}", "grpc: {port: 8080, service: liveness}", 1), nil},
-		{"grpc probes, preStop too short", strings.Replace(strings.Replace(goodDeployment, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "seconds: 5", "seconds: 2", 1), []string{"PRESTOP_TOO_SHORT@20"}},
+		{"grpc probes, preStop too short", strings.Replace(strings.Replace(noSelfDrain, "httpGet: {path: /readiness, port: 8080}", "grpc: {port: 8080}", 1), "seconds: 5", "seconds: 2", 1), []string{"PRESTOP_TOO_SHORT@18"}},
 		{"shell wrapper", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "node server.js; echo bye"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"exec in shell is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "exec node server.js"]`, 1), nil},
-		{"pre-drain too long", strings.Replace(goodDeployment, `"5000"`, `"20000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRE_DRAIN_TOO_LONG@10", "PRESTOP_TOO_SHORT@20"}},
-		{"preStop fix raises the grace needed", strings.Replace(strings.Replace(goodDeployment, "seconds: 5", "seconds: 2", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRESTOP_TOO_SHORT@20"}},
+		{"pre-drain too long", strings.Replace(goodDeployment, `"5000"`, `"20000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRE_DRAIN_TOO_LONG@10"}},
+		{"preStop fix raises the grace needed", strings.Replace(strings.Replace(noSelfDrain, "seconds: 5", "seconds: 2", 1), `"20000"`, `"25000"`, 1), []string{"GRACE_TOO_SHORT@8", "PRESTOP_TOO_SHORT@18"}},
 		{"CronJob: no preStop needed", "kind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: job, command: [\"./run\"]}]\n", nil},
 		{"sidecar without ports: no preStop needed", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: logs\n          image: fluent-bit\n", 1), nil},
 		{"lone container without ports or probes is the service", "kind: Deployment\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          command: [\"./app\"]\n", []string{"PRESTOP_TOO_SHORT@7"}},
-		{"sidecar that declares PRE_DRAIN_MS is routed", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: proxy\n          env: [{name: PRE_DRAIN_MS, value: \"5000\"}]\n", 1), []string{"PRESTOP_TOO_SHORT@10"}},
+		{"sidecar that declares PRE_DRAIN_MS pre-drains itself", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: proxy\n          env: [{name: PRE_DRAIN_MS, value: \"5000\"}]\n", 1), nil},
 		{"routed container without preStop", strings.Replace(goodDeployment, "      containers:\n", "      containers:\n        - name: web\n          ports: [{containerPort: 80}]\n", 1), []string{"PRESTOP_TOO_SHORT@10"}},
 		{"sh -ec with a command after the service", strings.Replace(goodDeployment, `["node", "server.js"]`, `["/bin/sh", "-ec", "python3 app.py\necho exited"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"sh -c cd && exec is fine", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "cd /app && exec node server.js"]`, 1), nil},
@@ -239,6 +245,16 @@ func TestWrapperBehindInit(t *testing.T) {
 		{[]string{"tini", "-g", "--", "sh", "-c", "exec node server.js"}, false},
 		{[]string{"dumb-init", "--", "node", "server.js"}, false},
 		{[]string{"docker-init", "--", "bash", "-c", "cd /app; node server.js"}, true},
+		// catatonit (podman run --init) is tini's shape: its direct
+		// child, or its group with -g; dash never execs, even a lone
+		// command.
+		{[]string{"catatonit", "--", "sh", "-c", "/app/server"}, true},
+		{[]string{"/usr/libexec/podman/catatonit", "-g", "--", "sh", "-c", "/app/server"}, true},
+		{[]string{"catatonit", "--", "dash", "-c", "/app/server"}, true},
+		{[]string{"tini", "-g", "--", "sh", "-c", "/app/server"}, true},
+		{[]string{"dumb-init", "sh", "-c", "/app/server"}, true},
+		{[]string{"catatonit", "--", "/app/server"}, false},
+		{[]string{"catatonit", "-g", "--", "sh", "-c", "exec /app/server"}, false},
 	} {
 		why, fix, bad := WrapperCheck(tt.argv)
 		if bad != tt.bad {
@@ -394,7 +410,14 @@ spec:
 	if c := got["cache"]; len(c) != 1 || c[0] != SignalWrapper {
 		t.Errorf("cache: findings %v, want its command's SIGNAL_WRAPPER only", c)
 	}
-	for _, name := range []string{"curls", "starts", "declares", "bare"} {
+	// "declares" sets PRE_DRAIN_MS: it pre-drains itself, no preStop
+	// needed; judged all the same (not among NotJudged).
+	for _, nj := range res.NotJudged {
+		if strings.Contains(nj, "container declares:") {
+			t.Errorf("declares is not judged: %q", nj)
+		}
+	}
+	for _, name := range []string{"curls", "starts", "bare"} {
 		found := false
 		for _, code := range got[name] {
 			found = found || code == PrestopTooShort
@@ -423,5 +446,100 @@ func TestLivenessEqReadinessSaysWhoActs(t *testing.T) {
 	}
 	if strings.Contains(d, "the kubelet restarts the pod") {
 		t.Errorf("%q: current Kubernetes stops liveness probes of a terminating pod", d)
+	}
+}
+
+// TestSupervisors: runsvdir as PID 1 exits on TERM without signalling its
+// services; runsv passes TERM to ./run, which must exec; pm2-runtime turns
+// TERM into INT and SIGKILLs after kill_timeout (1.6 s by default). Each
+// is flagged wherever it ends up running (behind an init, exec'd by a
+// shell); a shell that runs it without exec is flagged as the shell.
+func TestSupervisors(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"runsvdir", "-P", "/etc/service"}, "runsvdir exits on SIGTERM at once without signalling its services"},
+		{[]string{"/usr/bin/runsvdir", "/etc/service"}, "runsvdir exits"},
+		{[]string{"tini", "--", "runsvdir", "/etc/service"}, "runsvdir exits"},
+		{[]string{"sh", "-c", "exec runsvdir /etc/service"}, "runsvdir exits"},
+		{[]string{"runsv", "/etc/service/app"}, "./run process only: the run script (which this file does not show) must exec the service"},
+		{[]string{"pm2-runtime", "ecosystem.config.js"}, "turns SIGTERM into SIGINT for its apps (they must drain on SIGINT) and SIGKILLs them kill_timeout (default 1600 ms) later"},
+		{[]string{"pm2-runtime", "start", "app.js", "-i", "2"}, "default 1600 ms"},
+		{[]string{"pm2-runtime", "app.js", "--kill-timeout", "25000"}, "--kill-timeout 25000 ms later"},
+		{[]string{"dumb-init", "pm2-runtime", "app.js"}, "default 1600 ms"},
+		{[]string{"sh", "-c", "runsvdir /etc/service"}, "runs the service as a child of the shell"},
+	} {
+		why, _, bad := WrapperCheck(tt.argv)
+		if !bad || !strings.Contains(why, tt.want) {
+			t.Errorf("WrapperCheck(%q) = %q, %v; want a finding saying %q", tt.argv, why, bad, tt.want)
+		}
+	}
+	for _, argv := range [][]string{{"pm2", "logs"}, {"runit"}, {"sv", "status", "app"}} {
+		if why, _, bad := WrapperCheck(argv); bad {
+			t.Errorf("WrapperCheck(%q) = %q: want no finding", argv, why)
+		}
+	}
+}
+
+// TestComposeSupervisorsAndSignals: each wrapper as a Compose file writes
+// it, with the fix; and the signals servers stop at once on.
+func TestComposeSupervisorsAndSignals(t *testing.T) {
+	for _, tt := range []struct {
+		name, svc string
+		want      []string // "CODE@line"
+		fix       string
+	}{
+		{"catatonit sh -c", "    entrypoint: [catatonit, --]\n    command: sh -c '/app/server'\n", []string{"SIGNAL_WRAPPER@4"}, `exec /app/server`},
+		{"catatonit -g sh -c", "    entrypoint: [catatonit, -g, --]\n    command: sh -c '/app/server'\n", []string{"SIGNAL_WRAPPER@4"}, `exec /app/server`},
+		{"runsvdir", "    command: [runsvdir, -P, /etc/service]\n", []string{"SIGNAL_WRAPPER@4"}, "runsv: make ./run exec"},
+		{"pm2-runtime", "    command: [pm2-runtime, ecosystem.config.js]\n", []string{"SIGNAL_WRAPPER@4"}, "kill_timeout"},
+		{"thin SIGINT", "    command: [bundle, exec, thin, start]\n    stop_signal: SIGINT\n", []string{"STOP_SIGNAL_FAST@5"}, "stop_signal: SIGTERM"},
+		{"thin SIGTERM", "    command: [bundle, exec, thin, start]\n    stop_signal: SIGTERM\n", nil, ""},
+		{"gunicorn INT", "    command: [gunicorn, app:app]\n    stop_signal: INT\n", []string{"STOP_SIGNAL_FAST@5"}, "stop_signal: SIGTERM"},
+		{"thin SIGKILL", "    command: [thin, start]\n    stop_signal: SIGKILL\n", []string{"STOP_SIGNAL_KILL@5"}, "stop_signal: SIGTERM (thin's graceful stop; SIGINT, its fast one"},
+	} {
+		y := "services:\n  app:\n    environment: [PRE_DRAIN_MS=1000]\n" + tt.svc + "    stop_grace_period: 30s\n"
+		res, err := Lint("compose.yaml", []byte(y), defaults)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var got []string
+		fixes := ""
+		for _, f := range res.Findings {
+			got = append(got, f.Name+"@"+strconv.Itoa(f.Line))
+			fixes += f.Fix + "\n"
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") || !strings.Contains(fixes, tt.fix) {
+			t.Errorf("%s: findings %v (fixes %q), want %v with a fix saying %q", tt.name, got, fixes, tt.want, tt.fix)
+		}
+	}
+}
+
+// TestSelfDrain: an app whose own PRE_DRAIN_MS covers P needs no preStop
+// sleep; one whose PRE_DRAIN_MS is shorter than the --pre-drain asked
+// does.
+func TestSelfDrain(t *testing.T) {
+	noHook := strings.Replace(goodDeployment, "          lifecycle:\n            preStop:\n              sleep:\n                seconds: 5\n", "", 1)
+	for _, tt := range []struct {
+		name string
+		t    Timing
+		want bool
+	}{
+		{"PRE_DRAIN_MS alone", defaults, false},
+		{"PRE_DRAIN_MS = --pre-drain", Timing{PreDrain: 5 * time.Second, ShutdownTimeout: 20 * time.Second, PreDrainSource: "--pre-drain", ShutdownTimeoutSource: "default"}, false},
+		{"PRE_DRAIN_MS < --pre-drain", Timing{PreDrain: 8 * time.Second, ShutdownTimeout: 20 * time.Second, PreDrainSource: "--pre-drain", ShutdownTimeoutSource: "default"}, true},
+	} {
+		res, err := Lint("m.yaml", []byte(noHook), tt.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, f := range res.Findings {
+			got = got || f.Name == PrestopTooShort
+		}
+		if got != tt.want {
+			t.Errorf("%s: PRESTOP_TOO_SHORT %v, want %v (%+v)", tt.name, got, tt.want, res.Findings)
+		}
 	}
 }

@@ -160,6 +160,9 @@ func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
 	if why, ok := supervisord(argv); ok {
 		return why, nil, true
 	}
+	if why, ok := supervisorOf(argv); ok {
+		return why, nil, true
+	}
 	name, group, rest, ok := initOf(argv)
 	if !ok {
 		return shellCheck(argv)
@@ -196,6 +199,66 @@ func WrapperCheck(argv []string) (why string, fix []string, bad bool) {
 	}
 	return why, fix, true
 }
+
+// serviceCommand is the command that runs in the end: through inits, a
+// shell's exec'd last command and exec itself ("" when a shell runs it
+// without exec: the shell is the wrapper, shellCheck says so).
+func serviceCommand(argv []string) []string {
+	for i := 0; i < 4 && len(argv) > 0; i++ {
+		if _, _, rest, ok := initOf(argv); ok {
+			argv = rest
+			continue
+		}
+		if _, _, script, ok := shellScript(argv); ok {
+			if cmds := splitScript(script); len(cmds) > 0 && cmds[len(cmds)-1].words[0] == "exec" {
+				argv = cmds[len(cmds)-1].words
+				continue
+			}
+			return nil
+		}
+		if argv[0] == "exec" {
+			argv = argv[1:]
+			continue
+		}
+		break
+	}
+	return argv
+}
+
+// supervisorOf says argv runs a supervisor that does not give the service
+// SIGTERM with S to drain: runsvdir exits on TERM without signalling its
+// services (runsv, and the run scripts under it, are killed with the
+// container); runsv passes TERM to ./run, which must exec the service (a
+// file this one does not show); pm2-runtime turns TERM into SIGINT for its
+// apps and SIGKILLs them kill_timeout (1600 ms by default) later.
+func supervisorOf(argv []string) (string, bool) {
+	argv = serviceCommand(argv)
+	if len(argv) == 0 {
+		return "", false
+	}
+	switch path.Base(argv[0]) {
+	case "runsvdir":
+		return "runsvdir exits on SIGTERM at once without signalling its services: as PID 1 it ends the container, and the services with it, undrained", true
+	case "runsv":
+		return "runsv passes SIGTERM to its ./run process only: the run script (which this file does not show) must exec the service, or the shell running it takes the signal and the service never gets it", true
+	case "pm2-runtime":
+		for i, a := range argv {
+			if strings.HasPrefix(a, "--kill-timeout") {
+				v := strings.TrimPrefix(strings.TrimPrefix(a, "--kill-timeout"), "=")
+				if v == "" && i+1 < len(argv) {
+					v = argv[i+1]
+				}
+				return fmt.Sprintf("pm2-runtime turns SIGTERM into SIGINT for its apps (they must drain on SIGINT) and SIGKILLs them --kill-timeout %s ms later: check that it is >= SHUTDOWN_TIMEOUT_MS + margin", v), true
+			}
+		}
+		return "pm2-runtime turns SIGTERM into SIGINT for its apps (they must drain on SIGINT) and SIGKILLs them kill_timeout (default 1600 ms) later, as supervisord does after stopwaitsecs: the drain is cut at 1.6 s", true
+	}
+	return "", false
+}
+
+// supervisorFix is the fix for runsvdir, runsv and pm2-runtime in front of
+// the service.
+const supervisorFix = `run the service itself as the command (e.g. ["node", "server.js"], under tini if it needs an init); runsv: make ./run exec the service; pm2-runtime: set kill_timeout (ecosystem file, or --kill-timeout) >= SHUTDOWN_TIMEOUT_MS + margin and drain on SIGINT`
 
 // supervisord says argv runs supervisord (behind an init, or exec'd by a
 // shell): it passes SIGTERM on to its programs, but as each program's
@@ -244,6 +307,10 @@ func initOf(argv []string) (name string, group bool, rest []string, ok bool) {
 	switch path.Base(argv[0]) {
 	case "tini", "tini-static", "docker-init":
 		name = "tini"
+	case "catatonit":
+		// Podman's init (podman run --init): its direct child only,
+		// its whole group with -g, as tini.
+		name = "catatonit"
 	case "dumb-init":
 		name, group = "dumb-init", true
 	default:
@@ -260,7 +327,7 @@ func initOf(argv []string) (name string, group bool, rest []string, ok bool) {
 			i++ // takes s:r
 		case name == "tini" && (a == "-p" || a == "-e"):
 			i++ // takes a signal, an exit code
-		case name == "tini" && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "g"):
+		case (name == "tini" || name == "catatonit") && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.Contains(a, "g"):
 			group = true
 		case strings.HasPrefix(a, "-"):
 		default:

@@ -255,6 +255,11 @@ type Config struct {
 	TrafficInterval, TrafficWindow time.Duration
 	// TrafficAccept says which traffic statuses are served (nil: 200-399).
 	TrafficAccept func(int) bool
+	// TrafficFor is how long traffic goes on after Signalled (0: until
+	// Stop): drain-test's traffic checks the pre-drain and stops at P, so
+	// that no client load keeps a service alive that exits once nothing
+	// is in flight.
+	TrafficFor time.Duration
 }
 
 // Client runs Config's requests until Stop.
@@ -310,7 +315,7 @@ func Start(cfg Config) *Client {
 			every, window = cfg.TrafficInterval, cfg.TrafficWindow
 		}
 		c.wg.Add(1)
-		go c.every(kind, u, every, window, accept)
+		go c.every(kind, u, every, window, accept, kind == KindTraffic)
 	}
 	if cfg.KeepAlive != "" {
 		c.wg.Add(1)
@@ -327,11 +332,23 @@ func Start(cfg Config) *Client {
 
 // every makes a request every Interval, each on its own goroutine, so
 // that a request that hangs does not delay the next.
-func (c *Client) every(kind, u string, interval, window time.Duration, accept func(int) bool) {
+func (c *Client) every(kind, u string, interval, window time.Duration, accept func(int) bool, traffic bool) {
 	defer c.wg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var until <-chan time.Time
+	signalled := c.signalled
 	for {
+		if traffic && c.cfg.TrafficFor > 0 {
+			select {
+			case <-signalled:
+				// Stop TrafficFor after the signal.
+				until, signalled = time.After(c.cfg.TrafficFor), nil
+			case <-until:
+				return
+			default:
+			}
+		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()

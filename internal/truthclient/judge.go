@@ -76,6 +76,19 @@ func rel(t, t0 time.Time) time.Duration { return t.Sub(t0) }
 
 func msOf(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 
+// answeredLater says a fresh request made after r and before P got an
+// answer: the service was still accepting and serving then, so r, which
+// got none, was held by it (and cut), not parked in the accept queue of a
+// listener that had stopped accepting.
+func answeredLater(recs []Record, r Record, p Params) bool {
+	for _, q := range recs {
+		if q.Kind != KindInflight && q.Kind != KindKeepAlive && q.Made.After(r.Made) && rel(q.Made, p.T0) < p.P && q.Outcome.Answered() {
+			return true
+		}
+	}
+	return false
+}
+
 // Judge judges the log.
 func Judge(recs []Record, p Params) Truth {
 	t := Truth{Violated: map[string]string{}, Open: map[string]string{}}
@@ -104,6 +117,16 @@ func Judge(recs []Record, p Params) Truth {
 		}
 		if r.Kind == KindTraffic && at < p.P {
 			sent++
+		}
+		if at < p.P && rel(r.Ended, p.T0) >= p.P-Margin && (r.Outcome == Cut || (r.Outcome == Reset || r.Outcome == EOF) && answeredLater(recs, r, p)) {
+			// Accepted inside P (a reset or a close comes after the
+			// connection, a cut after the answer began) and cut once P
+			// was over: the listener was open when it was made; the
+			// service cut a request in flight when the pre-drain ended.
+			if r.Kind == KindTraffic {
+				violate(InflightAborted, "P", at, p.P, fmt.Sprintf("a traffic request made at %s (accepted inside P) got %s at %s (%s)", msOf(at), r.Outcome, msOf(rel(r.Ended, p.T0)), r.Err))
+			}
+			continue
 		}
 		if !r.Outcome.Answered() {
 			violate(ListenerClosedEarly, "P", at, p.P, fmt.Sprintf("a %s request made at %s got %s (%s)", r.Kind, msOf(at), r.Outcome, r.Err))
@@ -209,6 +232,16 @@ func Judge(recs []Record, p Params) Truth {
 
 	// In flight at the signal: every one completes 2xx with its body. A
 	// request made just before the signal may not have reached the server.
+	// A body without a length ends when the server closes the connection
+	// (RFC 9112 §6.3): complete, unless shorter than the same path's
+	// answer read whole before the signal (the slow requests restarted
+	// until then).
+	baseline := int64(-1)
+	for _, r := range recs {
+		if r.Kind == KindInflight && r.Outcome == Served && r.Ended.Before(p.T0) {
+			baseline = max(baseline, r.Bytes)
+		}
+	}
 	inflight := 0
 	for _, r := range recs {
 		if r.Kind != KindInflight || !r.Made.Before(p.T0) || r.Ended.Before(p.T0) {
@@ -221,8 +254,8 @@ func Judge(recs []Record, p Params) Truth {
 		if r.Outcome == BadStatus {
 			why = fmt.Sprintf("HTTP %d", r.Status)
 		}
-		if !bad && r.Delimited && p.Gone && r.Ended.After(p.GoneAt.Add(-100*time.Millisecond)) {
-			bad, why = true, "a body without a length ended with the process"
+		if !bad && r.Delimited && p.Gone && r.Ended.After(p.GoneAt.Add(-100*time.Millisecond)) && r.Bytes < baseline {
+			bad, why = true, fmt.Sprintf("a body without a length ended with the process, %d bytes of the %d answered before the signal", r.Bytes, baseline)
 		}
 		if bad && !r.Outcome.Answered() && at > -InflightEdge && r.Ended.Before(p.T0.Add(InflightEdge)) {
 			// Refused or reset before any answer, made and ended close to

@@ -68,11 +68,14 @@ func TestJudgeByTimeMade(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	var recs []Record
 	for ms := 0; ms < 1000; ms += 20 {
-		out := Served
+		out, took := Served, 1000
 		if ms >= 800 {
-			out = Reset
+			// Reset at once: the listener gone (a reset only once P
+			// was over, after later requests were answered, is a
+			// request in flight cut: TestJudgeCutAfterP).
+			out, took = Reset, 1
 		}
-		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(ms + 1000), Outcome: out, Status: 200})
+		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(ms + took), Outcome: out, Status: 200})
 	}
 	for ms := 0; ms < 1500; ms += 50 {
 		recs = append(recs, Record{Kind: KindReady, Made: at(ms), Ended: at(ms + 1), Outcome: BadStatus, Status: 503},
@@ -140,5 +143,52 @@ func TestJudgeNoAnsweredTrafficLeavesRefusalOpen(t *testing.T) {
 	recs = append(recs, Record{Kind: KindTraffic, Made: at(5), Ended: at(6), Outcome: Served, Status: 200})
 	if tr := Judge(recs, p); tr.Open[NewRequestsRefused] != "" {
 		t.Errorf("served traffic decides NEW_REQUESTS_REFUSED: %s", tr)
+	}
+}
+
+// TestTrafficStopsAfterTrafficFor: as drain-test, the truth client sends
+// no new traffic once TrafficFor has passed after the signal; readiness
+// polls go on.
+func TestTrafficStopsAfterTrafficFor(t *testing.T) {
+	u := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	c := Start(Config{Traffic: u, Ready: u, Interval: 10 * time.Millisecond, TrafficFor: 100 * time.Millisecond})
+	time.Sleep(50 * time.Millisecond)
+	t0 := time.Now()
+	c.Signalled()
+	time.Sleep(1500 * time.Millisecond)
+	recs := c.Stop()
+	late, ready := 0, 0
+	for _, r := range recs {
+		switch {
+		case r.Kind == KindTraffic && r.Made.After(t0.Add(time.Second)):
+			late++
+		case r.Kind == KindReady && r.Made.After(t0.Add(time.Second)):
+			ready++
+		}
+	}
+	if late != 0 || ready == 0 {
+		t.Errorf("%d traffic requests made more than 1 s after the signal (TrafficFor 100 ms), %d readiness polls: want none, and polls going on", late, ready)
+	}
+}
+
+// TestJudgeCutAfterP: traffic requests accepted inside P, held, and cut
+// once P was over (fresh requests made after them were answered) are a
+// request in flight cut, not a listener closed early.
+func TestJudgeCutAfterP(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var recs []Record
+	for ms := 0; ms < 1000; ms += 100 {
+		recs = append(recs, Record{Kind: KindTraffic, Made: at(ms), Ended: at(1500), Outcome: Reset})
+	}
+	for ms := 0; ms < 1500; ms += 50 {
+		recs = append(recs, Record{Kind: KindReady, Made: at(ms), Ended: at(ms + 1), Outcome: BadStatus, Status: 503},
+			Record{Kind: KindLive, Made: at(ms), Ended: at(ms + 1), Outcome: Served, Status: 200})
+	}
+	p := Params{T0: t0, P: time.Second, S: 3 * time.Second, FlipMax: time.Second, PollInterval: 50 * time.Millisecond,
+		Gone: true, GoneAt: at(1500), ExitKnown: true, ExitCode: 0, Sent: 10}
+	tr := Judge(recs, p)
+	if tr.Violated[ListenerClosedEarly] != "" || !strings.Contains(tr.Violated[InflightAborted], "made at 0 ms (accepted inside P)") {
+		t.Errorf("truth %s", tr)
 	}
 }

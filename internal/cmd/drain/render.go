@@ -40,6 +40,20 @@ type drainJSON struct {
 	// Traffic is where the traffic requests went (absent: no traffic
 	// endpoint).
 	Traffic *trafficJSON `json:"traffic,omitempty"`
+	// Starved says the run failed while drain-test itself was starved:
+	// exit 9, unknown (absent otherwise).
+	Starved *drain.Starved `json:"starved,omitempty"`
+	// Lateness is the worst lateness drain-test measured of its own timer
+	// and pollers after the signal (absent before one was sent).
+	Lateness *latenessJSON `json:"lateness,omitempty"`
+}
+
+// latenessJSON is drain-test's own worst scheduling lateness.
+type latenessJSON struct {
+	MaxMS   float64 `json:"max_ms"`
+	AtMS    float64 `json:"at_ms"`
+	What    string  `json:"what"`
+	BoundMS float64 `json:"bound_ms"`
 }
 
 // trafficJSON names the traffic endpoint: its URL, the flag it came from
@@ -67,6 +81,9 @@ type lintJSON struct {
 // drainFirstLine is drain-test's stable first line: "PASS drain-test pid N
 // SIGTERM" or "FAIL drain-test VERDICT...".
 func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
+	if st := r.Starved; st != nil {
+		return fmt.Sprintf("%s drain-test pid %d %s: %s; not named: %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("UNKNOWN"), pid, signal, st.Why(), strings.Join(st.Seen, " "))
+	}
 	if r.OK {
 		line := fmt.Sprintf("%s drain-test pid %d %s", output.Paint(colored, color.FgGreen, color.Bold).Sprint("PASS"), pid, signal)
 		if nc := r.NotCheckedLine(); nc != "" {
@@ -268,6 +285,11 @@ func (x *runResult) Docs(render.Writer) render.Docs {
 	}
 	for i := range j.NotChecked {
 		j.NotChecked[i].Why = output.Untrusted(j.NotChecked[i].Why)
+	}
+	j.Starved = r.Starved
+	if !obs.SignalledAt.IsZero() {
+		l := obs.Lateness
+		j.Lateness = &latenessJSON{MaxMS: float64(l.Max.Microseconds()) / 1000, AtMS: float64(l.At.Microseconds()) / 1000, What: l.What, BoundMS: float64(drain.StarvedBound.Milliseconds())}
 	}
 	if t := obs.Traffic; t.URL != "" {
 		j.Traffic = &trafficJSON{URL: t.URL, From: t.Source(), WindowMS: t.Window.Milliseconds()}

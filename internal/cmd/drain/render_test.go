@@ -42,3 +42,13 @@ func TestReportFitsWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestStarvedFirstLine: a starved run's first line says UNKNOWN and the
+// lateness, and names no invariant as failed.
+func TestStarvedFirstLine(t *testing.T) {
+	r := drain.Report{Starved: &drain.Starved{LatenessMS: 730, AtMS: 110, What: "its 10 ms timer", BoundMS: 250, Seen: []string{drain.ListenerClosedEarly}}}
+	line := drainFirstLine(r, 42, "SIGTERM", false)
+	if !strings.HasPrefix(line, "UNKNOWN drain-test pid 42 SIGTERM: drain-test itself was starved: its 10 ms timer ran 730 ms late at 110 ms") || strings.Contains(line, "FAIL") {
+		t.Errorf("first line %q", line)
+	}
+}
