@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/healthctl/healthctl/internal/crash"
 )
@@ -42,6 +44,39 @@ type Body struct {
 	// not be decoded.
 	Encoding  string
 	DecodeErr string
+	// Head is the body's first headKeep bytes as read (decoded when
+	// gzip was decoded), for the excerpt of a failing answer.
+	Head []byte
+}
+
+// ExcerptMax is how much of a body's start is shown with a failing
+// answer: a health endpoint says why it failed there.
+const ExcerptMax = 512
+
+// headKeep is how much of the start is kept: twice what is shown, so a
+// secret that crosses the cut is still whole when it is redacted.
+const headKeep = 2 * ExcerptMax
+
+// Excerpt is what is shown of a body's start: head redacted (redact may
+// be nil), cut to ExcerptMax bytes on a character's edge, invalid UTF-8
+// replaced, and "…" when more followed. Control characters stay: the
+// output escapes them as it escapes every text a server sends.
+func Excerpt(head []byte, more bool, redact func(string) string) string {
+	s := strings.ToValidUTF8(string(head), "\uFFFD")
+	if redact != nil {
+		s = redact(s)
+	}
+	if len(s) > ExcerptMax {
+		cut := ExcerptMax
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s, more = s[:cut], true
+	}
+	if more {
+		s += "…"
+	}
+	return s
 }
 
 // ReadsBody reports whether a body condition needs the body's content.
@@ -62,6 +97,8 @@ type Scan struct {
 	regex    regexMatchers
 	keepJSON bool
 	body     Body
+	head     [headKeep]byte
+	headN    int
 }
 
 // NewScan starts the body conditions of e.
@@ -75,6 +112,9 @@ func (e *Expectations) NewScan() *Scan {
 // Write feeds one chunk of the body; it is consumed before Write returns.
 func (s *Scan) Write(chunk []byte) {
 	s.body.Read += int64(len(chunk))
+	if s.headN < headKeep {
+		s.headN += copy(s.head[s.headN:], chunk)
+	}
 	s.text.write(chunk)
 	s.regex.write(chunk)
 	if s.keepJSON {
@@ -95,6 +135,7 @@ func (s *Scan) Finish() Body {
 	if len(s.e.JSON) > 0 && s.body.JSON == nil && !s.body.JSONOver {
 		s.body.JSON = []byte{}
 	}
+	s.body.Head = s.head[:s.headN]
 	return s.body
 }
 
@@ -103,8 +144,8 @@ func (s *Scan) Finish() Body {
 func (s *Scan) Abort() { s.regex.abort() }
 
 // Partial is what was learned of a body that could not be read to its
-// end: only its length.
-func (s *Scan) Partial() Body { return Body{Read: s.body.Read} }
+// end: its length and its first bytes.
+func (s *Scan) Partial() Body { return Body{Read: s.body.Read, Head: s.head[:s.headN]} }
 
 // textScan finds substrings in a stream, keeping only the last
 // (longest text - 1) bytes between chunks.

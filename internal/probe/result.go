@@ -161,9 +161,17 @@ type Result struct {
 	// the worst of them, with a summary as its Error.
 	Addresses []Result
 	// RetryAfter is the server's Retry-After, when it sent one.
-	RetryAfter    *time.Duration
-	BodyTruncated bool
-	TLS           *TLSInfo
+	RetryAfter *time.Duration
+	// BodyExcerpt is the start of the body of an answer that did not
+	// pass (a status not expected, a failed condition), redacted, "" for
+	// a pass or an empty body.
+	BodyExcerpt string
+	// WWWAuthenticate and ProxyAuthenticate are the challenges of an
+	// answer that did not pass (a 401's, a 407's), redacted.
+	WWWAuthenticate   string
+	ProxyAuthenticate string
+	BodyTruncated     bool
+	TLS               *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
 	GRPC *GRPCInfo

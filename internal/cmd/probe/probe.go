@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/report"
 
 	"github.com/healthctl/healthctl/internal/words"
 )
@@ -170,6 +171,9 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			History:  policy.ForProbe(age, known, r.Started),
 			Settings: settings,
 			Now:      r.Started,
+			// The policy reads a 401/403/407 (stay) and a 429 (held).
+			HTTPStatus: r.HTTPStatus,
+			Challenge:  report.Challenge(r),
 		})
 		rep.decisions[i] = &d
 		// --exit-1 decided once: the JSON says the code the process exits with.
