@@ -35,6 +35,10 @@ type Body struct {
 	HasMissingText bool
 	// FailedRegex is the first --expect-body-regex that did not match.
 	FailedRegex *regexp.Regexp
+	// MatchedNot is the first negative body condition that matched;
+	// DegradedRegex the first degraded body condition that matched.
+	MatchedNot    *regexp.Regexp
+	DegradedRegex *regexp.Regexp
 	// JSON is the body kept for --expect-json (nil without it), and
 	// JSONOver is set when the body was longer than MaxJSONBody.
 	JSON     []byte
@@ -81,8 +85,12 @@ func Excerpt(head []byte, more bool, redact func(string) string) string {
 
 // ReadsBody reports whether a body condition needs the body's content.
 func (e *Expectations) ReadsBody() bool {
-	return len(e.BodyText) > 0 || len(e.BodyRegex) > 0 || len(e.JSON) > 0
+	return len(e.BodyText) > 0 || len(e.BodyRegex) > 0 || len(e.JSON) > 0 ||
+		len(e.BodyNotRegex) > 0 || len(e.DegradedBody) > 0 || len(e.DegradedJSON) > 0
 }
+
+// keepsJSON says a JSON condition needs the body kept.
+func (e *Expectations) keepsJSON() bool { return len(e.JSON) > 0 || len(e.DegradedJSON) > 0 }
 
 // Scan checks the body conditions as the bytes go by: substrings over a
 // sliding window of the longest text, regular expressions through their
@@ -103,9 +111,14 @@ type Scan struct {
 
 // NewScan starts the body conditions of e.
 func (e *Expectations) NewScan() *Scan {
-	s := &Scan{e: e, keepJSON: len(e.JSON) > 0}
+	s := &Scan{e: e, keepJSON: e.keepsJSON()}
 	s.text.init(e.BodyText)
-	s.regex.start(e.BodyRegex)
+	res := e.BodyRegex
+	if len(e.BodyNotRegex)+len(e.DegradedBody) > 0 {
+		// One matcher set for all three kinds, told apart by index.
+		res = append(append(append([]*regexp.Regexp(nil), e.BodyRegex...), e.BodyNotRegex...), e.DegradedBody...)
+	}
+	s.regex.start(res)
 	return s
 }
 
@@ -131,8 +144,19 @@ func (s *Scan) Write(chunk []byte) {
 // Finish ends the input and returns what the conditions learned.
 func (s *Scan) Finish() Body {
 	s.body.MissingText, s.body.HasMissingText = s.text.missing()
-	s.body.FailedRegex = s.regex.finish()
-	if len(s.e.JSON) > 0 && s.body.JSON == nil && !s.body.JSONOver {
+	matched := s.regex.finish()
+	n, m := len(s.e.BodyRegex), len(s.e.BodyNotRegex)
+	for i, ok := range matched {
+		switch re := s.regex.res[i]; {
+		case i < n && !ok && s.body.FailedRegex == nil:
+			s.body.FailedRegex = re
+		case i >= n && i < n+m && ok && s.body.MatchedNot == nil:
+			s.body.MatchedNot = re
+		case i >= n+m && ok && s.body.DegradedRegex == nil:
+			s.body.DegradedRegex = re
+		}
+	}
+	if s.e.keepsJSON() && s.body.JSON == nil && !s.body.JSONOver {
 		s.body.JSON = []byte{}
 	}
 	s.body.Head = s.head[:s.headN]
@@ -245,20 +269,14 @@ func (m *regexMatchers) write(chunk []byte) {
 	}
 }
 
-// finish ends the input and returns the first expression that did not
-// match, or nil.
-func (m *regexMatchers) finish() *regexp.Regexp {
+// finish ends the input and says which expressions matched, in order.
+func (m *regexMatchers) finish() []bool {
 	for _, pw := range m.pipes {
 		pw.Close()
 	}
 	m.wg.Wait()
 	m.pipes = nil
-	for i, re := range m.res {
-		if !m.matched[i] {
-			return re
-		}
-	}
-	return nil
+	return m.matched
 }
 
 // abort stops the matchers when the body could not be read.

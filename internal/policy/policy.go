@@ -149,6 +149,12 @@ func tlsCause(r classify.Reason) (cause string, misconfigured bool) {
 		return "the server has no TLS version in common with this client", true
 	case classify.TLSClientCertRequired:
 		return "the server requires a client certificate (--cert/--key) it was not given or did not accept", true
+	case classify.TLSRevoked:
+		return "the certificate is revoked (the server's own OCSP staple says so): it needs a new certificate", true
+	case classify.TLSMustStaple:
+		// nginx fetches its staple after it starts: its first
+		// handshakes have none.
+		return "the certificate must be stapled and no OCSP staple came; a server that fetches its staple after it starts may still be warming", false
 	}
 	return "a TLS failure no issuing certificate explains", false
 }
@@ -209,7 +215,12 @@ func Decide(in Input) (Decision, History) {
 	// Rule 1: pass.
 	if outcome == classify.Pass {
 		d := Decision{Action: Stay, Why: passOKStay}
-		if result != passOK {
+		switch {
+		case in.Reason == classify.Degraded:
+			// The service says it is not fully well; a redeploy is not
+			// the remedy for a degraded dependency (and may make it worse).
+			d.Why = result + ": the target answers and says it is degraded: stay running, never a redeploy"
+		case result != passOK:
 			d.Why = result + passStay
 		}
 		if h.RecoveryPending {

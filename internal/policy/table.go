@@ -44,6 +44,7 @@ func DecisionTable(s Settings) []Row {
 	b.add("unknown", "-", classify.Unknown, classify.LocalError, History{})
 	b.add("pass", "-", classify.Pass, classify.OK, History{})
 	b.add("pass", "after a redeploy", classify.Pass, classify.OK, History{RecoveryPending: true})
+	b.add("pass", "degraded", classify.Pass, classify.Degraded, History{})
 
 	tlsCond := "-"
 	if s.TLSPendingMax > 0 {

@@ -154,7 +154,13 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 			f.Condition = msg
 		}
 	}
-	if !obs.StatusExpected || obs.ConditionFailed || resp.StatusCode/100 != 2 {
+	if err == nil && obs.StatusExpected && !obs.ConditionFailed {
+		if msg := o.Expect.Degraded(h.body, o.MaxBody); msg != "" {
+			obs.Degraded = true
+			res.Degraded = o.Redactor.String(msg)
+		}
+	}
+	if !obs.StatusExpected || obs.ConditionFailed || obs.Degraded || resp.StatusCode/100 != 2 {
 		// A health endpoint says why it failed in its body and headers:
 		// the answer's own words, shown with the result.
 		more := h.body.Truncated || h.body.Read > int64(len(h.body.Head))

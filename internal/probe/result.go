@@ -170,8 +170,11 @@ type Result struct {
 	// answer that did not pass (a 401's, a 407's), redacted.
 	WWWAuthenticate   string
 	ProxyAuthenticate string
-	BodyTruncated     bool
-	TLS               *TLSInfo
+	// Degraded says why an answer that passed is degraded: the degraded
+	// condition that held (reason degraded).
+	Degraded      string
+	BodyTruncated bool
+	TLS           *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
 	GRPC *GRPCInfo

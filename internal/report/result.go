@@ -51,6 +51,8 @@ type ResultJSON struct {
 	BodyExcerpt       string `json:"body_excerpt,omitempty"`
 	WWWAuthenticate   string `json:"www_authenticate,omitempty"`
 	ProxyAuthenticate string `json:"proxy_authenticate,omitempty"`
+	// Degraded says why a pass is degraded (reason degraded).
+	Degraded string `json:"degraded,omitempty"`
 	// HTTPSDowngrade: a redirect went from https to plain http.
 	HTTPSDowngrade bool            `json:"https_downgrade,omitempty"`
 	TLS            *probe.TLSInfo  `json:"tls,omitempty"`
@@ -102,6 +104,7 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		BodyExcerpt:       output.Untrusted(r.BodyExcerpt),
 		WWWAuthenticate:   output.Untrusted(r.WWWAuthenticate),
 		ProxyAuthenticate: output.Untrusted(r.ProxyAuthenticate),
+		Degraded:          output.Untrusted(r.Degraded),
 		HTTPSDowngrade:    r.Downgrade,
 		TLS:               r.TLS,
 		GRPC:              r.GRPC,
@@ -120,7 +123,7 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		j.RetryAfterS = &s
 	}
 	for _, a := range r.Addresses {
-		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForOutcome(a.Outcome)))
+		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForResult(a.Outcome, a.Reason)))
 	}
 }
 
@@ -183,6 +186,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "%s%s\n", label("error"), output.Untrusted(r.Error))
+	}
+	if r.Degraded != "" {
+		fmt.Fprintf(w, "%s%s\n", label("degraded"), output.Untrusted(r.Degraded))
 	}
 	if r.Address != "" {
 		conn := fmt.Sprintf("%s (IPv%d)", r.Address, r.IPFamily)
@@ -293,6 +299,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 func Answer(w io.Writer, r probe.Result) {
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", output.Untrusted(r.Error))
+	}
+	if r.Degraded != "" {
+		fmt.Fprintf(w, "  degraded: %s\n", output.Untrusted(r.Degraded))
 	}
 	for _, a := range challenges(r) {
 		fmt.Fprintf(w, "  %s: %s\n", a[0], output.Untrusted(a[1]))
