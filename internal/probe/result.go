@@ -209,5 +209,8 @@ type Hop struct {
 // TLSInfo describes the handshake, also when verification failed.
 type TLSInfo = tlsinfo.Info
 
+// OCSP is what the server's stapled OCSP response said.
+type OCSP = tlsinfo.OCSP
+
 // CertInfo is one presented certificate.
 type CertInfo = tlsinfo.Cert

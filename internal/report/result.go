@@ -262,6 +262,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			}
 		}
 	}
+	if r.TLS != nil && r.TLS.OCSP != nil {
+		fmt.Fprintf(w, "%s%s\n", label("ocsp"), ocspText(r.TLS.OCSP, colored))
+	}
 	for i, h := range r.Hops {
 		fmt.Fprintf(w, "%s%d %s -> %s\n", label(fmt.Sprintf("hop[%d]", i)), h.Status, output.Untrusted(h.URL), output.Untrusted(h.Location))
 	}
@@ -291,6 +294,30 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		c := output.Paint(colored, color.Bold)
 		fmt.Fprintf(w, "%s%s: %s\n", label("decision"), c.Sprint(d.Action), d.Why)
 	}
+}
+
+// ocspText says what the stapled OCSP response said: "good (stapled, next
+// update …)", "revoked at …", "… but stale (next update … passed)".
+func ocspText(o *probe.OCSP, colored bool) string {
+	const day = "2006-01-02 15:04:05Z07:00"
+	var s string
+	switch o.Status {
+	case "good":
+		s = "good (stapled, next update " + o.NextUpdate.Format(day) + ")"
+	case "revoked":
+		s = output.Paint(colored, color.FgRed).Sprint("revoked at " + o.RevokedAt.Format(day))
+	case "unknown":
+		s = output.Paint(colored, color.FgYellow).Sprint("unknown (the responder does not know this certificate)")
+	default:
+		s = output.Paint(colored, color.FgYellow).Sprint(o.Status)
+	}
+	if o.Stale {
+		s = output.Paint(colored, color.FgYellow).Sprintf("%s, but stale (next update %s passed)", o.Status, o.NextUpdate.Format(day))
+	}
+	if o.Error != "" {
+		s += ": " + output.Untrusted(o.Error)
+	}
+	return s
 }
 
 // Answer writes, after a failing result's first line without details,

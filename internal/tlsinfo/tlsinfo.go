@@ -73,7 +73,8 @@ func Describe(cs *tls.ConnectionState, err error, now time.Time) *Info {
 		}
 		if err != nil {
 			var cv *tls.CertificateVerificationError
-			if errors.As(err, &cv) {
+			var se *StapleError
+			if errors.As(err, &cv) || errors.As(err, &se) {
 				info.Verified = false
 			}
 		}
