@@ -910,7 +910,12 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		add(diffCase{name: "tls/" + string(f), url: "https://" + s.Addr + "/health", cacert: pki.CAFile})
+		c := diffCase{name: "tls/" + string(f), url: "https://" + s.Addr + "/health", cacert: pki.CAFile}
+		if f == fixture.TLSMustStaple || f.Stapler() {
+			// healthctl reads the staple as curl --cert-status does.
+			c.curl = []string{"--cert-status"}
+		}
+		add(c)
 		if f == fixture.TLSCertRequired12 {
 			add(diffCase{name: "tls/clientcert12-given", url: "https://" + s.Addr + "/health", cacert: pki.CAFile, cert: pki.ClientCertFile, key: pki.ClientKeyFile})
 		}

@@ -607,7 +607,7 @@ func TestDocsExitCodes(t *testing.T) {
 	known := map[int]bool{}
 	for _, c := range []int{exitcode.Pass, exitcode.Unreachable, exitcode.Usage, exitcode.TLS, exitcode.Timeout,
 		exitcode.Refused, exitcode.DNS, exitcode.DrainFailed, exitcode.Redeploy, exitcode.Unknown, exitcode.Internal, exitcode.IOError,
-		exitcode.CannotExecute, exitcode.NotFound, exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM, exitcode.SIGPIPE} {
+		exitcode.CannotExecute, exitcode.NotFound, exitcode.SIGINT, exitcode.SIGQUIT, exitcode.SIGTERM, exitcode.SIGPIPE, exitcode.Degraded} {
 		known[c] = true
 	}
 	mention := regexp.MustCompile(`\bexit(?:s| code| codes)? ([0-9]+(?: ?/ ?[0-9]+)*)\b`)

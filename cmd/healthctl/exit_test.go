@@ -33,14 +33,16 @@ const specReasons = `
 dns: dns_nxdomain dns_no_address dns_servfail
 timeout: dns_timeout connect_timeout tls_handshake_timeout headers_timeout body_timeout request_body_timeout
 refused: conn_refused
-tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_client_cert_required tls_protocol_version tls_remote_alert tls_handshake_failure
+tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_client_cert_required tls_protocol_version tls_revoked tls_must_staple tls_remote_alert tls_handshake_failure
 unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url grpc_not_serving grpc_service_unknown grpc_unimplemented grpc_status grpc_protocol redis_loading redis_masterdown redis_busy redis_auth redis_error redis_protocol postgres_starting_up postgres_shutting_down postgres_recovery postgres_too_many_connections postgres_error postgres_protocol
-pass: ok
+pass: ok degraded
 unknown: local_error resolver_unreachable resolver_refused resolver_error proxy_unreachable proxy_auth_required proxy_refused proxy_timeout
 `
 
 // specOtherCodes are the contract's exit codes that are not outcomes.
-var specOtherCodes = map[string]int{"usage": 2, "drain": 7, "redeploy": 8, "internal": 70, "ioerror": 74, "sigint": 130, "sigterm": 143}
+// "degraded" is the degraded pass's own exit code (§4: "its own word and
+// exit code"; the number is this code's choice, the first code free).
+var specOtherCodes = map[string]int{"degraded": 10, "usage": 2, "drain": 7, "redeploy": 8, "internal": 70, "ioerror": 74, "sigint": 130, "sigterm": 143}
 
 func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 	want := map[string]int{}
@@ -90,7 +92,7 @@ func TestReasonOutcomeExitTableMatchesSpec(t *testing.T) {
 		t.Errorf("reason sets differ:\n spec %v\n code %v", specAll, codeAll)
 	}
 
-	for name, code := range map[string]int{"usage": exitcode.Usage, "drain": exitcode.DrainFailed, "redeploy": exitcode.Redeploy, "internal": exitcode.Internal, "ioerror": exitcode.IOError, "sigint": exitcode.SIGINT, "sigterm": exitcode.SIGTERM} {
+	for name, code := range map[string]int{"degraded": exitcode.Degraded, "usage": exitcode.Usage, "drain": exitcode.DrainFailed, "redeploy": exitcode.Redeploy, "internal": exitcode.Internal, "ioerror": exitcode.IOError, "sigint": exitcode.SIGINT, "sigterm": exitcode.SIGTERM} {
 		if specOtherCodes[name] != code {
 			t.Errorf("%s exit code %d, spec says %d", name, code, specOtherCodes[name])
 		}

@@ -246,6 +246,7 @@ func TestREADMEConsoleOutputIsNotACommand(t *testing.T) {
 func TestREADMEExitCodeTable(t *testing.T) {
 	others := map[string][]int{
 		"usage":                     {exitcode.Usage},
+		"`probe`: a degraded pass":  {exitcode.Degraded},
 		"`drain-test`":              {exitcode.DrainFailed},
 		"`watch --once`":            {exitcode.Redeploy},
 		"internal error":            {exitcode.Internal},

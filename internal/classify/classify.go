@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // Stage is where a probe was when it stopped: the classifier names timeouts
@@ -152,6 +154,8 @@ type Observation struct {
 	StatusExpected  bool
 	HasLocation     bool
 	ConditionFailed bool
+	// Degraded: the answer passed, and a degraded condition held.
+	Degraded bool
 
 	// Now is when the error was seen; it tells an expired certificate from
 	// a not-yet-valid one (Go gives both the same x509.Expired reason).
@@ -193,6 +197,8 @@ func reason(o Observation) Reason {
 			return HTTPStatus
 		case o.ConditionFailed:
 			return ConditionFailed
+		case o.Degraded:
+			return Degraded
 		}
 		return OK
 	}
@@ -524,6 +530,13 @@ func isTimeout(err error) bool {
 // certReason recognises certificate verification failures. The x509 error
 // types are values, so errors.As needs value targets.
 func certReason(err error, now time.Time) (Reason, bool) {
+	var staple *tlsinfo.StapleError
+	if errors.As(err, &staple) {
+		if staple.Revoked {
+			return TLSRevoked, true
+		}
+		return TLSMustStaple, true
+	}
 	var host x509.HostnameError
 	if errors.As(err, &host) {
 		return TLSHostnameMismatch, true

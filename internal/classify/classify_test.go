@@ -142,6 +142,7 @@ func TestClassify(t *testing.T) {
 // specOutcome is a literal copy of the product contract's reasons by outcome.
 var specOutcome = map[Reason]Outcome{
 	"ok":                       "pass",
+	"degraded":                 "pass", // the degraded result of a pass (§3, §4)
 	"dns_nxdomain":             "dns",
 	"dns_no_address":           "dns",
 	"dns_servfail":             "dns",
@@ -160,6 +161,8 @@ var specOutcome = map[Reason]Outcome{
 	"tls_not_tls":              "tls",
 	"tls_client_cert_required": "tls",
 	"tls_protocol_version":     "tls",
+	"tls_revoked":              "tls",
+	"tls_must_staple":          "tls",
 	"tls_remote_alert":         "tls",
 	"tls_handshake_failure":    "tls",
 	"http_status":              "unreachable",

@@ -32,6 +32,10 @@ type Reason string
 // The reasons: a closed, documented set (docs/outcomes.md).
 const (
 	OK Reason = "ok"
+	// Degraded is an answer that passed and that a degraded condition
+	// (--degraded-if-json, --degraded-if-body) marks as degraded: the
+	// service answers, and says it is not fully well.
+	Degraded Reason = "degraded"
 
 	DNSNXDomain  Reason = "dns_nxdomain"
 	DNSNoAddress Reason = "dns_no_address"
@@ -63,7 +67,13 @@ const (
 	TLSClientCertRequired Reason = "tls_client_cert_required"
 	// TLSProtocolVersion is a server with no TLS version in common with
 	// the client (a TLS 1.0-only server, say).
-	TLSProtocolVersion  Reason = "tls_protocol_version"
+	TLSProtocolVersion Reason = "tls_protocol_version"
+	// TLSRevoked is a certificate the OCSP response the server stapled
+	// says is revoked.
+	TLSRevoked Reason = "tls_revoked"
+	// TLSMustStaple is a must-staple certificate (RFC 7633) the server
+	// stapled no OCSP response with.
+	TLSMustStaple       Reason = "tls_must_staple"
 	TLSRemoteAlert      Reason = "tls_remote_alert"
 	TLSHandshakeFailure Reason = "tls_handshake_failure"
 
@@ -122,7 +132,8 @@ const (
 // asked for: not at start-up, which every probe pays).
 var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 	return map[Reason]Outcome{
-		OK: Pass,
+		OK:       Pass,
+		Degraded: Pass,
 
 		DNSNXDomain:  DNS,
 		DNSNoAddress: DNS,
@@ -145,6 +156,8 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		TLSNotTLS:             TLS,
 		TLSClientCertRequired: TLS,
 		TLSProtocolVersion:    TLS,
+		TLSRevoked:            TLS,
+		TLSMustStaple:         TLS,
 		TLSRemoteAlert:        TLS,
 		TLSHandshakeFailure:   TLS,
 
@@ -190,11 +203,11 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 
 // Reasons lists every reason, grouped by outcome in the contract's order.
 var Reasons = []Reason{
-	OK,
+	OK, Degraded,
 	DNSNXDomain, DNSNoAddress, DNSServfail,
 	DNSTimeout, ConnectTimeout, TLSHandshakeTimeout, HeadersTimeout, BodyTimeout, RequestBodyTimeout,
 	ConnRefused,
-	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRemoteAlert, TLSHandshakeFailure,
+	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRevoked, TLSMustStaple, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
 	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisError, RedisProtocol,

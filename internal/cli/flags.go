@@ -169,7 +169,8 @@ func (t *Template) ForURL(raw string) (*probe.Options, error) {
 // asked of an answer.
 func (f *ProbeFlags) CustomExpectations() bool {
 	in := &f.in
-	return in.ExpectStatus != "2xx" || len(in.ExpectBody)+len(in.ExpectBodyRegex)+len(in.ExpectJSON)+len(in.ExpectHeader) > 0
+	return in.ExpectStatus != "2xx" || len(in.ExpectBody)+len(in.ExpectBodyRegex)+len(in.ExpectJSON)+len(in.ExpectHeader)+
+		len(in.ExpectBodyNot)+len(in.ExpectHeaderNot)+len(in.DegradedIfBody)+len(in.DegradedIfJSON) > 0
 }
 
 // BareSecondsDurations lets every duration flag of cmd and its subcommands

@@ -23,7 +23,10 @@ const (
 	Redeploy    = 8
 	// Unknown: the probe could not be made from here, or (watch) the
 	// sweep's redeploys were held because the whole fleet failed at once.
-	Unknown  = 9
+	Unknown = 9
+	// Degraded: probe's answer passed and said it is degraded (a
+	// degraded condition held): not a failure, not a clean pass either.
+	Degraded = 10
 	Internal = 70
 	// IOError: healthctl could not write its own output, state or
 	// metrics (disk full, permission, read-only file system, a closed
@@ -66,6 +69,15 @@ func ForOutcome(o classify.Outcome) int {
 		return Unknown
 	}
 	return Unreachable
+}
+
+// ForResult is probe's exit code of a result: its outcome's, but
+// Degraded for a degraded pass.
+func ForResult(o classify.Outcome, r classify.Reason) int {
+	if o == classify.Pass && r == classify.Degraded {
+		return Degraded
+	}
+	return ForOutcome(o)
 }
 
 // ForSignal is the exit code after healthctl was stopped by sig: 143 for

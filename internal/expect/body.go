@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/healthctl/healthctl/internal/crash"
 )
@@ -33,6 +35,10 @@ type Body struct {
 	HasMissingText bool
 	// FailedRegex is the first --expect-body-regex that did not match.
 	FailedRegex *regexp.Regexp
+	// MatchedNot is the first negative body condition that matched;
+	// DegradedRegex the first degraded body condition that matched.
+	MatchedNot    *regexp.Regexp
+	DegradedRegex *regexp.Regexp
 	// JSON is the body kept for --expect-json (nil without it), and
 	// JSONOver is set when the body was longer than MaxJSONBody.
 	JSON     []byte
@@ -42,12 +48,49 @@ type Body struct {
 	// not be decoded.
 	Encoding  string
 	DecodeErr string
+	// Head is the body's first headKeep bytes as read (decoded when
+	// gzip was decoded), for the excerpt of a failing answer.
+	Head []byte
+}
+
+// ExcerptMax is how much of a body's start is shown with a failing
+// answer: a health endpoint says why it failed there.
+const ExcerptMax = 512
+
+// headKeep is how much of the start is kept: twice what is shown, so a
+// secret that crosses the cut is still whole when it is redacted.
+const headKeep = 2 * ExcerptMax
+
+// Excerpt is what is shown of a body's start: head redacted (redact may
+// be nil), cut to ExcerptMax bytes on a character's edge, invalid UTF-8
+// replaced, and "…" when more followed. Control characters stay: the
+// output escapes them as it escapes every text a server sends.
+func Excerpt(head []byte, more bool, redact func(string) string) string {
+	s := strings.ToValidUTF8(string(head), "\uFFFD")
+	if redact != nil {
+		s = redact(s)
+	}
+	if len(s) > ExcerptMax {
+		cut := ExcerptMax
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s, more = s[:cut], true
+	}
+	if more {
+		s += "…"
+	}
+	return s
 }
 
 // ReadsBody reports whether a body condition needs the body's content.
 func (e *Expectations) ReadsBody() bool {
-	return len(e.BodyText) > 0 || len(e.BodyRegex) > 0 || len(e.JSON) > 0
+	return len(e.BodyText) > 0 || len(e.BodyRegex) > 0 || len(e.JSON) > 0 ||
+		len(e.BodyNotRegex) > 0 || len(e.DegradedBody) > 0 || len(e.DegradedJSON) > 0
 }
+
+// keepsJSON says a JSON condition needs the body kept.
+func (e *Expectations) keepsJSON() bool { return len(e.JSON) > 0 || len(e.DegradedJSON) > 0 }
 
 // Scan checks the body conditions as the bytes go by: substrings over a
 // sliding window of the longest text, regular expressions through their
@@ -62,19 +105,29 @@ type Scan struct {
 	regex    regexMatchers
 	keepJSON bool
 	body     Body
+	head     [headKeep]byte
+	headN    int
 }
 
 // NewScan starts the body conditions of e.
 func (e *Expectations) NewScan() *Scan {
-	s := &Scan{e: e, keepJSON: len(e.JSON) > 0}
+	s := &Scan{e: e, keepJSON: e.keepsJSON()}
 	s.text.init(e.BodyText)
-	s.regex.start(e.BodyRegex)
+	res := e.BodyRegex
+	if len(e.BodyNotRegex)+len(e.DegradedBody) > 0 {
+		// One matcher set for all three kinds, told apart by index.
+		res = append(append(append([]*regexp.Regexp(nil), e.BodyRegex...), e.BodyNotRegex...), e.DegradedBody...)
+	}
+	s.regex.start(res)
 	return s
 }
 
 // Write feeds one chunk of the body; it is consumed before Write returns.
 func (s *Scan) Write(chunk []byte) {
 	s.body.Read += int64(len(chunk))
+	if s.headN < headKeep {
+		s.headN += copy(s.head[s.headN:], chunk)
+	}
 	s.text.write(chunk)
 	s.regex.write(chunk)
 	if s.keepJSON {
@@ -91,10 +144,22 @@ func (s *Scan) Write(chunk []byte) {
 // Finish ends the input and returns what the conditions learned.
 func (s *Scan) Finish() Body {
 	s.body.MissingText, s.body.HasMissingText = s.text.missing()
-	s.body.FailedRegex = s.regex.finish()
-	if len(s.e.JSON) > 0 && s.body.JSON == nil && !s.body.JSONOver {
+	matched := s.regex.finish()
+	n, m := len(s.e.BodyRegex), len(s.e.BodyNotRegex)
+	for i, ok := range matched {
+		switch re := s.regex.res[i]; {
+		case i < n && !ok && s.body.FailedRegex == nil:
+			s.body.FailedRegex = re
+		case i >= n && i < n+m && ok && s.body.MatchedNot == nil:
+			s.body.MatchedNot = re
+		case i >= n+m && ok && s.body.DegradedRegex == nil:
+			s.body.DegradedRegex = re
+		}
+	}
+	if s.e.keepsJSON() && s.body.JSON == nil && !s.body.JSONOver {
 		s.body.JSON = []byte{}
 	}
+	s.body.Head = s.head[:s.headN]
 	return s.body
 }
 
@@ -103,8 +168,8 @@ func (s *Scan) Finish() Body {
 func (s *Scan) Abort() { s.regex.abort() }
 
 // Partial is what was learned of a body that could not be read to its
-// end: only its length.
-func (s *Scan) Partial() Body { return Body{Read: s.body.Read} }
+// end: its length and its first bytes.
+func (s *Scan) Partial() Body { return Body{Read: s.body.Read, Head: s.head[:s.headN]} }
 
 // textScan finds substrings in a stream, keeping only the last
 // (longest text - 1) bytes between chunks.
@@ -204,20 +269,14 @@ func (m *regexMatchers) write(chunk []byte) {
 	}
 }
 
-// finish ends the input and returns the first expression that did not
-// match, or nil.
-func (m *regexMatchers) finish() *regexp.Regexp {
+// finish ends the input and says which expressions matched, in order.
+func (m *regexMatchers) finish() []bool {
 	for _, pw := range m.pipes {
 		pw.Close()
 	}
 	m.wg.Wait()
 	m.pipes = nil
-	for i, re := range m.res {
-		if !m.matched[i] {
-			return re
-		}
-	}
-	return nil
+	return m.matched
 }
 
 // abort stops the matchers when the body could not be read.

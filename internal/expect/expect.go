@@ -20,17 +20,31 @@ import (
 	"github.com/healthctl/healthctl/internal/jsondepth"
 )
 
-// Expectations are the conditions a response must meet to pass.
+// Expectations are the conditions a response must meet to pass, and
+// those that mark a pass as degraded.
 type Expectations struct {
 	Status    StatusSet
 	BodyText  []string
 	BodyRegex []*regexp.Regexp
 	JSON      []JSONExpect
 	HeaderRE  []HeaderExpect
+	// BodyNotRegex and HeaderNotRE are the negative conditions: the
+	// body, or a value of the header, must not match (blackbox's
+	// fail_if_body_matches_regexp, fail_if_header_matches).
+	BodyNotRegex []*regexp.Regexp
+	HeaderNotRE  []HeaderExpect
+	// DegradedBody and DegradedJSON mark an answer that passes as
+	// degraded when one holds: the body matches, the JSON condition holds.
+	DegradedBody []*regexp.Regexp
+	DegradedJSON []JSONExpect
 }
 
-// JSONExpect is one --expect-json PATH=VALUE.
-type JSONExpect struct{ Path, Value string }
+// JSONExpect is one JSON condition: PATH=VALUE, or another comparison
+// (Op: OpNotEqual, OpLess, …; "" is OpEqual).
+type JSONExpect struct {
+	Path, Value string
+	Op          string
+}
 
 // HeaderExpect is one --expect-header NAME=RE.
 type HeaderExpect struct {
@@ -123,32 +137,81 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 	if body.FailedRegex != nil {
 		return fmt.Sprintf("body does not match /%s/", body.FailedRegex) + truncNote(body, maxBody)
 	}
-	if len(e.JSON) > 0 {
-		j := e.JSON[0]
-		if body.JSONOver {
-			return fmt.Sprintf("body is longer than the %s kept for --expect-json (wanted %s=%s)", sizeText(MaxJSONBody), j.Path, j.Value)
+	if body.MatchedNot != nil {
+		return fmt.Sprintf("body matches /%s/, which it must not", body.MatchedNot)
+	}
+	if msg, _ := judgeJSON(e.JSON, body, maxBody, false); msg != "" {
+		return msg
+	}
+	for _, h := range e.HeaderRE {
+		vals := header.Values(h.Name)
+		ok := false
+		for _, v := range vals {
+			if h.RE.MatchString(v) {
+				ok = true
+			}
 		}
-		// gjson validates and walks by recursion, a stack frame per level:
-		// a body nested millions deep would overflow the stack (a fatal
-		// error, not a panic: the whole process, every target of a sweep,
-		// would die). The nesting is bounded first, without recursion.
-		if err := jsondepth.Check(body.JSON, jsondepth.Max); err != nil {
-			return fmt.Sprintf("body is not evaluated as JSON: %v (wanted %s=%s)", err, j.Path, j.Value)
+		if !ok {
+			if len(vals) == 0 {
+				return fmt.Sprintf("header %s is missing (want /%s/)", h.Name, h.RE)
+			}
+			return fmt.Sprintf("header %s does not match /%s/", h.Name, h.RE)
 		}
-		if !gjson.ValidBytes(body.JSON) {
-			return fmt.Sprintf("body is not JSON (wanted %s=%s)", j.Path, j.Value) + truncNote(body, maxBody)
+	}
+	for _, h := range e.HeaderNotRE {
+		for _, v := range header.Values(h.Name) {
+			if h.RE.MatchString(v) {
+				return fmt.Sprintf("header %s matches /%s/, which it must not (%s: %s)", h.Name, h.RE, h.Name, v)
+			}
 		}
+	}
+	return ""
+}
+
+// Degraded says why an answer that passed is degraded — the first
+// degraded condition that holds — or "" when none does (or none is set).
+func (e *Expectations) Degraded(body Body, maxBody int64) string {
+	if body.DegradedRegex != nil {
+		return fmt.Sprintf("body matches /%s/", body.DegradedRegex)
+	}
+	if len(e.DegradedJSON) == 0 {
+		return ""
+	}
+	_, held := judgeJSON(e.DegradedJSON, body, maxBody, true)
+	return held
+}
+
+// judgeJSON evaluates JSON conditions over the body kept for them. For
+// conditions that must hold (degraded false) it returns why the first
+// that does not hold fails; for degraded conditions, held says the first
+// that holds. A body that is not JSON fails a condition that must hold and
+// marks nothing degraded.
+func judgeJSON(conds []JSONExpect, body Body, maxBody int64, degraded bool) (failed, held string) {
+	if len(conds) == 0 {
+		return "", ""
+	}
+	j := conds[0]
+	if body.JSONOver {
+		return fmt.Sprintf("body is longer than the %s kept for --expect-json (wanted %s)", sizeText(MaxJSONBody), j), ""
+	}
+	// gjson validates and walks by recursion, a stack frame per level:
+	// a body nested millions deep would overflow the stack (a fatal
+	// error, not a panic: the whole process, every target of a sweep,
+	// would die). The nesting is bounded first, without recursion.
+	if err := jsondepth.Check(body.JSON, jsondepth.Max); err != nil {
+		return fmt.Sprintf("body is not evaluated as JSON: %v (wanted %s)", err, j), ""
+	}
+	if !gjson.ValidBytes(body.JSON) {
+		return fmt.Sprintf("body is not JSON (wanted %s)", j) + truncNote(body, maxBody), ""
 	}
 	// The document is parsed once for every condition, through a view of
 	// the body, not a copy (up to 8 MiB a target); a query's copy without
 	// duplicates is made at most once.
-	var doc, deduped gjson.Result
+	var deduped gjson.Result
 	var queried, rewritten bool
-	if len(e.JSON) > 0 {
-		doc = gjson.Parse(view(body.JSON))
-	}
+	doc := gjson.Parse(view(body.JSON))
 	const dupNote = " (the body names a key twice in one object: its last value counts, as JSON.parse, jq and Python read it)"
-	for _, j := range e.JSON {
+	for _, j := range conds {
 		var got gjson.Result
 		twice := false
 		if plainPath(j.Path) {
@@ -169,28 +232,33 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 			note = dupNote
 		}
 		if !got.Exists() {
-			return fmt.Sprintf("JSON path %s is missing (wanted %q)", j.Path, j.Value) + truncNote(body, maxBody) + note
+			if degraded {
+				continue
+			}
+			wanted := strconv.Quote(j.Value)
+			if j.op() != OpEqual {
+				wanted = j.String()
+			}
+			return fmt.Sprintf("JSON path %s is missing (wanted %s)", j.Path, wanted) + truncNote(body, maxBody) + note, ""
 		}
-		if !jsonEqual(got, j.Value) {
-			return fmt.Sprintf("JSON %s is %q, want %q", j.Path, jsonText(got), j.Value) + note
+		ok, why := j.judge(got)
+		switch {
+		case degraded && ok:
+			return "", fmt.Sprintf("JSON %s holds (%s is %s)", j, j.Path, jsonShown(got)) + note
+		case !degraded && !ok:
+			return why + note, ""
 		}
 	}
-	for _, h := range e.HeaderRE {
-		vals := header.Values(h.Name)
-		ok := false
-		for _, v := range vals {
-			if h.RE.MatchString(v) {
-				ok = true
-			}
-		}
-		if !ok {
-			if len(vals) == 0 {
-				return fmt.Sprintf("header %s is missing (want /%s/)", h.Name, h.RE)
-			}
-			return fmt.Sprintf("header %s does not match /%s/", h.Name, h.RE)
-		}
+	return "", ""
+}
+
+// jsonShown is a value for a message: a string quoted, anything else as
+// the body writes it.
+func jsonShown(got gjson.Result) string {
+	if got.Type == gjson.String {
+		return strconv.Quote(got.String())
 	}
-	return ""
+	return got.Raw
 }
 
 // view is b as a string without a copy, as gjson's own GetBytes reads

@@ -86,7 +86,7 @@ func TestDuplicateKeys(t *testing.T) {
 		if strings.HasPrefix(c.cond, "checks") {
 			path, value = `checks.#(name=="db").ok`, "true"
 		}
-		e := &Expectations{JSON: []JSONExpect{{path, value}}}
+		e := &Expectations{JSON: []JSONExpect{{Path: path, Value: value}}}
 		got := e.Check(nil, Body{JSON: []byte(c.body)}, 1<<20)
 		switch {
 		case c.fail == "" && got != "":
@@ -100,11 +100,11 @@ func TestDuplicateKeys(t *testing.T) {
 	// A plain path is walked at any size; a query past
 	// MaxDuplicateRewrite is read as gjson reads it (the first counts).
 	long := `{"status":"down","checks":[{"name":"db","ok":false,"ok":true}],"pad":"` + strings.Repeat("x", MaxDuplicateRewrite) + `","status":"ok"}`
-	e := &Expectations{JSON: []JSONExpect{{"status", "ok"}}}
+	e := &Expectations{JSON: []JSONExpect{{Path: "status", Value: "ok"}}}
 	if got := e.Check(nil, Body{JSON: []byte(long)}, 16<<20); got != "" {
 		t.Errorf("long body, plain path: %q, want it to hold", got)
 	}
-	e = &Expectations{JSON: []JSONExpect{{`checks.#(name=="db").ok`, "false"}}}
+	e = &Expectations{JSON: []JSONExpect{{Path: `checks.#(name=="db").ok`, Value: "false"}}}
 	if got := e.Check(nil, Body{JSON: []byte(long)}, 16<<20); got != "" {
 		t.Errorf("long body, query: %q, want gjson's reading (the first ok)", got)
 	}
@@ -126,7 +126,7 @@ func BenchmarkCheckJSON(b *testing.B) {
 	} {
 		for _, q := range []struct{ kind, path string }{{"plain", "status"}, {"query", "stat?s"}} {
 			b.Run(c.name+"/"+q.kind, func(b *testing.B) {
-				e := &Expectations{JSON: []JSONExpect{{q.path, "ready"}}}
+				e := &Expectations{JSON: []JSONExpect{{Path: q.path, Value: "ready"}}}
 				body := Body{JSON: []byte(c.body)}
 				b.ReportAllocs()
 				for b.Loop() {

@@ -8,6 +8,8 @@ package policy
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -119,6 +121,12 @@ type Input struct {
 	History  History
 	Settings Settings
 	Now      time.Time
+	// HTTPStatus is the status of an HTTP answer (0 for none): a 401,
+	// 403 or 407 no redeploy can fix, a 429 that is only throttling.
+	HTTPStatus int
+	// Challenge is the answer's WWW-Authenticate (Proxy-Authenticate for
+	// a 407), already redacted, for the why of a refused credential.
+	Challenge string
 }
 
 // tlsCause says what a TLS failure's reason points at. Only what an
@@ -141,6 +149,12 @@ func tlsCause(r classify.Reason) (cause string, misconfigured bool) {
 		return "the server has no TLS version in common with this client", true
 	case classify.TLSClientCertRequired:
 		return "the server requires a client certificate (--cert/--key) it was not given or did not accept", true
+	case classify.TLSRevoked:
+		return "the certificate is revoked (the server's own OCSP staple says so): it needs a new certificate", true
+	case classify.TLSMustStaple:
+		// nginx fetches its staple after it starts: its first
+		// handshakes have none.
+		return "the certificate must be stapled and no OCSP staple came; a server that fetches its staple after it starts may still be warming", false
 	}
 	return "a TLS failure no issuing certificate explains", false
 }
@@ -184,7 +198,8 @@ func Decide(in Input) (Decision, History) {
 	// A warming service (Redis loading its data set, held busy by a
 	// script) is slow, not dead: counted and ignored as a timeout is.
 	warming := classify.Warming(in.Reason)
-	if outcome == classify.Timeout || warming {
+	throttled := throttledAnswer(outcome, in.Reason, in.HTTPStatus)
+	if outcome == classify.Timeout || warming || throttled {
 		h.TimeoutStreak++
 	} else {
 		h.TimeoutStreak = 0
@@ -200,7 +215,12 @@ func Decide(in Input) (Decision, History) {
 	// Rule 1: pass.
 	if outcome == classify.Pass {
 		d := Decision{Action: Stay, Why: passOKStay}
-		if result != passOK {
+		switch {
+		case in.Reason == classify.Degraded:
+			// The service says it is not fully well; a redeploy is not
+			// the remedy for a degraded dependency (and may make it worse).
+			d.Why = result + ": the target answers and says it is degraded: stay running, never a redeploy"
+		case result != passOK:
 			d.Why = result + passStay
 		}
 		if h.RecoveryPending {
@@ -212,9 +232,33 @@ func Decide(in Input) (Decision, History) {
 		return d, h
 	}
 
+	// Rule 3a: the server refused the probe's credentials. A redeploy of
+	// the same service asks for the same ones: stay running, and say what
+	// it asked for. The streak is untouched, as for a TLS misconfiguration.
+	if cause, ok := credentialCause(outcome, in.Reason, in.HTTPStatus, in.Challenge); ok {
+		return Decision{Action: Stay,
+			Why: withStatus(result, in.HTTPStatus) + ": " + cause + "; a redeploy cannot fix that, stay running"}, h
+	}
+
 	// Rules 2 and 3 either end here or turn the result into a decisive one;
 	// what says why it became decisive.
+	if throttled {
+		result = withStatus(result, in.HTTPStatus)
+	}
 	what := result
+	if throttled {
+		// Rule 3b: throttled is not down; held as a timeout is.
+		if s.EscalateTimeoutsAfter <= 0 {
+			return Decision{Action: IgnoreTimeout,
+				Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), throttledWhy)}, h
+		}
+		if h.TimeoutStreak < s.EscalateTimeoutsAfter {
+			return Decision{Action: IgnoreTimeout,
+				Why: fmt.Sprintf("%s, the %s in a row, turning decisive from the %s: %s",
+					result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), throttledWhy)}, h
+		}
+		what = fmt.Sprintf("%s, the %s in a row, decisive from the %s", result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter))
+	}
 	if warming && s.EscalateTimeoutsAfter <= 0 {
 		return Decision{Action: IgnoreTimeout,
 			Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), warmingWhy)}, h
@@ -333,6 +377,51 @@ func known(o classify.Outcome) bool {
 		}
 	}
 	return false
+}
+
+// withStatus puts the status in a result's words: "unreachable
+// (http_status 401)".
+func withStatus(result string, status int) string {
+	if strings.HasSuffix(result, ")") {
+		return result[:len(result)-1] + " " + strconv.Itoa(status) + ")"
+	}
+	return result + " " + strconv.Itoa(status)
+}
+
+// throttledAnswer says the result is an HTTP 429: the server is
+// throttling this client, which says nothing of its health.
+func throttledAnswer(o classify.Outcome, r classify.Reason, status int) bool {
+	return o == classify.Unreachable && r == classify.HTTPStatus && status == 429
+}
+
+// throttledWhy is why a 429 is ignored: the server answered, and asked to
+// be asked later.
+const throttledWhy = "the server is throttling this client (Too Many Requests), which is not an outage and which a redeploy would not change, ignore it"
+
+// credentialCause is the cause of an HTTP answer that refuses the probe's
+// credentials (401, 403, 407), with the challenge the server sent; ok is
+// false for any other result.
+func credentialCause(o classify.Outcome, r classify.Reason, status int, challenge string) (cause string, ok bool) {
+	if o != classify.Unreachable || r != classify.HTTPStatus {
+		return "", false
+	}
+	switch status {
+	case 401:
+		cause = "the server wants credentials the probe did not give or that it refused (-u, -H Authorization)"
+		if challenge != "" {
+			cause += ", WWW-Authenticate: " + challenge
+		}
+	case 403:
+		cause = "the server forbids the probe this URL (its credentials, address or path)"
+	case 407:
+		cause = "a proxy wants credentials the probe did not give or that it refused"
+		if challenge != "" {
+			cause += ", Proxy-Authenticate: " + challenge
+		}
+	default:
+		return "", false
+	}
+	return cause, true
 }
 
 // warmingWhy is why a warming service is ignored: a redeploy would start

@@ -621,8 +621,13 @@ func TestDecisionTableDefault(t *testing.T) {
 		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
+		{Result: "pass", Condition: "degraded", Action: policy.Stay},
 		{Result: "tls", Condition: "-", Action: policy.PendingTLS},
 		{Result: "timeout", Condition: "-", Action: policy.IgnoreTimeout},
+		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 429", Action: policy.IgnoreTimeout},
 		{Result: "refused/dns/unreachable", Condition: "age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
 	}
@@ -630,10 +635,19 @@ func TestDecisionTableDefault(t *testing.T) {
 	if w := got[2].Why; !strings.Contains(w, "clear the recovery marker") {
 		t.Errorf("pass after redeploy why = %q", w)
 	}
-	if w := got[5].Why; !strings.Contains(w, "30s old, inside the 2m0s grace window") {
+	if w := got[6].Why; !strings.Contains(w, `http_status 401): the server wants credentials`) || !strings.Contains(w, `WWW-Authenticate: Basic realm="app"; a redeploy cannot fix that`) {
+		t.Errorf("401 why = %q", w)
+	}
+	if r := got[6]; r.Rule != 3 || r.Sub != "a" || got[9].Rule != 3 || got[9].Sub != "b" {
+		t.Errorf("rules of 401 and 429 = %d%s, %d%s, want 3a, 3b", r.Rule, r.Sub, got[9].Rule, got[9].Sub)
+	}
+	if w := got[9].Why; !strings.Contains(w, "http_status 429), the 1st in a row: the server is throttling this client") {
+		t.Errorf("429 why = %q", w)
+	}
+	if w := got[10].Why; !strings.Contains(w, "30s old, inside the 2m0s grace window") {
 		t.Errorf("grace why = %q", w)
 	}
-	if w := got[6].Why; !strings.Contains(w, "past the 2m0s grace window (age 10m0s), 1 of 1 decisive failure in a row: enqueue a redeploy") {
+	if w := got[11].Why; !strings.Contains(w, "past the 2m0s grace window (age 10m0s), 1 of 1 decisive failure in a row: enqueue a redeploy") {
 		t.Errorf("redeploy why = %q", w)
 	}
 }
@@ -644,14 +658,19 @@ func TestDecisionTableSettings(t *testing.T) {
 		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
+		{Result: "pass", Condition: "degraded", Action: policy.Stay},
 		{Result: "tls", Condition: "-", Action: policy.PendingTLS},
 		{Result: "timeout", Condition: "-", Action: policy.IgnoreTimeout},
+		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 429", Action: policy.IgnoreTimeout},
 		{Result: "refused/dns/unreachable", Condition: "age < 5m0s", Action: policy.IgnoreGrace},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak < 3", Action: policy.IgnoreBlip},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 3", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
-	if w := got[6].Why; !strings.Contains(w, "5m0s grace window") || !strings.Contains(w, "of 3 decisive failures") {
+	if w := got[11].Why; !strings.Contains(w, "5m0s grace window") || !strings.Contains(w, "of 3 decisive failures") {
 		t.Errorf("blip why = %q", w)
 	}
 }
@@ -663,8 +682,13 @@ func TestDecisionTableEscalation(t *testing.T) {
 		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
+		{Result: "pass", Condition: "degraded", Action: policy.Stay},
 		{Result: "tls", Condition: "failing <= 10m0s", Action: policy.PendingTLS},
 		{Result: "timeout", Condition: "< 3 in a row", Action: policy.IgnoreTimeout},
+		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 429, < 3 in a row", Action: policy.IgnoreTimeout},
 		{Result: d, Condition: "age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: d, Condition: "past grace, streak < 2", Action: policy.IgnoreBlip},
 		{Result: d, Condition: "past grace, streak reaches 2", Action: policy.Redeploy},
@@ -674,15 +698,18 @@ func TestDecisionTableEscalation(t *testing.T) {
 		{Result: "timeout", Condition: ">= 3 in a row, age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: "timeout", Condition: ">= 3 in a row, past grace, streak < 2", Action: policy.IgnoreBlip},
 		{Result: "timeout", Condition: ">= 3 in a row, past grace, streak reaches 2", Action: policy.Redeploy},
+		{Result: "unreachable", Condition: "HTTP 429, >= 3 in a row, age < 2m0s", Action: policy.IgnoreGrace},
+		{Result: "unreachable", Condition: "HTTP 429, >= 3 in a row, past grace, streak < 2", Action: policy.IgnoreBlip},
+		{Result: "unreachable", Condition: "HTTP 429, >= 3 in a row, past grace, streak reaches 2", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
-	if w := got[3].Why; !strings.Contains(w, "failing for 5m0s, within the 10m0s TLS pending limit") {
+	if w := got[4].Why; !strings.Contains(w, "failing for 5m0s, within the 10m0s TLS pending limit") {
 		t.Errorf("tls pending why = %q", w)
 	}
-	if w := got[10].Why; !strings.Contains(w, "longer than the 10m0s TLS pending limit") {
+	if w := got[15].Why; !strings.Contains(w, "longer than the 10m0s TLS pending limit") {
 		t.Errorf("tls decisive why = %q", w)
 	}
-	if w := got[13].Why; !strings.Contains(w, "the 3rd in a row, decisive from the 3rd") {
+	if w := got[18].Why; !strings.Contains(w, "the 3rd in a row, decisive from the 3rd") {
 		t.Errorf("timeout decisive why = %q", w)
 	}
 }
@@ -695,9 +722,14 @@ func TestDecisionTableEdges(t *testing.T) {
 		{Result: "unknown", Condition: "-", Action: policy.Hold},
 		{Result: "pass", Condition: "-", Action: policy.Stay},
 		{Result: "pass", Condition: "after a redeploy", Action: policy.Stay},
+		{Result: "pass", Condition: "degraded", Action: policy.Stay},
 		{Result: "tls", Condition: "-", Action: policy.PendingTLS},
+		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
+		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
 		{Result: "timeout", Condition: ">= 1 in a row, past grace, streak reaches 1", Action: policy.Redeploy},
+		{Result: "unreachable", Condition: "HTTP 429, >= 1 in a row, past grace, streak reaches 1", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
 }

@@ -12,7 +12,11 @@ import (
 type Row struct {
 	// Rule is the number of the rule in Decide's order (0 hold, 1
 	// stay … 6 redeploy): the first rule that matches decides.
-	Rule      int    `json:"rule"`
+	Rule int `json:"rule"`
+	// Sub tells apart the rules that share a number: "a" for an answer
+	// no redeploy can fix (401, 403, 407: stay), "b" for a transient one
+	// (429: held as a timeout is).
+	Sub       string `json:"sub,omitempty"`
 	Result    string `json:"result"`
 	Condition string `json:"condition"`
 	Action    Action `json:"action"`
@@ -40,6 +44,7 @@ func DecisionTable(s Settings) []Row {
 	b.add("unknown", "-", classify.Unknown, classify.LocalError, History{})
 	b.add("pass", "-", classify.Pass, classify.OK, History{})
 	b.add("pass", "after a redeploy", classify.Pass, classify.OK, History{RecoveryPending: true})
+	b.add("pass", "degraded", classify.Pass, classify.Degraded, History{})
 
 	tlsCond := "-"
 	if s.TLSPendingMax > 0 {
@@ -48,12 +53,22 @@ func DecisionTable(s Settings) []Row {
 	b.add("tls", tlsCond, classify.TLS, classify.TLSUnknownAuthority, History{TLSFailingSince: tableNow.Add(-s.TLSPendingMax / 2)})
 
 	n := s.EscalateTimeoutsAfter
+	cond := "-"
+	if n > 1 {
+		cond = fmt.Sprintf("< %d in a row", n)
+	}
 	if n != 1 {
-		cond := "-"
-		if n > 1 {
-			cond = fmt.Sprintf("< %d in a row", n)
-		}
 		b.add("timeout", cond, classify.Timeout, classify.HeadersTimeout, History{})
+	}
+	b.addStatus("unreachable", "HTTP 401", 401, `Basic realm="app"`)
+	b.addStatus("unreachable", "HTTP 403", 403, "")
+	b.addStatus("unreachable", "HTTP 407", 407, `Basic realm="proxy"`)
+	if n != 1 {
+		c429 := "HTTP 429"
+		if cond != "-" {
+			c429 += ", " + cond
+		}
+		b.addStatus("unreachable", c429, 429, "")
 	}
 
 	b.decisive(decisiveResults, "", classify.Refused, classify.ConnRefused, History{})
@@ -65,6 +80,8 @@ func DecisionTable(s Settings) []Row {
 	if n > 0 {
 		b.decisive("timeout", fmt.Sprintf(">= %d in a row, ", n), classify.Timeout, classify.HeadersTimeout,
 			History{TimeoutStreak: n - 1})
+		b.decisive("unreachable", fmt.Sprintf("HTTP 429, >= %d in a row, ", n), classify.Unreachable, classify.HTTPStatus,
+			History{TimeoutStreak: n - 1}, 429)
 	}
 	return b.rows
 }
@@ -75,26 +92,52 @@ type tableBuilder struct {
 }
 
 func (b *tableBuilder) add(result, cond string, o classify.Outcome, r classify.Reason, h History) {
-	d, _ := Decide(Input{Outcome: o, Reason: r, History: h, Settings: b.s, Now: tableNow})
-	b.rows = append(b.rows, Row{Rule: RuleOf(d.Action), Result: result, Condition: cond, Action: d.Action, Why: d.Why})
+	b.addInput(result, cond, Input{Outcome: o, Reason: r, History: h})
+}
+
+// addStatus adds the row of an HTTP answer whose status the policy reads
+// (401, 403, 407: no redeploy fixes them; 429: throttled), with the
+// challenge the example sent.
+func (b *tableBuilder) addStatus(result, cond string, status int, challenge string) {
+	b.addInput(result, cond, Input{Outcome: classify.Unreachable, Reason: classify.HTTPStatus, HTTPStatus: status, Challenge: challenge})
+}
+
+func (b *tableBuilder) addInput(result, cond string, in Input) {
+	in.Settings, in.Now = b.s, tableNow
+	d, _ := Decide(in)
+	row := Row{Rule: RuleOf(d.Action), Result: result, Condition: cond, Action: d.Action, Why: d.Why}
+	switch {
+	case d.Action == Stay && in.HTTPStatus != 0:
+		row.Rule, row.Sub = 3, "a"
+	case d.Action == IgnoreTimeout && in.HTTPStatus != 0:
+		row.Rule, row.Sub = 3, "b"
+	}
+	b.rows = append(b.rows, row)
 }
 
 // decisive adds the grace, blip and redeploy rows of a result that counts
 // as decisive, prefixing each condition with why it is decisive.
-func (b *tableBuilder) decisive(result, prefix string, o classify.Outcome, r classify.Reason, h History) {
+// status, when given, is the HTTP status of the example.
+func (b *tableBuilder) decisive(result, prefix string, o classify.Outcome, r classify.Reason, h History, status ...int) {
 	s := b.s
+	in := Input{Outcome: o, Reason: r}
+	if len(status) > 0 {
+		in.HTTPStatus = status[0]
+	}
 	if s.Grace > 0 {
-		young := h
-		young.StartedAt = tableNow.Add(-s.Grace / 4)
-		b.add(result, prefix+"age < "+dur(s.Grace), o, r, young)
+		in.History = h
+		in.History.StartedAt = tableNow.Add(-s.Grace / 4)
+		b.addInput(result, prefix+"age < "+dur(s.Grace), in)
 	}
 	old := h
 	old.StartedAt = tableNow.Add(-pastGraceAge(s.Grace))
 	if s.FailureThreshold > 1 {
-		b.add(result, fmt.Sprintf("%spast grace, streak < %d", prefix, s.FailureThreshold), o, r, old)
+		in.History = old
+		b.addInput(result, fmt.Sprintf("%spast grace, streak < %d", prefix, s.FailureThreshold), in)
 	}
 	old.Streak = s.FailureThreshold - 1
-	b.add(result, fmt.Sprintf("%spast grace, streak reaches %d", prefix, s.FailureThreshold), o, r, old)
+	in.History = old
+	b.addInput(result, fmt.Sprintf("%spast grace, streak reaches %d", prefix, s.FailureThreshold), in)
 }
 
 // pastGraceAge is a round age well past the grace window: 10m0s for the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -152,6 +153,20 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 			obs.ConditionFailed = true
 			f.Condition = msg
 		}
+	}
+	if err == nil && obs.StatusExpected && !obs.ConditionFailed {
+		if msg := o.Expect.Degraded(h.body, o.MaxBody); msg != "" {
+			obs.Degraded = true
+			res.Degraded = o.Redactor.String(msg)
+		}
+	}
+	if !obs.StatusExpected || obs.ConditionFailed || obs.Degraded || resp.StatusCode/100 != 2 {
+		// A health endpoint says why it failed in its body and headers:
+		// the answer's own words, shown with the result.
+		more := h.body.Truncated || h.body.Read > int64(len(h.body.Head))
+		res.BodyExcerpt = expect.Excerpt(h.body.Head, more, o.Redactor.String)
+		res.WWWAuthenticate = o.Redactor.String(strings.Join(resp.Header.Values("Www-Authenticate"), ", "))
+		res.ProxyAuthenticate = o.Redactor.String(strings.Join(resp.Header.Values("Proxy-Authenticate"), ", "))
 	}
 }
 

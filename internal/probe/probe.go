@@ -152,7 +152,9 @@ type recorder struct {
 	stageStart time.Time
 	finished   bool
 	tlsState   *tls.ConnectionState
-	wrote      time.Time
+	// ocsp is what the last handshake's stapled OCSP response said (nil: none).
+	ocsp  *tlsinfo.OCSP
+	wrote time.Time
 	// wroteHeaders is when the request headers went out.
 	wroteHeaders time.Time
 	// connReady is when the connection was handed to the request
@@ -390,6 +392,9 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	}
 	ex.describe(err, now, res, obs, f)
 	res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
+	if res.TLS != nil {
+		res.TLS.OCSP = p.ocsp
+	}
 	if tc := p.opts.TLSConfig; tc != nil && tc.InsecureSkipVerify {
 		res.TLS.VerificationOff(p.opts.InsecureWhy)
 	}

@@ -107,7 +107,7 @@ func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Re
 		p.disarm(&p.readWin)
 		p.timings = Timings{}
 		p.wrote, p.wroteHeaders, p.firstByte, p.connReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-		p.tlsState = nil
+		p.tlsState, p.ocsp = nil, nil
 		p.attempts = nil
 		p.mu.Unlock()
 	}

@@ -161,7 +161,18 @@ type Result struct {
 	// the worst of them, with a summary as its Error.
 	Addresses []Result
 	// RetryAfter is the server's Retry-After, when it sent one.
-	RetryAfter    *time.Duration
+	RetryAfter *time.Duration
+	// BodyExcerpt is the start of the body of an answer that did not
+	// pass (a status not expected, a failed condition), redacted, "" for
+	// a pass or an empty body.
+	BodyExcerpt string
+	// WWWAuthenticate and ProxyAuthenticate are the challenges of an
+	// answer that did not pass (a 401's, a 407's), redacted.
+	WWWAuthenticate   string
+	ProxyAuthenticate string
+	// Degraded says why an answer that passed is degraded: the degraded
+	// condition that held (reason degraded).
+	Degraded      string
 	BodyTruncated bool
 	TLS           *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
@@ -197,6 +208,9 @@ type Hop struct {
 
 // TLSInfo describes the handshake, also when verification failed.
 type TLSInfo = tlsinfo.Info
+
+// OCSP is what the server's stapled OCSP response said.
+type OCSP = tlsinfo.OCSP
 
 // CertInfo is one presented certificate.
 type CertInfo = tlsinfo.Cert

@@ -2,6 +2,8 @@ package probe
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"time"
 
 	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
@@ -44,8 +46,14 @@ func (p *run) tlsConfig() *tls.Config {
 
 // keepState records the handshake's state (--insecure: nothing to verify).
 func (p *run) keepState(cs tls.ConnectionState) error {
+	var staple *tlsinfo.OCSP
+	if len(cs.PeerCertificates) > 0 {
+		// Shown, never judged: verification is off.
+		staple = tlsinfo.Staple(cs.OCSPResponse, cs.PeerCertificates[0], nil, cs.PeerCertificates, time.Now())
+	}
 	p.mu.Lock()
 	p.tlsState = &cs
+	p.ocsp = staple
 	p.mu.Unlock()
 	return nil
 }
@@ -53,10 +61,31 @@ func (p *run) keepState(cs tls.ConnectionState) error {
 // verifyConnection verifies the server's chain after the handshake (see
 // tlsinfo.Verify), so that the version, cipher and chain are recorded also
 // when verification fails.
+//
+// A verified chain's stapled OCSP response is read then: a certificate it
+// says is revoked, or a must-staple certificate with no staple, fails the
+// handshake (tls_revoked, tls_must_staple); an unknown, stale or invalid
+// staple is only shown.
 func (p *run) verifyConnection(cs tls.ConnectionState) error {
 	p.mu.Lock()
 	p.tlsState = &cs
 	name := p.serverName
 	p.mu.Unlock()
-	return tlsinfo.Verify(cs.PeerCertificates, p.opts.TLSConfig, name)
+	chain, err := tlsinfo.VerifyChain(cs.PeerCertificates, p.opts.TLSConfig, name)
+	if err != nil {
+		return err
+	}
+	var issuer *x509.Certificate
+	if len(chain) > 1 {
+		issuer = chain[1]
+	}
+	now := time.Now()
+	if tc := p.opts.TLSConfig; tc != nil && tc.Time != nil {
+		now = tc.Time()
+	}
+	staple := tlsinfo.Staple(cs.OCSPResponse, chain[0], issuer, cs.PeerCertificates, now)
+	p.mu.Lock()
+	p.ocsp = staple
+	p.mu.Unlock()
+	return tlsinfo.StapleVerdict(chain[0], staple)
 }

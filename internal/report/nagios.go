@@ -146,6 +146,9 @@ func NagiosState(r probe.Result, th NagiosThresholds) (int, string) {
 	switch {
 	case r.Canceled, r.Outcome == classify.Unknown:
 		return exitcode.NagiosUnknown, ""
+	case r.Outcome == classify.Pass && r.Reason == classify.Degraded:
+		// The service answers and says it is degraded: a warning.
+		state = exitcode.NagiosWarning
 	case r.Outcome == classify.Pass:
 	case r.Reason != classify.HTTPStatus && r.Reason != classify.Redirect:
 		// Transport failures, and conditions on the body or headers.

@@ -45,6 +45,14 @@ type ResultJSON struct {
 	DialErrors    []probe.DialAttempt `json:"dial_errors,omitempty"`
 	RetryAfterS   *float64            `json:"retry_after_s,omitempty"`
 	BodyTruncated bool                `json:"body_truncated"`
+	// BodyExcerpt is the start of a failing answer's body (at most 512
+	// bytes, redacted; "…" when more followed); WWWAuthenticate and
+	// ProxyAuthenticate its challenges.
+	BodyExcerpt       string `json:"body_excerpt,omitempty"`
+	WWWAuthenticate   string `json:"www_authenticate,omitempty"`
+	ProxyAuthenticate string `json:"proxy_authenticate,omitempty"`
+	// Degraded says why a pass is degraded (reason degraded).
+	Degraded string `json:"degraded,omitempty"`
 	// HTTPSDowngrade: a redirect went from https to plain http.
 	HTTPSDowngrade bool            `json:"https_downgrade,omitempty"`
 	TLS            *probe.TLSInfo  `json:"tls,omitempty"`
@@ -76,28 +84,33 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		clear(timings)
 	}
 	*j = ResultJSON{
-		SchemaVersion:  output.SchemaVersion,
-		URL:            output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
-		Outcome:        r.Outcome,
-		Reason:         r.Reason,
-		ExitCode:       exitCode,
-		HTTPStatus:     r.HTTPStatus,
-		HTTPVersion:    r.HTTPVersion,
-		Error:          output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
-		Address:        r.Address,
-		IPFamily:       r.IPFamily,
-		TimingsMS:      timings,
-		Redirect:       r.Redirect,
-		Redirects:      r.Hops,
-		Proxy:          r.Proxy,
-		DialAttempts:   r.DialAttempts,
-		BodyTruncated:  r.BodyTruncated,
-		HTTPSDowngrade: r.Downgrade,
-		TLS:            r.TLS,
-		GRPC:           r.GRPC,
-		Redis:          r.Redis,
-		Postgres:       r.Postgres,
-		Decision:       d,
+		SchemaVersion: output.SchemaVersion,
+		URL:           output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
+		Outcome:       r.Outcome,
+		Reason:        r.Reason,
+		ExitCode:      exitCode,
+		HTTPStatus:    r.HTTPStatus,
+		HTTPVersion:   r.HTTPVersion,
+		Error:         output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
+		Address:       r.Address,
+		IPFamily:      r.IPFamily,
+		TimingsMS:     timings,
+		Redirect:      r.Redirect,
+		Redirects:     r.Hops,
+		Proxy:         r.Proxy,
+		DialAttempts:  r.DialAttempts,
+		BodyTruncated: r.BodyTruncated,
+		// The server's words: escaped as in the text.
+		BodyExcerpt:       output.Untrusted(r.BodyExcerpt),
+		WWWAuthenticate:   output.Untrusted(r.WWWAuthenticate),
+		ProxyAuthenticate: output.Untrusted(r.ProxyAuthenticate),
+		Degraded:          output.Untrusted(r.Degraded),
+		HTTPSDowngrade:    r.Downgrade,
+		TLS:               r.TLS,
+		GRPC:              r.GRPC,
+		Redis:             r.Redis,
+		Postgres:          r.Postgres,
+		Decision:          d,
 	}
 	if allFailed(r.DialAttempts) {
 		j.DialErrors = r.DialAttempts
@@ -110,7 +123,7 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		j.RetryAfterS = &s
 	}
 	for _, a := range r.Addresses {
-		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForOutcome(a.Outcome)))
+		j.Addresses = append(j.Addresses, NewResultJSON(a, nil, exitcode.ForResult(a.Outcome, a.Reason)))
 	}
 }
 
@@ -173,6 +186,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "%s%s\n", label("error"), output.Untrusted(r.Error))
+	}
+	if r.Degraded != "" {
+		fmt.Fprintf(w, "%s%s\n", label("degraded"), output.Untrusted(r.Degraded))
 	}
 	if r.Address != "" {
 		conn := fmt.Sprintf("%s (IPv%d)", r.Address, r.IPFamily)
@@ -246,6 +262,9 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			}
 		}
 	}
+	if r.TLS != nil && r.TLS.OCSP != nil {
+		fmt.Fprintf(w, "%s%s\n", label("ocsp"), ocspText(r.TLS.OCSP, colored))
+	}
 	for i, h := range r.Hops {
 		fmt.Fprintf(w, "%s%d %s -> %s\n", label(fmt.Sprintf("hop[%d]", i)), h.Status, output.Untrusted(h.URL), output.Untrusted(h.Location))
 	}
@@ -262,6 +281,12 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 	if r.RetryAfter != nil {
 		fmt.Fprintf(w, "%s%s\n", label("retry-after"), output.Seconds(*r.RetryAfter))
 	}
+	for _, a := range challenges(r) {
+		fmt.Fprintf(w, "%s%s\n", label(a[0]), output.Untrusted(a[1]))
+	}
+	if r.BodyExcerpt != "" {
+		fmt.Fprintf(w, "%s%s\n", label("body"), output.Untrusted(r.BodyExcerpt))
+	}
 	if r.BodyTruncated {
 		fmt.Fprintf(w, "%sbody read up to --max-body only\n", label("body"))
 	}
@@ -269,6 +294,73 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		c := output.Paint(colored, color.Bold)
 		fmt.Fprintf(w, "%s%s: %s\n", label("decision"), c.Sprint(d.Action), d.Why)
 	}
+}
+
+// ocspText says what the stapled OCSP response said: "good (stapled, next
+// update …)", "revoked at …", "… but stale (next update … passed)".
+func ocspText(o *probe.OCSP, colored bool) string {
+	const day = "2006-01-02 15:04:05Z07:00"
+	var s string
+	switch o.Status {
+	case "good":
+		s = "good (stapled, next update " + o.NextUpdate.Format(day) + ")"
+	case "revoked":
+		s = output.Paint(colored, color.FgRed).Sprint("revoked at " + o.RevokedAt.Format(day))
+	case "unknown":
+		s = output.Paint(colored, color.FgYellow).Sprint("unknown (the responder does not know this certificate)")
+	default:
+		s = output.Paint(colored, color.FgYellow).Sprint(o.Status)
+	}
+	if o.Stale {
+		s = output.Paint(colored, color.FgYellow).Sprintf("%s, but stale (next update %s passed)", o.Status, o.NextUpdate.Format(day))
+	}
+	if o.Error != "" {
+		s += ": " + output.Untrusted(o.Error)
+	}
+	return s
+}
+
+// Answer writes, after a failing result's first line without details,
+// what the server said of why: its error sentence, its challenges, its
+// Retry-After and the start of its body, each escaped.
+func Answer(w io.Writer, r probe.Result) {
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", output.Untrusted(r.Error))
+	}
+	if r.Degraded != "" {
+		fmt.Fprintf(w, "  degraded: %s\n", output.Untrusted(r.Degraded))
+	}
+	for _, a := range challenges(r) {
+		fmt.Fprintf(w, "  %s: %s\n", a[0], output.Untrusted(a[1]))
+	}
+	if r.RetryAfter != nil && r.Outcome != classify.Pass {
+		fmt.Fprintf(w, "  retry-after: %s\n", output.Seconds(*r.RetryAfter))
+	}
+	if r.BodyExcerpt != "" {
+		fmt.Fprintf(w, "  body: %s\n", output.Untrusted(r.BodyExcerpt))
+	}
+}
+
+// Challenge is the challenge the policy's why names: a 407's
+// Proxy-Authenticate, else the WWW-Authenticate.
+func Challenge(r probe.Result) string {
+	if r.HTTPStatus == 407 && r.ProxyAuthenticate != "" {
+		return output.Untrusted(r.ProxyAuthenticate)
+	}
+	return output.Untrusted(r.WWWAuthenticate)
+}
+
+// challenges are the WWW-Authenticate and Proxy-Authenticate a failing
+// answer carried, as label and value.
+func challenges(r probe.Result) [][2]string {
+	var c [][2]string
+	if r.WWWAuthenticate != "" {
+		c = append(c, [2]string{"www-authenticate", r.WWWAuthenticate})
+	}
+	if r.ProxyAuthenticate != "" {
+		c = append(c, [2]string{"proxy-authenticate", r.ProxyAuthenticate})
+	}
+	return c
 }
 
 // waterfall draws one bar per phase reached, offset where the phase began.

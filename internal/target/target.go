@@ -82,6 +82,12 @@ type Input struct {
 	ExpectBodyRegex []string
 	ExpectJSON      []string
 	ExpectHeader    []string
+	// ExpectBodyNot and ExpectHeaderNot are the negative conditions;
+	// DegradedIfBody and DegradedIfJSON mark a pass as degraded.
+	ExpectBodyNot   []string
+	ExpectHeaderNot []string
+	DegradedIfBody  []string
+	DegradedIfJSON  []string
 	SecretHeader    []string
 	SecretParam     []string
 	GRPCService     string
@@ -304,23 +310,48 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 		}
 		o.Expect.BodyRegex = append(o.Expect.BodyRegex, re)
 	}
-	for _, s := range in.ExpectJSON {
-		path, val, ok := cutJSONExpect(s)
-		if !ok || path == "" {
-			return nil, in.bad("expect-json", ptr(s), "want PATH=VALUE")
+	for _, f := range []struct {
+		flag string
+		in   []string
+		out  *[]*regexp.Regexp
+	}{{"expect-body-not", in.ExpectBodyNot, &o.Expect.BodyNotRegex}, {"degraded-if-body", in.DegradedIfBody, &o.Expect.DegradedBody}} {
+		for _, s := range f.in {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, in.bad(f.flag, ptr(s), "%v", err)
+			}
+			*f.out = append(*f.out, re)
 		}
-		o.Expect.JSON = append(o.Expect.JSON, expect.JSONExpect{Path: path, Value: val})
 	}
-	for _, s := range in.ExpectHeader {
-		name, expr, ok := strings.Cut(s, "=")
-		if !ok || name == "" {
-			return nil, in.bad("expect-header", ptr(s), "want NAME=RE")
+	for _, f := range []struct {
+		flag string
+		in   []string
+		out  *[]expect.JSONExpect
+	}{{"expect-json", in.ExpectJSON, &o.Expect.JSON}, {"degraded-if-json", in.DegradedIfJSON, &o.Expect.DegradedJSON}} {
+		for _, s := range f.in {
+			j, err := expect.ParseJSON(s)
+			if err != nil {
+				return nil, in.bad(f.flag, ptr(s), "%v", err)
+			}
+			*f.out = append(*f.out, j)
 		}
-		re, err := regexp.Compile(expr)
-		if err != nil {
-			return nil, in.bad("expect-header", ptr(s), "%v", err)
+	}
+	for _, f := range []struct {
+		flag string
+		in   []string
+		out  *[]expect.HeaderExpect
+	}{{"expect-header", in.ExpectHeader, &o.Expect.HeaderRE}, {"expect-header-not", in.ExpectHeaderNot, &o.Expect.HeaderNotRE}} {
+		for _, s := range f.in {
+			name, expr, ok := strings.Cut(s, "=")
+			if !ok || name == "" {
+				return nil, in.bad(f.flag, ptr(s), "want NAME=RE")
+			}
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, in.bad(f.flag, ptr(s), "%v", err)
+			}
+			*f.out = append(*f.out, expect.HeaderExpect{Name: name, RE: re})
 		}
-		o.Expect.HeaderRE = append(o.Expect.HeaderRE, expect.HeaderExpect{Name: name, RE: re})
 	}
 	return &Template{opts: o, in: in}, nil
 }
@@ -480,6 +511,10 @@ func (in *Input) notFor(scheme, source string) error {
 		{"expect-body-regex", len(in.ExpectBodyRegex) > 0, probe.AppliesAnswer},
 		{"expect-json", len(in.ExpectJSON) > 0, probe.AppliesAnswer},
 		{"expect-header", len(in.ExpectHeader) > 0, probe.AppliesAnswer},
+		{"expect-body-not", len(in.ExpectBodyNot) > 0, probe.AppliesAnswer},
+		{"expect-header-not", len(in.ExpectHeaderNot) > 0, probe.AppliesAnswer},
+		{"degraded-if-body", len(in.DegradedIfBody) > 0, probe.AppliesAnswer},
+		{"degraded-if-json", len(in.DegradedIfJSON) > 0, probe.AppliesAnswer},
 		{"method", in.Method != "", probe.AppliesRequest},
 		{"data", in.Data != "", probe.AppliesRequest},
 		{"user", in.User != "", probe.AppliesRequest},
@@ -899,33 +934,4 @@ func ParseTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("the year %d: want a year from 1 to 9999", y)
 	}
 	return t, nil
-}
-
-// cutJSONExpect splits --expect-json PATH=VALUE at the first "=" that is
-// not part of the gjson path: a query such as checks.#(name=="db").ok holds
-// "=" inside #(...) and inside quotes, and a backslash escapes the next
-// character (gjson's own escape).
-func cutJSONExpect(s string) (path, value string, ok bool) {
-	depth := 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\':
-			i++ // the escaped character is part of the path
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')' && depth > 0:
-			depth--
-		case c == '=' && depth == 0:
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }

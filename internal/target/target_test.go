@@ -140,27 +140,6 @@ func TestFormatSizeRoundTrips(t *testing.T) {
 	}
 }
 
-func TestCutJSONExpect(t *testing.T) {
-	for _, c := range []struct {
-		in, path, value string
-		ok              bool
-	}{
-		{"status=ready", "status", "ready", true},
-		{`checks.#(name=="db").ok=true`, `checks.#(name=="db").ok`, "true", true},
-		{`checks.#(name=="a=b").ok=true`, `checks.#(name=="a=b").ok`, "true", true},
-		{`a\=b=c`, `a\=b`, "c", true},
-		{`x=a=b`, "x", "a=b", true},
-		{`items.#(n>=2)#.id=[1]`, `items.#(n>=2)#.id`, "[1]", true},
-		{"status", "status", "", false},
-		{`checks.#(name=="db").ok`, `checks.#(name=="db").ok`, "", false},
-	} {
-		p, v, ok := cutJSONExpect(c.in)
-		if p != c.path || v != c.value || ok != c.ok {
-			t.Errorf("cutJSONExpect(%q) = %q, %q, %v; want %q, %q, %v", c.in, p, v, ok, c.path, c.value, c.ok)
-		}
-	}
-}
-
 // TestResolveFamilyContradiction: -6 with a --resolve entry that has only
 // IPv4 addresses (or -4 with only IPv6) is a usage error, as the same
 // contradiction with an IP literal is.

@@ -25,6 +25,9 @@ type Info struct {
 	// NotVerified names where the switch came from that turned
 	// verification off (--insecure, HEALTHCTL_INSECURE, a config key).
 	NotVerified string `json:"not_verified,omitempty"`
+	// OCSP is what the OCSP response the server stapled says of its
+	// certificate (absent when it stapled none).
+	OCSP *OCSP `json:"ocsp,omitempty"`
 }
 
 // VerificationOff marks i as a handshake whose chain was not verified
@@ -70,7 +73,8 @@ func Describe(cs *tls.ConnectionState, err error, now time.Time) *Info {
 		}
 		if err != nil {
 			var cv *tls.CertificateVerificationError
-			if errors.As(err, &cv) {
+			var se *StapleError
+			if errors.As(err, &cv) || errors.As(err, &se) {
 				info.Verified = false
 			}
 		}
@@ -157,8 +161,15 @@ func DaysLeft(notAfter, now time.Time) int {
 // errors are the ones crypto/tls returns: a *tls.CertificateVerificationError
 // wrapping the x509 error, with the presented chain.
 func Verify(certs []*x509.Certificate, tc *tls.Config, name string) error {
+	_, err := VerifyChain(certs, tc, name)
+	return err
+}
+
+// VerifyChain is Verify, returning the first chain it verified (leaf
+// first, root last).
+func VerifyChain(certs []*x509.Certificate, tc *tls.Config, name string) ([]*x509.Certificate, error) {
 	if len(certs) == 0 {
-		return fmt.Errorf("tls: the server presented no certificate")
+		return nil, fmt.Errorf("tls: the server presented no certificate")
 	}
 	opts := x509.VerifyOptions{DNSName: name, Intermediates: x509.NewCertPool()}
 	if tc != nil {
@@ -170,8 +181,9 @@ func Verify(certs []*x509.Certificate, tc *tls.Config, name string) error {
 	for _, c := range certs[1:] {
 		opts.Intermediates.AddCert(c)
 	}
-	if _, err := certs[0].Verify(opts); err != nil {
-		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+	chains, err := certs[0].Verify(opts)
+	if err != nil {
+		return nil, &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
 	}
-	return nil
+	return chains[0], nil
 }

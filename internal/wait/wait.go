@@ -361,8 +361,10 @@ func (w *waiter) next(key string, started, now time.Time, r probe.Result, fast b
 	// The server answers (or at least accepts): one request per interval,
 	// start to start; a slow probe is followed at once, never overlapped.
 	at := started.Add(w.cfg.Interval)
-	if w.cfg.RespectRetryAfter && r.RetryAfter != nil {
-		// Only ever a longer wait; the ceiling cuts it (sleepUntil).
+	if r.RetryAfter != nil && (w.cfg.RespectRetryAfter || r.HTTPStatus == 429) {
+		// Only ever a longer wait; the ceiling cuts it (sleepUntil). A
+		// 429 is the server throttling this client: asking sooner only
+		// earns another 429, so its Retry-After is honoured unasked.
 		at = later(at, now.Add(*r.RetryAfter))
 	}
 	return at

@@ -20,6 +20,7 @@ type answer struct {
 	reason  classify.Reason
 	took    time.Duration
 	retry   *time.Duration
+	status  int
 }
 
 var (
@@ -57,7 +58,7 @@ func (f *fakeProber) probe(ctx context.Context, o *probe.Options) probe.Result {
 	n := len(f.starts[u])
 	f.mu.Unlock()
 	a := f.respond[u](n, at)
-	r := probe.Result{URL: u, Outcome: a.outcome, Reason: a.reason, RetryAfter: a.retry, Started: time.Now(), Address: f.dialled[u]}
+	r := probe.Result{URL: u, Outcome: a.outcome, Reason: a.reason, RetryAfter: a.retry, HTTPStatus: a.status, Started: time.Now(), Address: f.dialled[u]}
 	t := time.NewTimer(a.took)
 	defer t.Stop()
 	select {
@@ -405,6 +406,29 @@ func TestWaitRetryAfter(t *testing.T) {
 			run(t, Config{RespectRetryAfter: true}, f, h1)
 			if got, want := f.startsOf(h1), []time.Duration{0, ms(500), ms(1000)}; !slices.Equal(got, want) {
 				t.Errorf("starts = %v, want %v", got, want)
+			}
+		})
+	})
+	// A 429 is the server throttling this client: its Retry-After is
+	// honoured without --respect-retry-after, and the ceiling still cuts it.
+	throttled := status503
+	throttled.status = 429
+	t.Run("429 honoured by default", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake(map[string]func(int, time.Duration) answer{h1: switchAt(ms(3000), throttled.after(2*time.Second), pass)})
+			run(t, Config{}, f, h1)
+			want := []time.Duration{0, ms(2002), ms(4004)}
+			if got := f.startsOf(h1); !slices.Equal(got, want) {
+				t.Errorf("starts = %v, want %v", got, want)
+			}
+		})
+	})
+	t.Run("429 capped by the ceiling", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake(map[string]func(int, time.Duration) answer{h1: always(throttled.after(time.Hour))})
+			s := run(t, Config{Timeout: 5 * time.Second}, f, h1)
+			if s.Elapsed != 5*time.Second || s.Attempts != 1 || !s.TimedOut {
+				t.Errorf("summary = %+v, want given up at the 5s ceiling after 1 attempt", s)
 			}
 		})
 	})

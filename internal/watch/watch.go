@@ -446,7 +446,11 @@ func (w *Watcher) one(ctx context.Context, it *Item, n int64) {
 	if t.StartedAt.After(h.StartedAt) {
 		h.StartedAt = t.StartedAt
 	}
-	in := policy.Input{Outcome: r.Outcome, Reason: r.Reason, History: h, Settings: w.cfg.Settings, Now: r.Started}
+	in := policy.Input{Outcome: r.Outcome, Reason: r.Reason, History: h, Settings: w.cfg.Settings, Now: r.Started,
+		HTTPStatus: r.HTTPStatus, Challenge: output.Untrusted(r.WWWAuthenticate)}
+	if r.HTTPStatus == 407 && r.ProxyAuthenticate != "" {
+		in.Challenge = output.Untrusted(r.ProxyAuthenticate)
+	}
 	d, h := policy.Decide(in)
 	d.Why = w.oneWhy(d.Why)
 	next := prev

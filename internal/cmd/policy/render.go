@@ -63,7 +63,7 @@ func policyTable(w io.Writer, topt output.TableOptions, rows []policy.Row) error
 		if result == "refused/dns/unreachable" {
 			result = "refused, dns, unreachable"
 		}
-		if err := t.Append(fmt.Sprint(r.Rule), result, r.Condition, string(r.Action), r.Why); err != nil {
+		if err := t.Append(fmt.Sprint(r.Rule)+r.Sub, result, r.Condition, string(r.Action), r.Why); err != nil {
 			return err
 		}
 	}

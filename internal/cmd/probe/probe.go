@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
@@ -17,6 +18,7 @@ import (
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/report"
 
 	"github.com/healthctl/healthctl/internal/words"
 )
@@ -170,12 +172,17 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 			History:  policy.ForProbe(age, known, r.Started),
 			Settings: settings,
 			Now:      r.Started,
+			// The policy reads a 401/403/407 (stay) and a 429 (held).
+			HTTPStatus: r.HTTPStatus,
+			Challenge:  report.Challenge(r),
 		})
 		rep.decisions[i] = &d
 		// --exit-1 decided once: the JSON says the code the process exits with.
-		rc := f.ExitCode(exitcode.ForOutcome(r.Outcome))
+		rc := f.ExitCode(exitcode.ForResult(r.Outcome, r.Reason))
 		rep.codes[i] = rc
-		if len(results) == 1 || code == exitcode.Pass {
+		// The first URL that did not pass decides; a degraded pass only
+		// when every URL passed.
+		if len(results) == 1 || code == exitcode.Pass || code == f.ExitCode(exitcode.Degraded) && r.Outcome != classify.Pass {
 			code = rc
 		}
 	}

@@ -62,8 +62,8 @@ func (rep *runReport) Text(w render.Writer) error {
 			io.WriteString(w.Out, report.FirstLine(r, w.OutColor)+"\n")
 			if w.Details() {
 				report.Details(w.Out, r, rep.decisions[i], w.OutColor)
-			} else if r.Error != "" {
-				fmt.Fprintf(w.Out, "  error: %s\n", output.Untrusted(r.Error))
+			} else {
+				report.Answer(w.Out, r)
 			}
 		}
 		if err := stdoutFailed(w); err != nil {

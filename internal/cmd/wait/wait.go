@@ -110,7 +110,7 @@ failures from the first probe.`,
 	fs.IntVar(&opts.Successes, "successes", wait.DefaultSuccesses, "passes in a row each URL needs")
 	fs.BoolVar(&opts.FailOpen, "fail-open", false, "after the ceiling, exit 0 with a WARN line instead of failing")
 	fs.BoolVar(&opts.Bypass, "bypass", false, "exit 0 at once without probing (kill switch; also HEALTHCTL_BYPASS=true)")
-	fs.BoolVar(&opts.RespectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling)")
+	fs.BoolVar(&opts.RespectRetryAfter, "respect-retry-after", false, "wait as long as a Retry-After answer asks before the next probe (up to the ceiling); a 429's is always honoured")
 	fs.BoolVar(&opts.UntilDown, "until-down", false, "wait until each URL stops answering healthy (--successes times in a row), as wait4x's --invert-check")
 	fs.BoolVar(&opts.AllowNeverUp, "allow-never-up", false, "with --until-down: count failing answers as down before the URL was ever seen up")
 	fs.StringVar(&opts.Statsd, "statsd", "", "HOST:PORT to send per-wait StatsD counters to (UDP)")

@@ -48,7 +48,7 @@ func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
 // item's decision) as its decision, keeping j's maps (the lines of a sweep
 // are encoded through a few of them, lineScratch).
 func (j *watchJSON) fill(it *watch.Item, fold func(int) int, d *policy.Decision) {
-	j.ResultJSON.Fill(it.Result, d, fold(exitcode.ForOutcome(it.Result.Outcome)))
+	j.ResultJSON.Fill(it.Result, d, fold(exitcode.ForResult(it.Result.Outcome, it.Result.Reason)))
 	j.Streak, j.Transition, j.Hook = it.Streak, it.Transition, it.Hook
 	j.FoldAddresses(fold)
 	// The name as it is: it is the target's identity, the state file's key
