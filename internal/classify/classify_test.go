@@ -189,6 +189,7 @@ var specOutcome = map[Reason]Outcome{
 	"redis_masterdown":              "unreachable",
 	"redis_busy":                    "unreachable",
 	"redis_auth":                    "unreachable",
+	"redis_cluster_down":            "unreachable",
 	"redis_error":                   "unreachable",
 	"redis_protocol":                "unreachable",
 	"postgres_starting_up":          "unreachable",

@@ -26,9 +26,14 @@ const (
 	// RedisBusy is -BUSY: a script or function runs past its time limit.
 	RedisBusy Reason = "redis_busy"
 	// RedisAuth is -NOAUTH or -WRONGPASS: credentials are needed, or the
-	// ones given were refused.
+	// ones given were refused (any error to AUTH: a later PING may pass
+	// as the default user, which the URL did not ask for).
 	RedisAuth Reason = "redis_auth"
-	// RedisError is any other error reply.
+	// RedisClusterDown is a cluster-mode server whose CLUSTER INFO says
+	// cluster_state:fail: PING answers, every key command -CLUSTERDOWN.
+	RedisClusterDown Reason = "redis_cluster_down"
+	// RedisError is any other error reply (and a Sentinel's port, which
+	// serves no keys).
 	RedisError Reason = "redis_error"
 	// RedisProtocol is an answer that is not RESP (another protocol on
 	// the port), or a connection closed without a reply.
@@ -63,6 +68,12 @@ type RedisAnswer struct {
 	// replies to AUTH and SELECT, in order, with the command each answers.
 	Ping   string
 	Before []RedisReply
+	// Mode is INFO server's redis_mode when it is not standalone
+	// ("sentinel", "cluster"); ClusterState and ClusterSlotsOK are
+	// CLUSTER INFO's on a cluster-mode server ("" elsewhere).
+	Mode           string
+	ClusterState   string
+	ClusterSlotsOK string
 }
 
 // RedisReply is one reply to a command sent before PING.
@@ -75,6 +86,20 @@ func redisReason(a *RedisAnswer) Reason {
 	if a == nil || a.NotRESP {
 		return RedisProtocol
 	}
+	if a.Mode == "sentinel" {
+		// A Sentinel answers PING but serves no key.
+		return RedisError
+	}
+	for _, b := range a.Before {
+		// A refused AUTH leaves the connection the default user's: a
+		// later PING may pass, but the URL's credentials did not.
+		if r, ok := redisError(b.Reply); ok && b.Command == "AUTH" && !unneededPassword(b.Reply) {
+			if Warming(r) || r == RedisMasterDown {
+				return r
+			}
+			return RedisAuth
+		}
+	}
 	if r, ok := redisError(a.Ping); ok {
 		return r
 	}
@@ -85,10 +110,21 @@ func redisReason(a *RedisAnswer) Reason {
 			return r
 		}
 	}
-	if a.Ping == "+PONG" {
-		return OK
+	if a.Ping != "+PONG" {
+		return RedisProtocol
 	}
-	return RedisProtocol
+	if a.ClusterState != "" && a.ClusterState != "ok" {
+		return RedisClusterDown
+	}
+	return OK
+}
+
+// unneededPassword is the error a server whose default user has no
+// password answers to AUTH with a password alone: nothing was refused, the
+// connection is the user the URL named (redis-cli -a and ioredis go on, a
+// warning said).
+func unneededPassword(reply string) bool {
+	return strings.HasPrefix(reply, "-ERR AUTH <password> called without any password configured")
 }
 
 // redisError names an error reply by its first word.
@@ -112,6 +148,14 @@ func redisError(reply string) (Reason, bool) {
 		return RedisAuth, true
 	}
 	return RedisError, true
+}
+
+// orNone is s, or "none" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // PostgresAnswer is what a PostgreSQL probe read in answer to its startup
@@ -186,7 +230,7 @@ func kindProtocolError(p Protocol) (Reason, bool) {
 
 func isKindReason(r Reason) bool {
 	switch r {
-	case RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisError, RedisProtocol,
+	case RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
 		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol:
 		return true
 	}
@@ -204,6 +248,10 @@ func kindText(o Observation, r Reason, f Facts) string {
 		return "not Redis: " + ErrorText(o.Err)
 	case r == RedisProtocol:
 		return "not a Redis answer to PING: " + f.Seen
+	case r == RedisClusterDown:
+		return fmt.Sprintf("the Redis cluster is down: CLUSTER INFO says cluster_state:%s (%s of 16384 hash slots ok); PING answers, key commands get -CLUSTERDOWN", o.Redis.ClusterState, orNone(o.Redis.ClusterSlotsOK))
+	case o.Protocol == ProtoRedis && o.Redis != nil && o.Redis.Mode == "sentinel":
+		return "a Redis Sentinel answered (INFO server: redis_mode:sentinel), not a Redis server: it serves no keys; a client asks it for the master's address"
 	case o.Protocol == ProtoRedis && o.Redis != nil:
 		cmd, reply := "PING", o.Redis.Ping
 		for _, b := range o.Redis.Before {

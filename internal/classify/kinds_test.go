@@ -30,6 +30,20 @@ func TestRedisReason(t *testing.T) {
 		{&RedisAnswer{Ping: "+OK"}, RedisProtocol, ""},
 		{&RedisAnswer{Ping: ":1"}, RedisProtocol, ""},
 		{&RedisAnswer{NotRESP: true}, RedisProtocol, ""},
+		// A refused AUTH is the reason whatever PING says: the connection
+		// went on as the default user, not the URL's.
+		{&RedisAnswer{Before: auth("-WRONGPASS invalid username-password pair or user is disabled."), Ping: "+PONG"}, RedisAuth, `Redis answered AUTH with "-WRONGPASS`},
+		{&RedisAnswer{Before: auth("-ERR invalid username-password pair"), Ping: "+PONG"}, RedisAuth, `AUTH`},
+		{&RedisAnswer{Before: auth("-NOPERM this user has no permissions"), Ping: "+PONG"}, RedisAuth, `AUTH`},
+		{&RedisAnswer{Before: append(auth("-WRONGPASS x"), RedisReply{"SELECT", "-ERR DB index is out of range"}), Ping: "+PONG"}, RedisAuth, `Redis answered AUTH with "-WRONGPASS x"`},
+		{&RedisAnswer{Before: auth("-LOADING Redis is loading the dataset in memory"), Ping: "-LOADING Redis is loading the dataset in memory"}, RedisLoading, "LOADING"},
+		// A cluster-mode server: its state decides once PING answered.
+		{&RedisAnswer{Ping: "+PONG", Mode: "cluster", ClusterState: "ok", ClusterSlotsOK: "16384"}, OK, ""},
+		{&RedisAnswer{Ping: "+PONG", Mode: "cluster", ClusterState: "fail", ClusterSlotsOK: "0"}, RedisClusterDown, "cluster_state:fail (0 of 16384 hash slots ok)"},
+		{&RedisAnswer{Ping: "-LOADING x", ClusterState: "fail"}, RedisLoading, "LOADING"},
+		{&RedisAnswer{Before: auth("-WRONGPASS x"), Ping: "+PONG", ClusterState: "fail"}, RedisAuth, "WRONGPASS"},
+		// A Sentinel answers PING and serves no key.
+		{&RedisAnswer{Ping: "+PONG", Mode: "sentinel"}, RedisError, "a Redis Sentinel answered"},
 	} {
 		o := Observation{Protocol: ProtoRedis, Redis: tc.a}
 		out, r := Classify(o)

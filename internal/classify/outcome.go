@@ -168,6 +168,7 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		RedisMasterDown:            Unreachable,
 		RedisBusy:                  Unreachable,
 		RedisAuth:                  Unreachable,
+		RedisClusterDown:           Unreachable,
 		RedisError:                 Unreachable,
 		RedisProtocol:              Unreachable,
 		PostgresStartingUp:         Unreachable,
@@ -197,7 +198,7 @@ var Reasons = []Reason{
 	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
-	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisError, RedisProtocol,
+	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
 	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol,
 	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
 }

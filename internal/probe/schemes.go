@@ -135,7 +135,7 @@ func table() []Scheme {
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
 			open:  newStream},
 		{Name: "redis", Secure: "rediss", DefaultPort: "6379", Path: PathAny,
-			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after AUTH when the URL has credentials)", Missing: "no PONG"},
+			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after an AUTH that succeeded when the URL has credentials), on a server that is no Sentinel and no failed cluster", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
 			check: checkRedisURL, open: newRedis},
 		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
