@@ -54,10 +54,18 @@ const (
 	PostgresProtocol Reason = "postgres_protocol"
 )
 
-// Warming says r is a service still warming up (Redis loading its data set,
-// a script that holds it busy): slow, not dead, which a redeploy would only
-// start over. The policy ignores it as it ignores a timeout.
-func Warming(r Reason) bool { return r == RedisLoading || r == RedisBusy }
+// Warming says r is a service in a passing state that a redeploy would
+// only start over or cannot cure: Redis loading its data set or held busy
+// by a script, a replica waiting for its master, PostgreSQL starting up,
+// replaying its log, or shutting down (57P03). The policy ignores it as it
+// ignores a timeout.
+func Warming(r Reason) bool {
+	switch r {
+	case RedisLoading, RedisBusy, RedisMasterDown, PostgresStartingUp, PostgresRecovery, PostgresShuttingDown:
+		return true
+	}
+	return false
+}
 
 // RedisAnswer is what a Redis probe read: the PING's reply and the replies
 // before it (AUTH, SELECT), each its type byte and text.
