@@ -179,6 +179,13 @@ func (s Scheme) URL(rest string) string { return s.Name + "://" + rest }
 // and blackbox_exporter assume.
 func DefaultScheme() Scheme { return schemes[0] }
 
+// ConnectScheme is the row that only connects (tcp://): what an error
+// suggests for a scheme no row speaks.
+func ConnectScheme() Scheme {
+	s, _ := LookupScheme("tcp")
+	return s
+}
+
 // LookupScheme is the row of a URL scheme (any case), false for a scheme
 // no protocol speaks.
 func LookupScheme(name string) (Scheme, bool) {

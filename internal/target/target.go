@@ -699,7 +699,7 @@ func ParseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// tcpSuggestion is the tcp:// URL that checks the port of u, a URL of a
+// tcpSuggestion is the connect-only URL that checks the port of u, a URL of a
 // scheme healthctl does not speak: its host and port when it names one
 // host, HOST:PORT where it does not say.
 func tcpSuggestion(u *url.URL) string {
@@ -713,7 +713,7 @@ func tcpSuggestion(u *url.URL) string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	return "tcp://" + host + ":" + port
+	return probe.ConnectScheme().URL(host + ":" + port)
 }
 
 // badFieldBytes are the bytes no URL field may hold once decoded: NUL ends
