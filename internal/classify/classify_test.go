@@ -196,6 +196,8 @@ var specOutcome = map[Reason]Outcome{
 	"postgres_shutting_down":        "unreachable",
 	"postgres_recovery":             "unreachable",
 	"postgres_too_many_connections": "unreachable",
+	"postgres_auth":                 "unreachable",
+	"postgres_database":             "unreachable",
 	"postgres_error":                "unreachable",
 	"postgres_protocol":             "unreachable",
 }

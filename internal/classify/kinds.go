@@ -48,6 +48,11 @@ const (
 	PostgresRecovery Reason = "postgres_recovery"
 	// PostgresTooManyConnections is 53300: no connection slot left.
 	PostgresTooManyConnections Reason = "postgres_too_many_connections"
+	// PostgresAuth is 28P01 or 28000 to a login with the URL's password:
+	// wrong password, no such role, pg_hba.conf refused it.
+	PostgresAuth Reason = "postgres_auth"
+	// PostgresDatabase is 3D000: the URL's database does not exist.
+	PostgresDatabase Reason = "postgres_database"
 	// PostgresError is any other ErrorResponse to the startup message.
 	PostgresError Reason = "postgres_error"
 	// PostgresProtocol is an answer that is not PostgreSQL's.
@@ -177,6 +182,10 @@ type PostgresAnswer struct {
 	// Code is an ErrorResponse's SQLSTATE, Message its message.
 	Code    string
 	Message string
+	// Login: the probe logged in with the URL's password (psql's
+	// question, not pg_isready's); LoggedIn: it did, and an empty query
+	// was answered.
+	Login, LoggedIn bool
 }
 
 // ErrPostgresNoSSL is a PostgreSQL server that answered N to the SSLRequest
@@ -202,6 +211,11 @@ func postgresReason(a *PostgresAnswer) Reason {
 		return PostgresRecovery
 	case a.Code == "53300":
 		return PostgresTooManyConnections
+	case a.Code == "3D000":
+		return PostgresDatabase
+	case strings.HasPrefix(a.Code, "28") && a.Login:
+		// The application's credentials were refused.
+		return PostgresAuth
 	case strings.HasPrefix(a.Code, "28"):
 		// invalid authorization: the server got as far as
 		// authenticating (pg_hba.conf refused, no such role, a password
@@ -239,7 +253,7 @@ func kindProtocolError(p Protocol) (Reason, bool) {
 func isKindReason(r Reason) bool {
 	switch r {
 	case RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
-		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol:
+		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresError, PostgresProtocol:
 		return true
 	}
 	return false

@@ -71,7 +71,14 @@ func TestPostgresReason(t *testing.T) {
 		{PostgresAnswer{Code: "53300", Message: "remaining connection slots are reserved for roles with the SUPERUSER attribute"}, PostgresTooManyConnections},
 		{PostgresAnswer{Code: "28000", Message: `no pg_hba.conf entry for host "127.0.0.1"`}, OK},
 		{PostgresAnswer{Code: "28P01", Message: `password authentication failed for user "x"`}, OK},
-		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`}, PostgresError},
+		// Without a password these mean "accepting connections", as
+		// pg_isready says; with one, the application's login was refused.
+		{PostgresAnswer{Code: "28P01", Message: `password authentication failed for user "x"`, Login: true}, PostgresAuth},
+		{PostgresAnswer{Code: "28000", Message: `no pg_hba.conf entry for host "127.0.0.1"`, Login: true}, PostgresAuth},
+		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`}, PostgresDatabase},
+		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`, Login: true}, PostgresDatabase},
+		{PostgresAnswer{Code: "53300", Message: "remaining connection slots are reserved for roles with the SUPERUSER attribute", Login: true}, PostgresTooManyConnections},
+		{PostgresAnswer{Auth: true, LoggedIn: true, Login: true}, OK},
 		{PostgresAnswer{Code: "08P01", Message: "invalid startup packet layout"}, PostgresError},
 		{PostgresAnswer{NotPostgres: true}, PostgresProtocol},
 	} {

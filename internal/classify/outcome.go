@@ -175,6 +175,8 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		PostgresShuttingDown:       Unreachable,
 		PostgresRecovery:           Unreachable,
 		PostgresTooManyConnections: Unreachable,
+		PostgresAuth:               Unreachable,
+		PostgresDatabase:           Unreachable,
 		PostgresError:              Unreachable,
 		PostgresProtocol:           Unreachable,
 
@@ -199,7 +201,7 @@ var Reasons = []Reason{
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
 	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
-	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol,
+	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresError, PostgresProtocol,
 	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
 }
 

@@ -145,7 +145,7 @@ func table() []Scheme {
 		// TLS with ?sslmode=require (the shared TLS capture after the
 		// SSLRequest).
 		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
-			Words: Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "an authentication request: the server accepts connections, as pg_isready says", Missing: "no connection accepted"},
+			Words: Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain: Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
 			check: checkPostgresURL, open: newPostgres},
 	}
