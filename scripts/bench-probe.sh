@@ -2,7 +2,7 @@
 # bench-probe.sh — `healthctl probe` start-up against the design
 # floor: the binary as released (scripts/build-released.sh: static,
 # stripped, version-stamped, installed as an archive unpacks it) and
-# scripts/benchbare (a bare Go GET with cobra, viper, color and
+# scripts/benchbare (a bare Go GET with cobra, viper, color, pgconn and
 # tablewriter linked) built and installed the same way, run as paired,
 # interleaved runs (../shared/tools/paired.py) against one loopback server.
 # Prints each command's median and its ratio to the floor (the last line's

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # startup-check.sh — CI's start-up guard: `healthctl probe URL` against the
-# design floor (scripts/benchbare: a bare Go GET with cobra, viper, color
+# design floor (scripts/benchbare: a bare Go GET with cobra, viper, color, pgconn
 # and tablewriter linked), both built as released (scripts/build-released.sh), run
 # interleaved (scripts/benchcmd) against one loopback HTTP server (nginx
 # when installed, else python3's http.server). It fails when healthctl's

@@ -5,7 +5,7 @@ package main
 // postgresql (.ci/deps/kinds.sh), each on a free loopback port with its data
 // under a directory of its own, killed when the script ends.
 //
-//	redisd NAME [-loading|-tls] [REDIS-SERVER-OPTION...]
+//	redisd NAME [-loading|-tls|-sentinel] [REDIS-SERVER-OPTION...]
 //	    starts redis-server (no persistence, bound to 127.0.0.1) with the
 //	    options given (--requirepass PW, --replicaof …); sets $NAME_URL
 //	    (redis://127.0.0.1:PORT), $NAME_HOSTPORT, $NAME_PORT. -tls serves
@@ -13,6 +13,8 @@ package main
 //	    $NAME_URL is rediss://). -loading first
 //	    writes a dump of 2000 keys and starts the server loading it with a
 //	    delay per key (key-load-delay): it answers -LOADING for seconds.
+//	    -sentinel starts it as a Sentinel (redis-server CONF --sentinel,
+//	    the configuration written beside its data) watching no master.
 //	pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]...
 //	    initdb's a cluster (local connections trust, TCP scram-sha-256 with
 //	    the password "pgsecret1") and starts postgres on 127.0.0.1, logging
@@ -156,7 +158,8 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 	name, opts := args[0], args[1:]
 	loading := len(opts) > 0 && opts[0] == "-loading"
 	secure := len(opts) > 0 && opts[0] == "-tls"
-	if loading || secure {
+	sentinel := len(opts) > 0 && opts[0] == "-sentinel"
+	if loading || secure || sentinel {
 		opts = opts[1:]
 	}
 	e := scriptFixtureEnv(ts)
@@ -203,6 +206,13 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 			"--tls-ca-cert-file", p.CAFile, "--tls-auth-clients", "no")
 		scheme = "rediss"
 		ts.Setenv(name+"_CA", p.CAFile)
+	}
+	if sentinel {
+		// A Sentinel needs a configuration file it can rewrite; it
+		// takes no --save or --appendonly.
+		conf := filepath.Join(dir, "sentinel.conf")
+		ts.Check(os.WriteFile(conf, []byte(fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir)), 0o644))
+		base = []string{conf, "--sentinel", "--daemonize", "no"}
 	}
 	cmd := exec.Command(server, append(base, opts...)...)
 	startServer(e, "redis-server", cmd, port, filepath.Join(dir, "redis.log"))

@@ -26,9 +26,14 @@ const (
 	// RedisBusy is -BUSY: a script or function runs past its time limit.
 	RedisBusy Reason = "redis_busy"
 	// RedisAuth is -NOAUTH or -WRONGPASS: credentials are needed, or the
-	// ones given were refused.
+	// ones given were refused (any error to AUTH: a later PING may pass
+	// as the default user, which the URL did not ask for).
 	RedisAuth Reason = "redis_auth"
-	// RedisError is any other error reply.
+	// RedisClusterDown is a cluster-mode server whose CLUSTER INFO says
+	// cluster_state:fail: PING answers, every key command -CLUSTERDOWN.
+	RedisClusterDown Reason = "redis_cluster_down"
+	// RedisError is any other error reply (and a Sentinel's port, which
+	// serves no keys).
 	RedisError Reason = "redis_error"
 	// RedisProtocol is an answer that is not RESP (another protocol on
 	// the port), or a connection closed without a reply.
@@ -43,16 +48,29 @@ const (
 	PostgresRecovery Reason = "postgres_recovery"
 	// PostgresTooManyConnections is 53300: no connection slot left.
 	PostgresTooManyConnections Reason = "postgres_too_many_connections"
+	// PostgresAuth is 28P01 or 28000 to a login with the URL's password:
+	// wrong password, no such role, pg_hba.conf refused it.
+	PostgresAuth Reason = "postgres_auth"
+	// PostgresDatabase is 3D000: the URL's database does not exist.
+	PostgresDatabase Reason = "postgres_database"
 	// PostgresError is any other ErrorResponse to the startup message.
 	PostgresError Reason = "postgres_error"
 	// PostgresProtocol is an answer that is not PostgreSQL's.
 	PostgresProtocol Reason = "postgres_protocol"
 )
 
-// Warming says r is a service still warming up (Redis loading its data set,
-// a script that holds it busy): slow, not dead, which a redeploy would only
-// start over. The policy ignores it as it ignores a timeout.
-func Warming(r Reason) bool { return r == RedisLoading || r == RedisBusy }
+// Warming says r is a service in a passing state that a redeploy would
+// only start over or cannot cure: Redis loading its data set or held busy
+// by a script, a replica waiting for its master, PostgreSQL starting up,
+// replaying its log, or shutting down (57P03). The policy ignores it as it
+// ignores a timeout.
+func Warming(r Reason) bool {
+	switch r {
+	case RedisLoading, RedisBusy, RedisMasterDown, PostgresStartingUp, PostgresRecovery, PostgresShuttingDown:
+		return true
+	}
+	return false
+}
 
 // RedisAnswer is what a Redis probe read: the PING's reply and the replies
 // before it (AUTH, SELECT), each its type byte and text.
@@ -63,6 +81,12 @@ type RedisAnswer struct {
 	// replies to AUTH and SELECT, in order, with the command each answers.
 	Ping   string
 	Before []RedisReply
+	// Mode is INFO server's redis_mode when it is not standalone
+	// ("sentinel", "cluster"); ClusterState and ClusterSlotsOK are
+	// CLUSTER INFO's on a cluster-mode server ("" elsewhere).
+	Mode           string
+	ClusterState   string
+	ClusterSlotsOK string
 }
 
 // RedisReply is one reply to a command sent before PING.
@@ -75,6 +99,20 @@ func redisReason(a *RedisAnswer) Reason {
 	if a == nil || a.NotRESP {
 		return RedisProtocol
 	}
+	if a.Mode == "sentinel" {
+		// A Sentinel answers PING but serves no key.
+		return RedisError
+	}
+	for _, b := range a.Before {
+		// A refused AUTH leaves the connection the default user's: a
+		// later PING may pass, but the URL's credentials did not.
+		if r, ok := redisError(b.Reply); ok && b.Command == "AUTH" && !unneededPassword(b.Reply) {
+			if Warming(r) || r == RedisMasterDown {
+				return r
+			}
+			return RedisAuth
+		}
+	}
 	if r, ok := redisError(a.Ping); ok {
 		return r
 	}
@@ -85,10 +123,21 @@ func redisReason(a *RedisAnswer) Reason {
 			return r
 		}
 	}
-	if a.Ping == "+PONG" {
-		return OK
+	if a.Ping != "+PONG" {
+		return RedisProtocol
 	}
-	return RedisProtocol
+	if a.ClusterState != "" && a.ClusterState != "ok" {
+		return RedisClusterDown
+	}
+	return OK
+}
+
+// unneededPassword is the error a server whose default user has no
+// password answers to AUTH with a password alone: nothing was refused, the
+// connection is the user the URL named (redis-cli -a and ioredis go on, a
+// warning said).
+func unneededPassword(reply string) bool {
+	return strings.HasPrefix(reply, "-ERR AUTH <password> called without any password configured")
 }
 
 // redisError names an error reply by its first word.
@@ -114,6 +163,14 @@ func redisError(reply string) (Reason, bool) {
 	return RedisError, true
 }
 
+// orNone is s, or "none" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
 // PostgresAnswer is what a PostgreSQL probe read in answer to its startup
 // message.
 type PostgresAnswer struct {
@@ -125,6 +182,10 @@ type PostgresAnswer struct {
 	// Code is an ErrorResponse's SQLSTATE, Message its message.
 	Code    string
 	Message string
+	// Login: the probe logged in with the URL's password (psql's
+	// question, not pg_isready's); LoggedIn: it did, and an empty query
+	// was answered.
+	Login, LoggedIn bool
 }
 
 // ErrPostgresNoSSL is a PostgreSQL server that answered N to the SSLRequest
@@ -150,6 +211,11 @@ func postgresReason(a *PostgresAnswer) Reason {
 		return PostgresRecovery
 	case a.Code == "53300":
 		return PostgresTooManyConnections
+	case a.Code == "3D000":
+		return PostgresDatabase
+	case strings.HasPrefix(a.Code, "28") && a.Login:
+		// The application's credentials were refused.
+		return PostgresAuth
 	case strings.HasPrefix(a.Code, "28"):
 		// invalid authorization: the server got as far as
 		// authenticating (pg_hba.conf refused, no such role, a password
@@ -186,8 +252,8 @@ func kindProtocolError(p Protocol) (Reason, bool) {
 
 func isKindReason(r Reason) bool {
 	switch r {
-	case RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisError, RedisProtocol,
-		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol:
+	case RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
+		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresError, PostgresProtocol:
 		return true
 	}
 	return false
@@ -204,6 +270,10 @@ func kindText(o Observation, r Reason, f Facts) string {
 		return "not Redis: " + ErrorText(o.Err)
 	case r == RedisProtocol:
 		return "not a Redis answer to PING: " + f.Seen
+	case r == RedisClusterDown:
+		return fmt.Sprintf("the Redis cluster is down: CLUSTER INFO says cluster_state:%s (%s of 16384 hash slots ok); PING answers, key commands get -CLUSTERDOWN", o.Redis.ClusterState, orNone(o.Redis.ClusterSlotsOK))
+	case o.Protocol == ProtoRedis && o.Redis != nil && o.Redis.Mode == "sentinel":
+		return "a Redis Sentinel answered (INFO server: redis_mode:sentinel), not a Redis server: it serves no keys; a client asks it for the master's address"
 	case o.Protocol == ProtoRedis && o.Redis != nil:
 		cmd, reply := "PING", o.Redis.Ping
 		for _, b := range o.Redis.Before {

@@ -30,6 +30,20 @@ func TestRedisReason(t *testing.T) {
 		{&RedisAnswer{Ping: "+OK"}, RedisProtocol, ""},
 		{&RedisAnswer{Ping: ":1"}, RedisProtocol, ""},
 		{&RedisAnswer{NotRESP: true}, RedisProtocol, ""},
+		// A refused AUTH is the reason whatever PING says: the connection
+		// went on as the default user, not the URL's.
+		{&RedisAnswer{Before: auth("-WRONGPASS invalid username-password pair or user is disabled."), Ping: "+PONG"}, RedisAuth, `Redis answered AUTH with "-WRONGPASS`},
+		{&RedisAnswer{Before: auth("-ERR invalid username-password pair"), Ping: "+PONG"}, RedisAuth, `AUTH`},
+		{&RedisAnswer{Before: auth("-NOPERM this user has no permissions"), Ping: "+PONG"}, RedisAuth, `AUTH`},
+		{&RedisAnswer{Before: append(auth("-WRONGPASS x"), RedisReply{"SELECT", "-ERR DB index is out of range"}), Ping: "+PONG"}, RedisAuth, `Redis answered AUTH with "-WRONGPASS x"`},
+		{&RedisAnswer{Before: auth("-LOADING Redis is loading the dataset in memory"), Ping: "-LOADING Redis is loading the dataset in memory"}, RedisLoading, "LOADING"},
+		// A cluster-mode server: its state decides once PING answered.
+		{&RedisAnswer{Ping: "+PONG", Mode: "cluster", ClusterState: "ok", ClusterSlotsOK: "16384"}, OK, ""},
+		{&RedisAnswer{Ping: "+PONG", Mode: "cluster", ClusterState: "fail", ClusterSlotsOK: "0"}, RedisClusterDown, "cluster_state:fail (0 of 16384 hash slots ok)"},
+		{&RedisAnswer{Ping: "-LOADING x", ClusterState: "fail"}, RedisLoading, "LOADING"},
+		{&RedisAnswer{Before: auth("-WRONGPASS x"), Ping: "+PONG", ClusterState: "fail"}, RedisAuth, "WRONGPASS"},
+		// A Sentinel answers PING and serves no key.
+		{&RedisAnswer{Ping: "+PONG", Mode: "sentinel"}, RedisError, "a Redis Sentinel answered"},
 	} {
 		o := Observation{Protocol: ProtoRedis, Redis: tc.a}
 		out, r := Classify(o)
@@ -57,7 +71,14 @@ func TestPostgresReason(t *testing.T) {
 		{PostgresAnswer{Code: "53300", Message: "remaining connection slots are reserved for roles with the SUPERUSER attribute"}, PostgresTooManyConnections},
 		{PostgresAnswer{Code: "28000", Message: `no pg_hba.conf entry for host "127.0.0.1"`}, OK},
 		{PostgresAnswer{Code: "28P01", Message: `password authentication failed for user "x"`}, OK},
-		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`}, PostgresError},
+		// Without a password these mean "accepting connections", as
+		// pg_isready says; with one, the application's login was refused.
+		{PostgresAnswer{Code: "28P01", Message: `password authentication failed for user "x"`, Login: true}, PostgresAuth},
+		{PostgresAnswer{Code: "28000", Message: `no pg_hba.conf entry for host "127.0.0.1"`, Login: true}, PostgresAuth},
+		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`}, PostgresDatabase},
+		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`, Login: true}, PostgresDatabase},
+		{PostgresAnswer{Code: "53300", Message: "remaining connection slots are reserved for roles with the SUPERUSER attribute", Login: true}, PostgresTooManyConnections},
+		{PostgresAnswer{Auth: true, LoggedIn: true, Login: true}, OK},
 		{PostgresAnswer{Code: "08P01", Message: "invalid startup packet layout"}, PostgresError},
 		{PostgresAnswer{NotPostgres: true}, PostgresProtocol},
 	} {

@@ -181,12 +181,15 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		RedisMasterDown:            Unreachable,
 		RedisBusy:                  Unreachable,
 		RedisAuth:                  Unreachable,
+		RedisClusterDown:           Unreachable,
 		RedisError:                 Unreachable,
 		RedisProtocol:              Unreachable,
 		PostgresStartingUp:         Unreachable,
 		PostgresShuttingDown:       Unreachable,
 		PostgresRecovery:           Unreachable,
 		PostgresTooManyConnections: Unreachable,
+		PostgresAuth:               Unreachable,
+		PostgresDatabase:           Unreachable,
 		PostgresError:              Unreachable,
 		PostgresProtocol:           Unreachable,
 
@@ -210,8 +213,8 @@ var Reasons = []Reason{
 	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRevoked, TLSMustStaple, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
-	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisError, RedisProtocol,
-	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresError, PostgresProtocol,
+	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
+	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresError, PostgresProtocol,
 	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
 }
 

@@ -205,6 +205,8 @@ func serviceAnswer(res probe.Result) string {
 	switch r, pg := res.Redis, res.Postgres; {
 	case r != nil && r.Ping != "":
 		return r.Ping
+	case pg != nil && pg.LoggedIn:
+		return "logged in"
 	case pg != nil && pg.Auth != "":
 		return "accepting connections"
 	case pg != nil && pg.SQLState != "":

@@ -64,6 +64,9 @@ type Answer struct {
 	// password, 5 MD5, 10 SASL …).
 	Auth     bool
 	AuthCode uint32
+	// LoggedIn: the probe logged in with the URL's password and an empty
+	// query was answered (the probe's login, not this package's reading).
+	LoggedIn bool
 	// Error is an ErrorResponse's fields (nil when none came).
 	Error *ErrorFields
 }

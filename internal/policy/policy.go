@@ -196,7 +196,9 @@ func Decide(in Input) (Decision, History) {
 	// The run counters are facts about consecutive results; keep them first,
 	// whatever the rules below decide.
 	// A warming service (Redis loading its data set, held busy by a
-	// script) is slow, not dead: counted and ignored as a timeout is.
+	// script, a replica waiting for its master; PostgreSQL starting up,
+	// in recovery, shutting down) is slow, not dead: counted and ignored
+	// as a timeout is.
 	warming := classify.Warming(in.Reason)
 	throttled := throttledAnswer(outcome, in.Reason, in.HTTPStatus)
 	if outcome == classify.Timeout || warming || throttled {
@@ -261,12 +263,12 @@ func Decide(in Input) (Decision, History) {
 	}
 	if warming && s.EscalateTimeoutsAfter <= 0 {
 		return Decision{Action: IgnoreTimeout,
-			Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), warmingWhy)}, h
+			Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), warmingWhy(in.Reason))}, h
 	}
 	if warming && h.TimeoutStreak < s.EscalateTimeoutsAfter {
 		return Decision{Action: IgnoreTimeout,
 			Why: fmt.Sprintf("%s, the %s in a row, turning decisive from the %s: %s",
-				result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), warmingWhy)}, h
+				result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), warmingWhy(in.Reason))}, h
 	}
 	if warming {
 		what = fmt.Sprintf("%s, the %s in a row, decisive from the %s", result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter))
@@ -425,8 +427,18 @@ func credentialCause(o classify.Outcome, r classify.Reason, status int, challeng
 }
 
 // warmingWhy is why a warming service is ignored: a redeploy would start
-// its loading over.
-const warmingWhy = "Redis is still warming up (loading its data set, or held by a script): a slow service is not a dead one, and a redeploy would start it over, ignore it"
+// its loading over, or cannot cure what it waits for.
+func warmingWhy(r classify.Reason) string {
+	switch r {
+	case classify.RedisMasterDown:
+		return "the Redis replica is waiting for its master: a redeploy of the replica does not bring the master back, ignore it"
+	case classify.PostgresStartingUp, classify.PostgresRecovery:
+		return "PostgreSQL is starting up or replaying its log: a slow start is not a dead server, and a redeploy would start the replay over, ignore it"
+	case classify.PostgresShuttingDown:
+		return "PostgreSQL is shutting down: it is being stopped or restarted already, and a redeploy now would only race that, ignore it"
+	}
+	return "Redis is still warming up (loading its data set, or held by a script): a slow service is not a dead one, and a redeploy would start it over, ignore it"
+}
 
 // A pass's words, made once: a sweep decides on every target.
 const (

@@ -8,9 +8,11 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 )
 
-// TestWarming: a Redis loading its data set or busy with a script is
-// ignored as a timeout is, past grace too, and counts towards
-// --escalate-timeouts-after; other redis reasons are decisive.
+// TestWarming: a Redis loading its data set, busy with a script or a
+// replica without its master, and a PostgreSQL starting up, in recovery or
+// shutting down (57P03) are ignored as a timeout is, past grace too, and
+// count towards --escalate-timeouts-after; other redis and postgres
+// reasons are decisive.
 func TestWarming(t *testing.T) {
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	old := History{StartedAt: now.Add(-time.Hour)}
@@ -25,9 +27,13 @@ func TestWarming(t *testing.T) {
 		{classify.RedisBusy, 0, History{}, IgnoreTimeout, "redis_busy"},
 		{classify.RedisLoading, 3, History{TimeoutStreak: 1}, IgnoreTimeout, "the 2nd in a row, turning decisive from the 3rd"},
 		{classify.RedisLoading, 3, History{TimeoutStreak: 2}, Redeploy, "the 3rd in a row, decisive from the 3rd"},
-		{classify.RedisMasterDown, 0, old, Redeploy, "redis_masterdown"},
+		{classify.RedisMasterDown, 0, old, IgnoreTimeout, "unreachable (redis_masterdown), the 1st in a row: the Redis replica is waiting for its master"},
+		{classify.RedisMasterDown, 2, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, Redeploy, "the 2nd in a row, decisive from the 2nd"},
+		{classify.PostgresStartingUp, 0, old, IgnoreTimeout, "unreachable (postgres_starting_up), the 1st in a row: PostgreSQL is starting up or replaying its log"},
+		{classify.PostgresRecovery, 0, History{StartedAt: old.StartedAt, TimeoutStreak: 40}, IgnoreTimeout, "the 41st in a row: PostgreSQL is starting up or replaying its log"},
+		{classify.PostgresShuttingDown, 0, old, IgnoreTimeout, "PostgreSQL is shutting down"},
+		{classify.PostgresStartingUp, 3, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, IgnoreTimeout, "turning decisive from the 3rd"},
 		{classify.RedisAuth, 0, History{StartedAt: now.Add(-time.Second)}, IgnoreGrace, "grace"},
-		{classify.PostgresStartingUp, 0, old, Redeploy, "postgres_starting_up"},
 	} {
 		s := DefaultSettings()
 		s.EscalateTimeoutsAfter = tc.escalate

@@ -63,6 +63,8 @@ func TestKindsWindows(t *testing.T) {
 	}{
 		{"redis://" + silent, classify.HeadersTimeout, "no answer within --read-timeout"},
 		{"postgres://" + silent, classify.HeadersTimeout, "no answer within --read-timeout"},
+		// A login (a password in the URL) keeps the same windows.
+		{"postgres://u:pw@" + silent, classify.HeadersTimeout, "no answer within --read-timeout"},
 		{"redis://" + half, classify.BodyTimeout, "--read-timeout"},
 		{"redis://u:pw@" + pipelined + "/4", classify.RedisLoading, `Redis answered PING with "-LOADING`},
 	} {

@@ -1,13 +1,16 @@
 package probe
 
-// The PostgreSQL exchange (postgres://, postgresql://): what pg_isready
-// does. A startup message for the URL's user and database; the first
-// authentication request (or AuthenticationOk) means the server accepts
-// connections, and no credentials are ever sent: a password in the URL is
-// not used (nor printed). An ErrorResponse says why it does not (57P03
-// starting up, shutting down, in recovery; 53300 no slot left).
-// sslmode=require asks for TLS first (SSLRequest) and goes through the
-// shared TLS capture. No driver: the bytes are internal/pgwire's.
+// The PostgreSQL exchange (postgres://, postgresql://). With a password in
+// the URL, what psql does: a login with it and an empty query, through
+// pgx's pgconn (pglogin.go): a pass means the application's credentials
+// work. Without one, what pg_isready does: a startup message for the URL's
+// user and database; the first authentication request (or
+// AuthenticationOk) means the server accepts connections (not logged in).
+// An ErrorResponse says why not (57P03 starting up, shutting down, in
+// recovery; 53300 no slot left; 28P01 and 28000 refused credentials, 3D000
+// no such database). sslmode=require asks for TLS first (SSLRequest) and
+// goes through the shared TLS capture; the startup bytes are
+// internal/pgwire's.
 
 import (
 	"context"
@@ -29,6 +32,10 @@ type PostgresInfo struct {
 	User     string `json:"user"`
 	Database string `json:"database"`
 	SSL      bool   `json:"ssl,omitempty"`
+	// LoggedIn: the URL's password logged in and an empty query was
+	// answered; Auth is the authentication a server asked for of a probe
+	// that had no password to give (pg_isready's "accepting connections").
+	LoggedIn bool   `json:"logged_in,omitempty"`
 	Auth     string `json:"auth,omitempty"`
 	SQLState string `json:"sqlstate,omitempty"`
 	Severity string `json:"severity,omitempty"`
@@ -81,6 +88,15 @@ func (x *postgresExchange) run(ctx context.Context) error {
 		}
 	}
 	cv.connected()
+	if pw, ok := o.URL.User.Password(); ok {
+		a, err := x.login(ctx, pw)
+		if err != nil {
+			return err
+		}
+		x.answer, x.got = a, true
+		cv.done()
+		return nil
+	}
 	if err := cv.send(pgwire.Startup(pgwire.UserDB(o.URL))); err != nil {
 		return err
 	}
@@ -122,11 +138,15 @@ func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *cl
 	if err != nil || !x.got {
 		return
 	}
-	a := &classify.PostgresAnswer{NotPostgres: x.seen != ""}
+	_, login := x.cv.p.opts.URL.User.Password()
+	a := &classify.PostgresAnswer{NotPostgres: x.seen != "", Login: login}
 	switch {
 	case a.NotPostgres:
 		info.Seen = red(x.seen)
 		f.Seen = info.Seen
+	case x.answer.LoggedIn:
+		a.Auth, a.LoggedIn = true, true
+		info.LoggedIn = true
 	case x.answer.Auth:
 		a.Auth = true
 		info.Auth = authNames[x.answer.AuthCode]

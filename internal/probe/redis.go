@@ -1,9 +1,11 @@
 package probe
 
 // The Redis exchange (redis://, rediss://): one PING, after AUTH when the
-// URL carries credentials and SELECT when its path names a database,
-// pipelined on one connection, as `redis-cli ping` does. No driver: the
-// bytes are a few RESP arrays and one reply line each (internal/rediswire).
+// URL carries credentials and SELECT when its path names a database, as
+// `redis-cli -u URL ping` does, then INFO server and CLUSTER INFO (a
+// Sentinel, a cluster whose state is fail), pipelined on one connection.
+// No driver: the bytes are a few RESP arrays and one reply each
+// (internal/rediswire).
 
 import (
 	"context"
@@ -20,11 +22,15 @@ import (
 
 // RedisInfo is what a Redis server answered, as it said it (redacted):
 // the reply to each command sent. Seen is what came when it was not RESP.
+// Mode is INFO server's redis_mode when it is not standalone (sentinel,
+// cluster), ClusterState CLUSTER INFO's cluster_state on a cluster.
 type RedisInfo struct {
-	Auth   string `json:"auth,omitempty"`
-	Select string `json:"select,omitempty"`
-	Ping   string `json:"ping,omitempty"`
-	Seen   string `json:"seen,omitempty"`
+	Auth         string `json:"auth,omitempty"`
+	Select       string `json:"select,omitempty"`
+	Ping         string `json:"ping,omitempty"`
+	Mode         string `json:"mode,omitempty"`
+	ClusterState string `json:"cluster_state,omitempty"`
+	Seen         string `json:"seen,omitempty"`
 }
 
 type redisExchange struct {
@@ -61,7 +67,21 @@ func (r *redisExchange) run(ctx context.Context) error {
 	if err := cv.firstByte(); err != nil {
 		return noReply(err)
 	}
-	for range cmds {
+	for _, cmd := range cmds {
+		if cmd == rediswire.Info || cmd == rediswire.ClusterInfo {
+			rep, err := rediswire.ReadBulk(cv.br)
+			var nr *rediswire.NotRESPError
+			if errors.As(err, &nr) || errors.Is(err, rediswire.ErrNoReply) {
+				// PING was answered; a server that says no more
+				// (an older one, a proxy in front) is judged by it.
+				break
+			}
+			if err != nil {
+				return err
+			}
+			r.replies = append(r.replies, rep)
+			continue
+		}
 		rep, err := rediswire.Read(cv.br)
 		var nr *rediswire.NotRESPError
 		if errors.As(err, &nr) {
@@ -103,6 +123,19 @@ func (r *redisExchange) describe(err error, _ time.Time, res *Result, obs *class
 		f.Seen = fmt.Sprintf("%q", info.Seen)
 	}
 	for i, rep := range r.replies {
+		switch r.cmds[i] {
+		case rediswire.Info:
+			if m := rediswire.Field(rep.Text, "redis_mode"); rep.Type == '$' && m != "" && m != "standalone" {
+				a.Mode, info.Mode = red(m), red(m)
+			}
+			continue
+		case rediswire.ClusterInfo:
+			if st := rediswire.Field(rep.Text, "cluster_state"); rep.Type == '$' && st != "" {
+				a.ClusterState, info.ClusterState = red(st), red(st)
+				a.ClusterSlotsOK = red(rediswire.Field(rep.Text, "cluster_slots_ok"))
+			}
+			continue
+		}
 		text := red(rep.String())
 		switch r.cmds[i] {
 		case rediswire.Auth:

@@ -208,7 +208,7 @@ func TestRedactor(t *testing.T) {
 	u := mustURL(t, "https://bob:hunter22@h.example/p?token=abc123&x=1&session=zzz999&Key=k9k9")
 	r.AddURL(u)
 	got := r.URL(u)
-	want := "https://***@h.example/p?token=***&x=1&session=***&Key=***"
+	want := "https://bob:***@h.example/p?token=***&x=1&session=***&Key=***"
 	if got != want {
 		t.Errorf("URL:\n got %s\nwant %s", got, want)
 	}

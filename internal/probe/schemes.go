@@ -135,7 +135,7 @@ func table() []Scheme {
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
 			open:  newStream},
 		{Name: "redis", Secure: "rediss", DefaultPort: "6379", Path: PathAny,
-			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after AUTH when the URL has credentials)", Missing: "no PONG"},
+			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after an AUTH that succeeded when the URL has credentials), on a server that is no Sentinel and no failed cluster", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
 			check: checkRedisURL, open: newRedis},
 		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
@@ -145,7 +145,7 @@ func table() []Scheme {
 		// TLS with ?sslmode=require (the shared TLS capture after the
 		// SSLRequest).
 		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
-			Words: Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "an authentication request: the server accepts connections, as pg_isready says", Missing: "no connection accepted"},
+			Words: Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain: Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
 			check: checkPostgresURL, open: newPostgres},
 	}
@@ -178,6 +178,13 @@ func (s Scheme) URL(rest string) string { return s.Name + "://" + rest }
 // DefaultScheme is the row a URL that names no scheme gets: http, as curl
 // and blackbox_exporter assume.
 func DefaultScheme() Scheme { return schemes[0] }
+
+// ConnectScheme is the row that only connects (tcp://): what an error
+// suggests for a scheme no row speaks.
+func ConnectScheme() Scheme {
+	s, _ := LookupScheme("tcp")
+	return s
+}
 
 // LookupScheme is the row of a URL scheme (any case), false for a scheme
 // no protocol speaks.

@@ -76,10 +76,16 @@ func (cv *conversation) connected() {
 
 // send writes the request; the read window opens when it is out.
 func (cv *conversation) send(b []byte) error {
-	p, o := cv.p, cv.p.opts
 	if _, err := cv.conn.Write(b); err != nil {
 		return err
 	}
+	cv.armRead()
+	return nil
+}
+
+// armRead opens the read window: the request is out.
+func (cv *conversation) armRead() {
+	p, o := cv.p, cv.p.opts
 	now := time.Now()
 	p.mu.Lock()
 	p.wroteHeaders, p.wrote = now, now
@@ -91,7 +97,6 @@ func (cv *conversation) send(b []byte) error {
 	if cv.br == nil {
 		cv.br = bufio.NewReaderSize(cv.conn, 4096)
 	}
-	return nil
 }
 
 // firstByte waits for the answer's first byte and records ttfb.
@@ -99,6 +104,12 @@ func (cv *conversation) firstByte() error {
 	if _, err := cv.br.Peek(1); err != nil {
 		return err
 	}
+	cv.gotFirstByte()
+	return nil
+}
+
+// gotFirstByte records the answer's first byte: ttfb.
+func (cv *conversation) gotFirstByte() {
 	p := cv.p
 	p.mu.Lock()
 	cv.first = true
@@ -106,7 +117,6 @@ func (cv *conversation) firstByte() error {
 	p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
 	p.enter(classify.StageBody)
 	p.mu.Unlock()
-	return nil
 }
 
 // done ends the exchange once the answer is read: no window counts from

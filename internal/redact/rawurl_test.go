@@ -11,7 +11,8 @@ func TestRedactorRawURLAndConcurrency(t *testing.T) {
 	r := NewRedactor(nil, []string{"session"})
 	for raw, want := range map[string]string{
 		"http://[::1/bad?token=SECRET&page=2":    "http://[::1/bad?token=***&page=2",
-		"http://user:pw@[::1/x?session=S1#frag":  "http://***@[::1/x?session=***#frag",
+		"http://user:pw@[::1/x?session=S1#frag":  "http://user:***@[::1/x?session=***#frag",
+		"http://tok3n@h/x":                       "http://***@h/x",
 		"https://h:99999999/p?Token=ABC&sig=DEF": "https://h:99999999/p?Token=***&sig=***",
 		"no url at all":                          "no url at all",
 		"/relative?access_token=XYZ&ok=1":        "/relative?access_token=***&ok=1",

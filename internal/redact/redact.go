@@ -181,8 +181,10 @@ func shapeRegexp(params map[string]bool, hdrs []string) *regexp.Regexp {
 	if re, ok := shapes.Load(key); ok {
 		return re.(*regexp.Regexp)
 	}
-	// Group 1 keeps what precedes a secret; the rest is masked.
-	pat := `(?i)([a-z][a-z0-9+.-]*://)[^/?#\s"'<>]*@` +
+	// Group 1 keeps what precedes a secret; the rest is masked. In a
+	// userinfo, group 2 is the user name before a password: no secret
+	// (a lone word before @ may be a token or a Redis password, and is).
+	pat := `(?i)([a-z][a-z0-9+.-]*://)(?:([^/?#\s"'<>:@]*):)?[^/?#\s"'<>]*@` +
 		`|([?&#;](?:` + strings.Join(names, "|") + `)=)[^&#;\s"'<>\\]*` +
 		`|(\b(?:` + strings.Join(headers, "|") + `)\s*:\s*)[^\r\n"\\]*`
 	re, _ := shapes.LoadOrStore(key, regexp.MustCompile(pat))
@@ -248,15 +250,20 @@ func (r *Redactor) AddBasic(user, password string) {
 	r.AddSecret(base64.StdEncoding.EncodeToString([]byte(user + ":" + password)))
 }
 
-// AddURL registers the secrets a URL carries: userinfo (and the Basic
-// credentials built from it) and secret params.
+// AddURL registers the secrets a URL carries: the password (and the Basic
+// credentials built from it) and secret params. The user name before a
+// password is no secret (it names who logs in, and masking its letters
+// everywhere garbles every message: "postgres" in "PostgreSQL"); a lone
+// word before @ is one (a token, or redis://PASSWORD@host).
 func (r *Redactor) AddURL(u *url.URL) {
 	if r == nil || u == nil {
 		return
 	}
 	if u.User != nil {
-		r.AddSecret(u.User.Username())
-		pw, _ := u.User.Password()
+		pw, hasPW := u.User.Password()
+		if !hasPW {
+			r.AddSecret(u.User.Username())
+		}
 		r.AddBasic(u.User.Username(), pw)
 	}
 	r.addParams(u.RawQuery)
@@ -331,11 +338,14 @@ func (r *Redactor) byShape(s string) string {
 	re := r.text()
 	return re.ReplaceAllStringFunc(s, func(m string) string {
 		sub := re.FindStringSubmatch(m)
-		for _, keep := range sub[1:] {
+		if sub[1] != "" {
+			if sub[2] != "" {
+				return sub[1] + sub[2] + ":" + Mask + "@"
+			}
+			return sub[1] + Mask + "@"
+		}
+		for _, keep := range sub[3:] {
 			if keep != "" {
-				if strings.HasSuffix(keep, "://") {
-					return keep + Mask + "@"
-				}
 				return keep + Mask
 			}
 		}
@@ -379,14 +389,21 @@ func (r *Redactor) addParams(q string) {
 	}
 }
 
-// URL renders u with userinfo shown as *** and secret query values masked,
-// keeping the order of the parameters.
+// URL renders u with its password shown as *** (user:***@; a lone word
+// before @, which may be a token or a password, as ***@) and secret query
+// values masked, keeping the order of the parameters.
 func (r *Redactor) URL(u *url.URL) string {
 	if u == nil {
 		return ""
 	}
 	c := *u
 	hadUser := c.User != nil
+	userinfo := Mask
+	if hadUser {
+		if _, hasPW := c.User.Password(); hasPW && c.User.Username() != "" {
+			userinfo = url.User(c.User.Username()).String() + ":" + Mask
+		}
+	}
 	c.User = nil // url.User escapes "*": insert the mask by hand below
 	if r != nil {
 		c.RawQuery = r.maskParams(c.RawQuery)
@@ -400,15 +417,16 @@ func (r *Redactor) URL(u *url.URL) string {
 	out := c.String()
 	if hadUser {
 		if scheme, rest, ok := strings.Cut(out, "://"); ok {
-			out = scheme + "://" + Mask + "@" + rest
+			out = scheme + "://" + userinfo + "@" + rest
 		}
 	}
 	return r.String(out)
 }
 
 // RawURL redacts text that looks like a URL but may not parse (a server's
-// Location): userinfo before the host becomes ***, secret query values
-// become ***, and known secrets are scrubbed.
+// Location): a password before the host becomes *** (user:***@), a lone
+// word there ***, secret query values become ***, and known secrets are
+// scrubbed.
 func (r *Redactor) RawURL(s string) string {
 	if r == nil {
 		return s
@@ -419,7 +437,11 @@ func (r *Redactor) RawURL(s string) string {
 			end = len(rest)
 		}
 		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-			rest = Mask + rest[at:]
+			if user, _, hasPW := strings.Cut(rest[:at], ":"); hasPW {
+				rest = user + ":" + Mask + rest[at:]
+			} else {
+				rest = Mask + rest[at:]
+			}
 		}
 		s = scheme + "://" + rest
 	}

@@ -86,3 +86,45 @@ func TestSharedNamesKeepSecretsApart(t *testing.T) {
 		t.Errorf("an append to one redactor's Headers wrote into the shared names: %v", h)
 	}
 }
+
+// TestUserNameIsNoSecret: the user name before a password is shown, in the
+// URL and in free text (masking its letters garbled every message:
+// "postgres" in "PostgreSQL"); the password, a lone word before @ (a token,
+// redis://PASSWORD@host) and secret parameters are masked everywhere.
+func TestUserNameIsNoSecret(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want string
+		text      string // free text redacted: must come back as it is
+		secret    string // never in the URL or the text
+	}{
+		{"postgres://postgres:PW1234@127.0.0.1/postgres", "postgres://postgres:***@127.0.0.1/postgres", "PostgreSQL refused user postgres", "PW1234"},
+		{"redis://alice:s3cr3t@h:6379/2", "redis://alice:***@h:6379/2", "alice's connection", "s3cr3t"},
+		{"redis://:s3cr3t@h", "redis://***@h", "", "s3cr3t"},
+		{"redis://s3cr3t@h", "redis://***@h", "", "s3cr3t"},
+		{"https://ghp_token123@github.test/x", "https://***@github.test/x", "", "ghp_token123"},
+		{"https://us%40er:pa%3Ass@h/", "https://us%40er:***@h/", "", "pa:ss"},
+		{"postgres://app:pw9876@h/db?password=pw9876&sslmode=require", "postgres://app:***@h/db?password=***&sslmode=require", "application_name=app", "pw9876"},
+	} {
+		u, err := url.Parse(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := NewRedactor(nil, nil)
+		r.AddURL(u)
+		if got := r.URL(u); got != tc.want {
+			t.Errorf("URL(%s) = %q, want %q", tc.raw, got, tc.want)
+		}
+		if got := r.String(r.URL(u)); got != tc.want {
+			t.Errorf("String(URL(%s)) = %q, want %q (stable)", tc.raw, got, tc.want)
+		}
+		if got := r.String(tc.text); got != tc.text {
+			t.Errorf("%s: String(%q) = %q", tc.raw, tc.text, got)
+		}
+		if got := r.String("dial " + tc.raw + ": refused"); strings.Contains(got, tc.secret) || !strings.Contains(got, Mask) {
+			t.Errorf("%s: free text %q", tc.raw, got)
+		}
+		if got := r.RawURL(tc.raw); strings.Contains(got, tc.secret) {
+			t.Errorf("RawURL(%s) = %q", tc.raw, got)
+		}
+	}
+}

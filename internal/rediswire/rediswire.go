@@ -1,6 +1,6 @@
 // Package rediswire is the Redis side of a redis:// probe, pure: the
-// commands it sends (AUTH, SELECT, PING) as RESP arrays, and the reading of
-// one reply. The probe carries the bytes.
+// commands it sends (AUTH, SELECT, PING, INFO server, CLUSTER INFO) as RESP
+// arrays, and the reading of one reply. The probe carries the bytes.
 package rediswire
 
 import (
@@ -25,11 +25,22 @@ const (
 	Auth   Command = "AUTH"
 	Select Command = "SELECT"
 	Ping   Command = "PING"
+	// Info is INFO server: its redis_mode names a Sentinel.
+	Info Command = "INFO"
+	// ClusterInfo is CLUSTER INFO: its cluster_state on a cluster-mode
+	// server (a standalone one refuses it: cluster support disabled).
+	ClusterInfo Command = "CLUSTER INFO"
 )
+
+// MaxBulk is the longest bulk reply read (INFO server, CLUSTER INFO: under
+// 2 KiB from Redis 7).
+const MaxBulk = 16 << 10
 
 // Request is what a probe of u sends, pipelined: AUTH when u carries
 // credentials (with the user name when it is not empty, as Redis 6 ACLs
-// take it), SELECT when its path names a database, then PING. cmds lists
+// take it), SELECT when its path names a database, then PING, INFO server
+// (a Sentinel says so there) and CLUSTER INFO (a cluster-mode server's
+// state: PING answers on a cluster that serves no key). cmds lists
 // the commands in the order of their replies. The database must be a
 // number (the URL's checker refuses anything else; here it is only
 // skipped).
@@ -54,7 +65,20 @@ func Request(u *url.URL) (b []byte, cmds []Command) {
 		cmds = append(cmds, Select)
 	}
 	b = appendArray(b, "PING")
-	return b, append(cmds, Ping)
+	b = appendArray(b, "INFO", "server")
+	b = appendArray(b, "CLUSTER", "INFO")
+	return b, append(cmds, Ping, Info, ClusterInfo)
+}
+
+// Field is the value of key in an INFO-shaped text ("key:value" lines),
+// "" when it has none.
+func Field(text, key string) string {
+	for line := range strings.Lines(text) {
+		if k, v, ok := strings.Cut(strings.TrimRight(line, "\r\n"), ":"); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // DB is the database a URL's path names ("/3"), ok false when it names
@@ -166,6 +190,35 @@ func Read(r *bufio.Reader) (Reply, error) {
 }
 
 var errLong = errors.New("reply line too long")
+
+// ReadBulk reads one reply as Read does and, when it is a bulk string
+// ("$N"), its N bytes too (at most MaxBulk), which become its Text; a
+// null bulk ("$-1") has the Text "". Bulk bytes that do not come whole are
+// ErrNoReply (or the reader's error).
+func ReadBulk(r *bufio.Reader) (Reply, error) {
+	rep, err := Read(r)
+	if err != nil || rep.Type != '$' {
+		return rep, err
+	}
+	n, err := strconv.Atoi(rep.Text)
+	switch {
+	case err != nil || n < -1 || n > MaxBulk:
+		return Reply{}, &NotRESPError{Seen: rep.String()[:min(len(rep.String()), 64)]}
+	case n == -1:
+		return Reply{Type: '$'}, nil
+	}
+	b := make([]byte, n+2)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return Reply{}, ErrNoReply
+		}
+		return Reply{}, err
+	}
+	if string(b[n:]) != "\r\n" {
+		return Reply{}, &NotRESPError{Seen: rep.String()}
+	}
+	return Reply{Type: '$', Text: string(b[:n])}, nil
+}
 
 // readLine reads up to CRLF (or LF), at most MaxLine bytes, and returns
 // the line without its end.

@@ -32,6 +32,9 @@ func TestRequest(t *testing.T) {
 		for _, c := range cmds {
 			names = append(names, string(c))
 		}
+		// INFO server and CLUSTER INFO follow PING on every probe.
+		tc.want += "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n*2\r\n$7\r\nCLUSTER\r\n$4\r\nINFO\r\n"
+		tc.cmds += " INFO CLUSTER INFO"
 		if string(b) != tc.want || strings.Join(names, " ") != tc.cmds {
 			t.Errorf("%s: got %q %v, want %q %s", tc.url, b, names, tc.want, tc.cmds)
 		}
@@ -117,4 +120,54 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadBulk: INFO's and CLUSTER INFO's bulk replies read whole; an error
+// line or a simple string as Read reads them; a bulk past MaxBulk, a bad
+// length or a missing CRLF is not RESP; a cut bulk is ErrNoReply.
+func TestReadBulk(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		typ     byte
+		text    string
+		notRESP bool
+		noReply bool
+	}{
+		{in: "$30\r\n# Cluster\r\ncluster_enabled:1\r\n\r\n+PONG\r\n", typ: '$', text: "# Cluster\r\ncluster_enabled:1\r\n"},
+		{in: "$0\r\n\r\n", typ: '$', text: ""},
+		{in: "$-1\r\n", typ: '$', text: ""},
+		{in: "-ERR This instance has cluster support disabled\r\n", typ: '-', text: "ERR This instance has cluster support disabled"},
+		{in: "+OK\r\n", typ: '+', text: "OK"},
+		{in: "$99999999\r\n", notRESP: true},
+		{in: "$x\r\n", notRESP: true},
+		{in: "$3\r\nabcde", notRESP: true},
+		{in: "$10\r\nabc", noReply: true},
+	} {
+		rep, err := ReadBulk(bufio.NewReaderSize(strings.NewReader(tc.in), 16))
+		var nr *NotRESPError
+		switch {
+		case tc.notRESP:
+			if !errors.As(err, &nr) {
+				t.Errorf("%q: got %v %v, want not RESP", tc.in, rep, err)
+			}
+		case tc.noReply:
+			if !errors.Is(err, ErrNoReply) {
+				t.Errorf("%q: got %v %v, want ErrNoReply", tc.in, rep, err)
+			}
+		case err != nil || rep.Type != tc.typ || rep.Text != tc.text:
+			t.Errorf("%q: got %c %q %v, want %c %q", tc.in, rep.Type, rep.Text, err, tc.typ, tc.text)
+		}
+	}
+}
+
+func TestField(t *testing.T) {
+	info := "# Server\r\nredis_version:7.0.15\r\nredis_mode:sentinel\r\ntcp_port:26379\r\n"
+	for key, want := range map[string]string{"redis_mode": "sentinel", "tcp_port": "26379", "redis": "", "missing": ""} {
+		if got := Field(info, key); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
+	if got := Field("cluster_state:fail\ncluster_slots_ok:0", "cluster_slots_ok"); got != "0" {
+		t.Errorf("LF lines: %q", got)
+	}
 }

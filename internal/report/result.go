@@ -229,8 +229,11 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 			}
 		}
 	}
-	if pg := r.Postgres; pg != nil && (pg.Auth != "" || pg.SQLState != "") {
-		ans := "accepting connections (authentication " + pg.Auth + ")"
+	if pg := r.Postgres; pg != nil && (pg.Auth != "" || pg.SQLState != "" || pg.LoggedIn) {
+		ans := "accepting connections (not logged in: no password in the URL; authentication " + pg.Auth + ")"
+		if pg.LoggedIn {
+			ans = "logged in with the URL's password, an empty query answered"
+		}
 		if pg.SQLState != "" {
 			ans = fmt.Sprintf("%s %s: %s", pg.Severity, pg.SQLState, pg.Message)
 			if pg.Detail != "" {

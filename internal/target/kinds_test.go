@@ -27,6 +27,34 @@ func TestServiceURLs(t *testing.T) {
 		"postgres://h/a/b":   "more than a database name",
 		"postgres://h/a%01b": "control character",
 		"mysql://h":          `unsupported scheme "mysql"`,
+		// An unsupported scheme suggests tcp:// for its port.
+		"mongodb://u:pw@db.internal:27017/app": `unsupported scheme "mongodb" (want http, https`,
+		"kafka://broker:9092":                  "probe tcp://broker:9092",
+		"mongodb://u:pw@db:27017/app":          "probe tcp://db:27017",
+		"amqp://mq/vhost":                      "probe tcp://mq:PORT",
+		"mongodb://h1:27017,h2:27017/app":      "probe tcp://HOST:PORT",
+		// NUL, CR, LF in any decoded field, of every kind.
+		"postgres://us%00er:pw@h/db":          "user name holds a NUL byte (%00)",
+		"postgres://user:p%0Dw@h/db":          "password holds a CR byte (%0D)",
+		"redis://:p%0Aw@h":                    "password holds a LF byte (%0A)",
+		"redis://:pw@h/1%0A":                  "path holds a LF byte",
+		"postgres://h/db?sslmode=require%00x": `query parameter "sslmode" holds a NUL byte`,
+		"postgres://h/d%00b":                  "path holds a NUL byte",
+		"http://u%0D%0AX-Evil:%20x:pw@h/":     "user name holds a CR byte",
+		"https://user:p%00w@h/":               "password holds a NUL byte",
+		"tcp://u%0A@h:1":                      "user name holds a LF byte",
+		"grpc://h:1/svc%00":                   "path holds a NUL byte",
+		"http://h/a%0Ab?q=%0D":                "", // HTTP's request target carries them encoded
+		// One host, and a host name: never a resolver's query for h1:p1,h2.
+		"postgres://h1:5432,h2:5432/db": `URL names more than one host ("h1:5432,h2:5432")`,
+		"redis://h1,h2:6379":            "more than one host",
+		"http://a,b/":                   "more than one host",
+		"http://a;b/":                   `host "a;b" is not a host name`,
+		"http://a*b:80/":                `host "a*b" is not a host name`,
+		"http://my_svc:8080/":           "",
+		"http://[fe80::1%25eth0]:80/":   "",
+		"http://bücher.example/":        "",
+		"http://h.example./":            "",
 	} {
 		_, err := ParseURL(raw)
 		switch {

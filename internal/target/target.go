@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -711,10 +712,16 @@ func ParseURL(raw string) (*url.URL, error) {
 	u.Scheme = strings.ToLower(u.Scheme)
 	row, ok := probe.LookupScheme(u.Scheme)
 	if !ok {
-		return nil, fmt.Errorf("unsupported scheme %q (want %s)", u.Scheme, probe.SchemeList(false, nil))
+		return nil, fmt.Errorf("unsupported scheme %q (want %s); to check only that its port accepts connections, probe %s", u.Scheme, probe.SchemeList(false, nil), tcpSuggestion(u))
+	}
+	if err := checkFieldBytes(u); err != nil {
+		return nil, err
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
+	}
+	if err := checkHostName(u); err != nil {
+		return nil, err
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -725,6 +732,102 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, err
 	}
 	return u, nil
+}
+
+// tcpSuggestion is the connect-only URL that checks the port of u, a URL of a
+// scheme healthctl does not speak: its host and port when it names one
+// host, HOST:PORT where it does not say.
+func tcpSuggestion(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if host == "" || strings.ContainsAny(u.Host, ",") || !validHostName(host) {
+		host = "HOST"
+	}
+	if port == "" || strings.ContainsAny(u.Host, ",") {
+		port = "PORT"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return probe.ConnectScheme().URL(host + ":" + port)
+}
+
+// badFieldBytes are the bytes no URL field may hold once decoded: NUL ends
+// a field of a PostgreSQL startup message (and starts a parameter of the
+// URL's choosing), CR and LF end a Redis command or a header line.
+const badFieldBytes = "\x00\r\n"
+
+// checkFieldBytes refuses NUL, CR and LF, literal or percent-encoded, in
+// every decoded field of a URL: its user name and password for every
+// kind, and its path, query and fragment for every kind but HTTP's (the
+// rows that send a request), whose request target carries them
+// percent-encoded as they were written.
+func checkFieldBytes(u *url.URL) error {
+	fields := []struct{ name, value string }{}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		fields = append(fields, struct{ name, value string }{"user name", u.User.Username()}, struct{ name, value string }{"password", pw})
+	}
+	if row, _ := probe.LookupScheme(u.Scheme); row.Options&probe.AppliesRequest == 0 {
+		fields = append(fields, struct{ name, value string }{"path", u.Path}, struct{ name, value string }{"fragment", u.Fragment})
+		for kv := range strings.SplitSeq(u.RawQuery, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			uk, err1 := url.QueryUnescape(k)
+			uv, err2 := url.QueryUnescape(v)
+			if err1 != nil || err2 != nil {
+				uk, uv = k, v
+			}
+			fields = append(fields, struct{ name, value string }{"query parameter " + strconv.Quote(uk), uk + uv})
+		}
+	}
+	for _, f := range fields {
+		if i := strings.IndexAny(f.value, badFieldBytes); i >= 0 {
+			return fmt.Errorf("URL's %s holds a %s byte (%%%02X), which no URL field may hold", f.name, byteName(f.value[i]), f.value[i])
+		}
+	}
+	return nil
+}
+
+func byteName(b byte) string {
+	switch b {
+	case 0:
+		return "NUL"
+	case '\r':
+		return "CR"
+	}
+	return "LF"
+}
+
+// checkHostName refuses a host that is not one host's name or address
+// before anything can resolve it: two hosts (libpq's h1:p1,h2:p2, read by
+// Go's parser as one name with a comma), or any other byte a DNS name
+// cannot have.
+func checkHostName(u *url.URL) error {
+	h := u.Hostname()
+	switch {
+	case strings.Contains(u.Host, ","):
+		return fmt.Errorf("URL names more than one host (%q): give each host a URL of its own", u.Host)
+	case !validHostName(h):
+		return fmt.Errorf("URL's host %q is not a host name or an IP address", h)
+	}
+	return nil
+}
+
+// validHostName says h is an IP address or a name of letters, digits,
+// dots, hyphens and underscores (a container's name may hold one), or
+// non-ASCII letters (an internationalised name).
+func validHostName(h string) bool {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	for _, r := range h {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+		case r >= 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)):
+		default:
+			return false
+		}
+	}
+	return h != ""
 }
 
 // checkForm holds a URL to what its protocol's row says it can mean: a

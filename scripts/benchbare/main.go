@@ -1,6 +1,6 @@
 // Command benchbare is the start-up floor healthctl is measured against: a
 // bare Go GET with the same heavy dependencies linked as healthctl (cobra,
-// viper, color, tablewriter),
+// viper, color, tablewriter, and pgx's pgconn for postgres://),
 // so bench-probe.sh can show what healthctl adds on top of their start-up.
 package main
 
@@ -10,13 +10,14 @@ import (
 	"os"
 
 	"github.com/fatih/color"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
 
 // keep references the libraries so they are linked and initialised.
-var keep = []any{cobra.Command{}, viper.New, color.New, tablewriter.NewTable}
+var keep = []any{cobra.Command{}, viper.New, color.New, tablewriter.NewTable, pgconn.ParseConfig}
 
 func main() {
 	if len(os.Args) < 2 {

@@ -63,13 +63,21 @@ func buildTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, int, error)
 		if err != nil {
 			return nil, 0, err
 		}
+		// The URL each name was shown for: two that differ only in a
+		// password are two targets, told apart by a number.
+		rawOf := map[string]string{}
 		for _, raw := range opts.URLs {
 			o, err := tmpl.ForURL(raw)
 			if err != nil {
 				return nil, 0, err
 			}
 			u := o.Redactor.URL(o.URL)
-			if err := add(&watch.Endpoint{Name: u, URL: u, Options: o, Recover: true}, 0); err != nil {
+			name := u
+			for n := 2; rawOf[name] != "" && rawOf[name] != o.URL.String(); n++ {
+				name = u + " (" + strconv.Itoa(n) + ")"
+			}
+			rawOf[name] = o.URL.String()
+			if err := add(&watch.Endpoint{Name: name, URL: u, Options: o, Recover: true}, 0); err != nil {
 				return nil, 0, err
 			}
 		}

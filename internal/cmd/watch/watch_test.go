@@ -250,3 +250,25 @@ func TestWatchTargetsFirstErrorInFileOrder(t *testing.T) {
 		t.Errorf("got %v, want %q", err, want)
 	}
 }
+
+// TestTargetsDifferingInCredentials: two URL arguments that differ only in
+// their password are two targets (the second's name numbered), not one
+// given twice; the same URL twice still is.
+func TestTargetsDifferingInCredentials(t *testing.T) {
+	fk := clitest.New(nil, classify.Pass)
+	ts, err := watchTargets(fk.F, parse(t, "--once", "redis://:pw1111@127.0.0.1:1", "redis://:pw2222@127.0.0.1:1", "redis://alice:pw1111@127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ts {
+		names = append(names, e.Name)
+	}
+	if want := "redis://***@127.0.0.1:1|redis://***@127.0.0.1:1 (2)|redis://alice:***@127.0.0.1:1"; strings.Join(names, "|") != want {
+		t.Errorf("names %q, want %s", names, want)
+	}
+	_, err = watchTargets(fk.F, parse(t, "--once", "redis://:pw1111@127.0.0.1:1", "redis://:pw1111@127.0.0.1:1"))
+	if clitest.Code(err) != exitcode.Usage || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("the same URL twice: %v", err)
+	}
+}

@@ -1,0 +1,96 @@
+package probe
+
+// The PostgreSQL login (postgres:// with a password): the application's own
+// credentials checked as psql checks them, through pgx's pgconn on the
+// connection the run dialled (and made TLS, for sslmode=require): the
+// startup message, the authentication the server asks for (SCRAM, MD5,
+// cleartext), an empty query, Terminate. Every ErrorResponse on the way is
+// the answer (28P01 a wrong password, 3D000 no such database, 53300 no
+// slot left for an ordinary user, 57P03).
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/healthctl/healthctl/internal/pgwire"
+)
+
+// login logs in as the URL's user with its password over cv's connection
+// (connected, TLS done) and runs an empty query. A server's ErrorResponse
+// is returned in the answer (err nil); any other failure as err.
+func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.Answer, error) {
+	cv, o := &x.cv, x.cv.p.opts
+	user, db := pgwire.UserDB(o.URL)
+	// ParseConfig is the one way to a config pgconn connects with; what
+	// it read from the environment is replaced below: the URL decides.
+	cfg, err := pgconn.ParseConfig("sslmode=disable")
+	if err != nil {
+		return pgwire.Answer{}, err
+	}
+	cfg.Host, cfg.Port = "probe", 5432
+	cfg.User, cfg.Password, cfg.Database = user, password, db
+	cfg.RuntimeParams = map[string]string{"application_name": "healthctl"}
+	cfg.TLSConfig, cfg.Fallbacks, cfg.ConnectTimeout = nil, nil, 0
+	cfg.ValidateConnect, cfg.AfterConnect = nil, nil
+	wrapped := &pgConn{Conn: cv.conn, cv: cv}
+	var once sync.Once
+	cfg.LookupFunc = func(context.Context, string) ([]string, error) { return []string{"probe"}, nil }
+	cfg.DialFunc = func(context.Context, string, string) (net.Conn, error) {
+		// The run's connection, dialled in its connect window (and
+		// made TLS): pgconn never dials or resolves.
+		var c net.Conn
+		once.Do(func() { c = wrapped })
+		if c == nil {
+			return nil, errors.New("a second connection was asked for")
+		}
+		return c, nil
+	}
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return answerOf(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "").ReadAll(); err != nil {
+		return answerOf(err)
+	}
+	return pgwire.Answer{Auth: true, LoggedIn: true}, nil
+}
+
+// answerOf turns an ErrorResponse into the answer; any other error stays.
+func answerOf(err error) (pgwire.Answer, error) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pgwire.Answer{Error: &pgwire.ErrorFields{Severity: pe.Severity, Code: pe.Code, Message: pe.Message, Detail: pe.Detail}}, nil
+	}
+	return pgwire.Answer{}, err
+}
+
+// pgConn is the run's connection as pgconn uses it: its first write opens
+// the read window, its first byte read is ttfb.
+type pgConn struct {
+	net.Conn
+	cv            *conversation
+	wrote, readOK bool
+}
+
+func (c *pgConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err == nil && !c.wrote {
+		c.wrote = true
+		c.cv.armRead()
+	}
+	return n, err
+}
+
+func (c *pgConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && !c.readOK {
+		c.readOK = true
+		c.cv.gotFirstByte()
+	}
+	return n, err
+}
