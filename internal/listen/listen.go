@@ -2,6 +2,7 @@ package listen
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"net"
@@ -16,8 +17,13 @@ import (
 )
 
 // DefaultProbeRate is --probe-rate's default: /probe requests a second
-// (a burst of as many is allowed).
-const DefaultProbeRate = 10
+// (a burst of as many is allowed). 1,000 a second is a Prometheus
+// scraping 5,000 targets every 5 s, or 15,000 every 15 s.
+const DefaultProbeRate = 1000
+
+// DefaultProbeConcurrency is how many /probe probes run at once when
+// Config.ProbeConcurrency is not set (watch sets --concurrency's).
+const DefaultProbeConcurrency = 256
 
 // Config is what the service runs with.
 type Config struct {
@@ -32,15 +38,20 @@ type Config struct {
 	Allow    *Allow
 	// Rate is /probe's token bucket, requests a second.
 	Rate float64
+	// ProbeConcurrency is how many /probe probes run at once; a request
+	// past it waits for one to end, within its own budget (Budget).
+	ProbeConcurrency int
 	// Refresh is the page's meta refresh, in seconds.
 	Refresh int
 }
 
 // Service serves the endpoints.
 type Service struct {
-	cfg     Config
-	board   board
-	bucket  *bucket
+	cfg    Config
+	board  board
+	bucket *bucket
+	// probes holds a token for each /probe probe under way.
+	probes  chan struct{}
 	started time.Time
 }
 
@@ -52,11 +63,14 @@ func New(cfg Config) *Service {
 	if cfg.Rate <= 0 {
 		cfg.Rate = DefaultProbeRate
 	}
+	if cfg.ProbeConcurrency <= 0 {
+		cfg.ProbeConcurrency = DefaultProbeConcurrency
+	}
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = int(math.Ceil(min(max(cfg.Interval.Seconds(), 5), 60)))
 	}
 	now := cfg.Now()
-	return &Service{cfg: cfg, bucket: newBucket(cfg.Rate, now), started: now}
+	return &Service{cfg: cfg, bucket: newBucket(cfg.Rate, now), probes: make(chan struct{}, cfg.ProbeConcurrency), started: now}
 }
 
 // Publish makes a sweep's metrics (written from in) and its status (made
@@ -73,7 +87,9 @@ func (s *Service) Status() *Status {
 	return nil
 }
 
-// Handler serves /, /status.json, /metrics, /healthz and /probe.
+// Handler serves /, /status.json, /metrics, /healthz and /probe. Only
+// /probe's probes wait for a slot (Config.ProbeConcurrency): the other
+// endpoints answer from the last snapshot, whatever /probe is doing.
 func (s *Service) Handler() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /metrics", s.serveMetrics)
@@ -81,7 +97,14 @@ func (s *Service) Handler() http.Handler {
 	m.HandleFunc("GET /healthz", s.serveHealthz)
 	m.HandleFunc("GET /probe", s.serveProbe)
 	m.HandleFunc("GET /{$}", s.servePage)
-	return m
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server has no read timeout (it would end /probe's
+		// context at its expiry): each request's read deadline is
+		// its write deadline, WriteTimeout here, /probe's budget
+		// there. (A recorder has no deadlines: the error is moot.)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(WriteTimeout))
+		m.ServeHTTP(w, r)
+	})
 }
 
 func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
@@ -138,8 +161,12 @@ func (s *Service) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 // serveProbe is blackbox_exporter's /probe?target=…&module=…: one probe
 // with the module's options, answered in blackbox's metric names. 400 for
 // a missing target or an unknown module (as blackbox), 403 for a target
-// outside --probe-allow, 429 past --probe-rate.
+// outside --probe-allow, 429 past --probe-rate. Every answer with a probe
+// comes within the request's budget (Budget): the probe's windows are
+// what is left of it once a probe slot is free, and a request that gets
+// no slot within it is answered probe_success 0 (busy).
 func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	q := r.URL.Query()
 	tgt := q.Get("target")
 	if tgt == "" {
@@ -155,13 +182,16 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Unknown module %q", output.Untrusted(name)), http.StatusBadRequest)
 		return
 	}
-	var scrape time.Duration
-	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 3600 {
-			scrape = time.Duration(f * float64(time.Second))
-		}
+	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
-	o, err := mod.options(tgt, scrape)
+	deadline := start.Add(budget)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
+	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
+	o, err := mod.options(tgt, budget)
 	if err != nil {
 		http.Error(w, "target: "+output.Untrusted(err.Error()), http.StatusBadRequest)
 		return
@@ -175,6 +205,14 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
 		return
 	}
+	if !s.acquire(r.Context(), deadline) {
+		if r.Context().Err() == nil {
+			writeBusy(w, time.Since(start))
+		}
+		return
+	}
+	defer func() { <-s.probes }()
+	fit(o, time.Until(deadline))
 	res := s.cfg.Probe(r.Context(), o)
 	if res.Canceled || r.Context().Err() != nil {
 		return // the scraper went away
@@ -186,6 +224,50 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// minProbe is the least of a budget a probe starts with: a slot freed
+// later than that is not taken.
+const minProbe = 50 * time.Millisecond
+
+// acquire takes a probe slot, waiting until deadline (less minProbe) at
+// most; false when none came (or the scraper went away).
+func (s *Service) acquire(ctx context.Context, deadline time.Time) bool {
+	select {
+	case s.probes <- struct{}{}:
+		return true
+	default:
+	}
+	wait := time.Until(deadline) - minProbe
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s.probes <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// writeBusy is the answer to a /probe request that got no probe slot
+// within its budget: probe_success 0 (as blackbox answers a probe its
+// timeout ended), and why, in a series of the listener's own.
+func writeBusy(w http.ResponseWriter, waited time.Duration) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, `# HELP probe_success Displays whether or not the probe was a success
+# TYPE probe_success gauge
+probe_success 0
+# HELP probe_duration_seconds Returns how long the probe took to complete in seconds
+# TYPE probe_duration_seconds gauge
+probe_duration_seconds %s
+# HELP healthctl_probe_not_started Why /probe answered without probing (always 1): busy, every probe slot (--concurrency) was taken for the scrape's whole budget.
+# TYPE healthctl_probe_not_started gauge
+healthctl_probe_not_started{why="busy"} 1
+`, strconv.FormatFloat(waited.Seconds(), 'g', -1, 64))
 }
 
 // displayHost is a URL's host:port for an error (never its userinfo,

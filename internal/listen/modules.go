@@ -34,9 +34,8 @@ type Module struct {
 	Prober string
 	// TLS is tcp's and grpc's tls: true (tls://, grpcs://).
 	TLS bool
-	// Timeout is the module's timeout (0: none given; the scrape's
-	// X-Prometheus-Scrape-Timeout-Seconds, less half a second, then the
-	// flags' windows).
+	// Timeout is the module's timeout (0: none given): the budget when
+	// shorter than the scrape's (Budget).
 	Timeout time.Duration
 	tmpl    *target.Template
 }
@@ -495,9 +494,12 @@ func (m *Module) url(tgt string) (string, error) {
 	return s.URL(tgt), nil
 }
 
-// options are the probe's options for a /probe target, with the scrape's
-// timeout when the module gives none.
-func (m *Module) options(tgt string, scrapeTimeout time.Duration) (*probe.Options, error) {
+// options are the probe's options for a /probe target with a budget
+// (Budget; 0: the module's windows as built): the module's windows are
+// blackbox's one timeout, the budget, all three (connect, read and the
+// whole probe). A module without timeout: gets the scrape's budget, not
+// the flags' windows.
+func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err
@@ -506,12 +508,8 @@ func (m *Module) options(tgt string, scrapeTimeout time.Duration) (*probe.Option
 	if err != nil {
 		return nil, err
 	}
-	if m.Timeout == 0 && scrapeTimeout > 0 {
-		// blackbox: the scrape's timeout less a half-second offset.
-		d := max(scrapeTimeout-500*time.Millisecond, 100*time.Millisecond)
-		if o.MaxTime == 0 || d < o.MaxTime {
-			o.MaxTime = d
-		}
+	if budget > 0 {
+		o.ConnectTimeout, o.ReadTimeout, o.MaxTime = budget, budget, budget
 	}
 	return o, nil
 }
