@@ -98,6 +98,12 @@ func (s *Service) Handler() http.Handler {
 	m.HandleFunc("GET /probe", s.serveProbe)
 	m.HandleFunc("GET /{$}", s.servePage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer, a refusal too: never framed, never sniffed
+		// into another type than it says.
+		h := w.Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
 		// The server has no read timeout (it would end /probe's
 		// context at its expiry): each request's read deadline is
 		// its write deadline, WriteTimeout here, /probe's budget
@@ -161,12 +167,20 @@ func (s *Service) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 // serveProbe is blackbox_exporter's /probe?target=…&module=…: one probe
 // with the module's options, answered in blackbox's metric names. 400 for
 // a missing target or an unknown module (as blackbox), 403 for a target
-// outside --probe-allow, 429 past --probe-rate. Every answer with a probe
+// outside --probe-allow, 429 past --probe-rate (which every request
+// counts against, refused or not). Every answer with a probe
 // comes within the request's budget (Budget): the probe's windows are
 // what is left of it once a probe slot is free, and a request that gets
 // no slot within it is answered probe_success 0 (busy).
 func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// Every request takes a token, a refused one too: a client cannot
+	// try its guesses (a target, a module) faster than it may probe.
+	if ok, wait := s.bucket.take(s.cfg.Now()); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
+		return
+	}
 	q := r.URL.Query()
 	tgt := q.Get("target")
 	if tgt == "" {
@@ -179,7 +193,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	mod, ok := s.cfg.Modules[name]
 	if !ok {
-		http.Error(w, fmt.Sprintf("Unknown module %q", output.Untrusted(name)), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
 		return
 	}
 	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
@@ -193,16 +207,11 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
 	o, err := mod.options(tgt, budget)
 	if err != nil {
-		http.Error(w, "target: "+output.Untrusted(err.Error()), http.StatusBadRequest)
+		http.Error(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 		return
 	}
 	if !s.cfg.Allow.Permits(o.URL) {
-		http.Error(w, "target "+strconv.Quote(displayHost(o.URL))+" is not allowed by --probe-allow", http.StatusForbidden)
-		return
-	}
-	if ok, wait := s.bucket.take(s.cfg.Now()); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
+		http.Error(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 		return
 	}
 	if !s.acquire(r.Context(), deadline) {
@@ -225,6 +234,10 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
 }
+
+// MaxErrorText bounds the text of a /probe refusal (400): it quotes the
+// client's own input, and need not quote more than a line of it.
+const MaxErrorText = 256
 
 // minProbe is the least of a budget a probe starts with: a slot freed
 // later than that is not taken.

@@ -262,7 +262,9 @@ func TestProbeEndpoint(t *testing.T) {
 	}
 	u1, _ := url.Parse("http://127.0.0.1:1/health")
 	u2, _ := url.Parse("http://127.0.0.1:2/health")
-	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: AllowURLs([]*url.URL{u1, u2}), Rate: 3})
+	now := t0
+	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: AllowURLs([]*url.URL{u1, u2}), Rate: 6,
+		Now: func() time.Time { return now }})
 	h := svc.Handler()
 	code, body := get(t, h, "/probe?target="+url.QueryEscape("http://127.0.0.1:1/health")+"&module=http_2xx")
 	if code != 200 || !strings.Contains(body, "\nprobe_success 1\n") || !strings.Contains(body, `healthctl_probe_outcome{outcome="pass",reason="ok"} 1`) {
@@ -289,14 +291,16 @@ func TestProbeEndpoint(t *testing.T) {
 	if len(seen) != 2 {
 		t.Errorf("probed %v: want only the two allowed", seen)
 	}
-	// The bucket held 3; two are spent.
-	got := []int{}
-	for range 3 {
-		c, _ := get(t, h, "/probe?target=127.0.0.1:1/")
-		got = append(got, c)
+	// The bucket held 6: the two probes and the four refusals spent it.
+	if c, body := get(t, h, "/probe?target=127.0.0.1:1/"); c != 429 || !strings.Contains(body, "--probe-rate 6/s") {
+		t.Errorf("past --probe-rate 6: %d %q", c, body)
 	}
-	if got[0] != 200 || got[2] != 429 {
-		t.Errorf("past --probe-rate 3: %v, want 200 … 429", got)
+	if c, _ := get(t, h, "/probe?target=x&module=nope"); c != 429 {
+		t.Errorf("a refusal past --probe-rate: %d, want 429 (refusals count too)", c)
+	}
+	now = now.Add(time.Second)
+	if c, _ := get(t, h, "/probe?target=127.0.0.1:1/"); c != 200 {
+		t.Errorf("a second later: %d", c)
 	}
 }
 

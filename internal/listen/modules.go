@@ -37,7 +37,9 @@ type Module struct {
 	// Timeout is the module's timeout (0: none given): the budget when
 	// shorter than the scrape's (Budget).
 	Timeout time.Duration
-	tmpl    *target.Template
+	// body is http.body, sent as it is (nil: none).
+	body []byte
+	tmpl *target.Template
 }
 
 // ModulesError is a modules file that cannot be used: the file (and line,
@@ -323,7 +325,13 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			if m.Prober != "http" {
 				return bad("only for prober http")
 			}
-			in.Data, err = str()
+			// blackbox sends the text as it is: "@FILE" is the text
+			// "@FILE", never a file read (the options' Body, set per
+			// request, not --data's curl syntax).
+			var b string
+			if b, err = str(); err == nil {
+				m.body = []byte(b)
+			}
 		case "fail_if_body_not_matches_regexp":
 			if m.Prober != "http" {
 				return bad("only for prober http")
@@ -504,9 +512,17 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 	if err != nil {
 		return nil, err
 	}
-	o, err := m.tmpl.ForURL(raw)
+	// A redactor of the request's own: the module's secrets and the
+	// target's, never another request's. The error names the target as
+	// a redactor of no secrets shows it (userinfo and secret parameters
+	// masked where they stand): it says nothing of what any secret is.
+	blank := m.tmpl.Redactor().Blank()
+	o, err := m.tmpl.ForURLAlone(raw, "target "+strconv.Quote(blank.RawURL(raw)))
 	if err != nil {
-		return nil, err
+		return nil, errors.New(blank.String(err.Error()))
+	}
+	if m.body != nil {
+		o.Body, o.BodyFile, o.BodySize = m.body, "", 0
 	}
 	if budget > 0 {
 		o.ConnectTimeout, o.ReadTimeout, o.MaxTime = budget, budget, budget
