@@ -227,7 +227,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 		return // the scraper went away
 	}
 	var b bytes.Buffer
-	if err := metrics.WriteProbe(&b, &res); err != nil {
+	if err := metrics.WriteProbe(&b, mod.Prober, &res); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
