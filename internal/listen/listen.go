@@ -121,10 +121,21 @@ func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	metrics.WriteProcess(w, metrics.ReadProcess())
 }
 
-func (s *Service) serveJSON(w http.ResponseWriter, _ *http.Request) {
+// MaxPage is the most targets a page of /status.json holds (?limit=).
+const MaxPage = 10000
+
+func (s *Service) serveJSON(w http.ResponseWriter, r *http.Request) {
 	st := s.Status()
 	if st == nil {
 		st = &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}}
+	}
+	if q := r.URL.Query(); q.Has("limit") || q.Has("after") {
+		page, err := st.page(q.Get("limit"), q.Get("after"), q.Has("after"))
+		if err != nil {
+			http.Error(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+			return
+		}
+		st = page
 	}
 	var b bytes.Buffer
 	if err := output.JSONIndent(&b, st, "  "); err != nil {
@@ -134,6 +145,42 @@ func (s *Service) serveJSON(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b.Bytes())
+}
+
+// page is st's page of at most limit targets after the one named after
+// (from the first without it): the same document with those targets,
+// the total and the next page's after= (none on the last page).
+func (st *Status) page(limitText, after string, hasAfter bool) (*Status, error) {
+	limit := MaxPage
+	if limitText != "" || !hasAfter {
+		n, err := strconv.Atoi(limitText)
+		if err != nil || n < 1 || n > MaxPage {
+			return nil, fmt.Errorf("limit %q: want a number of targets from 1 to %d", limitText, MaxPage)
+		}
+		limit = n
+	}
+	from := 0
+	if hasAfter {
+		from = -1
+		for i := range st.Targets {
+			if st.Targets[i].Name == after {
+				from = i + 1
+				break
+			}
+		}
+		if from < 0 {
+			return nil, fmt.Errorf("after %q: no such target (the targets were reloaded? start again without after=)", after)
+		}
+	}
+	p := *st
+	end := min(from+limit, len(st.Targets))
+	p.Targets = st.Targets[from:end]
+	total := len(st.Targets)
+	p.Total, p.Next = &total, ""
+	if end < len(st.Targets) && end > 0 {
+		p.Next = st.Targets[end-1].Name
+	}
+	return &p, nil
 }
 
 // serveHealthz is the watcher's own health: 200 while sweeps complete on

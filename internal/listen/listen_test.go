@@ -342,3 +342,55 @@ func TestListenAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusPaged: ?limit=N&after=NAME pages /status.json in the targets'
+// order, each page saying the total and the next page's after=; the pages
+// together are the whole document's targets; without parameters the
+// document is the whole one, without total or next.
+func TestStatusPaged(t *testing.T) {
+	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return t0.Add(time.Hour) }})
+	publish(t, svc, sweepInput(1, policy.Stay))
+	h := svc.Handler()
+	_, whole := get(t, h, "/status.json")
+	var all Status
+	if err := json.Unmarshal([]byte(whole), &all); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(whole, `"total"`) || strings.Contains(whole, `"next"`) || len(all.Targets) != 3 {
+		t.Fatalf("the whole document changed shape: %s", whole)
+	}
+	var names []string
+	path := "/status.json?limit=2"
+	for pages := 0; ; pages++ {
+		if pages > 3 {
+			t.Fatal("pages never end")
+		}
+		code, body := get(t, h, path)
+		var p Status
+		if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
+			t.Fatalf("%s: %d %v %s", path, code, err, body)
+		}
+		if p.Total == nil || *p.Total != 3 || len(p.Targets) > 2 || p.Sweep == nil || p.Sweep.N != 1 {
+			t.Fatalf("%s: total %v, %d targets, sweep %v", path, p.Total, len(p.Targets), p.Sweep)
+		}
+		for _, tg := range p.Targets {
+			names = append(names, tg.Name)
+		}
+		if p.Next == "" {
+			break
+		}
+		path = "/status.json?limit=2&after=" + url.QueryEscape(p.Next)
+	}
+	want := []string{all.Targets[0].Name, all.Targets[1].Name, all.Targets[2].Name}
+	if strings.Join(names, "\n") != strings.Join(want, "\n") {
+		t.Errorf("pages gave %q, want %q", names, want)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=x", "?limit=10001", "?limit=2&after=nobody"} {
+		if code, body := get(t, h, "/status.json"+bad); code != 400 {
+			t.Errorf("%s: %d %s", bad, code, body)
+		}
+	}
+	if code, body := get(t, h, "/status.json?after="+url.QueryEscape(all.Targets[2].Name)); code != 200 || !strings.Contains(body, `"targets": []`) {
+		t.Errorf("after the last: %d %s", code, body)
+	}
+}
