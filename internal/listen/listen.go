@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/metrics"
@@ -51,7 +53,9 @@ type Service struct {
 	board  board
 	bucket *bucket
 	// probes holds a token for each /probe probe under way.
-	probes  chan struct{}
+	probes chan struct{}
+	// answers counts /probe's answers by kind (answerKinds).
+	answers [len(answerKinds)]atomic.Int64
 	started time.Time
 }
 
@@ -113,12 +117,48 @@ func (s *Service) Handler() http.Handler {
 	})
 }
 
+// The kinds of /probe answer healthctl_listen_probe_requests_total counts.
+const (
+	answerProbed = iota
+	answerBusy
+	answerRefused
+	answerRateLimited
+)
+
+var answerKinds = [...]string{answerProbed: "probed", answerBusy: "busy", answerRefused: "refused", answerRateLimited: "rate_limited"}
+
+func (s *Service) count(kind int) { s.answers[kind].Add(1) }
+
+// refuse answers a /probe request with an error status and text.
+func (s *Service) refuse(w http.ResponseWriter, text string, code int) {
+	s.count(answerRefused)
+	http.Error(w, text, code)
+}
+
 func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if c := s.board.cur.Load(); c != nil {
 		w.Write(c.metrics)
 	}
 	metrics.WriteProcess(w, metrics.ReadProcess())
+	s.writeOwn(w)
+}
+
+// writeOwn writes the listener's own series (the exporter's, apart from
+// the fleet's): /probe's probes under way, its limit, and its answers.
+func (s *Service) writeOwn(w io.Writer) {
+	var b bytes.Buffer
+	gauge := func(name, help string, v int) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("healthctl_listen_probes_in_flight", "/probe probes running now.", len(s.probes))
+	gauge("healthctl_listen_probe_limit", "/probe probes that may run at once (--concurrency).", cap(s.probes))
+	const total = "healthctl_listen_probe_requests_total"
+	fmt.Fprintf(&b, "# HELP %s /probe requests by answer: probed, busy (no probe slot within the scrape's budget), refused (400, 403), rate_limited (429).\n# TYPE %s counter\n", total, total)
+	for i, k := range answerKinds {
+		fmt.Fprintf(&b, "%s{answer=%q} %d\n", total, k, s.answers[i].Load())
+	}
+	w.Write(b.Bytes())
 }
 
 // MaxPage is the most targets a page of /status.json holds (?limit=).
@@ -224,6 +264,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	// Every request takes a token, a refused one too: a client cannot
 	// try its guesses (a target, a module) faster than it may probe.
 	if ok, wait := s.bucket.take(s.cfg.Now()); !ok {
+		s.count(answerRateLimited)
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
 		return
@@ -231,7 +272,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	tgt := q.Get("target")
 	if tgt == "" {
-		http.Error(w, "Target parameter is missing", http.StatusBadRequest)
+		s.refuse(w, "Target parameter is missing", http.StatusBadRequest)
 		return
 	}
 	name := q.Get("module")
@@ -240,12 +281,12 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	mod, ok := s.cfg.Modules[name]
 	if !ok {
-		http.Error(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
+		s.refuse(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
 		return
 	}
 	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		s.refuse(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	deadline := start.Add(budget)
@@ -254,15 +295,16 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
 	o, err := mod.options(tgt, budget)
 	if err != nil {
-		http.Error(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 		return
 	}
 	if !s.cfg.Allow.Permits(o.URL) {
-		http.Error(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+		s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 		return
 	}
 	if !s.acquire(r.Context(), deadline) {
 		if r.Context().Err() == nil {
+			s.count(answerBusy)
 			writeBusy(w, time.Since(start))
 		}
 		return
@@ -273,6 +315,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	if res.Canceled || r.Context().Err() != nil {
 		return // the scraper went away
 	}
+	s.count(answerProbed)
 	var b bytes.Buffer
 	if err := metrics.WriteProbe(&b, mod.Prober, &res); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

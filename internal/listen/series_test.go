@@ -52,3 +52,27 @@ func TestNoHTTPSeriesOffHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnSeries: /metrics carries the listener's own series apart from
+// the fleet's: probes in flight, the limit, and /probe's answers by kind.
+func TestOwnSeries(t *testing.T) {
+	mods, _ := DefaultModules(target.Defaults(), func(string) string { return "" })
+	allow, _ := ParseAllow([]string{"127.0.0.1"})
+	var seen []string
+	now := t0
+	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: allow, Rate: 4, ProbeConcurrency: 7,
+		Now: func() time.Time { return now }})
+	h := svc.Handler()
+	for _, p := range []string{"/probe?target=127.0.0.1:1/", "/probe?target=127.0.0.1:2/", "/probe?target=10.0.0.1:1/", "/probe", "/probe?target=127.0.0.1:1/"} {
+		get(t, h, p)
+	}
+	_, body := get(t, h, "/metrics")
+	checkExposition(t, body)
+	for _, want := range []string{"\nhealthctl_listen_probes_in_flight 0\n", "\nhealthctl_listen_probe_limit 7\n",
+		`healthctl_listen_probe_requests_total{answer="probed"} 2`, `healthctl_listen_probe_requests_total{answer="refused"} 2`,
+		`healthctl_listen_probe_requests_total{answer="rate_limited"} 1`, `healthctl_listen_probe_requests_total{answer="busy"} 0`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q\n%s", want, body)
+		}
+	}
+}
