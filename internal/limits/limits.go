@@ -19,3 +19,7 @@ func concurrencyFor(nofile uint64) int {
 	}
 	return int(min(most, (nofile-reserve)/2))
 }
+
+// OpenFiles is the soft limit of open files (1024 when unknown): what
+// the --listen server sizes its connections by.
+func OpenFiles() uint64 { return softNOFILE() }

@@ -14,8 +14,12 @@ import (
 // Allow is --probe-allow: the hosts /probe may probe. A pattern is HOST or
 // HOST:PORT; HOST is a name or address, a glob (path.Match: *.example.com)
 // or a CIDR prefix (127.0.0.0/8, which matches literal addresses only: a
-// name is not resolved to be checked). Without a port, any port of the
-// host. A name is compared without case and without a trailing dot.
+// name is not resolved to be checked). A pattern shaped like an address
+// (an address, or a glob of digits and dots: 127.0.0.*, 10.0.?.1) also
+// matches addresses only: 127.0.0.* never matches the name
+// 127.0.0.1.evil.example, which could resolve anywhere. Without a port,
+// any port of the host. A name is compared without case and without a
+// trailing dot.
 type Allow struct {
 	rules []rule
 }
@@ -24,6 +28,9 @@ type rule struct {
 	host   string
 	prefix netip.Prefix
 	port   string
+	// addrGlob: host is a glob shaped like an address, matched against
+	// addresses only (in their canonical form).
+	addrGlob bool
 	// text is the pattern as given, for errors and the docs.
 	text string
 }
@@ -48,6 +55,8 @@ func ParseAllow(patterns []string) (*Allow, error) {
 		}
 		if pre, err := netip.ParsePrefix(host); err == nil {
 			r.prefix = pre.Masked()
+		} else if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+			r.prefix = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
 		} else {
 			host = normHost(host)
 			if strings.Contains(host, "/") {
@@ -57,6 +66,7 @@ func ParseAllow(patterns []string) (*Allow, error) {
 				return nil, fmt.Errorf("%q: bad pattern: %v", p, err)
 			}
 			r.host = host
+			r.addrGlob = addressShaped(host)
 		}
 		a.rules = append(a.rules, r)
 	}
@@ -105,6 +115,14 @@ func (a *Allow) Permits(u *url.URL) bool {
 			}
 			continue
 		}
+		if r.addrGlob {
+			if addrErr == nil {
+				if ok, _ := path.Match(r.host, addr.Unmap().String()); ok {
+					return true
+				}
+			}
+			continue
+		}
 		if r.host == host {
 			return true
 		}
@@ -113,6 +131,22 @@ func (a *Allow) Permits(u *url.URL) bool {
 		}
 	}
 	return false
+}
+
+// addressShaped reports whether a host pattern is written for IPv4
+// addresses: digits, dots and glob characters only, with a digit.
+func addressShaped(p string) bool {
+	digit := false
+	for _, c := range p {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case strings.ContainsRune(".*?[]-^!\\", c):
+		default:
+			return false
+		}
+	}
+	return digit
 }
 
 func normHost(h string) string {

@@ -36,6 +36,10 @@ type Status struct {
 	Fleet FleetStatus        `json:"fleet"`
 	// Targets are in the targets' order (the page puts failing ones first).
 	Targets []TargetStatus `json:"targets"`
+	// Total and Next are a page's (?limit=N): how many targets there are
+	// in all, and the after= of the next page ("" on the last).
+	Total *int   `json:"total,omitempty"`
+	Next  string `json:"next,omitempty"`
 }
 
 // FleetStatus is the fleet rule's verdict on the last sweep.

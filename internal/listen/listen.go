@@ -2,12 +2,15 @@ package listen
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/metrics"
@@ -16,8 +19,13 @@ import (
 )
 
 // DefaultProbeRate is --probe-rate's default: /probe requests a second
-// (a burst of as many is allowed).
-const DefaultProbeRate = 10
+// (a burst of as many is allowed). 1,000 a second is a Prometheus
+// scraping 5,000 targets every 5 s, or 15,000 every 15 s.
+const DefaultProbeRate = 1000
+
+// DefaultProbeConcurrency is how many /probe probes run at once when
+// Config.ProbeConcurrency is not set (watch sets --concurrency's).
+const DefaultProbeConcurrency = 256
 
 // Config is what the service runs with.
 type Config struct {
@@ -32,15 +40,22 @@ type Config struct {
 	Allow    *Allow
 	// Rate is /probe's token bucket, requests a second.
 	Rate float64
+	// ProbeConcurrency is how many /probe probes run at once; a request
+	// past it waits for one to end, within its own budget (Budget).
+	ProbeConcurrency int
 	// Refresh is the page's meta refresh, in seconds.
 	Refresh int
 }
 
 // Service serves the endpoints.
 type Service struct {
-	cfg     Config
-	board   board
-	bucket  *bucket
+	cfg    Config
+	board  board
+	bucket *bucket
+	// probes holds a token for each /probe probe under way.
+	probes chan struct{}
+	// answers counts /probe's answers by kind (answerKinds).
+	answers [len(answerKinds)]atomic.Int64
 	started time.Time
 }
 
@@ -52,11 +67,14 @@ func New(cfg Config) *Service {
 	if cfg.Rate <= 0 {
 		cfg.Rate = DefaultProbeRate
 	}
+	if cfg.ProbeConcurrency <= 0 {
+		cfg.ProbeConcurrency = DefaultProbeConcurrency
+	}
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = int(math.Ceil(min(max(cfg.Interval.Seconds(), 5), 60)))
 	}
 	now := cfg.Now()
-	return &Service{cfg: cfg, bucket: newBucket(cfg.Rate, now), started: now}
+	return &Service{cfg: cfg, bucket: newBucket(cfg.Rate, now), probes: make(chan struct{}, cfg.ProbeConcurrency), started: now}
 }
 
 // Publish makes a sweep's metrics (written from in) and its status (made
@@ -73,7 +91,9 @@ func (s *Service) Status() *Status {
 	return nil
 }
 
-// Handler serves /, /status.json, /metrics, /healthz and /probe.
+// Handler serves /, /status.json, /metrics, /healthz and /probe. Only
+// /probe's probes wait for a slot (Config.ProbeConcurrency): the other
+// endpoints answer from the last snapshot, whatever /probe is doing.
 func (s *Service) Handler() http.Handler {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /metrics", s.serveMetrics)
@@ -81,7 +101,38 @@ func (s *Service) Handler() http.Handler {
 	m.HandleFunc("GET /healthz", s.serveHealthz)
 	m.HandleFunc("GET /probe", s.serveProbe)
 	m.HandleFunc("GET /{$}", s.servePage)
-	return m
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer, a refusal too: never framed, never sniffed
+		// into another type than it says.
+		h := w.Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		// The server has no read timeout (it would end /probe's
+		// context at its expiry): each request's read deadline is
+		// its write deadline, WriteTimeout here, /probe's budget
+		// there. (A recorder has no deadlines: the error is moot.)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(WriteTimeout))
+		m.ServeHTTP(w, r)
+	})
+}
+
+// The kinds of /probe answer healthctl_listen_probe_requests_total counts.
+const (
+	answerProbed = iota
+	answerBusy
+	answerRefused
+	answerRateLimited
+)
+
+var answerKinds = [...]string{answerProbed: "probed", answerBusy: "busy", answerRefused: "refused", answerRateLimited: "rate_limited"}
+
+func (s *Service) count(kind int) { s.answers[kind].Add(1) }
+
+// refuse answers a /probe request with an error status and text.
+func (s *Service) refuse(w http.ResponseWriter, text string, code int) {
+	s.count(answerRefused)
+	http.Error(w, text, code)
 }
 
 func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
@@ -90,12 +141,41 @@ func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 		w.Write(c.metrics)
 	}
 	metrics.WriteProcess(w, metrics.ReadProcess())
+	s.writeOwn(w)
 }
 
-func (s *Service) serveJSON(w http.ResponseWriter, _ *http.Request) {
+// writeOwn writes the listener's own series (the exporter's, apart from
+// the fleet's): /probe's probes under way, its limit, and its answers.
+func (s *Service) writeOwn(w io.Writer) {
+	var b bytes.Buffer
+	gauge := func(name, help string, v int) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("healthctl_listen_probes_in_flight", "/probe probes running now.", len(s.probes))
+	gauge("healthctl_listen_probe_limit", "/probe probes that may run at once (--concurrency).", cap(s.probes))
+	const total = "healthctl_listen_probe_requests_total"
+	fmt.Fprintf(&b, "# HELP %s /probe requests by answer: probed, busy (no probe slot within the scrape's budget), refused (400, 403), rate_limited (429).\n# TYPE %s counter\n", total, total)
+	for i, k := range answerKinds {
+		fmt.Fprintf(&b, "%s{answer=%q} %d\n", total, k, s.answers[i].Load())
+	}
+	w.Write(b.Bytes())
+}
+
+// MaxPage is the most targets a page of /status.json holds (?limit=).
+const MaxPage = 10000
+
+func (s *Service) serveJSON(w http.ResponseWriter, r *http.Request) {
 	st := s.Status()
 	if st == nil {
 		st = &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}}
+	}
+	if q := r.URL.Query(); q.Has("limit") || q.Has("after") {
+		page, err := st.page(q.Get("limit"), q.Get("after"), q.Has("after"))
+		if err != nil {
+			http.Error(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+			return
+		}
+		st = page
 	}
 	var b bytes.Buffer
 	if err := output.JSONIndent(&b, st, "  "); err != nil {
@@ -105,6 +185,42 @@ func (s *Service) serveJSON(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b.Bytes())
+}
+
+// page is st's page of at most limit targets after the one named after
+// (from the first without it): the same document with those targets,
+// the total and the next page's after= (none on the last page).
+func (st *Status) page(limitText, after string, hasAfter bool) (*Status, error) {
+	limit := MaxPage
+	if limitText != "" || !hasAfter {
+		n, err := strconv.Atoi(limitText)
+		if err != nil || n < 1 || n > MaxPage {
+			return nil, fmt.Errorf("limit %q: want a number of targets from 1 to %d", limitText, MaxPage)
+		}
+		limit = n
+	}
+	from := 0
+	if hasAfter {
+		from = -1
+		for i := range st.Targets {
+			if st.Targets[i].Name == after {
+				from = i + 1
+				break
+			}
+		}
+		if from < 0 {
+			return nil, fmt.Errorf("after %q: no such target (the targets were reloaded? start again without after=)", after)
+		}
+	}
+	p := *st
+	end := min(from+limit, len(st.Targets))
+	p.Targets = st.Targets[from:end]
+	total := len(st.Targets)
+	p.Total, p.Next = &total, ""
+	if end < len(st.Targets) && end > 0 {
+		p.Next = st.Targets[end-1].Name
+	}
+	return &p, nil
 }
 
 // serveHealthz is the watcher's own health: 200 while sweeps complete on
@@ -138,12 +254,25 @@ func (s *Service) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 // serveProbe is blackbox_exporter's /probe?target=…&module=…: one probe
 // with the module's options, answered in blackbox's metric names. 400 for
 // a missing target or an unknown module (as blackbox), 403 for a target
-// outside --probe-allow, 429 past --probe-rate.
+// outside --probe-allow, 429 past --probe-rate (which every request
+// counts against, refused or not). Every answer with a probe
+// comes within the request's budget (Budget): the probe's windows are
+// what is left of it once a probe slot is free, and a request that gets
+// no slot within it is answered probe_success 0 (busy).
 func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	// Every request takes a token, a refused one too: a client cannot
+	// try its guesses (a target, a module) faster than it may probe.
+	if ok, wait := s.bucket.take(s.cfg.Now()); !ok {
+		s.count(answerRateLimited)
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
+		return
+	}
 	q := r.URL.Query()
 	tgt := q.Get("target")
 	if tgt == "" {
-		http.Error(w, "Target parameter is missing", http.StatusBadRequest)
+		s.refuse(w, "Target parameter is missing", http.StatusBadRequest)
 		return
 	}
 	name := q.Get("module")
@@ -152,40 +281,96 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	mod, ok := s.cfg.Modules[name]
 	if !ok {
-		http.Error(w, fmt.Sprintf("Unknown module %q", output.Untrusted(name)), http.StatusBadRequest)
+		s.refuse(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
 		return
 	}
-	var scrape time.Duration
-	if v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 3600 {
-			scrape = time.Duration(f * float64(time.Second))
-		}
-	}
-	o, err := mod.options(tgt, scrape)
+	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
 	if err != nil {
-		http.Error(w, "target: "+output.Untrusted(err.Error()), http.StatusBadRequest)
+		s.refuse(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	deadline := start.Add(budget)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
+	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
+	o, err := mod.options(tgt, budget)
+	if err != nil {
+		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 		return
 	}
 	if !s.cfg.Allow.Permits(o.URL) {
-		http.Error(w, "target "+strconv.Quote(displayHost(o.URL))+" is not allowed by --probe-allow", http.StatusForbidden)
+		s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 		return
 	}
-	if ok, wait := s.bucket.take(s.cfg.Now()); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		http.Error(w, "too many /probe requests (--probe-rate "+strconv.FormatFloat(s.cfg.Rate, 'g', -1, 64)+"/s)", http.StatusTooManyRequests)
+	if !s.acquire(r.Context(), deadline) {
+		if r.Context().Err() == nil {
+			s.count(answerBusy)
+			writeBusy(w, time.Since(start))
+		}
 		return
 	}
+	defer func() { <-s.probes }()
+	fit(o, time.Until(deadline))
 	res := s.cfg.Probe(r.Context(), o)
 	if res.Canceled || r.Context().Err() != nil {
 		return // the scraper went away
 	}
+	s.count(answerProbed)
 	var b bytes.Buffer
-	if err := metrics.WriteProbe(&b, &res); err != nil {
+	if err := metrics.WriteProbe(&b, mod.Prober, &res); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// MaxErrorText bounds the text of a /probe refusal (400): it quotes the
+// client's own input, and need not quote more than a line of it.
+const MaxErrorText = 256
+
+// minProbe is the least of a budget a probe starts with: a slot freed
+// later than that is not taken.
+const minProbe = 50 * time.Millisecond
+
+// acquire takes a probe slot, waiting until deadline (less minProbe) at
+// most; false when none came (or the scraper went away).
+func (s *Service) acquire(ctx context.Context, deadline time.Time) bool {
+	select {
+	case s.probes <- struct{}{}:
+		return true
+	default:
+	}
+	wait := time.Until(deadline) - minProbe
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case s.probes <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// writeBusy is the answer to a /probe request that got no probe slot
+// within its budget: probe_success 0 (as blackbox answers a probe its
+// timeout ended), and why, in a series of the listener's own.
+func writeBusy(w http.ResponseWriter, waited time.Duration) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, `# HELP probe_success Displays whether or not the probe was a success
+# TYPE probe_success gauge
+probe_success 0
+# HELP probe_duration_seconds Returns how long the probe took to complete in seconds
+# TYPE probe_duration_seconds gauge
+probe_duration_seconds %s
+# HELP healthctl_probe_not_started Why /probe answered without probing (always 1): busy, every probe slot (--concurrency) was taken for the scrape's whole budget.
+# TYPE healthctl_probe_not_started gauge
+healthctl_probe_not_started{why="busy"} 1
+`, strconv.FormatFloat(waited.Seconds(), 'g', -1, 64))
 }
 
 // displayHost is a URL's host:port for an error (never its userinfo,

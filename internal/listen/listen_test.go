@@ -262,7 +262,9 @@ func TestProbeEndpoint(t *testing.T) {
 	}
 	u1, _ := url.Parse("http://127.0.0.1:1/health")
 	u2, _ := url.Parse("http://127.0.0.1:2/health")
-	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: AllowURLs([]*url.URL{u1, u2}), Rate: 3})
+	now := t0
+	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: AllowURLs([]*url.URL{u1, u2}), Rate: 6,
+		Now: func() time.Time { return now }})
 	h := svc.Handler()
 	code, body := get(t, h, "/probe?target="+url.QueryEscape("http://127.0.0.1:1/health")+"&module=http_2xx")
 	if code != 200 || !strings.Contains(body, "\nprobe_success 1\n") || !strings.Contains(body, `healthctl_probe_outcome{outcome="pass",reason="ok"} 1`) {
@@ -289,14 +291,16 @@ func TestProbeEndpoint(t *testing.T) {
 	if len(seen) != 2 {
 		t.Errorf("probed %v: want only the two allowed", seen)
 	}
-	// The bucket held 3; two are spent.
-	got := []int{}
-	for range 3 {
-		c, _ := get(t, h, "/probe?target=127.0.0.1:1/")
-		got = append(got, c)
+	// The bucket held 6: the two probes and the four refusals spent it.
+	if c, body := get(t, h, "/probe?target=127.0.0.1:1/"); c != 429 || !strings.Contains(body, "--probe-rate 6/s") {
+		t.Errorf("past --probe-rate 6: %d %q", c, body)
 	}
-	if got[0] != 200 || got[2] != 429 {
-		t.Errorf("past --probe-rate 3: %v, want 200 … 429", got)
+	if c, _ := get(t, h, "/probe?target=x&module=nope"); c != 429 {
+		t.Errorf("a refusal past --probe-rate: %d, want 429 (refusals count too)", c)
+	}
+	now = now.Add(time.Second)
+	if c, _ := get(t, h, "/probe?target=127.0.0.1:1/"); c != 200 {
+		t.Errorf("a second later: %d", c)
 	}
 }
 
@@ -336,5 +340,57 @@ func TestListenAddr(t *testing.T) {
 		if got := ListenAddr(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestStatusPaged: ?limit=N&after=NAME pages /status.json in the targets'
+// order, each page saying the total and the next page's after=; the pages
+// together are the whole document's targets; without parameters the
+// document is the whole one, without total or next.
+func TestStatusPaged(t *testing.T) {
+	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return t0.Add(time.Hour) }})
+	publish(t, svc, sweepInput(1, policy.Stay))
+	h := svc.Handler()
+	_, whole := get(t, h, "/status.json")
+	var all Status
+	if err := json.Unmarshal([]byte(whole), &all); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(whole, `"total"`) || strings.Contains(whole, `"next"`) || len(all.Targets) != 3 {
+		t.Fatalf("the whole document changed shape: %s", whole)
+	}
+	var names []string
+	path := "/status.json?limit=2"
+	for pages := 0; ; pages++ {
+		if pages > 3 {
+			t.Fatal("pages never end")
+		}
+		code, body := get(t, h, path)
+		var p Status
+		if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
+			t.Fatalf("%s: %d %v %s", path, code, err, body)
+		}
+		if p.Total == nil || *p.Total != 3 || len(p.Targets) > 2 || p.Sweep == nil || p.Sweep.N != 1 {
+			t.Fatalf("%s: total %v, %d targets, sweep %v", path, p.Total, len(p.Targets), p.Sweep)
+		}
+		for _, tg := range p.Targets {
+			names = append(names, tg.Name)
+		}
+		if p.Next == "" {
+			break
+		}
+		path = "/status.json?limit=2&after=" + url.QueryEscape(p.Next)
+	}
+	want := []string{all.Targets[0].Name, all.Targets[1].Name, all.Targets[2].Name}
+	if strings.Join(names, "\n") != strings.Join(want, "\n") {
+		t.Errorf("pages gave %q, want %q", names, want)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=x", "?limit=10001", "?limit=2&after=nobody"} {
+		if code, body := get(t, h, "/status.json"+bad); code != 400 {
+			t.Errorf("%s: %d %s", bad, code, body)
+		}
+	}
+	if code, body := get(t, h, "/status.json?after="+url.QueryEscape(all.Targets[2].Name)); code != 200 || !strings.Contains(body, `"targets": []`) {
+		t.Errorf("after the last: %d %s", code, body)
 	}
 }

@@ -34,11 +34,12 @@ type Module struct {
 	Prober string
 	// TLS is tcp's and grpc's tls: true (tls://, grpcs://).
 	TLS bool
-	// Timeout is the module's timeout (0: none given; the scrape's
-	// X-Prometheus-Scrape-Timeout-Seconds, less half a second, then the
-	// flags' windows).
+	// Timeout is the module's timeout (0: none given): the budget when
+	// shorter than the scrape's (Budget).
 	Timeout time.Duration
-	tmpl    *target.Template
+	// body is http.body, sent as it is (nil: none).
+	body []byte
+	tmpl *target.Template
 }
 
 // ModulesError is a modules file that cannot be used: the file (and line,
@@ -324,7 +325,13 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			if m.Prober != "http" {
 				return bad("only for prober http")
 			}
-			in.Data, err = str()
+			// blackbox sends the text as it is: "@FILE" is the text
+			// "@FILE", never a file read (the options' Body, set per
+			// request, not --data's curl syntax).
+			var b string
+			if b, err = str(); err == nil {
+				m.body = []byte(b)
+			}
 		case "fail_if_body_not_matches_regexp":
 			if m.Prober != "http" {
 				return bad("only for prober http")
@@ -495,23 +502,30 @@ func (m *Module) url(tgt string) (string, error) {
 	return s.URL(tgt), nil
 }
 
-// options are the probe's options for a /probe target, with the scrape's
-// timeout when the module gives none.
-func (m *Module) options(tgt string, scrapeTimeout time.Duration) (*probe.Options, error) {
+// options are the probe's options for a /probe target with a budget
+// (Budget; 0: the module's windows as built): the module's windows are
+// blackbox's one timeout, the budget, all three (connect, read and the
+// whole probe). A module without timeout: gets the scrape's budget, not
+// the flags' windows.
+func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err
 	}
-	o, err := m.tmpl.ForURL(raw)
+	// A redactor of the request's own: the module's secrets and the
+	// target's, never another request's. The error names the target as
+	// a redactor of no secrets shows it (userinfo and secret parameters
+	// masked where they stand): it says nothing of what any secret is.
+	blank := m.tmpl.Redactor().Blank()
+	o, err := m.tmpl.ForURLAlone(raw, "target "+strconv.Quote(blank.RawURL(raw)))
 	if err != nil {
-		return nil, err
+		return nil, errors.New(blank.String(err.Error()))
 	}
-	if m.Timeout == 0 && scrapeTimeout > 0 {
-		// blackbox: the scrape's timeout less a half-second offset.
-		d := max(scrapeTimeout-500*time.Millisecond, 100*time.Millisecond)
-		if o.MaxTime == 0 || d < o.MaxTime {
-			o.MaxTime = d
-		}
+	if m.body != nil {
+		o.Body, o.BodyFile, o.BodySize = m.body, "", 0
+	}
+	if budget > 0 {
+		o.ConnectTimeout, o.ReadTimeout, o.MaxTime = budget, budget, budget
 	}
 	return o, nil
 }

@@ -79,8 +79,9 @@ func TestModulesMap(t *testing.T) {
 	if h.MaxTime != 5*time.Second || h.ConnectTimeout != 5*time.Second || h.ReadTimeout != 5*time.Second || h.Network != "tcp" {
 		t.Errorf("timeout 5s: max %v connect %v read %v; network %q (fallback: both families)", h.MaxTime, h.ConnectTimeout, h.ReadTimeout, h.Network)
 	}
-	// Without a module timeout, the scrape's (less 0.5 s) when shorter.
-	p, _ := mods["tcp_connect"].options("127.0.0.1:9", 2*time.Second)
+	// Without a module timeout, the scrape's budget (TestBudget).
+	b, _ := Budget("2", mods["tcp_connect"].Timeout)
+	p, _ := mods["tcp_connect"].options("127.0.0.1:9", b)
 	if p.MaxTime != 1500*time.Millisecond {
 		t.Errorf("scrape timeout 2s: max %v", p.MaxTime)
 	}

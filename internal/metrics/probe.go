@@ -10,13 +10,17 @@ import (
 )
 
 // WriteProbe writes the exposition of one /probe answer (watch --listen's
-// blackbox_exporter multi-target endpoint): blackbox's probe_* names with
-// no target label (Prometheus adds instance and job from the scrape, as it
-// does for blackbox), and healthctl_probe_outcome with the outcome and the
-// reason, which blackbox leaves to its logs. The families are those of
-// blackbox's http prober that healthctl measures; a family whose fact the
-// probe did not reach has no sample (a phase not reached is absent, not 0).
-func WriteProbe(w io.Writer, r *probe.Result) error {
+// blackbox_exporter multi-target endpoint) of a probe by prober (http,
+// tcp or grpc: blackbox's): blackbox's probe_* names with no target label
+// (Prometheus adds instance and job from the scrape, as it does for
+// blackbox), and healthctl_probe_outcome with the outcome and the reason,
+// which blackbox leaves to its logs. The families are those of blackbox's
+// prober that healthctl measures: probe_http_* only for the http prober
+// (a tcp probe's probe_http_status_code 0 would fire an alert on
+// probe_http_status_code <= 199 for a passing target); a family whose
+// fact the probe did not reach has no sample (a phase not reached is
+// absent, not 0).
+func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	b := bufio.NewWriter(w)
 	m := &metricWriter{b: b}
 	m.family("probe_success", "gauge", "Displays whether or not the probe was a success")
@@ -31,6 +35,30 @@ func WriteProbe(w io.Writer, r *probe.Result) error {
 		m.family("probe_ip_protocol", "gauge", "Specifies whether probe ip protocol is IP4 or IP6")
 		m.sample("probe_ip_protocol", float64(r.IPFamily))
 	}
+	if prober == "http" {
+		writeHTTP(m, r)
+	}
+	if at, ok := earliestExpiry(r); ok {
+		m.family("probe_ssl_earliest_cert_expiry", "gauge", "Returns last SSL chain expiry in unixtime")
+		m.sample("probe_ssl_earliest_cert_expiry", float64(at.Unix()))
+	}
+	if r.TLS != nil && r.TLS.Version != "" {
+		m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
+		m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
+	}
+	if prober == "http" || prober == "tcp" {
+		// blackbox's http and tcp probers always have it (tcp's for
+		// query_response); its grpc prober has none.
+		m.family("probe_failed_due_to_regex", "gauge", "Indicates if probe failed due to regex")
+		m.sample("probe_failed_due_to_regex", boolf(r.Reason == classify.ConditionFailed))
+	}
+	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
+	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
+	return b.Flush()
+}
+
+// writeHTTP writes the http prober's own families.
+func writeHTTP(m *metricWriter, r *probe.Result) {
 	m.family("probe_http_status_code", "gauge", "Response HTTP status code")
 	m.sample("probe_http_status_code", float64(r.HTTPStatus))
 	if v, ok := httpVersion(r.HTTPVersion); ok {
@@ -47,19 +75,6 @@ func WriteProbe(w io.Writer, r *probe.Result) error {
 			m.sample("probe_http_duration_seconds", d.Seconds(), "phase", p.label)
 		}
 	}
-	if at, ok := earliestExpiry(r); ok {
-		m.family("probe_ssl_earliest_cert_expiry", "gauge", "Returns last SSL chain expiry in unixtime")
-		m.sample("probe_ssl_earliest_cert_expiry", float64(at.Unix()))
-	}
-	if r.TLS != nil && r.TLS.Version != "" {
-		m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
-		m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
-	}
-	m.family("probe_failed_due_to_regex", "gauge", "Indicates if probe failed due to regex")
-	m.sample("probe_failed_due_to_regex", boolf(r.Reason == classify.ConditionFailed))
-	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
-	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
-	return b.Flush()
 }
 
 // earliestExpiry is the earliest NotAfter of the presented chain.

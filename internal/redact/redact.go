@@ -107,6 +107,29 @@ func NewRedactor(extraHeaders, extraParams []string) *Redactor {
 	return &Redactor{names: newNames(extraHeaders, extraParams)}
 }
 
+// Clone returns a redactor of r's names and a copy of its secrets: what
+// is added to one is not added to the other. A listener's request gets
+// one of its own (a redactor shared by requests that remembered each
+// one's secrets would tell a client whether its guess was another's).
+func (r *Redactor) Clone() *Redactor {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c := &Redactor{names: r.names, secrets: slices.Clone(r.secrets)}
+	c.gen.Store(r.gen.Load())
+	return c
+}
+
+// Blank returns a redactor of r's names and no secrets.
+func (r *Redactor) Blank() *Redactor {
+	if r == nil {
+		return nil
+	}
+	return &Redactor{names: r.names}
+}
+
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {

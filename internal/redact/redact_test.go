@@ -128,3 +128,25 @@ func TestUserNameIsNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneAndBlank: a clone has the secrets so far and learns its own
+// apart; a blank redactor has the names and no secret.
+func TestCloneAndBlank(t *testing.T) {
+	r := NewRedactor([]string{"X-Own"}, nil)
+	r.AddSecret("first-secret")
+	c := r.Clone()
+	c.AddSecret("second-secret")
+	if got := r.String("second-secret"); got != "second-secret" {
+		t.Errorf("the original learnt the clone's secret: %q", got)
+	}
+	if got := c.String("first-secret second-secret"); got != Mask+" "+Mask {
+		t.Errorf("the clone: %q", got)
+	}
+	b := r.Blank()
+	if got := b.String("first-secret"); got != "first-secret" {
+		t.Errorf("blank: %q", got)
+	}
+	if !b.IsSecretHeader("X-Own") {
+		t.Error("blank lost the names")
+	}
+}

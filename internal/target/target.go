@@ -605,6 +605,20 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 	return t.ForCheckedURL(u), nil
 }
 
+// ForURLAlone is ForURLFrom with a redactor of the options' own, a clone
+// of the template's: the URL's secrets are registered there and not in
+// the template's, which every probe of it shares (watch --listen's /probe:
+// no request's secrets are remembered for another's answers).
+func (t *Template) ForURLAlone(raw, source string) (*probe.Options, error) {
+	u, err := t.CheckURL(raw, source)
+	if err != nil {
+		return nil, err
+	}
+	c := *t
+	c.opts.Redactor = t.opts.Redactor.Clone()
+	return c.ForCheckedURL(u), nil
+}
+
 // ForCheckedURL is ForURLFrom for a URL that CheckURL has passed: the
 // options take u as their own (nothing may change it from now on).
 func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {

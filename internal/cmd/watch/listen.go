@@ -11,9 +11,10 @@ import (
 
 // newService builds --listen's service: the /probe modules (--probe-modules,
 // else http_2xx), the allow list (--probe-allow, else the targets' hosts
-// and ports) and the rate; every error is exit 2, before anything is
-// probed.
-func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint) (*listen.Service, error) {
+// and ports), the rate and /probe's probes at once (concurrency, the
+// sweep's: a budget of their own beside it); every error is exit 2, before
+// anything is probed.
+func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concurrency int) (*listen.Service, error) {
 	base := opts.Flags.Input()
 	var mods map[string]*listen.Module
 	var err error
@@ -55,7 +56,7 @@ func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint) (*list
 		maxSweep += opts.HookTimeout
 	}
 	return listen.New(listen.Config{Interval: opts.Interval, MaxSweep: maxSweep, Now: f.Clock, Probe: f.Probe,
-		Modules: mods, Allow: allow, Rate: opts.ProbeRate}), nil
+		Modules: mods, Allow: allow, Rate: opts.ProbeRate, ProbeConcurrency: concurrency}), nil
 }
 
 // checkListenFlags refuses the /probe flags without --listen.

@@ -18,7 +18,6 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/limits"
 	"github.com/healthctl/healthctl/internal/listen"
-	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -203,7 +202,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	var ln net.Listener
 	var svc *listen.Service
 	if opts.Listen != "" {
-		if svc, err = newService(f, opts, targets); err != nil {
+		if svc, err = newService(f, opts, targets, concurrency); err != nil {
 			return err
 		}
 		if ln, err = net.Listen("tcp", listen.ListenAddr(opts.Listen)); err != nil {
@@ -380,10 +379,11 @@ func onceCode(f *cli.Factory, s *watch.Sweep, cancelled, exit0, ioErr bool) int 
 // given and reloading the targets file on SIGHUP.
 func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, ln net.Listener) error {
 	if ln != nil {
-		// Capped connections and client windows: its descriptors are a
-		// budget apart from the probes'.
-		srv := metrics.Server(r.svc.Handler())
-		crash.Go(func() { _ = srv.Serve(metrics.LimitListener(ln, metrics.ListenConns)) })
+		// Capped connections (idle ones give way to new ones) and
+		// client windows: its descriptors are a budget apart from the
+		// probes'.
+		srv, l := listen.Server(r.svc.Handler(), ln, listen.MaxConns(limits.OpenFiles()))
+		crash.Go(func() { _ = srv.Serve(l) })
 		defer srv.Close()
 	}
 	if f.CatchSignals != nil {
