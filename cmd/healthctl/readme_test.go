@@ -391,6 +391,7 @@ type (
 	k8sCronJobSpec struct {
 		Schedule                   string     `yaml:"schedule"`
 		ConcurrencyPolicy          string     `yaml:"concurrencyPolicy"`
+		StartingDeadlineSeconds    *int       `yaml:"startingDeadlineSeconds"`
 		SuccessfulJobsHistoryLimit *int       `yaml:"successfulJobsHistoryLimit"`
 		FailedJobsHistoryLimit     *int       `yaml:"failedJobsHistoryLimit"`
 		JobTemplate                k8sJobTmpl `yaml:"jobTemplate"`
@@ -400,7 +401,8 @@ type (
 		Spec     k8sJobSpec `yaml:"spec"`
 	}
 	k8sJobSpec struct {
-		BackoffLimit *int `yaml:"backoffLimit"`
+		BackoffLimit          *int `yaml:"backoffLimit"`
+		ActiveDeadlineSeconds *int `yaml:"activeDeadlineSeconds"`
 		// Checked field by field by internal/kubedocs against k8s.io/api.
 		BackoffLimitPerIndex *int       `yaml:"backoffLimitPerIndex"`
 		PodFailurePolicy     any        `yaml:"podFailurePolicy"`
@@ -421,6 +423,9 @@ type (
 			RunAsUser    *int64 `yaml:"runAsUser"`
 			RunAsGroup   *int64 `yaml:"runAsGroup"`
 			FSGroup      *int64 `yaml:"fsGroup"`
+			// The restricted profile's fields: checked by internal/kubedocs
+			// against k8s.io/api and the Pod Security rules.
+			SeccompProfile any `yaml:"seccompProfile"`
 		} `yaml:"securityContext"`
 		Containers []k8sContainer `yaml:"containers"`
 		Volumes    []struct {
@@ -440,6 +445,10 @@ type (
 		} `yaml:"volumes"`
 	}
 	k8sContainer struct {
+		// Checked by internal/kubedocs (restricted profile, resources).
+		SecurityContext any `yaml:"securityContext"`
+		Resources       any `yaml:"resources"`
+
 		Name    string   `yaml:"name"`
 		Image   string   `yaml:"image"`
 		Command []string `yaml:"command"`
