@@ -2,7 +2,7 @@
 # The real stacks drain-test's differential test (cmd/healthctl
 # drain_truth_test.go) runs under its truth client: Debian's gunicorn
 # (sync, gthread) + Flask, uvicorn + FastAPI, nginx, HAProxy, Caddy,
-# Apache httpd, a JDK, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar), supervisor (drain_supervisord.txtar); npm's express with @godaddy/terminus, koa, fastify,
+# Apache httpd, a JDK, Jetty 9.4 (jetty9's jars: drain_truth_jetty.txtar), runit, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar), supervisor (drain_supervisord.txtar); npm's express with @godaddy/terminus, koa, fastify,
 # http-terminator and stoppable (testdata/stacks/drain-node). Fails when
 # any install fails: the test then fails in CI instead of skipping.
 set -euo pipefail
@@ -17,13 +17,14 @@ if command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     gunicorn python3-flask python3-uvicorn python3-fastapi \
-    nginx haproxy caddy apache2 openjdk-17-jdk-headless tini dumb-init puma supervisor \
+    nginx haproxy caddy apache2 openjdk-17-jdk-headless tini dumb-init puma supervisor jetty9 runit \
     python3-aiohttp python3-tornado python3-waitress uwsgi uwsgi-plugin-python3
 fi
-for p in gunicorn nginx haproxy caddy apache2 java javac node npm tini dumb-init puma uwsgi supervisord; do
+for p in gunicorn nginx haproxy caddy apache2 java javac node npm tini dumb-init puma uwsgi supervisord runsvdir runsv; do
   command -v "$p" >/dev/null || { echo "drain-truth: $p is missing after the install" >&2; exit 1; }
 done
 /usr/bin/python3 -c 'import flask, fastapi, uvicorn, aiohttp, tornado, waitress' || { echo "drain-truth: flask/fastapi/uvicorn/aiohttp/tornado/waitress missing for /usr/bin/python3" >&2; exit 1; }
+test -e /usr/share/java/jetty9-server.jar || { echo "drain-truth: Debian's jetty9 jars are missing" >&2; exit 1; }
 test -e /usr/lib/uwsgi/plugins/python3_plugin.so || { echo "drain-truth: uWSGI's python3 plugin is missing" >&2; exit 1; }
 cd testdata/stacks/drain-node
 npm ci --no-audit --no-fund
