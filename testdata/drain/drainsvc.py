@@ -119,6 +119,11 @@ def main():
         # server_close() waits for in-flight requests; cutexport's daemon
         # threads die with the process.
         daemon_threads = args.mode == "cutexport"
+        # listen(128), as production servers do (socketserver's default is
+        # 5): on a loaded machine the accept loop runs late, and a queue of
+        # 5 drops the SYNs of a burst (connect timeouts no real server
+        # configured so would give).
+        request_queue_size = 128
 
     srv = Server((host, int(port)), Handler)
     if args.pidfile:
@@ -131,7 +136,7 @@ def main():
             stop.set()
 
     signal.signal(signal.SIGTERM, on_term)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     while not stop.wait(0.05):
         pass
