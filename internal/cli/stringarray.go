@@ -12,8 +12,8 @@ import (
 // Replace, GetSlice and String), registered by StringArrayVar. pflag renders
 // a flag's default with String when the flag is defined, and its own
 // stringArray does that through an encoding/csv writer (a 4 KiB buffer)
-// even for an empty default: for the eight repeatable probe flags that was
-// ~0.2 ms of every probe's start-up. This one answers "[]" for empty.
+// even for an empty default, for each of the repeatable probe flags at
+// every start. This one answers "[]" for empty.
 type stringArray struct {
 	value   *[]string
 	changed bool

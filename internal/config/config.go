@@ -34,8 +34,8 @@ type Sources struct {
 	Getenv func(string) string
 	// Environ lists the environment as NAME=VALUE (nil: every flag's two
 	// names are looked up with Getenv). With it, a run without any
-	// HEALTHCTL_ variable skips those lookups (~90 flags, two names each:
-	// ~17 us of every probe's start-up, docs/benchmarks.md).
+	// HEALTHCTL_ variable skips those lookups (two names for each of some
+	// ninety flags, a share of every probe's start-up).
 	Environ func() []string
 	// UserConfigDir is the directory holding healthctl/healthctl.yaml (nil:
 	// none is looked for).

@@ -3,8 +3,8 @@
 // the response's decoding, grpc-timeout and grpc-message encodings, the
 // status and code names, and the reading of an HTTP/2 answer into what the
 // call said. internal/probe carries the call over net/http's HTTP/2 —
-// instead of grpc-go, which would add about 1 ms to every start of every
-// command and several MiB to the binary — and the few bytes of protobuf
+// instead of grpc-go, whose package initialisation every command would pay
+// at start and whose code would grow the binary — and the few bytes of protobuf
 // are encoded here by hand (see EncodeRequest for why not protowire).
 package grpchealth
 

@@ -2,8 +2,8 @@ package probe
 
 // The gRPC health exchange: one grpc.health.v1.Health/Check call, carried by
 // net/http's own HTTP/2 (cleartext for grpc://, TLS with ALPN h2 for
-// grpcs://) instead of grpc-go, which would add ~1 ms to every start of
-// every command and several MiB to the binary. A unary call is one POST
+// grpcs://) instead of grpc-go, whose initialisation every command would
+// pay at start (.ci/run's gRPC guard keeps it out). A unary call is one POST
 // with a length-prefixed protobuf message and a status in the trailers,
 // and the health messages have one field each, so the few bytes of
 // protobuf are encoded here by hand (see grpchealth.EncodeRequest for why not

@@ -28,7 +28,7 @@ import (
 )
 
 // commands are every command by name, so a run builds only the one it
-// names (building every command's flag set costs each run ~0.5 ms).
+// names (building every command's flag set is start-up every run pays).
 var commands = []struct {
 	name string
 	new  func(*cli.Factory) *cobra.Command
@@ -127,7 +127,7 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	for _, c := range commands {
 		if len(args) > 0 && args[0] == c.name {
 			root.AddCommand(c.new(f))
-			// Cobra would still build its completion command (~0.2 ms).
+			// Cobra would still build its completion command.
 			root.CompletionOptions.DisableDefaultCmd = true
 			return root
 		}
@@ -135,7 +135,8 @@ decision a reconciler would take. Exit codes are stable per outcome.`,
 	// Only the full tree has --version; reading the build info is for it.
 	// It is handled here, not through cobra's Version: a version template
 	// of our own would link text/template's execution, whose reflection
-	// keeps every exported method of the binary (+2 MiB, ~0.4 ms a start).
+	// keeps every exported method of the binary (a larger binary, a slower
+	// start: .ci/run's start-up guard holds it).
 	root.Flags().Bool("version", false, "version for healthctl")
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if v, _ := cmd.Flags().GetBool("version"); v {
