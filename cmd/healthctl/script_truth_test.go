@@ -292,6 +292,14 @@ func drainvsOnce(ts *testscript.TestScript, name string, dargs []string, accept 
 		}
 	}
 	truth := truthclient.Judge(recs, p)
+	for _, v := range rep.Verdicts {
+		if why, ok := truth.Violated[v.Name]; ok && v.Skipped && strings.HasPrefix(v.Detail, "not judged, drain-test itself was starved") {
+			// drain-test names no verdict it could have faked while it
+			// was starved (exit 9, or the row skipped): neither way.
+			delete(truth.Violated, v.Name)
+			truth.Open[v.Name] = why + " (drain-test was starved: " + v.Name + " not judged)"
+		}
+	}
 	ts.Check(os.WriteFile(ts.MkAbs(name+".truth"), []byte(truth.String()), 0o644))
 	ts.Check(os.WriteFile(ts.MkAbs(name+".log"), []byte(truthclient.Log(recs, t0)), 0o644))
 	var failed, table []string

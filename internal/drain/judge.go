@@ -269,6 +269,75 @@ type Starved struct {
 	Seen []string `json:"seen"`
 }
 
+// Unknown says the run's outcome is unknown: it failed only on what
+// drain-test's own lateness could have made (exit 9).
+func (r Report) Unknown() bool {
+	if r.Starved == nil {
+		return false
+	}
+	for _, v := range r.Verdicts {
+		if !v.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// byTimingAlone says a failed verdict rests only on what a starved
+// prober can fake: a request that got no answer within its window, or a
+// moment (the flip, the exit) seen within late of its bound. A refusal, a
+// reset, a close, a status, an exit status are the server's doing.
+func byTimingAlone(o Observation, s Settings, name string, flip, late time.Duration) bool {
+	timedOut := func(p Poll) bool {
+		return !p.answered() && !p.Refused && transportResult(p.Err) == ResultNoAnswer
+	}
+	P := s.PreDrain
+	switch name {
+	case ListenerClosedEarly:
+		for _, p := range o.Polls {
+			if p.At >= 0 && p.At < P-closeRace && !p.answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt) {
+				return false // refused, reset or closed: the server's
+			}
+		}
+		return true
+	case LivenessFailedDuringDrain:
+		for _, p := range o.Polls {
+			if p.Probe == Live && p.At >= 0 && p.At < P && p.answered() && !okStatus(p.Status) {
+				return false // a status: the server's
+			}
+		}
+		return true
+	case ReadinessNeverFlips:
+		for _, p := range o.Polls {
+			if p.Probe == Ready && p.At >= 0 && timedOut(p) {
+				return true
+			}
+		}
+		return false
+	case ReadyFlipLate:
+		return flip >= 0 && flip-late <= s.ReadyFlipMax
+	case InflightAborted:
+		for _, q := range o.Inflight {
+			if !q.ok() && !strings.Contains(q.Err, "timeout") || shortDelimited(q, o) {
+				return false
+			}
+		}
+		for _, p := range o.Polls {
+			if p.Probe == Traffic && cutAfterPreDrain(o, p, P) {
+				return false
+			}
+		}
+		return true
+	case ShutdownHang:
+		at := o.Exit.At
+		if o.Exit.Killed {
+			at = o.Exit.KilledAt
+		}
+		return o.Exit.Gone && at-late <= s.ShutdownTimeout
+	}
+	return false
+}
+
 // Why is the sentence the report's first line and each row give.
 func (s Starved) Why() string {
 	return fmt.Sprintf("drain-test itself was starved: %s ran %.0f ms late at %.0f ms (more than the %.0f ms a verdict allows: a loaded machine)", s.What, s.LatenessMS, s.AtMS, s.BoundMS)
@@ -425,16 +494,29 @@ func Judge(o Observation, s Settings) Report {
 		}
 	}
 	if !r.OK && o.Lateness.Max > StarvedBound {
-		// What failed may be drain-test's own lateness: say unknown,
-		// naming it, and keep what was seen in each row.
+		// What failed by timing alone (a poll that timed out, a flip or
+		// an exit seen late) may be drain-test's own lateness: not named,
+		// each row keeps what was seen. What the server did (a refusal,
+		// a reset, a status, an exit status) is named all the same.
 		st := &Starved{LatenessMS: tms(o.Lateness.Max), AtMS: tms(o.Lateness.At), What: o.Lateness.What, BoundMS: tms(StarvedBound)}
+		named := false
 		for i, v := range r.Verdicts {
-			if !v.OK {
+			switch {
+			case v.OK:
+			case byTimingAlone(o, s, v.Name, flip, o.Lateness.Max):
 				st.Seen = append(st.Seen, v.Name)
 				r.Verdicts[i] = skipped(v.Name, "not judged, "+st.Why()+"; seen: "+v.Detail)
+			default:
+				named = true
 			}
 		}
-		r.Starved = st
+		if len(st.Seen) > 0 {
+			r.Starved = st
+		}
+		r.OK = false
+		if !named && len(st.Seen) == 0 {
+			r.OK = true
+		}
 	}
 	for _, v := range r.Verdicts {
 		if v.Skipped {

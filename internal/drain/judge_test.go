@@ -482,3 +482,33 @@ func TestGRPCRowsSayNoHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestStarvedRunStillNamesWhatTheServerDid: lateness cannot fake a
+// refusal, a reset or a process still running long past S: those stay
+// named (exit 7); only the timeouts beside them are not.
+func TestStarvedRunStillNamesWhatTheServerDid(t *testing.T) {
+	late := Lateness{Max: 430 * msec, At: 470 * msec, What: "its traffic poller"}
+	o := good()
+	o.Lateness = late
+	o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 100 * msec, Refused: true, Err: "connection refused"},
+		Poll{Probe: Ready, At: 120 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
+	o.Exit = Exit{Gone: true, Known: true, Signal: "SIGKILL", Killed: true, KilledAt: 3400 * msec, At: 3400 * msec}
+	r := Judge(o, settings)
+	failed := map[string]bool{}
+	for _, v := range r.Verdicts {
+		if !v.OK {
+			failed[v.Name] = true
+		}
+	}
+	if !failed[ListenerClosedEarly] || !failed[ShutdownHang] || r.Unknown() {
+		t.Errorf("failed %v, unknown %v: want LISTENER_CLOSED_EARLY (a refusal) and SHUTDOWN_HANG (killed at 3400 ms, S 2000 ms) named", failed, r.Unknown())
+	}
+
+	// Killed just past S, within the lateness: not named.
+	o.Polls = o.Polls[:len(o.Polls)-2]
+	o.Exit.KilledAt, o.Exit.At = 2300*msec, 2300*msec
+	r = Judge(o, settings)
+	if !r.Unknown() || r.Starved == nil || r.Starved.Seen[0] != ShutdownHang {
+		t.Errorf("killed at 2300 ms with 430 ms of lateness: unknown %v starved %+v", r.Unknown(), r.Starved)
+	}
+}

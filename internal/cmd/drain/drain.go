@@ -390,7 +390,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	case interrupted:
 		// The process exits with the signal's code (130/143): say so.
 		code = f.SignalCode()
-	case r.Starved != nil:
+	case r.Unknown():
 		// Failures seen while drain-test itself was starved: unknown,
 		// not the service's.
 		code = exitcode.Unknown

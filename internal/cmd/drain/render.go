@@ -81,7 +81,7 @@ type lintJSON struct {
 // drainFirstLine is drain-test's stable first line: "PASS drain-test pid N
 // SIGTERM" or "FAIL drain-test VERDICT...".
 func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
-	if st := r.Starved; st != nil {
+	if st := r.Starved; st != nil && r.Unknown() {
 		return fmt.Sprintf("%s drain-test pid %d %s: %s; not named: %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("UNKNOWN"), pid, signal, st.Why(), strings.Join(st.Seen, " "))
 	}
 	if r.OK {
