@@ -294,8 +294,9 @@ func byTimingAlone(o Observation, s Settings, name string, flip, late time.Durat
 	P := s.PreDrain
 	switch name {
 	case ListenerClosedEarly:
+		race := raceWindow(o, P)
 		for _, p := range o.Polls {
-			if p.At >= 0 && p.At < P-closeRace && !p.answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt) {
+			if p.At >= 0 && p.At < P-race && !p.answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt) {
 				return false // refused, reset or closed: the server's
 			}
 		}
@@ -684,6 +685,22 @@ const livenessWho = "Docker with autoheal, ECS, Nomad, Consul and older Kubernet
 // that closes at P, as PRE_DRAIN_MS = P says, meets its contract.
 const closeRace = 40 * time.Millisecond
 
+// raceWindow is how close to P an attempt may be made and still only have
+// lost the race with the close at P: closeRace, or longer when the
+// service's own health answers inside P took longer (a loaded machine: a
+// request made within the service's own answer time of P could not have
+// been answered before a close at P, however correct the service).
+// Capped at a quarter of P, so a slow service cannot excuse its pre-drain.
+func raceWindow(o Observation, P time.Duration) time.Duration {
+	w := closeRace
+	for _, p := range o.Polls {
+		if p.At >= 0 && p.At < P && p.answered() && (p.Probe == Ready || p.Probe == Live) && p.Took > w {
+			w = p.Took
+		}
+	}
+	return min(w, P/4)
+}
+
 // judgeListener: every connection attempt made during [0, P) to the health
 // port or the traffic endpoint is accepted and answered. A refused, reset
 // or unanswered attempt fails it at the time it was made (a stall late in
@@ -693,6 +710,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 	closed = notSeen
 	var early *Poll
 	n, failed, raced, cutLater := 0, 0, 0, 0
+	race := raceWindow(o, P)
 	for i, p := range o.Polls {
 		if p.At < 0 {
 			continue
@@ -715,10 +733,10 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 			continue
 		}
 		n++
-		if unanswered && p.At >= P-closeRace {
+		if unanswered && p.At >= P-race {
 			raced++
 		}
-		if unanswered && p.At < P-closeRace {
+		if unanswered && p.At < P-race {
 			failed++
 			if early == nil || p.At < early.At {
 				early = &o.Polls[i]
@@ -733,7 +751,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		detail += fmt.Sprintf("; %d more were accepted and cut after P (%s)", cutLater, InflightAborted)
 	}
 	if raced > 0 {
-		detail += fmt.Sprintf("; the other %d, made in its last %s, lost the race with the close at P", raced, ms(closeRace))
+		detail += fmt.Sprintf("; the other %d, made in its last %s, lost the race with the close at P", raced, ms(race))
 	}
 	return verdict(ListenerClosedEarly, true, detail), closed
 }

@@ -183,6 +183,25 @@ func TestJudge(t *testing.T) {
 		{"one made 50 ms before P does not", func(o *Observation) {
 			o.Polls = append(o.Polls, Poll{Probe: Live, At: 450 * msec, Err: "protocol_error: EOF"})
 		}, []string{ListenerClosedEarly}, nil},
+		{"a service answering its health polls in 120 ms races the close for its last 120 ms", func(o *Observation) {
+			// A loaded machine: the service's own answers in P took
+			// 120 ms; one made 80 ms before P could not have been
+			// answered before a close at P.
+			for i := range o.Polls {
+				if p := &o.Polls[i]; p.At >= 0 && p.At < 500*msec && (p.Probe == Ready || p.Probe == Live) && p.Status != 0 {
+					p.Took = 120 * msec
+				}
+			}
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 420 * msec, Err: "conn_reset: connection reset by peer", Took: 82 * msec})
+		}, nil, nil},
+		{"a slow service races the close for a quarter of P at most", func(o *Observation) {
+			for i := range o.Polls {
+				if p := &o.Polls[i]; p.At >= 0 && p.At < 500*msec && (p.Probe == Ready || p.Probe == Live) && p.Status != 0 {
+					p.Took = 400 * msec
+				}
+			}
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 300 * msec, Err: "conn_reset: connection reset by peer", Took: 10 * msec})
+		}, []string{ListenerClosedEarly}, nil},
 		{"traffic accepted in P and cut at the exit after P is in-flight's, not the listener's", func(o *Observation) {
 			// The listener stayed open through P (fresh requests to the
 			// port answered after these were made); the service cut
