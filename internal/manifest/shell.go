@@ -267,26 +267,7 @@ const supervisorFix = `run the service itself as the command (e.g. ["node", "ser
 // which the file does not show (drain_supervisord: stopwaitsecs=1 cut the
 // requests in flight of a service that drained right).
 func supervisord(argv []string) (string, bool) {
-	for i := 0; i < 4 && len(argv) > 0; i++ {
-		if _, _, rest, ok := initOf(argv); ok {
-			argv = rest
-			continue
-		}
-		if _, _, script, ok := shellScript(argv); ok {
-			// Only an exec'd last command: without exec the shell
-			// is the wrapper (shellCheck says so).
-			if cmds := splitScript(script); len(cmds) > 0 && cmds[len(cmds)-1].words[0] == "exec" {
-				argv = cmds[len(cmds)-1].words
-				continue
-			}
-			return "", false
-		}
-		if argv[0] == "exec" {
-			argv = argv[1:]
-			continue
-		}
-		break
-	}
+	argv = serviceCommand(argv)
 	if len(argv) == 0 || path.Base(argv[0]) != "supervisord" {
 		return "", false
 	}
