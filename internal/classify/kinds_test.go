@@ -79,6 +79,7 @@ func TestPostgresReason(t *testing.T) {
 		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`, Login: true}, PostgresDatabase},
 		{PostgresAnswer{Code: "53300", Message: "remaining connection slots are reserved for roles with the SUPERUSER attribute", Login: true}, PostgresTooManyConnections},
 		{PostgresAnswer{Auth: true, LoggedIn: true, Login: true}, OK},
+		{PostgresAnswer{Auth: true, LoggedIn: true, Login: true, ReadOnly: true}, PostgresReadOnly},
 		{PostgresAnswer{Code: "08P01", Message: "invalid startup packet layout"}, PostgresError},
 		{PostgresAnswer{NotPostgres: true}, PostgresProtocol},
 	} {
@@ -87,7 +88,7 @@ func TestPostgresReason(t *testing.T) {
 		if r != tc.want || out != tc.want.Outcome() {
 			t.Errorf("%+v: %s %s, want %s", tc.a, out, r, tc.want)
 		}
-		if s := Sentence(o, r, Facts{}); r != OK && r != PostgresProtocol && !strings.Contains(s, tc.a.Code) {
+		if s := Sentence(o, r, Facts{}); r != OK && r != PostgresProtocol && r != PostgresReadOnly && !strings.Contains(s, tc.a.Code) {
 			t.Errorf("%+v: sentence %q names no SQLSTATE", tc.a, s)
 		}
 	}

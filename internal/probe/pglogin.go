@@ -57,7 +57,30 @@ func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.A
 	if _, err := conn.Exec(ctx, "").ReadAll(); err != nil {
 		return answerOf(err)
 	}
-	return pgwire.Answer{Auth: true, LoggedIn: true}, nil
+	a := pgwire.Answer{Auth: true, LoggedIn: true}
+	if x.readWrite {
+		ro, err := readOnly(ctx, conn)
+		if err != nil {
+			return answerOf(err)
+		}
+		a.ReadOnly = ro
+	}
+	return a, nil
+}
+
+// readOnly is libpq's test for target_session_attrs=read-write: what the
+// server reported at the start of the session (PostgreSQL 14 and later:
+// in_hot_standby, default_transaction_read_only), else SHOW
+// transaction_read_only.
+func readOnly(ctx context.Context, conn *pgconn.PgConn) (bool, error) {
+	if hs := conn.ParameterStatus("in_hot_standby"); hs != "" {
+		return hs == "on" || conn.ParameterStatus("default_transaction_read_only") == "on", nil
+	}
+	res, err := conn.Exec(ctx, "SHOW transaction_read_only").ReadAll()
+	if err != nil {
+		return false, err
+	}
+	return len(res) == 1 && len(res[0].Rows) == 1 && len(res[0].Rows[0]) == 1 && string(res[0].Rows[0][0]) == "on", nil
 }
 
 // answerOf turns an ErrorResponse into the answer; any other error stays.

@@ -35,7 +35,10 @@ type PostgresInfo struct {
 	// LoggedIn: the URL's password logged in and an empty query was
 	// answered; Auth is the authentication a server asked for of a probe
 	// that had no password to give (pg_isready's "accepting connections").
-	LoggedIn bool   `json:"logged_in,omitempty"`
+	LoggedIn bool `json:"logged_in,omitempty"`
+	// ReadOnly: the session was read-only where target_session_attrs=
+	// read-write asked for one that is not.
+	ReadOnly bool   `json:"read_only,omitempty"`
 	Auth     string `json:"auth,omitempty"`
 	SQLState string `json:"sqlstate,omitempty"`
 	Severity string `json:"severity,omitempty"`
@@ -45,15 +48,21 @@ type PostgresInfo struct {
 }
 
 type postgresExchange struct {
-	cv     conversation
-	ssl    bool
-	answer pgwire.Answer
-	got    bool
-	seen   string
+	cv conversation
+	// ssl: an SSLRequest is sent (sslmode prefer and stricter); insist:
+	// N to it fails the probe (require and stricter; prefer goes on in
+	// clear). readWrite: target_session_attrs=read-write.
+	ssl, insist, readWrite bool
+	answer                 pgwire.Answer
+	got                    bool
+	seen                   string
 }
 
 func newPostgres(_ context.Context, p *run) (exchange, error) {
-	return &postgresExchange{cv: conversation{p: p}, ssl: p.opts.URL.Query().Get("sslmode") == "require"}, nil
+	q := p.opts.URL.Query()
+	m := sslmodes[q.Get("sslmode")]
+	return &postgresExchange{cv: conversation{p: p}, ssl: m.ask, insist: m.insist,
+		readWrite: q.Get("target_session_attrs") == "read-write"}, nil
 }
 
 func (x *postgresExchange) answered() bool { return x.cv.first }
@@ -80,7 +89,11 @@ func (x *postgresExchange) run(ctx context.Context) error {
 				return err
 			}
 		case 'N':
-			return classify.ErrPostgresNoSSL
+			if x.insist {
+				return classify.ErrPostgresNoSSL
+			}
+			// prefer: the server has no TLS, go on in clear.
+			x.ssl = false
 		default:
 			x.seen = fmt.Sprintf("%q in answer to the SSLRequest", b[:])
 			x.got = true
@@ -145,8 +158,8 @@ func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *cl
 		info.Seen = red(x.seen)
 		f.Seen = info.Seen
 	case x.answer.LoggedIn:
-		a.Auth, a.LoggedIn = true, true
-		info.LoggedIn = true
+		a.Auth, a.LoggedIn, a.ReadOnly = true, true, x.answer.ReadOnly
+		info.LoggedIn, info.ReadOnly = true, x.answer.ReadOnly
 	case x.answer.Auth:
 		a.Auth = true
 		info.Auth = authNames[x.answer.AuthCode]
@@ -161,11 +174,26 @@ func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *cl
 	obs.Postgres = a
 }
 
+// sslmodes are libpq's sslmode values, and whether each asks the server
+// for TLS first (an SSLRequest) and insists on it. allow and disable speak
+// in clear (libpq's allow tries clear first); prefer asks and goes on in
+// clear when the server says N; require, verify-ca and verify-full insist.
+var sslmodes = map[string]struct{ ask, insist bool }{
+	"disable": {}, "allow": {}, "prefer": {ask: true},
+	"require": {ask: true, insist: true}, "verify-ca": {ask: true, insist: true}, "verify-full": {ask: true, insist: true},
+}
+
+// postgresForm is the URL form of a postgres:// probe.
+func postgresForm(scheme string) string {
+	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write]"
+}
+
 // checkPostgresURL holds a postgres:// URL to what the probe sends:
-// credentials, a database name as the path, and sslmode=disable or
-// require, nothing else.
+// credentials, a database name as the path, an sslmode of libpq's and
+// target_session_attrs (read-write only with a password: it takes a
+// login), nothing else.
 func checkPostgresURL(u *url.URL) error {
-	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=disable|require]"
+	form := postgresForm(u.Scheme)
 	if err := checkDatabaseURL(u, form); err != nil {
 		return err
 	}
@@ -174,11 +202,20 @@ func checkPostgresURL(u *url.URL) error {
 		return fmt.Errorf("%s URL's query: %v (want %s)", u.Scheme, err, form)
 	}
 	for k, vs := range q {
-		if k != "sslmode" {
+		switch k {
+		case "sslmode":
+			if _, ok := sslmodes[vs[0]]; len(vs) != 1 || !ok {
+				return fmt.Errorf("%s URL's sslmode %q is not one of libpq's: disable, allow, prefer, require, verify-ca or verify-full (want %s)", u.Scheme, strings.Join(vs, ","), form)
+			}
+		case "target_session_attrs":
+			if len(vs) != 1 || (vs[0] != "any" && vs[0] != "read-write") {
+				return fmt.Errorf("%s URL's target_session_attrs %q is not any or read-write (want %s)", u.Scheme, strings.Join(vs, ","), form)
+			}
+			if _, ok := u.User.Password(); vs[0] == "read-write" && !ok {
+				return fmt.Errorf("%s URL asks for target_session_attrs=read-write, which takes a login: give the URL the user's password (want %s)", u.Scheme, form)
+			}
+		default:
 			return fmt.Errorf("%s URL has the parameter %q, which the probe does not use (want %s)", u.Scheme, k, form)
-		}
-		if len(vs) != 1 || (vs[0] != "disable" && vs[0] != "require") {
-			return fmt.Errorf("%s URL's sslmode %q is not disable or require (want %s)", u.Scheme, strings.Join(vs, ","), form)
 		}
 	}
 	if strings.Contains(strings.TrimPrefix(u.Path, "/"), "/") {
