@@ -81,3 +81,33 @@ func TestKindsWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresLoginHostile: a login (a password in the URL) to a server
+// that is not PostgreSQL, or that sends a message past any a login reads,
+// fails with postgres_protocol within the windows, naming no password.
+func TestPostgresLoginHostile(t *testing.T) {
+	banner := serve(t, func(br *bufio.Reader, c net.Conn) {
+		c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+		io.Copy(io.Discard, br)
+	})
+	huge := serve(t, func(br *bufio.Reader, c net.Conn) {
+		// An ErrorResponse claiming a gigabyte, then nothing.
+		c.Write([]byte{'E', 0x40, 0, 0, 0})
+		io.Copy(io.Discard, br)
+	})
+	closes := serve(t, func(br *bufio.Reader, c net.Conn) {
+		br.ReadByte()
+	})
+	for _, addr := range []string{banner, huge, closes} {
+		url := "postgres://app:s3cretpw@" + addr + "/db"
+		start := time.Now()
+		res := probe.Run(t.Context(), opts(t, url, "", nil))
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%s: took %s", addr, took)
+		}
+		if res.Reason != classify.PostgresProtocol || strings.Contains(res.Error+res.URL, "s3cretpw") || strings.Contains(res.Error, "failed to connect to") {
+			t.Errorf("%s: %s %s %q", addr, res.Outcome, res.Reason, res.Error)
+		}
+		t.Logf("%s: %s %q", addr, res.Reason, res.Error)
+	}
+}
