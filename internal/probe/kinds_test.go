@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -109,5 +110,24 @@ func TestPostgresLoginHostile(t *testing.T) {
 			t.Errorf("%s: %s %s %q", addr, res.Outcome, res.Reason, res.Error)
 		}
 		t.Logf("%s: %s %q", addr, res.Reason, res.Error)
+	}
+}
+
+// TestPostgresConnectTimeout: a URL's connect_timeout shorter than
+// --connect-timeout is the connect window, and the error names it.
+func TestPostgresConnectTimeout(t *testing.T) {
+	b, err := fixture.NewBacklog(t)
+	if err != nil {
+		t.Skip(err)
+	}
+	o := opts(t, "postgres://"+b.Addr+"/db?connect_timeout=1", "", nil)
+	o.ConnectTimeout, o.MaxTime = 30*time.Second, 30*time.Second
+	start := time.Now()
+	res := probe.Run(t.Context(), o)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s", took)
+	}
+	if res.Reason != classify.ConnectTimeout || !strings.Contains(res.Error, "connect_timeout") {
+		t.Errorf("%s %q, want connect_timeout named", res.Reason, res.Error)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,8 +62,25 @@ type postgresExchange struct {
 func newPostgres(_ context.Context, p *run) (exchange, error) {
 	q := p.opts.URL.Query()
 	m := sslmodes[q.Get("sslmode")]
-	return &postgresExchange{cv: conversation{p: p}, ssl: m.ask, insist: m.insist,
-		readWrite: q.Get("target_session_attrs") == "read-write"}, nil
+	x := &postgresExchange{cv: conversation{p: p}, ssl: m.ask, insist: m.insist,
+		readWrite: q.Get("target_session_attrs") == "read-write"}
+	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.opts.ConnectTimeout {
+		// libpq's connect_timeout, when it is the shorter: the connect
+		// window, named after it when it closes.
+		x.cv.connectTimeout = d
+		p.connWin.cause = windowError{"the URL's connect_timeout", d}
+	}
+	return x, nil
+}
+
+// connectTimeout is a connect_timeout parameter as libpq reads it: whole
+// seconds, 1 taken as 2 (its minimum), 0 or none as no limit of its own.
+func connectTimeout(v string) time.Duration {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(max(n, 2)) * time.Second
 }
 
 func (x *postgresExchange) answered() bool { return x.cv.first }
@@ -185,7 +203,7 @@ var sslmodes = map[string]struct{ ask, insist bool }{
 
 // postgresForm is the URL form of a postgres:// probe.
 func postgresForm(scheme string) string {
-	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write]"
+	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write&connect_timeout=SECONDS]"
 }
 
 // checkPostgresURL holds a postgres:// URL to what the probe sends:
@@ -206,6 +224,10 @@ func checkPostgresURL(u *url.URL) error {
 		case "sslmode":
 			if _, ok := sslmodes[vs[0]]; len(vs) != 1 || !ok {
 				return fmt.Errorf("%s URL's sslmode %q is not one of libpq's: disable, allow, prefer, require, verify-ca or verify-full (want %s)", u.Scheme, strings.Join(vs, ","), form)
+			}
+		case "connect_timeout":
+			if n, err := strconv.Atoi(vs[0]); len(vs) != 1 || err != nil || n < 0 {
+				return fmt.Errorf("%s URL's connect_timeout %q is not a number of seconds (want %s)", u.Scheme, strings.Join(vs, ","), form)
 			}
 		case "target_session_attrs":
 			if len(vs) != 1 || (vs[0] != "any" && vs[0] != "read-write") {

@@ -25,6 +25,9 @@ type conversation struct {
 	br   *bufio.Reader
 	// first: the answer's first byte came.
 	first bool
+	// connectTimeout, when set, is the connect window in place of
+	// --connect-timeout (a URL's own: postgres' connect_timeout).
+	connectTimeout time.Duration
 }
 
 // connect dials the URL's host, at defaultPort when it names none.
@@ -38,7 +41,11 @@ func (cv *conversation) connect(ctx context.Context, defaultPort string) error {
 	}
 	now := time.Now()
 	p.enterAt(p.firstStage(o.URL, false), now)
-	p.connDeadline = now.Add(o.ConnectTimeout)
+	window := o.ConnectTimeout
+	if cv.connectTimeout > 0 {
+		window = cv.connectTimeout
+	}
+	p.connDeadline = now.Add(window)
 	p.armAt(&p.connWin, now, p.connDeadline)
 	p.mu.Unlock()
 	port := o.URL.Port()
