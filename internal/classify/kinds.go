@@ -141,7 +141,9 @@ func redisReason(a *RedisAnswer) Reason {
 // connection is the user the URL named (redis-cli -a and ioredis go on, a
 // warning said).
 func unneededPassword(reply string) bool {
-	return strings.HasPrefix(reply, "-ERR AUTH <password> called without any password configured")
+	return strings.HasPrefix(reply, "-ERR AUTH <password> called without any password configured") ||
+		// Redis before 6 said it so.
+		strings.HasPrefix(reply, "-ERR Client sent AUTH, but no password is set")
 }
 
 // redisError names an error reply by its first word.

@@ -23,6 +23,7 @@ func TestRedisReason(t *testing.T) {
 		{&RedisAnswer{Before: auth("-ERR invalid password"), Ping: "-NOAUTH Authentication required."}, RedisAuth, ""},
 		// Credentials a server without a password does not need: redis-cli -a pings on too.
 		{&RedisAnswer{Before: auth("-ERR AUTH <password> called without any password configured for the default user."), Ping: "+PONG"}, OK, ""},
+		{&RedisAnswer{Before: auth("-ERR Client sent AUTH, but no password is set"), Ping: "+PONG"}, OK, ""},
 		{&RedisAnswer{Before: []RedisReply{{"SELECT", "-ERR DB index is out of range"}}, Ping: "+PONG"}, RedisError, `Redis answered SELECT with "-ERR DB index is out of range"`},
 		{&RedisAnswer{Ping: "-ERR unknown command 'PING', with args beginning with: "}, RedisError, "unknown command"},
 		{&RedisAnswer{Ping: "-NOPERM this user has no permissions to run the 'ping' command"}, RedisError, "NOPERM"},
