@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
 	"strconv"
 	"sync"
 
@@ -26,9 +27,9 @@ import (
 const maxLoginMessage = 64 << 10
 
 // login logs in as the URL's user with its password over cv's connection
-// (connected, TLS done) and runs an empty query. A server's ErrorResponse
+// to hop (connected, TLS done) and runs an empty query. A server's ErrorResponse
 // is returned in the answer (err nil); any other failure as err.
-func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.Answer, error) {
+func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password string) (pgwire.Answer, error) {
 	cv, o := &x.cv, x.cv.p.opts
 	user, db := pgwire.UserDB(o.URL)
 	// ParseConfig is the one way to a config pgconn connects with; what
@@ -39,8 +40,8 @@ func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.A
 	}
 	// The host and port dialled, as pgconn's errors name them (it
 	// neither resolves nor dials them: see LookupFunc and DialFunc).
-	cfg.Host, cfg.Port = o.URL.Hostname(), 5432
-	if n, err := strconv.ParseUint(o.URL.Port(), 10, 16); err == nil {
+	cfg.Host, cfg.Port = hop.Hostname(), 5432
+	if n, err := strconv.ParseUint(hop.Port(), 10, 16); err == nil {
 		cfg.Port = uint16(n)
 	}
 	cfg.User, cfg.Password, cfg.Database = user, password, db

@@ -87,9 +87,73 @@ func (x *postgresExchange) answered() bool { return x.cv.first }
 
 func (x *postgresExchange) close() { x.cv.close() }
 
+// run tries the URL's hosts in order, as libpq does: the next one when a
+// host cannot be connected to (refused, unreachable, no such name: not
+// when the connect window closes, which ends the probe) or, with
+// target_session_attrs=read-write, when its session is read-only. The
+// last host tried decides.
 func (x *postgresExchange) run(ctx context.Context) error {
+	hosts := postgresHosts(x.cv.p.opts.URL)
+	ssl := x.ssl
+	for i, hop := range hosts {
+		x.ssl = ssl
+		err := x.runHost(ctx, hop)
+		if i < len(hosts)-1 && x.next(ctx, err) {
+			continue
+		}
+		if err == nil {
+			x.cv.done()
+		}
+		return err
+	}
+	return nil
+}
+
+// next says whether a host's attempt that ended with err (nil: it
+// answered) moves on to the next host, and readies the exchange for it.
+func (x *postgresExchange) next(ctx context.Context, err error) bool {
+	p := x.cv.p
+	p.mu.Lock()
+	stopped := p.stopped
+	p.mu.Unlock()
+	switch {
+	case stopped || ctx.Err() != nil:
+		return false
+	case err != nil && x.cv.conn == nil:
+		// The dial failed: the host is not there.
+	case err == nil && x.answer.ReadOnly:
+	default:
+		return false
+	}
+	x.cv.close()
+	x.cv.conn, x.cv.br, x.cv.first = nil, nil, false
+	x.answer, x.got, x.seen = pgwire.Answer{}, false, ""
+	p.mu.Lock()
+	p.disarm(&p.readWin)
+	p.mu.Unlock()
+	return true
+}
+
+// postgresHosts are the hosts a libpq URL names (h1:p1,h2:p2), each as
+// the URL with that one host.
+func postgresHosts(u *url.URL) []*url.URL {
+	if !strings.Contains(u.Host, ",") {
+		return []*url.URL{u}
+	}
+	var hops []*url.URL
+	for h := range strings.SplitSeq(u.Host, ",") {
+		hop := *u
+		hop.Host = h
+		hops = append(hops, &hop)
+	}
+	return hops
+}
+
+// runHost is one host's attempt: connect, TLS as sslmode says, then the
+// login or the startup message; the answer is kept, done() left to run.
+func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
-	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.connectTo(ctx, hop, DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	if x.ssl {
@@ -120,12 +184,11 @@ func (x *postgresExchange) run(ctx context.Context) error {
 	}
 	cv.connected()
 	if pw, ok := o.URL.User.Password(); ok {
-		a, err := x.login(ctx, pw)
+		a, err := x.login(ctx, hop, pw)
 		if err != nil {
 			return err
 		}
 		x.answer, x.got = a, true
-		cv.done()
 		return nil
 	}
 	if err := cv.send(pgwire.Startup(pgwire.UserDB(o.URL))); err != nil {
@@ -153,7 +216,6 @@ func (x *postgresExchange) run(ctx context.Context) error {
 		// would log as an unexpected message).
 		cv.conn.Write(pgwire.Terminate)
 	}
-	cv.done()
 	return nil
 }
 

@@ -57,15 +57,22 @@ func TestServiceURLs(t *testing.T) {
 		"grpc://h:1/svc%00":                   "path holds a NUL byte",
 		"http://h/a%0Ab?q=%0D":                "", // HTTP's request target carries them encoded
 		// One host, and a host name: never a resolver's query for h1:p1,h2.
-		"postgres://h1:5432,h2:5432/db": `URL names more than one host ("h1:5432,h2:5432")`,
-		"redis://h1,h2:6379":            "more than one host",
-		"http://a,b/":                   "more than one host",
-		"http://a;b/":                   `host "a;b" is not a host name`,
-		"http://a*b:80/":                `host "a*b" is not a host name`,
-		"http://my_svc:8080/":           "",
-		"http://[fe80::1%25eth0]:80/":   "",
-		"http://bücher.example/":        "",
-		"http://h.example./":            "",
+		// libpq's several hosts, for postgres:// only, each checked.
+		"postgres://h1:5432,h2:5432/db":  "",
+		"postgres://u:pw@h1,h2:5433/db":  "",
+		"postgres://h1:5432,:5433/db":    "one is empty",
+		"postgres://h1:99999,h2:5432/db": `URL port "99999" out of range`,
+		"postgres://h1:5432,h;2:5432/db": `host "h;2" is not a host name`,
+		"postgres://h1:x,h2:5432/db":     `host "h1:x" is not a host name`,
+		"rediss://h1:6379,h2:6379":       "more than one host",
+		"redis://h1,h2:6379":             "more than one host",
+		"http://a,b/":                    "more than one host",
+		"http://a;b/":                    `host "a;b" is not a host name`,
+		"http://a*b:80/":                 `host "a*b" is not a host name`,
+		"http://my_svc:8080/":            "",
+		"http://[fe80::1%25eth0]:80/":    "",
+		"http://bücher.example/":         "",
+		"http://h.example./":             "",
 	} {
 		_, err := ParseURL(raw)
 		switch {
