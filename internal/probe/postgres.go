@@ -14,6 +14,7 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // PostgresInfo is what a PostgreSQL server answered (redacted): the
@@ -134,6 +136,43 @@ func (x *postgresExchange) next(ctx context.Context, err error) bool {
 	return true
 }
 
+// startTLS is the handshake after the server's S, verifying what the URL's
+// sslmode asks, as libpq does: verify-full the chain and the name (as
+// https:// does), verify-ca the chain only; prefer and require nothing —
+// the result says the chain was not verified and why — unless --cacert
+// names roots (libpq's require with a root certificate is verify-ca).
+// --insecure turns every check off, as everywhere.
+func (x *postgresExchange) startTLS(ctx context.Context) error {
+	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
+	mode := o.URL.Query().Get("sslmode")
+	tc := p.tlsConfig()
+	if tc.ServerName == "" {
+		p.mu.Lock()
+		tc.ServerName = p.serverName
+		p.mu.Unlock()
+	}
+	if o.TLSConfig == nil || !o.TLSConfig.InsecureSkipVerify {
+		roots := o.TLSConfig != nil && o.TLSConfig.RootCAs != nil
+		switch {
+		case mode == "verify-full":
+		case mode == "verify-ca" || roots:
+			tc.VerifyConnection = func(cs tls.ConnectionState) error {
+				p.keepState(cs)
+				return tlsinfo.Verify(cs.PeerCertificates, o.TLSConfig, "")
+			}
+		default:
+			tc.VerifyConnection = p.keepState
+			p.mu.Lock()
+			p.tlsUnverified = "sslmode=" + mode
+			p.mu.Unlock()
+		}
+	}
+	p.setStage(classify.StageTLS)
+	conn := tls.Client(cv.conn, tc)
+	cv.conn = conn
+	return p.handshake(ctx, conn, nil)
+}
+
 // postgresHosts are the hosts a libpq URL names (h1:p1,h2:p2), each as
 // the URL with that one host.
 func postgresHosts(u *url.URL) []*url.URL {
@@ -167,7 +206,7 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 		}
 		switch b[0] {
 		case 'S':
-			if err := cv.startTLS(ctx); err != nil {
+			if err := x.startTLS(ctx); err != nil {
 				return err
 			}
 		case 'N':
