@@ -201,6 +201,7 @@ var specOutcome = map[Reason]Outcome{
 	"postgres_too_many_connections": "unreachable",
 	"postgres_auth":                 "unreachable",
 	"postgres_database":             "unreachable",
+	"postgres_read_only":            "unreachable",
 	"postgres_error":                "unreachable",
 	"postgres_protocol":             "unreachable",
 }

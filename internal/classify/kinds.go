@@ -51,6 +51,10 @@ const (
 	// PostgresAuth is 28P01 or 28000 to a login with the URL's password:
 	// wrong password, no such role, pg_hba.conf refused it.
 	PostgresAuth Reason = "postgres_auth"
+	// PostgresReadOnly is a login whose session is read-only (a hot
+	// standby) where the URL's target_session_attrs=read-write asked for
+	// one that is not.
+	PostgresReadOnly Reason = "postgres_read_only"
 	// PostgresDatabase is 3D000: the URL's database does not exist.
 	PostgresDatabase Reason = "postgres_database"
 	// PostgresError is any other ErrorResponse to the startup message.
@@ -137,7 +141,9 @@ func redisReason(a *RedisAnswer) Reason {
 // connection is the user the URL named (redis-cli -a and ioredis go on, a
 // warning said).
 func unneededPassword(reply string) bool {
-	return strings.HasPrefix(reply, "-ERR AUTH <password> called without any password configured")
+	return strings.HasPrefix(reply, "-ERR AUTH <password> called without any password configured") ||
+		// Redis before 6 said it so.
+		strings.HasPrefix(reply, "-ERR Client sent AUTH, but no password is set")
 }
 
 // redisError names an error reply by its first word.
@@ -186,6 +192,8 @@ type PostgresAnswer struct {
 	// question, not pg_isready's); LoggedIn: it did, and an empty query
 	// was answered.
 	Login, LoggedIn bool
+	// ReadOnly: logged in, the session read-only, read-write asked for.
+	ReadOnly bool
 }
 
 // ErrPostgresNoSSL is a PostgreSQL server that answered N to the SSLRequest
@@ -196,6 +204,8 @@ func postgresReason(a *PostgresAnswer) Reason {
 	switch {
 	case a == nil || a.NotPostgres:
 		return PostgresProtocol
+	case a.ReadOnly:
+		return PostgresReadOnly
 	case a.Auth:
 		return OK
 	case a.Code == "57P03":
@@ -253,7 +263,7 @@ func kindProtocolError(p Protocol) (Reason, bool) {
 func isKindReason(r Reason) bool {
 	switch r {
 	case RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
-		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresError, PostgresProtocol:
+		PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresReadOnly, PostgresError, PostgresProtocol:
 		return true
 	}
 	return false
@@ -289,6 +299,8 @@ func kindText(o Observation, r Reason, f Facts) string {
 		return "not PostgreSQL: the server sent " + f.Seen
 	case r == PostgresProtocol && o.Err != nil:
 		return "not PostgreSQL: " + ErrorText(o.Err)
+	case r == PostgresReadOnly:
+		return "PostgreSQL logged in, but the session is read-only (a hot standby, or default_transaction_read_only), and the URL's target_session_attrs=read-write asks for one that is not"
 	case o.Protocol == ProtoPostgres && o.Postgres != nil:
 		return fmt.Sprintf("PostgreSQL refused the connection: %q (SQLSTATE %s)", o.Postgres.Message, o.Postgres.Code)
 	}

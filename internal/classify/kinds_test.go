@@ -23,6 +23,7 @@ func TestRedisReason(t *testing.T) {
 		{&RedisAnswer{Before: auth("-ERR invalid password"), Ping: "-NOAUTH Authentication required."}, RedisAuth, ""},
 		// Credentials a server without a password does not need: redis-cli -a pings on too.
 		{&RedisAnswer{Before: auth("-ERR AUTH <password> called without any password configured for the default user."), Ping: "+PONG"}, OK, ""},
+		{&RedisAnswer{Before: auth("-ERR Client sent AUTH, but no password is set"), Ping: "+PONG"}, OK, ""},
 		{&RedisAnswer{Before: []RedisReply{{"SELECT", "-ERR DB index is out of range"}}, Ping: "+PONG"}, RedisError, `Redis answered SELECT with "-ERR DB index is out of range"`},
 		{&RedisAnswer{Ping: "-ERR unknown command 'PING', with args beginning with: "}, RedisError, "unknown command"},
 		{&RedisAnswer{Ping: "-NOPERM this user has no permissions to run the 'ping' command"}, RedisError, "NOPERM"},
@@ -79,6 +80,7 @@ func TestPostgresReason(t *testing.T) {
 		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`, Login: true}, PostgresDatabase},
 		{PostgresAnswer{Code: "53300", Message: "remaining connection slots are reserved for roles with the SUPERUSER attribute", Login: true}, PostgresTooManyConnections},
 		{PostgresAnswer{Auth: true, LoggedIn: true, Login: true}, OK},
+		{PostgresAnswer{Auth: true, LoggedIn: true, Login: true, ReadOnly: true}, PostgresReadOnly},
 		{PostgresAnswer{Code: "08P01", Message: "invalid startup packet layout"}, PostgresError},
 		{PostgresAnswer{NotPostgres: true}, PostgresProtocol},
 	} {
@@ -87,7 +89,7 @@ func TestPostgresReason(t *testing.T) {
 		if r != tc.want || out != tc.want.Outcome() {
 			t.Errorf("%+v: %s %s, want %s", tc.a, out, r, tc.want)
 		}
-		if s := Sentence(o, r, Facts{}); r != OK && r != PostgresProtocol && !strings.Contains(s, tc.a.Code) {
+		if s := Sentence(o, r, Facts{}); r != OK && r != PostgresProtocol && r != PostgresReadOnly && !strings.Contains(s, tc.a.Code) {
 			t.Errorf("%+v: sentence %q names no SQLSTATE", tc.a, s)
 		}
 	}

@@ -190,6 +190,7 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		PostgresTooManyConnections: Unreachable,
 		PostgresAuth:               Unreachable,
 		PostgresDatabase:           Unreachable,
+		PostgresReadOnly:           Unreachable,
 		PostgresError:              Unreachable,
 		PostgresProtocol:           Unreachable,
 
@@ -214,7 +215,7 @@ var Reasons = []Reason{
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
 	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
-	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresError, PostgresProtocol,
+	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresReadOnly, PostgresError, PostgresProtocol,
 	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
 }
 

@@ -67,6 +67,10 @@ type Answer struct {
 	// LoggedIn: the probe logged in with the URL's password and an empty
 	// query was answered (the probe's login, not this package's reading).
 	LoggedIn bool
+	// ReadOnly: logged in, and the session is read-only (a hot standby,
+	// default_transaction_read_only) where target_session_attrs=read-write
+	// asked for one that is not.
+	ReadOnly bool
 	// Error is an ErrorResponse's fields (nil when none came).
 	Error *ErrorFields
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -79,5 +80,54 @@ func TestKindsWindows(t *testing.T) {
 		if strings.Contains(res.URL, "pw") {
 			t.Errorf("%s: the URL shown is %s", tc.url, res.URL)
 		}
+	}
+}
+
+// TestPostgresLoginHostile: a login (a password in the URL) to a server
+// that is not PostgreSQL, or that sends a message past any a login reads,
+// fails with postgres_protocol within the windows, naming no password.
+func TestPostgresLoginHostile(t *testing.T) {
+	banner := serve(t, func(br *bufio.Reader, c net.Conn) {
+		c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+		io.Copy(io.Discard, br)
+	})
+	huge := serve(t, func(br *bufio.Reader, c net.Conn) {
+		// An ErrorResponse claiming a gigabyte, then nothing.
+		c.Write([]byte{'E', 0x40, 0, 0, 0})
+		io.Copy(io.Discard, br)
+	})
+	closes := serve(t, func(br *bufio.Reader, c net.Conn) {
+		br.ReadByte()
+	})
+	for _, addr := range []string{banner, huge, closes} {
+		url := "postgres://app:s3cretpw@" + addr + "/db"
+		start := time.Now()
+		res := probe.Run(t.Context(), opts(t, url, "", nil))
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("%s: took %s", addr, took)
+		}
+		if res.Reason != classify.PostgresProtocol || strings.Contains(res.Error+res.URL, "s3cretpw") || strings.Contains(res.Error, "failed to connect to") {
+			t.Errorf("%s: %s %s %q", addr, res.Outcome, res.Reason, res.Error)
+		}
+		t.Logf("%s: %s %q", addr, res.Reason, res.Error)
+	}
+}
+
+// TestPostgresConnectTimeout: a URL's connect_timeout shorter than
+// --connect-timeout is the connect window, and the error names it.
+func TestPostgresConnectTimeout(t *testing.T) {
+	b, err := fixture.NewBacklog(t)
+	if err != nil {
+		t.Skip(err)
+	}
+	o := opts(t, "postgres://"+b.Addr+"/db?connect_timeout=1", "", nil)
+	o.ConnectTimeout, o.MaxTime = 30*time.Second, 30*time.Second
+	start := time.Now()
+	res := probe.Run(t.Context(), o)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s", took)
+	}
+	if res.Reason != classify.ConnectTimeout || !strings.Contains(res.Error, "connect_timeout") {
+		t.Errorf("%s %q, want connect_timeout named", res.Reason, res.Error)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
+	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,10 +21,15 @@ import (
 	"github.com/healthctl/healthctl/internal/pgwire"
 )
 
+// maxLoginMessage is the longest message a login reads: an
+// ErrorResponse, a SASL step, a parameter status, an empty query's answer
+// are a few hundred bytes.
+const maxLoginMessage = 64 << 10
+
 // login logs in as the URL's user with its password over cv's connection
-// (connected, TLS done) and runs an empty query. A server's ErrorResponse
+// to hop (connected, TLS done) and runs an empty query. A server's ErrorResponse
 // is returned in the answer (err nil); any other failure as err.
-func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.Answer, error) {
+func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password string) (pgwire.Answer, error) {
 	cv, o := &x.cv, x.cv.p.opts
 	user, db := pgwire.UserDB(o.URL)
 	// ParseConfig is the one way to a config pgconn connects with; what
@@ -31,14 +38,22 @@ func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.A
 	if err != nil {
 		return pgwire.Answer{}, err
 	}
-	cfg.Host, cfg.Port = "probe", 5432
+	// The host and port dialled, as pgconn's errors name them (it
+	// neither resolves nor dials them: see LookupFunc and DialFunc).
+	cfg.Host, cfg.Port = hop.Hostname(), 5432
+	if n, err := strconv.ParseUint(hop.Port(), 10, 16); err == nil {
+		cfg.Port = uint16(n)
+	}
 	cfg.User, cfg.Password, cfg.Database = user, password, db
 	cfg.RuntimeParams = map[string]string{"application_name": "healthctl"}
 	cfg.TLSConfig, cfg.Fallbacks, cfg.ConnectTimeout = nil, nil, 0
 	cfg.ValidateConnect, cfg.AfterConnect = nil, nil
+	// A server's message is read whole: bound it (pgconn's default is
+	// none), as pgwire bounds the startup's answer.
+	cfg.MaxProtocolMessageBodyLen = maxLoginMessage
 	wrapped := &pgConn{Conn: cv.conn, cv: cv}
 	var once sync.Once
-	cfg.LookupFunc = func(context.Context, string) ([]string, error) { return []string{"probe"}, nil }
+	cfg.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
 	cfg.DialFunc = func(context.Context, string, string) (net.Conn, error) {
 		// The run's connection, dialled in its connect window (and
 		// made TLS): pgconn never dials or resolves.
@@ -57,14 +72,43 @@ func (x *postgresExchange) login(ctx context.Context, password string) (pgwire.A
 	if _, err := conn.Exec(ctx, "").ReadAll(); err != nil {
 		return answerOf(err)
 	}
-	return pgwire.Answer{Auth: true, LoggedIn: true}, nil
+	a := pgwire.Answer{Auth: true, LoggedIn: true}
+	if x.readWrite {
+		ro, err := readOnly(ctx, conn)
+		if err != nil {
+			return answerOf(err)
+		}
+		a.ReadOnly = ro
+	}
+	return a, nil
 }
 
-// answerOf turns an ErrorResponse into the answer; any other error stays.
+// readOnly is libpq's test for target_session_attrs=read-write: what the
+// server reported at the start of the session (PostgreSQL 14 and later:
+// in_hot_standby, default_transaction_read_only), else SHOW
+// transaction_read_only.
+func readOnly(ctx context.Context, conn *pgconn.PgConn) (bool, error) {
+	if hs := conn.ParameterStatus("in_hot_standby"); hs != "" {
+		return hs == "on" || conn.ParameterStatus("default_transaction_read_only") == "on", nil
+	}
+	res, err := conn.Exec(ctx, "SHOW transaction_read_only").ReadAll()
+	if err != nil {
+		return false, err
+	}
+	return len(res) == 1 && len(res[0].Rows) == 1 && len(res[0].Rows[0]) == 1 && string(res[0].Rows[0][0]) == "on", nil
+}
+
+// answerOf turns an ErrorResponse into the answer; any other error stays,
+// without pgconn's "failed to connect to `user=… database=…`" around it
+// (the result names both).
 func answerOf(err error) (pgwire.Answer, error) {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return pgwire.Answer{Error: &pgwire.ErrorFields{Severity: pe.Severity, Code: pe.Code, Message: pe.Message, Detail: pe.Detail}}, nil
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && ce.Unwrap() != nil {
+		err = ce.Unwrap()
 	}
 	return pgwire.Answer{}, err
 }

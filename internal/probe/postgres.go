@@ -14,15 +14,18 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // PostgresInfo is what a PostgreSQL server answered (redacted): the
@@ -35,7 +38,10 @@ type PostgresInfo struct {
 	// LoggedIn: the URL's password logged in and an empty query was
 	// answered; Auth is the authentication a server asked for of a probe
 	// that had no password to give (pg_isready's "accepting connections").
-	LoggedIn bool   `json:"logged_in,omitempty"`
+	LoggedIn bool `json:"logged_in,omitempty"`
+	// ReadOnly: the session was read-only where target_session_attrs=
+	// read-write asked for one that is not.
+	ReadOnly bool   `json:"read_only,omitempty"`
 	Auth     string `json:"auth,omitempty"`
 	SQLState string `json:"sqlstate,omitempty"`
 	Severity string `json:"severity,omitempty"`
@@ -45,24 +51,148 @@ type PostgresInfo struct {
 }
 
 type postgresExchange struct {
-	cv     conversation
-	ssl    bool
-	answer pgwire.Answer
-	got    bool
-	seen   string
+	cv conversation
+	// ssl: an SSLRequest is sent (sslmode prefer and stricter); insist:
+	// N to it fails the probe (require and stricter; prefer goes on in
+	// clear). readWrite: target_session_attrs=read-write.
+	ssl, insist, readWrite bool
+	answer                 pgwire.Answer
+	got                    bool
+	seen                   string
 }
 
 func newPostgres(_ context.Context, p *run) (exchange, error) {
-	return &postgresExchange{cv: conversation{p: p}, ssl: p.opts.URL.Query().Get("sslmode") == "require"}, nil
+	q := p.opts.URL.Query()
+	m := sslmodes[q.Get("sslmode")]
+	x := &postgresExchange{cv: conversation{p: p}, ssl: m.ask, insist: m.insist,
+		readWrite: q.Get("target_session_attrs") == "read-write"}
+	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.opts.ConnectTimeout {
+		// libpq's connect_timeout, when it is the shorter: the connect
+		// window, named after it when it closes.
+		x.cv.connectTimeout = d
+		p.connWin.cause = windowError{"the URL's connect_timeout", d}
+	}
+	return x, nil
+}
+
+// connectTimeout is a connect_timeout parameter as libpq reads it: whole
+// seconds, 1 taken as 2 (its minimum), 0 or none as no limit of its own.
+func connectTimeout(v string) time.Duration {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(max(n, 2)) * time.Second
 }
 
 func (x *postgresExchange) answered() bool { return x.cv.first }
 
 func (x *postgresExchange) close() { x.cv.close() }
 
+// run tries the URL's hosts in order, as libpq does: the next one when a
+// host cannot be connected to (refused, unreachable, no such name: not
+// when the connect window closes, which ends the probe) or, with
+// target_session_attrs=read-write, when its session is read-only. The
+// last host tried decides.
 func (x *postgresExchange) run(ctx context.Context) error {
+	hosts := postgresHosts(x.cv.p.opts.URL)
+	ssl := x.ssl
+	for i, hop := range hosts {
+		x.ssl = ssl
+		err := x.runHost(ctx, hop)
+		if i < len(hosts)-1 && x.next(ctx, err) {
+			continue
+		}
+		if err == nil {
+			x.cv.done()
+		}
+		return err
+	}
+	return nil
+}
+
+// next says whether a host's attempt that ended with err (nil: it
+// answered) moves on to the next host, and readies the exchange for it.
+func (x *postgresExchange) next(ctx context.Context, err error) bool {
+	p := x.cv.p
+	p.mu.Lock()
+	stopped := p.stopped
+	p.mu.Unlock()
+	switch {
+	case stopped || ctx.Err() != nil:
+		return false
+	case err != nil && x.cv.conn == nil:
+		// The dial failed: the host is not there.
+	case err == nil && x.answer.ReadOnly:
+	default:
+		return false
+	}
+	x.cv.close()
+	x.cv.conn, x.cv.br, x.cv.first = nil, nil, false
+	x.answer, x.got, x.seen = pgwire.Answer{}, false, ""
+	p.mu.Lock()
+	p.disarm(&p.readWin)
+	p.mu.Unlock()
+	return true
+}
+
+// startTLS is the handshake after the server's S, verifying what the URL's
+// sslmode asks, as libpq does: verify-full the chain and the name (as
+// https:// does), verify-ca the chain only; prefer and require nothing —
+// the result says the chain was not verified and why — unless --cacert
+// names roots (libpq's require with a root certificate is verify-ca).
+// --insecure turns every check off, as everywhere.
+func (x *postgresExchange) startTLS(ctx context.Context) error {
 	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
-	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+	mode := o.URL.Query().Get("sslmode")
+	tc := p.tlsConfig()
+	if tc.ServerName == "" {
+		p.mu.Lock()
+		tc.ServerName = p.serverName
+		p.mu.Unlock()
+	}
+	if o.TLSConfig == nil || !o.TLSConfig.InsecureSkipVerify {
+		roots := o.TLSConfig != nil && o.TLSConfig.RootCAs != nil
+		switch {
+		case mode == "verify-full":
+		case mode == "verify-ca" || roots:
+			tc.VerifyConnection = func(cs tls.ConnectionState) error {
+				p.keepState(cs)
+				return tlsinfo.Verify(cs.PeerCertificates, o.TLSConfig, "")
+			}
+		default:
+			tc.VerifyConnection = p.keepState
+			p.mu.Lock()
+			p.tlsUnverified = "sslmode=" + mode
+			p.mu.Unlock()
+		}
+	}
+	p.setStage(classify.StageTLS)
+	conn := tls.Client(cv.conn, tc)
+	cv.conn = conn
+	return p.handshake(ctx, conn, nil)
+}
+
+// postgresHosts are the hosts a libpq URL names (h1:p1,h2:p2), each as
+// the URL with that one host.
+func postgresHosts(u *url.URL) []*url.URL {
+	if !strings.Contains(u.Host, ",") {
+		return []*url.URL{u}
+	}
+	var hops []*url.URL
+	for h := range strings.SplitSeq(u.Host, ",") {
+		hop := *u
+		hop.Host = h
+		hops = append(hops, &hop)
+	}
+	return hops
+}
+
+// runHost is one host's attempt: connect, TLS as sslmode says, then the
+// login or the startup message; the answer is kept, done() left to run.
+func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
+	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
+	if err := cv.connectTo(ctx, hop, DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	if x.ssl {
@@ -76,11 +206,15 @@ func (x *postgresExchange) run(ctx context.Context) error {
 		}
 		switch b[0] {
 		case 'S':
-			if err := cv.startTLS(ctx); err != nil {
+			if err := x.startTLS(ctx); err != nil {
 				return err
 			}
 		case 'N':
-			return classify.ErrPostgresNoSSL
+			if x.insist {
+				return classify.ErrPostgresNoSSL
+			}
+			// prefer: the server has no TLS, go on in clear.
+			x.ssl = false
 		default:
 			x.seen = fmt.Sprintf("%q in answer to the SSLRequest", b[:])
 			x.got = true
@@ -89,12 +223,11 @@ func (x *postgresExchange) run(ctx context.Context) error {
 	}
 	cv.connected()
 	if pw, ok := o.URL.User.Password(); ok {
-		a, err := x.login(ctx, pw)
+		a, err := x.login(ctx, hop, pw)
 		if err != nil {
 			return err
 		}
 		x.answer, x.got = a, true
-		cv.done()
 		return nil
 	}
 	if err := cv.send(pgwire.Startup(pgwire.UserDB(o.URL))); err != nil {
@@ -122,7 +255,6 @@ func (x *postgresExchange) run(ctx context.Context) error {
 		// would log as an unexpected message).
 		cv.conn.Write(pgwire.Terminate)
 	}
-	cv.done()
 	return nil
 }
 
@@ -145,8 +277,8 @@ func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *cl
 		info.Seen = red(x.seen)
 		f.Seen = info.Seen
 	case x.answer.LoggedIn:
-		a.Auth, a.LoggedIn = true, true
-		info.LoggedIn = true
+		a.Auth, a.LoggedIn, a.ReadOnly = true, true, x.answer.ReadOnly
+		info.LoggedIn, info.ReadOnly = true, x.answer.ReadOnly
 	case x.answer.Auth:
 		a.Auth = true
 		info.Auth = authNames[x.answer.AuthCode]
@@ -161,11 +293,26 @@ func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *cl
 	obs.Postgres = a
 }
 
+// sslmodes are libpq's sslmode values, and whether each asks the server
+// for TLS first (an SSLRequest) and insists on it. allow and disable speak
+// in clear (libpq's allow tries clear first); prefer asks and goes on in
+// clear when the server says N; require, verify-ca and verify-full insist.
+var sslmodes = map[string]struct{ ask, insist bool }{
+	"disable": {}, "allow": {}, "prefer": {ask: true},
+	"require": {ask: true, insist: true}, "verify-ca": {ask: true, insist: true}, "verify-full": {ask: true, insist: true},
+}
+
+// postgresForm is the URL form of a postgres:// probe.
+func postgresForm(scheme string) string {
+	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write&connect_timeout=SECONDS]"
+}
+
 // checkPostgresURL holds a postgres:// URL to what the probe sends:
-// credentials, a database name as the path, and sslmode=disable or
-// require, nothing else.
+// credentials, a database name as the path, an sslmode of libpq's and
+// target_session_attrs (read-write only with a password: it takes a
+// login), nothing else.
 func checkPostgresURL(u *url.URL) error {
-	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=disable|require]"
+	form := postgresForm(u.Scheme)
 	if err := checkDatabaseURL(u, form); err != nil {
 		return err
 	}
@@ -174,11 +321,24 @@ func checkPostgresURL(u *url.URL) error {
 		return fmt.Errorf("%s URL's query: %v (want %s)", u.Scheme, err, form)
 	}
 	for k, vs := range q {
-		if k != "sslmode" {
+		switch k {
+		case "sslmode":
+			if _, ok := sslmodes[vs[0]]; len(vs) != 1 || !ok {
+				return fmt.Errorf("%s URL's sslmode %q is not one of libpq's: disable, allow, prefer, require, verify-ca or verify-full (want %s)", u.Scheme, strings.Join(vs, ","), form)
+			}
+		case "connect_timeout":
+			if n, err := strconv.Atoi(vs[0]); len(vs) != 1 || err != nil || n < 0 {
+				return fmt.Errorf("%s URL's connect_timeout %q is not a number of seconds (want %s)", u.Scheme, strings.Join(vs, ","), form)
+			}
+		case "target_session_attrs":
+			if len(vs) != 1 || (vs[0] != "any" && vs[0] != "read-write") {
+				return fmt.Errorf("%s URL's target_session_attrs %q is not any or read-write (want %s)", u.Scheme, strings.Join(vs, ","), form)
+			}
+			if _, ok := u.User.Password(); vs[0] == "read-write" && !ok {
+				return fmt.Errorf("%s URL asks for target_session_attrs=read-write, which takes a login: give the URL the user's password (want %s)", u.Scheme, form)
+			}
+		default:
 			return fmt.Errorf("%s URL has the parameter %q, which the probe does not use (want %s)", u.Scheme, k, form)
-		}
-		if len(vs) != 1 || (vs[0] != "disable" && vs[0] != "require") {
-			return fmt.Errorf("%s URL's sslmode %q is not disable or require (want %s)", u.Scheme, strings.Join(vs, ","), form)
 		}
 	}
 	if strings.Contains(strings.TrimPrefix(u.Path, "/"), "/") {

@@ -182,6 +182,9 @@ type hop struct {
 	// certAsked: the server asked for a client certificate (at the
 	// handshake or by renegotiation).
 	certAsked bool
+	// tlsUnverified, when set, names why the exchange did not verify the
+	// chain it was shown (postgres' sslmode=require, as libpq's).
+	tlsUnverified string
 }
 
 // newRun prepares one probe of opts; h are test seams (none in Run).
@@ -397,6 +400,8 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	}
 	if tc := p.opts.TLSConfig; tc != nil && tc.InsecureSkipVerify {
 		res.TLS.VerificationOff(p.opts.InsecureWhy)
+	} else if p.tlsUnverified != "" {
+		res.TLS.VerificationOff(p.tlsUnverified)
 	}
 	if len(p.attempts) > 1 {
 		res.DialAttempts = append([]DialAttempt(nil), p.attempts...)

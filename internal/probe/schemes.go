@@ -59,6 +59,9 @@ type Scheme struct {
 	Drain Drain
 	// Manifest names the Kubernetes probe kinds that map to it.
 	Manifest []string
+	// MultiHost: the URL may name several hosts, tried in order
+	// (libpq's h1:p1,h2:p2).
+	MultiHost bool
 	// check, when set, holds a URL to the protocol's own form (its
 	// exchange file's rules), instead of Form's generic ones.
 	check func(*url.URL) error
@@ -145,9 +148,9 @@ func table() []Scheme {
 		// TLS with ?sslmode=require (the shared TLS capture after the
 		// SSLRequest).
 		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
-			Words: Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
-			Drain: Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
-			check: checkPostgresURL, open: newPostgres},
+			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
+			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
+			MultiHost: true, check: checkPostgresURL, open: newPostgres},
 	}
 }
 

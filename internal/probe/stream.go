@@ -25,27 +25,40 @@ type conversation struct {
 	br   *bufio.Reader
 	// first: the answer's first byte came.
 	first bool
+	// connectTimeout, when set, is the connect window in place of
+	// --connect-timeout (a URL's own: postgres' connect_timeout).
+	connectTimeout time.Duration
 }
 
 // connect dials the URL's host, at defaultPort when it names none.
 func (cv *conversation) connect(ctx context.Context, defaultPort string) error {
+	return cv.connectTo(ctx, cv.p.opts.URL, defaultPort)
+}
+
+// connectTo dials hop's host (the URL's, or one of a libpq URL's hosts),
+// at defaultPort when it names none, in a connect window of its own.
+func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort string) error {
 	p, o := cv.p, cv.p.opts
 	p.mu.Lock()
-	p.hopURL = o.URL
-	p.serverName = o.URL.Hostname()
+	p.hopURL = hop
+	p.serverName = hop.Hostname()
 	if tc := o.TLSConfig; tc != nil && tc.ServerName != "" {
 		p.serverName = tc.ServerName
 	}
 	now := time.Now()
-	p.enterAt(p.firstStage(o.URL, false), now)
-	p.connDeadline = now.Add(o.ConnectTimeout)
+	p.enterAt(p.firstStage(hop, false), now)
+	window := o.ConnectTimeout
+	if cv.connectTimeout > 0 {
+		window = cv.connectTimeout
+	}
+	p.connDeadline = now.Add(window)
 	p.armAt(&p.connWin, now, p.connDeadline)
 	p.mu.Unlock()
-	port := o.URL.Port()
+	port := hop.Port()
 	if port == "" {
 		port = defaultPort
 	}
-	c, err := p.dialHost(ctx, o.URL.Hostname(), port)
+	c, err := p.dialHost(ctx, hop.Hostname(), port)
 	if err != nil {
 		return err
 	}

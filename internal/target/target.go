@@ -734,7 +734,11 @@ func ParseURL(raw string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL has no host")
 	}
-	if err := checkHostName(u); err != nil {
+	if row.MultiHost && strings.Contains(u.Host, ",") {
+		if err := checkHosts(u); err != nil {
+			return nil, err
+		}
+	} else if err := checkHostName(u); err != nil {
 		return nil, err
 	}
 	if p := u.Port(); p != "" {
@@ -824,6 +828,29 @@ func checkHostName(u *url.URL) error {
 		return fmt.Errorf("URL's host %q is not a host name or an IP address", h)
 	}
 	return nil
+}
+
+// checkHosts checks each host of a URL that may name several
+// (postgres://h1:5432,h2:5432/db, as libpq reads it): each a host name or
+// an address, with a port in range when it names one.
+func checkHosts(u *url.URL) error {
+	for hp := range strings.SplitSeq(u.Host, ",") {
+		h := &url.URL{Host: hp}
+		switch p := h.Port(); {
+		case h.Hostname() == "":
+			return fmt.Errorf("URL's hosts %q: one is empty", u.Host)
+		case !validHostName(h.Hostname()):
+			return fmt.Errorf("URL's host %q is not a host name or an IP address", h.Hostname())
+		case p != "" && !validPort(p):
+			return fmt.Errorf("URL port %q out of range", p)
+		}
+	}
+	return nil
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // validHostName says h is an IP address or a name of letters, digits,
