@@ -36,7 +36,7 @@ refused: conn_refused
 tls: tls_unknown_authority tls_insecure_algorithm tls_hostname_mismatch tls_expired tls_not_yet_valid tls_not_tls tls_client_cert_required tls_protocol_version tls_revoked tls_must_staple tls_remote_alert tls_handshake_failure
 unreachable: http_status redirect condition_failed conn_reset host_unreachable net_unreachable protocol_error proxy_error no_url grpc_not_serving grpc_service_unknown grpc_unimplemented grpc_status grpc_protocol redis_loading redis_masterdown redis_busy redis_auth redis_error redis_protocol postgres_starting_up postgres_shutting_down postgres_recovery postgres_too_many_connections postgres_error postgres_protocol
 pass: ok degraded
-unknown: local_error resolver_unreachable resolver_refused resolver_error proxy_unreachable proxy_auth_required proxy_refused proxy_timeout
+unknown: local_error resolver_unreachable resolver_refused resolver_error proxy_unreachable proxy_auth_required proxy_refused proxy_timeout proxy_tls
 `
 
 // specOtherCodes are the contract's exit codes that are not outcomes.
