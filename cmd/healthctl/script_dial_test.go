@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"net"
 	"strconv"
 
@@ -49,9 +50,40 @@ func cmdBlackhole(ts *testscript.TestScript, neg bool, args []string) {
 //	    $NAME_PORT.
 func init() {
 	extraCmds["proxy"] = cmdProxy
+	extraCmds["httpsproxy"] = cmdHTTPSProxy
 }
 
 // cmdProxy implements proxy NAME [-socks5 [-reply CODE]].
+// cmdHTTPSProxy: httpsproxy NAME good|wrongname|selfsigned|plain [HOST]
+// starts the HTTP proxy behind TLS with the script's PKI's certificate of
+// that kind (plain: no TLS, though $NAME_URL says https://), on HOST
+// (default 127.0.0.1; 127.0.0.2 is covered by the wrongname certificate
+// only); sets $NAME_URL (https://HOST:PORT), $NAME_HOSTPORT, $NAME_PORT
+// and $NAME_CA.
+func cmdHTTPSProxy(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "httpsproxy")
+	if len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: httpsproxy NAME good|wrongname|selfsigned|plain [HOST]")
+	}
+	host := "127.0.0.1"
+	if len(args) == 3 {
+		host = args[2]
+	}
+	pki := state(ts).PKI(ts)
+	var cert *tls.Certificate
+	if args[1] != "plain" {
+		c, err := pki.ServerCertificate(fixture.CertKind(args[1]))
+		ts.Check(err)
+		cert = &c
+	}
+	p, err := fixture.NewHTTPSProxy(cleaner(ts), cert, host)
+	ts.Check(err)
+	_, port, _ := net.SplitHostPort(p.Addr)
+	n, _ := strconv.Atoi(port)
+	setAddrVars(ts, args[0], p.URL, p.Addr, n)
+	ts.Setenv(args[0]+"_CA", pki.CAFile)
+}
+
 func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "proxy")
 	usage := "usage: proxy NAME [-socks5 [-reply CODE]]"

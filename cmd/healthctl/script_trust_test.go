@@ -14,7 +14,7 @@
 //	badproxy NAME silent|407|403|squid503|502|close
 //	    an HTTP proxy that answers every request (CONNECT or forwarded)
 //	    with that fault and never connects anywhere. Sets $NAME_URL.
-//	tlsfault NAME tls10|muststaple|clientcert12|alert|stapled|revoked|unknownstaple|stalestaple
+//	tlsfault NAME tls10|muststaple|clientcert12|alert|stapled|revoked|unknownstaple|stalestaple|wrongorder
 //	    an HTTPS server with one TLS fault (fixture.TLSFault); sets
 //	    $NAME_URL, $NAME_CA, $NAME_CERT, $NAME_KEY (a client certificate).
 //	bigfile FILE SIZE
@@ -124,7 +124,7 @@ func cmdBadProxy(ts *testscript.TestScript, neg bool, args []string) {
 func cmdTLSFault(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "tlsfault")
 	if len(args) != 2 {
-		ts.Fatalf("usage: tlsfault NAME tls10|muststaple|clientcert12|alert|stapled|revoked|unknownstaple|stalestaple")
+		ts.Fatalf("usage: tlsfault NAME tls10|muststaple|clientcert12|alert|stapled|revoked|unknownstaple|stalestaple|wrongorder")
 	}
 	pki := state(ts).PKI(ts)
 	s, err := fixture.NewTLSFaultServer(cleaner(ts), pki, fixture.TLSFault(args[1]))

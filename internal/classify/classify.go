@@ -149,6 +149,9 @@ type Observation struct {
 	// an RFC 9209 Proxy-Status error).
 	ProxyStatus    int
 	ProxyGenerated bool
+	// ProxyTLSFailed: an https:// proxy's own handshake began and did not
+	// succeed (its certificate refused, not TLS, an alert).
+	ProxyTLSFailed bool
 
 	StatusCode      int
 	StatusExpected  bool
@@ -230,6 +233,13 @@ func reason(o Observation) Reason {
 	if o.Proxied && o.ProxyStatus != 0 {
 		// The proxy answered the CONNECT with an error of its own.
 		return proxyAnswer(o.ProxyStatus)
+	}
+	if o.Proxied && o.ProxyTLSFailed {
+		// The proxy's own TLS: the prober's trouble, never the target's.
+		if isTimeout(err) {
+			return ProxyTimeout
+		}
+		return ProxyTLS
 	}
 	if o.Proxied && (o.Stage == StageDNS || o.Stage == StageConnect) {
 		if isTimeout(err) {
@@ -530,6 +540,12 @@ func isTimeout(err error) bool {
 // certReason recognises certificate verification failures. The x509 error
 // types are values, so errors.As needs value targets.
 func certReason(err error, now time.Time) (Reason, bool) {
+	var order *tlsinfo.ChainOrderError
+	if errors.As(err, &order) {
+		// Out of order, not issued for another name: no certificate
+		// being issued explains it.
+		return TLSHandshakeFailure, true
+	}
 	var staple *tlsinfo.StapleError
 	if errors.As(err, &staple) {
 		if staple.Revoked {

@@ -182,6 +182,7 @@ var specOutcome = map[Reason]Outcome{
 	"proxy_auth_required":      "unknown",
 	"proxy_refused":            "unknown",
 	"proxy_timeout":            "unknown",
+	"proxy_tls":                "unknown",
 	"grpc_not_serving":         "unreachable",
 	"grpc_service_unknown":     "unreachable",
 	"grpc_unimplemented":       "unreachable",

@@ -123,6 +123,10 @@ const (
 	// ProxyRefused is a proxy that answered the CONNECT with an error of
 	// its own (403, a closed connection…).
 	ProxyRefused Reason = "proxy_refused"
+	// ProxyTLS is an https:// proxy whose own TLS failed: its certificate
+	// refused (verified against the proxy's name: --proxy-cacert,
+	// --proxy-insecure), a plain-HTTP proxy given as https://, an alert.
+	ProxyTLS Reason = "proxy_tls"
 	// ProxyTimeout is a proxy that took the connection and never
 	// answered the CONNECT (or the SOCKS5 handshake).
 	ProxyTimeout Reason = "proxy_timeout"
@@ -202,6 +206,7 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		ProxyAuthRequired:   Unknown,
 		ProxyRefused:        Unknown,
 		ProxyTimeout:        Unknown,
+		ProxyTLS:            Unknown,
 	}
 })
 
@@ -216,7 +221,7 @@ var Reasons = []Reason{
 	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
 	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
 	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresReadOnly, PostgresError, PostgresProtocol,
-	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout,
+	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout, ProxyTLS,
 }
 
 // Outcome returns the outcome a reason belongs to.

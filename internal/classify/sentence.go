@@ -177,6 +177,8 @@ func Sentence(o Observation, r Reason, f Facts) string {
 		msg = red(socksText(SOCKSReply(o.Err), r, f))
 	case o.Err != nil && f.ProxyStatus != "" && isProxyReason(r):
 		msg = red(fmt.Sprintf("proxy %s answered the CONNECT with %s%s", f.Proxy, f.ProxyStatus, detail(f.ProxyDetail)))
+	case o.Err != nil && r == ProxyTLS:
+		msg = red("proxy " + f.Proxy + ": its own TLS handshake failed (verified against the proxy's name with --proxy-cacert, or the system's roots; -k and --cacert are the target's): " + ErrorText(o.Err))
 	case o.Err != nil && isProxyReason(r):
 		msg = red("proxy " + f.Proxy + ": " + ErrorText(o.Err))
 	case o.Err != nil && r == TLSInsecureAlgorithm:

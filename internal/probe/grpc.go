@@ -166,7 +166,11 @@ func (p *run) grpcTransport(first *firstBytes) *http.Transport {
 		tc := p.tlsConfig()
 		verify := tc.VerifyConnection
 		tc.VerifyConnection = func(cs tls.ConnectionState) error {
-			if err := verify(cs); err != nil {
+			p.mu.Lock()
+			proxy := p.inProxyTLS
+			p.mu.Unlock()
+			if err := verify(cs); err != nil || proxy {
+				// An https:// proxy's own handshake speaks no gRPC.
 				return err
 			}
 			if cs.NegotiatedProtocol != "h2" {

@@ -187,6 +187,17 @@ func conditionHeader(resp *http.Response, conds []expect.HeaderExpect) http.Head
 	return h
 }
 
+// proxyTLSBegins says a handshake that starts now is an https:// proxy's
+// own (the first of the connection, to the proxy), and marks it so (p.mu
+// held).
+func (p *run) proxyTLSBegins() bool {
+	if !p.proxied || p.proxyURL == nil || p.proxyURL.Scheme != "https" || p.proxyTLSStarted {
+		return false
+	}
+	p.proxyTLSStarted, p.inProxyTLS = true, true
+	return true
+}
+
 // traceContext follows the request through net/http's trace hooks: each
 // moves the stage, records a phase or arms a window.
 func (p *run) traceContext(ctx context.Context) context.Context {
@@ -201,12 +212,25 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 		TLSHandshakeStart: func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
+			if p.proxyTLSBegins() {
+				// The proxy's own handshake is part of reaching the
+				// proxy: its time is the proxy phase's.
+				return
+			}
 			p.leaveProxy()
 			p.enter(classify.StageTLS)
 		},
 		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
+			if p.inProxyTLS {
+				p.inProxyTLS = false
+				p.proxyTLSOK = err == nil
+				if err == nil {
+					p.proxyTLSState = &cs
+				}
+				return
+			}
 			// The stage is still tls: GotConn comes after this.
 			p.record(PhaseTLS, time.Since(p.stageStart))
 			if err == nil {

@@ -51,6 +51,10 @@ type Options struct {
 	AllAddresses bool
 
 	TLSConfig *tls.Config
+	// ProxyTLSConfig verifies an https:// proxy's own certificate, against
+	// the proxy's name: its RootCAs (nil: the system's) and
+	// InsecureSkipVerify (--proxy-insecure), apart from the target's.
+	ProxyTLSConfig *tls.Config
 	// InsecureWhy names where TLSConfig.InsecureSkipVerify came from
 	// (--insecure, HEALTHCTL_INSECURE, a config key), shown with the
 	// unverified chain ("--insecure" when empty).

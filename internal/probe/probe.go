@@ -153,8 +153,14 @@ type recorder struct {
 	finished   bool
 	tlsState   *tls.ConnectionState
 	// ocsp is what the last handshake's stapled OCSP response said (nil: none).
-	ocsp  *tlsinfo.OCSP
-	wrote time.Time
+	ocsp *tlsinfo.OCSP
+	// An https:// proxy's own handshake: inProxyTLS while it runs (the
+	// trace hooks and the verification tell it from the target's),
+	// proxyTLSStarted once it began, proxyTLSOK once it verified;
+	// proxyTLSState is its state.
+	inProxyTLS, proxyTLSStarted, proxyTLSOK bool
+	proxyTLSState                           *tls.ConnectionState
+	wrote                                   time.Time
 	// wroteHeaders is when the request headers went out.
 	wroteHeaders time.Time
 	// connReady is when the connection was handed to the request
@@ -394,11 +400,27 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		err = p.windowed(err, context.Cause(ctx), ex.answered(), obs, f, res)
 	}
 	ex.describe(err, now, res, obs, f)
-	res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
+	proxyTLSFailed := p.proxyTLSStarted && !p.proxyTLSOK
+	obs.ProxyTLSFailed = proxyTLSFailed
+	if p.proxyTLSStarted {
+		// The proxy's own handshake: its chain and errors are the
+		// proxy's, never shown as the target's.
+		var perr error
+		if proxyTLSFailed {
+			perr = exchangeErr
+		}
+		res.ProxyTLS = tlsinfo.Describe(p.proxyTLSState, perr, now)
+		if pt := p.opts.ProxyTLSConfig; res.ProxyTLS != nil && pt != nil && pt.InsecureSkipVerify {
+			res.ProxyTLS.VerificationOff("--proxy-insecure")
+		}
+	}
+	if !proxyTLSFailed {
+		res.TLS = tlsinfo.Describe(p.tlsState, exchangeErr, now)
+	}
 	if res.TLS != nil {
 		res.TLS.OCSP = p.ocsp
 	}
-	if tc := p.opts.TLSConfig; tc != nil && tc.InsecureSkipVerify {
+	if tc := p.opts.TLSConfig; tc != nil && tc.InsecureSkipVerify && res.TLS != nil {
 		res.TLS.VerificationOff(p.opts.InsecureWhy)
 	} else if p.tlsUnverified != "" {
 		res.TLS.VerificationOff(p.tlsUnverified)

@@ -108,6 +108,7 @@ func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Re
 		p.timings = Timings{}
 		p.wrote, p.wroteHeaders, p.firstByte, p.connReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		p.tlsState, p.ocsp = nil, nil
+		p.inProxyTLS, p.proxyTLSStarted, p.proxyTLSOK, p.proxyTLSState = false, false, false, nil
 		p.attempts = nil
 		p.mu.Unlock()
 	}

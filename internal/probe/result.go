@@ -175,6 +175,8 @@ type Result struct {
 	Degraded      string
 	BodyTruncated bool
 	TLS           *TLSInfo
+	// ProxyTLS is an https:// proxy's own handshake (nil without one).
+	ProxyTLS *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
 	GRPC *GRPCInfo

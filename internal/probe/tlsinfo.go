@@ -35,13 +35,36 @@ func (p *run) tlsConfig() *tls.Config {
 		}
 		return &tls.Certificate{}, nil
 	}
+	target := p.keepState
 	if !tc.InsecureSkipVerify {
 		tc.InsecureSkipVerify = true
-		tc.VerifyConnection = p.verifyConnection
-	} else {
-		tc.VerifyConnection = p.keepState
+		target = p.verifyConnection
+	}
+	tc.VerifyConnection = func(cs tls.ConnectionState) error {
+		p.mu.Lock()
+		proxy := p.inProxyTLS
+		p.mu.Unlock()
+		if proxy {
+			return p.verifyProxy(cs)
+		}
+		return target(cs)
 	}
 	return tc
+}
+
+// verifyProxy verifies an https:// proxy's own certificate against the
+// proxy's name, with --proxy-cacert (else the system's roots), unless
+// --proxy-insecure: -k and --cacert are the target's, as curl keeps them.
+func (p *run) verifyProxy(cs tls.ConnectionState) error {
+	p.mu.Lock()
+	p.proxyTLSState = &cs
+	name := p.proxyURL.Hostname()
+	p.mu.Unlock()
+	ptc := p.opts.ProxyTLSConfig
+	if ptc != nil && ptc.InsecureSkipVerify {
+		return nil
+	}
+	return tlsinfo.Verify(cs.PeerCertificates, ptc, name)
 }
 
 // keepState records the handshake's state (--insecure: nothing to verify).

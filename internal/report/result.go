@@ -54,9 +54,12 @@ type ResultJSON struct {
 	// Degraded says why a pass is degraded (reason degraded).
 	Degraded string `json:"degraded,omitempty"`
 	// HTTPSDowngrade: a redirect went from https to plain http.
-	HTTPSDowngrade bool            `json:"https_downgrade,omitempty"`
-	TLS            *probe.TLSInfo  `json:"tls,omitempty"`
-	GRPC           *probe.GRPCInfo `json:"grpc,omitempty"`
+	HTTPSDowngrade bool           `json:"https_downgrade,omitempty"`
+	TLS            *probe.TLSInfo `json:"tls,omitempty"`
+	// ProxyTLS is an https:// proxy's own handshake: its version,
+	// cipher and chain, apart from the target's.
+	ProxyTLS *probe.TLSInfo  `json:"proxy_tls,omitempty"`
+	GRPC     *probe.GRPCInfo `json:"grpc,omitempty"`
 	// Redis and Postgres: what a Redis or PostgreSQL server said.
 	Redis    *probe.RedisInfo    `json:"redis,omitempty"`
 	Postgres *probe.PostgresInfo `json:"postgres,omitempty"`
@@ -107,6 +110,7 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		Degraded:          output.Untrusted(r.Degraded),
 		HTTPSDowngrade:    r.Downgrade,
 		TLS:               r.TLS,
+		ProxyTLS:          r.ProxyTLS,
 		GRPC:              r.GRPC,
 		Redis:             r.Redis,
 		Postgres:          r.Postgres,
@@ -243,6 +247,20 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		fmt.Fprintf(w, "%suser %q, database %q: %s\n", label("postgres"), pg.User, pg.Database, output.Untrusted(ans))
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
+	if pt := r.ProxyTLS; pt != nil {
+		// The proxy's own handshake, named as the proxy's.
+		if pt.Version != "" {
+			fmt.Fprintf(w, "%s%s %s\n", label("proxy tls"), pt.Version, pt.Cipher)
+		}
+		if pt.NotVerified != "" {
+			fmt.Fprintf(w, "%s%s\n", label("proxy verified"), output.Paint(colored, color.FgYellow).Sprintf("no: verification is off (%s)", output.Untrusted(pt.NotVerified)))
+		}
+		for i, c := range pt.Chain {
+			fmt.Fprintf(w, "%s%s\n", label(fmt.Sprintf("proxy cert[%d]", i)), output.Untrusted(c.Subject))
+			fmt.Fprintf(w, "%sissuer %s; SANs %s; expires %s (%d days left)\n", label(""), output.Untrusted(c.Issuer),
+				output.Untrusted(strings.Join(c.SANs, ", ")), c.NotAfter.Format("2006-01-02"), c.DaysLeft)
+		}
+	}
 	if r.TLS != nil {
 		if r.TLS.Version != "" {
 			fmt.Fprintf(w, "%s%s %s\n", label("tls"), r.TLS.Version, r.TLS.Cipher)

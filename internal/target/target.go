@@ -61,13 +61,18 @@ type Input struct {
 	Method  string
 	Data    string
 	// Stdin is what --data @- reads; nil: there is none (an error).
-	Stdin           io.Reader
-	User            string
-	UserAgent       string
-	IPv4, IPv6      bool
-	AllAddresses    bool
-	Insecure        bool
-	CACert          string
+	Stdin        io.Reader
+	User         string
+	UserAgent    string
+	IPv4, IPv6   bool
+	AllAddresses bool
+	Insecure     bool
+	CACert       string
+	// ProxyInsecure and ProxyCACert are --proxy-insecure and
+	// --proxy-cacert: an https:// proxy's own verification, apart from
+	// the target's (curl's names).
+	ProxyInsecure   bool
+	ProxyCACert     string
 	Cert, Key       string
 	ServerName      string
 	Resolve         []string
@@ -289,6 +294,18 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 	o.TLSConfig = tc
 	if in.Insecure {
 		o.InsecureWhy = in.SourceOf("insecure")
+	}
+	o.ProxyTLSConfig = &tls.Config{InsecureSkipVerify: in.ProxyInsecure}
+	if in.ProxyCACert != "" {
+		pem, err := readInput(in.ProxyCACert, inputfile.CABundle)
+		if err != nil {
+			return nil, in.bad("proxy-cacert", ptr(in.ProxyCACert), "%v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, in.bad("proxy-cacert", ptr(in.ProxyCACert), "no PEM certificate in it")
+		}
+		o.ProxyTLSConfig.RootCAs = pool
 	}
 
 	for _, name := range []string{"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"} {

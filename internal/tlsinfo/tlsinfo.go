@@ -183,7 +183,61 @@ func VerifyChain(certs []*x509.Certificate, tc *tls.Config, name string) ([]*x50
 	}
 	chains, err := certs[0].Verify(opts)
 	if err != nil {
-		return nil, &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+		return nil, &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: chainFault(certs, opts, err)}
 	}
 	return chains[0], nil
+}
+
+// ChainOrderError is a chain whose first certificate (the one a client
+// takes as the server's) is a CA, while the server's own certificate
+// comes later: sent out of order, not issued for another name.
+type ChainOrderError struct {
+	First  string // the first certificate's subject
+	Leaf   string // the server's certificate's subject
+	Index  int    // where it came
+	Name   string
+	Reason error // what verifying the first certificate said
+}
+
+func (e *ChainOrderError) Error() string {
+	return fmt.Sprintf("tls: the server sent its chain out of order: the first certificate is a CA (%s), and the certificate for %s (%s) comes at position %d; "+
+		"clients take the first as the server's, so it is no name mismatch: fix the order of the server's certificate file", e.First, e.Name, e.Leaf, e.Index)
+}
+
+func (e *ChainOrderError) Unwrap() error { return e.Reason }
+
+// chainFault says what a failed verification is when the chain itself is
+// at fault: sent out of order (the server's certificate is not the first),
+// or missing an intermediate (the first certificate's issuer was neither
+// sent nor trusted). Anything else is err as it was.
+func chainFault(certs []*x509.Certificate, opts x509.VerifyOptions, err error) error {
+	var host x509.HostnameError
+	if errors.As(err, &host) && certs[0].IsCA && len(certs) > 1 && opts.DNSName != "" {
+		for i, c := range certs[1:] {
+			if c.IsCA || c.VerifyHostname(opts.DNSName) != nil {
+				continue
+			}
+			o := opts
+			o.Intermediates = x509.NewCertPool()
+			for j, other := range certs {
+				if j != i+1 {
+					o.Intermediates.AddCert(other)
+				}
+			}
+			if _, verr := c.Verify(o); verr == nil {
+				return &ChainOrderError{First: certs[0].Subject.String(), Leaf: c.Subject.String(), Index: i + 2, Name: opts.DNSName, Reason: err}
+			}
+		}
+	}
+	var ua x509.UnknownAuthorityError
+	if errors.As(err, &ua) && string(certs[0].RawIssuer) != string(certs[0].RawSubject) {
+		for _, c := range certs[1:] {
+			if string(c.RawSubject) == string(certs[0].RawIssuer) {
+				return err
+			}
+		}
+		return fmt.Errorf("%w (the server did not send its issuer, %s: a missing intermediate certificate, or an authority this client does not trust)",
+			err, certs[0].Issuer.String())
+	}
+	return err
 }

@@ -498,7 +498,9 @@ func (it *Item) transition() {
 	if it.seen && it.PrevAction != "" {
 		it.Transition = it.PrevOutcome != it.Result.Outcome || it.PrevAction != d.Action || d.Action == policy.Redeploy
 	} else {
-		it.Transition = d.Action != policy.Stay
+		// First sight: anything but a pass is news (a 401 is decided
+		// stay, and still failing).
+		it.Transition = d.Action != policy.Stay || it.Result.Outcome != classify.Pass
 	}
 }
 

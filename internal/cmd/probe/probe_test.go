@@ -118,3 +118,35 @@ func TestProbeAllAddressesEscapesServerText(t *testing.T) {
 		t.Errorf("the error is not shown escaped: %q", out)
 	}
 }
+
+// TestProbeDegradedExitCode: a degraded pass exits 10 alone; with several
+// URLs the first that did not pass decides, and 10 only when every URL
+// passed; --exit-1 folds it to 1.
+func TestProbeDegradedExitCode(t *testing.T) {
+	results := map[string]classify.Reason{
+		"http://ok/": classify.OK, "http://deg/": classify.Degraded, "http://down/": classify.ConnRefused,
+	}
+	for _, tc := range []struct {
+		urls  []string
+		exit1 bool
+		want  int
+	}{
+		{[]string{"http://deg/"}, false, exitcode.Degraded},
+		{[]string{"http://ok/", "http://deg/"}, false, exitcode.Degraded},
+		{[]string{"http://deg/", "http://down/"}, false, exitcode.Refused},
+		{[]string{"http://down/", "http://deg/"}, false, exitcode.Refused},
+		{[]string{"http://ok/"}, false, exitcode.Pass},
+		{[]string{"http://deg/"}, true, exitcode.Unreachable},
+	} {
+		fk := clitest.New(nil, classify.Pass)
+		fk.F.Exit1 = tc.exit1
+		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+			r := results[o.URL.String()]
+			return probe.Result{URL: o.URL.String(), Outcome: r.Outcome(), Reason: r, Started: clitest.Now}
+		}
+		err := Run(context.Background(), fk.F, parse(t, tc.urls...))
+		if got := clitest.Code(err); got != tc.want {
+			t.Errorf("%v (--exit-1 %v): exit %d, want %d", tc.urls, tc.exit1, got, tc.want)
+		}
+	}
+}
