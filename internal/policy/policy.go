@@ -238,8 +238,11 @@ func Decide(in Input) (Decision, History) {
 	// the same service asks for the same ones: stay running, and say what
 	// it asked for. The streak is untouched, as for a TLS misconfiguration.
 	if cause, ok := credentialCause(outcome, in.Reason, in.HTTPStatus, in.Challenge); ok {
-		return Decision{Action: Stay,
-			Why: withStatus(result, in.HTTPStatus) + ": " + cause + "; a redeploy cannot fix that, stay running"}, h
+		what := result
+		if in.Reason == classify.HTTPStatus {
+			what = withStatus(result, in.HTTPStatus)
+		}
+		return Decision{Action: Stay, Why: what + ": " + cause + "; a redeploy cannot fix that, stay running"}, h
 	}
 
 	// Rules 2 and 3 either end here or turn the result into a decisive one;
@@ -400,11 +403,20 @@ func throttledAnswer(o classify.Outcome, r classify.Reason, status int) bool {
 // be asked later.
 const throttledWhy = "the server is throttling this client (Too Many Requests), which is not an outage and which a redeploy would not change, ignore it"
 
-// credentialCause is the cause of an HTTP answer that refuses the probe's
-// credentials (401, 403, 407), with the challenge the server sent; ok is
-// false for any other result.
+// credentialCause is the cause of an answer that refuses the probe's
+// credentials — HTTP 401, 403, 407 with the challenge the server sent, a
+// Redis AUTH or PostgreSQL login refused; ok is false for any other result.
 func credentialCause(o classify.Outcome, r classify.Reason, status int, challenge string) (cause string, ok bool) {
-	if o != classify.Unreachable || r != classify.HTTPStatus {
+	if o != classify.Unreachable {
+		return "", false
+	}
+	switch r {
+	case classify.RedisAuth:
+		return "Redis refused the URL's credentials (AUTH): a redeploy does not change them", true
+	case classify.PostgresAuth:
+		return "PostgreSQL refused the URL's credentials (its user, password or pg_hba.conf): a redeploy does not change them", true
+	case classify.HTTPStatus:
+	default:
 		return "", false
 	}
 	switch status {

@@ -627,6 +627,7 @@ func TestDecisionTableDefault(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 429", Action: policy.IgnoreTimeout},
 		{Result: "refused/dns/unreachable", Condition: "age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
@@ -638,16 +639,19 @@ func TestDecisionTableDefault(t *testing.T) {
 	if w := got[6].Why; !strings.Contains(w, `http_status 401): the server wants credentials`) || !strings.Contains(w, `WWW-Authenticate: Basic realm="app"; a redeploy cannot fix that`) {
 		t.Errorf("401 why = %q", w)
 	}
-	if r := got[6]; r.Rule != 3 || r.Sub != "a" || got[9].Rule != 3 || got[9].Sub != "b" {
-		t.Errorf("rules of 401 and 429 = %d%s, %d%s, want 3a, 3b", r.Rule, r.Sub, got[9].Rule, got[9].Sub)
+	if r := got[6]; r.Rule != 3 || r.Sub != "a" || got[10].Rule != 3 || got[10].Sub != "b" {
+		t.Errorf("rules of 401 and 429 = %d%s, %d%s, want 3a, 3b", r.Rule, r.Sub, got[10].Rule, got[10].Sub)
 	}
-	if w := got[9].Why; !strings.Contains(w, "http_status 429), the 1st in a row: the server is throttling this client") {
+	if r := got[9]; r.Rule != 3 || r.Sub != "a" || !strings.Contains(r.Why, "postgres_auth): PostgreSQL refused the URL's credentials") {
+		t.Errorf("a refused login: rule %d%s, why %q, want 3a and the cause", r.Rule, r.Sub, r.Why)
+	}
+	if w := got[10].Why; !strings.Contains(w, "http_status 429), the 1st in a row: the server is throttling this client") {
 		t.Errorf("429 why = %q", w)
 	}
-	if w := got[10].Why; !strings.Contains(w, "30s old, inside the 2m0s grace window") {
+	if w := got[11].Why; !strings.Contains(w, "30s old, inside the 2m0s grace window") {
 		t.Errorf("grace why = %q", w)
 	}
-	if w := got[11].Why; !strings.Contains(w, "past the 2m0s grace window (age 10m0s), 1 of 1 decisive failure in a row: enqueue a redeploy") {
+	if w := got[12].Why; !strings.Contains(w, "past the 2m0s grace window (age 10m0s), 1 of 1 decisive failure in a row: enqueue a redeploy") {
 		t.Errorf("redeploy why = %q", w)
 	}
 }
@@ -664,13 +668,14 @@ func TestDecisionTableSettings(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 429", Action: policy.IgnoreTimeout},
 		{Result: "refused/dns/unreachable", Condition: "age < 5m0s", Action: policy.IgnoreGrace},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak < 3", Action: policy.IgnoreBlip},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 3", Action: policy.Redeploy},
 	}
 	compareRows(t, got, want)
-	if w := got[11].Why; !strings.Contains(w, "5m0s grace window") || !strings.Contains(w, "of 3 decisive failures") {
+	if w := got[12].Why; !strings.Contains(w, "5m0s grace window") || !strings.Contains(w, "of 3 decisive failures") {
 		t.Errorf("blip why = %q", w)
 	}
 }
@@ -688,6 +693,7 @@ func TestDecisionTableEscalation(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 429, < 3 in a row", Action: policy.IgnoreTimeout},
 		{Result: d, Condition: "age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: d, Condition: "past grace, streak < 2", Action: policy.IgnoreBlip},
@@ -727,6 +733,7 @@ func TestDecisionTableEdges(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
 		{Result: "timeout", Condition: ">= 1 in a row, past grace, streak reaches 1", Action: policy.Redeploy},
 		{Result: "unreachable", Condition: "HTTP 429, >= 1 in a row, past grace, streak reaches 1", Action: policy.Redeploy},

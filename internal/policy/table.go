@@ -63,6 +63,7 @@ func DecisionTable(s Settings) []Row {
 	b.addStatus("unreachable", "HTTP 401", 401, `Basic realm="app"`)
 	b.addStatus("unreachable", "HTTP 403", 403, "")
 	b.addStatus("unreachable", "HTTP 407", 407, `Basic realm="proxy"`)
+	b.add("unreachable", "a login refused (redis_auth, postgres_auth)", classify.Unreachable, classify.PostgresAuth, History{})
 	if n != 1 {
 		c429 := "HTTP 429"
 		if cond != "-" {
@@ -107,7 +108,7 @@ func (b *tableBuilder) addInput(result, cond string, in Input) {
 	d, _ := Decide(in)
 	row := Row{Rule: RuleOf(d.Action), Result: result, Condition: cond, Action: d.Action, Why: d.Why}
 	switch {
-	case d.Action == Stay && in.HTTPStatus != 0:
+	case d.Action == Stay && in.Outcome == classify.Unreachable:
 		row.Rule, row.Sub = 3, "a"
 	case d.Action == IgnoreTimeout && in.HTTPStatus != 0:
 		row.Rule, row.Sub = 3, "b"

@@ -11,8 +11,8 @@ import (
 // TestWarming: a Redis loading its data set, busy with a script or a
 // replica without its master, and a PostgreSQL starting up, in recovery or
 // shutting down (57P03) are ignored as a timeout is, past grace too, and
-// count towards --escalate-timeouts-after; other redis and postgres
-// reasons are decisive.
+// count towards --escalate-timeouts-after; a refused login stays; other
+// redis and postgres reasons are decisive.
 func TestWarming(t *testing.T) {
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	old := History{StartedAt: now.Add(-time.Hour)}
@@ -33,7 +33,11 @@ func TestWarming(t *testing.T) {
 		{classify.PostgresRecovery, 0, History{StartedAt: old.StartedAt, TimeoutStreak: 40}, IgnoreTimeout, "the 41st in a row: PostgreSQL is starting up or replaying its log"},
 		{classify.PostgresShuttingDown, 0, old, IgnoreTimeout, "PostgreSQL is shutting down"},
 		{classify.PostgresStartingUp, 3, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, IgnoreTimeout, "turning decisive from the 3rd"},
-		{classify.RedisAuth, 0, History{StartedAt: now.Add(-time.Second)}, IgnoreGrace, "grace"},
+		// A refused login stays, inside grace and past it: a redeploy
+		// asks with the same credentials.
+		{classify.RedisAuth, 0, History{StartedAt: now.Add(-time.Second)}, Stay, "unreachable (redis_auth): Redis refused the URL's credentials"},
+		{classify.PostgresAuth, 0, old, Stay, "a redeploy cannot fix that, stay running"},
+		{classify.PostgresDatabase, 0, old, Redeploy, "decisive"},
 	} {
 		s := DefaultSettings()
 		s.EscalateTimeoutsAfter = tc.escalate
