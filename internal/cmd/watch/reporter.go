@@ -1,7 +1,6 @@
 package watchcmd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -134,15 +133,14 @@ func (r *watchReporter) writeMetrics(in metrics.Input) error {
 	var err error
 	switch {
 	case r.opts.Listen != "":
-		// /metrics serves the last sweep's bytes.
-		var buf bytes.Buffer
-		if werr := metrics.Write(&buf, in); werr != nil {
+		// /metrics serves the last sweep's metrics (kept compressed);
+		// --prom-file gets them written again, straight to the file.
+		if werr := r.svc.Publish(in); werr != nil {
 			err = cli.WriteError("metrics", werr)
 		}
-		b := buf.Bytes()
-		r.svc.Publish(in, b)
 		if r.opts.PromFile != "" && err == nil {
-			if werr := statestore.WriteFile(r.opts.PromFile, b, 0o644); werr != nil {
+			werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
+			if werr != nil {
 				err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
 			}
 		}
