@@ -5,6 +5,8 @@
 package listen
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,7 +74,67 @@ type TargetStatus struct {
 	HookPending  bool             `json:"hook_pending"`
 	Recover      bool             `json:"recover"`
 	// Timeline is the target's last sweeps, oldest first.
-	Timeline []Cell `json:"timeline"`
+	Timeline Timeline `json:"timeline"`
+}
+
+// Timeline is a target's last sweeps, oldest first: in JSON a list of
+// cells ({"outcome", "action"}); kept as two bytes a sweep (a fleet's
+// status is kept whole between sweeps: 30 cells of two strings were
+// ~1 KB a target).
+type Timeline struct {
+	cells [TimelineLen][2]uint8
+	n     uint8
+}
+
+// Len is how many sweeps the timeline holds.
+func (tl *Timeline) Len() int { return int(tl.n) }
+
+// Cell is the timeline's i-th sweep, oldest first.
+func (tl *Timeline) Cell(i int) Cell {
+	c := tl.cells[i]
+	return Cell{Outcome: outcomes[c[0]], Action: actions[c[1]]}
+}
+
+// Cells are the timeline's sweeps, oldest first.
+func (tl *Timeline) Cells() []Cell {
+	out := make([]Cell, tl.n)
+	for i := range out {
+		out[i] = tl.Cell(i)
+	}
+	return out
+}
+
+// MarshalJSON writes the cells as a list (outcomes and actions are
+// identifiers: nothing to escape).
+func (tl Timeline) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+int(tl.n)*40)
+	b = append(b, '[')
+	for i := range int(tl.n) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		c := tl.Cell(i)
+		b = append(b, `{"outcome":`...)
+		b = strconv.AppendQuote(b, string(c.Outcome))
+		b = append(b, `,"action":`...)
+		b = strconv.AppendQuote(b, string(c.Action))
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads a list of cells (a client's, a test's).
+func (tl *Timeline) UnmarshalJSON(b []byte) error {
+	var cells []Cell
+	if err := json.Unmarshal(b, &cells); err != nil {
+		return err
+	}
+	*tl = Timeline{}
+	for _, c := range cells[max(0, len(cells)-TimelineLen):] {
+		tl.cells[tl.n] = [2]uint8{index(outcomes, c.Outcome), index(actions, c.Action)}
+		tl.n++
+	}
+	return nil
 }
 
 // Cell is one sweep of a target in its timeline.
@@ -84,8 +146,8 @@ type Cell struct {
 // Failing reports whether the target's last probe did not pass.
 func (t *TargetStatus) Failing() bool { return t.Outcome != "" && t.Outcome != classify.Pass }
 
-// snapshot is what one sweep published: the metrics' bytes and the status
-// made from the same input.
+// snapshot is what one sweep published: the metrics' bytes (gzip) and
+// the status made from the same input.
 type snapshot struct {
 	metrics []byte
 	status  *Status
@@ -132,18 +194,17 @@ func (t *track) push(o classify.Outcome, a policy.Action) {
 	}
 }
 
-func (t *track) cells() []Cell {
-	out := make([]Cell, 0, t.n)
+func (t *track) timeline() Timeline {
+	tl := Timeline{n: t.n}
 	start := (int(t.head) - int(t.n) + TimelineLen) % TimelineLen
 	for i := range int(t.n) {
-		c := t.ring[(start+i)%TimelineLen]
-		out = append(out, Cell{Outcome: outcomes[c[0]], Action: actions[c[1]]})
+		tl.cells[i] = t.ring[(start+i)%TimelineLen]
 	}
-	return out
+	return tl
 }
 
 // publish records a sweep's input (the metrics' own) and its metrics
-// bytes as the board's snapshot.
+// bytes (gzip) as the board's snapshot.
 func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -194,7 +255,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			ts.Error = errorLine(r.Error)
 			ts.Decision = &d
 		}
-		ts.Timeline = t.cells()
+		ts.Timeline = t.timeline()
 		st.Targets[i] = ts
 	}
 	b.marks = keep

@@ -1,7 +1,6 @@
 package listen
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -62,11 +61,9 @@ func sweepInput(n int64, refusedAction policy.Action) metrics.Input {
 
 func publish(t *testing.T, svc *Service, in metrics.Input) {
 	t.Helper()
-	var b bytes.Buffer
-	if err := metrics.Write(&b, in); err != nil {
+	if err := svc.Publish(in); err != nil {
 		t.Fatal(err)
 	}
-	svc.Publish(in, b.Bytes())
 }
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -104,7 +101,7 @@ func TestStatusAgreesWithMetrics(t *testing.T) {
 	if len(st.Targets) != 3 || st.Sweep == nil || st.Sweep.N != 3 {
 		t.Fatalf("status: %+v", st)
 	}
-	if got := len(st.Targets[1].Timeline); got != 3 {
+	if got := st.Targets[1].Timeline.Len(); got != 3 {
 		t.Errorf("timeline has %d cells after 3 sweeps", got)
 	}
 	if !st.Targets[1].Since.Equal(t0.Add(time.Minute)) {
@@ -229,7 +226,7 @@ func TestTimelineBounded(t *testing.T) {
 		publish(t, svc, sweepInput(n, a))
 	}
 	st := svc.Status()
-	tl := st.Targets[1].Timeline
+	tl := st.Targets[1].Timeline.Cells()
 	if len(tl) != TimelineLen || tl[len(tl)-1].Action != policy.Redeploy || tl[0].Action != policy.IgnoreBlip {
 		t.Fatalf("timeline %v", tl)
 	}

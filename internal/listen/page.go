@@ -180,7 +180,8 @@ func writeRow(b *bytes.Buffer, t *TargetStatus, now time.Time) {
 		}
 	}
 	b.WriteString("</td>\n<td data-label=\"sweeps\"><span class=\"tl\" aria-label=\"last sweeps, oldest first\">")
-	for _, c := range t.Timeline {
+	for i := range t.Timeline.Len() {
+		c := t.Timeline.Cell(i)
 		o := string(c.Outcome)
 		if o == "" {
 			o = "none"

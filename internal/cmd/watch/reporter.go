@@ -1,10 +1,10 @@
 package watchcmd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,9 +29,16 @@ type watchReporter struct {
 	shardOf watch.Shard
 	// metricsOn is --prom-file or --listen.
 	metricsOn bool
-	// latest is each target's last probed item by name (reports are
-	// serialised), kept only for the metrics of a long-running watch.
-	latest map[string]watch.Item
+	// latest is each target's last probed item, in the order of the
+	// targets latestOf (reports are serialised), kept only for the
+	// metrics of a long-running watch (latestOn), and updated in place:
+	// a copy of every item a sweep (a map of them, and a slice made from
+	// it) was ~1 KB a target more between sweeps. latestAt is a target's
+	// index by name.
+	latestOn bool
+	latest   []watch.Item
+	latestOf []*watch.Endpoint
+	latestAt map[string]int
 	// svc is --listen's service: each sweep's metrics and status are
 	// published to it together.
 	svc       *listen.Service
@@ -64,24 +71,30 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	r.sweeps++
 	r.redeploys += s.Redeploys
 	latest := s.Items // --once: a target interrupted has a zero Result, as one never probed
-	if r.latest != nil {
+	if r.latestOn {
+		// The targets of now (a SIGHUP may have reloaded them), in
+		// order: a target kept keeps its last item.
+		if targets := r.w.Targets(); !slices.Equal(targets, r.latestOf) {
+			next := make([]watch.Item, len(targets))
+			at := make(map[string]int, len(targets))
+			for i, t := range targets {
+				at[t.Name] = i
+				if j, ok := r.latestAt[t.Name]; ok {
+					next[i] = r.latest[j]
+				} else {
+					next[i] = watch.Item{Endpoint: t}
+				}
+			}
+			r.latest, r.latestOf, r.latestAt = next, targets, at
+		}
 		for i := range s.Items {
 			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				r.latest[it.Endpoint.Name] = *it
+				if j, ok := r.latestAt[it.Endpoint.Name]; ok {
+					r.latest[j] = *it
+				}
 			}
 		}
-		// The targets of now (a SIGHUP may have reloaded them), in order.
-		targets := r.w.Targets()
-		latest = make([]watch.Item, len(targets))
-		keep := make(map[string]watch.Item, len(targets))
-		for i, t := range targets {
-			it, ok := r.latest[t.Name]
-			if !ok {
-				it = watch.Item{Endpoint: t}
-			}
-			latest[i], keep[t.Name] = it, it
-		}
-		r.latest = keep
+		latest = r.latest
 	}
 	var errs []error
 	var st *statestore.File
@@ -134,15 +147,14 @@ func (r *watchReporter) writeMetrics(in metrics.Input) error {
 	var err error
 	switch {
 	case r.opts.Listen != "":
-		// /metrics serves the last sweep's bytes.
-		var buf bytes.Buffer
-		if werr := metrics.Write(&buf, in); werr != nil {
+		// /metrics serves the last sweep's metrics (kept compressed);
+		// --prom-file gets them written again, straight to the file.
+		if werr := r.svc.Publish(in); werr != nil {
 			err = cli.WriteError("metrics", werr)
 		}
-		b := buf.Bytes()
-		r.svc.Publish(in, b)
 		if r.opts.PromFile != "" && err == nil {
-			if werr := statestore.WriteFile(r.opts.PromFile, b, 0o644); werr != nil {
+			werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
+			if werr != nil {
 				err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
 			}
 		}

@@ -243,7 +243,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
-		r.latest = map[string]watch.Item{}
+		r.latestOn = true
 	}
 	if store != nil {
 		// At most once: the redeploys are on disk before a hook starts.

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# prom-listen-oracle.sh — a real Prometheus (Debian's `prometheus`) scrapes
+# COUNT loopback targets that answer in DELAY through `healthctl watch
+# --listen`'s /probe, with blackbox_exporter's README relabelling, every 5 s
+# for SECONDS (scripts/promoracle); it fails unless every scrape was up
+# (no up == 0: each answered within its timeout) and every probe passed.
+# Loopback only; bounded (SECONDS + 2 minutes). A CI step can run it as it
+# is (it needs `prometheus` on the PATH: apt-get install prometheus).
+#
+#   scripts/prom-listen-oracle.sh [COUNT] [SECONDS] [DELAY]
+#     (default 1000, 60, 100ms)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-1000}
+secs=${2:-60}
+delay=${3:-100ms}
+command -v prometheus >/dev/null || { echo "prom-listen-oracle.sh needs prometheus (apt-get install prometheus)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+CGO_ENABLED=0 go build -trimpath -o "$work/healthctl" ./cmd/healthctl
+go build -o "$work/promoracle" ./scripts/promoracle
+echo "$(prometheus --version 2>&1 | head -1); $(nproc) cores"
+"$work/promoracle" -bin "$work/healthctl" -n "$count" -duration "${secs}s" -delay "$delay" -dir "$work" || {
+	echo "--- healthctl.log"; tail -20 "$work/healthctl.log"; echo "--- prometheus.log"; tail -20 "$work/prometheus.log"; exit 1; }

@@ -1,0 +1,186 @@
+// Command promoracle is the real-Prometheus oracle of watch --listen's
+// /probe: -n loopback targets that answer 200 after -delay, a `healthctl
+// watch --listen` serving /probe, and a real `prometheus` scraping every
+// target through /probe with blackbox_exporter's README relabelling at
+// -interval for -duration. It then asks Prometheus how many scrapes it
+// made, how many had up == 0 (the scrape itself failed: no answer within
+// its timeout) and how many probe_success == 0, and exits 1 unless every
+// scrape was up and every probe passed. Loopback only (the targets, the
+// listener, Prometheus's own web port); every process it starts is
+// stopped when it ends, and it ends within -duration plus 2 minutes.
+// scripts/prom-listen-oracle.sh runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "healthctl", "the healthctl binary")
+	prom := flag.String("prometheus", "prometheus", "the prometheus binary")
+	n := flag.Int("n", 1000, "targets")
+	delay := flag.Duration("delay", 100*time.Millisecond, "how long each target takes to answer")
+	interval := flag.Duration("interval", 5*time.Second, "the scrape interval (and timeout)")
+	duration := flag.Duration("duration", 60*time.Second, "how long Prometheus scrapes")
+	dir := flag.String("dir", "", "work directory (default: a temporary one)")
+	extra := flag.String("args", "", "extra watch arguments (space separated)")
+	flag.Parse()
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "promoracle")
+		check(err)
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *duration+2*time.Minute)
+	defer cancel()
+
+	// The targets: one loopback server, a path each, answering after delay.
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	go http.Serve(tl, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(*delay):
+		case <-r.Context().Done():
+		}
+		io.WriteString(w, "ok\n")
+	}))
+	target := "http://" + tl.Addr().String()
+
+	listen := freePort()
+	args := []string{"watch", "--interval", "1h", "--listen", listen, "--probe-allow", "127.0.0.1", target + "/self"}
+	if *extra != "" {
+		args = append(args, strings.Fields(*extra)...)
+	}
+	w := start(ctx, *dir, "healthctl", *bin, args...)
+	defer stop(w)
+	waitHTTP(ctx, "http://"+listen+"/healthz")
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: blackbox\n    metrics_path: /probe\n    params:\n      module: [http_2xx]\n    static_configs:\n      - targets:\n", *interval, *interval)
+	for i := range *n {
+		fmt.Fprintf(&b, "          - %s/t/%d\n", target, i)
+	}
+	fmt.Fprintf(&b, "    relabel_configs:\n      - source_labels: [__address__]\n        target_label: __param_target\n      - source_labels: [__param_target]\n        target_label: instance\n      - target_label: __address__\n        replacement: %s\n", listen)
+	cfg := filepath.Join(*dir, "prometheus.yml")
+	check(os.WriteFile(cfg, []byte(b.String()), 0o644))
+	web := freePort()
+	p := start(ctx, *dir, "prometheus", *prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(*dir, "tsdb"),
+		"--web.listen-address="+web, "--log.level=warn")
+	defer stop(p)
+	waitHTTP(ctx, "http://"+web+"/-/ready")
+	fmt.Printf("%d targets answering in %s, scraped every %s through %s's /probe for %s; load %s\n", *n, *delay, *interval, listen, *duration, load())
+	select {
+	case <-time.After(*duration):
+	case <-ctx.Done():
+		check(ctx.Err())
+	}
+	// Every query at one instant, over the same window: each count is
+	// a difference within one query.
+	at := strconv.FormatInt(time.Now().Unix(), 10)
+	win := strconv.Itoa(int(duration.Seconds())) + "s"
+	over := func(f, m string) string { return f + `(` + m + `{job="blackbox"}[` + win + `])` }
+	scrapes := query(ctx, web, at, `sum(`+over("count_over_time", "up")+`)`)
+	down := query(ctx, web, at, `sum(`+over("count_over_time", "up")+` - `+over("sum_over_time", "up")+`)`)
+	probes := query(ctx, web, at, `sum(`+over("count_over_time", "probe_success")+`)`)
+	failed := query(ctx, web, at, `sum(`+over("count_over_time", "probe_success")+` - `+over("sum_over_time", "probe_success")+`)`)
+	fmt.Printf("scrapes %.0f, up == 0: %.0f; probe_success samples %.0f, == 0: %.0f; load %s\n", scrapes, down, probes, failed, load())
+	if scrapes < float64(*n) || down > 0 || failed > 0 {
+		fmt.Println("FAIL: want every scrape up and every probe passed")
+		os.Exit(1)
+	}
+	fmt.Println("ok")
+}
+
+// start runs a child with its output in dir/name.log, in a process group
+// of its own (stop ends the group).
+func start(ctx context.Context, dir, name, bin string, args ...string) *exec.Cmd {
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	check(err)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	check(cmd.Start())
+	return cmd
+}
+
+func stop(cmd *exec.Cmd) {
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// waitHTTP waits (30 s at most) until url answers 200.
+func waitHTTP(ctx context.Context, url string) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(100 * time.Millisecond) {
+		if resp, err := c.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+	}
+	check(fmt.Errorf("%s never answered 200", url))
+}
+
+// query is one instant query's single value, evaluated at the Unix time at.
+func query(ctx context.Context, web, at, q string) float64 {
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+web+"/api/v1/query?time="+at+"&query="+url.QueryEscape(q), nil)
+	resp, err := http.DefaultClient.Do(req)
+	check(err)
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	check(json.NewDecoder(resp.Body).Decode(&r))
+	if len(r.Data.Result) == 0 {
+		return 0
+	}
+	s, _ := r.Data.Result[0].Value[1].(string)
+	f, err := strconv.ParseFloat(s, 64)
+	check(err)
+	return f
+}
+
+func freePort() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func load() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "promoracle:", err)
+		os.Exit(1)
+	}
+}
