@@ -2,7 +2,7 @@
 # The real stacks drain-test's differential test (cmd/healthctl
 # drain_truth_test.go) runs under its truth client: Debian's gunicorn
 # (sync, gthread) + Flask, uvicorn + FastAPI, nginx, HAProxy, Caddy,
-# Apache httpd, a JDK, Jetty 9.4 (jetty9's jars: drain_truth_jetty.txtar), runit, aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar), supervisor (drain_supervisord.txtar); npm's express with @godaddy/terminus, koa, fastify,
+# Apache httpd, a JDK, Jetty 9.4 (jetty9's jars: drain_truth_jetty.txtar), runit, PM2 (testdata/stacks/drain-pm2), aiohttp, Tornado and Waitress, uWSGI (python3 plugin), tini and dumb-init (drain_wrapper_init.txtar), Puma (drain_puma.txtar), supervisor (drain_supervisord.txtar); npm's express with @godaddy/terminus, koa, fastify,
 # http-terminator and stoppable (testdata/stacks/drain-node). Fails when
 # any install fails: the test then fails in CI instead of skipping.
 set -euo pipefail
@@ -27,4 +27,8 @@ done
 test -e /usr/share/java/jetty9-server.jar || { echo "drain-truth: Debian's jetty9 jars are missing" >&2; exit 1; }
 test -e /usr/lib/uwsgi/plugins/python3_plugin.so || { echo "drain-truth: uWSGI's python3 plugin is missing" >&2; exit 1; }
 cd testdata/stacks/drain-node
+npm ci --no-audit --no-fund
+# PM2 in front of drain-node's service (drain_truth_pm2.txtar): its own
+# directory, so the node stacks above do not carry it.
+cd ../drain-pm2
 npm ci --no-audit --no-fund
