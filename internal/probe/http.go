@@ -120,6 +120,7 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	res.HTTPVersion = resp.Proto
 	res.RetryAfter = expect.RetryAfter(headerValue(resp.Header, "Retry-After"), now)
 	res.BodyTruncated = h.body.Truncated
+	res.ContentLength, res.BodyRead = resp.ContentLength, h.body.Read
 	obs.StatusCode = resp.StatusCode
 	obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)
 	f.Status, f.Want = resp.Status, o.Expect.Status.String()
@@ -149,7 +150,11 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		f.PostHandshakeAuth = true
 	}
 	if err == nil && obs.StatusExpected {
-		if msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody); msg != "" {
+		msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody)
+		if msg == "" && !o.Expect.Answer.IsZero() {
+			msg = o.Expect.Answer.CheckAnswer(resp.TLS != nil, resp.Proto, h.body.Truncated, o.MaxBody)
+		}
+		if msg != "" {
 			obs.ConditionFailed = true
 			f.Condition = msg
 		}

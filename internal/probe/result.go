@@ -174,6 +174,10 @@ type Result struct {
 	// condition that held (reason degraded).
 	Degraded      string
 	BodyTruncated bool
+	// ContentLength is an HTTP answer's Content-Length (-1: not given)
+	// and BodyRead the bytes of its body read (decoded, up to the cap).
+	ContentLength int64
+	BodyRead      int64
 	TLS           *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
