@@ -178,7 +178,9 @@ type Result struct {
 	// and BodyRead the bytes of its body read (decoded, up to the cap).
 	ContentLength int64
 	BodyRead      int64
-	TLS           *TLSInfo
+	// LastModified is an HTTP answer's Last-Modified (zero: none).
+	LastModified time.Time
+	TLS          *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
 	GRPC *GRPCInfo
