@@ -835,12 +835,14 @@ var secretHeaders = map[string]bool{"authorization": true, "cookie": true, "prox
 // it, secrets (password:, bearer_token:, Authorization and Cookie
 // headers) as <secret>.
 func shownModule(v *yaml.Node) string {
-	c := copyNode(v, false)
-	out, err := yaml.Marshal(c)
-	if err != nil {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(copyNode(v, false)); err != nil {
 		return ""
 	}
-	return string(out)
+	enc.Close()
+	return b.String()
 }
 
 // copyNode copies n, masking the values of secret keys (mask: n is one).
