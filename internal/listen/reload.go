@@ -14,6 +14,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // ModuleSet is /probe's modules as they are now: read again from their
@@ -70,10 +71,10 @@ func (ms *ModuleSet) ServeReload(w http.ResponseWriter, _ *http.Request) {
 	n, err := ms.Reload()
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
-		fmt.Fprintf(w, "failed to reload config: %s (keeping the %d modules in force)\n", bounded(err.Error(), 1024), n)
+		fmt.Fprintf(w, "failed to reload config: %s (keeping the %s in force)\n", bounded(err.Error(), 1024), words.Plural(n, "module"))
 		return
 	}
-	fmt.Fprintf(w, "reloaded %s: %d modules\n", ms.path, n)
+	fmt.Fprintf(w, "reloaded %s: %s\n", ms.path, words.Plural(n, "module"))
 }
 
 // ServeConfig is GET /config: the modules in force, in the modules
