@@ -89,7 +89,7 @@ func TestSeriesAsBlackbox(t *testing.T) {
 		values         []string
 	}{
 		{"http_2xx", plain.URL, blackboxHTTPSeries, []string{"probe_success 1", "probe_ip_addr_hash 3.668918509e+09", "probe_ip_protocol 4",
-			"probe_http_content_length 5", "probe_http_uncompressed_body_length 5", "probe_http_version 1.1", "probe_http_ssl 0",
+			"probe_http_content_length 5", "probe_http_uncompressed_body_length 5", "probe_http_redirects 0", "probe_http_version 1.1", "probe_http_ssl 0",
 			`probe_http_duration_seconds{phase="tls"} 0`}},
 		{"http_2xx", plain.URL + "/lm", append(slices.Clone(blackboxHTTPSeries), "probe_http_last_modified_timestamp_seconds"),
 			[]string{"probe_http_last_modified_timestamp_seconds 1.796526e+09"}},
@@ -98,6 +98,9 @@ func TestSeriesAsBlackbox(t *testing.T) {
 			`probe_http_duration_seconds{phase="transfer"} 0`}},
 		{"https", tlsSrv.URL, append(slices.Clone(blackboxHTTPSeries), blackboxTLSSeries...), []string{"probe_success 1", "probe_http_ssl 1",
 			`probe_ssl_last_chain_info{fingerprint_sha256="` + hex.EncodeToString(fp[:]) + `",issuer="O=Acme Co",subject="O=Acme Co",subjectalternative="example.com,*.example.com"} 1`}},
+		// A chain that fails verification: blackbox has no answer, so
+		// no TLS family and probe_http_ssl 0.
+		{"http_2xx", tlsSrv.URL, blackboxHTTPSeries, []string{"probe_success 0", "probe_http_ssl 0"}},
 		{"insecure", tlsSrv.URL, append(slices.Clone(blackboxHTTPSeries), blackboxTLSSeries...), []string{"probe_success 1",
 			"probe_ssl_last_chain_expiry_timestamp_seconds -6.21355968e+10"}},
 	} {

@@ -113,19 +113,19 @@ func TestModuleDefaults(t *testing.T) {
 		}},
 		{"valid_http_versions", "    http:\n      valid_http_versions: [HTTP/1.1, HTTP/2.0]\n", func(m *Module, o *probe.Options) string {
 			a := o.Expect.Answer
-			if a.CheckAnswer(false, "HTTP/1.1", false, 0) != "" || a.CheckAnswer(false, "HTTP/2.0", false, 0) != "" || a.CheckAnswer(false, "HTTP/1.0", false, 0) == "" {
+			if a.CheckAnswer(false, "HTTP/1.1", "", false, 0) != "" || a.CheckAnswer(false, "HTTP/2.0", "", false, 0) != "" || a.CheckAnswer(false, "HTTP/1.0", "", false, 0) == "" {
 				return "versions not judged"
 			}
 			return ""
 		}},
 		{"fail_if_ssl", "    http:\n      fail_if_ssl: true\n", func(m *Module, o *probe.Options) string {
-			if o.Expect.Answer.CheckAnswer(true, "HTTP/1.1", false, 0) == "" || o.Expect.Answer.CheckAnswer(false, "HTTP/1.1", false, 0) != "" {
+			if o.Expect.Answer.CheckAnswer(true, "HTTP/1.1", "", false, 0) == "" || o.Expect.Answer.CheckAnswer(false, "HTTP/1.1", "", false, 0) != "" {
 				return "fail_if_ssl not judged"
 			}
 			return ""
 		}},
 		{"fail_if_not_ssl", "    http:\n      fail_if_not_ssl: true\n", func(m *Module, o *probe.Options) string {
-			if o.Expect.Answer.CheckAnswer(false, "HTTP/1.1", false, 0) == "" {
+			if o.Expect.Answer.CheckAnswer(false, "HTTP/1.1", "", false, 0) == "" {
 				return "fail_if_not_ssl not judged"
 			}
 			return ""
@@ -380,6 +380,9 @@ func TestProbeBlackboxSemantics(t *testing.T) {
 		{"http_2xx", "/ok", 1, "probe_http_redirects 0"},
 		{"http_2xx", "/redir", 1, "probe_http_redirects 1"},
 		{"nofollow", "/redir", 0, "probe_http_status_code 302"},
+		// Offered, not followed: counted as blackbox counts it.
+		{"nofollow", "/redir", 0, "probe_http_redirects 1"},
+		{"nofollow", "/redir", 0, "probe_http_uncompressed_body_length 0"},
 		{"redirect_ok", "/redir", 1, "probe_http_status_code 302"},
 		// The next hop is outside the allow list: not followed.
 		{"http_2xx", "/away", 0, "probe_http_status_code 302"},
@@ -425,5 +428,19 @@ func TestUnsupportedAnswer(t *testing.T) {
 	checkExposition(t, body)
 	if !strings.Contains(body, "\nprobe_success 0\n") || !strings.Contains(body, `healthctl_probe_not_started{why="unsupported",prober="icmp"} 1`) {
 		t.Errorf("%s", body)
+	}
+}
+
+// TestUnsupportedNeverProbed: a module healthctl cannot run has no
+// probe options (it is never probed), and says why.
+func TestUnsupportedNeverProbed(t *testing.T) {
+	mods, err := ReadModules(filepath.Join("testdata", "debian-blackbox.yml"), target.Defaults(), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"icmp", "icmp_ttl5", "ssh_banner", "irc_banner", "pop3s_banner"} {
+		if _, err := mods[n].options("127.0.0.1:22", time.Second); err == nil || !strings.Contains(err.Error(), "module "+strconv.Quote(n)) {
+			t.Errorf("%s: %v", n, err)
+		}
 	}
 }

@@ -98,6 +98,7 @@ func (e *ModulesError) Error() string { return e.Where + ": " + e.Err.Error() }
 func DefaultModules(base target.Input, getenv func(string) string) (map[string]*Module, error) {
 	in := base
 	in.Follow = MaxRedirects
+	in.Headers = noCompression(slices.Clone(base.Headers))
 	tmpl, err := in.Build(getenv)
 	if err != nil {
 		return nil, err
@@ -291,6 +292,9 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	in.Follow = 0
 	if m.follow && m.Prober == "http" {
 		in.Follow = MaxRedirects
+	}
+	if m.Prober == "http" && m.answer.Encoding == "" {
+		in.Headers = noCompression(in.Headers)
 	}
 	if m.Timeout > 0 {
 		in.ConnectTimeout, in.ReadTimeout, in.MaxTime = m.Timeout, m.Timeout, m.Timeout
@@ -562,8 +566,22 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		}
 		in.Headers = append(in.Headers, "Accept-Encoding: "+acceptEncoding)
+		m.answer.Encoding = acceptEncoding
 	}
 	return nil
+}
+
+// noCompression asks for no compression (curl's -H 'Accept-Encoding:'
+// turns Go's own gzip off) unless a header asks for one: blackbox's
+// client sends no Accept-Encoding without compression:, so a server
+// answers both alike (its Content-Length, its body).
+func noCompression(headers []string) []string {
+	for _, h := range headers {
+		if n, _, ok := strings.Cut(h, ":"); ok && strings.EqualFold(strings.TrimSpace(n), "Accept-Encoding") {
+			return headers
+		}
+	}
+	return append(headers, "Accept-Encoding:")
 }
 
 // blackboxSize reads body_size_limit as blackbox does (its units are
@@ -769,6 +787,10 @@ func (m *Module) url(tgt string) (string, error) {
 // whole probe). A module without timeout: gets the scrape's budget, not
 // the flags' windows.
 func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
+	if m.Unsupported != "" || m.tmpl == nil {
+		// WriteUnsupported answers it; never probed.
+		return nil, fmt.Errorf("module %q: %s", m.Name, m.Unsupported)
+	}
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err

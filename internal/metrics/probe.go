@@ -48,7 +48,7 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 		// blackbox's http and tcp probers always have it (tcp's for
 		// query_response); its grpc prober has none.
 		m.family("probe_failed_due_to_regex", "gauge", "Indicates if probe failed due to regex")
-		m.sample("probe_failed_due_to_regex", boolf(r.Reason == classify.ConditionFailed))
+		m.sample("probe_failed_due_to_regex", boolf(r.Reason == classify.ConditionFailed && !r.AnswerConditionFailed))
 	}
 	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
 	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
@@ -80,15 +80,21 @@ func writeHTTP(m *metricWriter, r *probe.Result) {
 	m.sample("probe_http_status_code", float64(r.HTTPStatus))
 	m.family("probe_http_content_length", "gauge", "Length of http content response")
 	m.sample("probe_http_content_length", float64(r.ContentLength))
+	// A redirect offered and not followed counts as one, and its body
+	// is not read: blackbox's client stops at it with an error.
+	redirects, bodyRead := len(r.Hops), r.BodyRead
+	if r.Redirect != nil && !r.Redirect.Invalid && followable(r.HTTPStatus) {
+		redirects, bodyRead = redirects+1, 0
+	}
 	m.family("probe_http_uncompressed_body_length", "gauge", "Length of uncompressed response body")
-	m.sample("probe_http_uncompressed_body_length", float64(r.BodyRead))
+	m.sample("probe_http_uncompressed_body_length", float64(bodyRead))
 	v, _ := httpVersion(r.HTTPVersion)
 	m.family("probe_http_version", "gauge", "Returns the version of HTTP of the probe response")
 	m.sample("probe_http_version", v)
 	m.family("probe_http_redirects", "gauge", "The number of redirects")
-	m.sample("probe_http_redirects", float64(len(r.Hops)))
+	m.sample("probe_http_redirects", float64(redirects))
 	m.family("probe_http_ssl", "gauge", "Indicates if SSL was used for the final redirect")
-	m.sample("probe_http_ssl", boolf(r.TLS != nil && r.TLS.Version != ""))
+	m.sample("probe_http_ssl", boolf(r.HTTPStatus != 0 && handshook(r)))
 	if !r.LastModified.IsZero() {
 		m.family("probe_http_last_modified_timestamp_seconds", "gauge", "Returns the Last-Modified HTTP response header in unixtime")
 		m.sample("probe_http_last_modified_timestamp_seconds", float64(r.LastModified.Unix()))
@@ -99,16 +105,32 @@ func writeHTTP(m *metricWriter, r *probe.Result) {
 	}
 }
 
+// followable is whether Go's HTTP client (blackbox's) follows a status.
+func followable(code int) bool {
+	switch code {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// handshook: a TLS handshake was completed (verified, or verification
+// off). One whose verification failed has no answer in blackbox, and so
+// none of its TLS families.
+func handshook(r *probe.Result) bool {
+	return r.TLS != nil && r.TLS.Version != "" && (r.TLS.Verified || r.TLS.NotVerified != "")
+}
+
 // writeTLS writes the TLS families of a probe that made a handshake:
 // the earliest expiry of the chain presented, the last chain's (when it
 // was verified), the leaf's identity and the version.
 func writeTLS(m *metricWriter, r *probe.Result) {
+	if !handshook(r) {
+		return
+	}
 	if at, ok := earliestExpiry(r); ok {
 		m.family("probe_ssl_earliest_cert_expiry", "gauge", "Returns last SSL chain expiry in unixtime")
 		m.sample("probe_ssl_earliest_cert_expiry", float64(at.Unix()))
-		// A handshake that failed verification: blackbox has no answer,
-		// so none of the last chain's families.
-		handshook := r.TLS.Verified || r.TLS.NotVerified != ""
 		last := at.Unix()
 		if !r.TLS.Verified {
 			// Verification off: blackbox has no verified chain, and
@@ -116,19 +138,15 @@ func writeTLS(m *metricWriter, r *probe.Result) {
 			// both answer alike.
 			last = time.Time{}.Unix()
 		}
-		if handshook {
-			m.family("probe_ssl_last_chain_expiry_timestamp_seconds", "gauge", "Returns last SSL chain expiry in timestamp")
-			m.sample("probe_ssl_last_chain_expiry_timestamp_seconds", float64(last))
-			leaf := r.TLS.Chain[0]
-			m.family("probe_ssl_last_chain_info", "gauge", "Contains SSL leaf certificate information")
-			m.sample("probe_ssl_last_chain_info", 1, "fingerprint_sha256", hex.EncodeToString(leaf.SHA256[:]),
-				"issuer", leaf.Issuer, "subject", leaf.Subject, "subjectalternative", strings.Join(leaf.SANs[:min(leaf.DNSNames, len(leaf.SANs))], ","))
-		}
+		m.family("probe_ssl_last_chain_expiry_timestamp_seconds", "gauge", "Returns last SSL chain expiry in timestamp")
+		m.sample("probe_ssl_last_chain_expiry_timestamp_seconds", float64(last))
+		leaf := r.TLS.Chain[0]
+		m.family("probe_ssl_last_chain_info", "gauge", "Contains SSL leaf certificate information")
+		m.sample("probe_ssl_last_chain_info", 1, "fingerprint_sha256", hex.EncodeToString(leaf.SHA256[:]),
+			"issuer", leaf.Issuer, "subject", leaf.Subject, "subjectalternative", strings.Join(leaf.SANs[:min(leaf.DNSNames, len(leaf.SANs))], ","))
 	}
-	if r.TLS != nil && r.TLS.Version != "" {
-		m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
-		m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
-	}
+	m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
+	m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
 }
 
 // earliestExpiry is the earliest NotAfter of the presented chain.

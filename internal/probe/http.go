@@ -88,7 +88,8 @@ func (h *httpExchange) readAnswer() error {
 		return nil
 	}
 	p.setStage(classify.StageBody)
-	r, enc := decodedBody(resp, o.Expect.ReadsBody())
+	// blackbox's compression decodes the body it asked for.
+	r, enc := decodedBody(resp, o.Expect.ReadsBody() || o.Expect.Answer.Encoding != "")
 	h.body, err = readBody(r, o.MaxBody, &o.Expect)
 	h.body.Encoding = enc
 	if err != nil && corruptGzip(err) {
@@ -155,7 +156,8 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	if err == nil && obs.StatusExpected {
 		msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody)
 		if msg == "" && !o.Expect.Answer.IsZero() {
-			msg = o.Expect.Answer.CheckAnswer(resp.TLS != nil, resp.Proto, h.body.Truncated, o.MaxBody)
+			msg = o.Expect.Answer.CheckAnswer(resp.TLS != nil, resp.Proto, headerValue(resp.Header, "Content-Encoding"), h.body.Truncated, o.MaxBody)
+			res.AnswerConditionFailed = msg != ""
 		}
 		if msg != "" {
 			obs.ConditionFailed = true

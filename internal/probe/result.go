@@ -180,7 +180,11 @@ type Result struct {
 	BodyRead      int64
 	// LastModified is an HTTP answer's Last-Modified (zero: none).
 	LastModified time.Time
-	TLS          *TLSInfo
+	// AnswerConditionFailed: the condition that failed was on the answer
+	// itself (TLS or not, HTTP version, encoding, body size), not on its
+	// content (Expect.Answer).
+	AnswerConditionFailed bool
+	TLS                   *TLSInfo
 	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
 	// other protocols).
 	GRPC *GRPCInfo
