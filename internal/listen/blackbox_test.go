@@ -242,8 +242,8 @@ func TestBearerTokenFile(t *testing.T) {
 
 // TestDebianBlackboxYML: Debian's stock /etc/prometheus/blackbox.yml
 // (prometheus-blackbox-exporter 0.23, testdata/debian-blackbox.yml)
-// loads unchanged; the modules healthctl cannot run (icmp, tcp's
-// query_response) load and say why.
+// loads unchanged; the modules healthctl cannot run (icmp) load and say
+// why; the banner modules (tcp's query_response) are dialogues.
 func TestDebianBlackboxYML(t *testing.T) {
 	mods, err := ReadModules(filepath.Join("testdata", "debian-blackbox.yml"), target.Defaults(), noEnv)
 	if err != nil {
@@ -262,7 +262,7 @@ func TestDebianBlackboxYML(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("modules %v, want %v", names, want)
 	}
-	if want := []string{"icmp", "icmp_ttl5", "irc_banner", "pop3s_banner", "ssh_banner"}; !slices.Equal(unsupported, want) {
+	if want := []string{"icmp", "icmp_ttl5"}; !slices.Equal(unsupported, want) {
 		t.Errorf("unsupported %v, want %v", unsupported, want)
 	}
 	if o, err := mods["http_post_2xx"].options("127.0.0.1:1", 0); err != nil || o.Method != "POST" || o.URL.String() != "http://127.0.0.1:1" {
@@ -270,6 +270,13 @@ func TestDebianBlackboxYML(t *testing.T) {
 	}
 	if o, err := mods["grpc"].options("127.0.0.1:1", 0); err != nil || o.URL.Scheme != "grpcs" || o.Prefer != 4 {
 		t.Errorf("grpc: %v %+v", err, o)
+	}
+	irc, err := mods["irc_banner"].options("127.0.0.1:6667", 0)
+	if err != nil || len(irc.Dialogue) != 4 || irc.Dialogue[0].Send != "NICK prober" || irc.Dialogue[2].Expect.String() != "PING :([^ ]+)" || irc.Dialogue[2].Send != "PONG ${1}" {
+		t.Errorf("irc_banner: %v %+v", err, irc)
+	}
+	if pop, err := mods["pop3s_banner"].options("127.0.0.1:995", 0); err != nil || pop.URL.Scheme != "tls" || len(pop.Dialogue) != 1 {
+		t.Errorf("pop3s_banner: %v %+v", err, pop)
 	}
 }
 
@@ -438,7 +445,7 @@ func TestUnsupportedNeverProbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []string{"icmp", "icmp_ttl5", "ssh_banner", "irc_banner", "pop3s_banner"} {
+	for _, n := range []string{"icmp", "icmp_ttl5"} {
 		if _, err := mods[n].options("127.0.0.1:22", time.Second); err == nil || !strings.Contains(err.Error(), "module "+strconv.Quote(n)) {
 			t.Errorf("%s: %v", n, err)
 		}

@@ -61,6 +61,8 @@ type Module struct {
 	answer expect.AnswerExpect
 	// minTLS and maxTLS are tls_config's min_version and max_version.
 	minTLS, maxTLS uint16
+	// dialogue is tcp.query_response.
+	dialogue []probe.Step
 	// headerOptional are the indexes of the header conditions with
 	// allow_missing; headerRE the template's conditions with them marked.
 	headerOptional []int
@@ -224,8 +226,50 @@ var unsupportedProber = map[string]string{
 	"dns":  "healthctl's /probe has no dns prober yet",
 }
 
-// queryResponse is why a tcp module with query_response answers 0.
-const queryResponse = "tcp.query_response (\"the query sent in the TCP probe and the expected associated response\") is not run by healthctl yet"
+// queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
+// the probe's dialogue (tcp:// and tls://).
+func queryResponse(v *yaml.Node, bad func(string, ...any) error) ([]probe.Step, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, bad("want a list of {expect, send, starttls}")
+	}
+	var steps []probe.Step
+	for _, e := range v.Content {
+		e = deref(e)
+		if e.Kind != yaml.MappingNode {
+			return nil, bad("want a list of {expect, send, starttls}")
+		}
+		var st probe.Step
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			k, val := e.Content[j].Value, deref(e.Content[j+1])
+			switch k {
+			case "expect":
+				re, err := regexp.Compile(val.Value)
+				if err != nil {
+					return nil, bad("expect %q: %v", val.Value, err)
+				}
+				st.Expect = re
+			case "send":
+				if strings.ContainsAny(val.Value, "\r\n") {
+					return nil, bad("send %q: one line (the newline is added)", val.Value)
+				}
+				st.Send = val.Value
+			case "starttls":
+				b, err := strconv.ParseBool(val.Value)
+				if err != nil {
+					return nil, bad("starttls %q: want true or false", val.Value)
+				}
+				st.StartTLS = b
+			default:
+				if why, ok := refused[k]; ok {
+					return nil, bad("%s: not supported: %s", k, why)
+				}
+				return nil, bad("%s: unknown field (want expect, send, starttls)", k)
+			}
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
 
 func parseModule(name string, v *yaml.Node, base target.Input, getenv func(string) string, fail failFunc, dir string) (*Module, error) {
 	if v.Kind != yaml.MappingNode {
@@ -285,9 +329,6 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		if err := m.section(section, &in, fail, src, dir, getenv); err != nil {
 			return nil, err
 		}
-	}
-	if m.Unsupported != "" {
-		return m, nil
 	}
 	in.Follow = 0
 	if m.follow && m.Prober == "http" {
@@ -473,12 +514,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			if m.Prober != "tcp" {
 				return bad("only for prober tcp")
 			}
-			if val.Kind != yaml.SequenceNode {
-				return bad("want a list of {expect, send, starttls}")
-			}
-			if len(val.Content) > 0 {
-				m.Unsupported = queryResponse
-			}
+			m.dialogue, err = queryResponse(val, bad)
 		case "method":
 			if m.Prober != "http" {
 				return bad("only for prober http")
@@ -812,6 +848,7 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 		o.Follow, o.HopAllowed = MaxRedirects, m.allow.Permits
 	}
 	o.Prefer = m.prefer
+	o.Dialogue = m.dialogue
 	o.Expect.Answer = m.answer
 	if m.headerRE != nil {
 		o.Expect.HeaderRE = m.headerRE

@@ -76,6 +76,10 @@ type Options struct {
 
 	Expect expect.Expectations
 
+	// Dialogue is what a tcp:// or tls:// probe says and expects once
+	// connected (blackbox's query_response); none: connecting is all.
+	Dialogue []Step
+
 	// GRPCService is the service a grpc:// or grpcs:// probe asks about
 	// (--grpc-service); "" takes the URL's path, and an empty path is the
 	// server's overall health.
