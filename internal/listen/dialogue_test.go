@@ -78,6 +78,15 @@ func TestDialogue(t *testing.T) {
 		tc.Write([]byte("250 smtp.test after TLS\r\n"))
 		bufio.NewReader(tc).ReadString('\n')
 	})
+	pop3s := lineServer(t, func(c net.Conn, r *bufio.Reader) {
+		tc := tls.Server(c, cert)
+		if tc.Handshake() != nil {
+			return
+		}
+		tc.Write([]byte("+OK POP3 ready\r\n"))
+		tc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		bufio.NewReader(tc).ReadString('\n')
+	})
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
@@ -105,6 +114,22 @@ func TestDialogue(t *testing.T) {
       - expect: "PING :([^ ]+)"
         send: "PONG ${1}"
       - expect: "^:[^ ]+ 001"
+  pop3s_banner:
+    prober: tcp
+    tcp:
+      query_response:
+      - expect: "^\\+OK"
+      tls: true
+      tls_config: {ca_file: ` + ca + `, server_name: example.com}
+  # Debian's own: Go's regexp (blackbox's too) reads ^+OK as ^, repeated,
+  # then OK: a POP3 server's +OK never matches.
+  pop3s_debian:
+    prober: tcp
+    tcp:
+      query_response:
+      - expect: "^+OK"
+      tls: true
+      tls_config: {ca_file: ` + ca + `, server_name: example.com}
   smtp_starttls:
     prober: tcp
     tcp:
@@ -135,6 +160,8 @@ func TestDialogue(t *testing.T) {
 		// failed regexp (as blackbox).
 		{"ssh_quick", silent, []string{"probe_success 0", "probe_failed_due_to_regex 0"}},
 		{"irc_banner", irc, []string{"probe_success 1"}},
+		{"pop3s_banner", pop3s, []string{"probe_success 1", `probe_tls_version_info{version="TLS 1.3"} 1`}},
+		{"pop3s_debian", pop3s, []string{"probe_success 0", "probe_failed_due_to_regex 1"}},
 		{"smtp_starttls", smtp, []string{"probe_success 1", `probe_tls_version_info{version="TLS 1.3"} 1`}},
 	} {
 		code, body := get(t, h, "/probe?module="+c.module+"&target="+url.QueryEscape(c.addr))
