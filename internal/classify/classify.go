@@ -179,7 +179,10 @@ func reason(o Observation) Reason {
 		switch o.Protocol {
 		case ProtoTCP, ProtoTLS:
 			// The connection (and the handshake) completed: that is
-			// all these probes ask.
+			// all these probes ask, but for a dialogue's lines.
+			if o.ConditionFailed {
+				return ConditionFailed
+			}
 			return OK
 		case ProtoGRPC:
 			return grpcReason(o.GRPC)

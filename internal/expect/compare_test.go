@@ -123,10 +123,10 @@ func TestNegativeConditions(t *testing.T) {
 		{"positive fails first", Expectations{
 			BodyRegex:    []*regexp.Regexp{regexp.MustCompile(`nothere`)},
 			BodyNotRegex: []*regexp.Regexp{regexp.MustCompile(`UP`)}}, actuatorUp, "body does not match /nothere/"},
-		{"header matched", Expectations{HeaderNotRE: []HeaderExpect{{"X-Status", regexp.MustCompile(`^degraded`)}}}, "",
+		{"header matched", Expectations{HeaderNotRE: []HeaderExpect{{Name: "X-Status", RE: regexp.MustCompile(`^degraded`)}}}, "",
 			"header X-Status matches /^degraded/, which it must not (X-Status: degraded: disk)"},
-		{"header missing passes", Expectations{HeaderNotRE: []HeaderExpect{{"X-Other", regexp.MustCompile(`.`)}}}, "", ""},
-		{"header not matched", Expectations{HeaderNotRE: []HeaderExpect{{"X-Status", regexp.MustCompile(`down`)}}}, "", ""},
+		{"header missing passes", Expectations{HeaderNotRE: []HeaderExpect{{Name: "X-Other", RE: regexp.MustCompile(`.`)}}}, "", ""},
+		{"header not matched", Expectations{HeaderNotRE: []HeaderExpect{{Name: "X-Status", RE: regexp.MustCompile(`down`)}}}, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := c.e.Check(h, scanOf(&c.e, c.body), 1<<16)

@@ -37,6 +37,9 @@ type Expectations struct {
 	// degraded when one holds: the body matches, the JSON condition holds.
 	DegradedBody []*regexp.Regexp
 	DegradedJSON []JSONExpect
+	// Answer holds the conditions on the answer itself rather than its
+	// content (blackbox_exporter's fail_if_ssl, valid_http_versions, …).
+	Answer AnswerExpect
 }
 
 // JSONExpect is one JSON condition: PATH=VALUE, or another comparison
@@ -50,6 +53,9 @@ type JSONExpect struct {
 type HeaderExpect struct {
 	Name string
 	RE   *regexp.Regexp
+	// AllowMissing: a response without the header meets the condition
+	// (blackbox_exporter's allow_missing).
+	AllowMissing bool
 }
 
 // StatusSet is a set of expected HTTP status codes: codes, ranges and
@@ -150,6 +156,9 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 			if h.RE.MatchString(v) {
 				ok = true
 			}
+		}
+		if !ok && len(vals) == 0 && h.AllowMissing {
+			continue
 		}
 		if !ok {
 			if len(vals) == 0 {

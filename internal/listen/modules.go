@@ -2,9 +2,13 @@ package listen
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
@@ -37,9 +42,47 @@ type Module struct {
 	// Timeout is the module's timeout (0: none given): the budget when
 	// shorter than the scrape's (Budget).
 	Timeout time.Duration
+	// Unsupported says why healthctl cannot run this module (an icmp or
+	// dns prober, tcp's query_response): it loads, and /probe answers it
+	// probe_success 0 with the reason (WriteUnsupported).
+	Unsupported string
 	// body is http.body, sent as it is (nil: none).
 	body []byte
-	tmpl *target.Template
+	// follow: redirects are followed (blackbox's follow_redirects,
+	// true by default), each hop checked against the allow list.
+	follow bool
+	// allow is the listener's allow list (BindAllow): without one, no
+	// redirect is followed.
+	allow *Allow
+	// prefer is preferred_ip_protocol with ip_protocol_fallback (4, 6).
+	prefer int
+	// answer are the conditions on the answer itself (fail_if_ssl,
+	// valid_http_versions, body_size_limit).
+	answer expect.AnswerExpect
+	// minTLS and maxTLS are tls_config's min_version and max_version.
+	minTLS, maxTLS uint16
+	// dialogue is tcp.query_response.
+	dialogue []probe.Step
+	// headerOptional are the indexes of the header conditions with
+	// allow_missing; headerRE the template's conditions with them marked.
+	headerOptional []int
+	headerRE       []expect.HeaderExpect
+	// config is the module as /config shows it (secrets masked).
+	config string
+	tmpl   *target.Template
+}
+
+// MaxRedirects is how many redirects a module follows: Go's HTTP
+// client's limit, which blackbox_exporter's http prober keeps.
+const MaxRedirects = 10
+
+// BindAllow gives each module the allow list its redirects' hops are
+// checked against: a module with follow_redirects (blackbox's default)
+// follows a redirect only to a host and port the list allows.
+func BindAllow(mods map[string]*Module, a *Allow) {
+	for _, m := range mods {
+		m.allow = a
+	}
 }
 
 // ModulesError is a modules file that cannot be used: the file (and line,
@@ -51,24 +94,20 @@ type ModulesError struct {
 
 func (e *ModulesError) Error() string { return e.Where + ": " + e.Err.Error() }
 
-// DefaultModules are the modules without a file: http_2xx over the
-// flags' options (redirects not followed: see noFollow).
+// DefaultModules are the modules without a file: blackbox's http_2xx
+// (redirects followed within the allow list, IPv6 preferred) over the
+// flags' options.
 func DefaultModules(base target.Input, getenv func(string) string) (map[string]*Module, error) {
 	in := base
-	in.Follow = 0
+	in.Follow = MaxRedirects
+	in.Headers = noCompression(slices.Clone(base.Headers))
 	tmpl, err := in.Build(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]*Module{DefaultModule: {Name: DefaultModule, Prober: "http", tmpl: tmpl}}, nil
+	return map[string]*Module{DefaultModule: {Name: DefaultModule, Prober: "http", follow: true, prefer: 6, tmpl: tmpl,
+		config: "prober: http\n"}}, nil
 }
-
-// noFollow is why /probe never follows a redirect (blackbox's http prober
-// does by default): the next hop's host is the server's choice, and
-// following it would let any allowed target send the listener to an
-// address outside --probe-allow. A 3xx is reported as it is (redirect),
-// as healthctl's probe does by default.
-const noFollow = "/probe does not follow redirects (the next hop could leave --probe-allow): list the 3xx in valid_status_codes, or probe the final URL"
 
 // ReadModules reads a modules file in blackbox_exporter's shape
 // (modules: NAME: {prober, timeout, http|tcp|grpc: …}) into modules over
@@ -129,51 +168,110 @@ func ParseModules(path string, data []byte, base target.Input, getenv func(strin
 		return nil, fail(root.Line, "", "modules", "want a mapping of module names to modules")
 	}
 	out := map[string]*Module{}
+	dir := filepath.Dir(path)
 	for i := 0; i+1 < len(mods.Content); i += 2 {
 		k, v := mods.Content[i], deref(mods.Content[i+1])
 		name := k.Value
 		if _, dup := out[name]; dup {
 			return nil, fail(k.Line, name, "", "given twice")
 		}
-		m, err := parseModule(name, v, base, getenv, fail)
+		m, err := parseModule(name, v, base, getenv, fail, dir)
 		if err != nil {
 			return nil, err
 		}
+		m.config = shownModule(v)
 		out[name] = m
 	}
 	return out, nil
+}
+
+// blackboxField names, for an error, the module field a probe flag's
+// value came from.
+var blackboxField = map[string]string{
+	"header": "headers", "method": "method", "user": "basic_auth", "insecure": "tls_config.insecure_skip_verify",
+	"cacert": "tls_config.ca_file", "cert": "tls_config.cert_file", "key": "tls_config.key_file",
+	"servername": "tls_config.server_name", "expect-status": "valid_status_codes",
+	"expect-body-regex": "fail_if_body_not_matches_regexp", "expect-body-not": "fail_if_body_matches_regexp",
+	"expect-header": "fail_if_header_not_matches", "expect-header-not": "fail_if_header_matches",
+	"grpc-service": "service", "max-body": "body_size_limit", "ipv4": "preferred_ip_protocol", "ipv6": "preferred_ip_protocol",
 }
 
 // failFunc words a modules file error.
 type failFunc func(line int, module, field string, format string, args ...any) error
 
 // refused are blackbox fields healthctl knows and does not map, with why.
+// Each says, in blackbox's documentation's words, what the field does,
+// then why healthctl does not.
 var refused = map[string]string{
-	"fail_if_ssl":                   "healthctl has no condition on whether TLS was used",
-	"fail_if_not_ssl":               "healthctl has no condition on whether TLS was used: probe an https:// target",
-	"fail_if_body_matches_regexp":   "healthctl's body conditions are positive (--expect-body-regex)",
-	"fail_if_header_matches":        "healthctl's header conditions are positive (--expect-header)",
-	"valid_http_versions":           "healthctl has no condition on the HTTP version",
-	"body_size_limit":               "healthctl reads the body up to --max-body and does not fail past it",
-	"compression":                   "healthctl asks for no compression",
-	"proxy_url":                     "healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY",
-	"bearer_token":                  "give the header (headers: Authorization) instead",
-	"bearer_token_file":             "give the header (headers: Authorization) instead",
-	"oauth2":                        "healthctl has no OAuth2 client",
-	"http_client_config":            "healthctl has no HTTP client configuration block",
-	"query_response":                "healthctl's tcp prober only connects (and handshakes for tls)",
-	"source_ip_address":             "healthctl does not bind a source address",
-	"skip_resolve_phase_with_proxy": "healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY",
-	"min_version":                   "healthctl uses Go's TLS versions",
-	"max_version":                   "healthctl uses Go's TLS versions",
-	"password_file":                 "give password: (read at start-up) instead",
-	"health_check":                  "use grpc: service:",
-	"icmp":                          "healthctl has no icmp prober",
-	"dns":                           "healthctl has no dns prober",
-	"enable_http2":                  "healthctl negotiates HTTP/2 by ALPN (--http2-prior-knowledge for h2c)",
+	"proxy_url":              "\"HTTP proxy server to use to connect to the targets\": healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY",
+	"proxy_from_environment": "\"use environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY\": healthctl always does (its own process's)",
+	"proxy_connect_header":   "\"headers to send to proxies during CONNECT requests\": healthctl's proxies take none",
+	"no_proxy":               "\"comma-separated string that can contain IPs, CIDR notation, domain names that should be excluded from proxying\": healthctl takes NO_PROXY",
+	"oauth2":                 "\"optional OAuth 2.0 configuration to connect to the targets\": healthctl has no OAuth2 client",
+	"authorization":          "\"the HTTP authorization credentials for the targets\": give bearer_token or headers: Authorization",
+	"credentials_file":       "\"the HTTP authorization credentials for the targets\": give bearer_token_file",
+	"body_file":              "\"read the HTTP request body from from a file\": healthctl's /probe reads no local file a module names as a body",
+	"source_ip_address":      "\"the source address for a connection\": healthctl does not bind a source address",
+	"password_file":          "\"basic_auth password file\": give password: (read at start-up) instead",
+	"health_check":           "use grpc: service:",
+	"enable_http3":           "\"whether HTTP/3 is enabled\": healthctl speaks HTTP/1.1 and HTTP/2",
+	"labels":                 "\"labels to add to the metric\" (query_response): healthctl adds no labels from an answer",
+	"regexp":                 "want fail_if_*_matches_regexp with a list of regexps",
 }
 
-func parseModule(name string, v *yaml.Node, base target.Input, getenv func(string) string, fail failFunc) (*Module, error) {
+// unsupportedProber says why healthctl cannot run a prober of blackbox's:
+// a module using it loads, and answers probe_success 0 with the reason.
+var unsupportedProber = map[string]string{
+	"icmp": "the icmp prober (\"ICMP echo request\") needs raw sockets or unprivileged ping sockets, which healthctl does not use",
+	"dns":  "healthctl's /probe has no dns prober yet",
+}
+
+// queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
+// the probe's dialogue (tcp:// and tls://).
+func queryResponse(v *yaml.Node, bad func(string, ...any) error) ([]probe.Step, error) {
+	if v.Kind != yaml.SequenceNode {
+		return nil, bad("want a list of {expect, send, starttls}")
+	}
+	var steps []probe.Step
+	for _, e := range v.Content {
+		e = deref(e)
+		if e.Kind != yaml.MappingNode {
+			return nil, bad("want a list of {expect, send, starttls}")
+		}
+		var st probe.Step
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			k, val := e.Content[j].Value, deref(e.Content[j+1])
+			switch k {
+			case "expect":
+				re, err := regexp.Compile(val.Value)
+				if err != nil {
+					return nil, bad("expect %q: %v", val.Value, err)
+				}
+				st.Expect = re
+			case "send":
+				if strings.ContainsAny(val.Value, "\r\n") {
+					return nil, bad("send %q: one line (the newline is added)", val.Value)
+				}
+				st.Send = val.Value
+			case "starttls":
+				b, err := strconv.ParseBool(val.Value)
+				if err != nil {
+					return nil, bad("starttls %q: want true or false", val.Value)
+				}
+				st.StartTLS = b
+			default:
+				if why, ok := refused[k]; ok {
+					return nil, bad("%s: not supported: %s", k, why)
+				}
+				return nil, bad("%s: unknown field (want expect, send, starttls)", k)
+			}
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+func parseModule(name string, v *yaml.Node, base target.Input, getenv func(string) string, fail failFunc, dir string) (*Module, error) {
 	if v.Kind != yaml.MappingNode {
 		return nil, fail(v.Line, name, "", "want a mapping (prober:, timeout:, http:/tcp:/grpc:)")
 	}
@@ -181,8 +279,11 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	// A module is blackbox's: its defaults, not the flags' conditions.
 	in.ExpectStatus = "2xx"
 	in.ExpectBody, in.ExpectBodyRegex, in.ExpectJSON, in.ExpectHeader = nil, nil, nil, nil
+	in.ExpectBodyNot, in.ExpectHeaderNot, in.DegradedIfBody, in.DegradedIfJSON = nil, nil, nil, nil
 	in.Headers = slices.Clone(base.Headers)
-	m := &Module{Name: name, Prober: "http"}
+	// blackbox's defaults: redirects followed, IPv6 preferred with a
+	// fallback to IPv4.
+	m := &Module{Name: name, Prober: "http", follow: true, prefer: 6}
 	var section *yaml.Node
 	var sectionName string
 	src := func(field string) string { return "module " + strconv.Quote(name) + ": " + field }
@@ -194,9 +295,9 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 			case "http", "tcp", "grpc":
 				m.Prober = val.Value
 			case "icmp", "dns":
-				return nil, fail(val.Line, name, "prober", "%s: healthctl has no %s prober (http, tcp and grpc are mapped)", val.Value, val.Value)
+				m.Prober, m.Unsupported = val.Value, unsupportedProber[val.Value]
 			default:
-				return nil, fail(val.Line, name, "prober", "%q: want http, tcp or grpc", val.Value)
+				return nil, fail(val.Line, name, "prober", "%q: want http, tcp, grpc, dns or icmp", val.Value)
 			}
 		case "timeout":
 			d, err := time.ParseDuration(val.Value)
@@ -204,7 +305,7 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 				return nil, fail(val.Line, name, "timeout", "%q: want a positive duration (5s)", val.Value)
 			}
 			m.Timeout = d
-		case "http", "tcp", "grpc":
+		case "http", "tcp", "grpc", "dns", "icmp":
 			section, sectionName = val, k.Value
 			if section.Kind != yaml.MappingNode {
 				return nil, fail(val.Line, name, k.Value, "want a mapping")
@@ -213,39 +314,62 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 			if why, ok := refused[k.Value]; ok {
 				return nil, fail(k.Line, name, k.Value, "not supported: %s", why)
 			}
-			return nil, fail(k.Line, name, k.Value, "unknown field (want prober, timeout, http, tcp or grpc)")
+			return nil, fail(k.Line, name, k.Value, "unknown field (want prober, timeout, http, tcp, grpc, dns or icmp)")
 		}
 	}
 	if section != nil && sectionName != m.Prober {
 		return nil, fail(section.Line, name, sectionName, "given for prober %s: want %s:", m.Prober, m.Prober)
 	}
-	in.Follow = 0
+	if m.Unsupported != "" {
+		// Its own section is blackbox's to read: the module loads
+		// unchanged, and answers 0 saying why.
+		return m, nil
+	}
 	if section != nil {
-		if err := m.section(section, &in, fail, src); err != nil {
+		if err := m.section(section, &in, fail, src, dir, getenv); err != nil {
 			return nil, err
 		}
+	}
+	in.Follow = 0
+	if m.follow && m.Prober == "http" {
+		in.Follow = MaxRedirects
+	}
+	if m.Prober == "http" && m.answer.Encoding == "" {
+		in.Headers = noCompression(in.Headers)
 	}
 	if m.Timeout > 0 {
 		in.ConnectTimeout, in.ReadTimeout, in.MaxTime = m.Timeout, m.Timeout, m.Timeout
 	}
 	in.Sources = make(map[string]string, len(target.Options))
 	for _, o := range target.Options {
-		in.Sources[o.Flag] = src(o.Flag)
+		f := o.Flag
+		if bb, ok := blackboxField[f]; ok {
+			f = m.Prober + "." + bb
+		} else {
+			f += " (from the flags)"
+		}
+		in.Sources[o.Flag] = src(f)
 	}
 	tmpl, err := in.Build(getenv)
 	if err != nil {
-		return nil, fail(v.Line, name, "", "%v", err)
+		return nil, fail(v.Line, "", "", "%v", err)
 	}
 	m.tmpl = tmpl
+	if len(m.headerOptional) > 0 {
+		m.headerRE = slices.Clone(tmpl.Options().Expect.HeaderRE)
+		for _, i := range m.headerOptional {
+			m.headerRE[i].AllowMissing = true
+		}
+	}
 	return m, nil
 }
 
 // section maps the prober's own fields onto the input.
-func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src func(string) string) error {
+func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src func(string) string, dir string, getenv func(string) string) error {
 	name := m.Name
 	fallback := true
-	var preferred string
-	var preferredLine int
+	preferred := "ip6"
+	var acceptEncoding string
 	for i := 0; i+1 < len(sec.Content); i += 2 {
 		k, val := sec.Content[i], deref(sec.Content[i+1])
 		field := m.Prober + "." + k.Value
@@ -286,11 +410,10 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			if preferred, err = str(); err == nil && preferred != "ip4" && preferred != "ip6" {
 				err = bad("%q: want ip4 or ip6", preferred)
 			}
-			preferredLine = val.Line
 		case "ip_protocol_fallback":
 			fallback, err = boolean()
 		case "tls_config":
-			err = tlsConfig(val, in, func(f string, line int, format string, args ...any) error {
+			err = m.tlsConfig(val, in, dir, func(f string, line int, format string, args ...any) error {
 				return fail(line, name, field+"."+f, format, args...)
 			})
 		case "valid_status_codes":
@@ -300,12 +423,98 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			var codes []string
 			if codes, err = list(); err == nil {
 				for _, c := range codes {
-					if n, perr := strconv.Atoi(c); perr != nil || n < 100 || n > 999 {
+					if n, perr := strconv.Atoi(c); perr != nil || n < 100 || n > 599 {
 						return bad("%q: want status codes (200, 204)", c)
 					}
 				}
-				in.ExpectStatus = strings.Join(codes, ",")
+				// blackbox: "Defaults to 2xx" when none are listed.
+				in.ExpectStatus = "2xx"
+				if len(codes) > 0 {
+					in.ExpectStatus = strings.Join(codes, ",")
+				}
 			}
+		case "valid_http_versions":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			var vs []string
+			if vs, err = list(); err == nil {
+				for _, v := range vs {
+					if !strings.HasPrefix(strings.ToUpper(v), "HTTP/") {
+						return bad("%q: want HTTP versions (HTTP/1.1, HTTP/2.0)", v)
+					}
+				}
+				m.answer.HTTPVersions = vs
+			}
+		case "fail_if_ssl", "fail_if_not_ssl":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			var b bool
+			if b, err = boolean(); err == nil && b {
+				want := map[string]string{"fail_if_ssl": "refused", "fail_if_not_ssl": "required"}[k.Value]
+				if m.answer.TLS != "" && m.answer.TLS != want {
+					return bad("true, with the other of fail_if_ssl and fail_if_not_ssl: no answer could pass")
+				}
+				m.answer.TLS = want
+			}
+		case "body_size_limit":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			var n int64
+			var t string
+			if t, err = str(); err == nil {
+				if n, err = blackboxSize(t); err != nil {
+					return bad("%q: %v", t, err)
+				}
+				if n > 0 {
+					// blackbox: "the probe fails" past it; 0 or
+					// less: no limit (the flags' --max-body
+					// still bounds what is read).
+					in.MaxBody, m.answer.BodyLimit = n, true
+				}
+			}
+		case "compression":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			if acceptEncoding, err = str(); err == nil {
+				switch acceptEncoding {
+				case "", "gzip", "br", "deflate", "identity":
+				default:
+					return bad("%q: want gzip, br, deflate or identity", acceptEncoding)
+				}
+			}
+		case "bearer_token":
+			var t string
+			if t, err = str(); err == nil {
+				in.Headers = append(in.Headers, "Authorization: Bearer "+t)
+			}
+		case "bearer_token_file":
+			var f string
+			if f, err = str(); err == nil {
+				var b []byte
+				if b, err = inputfile.Read(inDir(dir, f), inputfile.Headers); err != nil {
+					return bad("%q: %v", f, inputfile.Cause(err))
+				}
+				in.Headers = append(in.Headers, "Authorization: Bearer "+strings.TrimSpace(string(b)))
+			}
+		case "enable_http2":
+			var b bool
+			if b, err = boolean(); err == nil && !b {
+				err = bad("false: \"whether HTTP/2 is enabled\": healthctl negotiates HTTP/2 by ALPN and cannot turn it off")
+			}
+		case "skip_resolve_phase_with_proxy":
+			var b bool
+			if b, err = boolean(); err == nil && b {
+				err = bad("true: healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY and always resolves without one")
+			}
+		case "query_response":
+			if m.Prober != "tcp" {
+				return bad("only for prober tcp")
+			}
+			m.dialogue, err = queryResponse(val, bad)
 		case "method":
 			if m.Prober != "http" {
 				return bad("only for prober http")
@@ -332,31 +541,33 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			if b, err = str(); err == nil {
 				m.body = []byte(b)
 			}
-		case "fail_if_body_not_matches_regexp":
+		case "fail_if_body_not_matches_regexp", "fail_if_body_matches_regexp":
 			if m.Prober != "http" {
 				return bad("only for prober http")
 			}
 			var res []string
 			if res, err = list(); err == nil {
-				in.ExpectBodyRegex = append(in.ExpectBodyRegex, res...)
+				if k.Value == "fail_if_body_matches_regexp" {
+					// The probe's --expect-body-not.
+					in.ExpectBodyNot = append(in.ExpectBodyNot, res...)
+				} else {
+					in.ExpectBodyRegex = append(in.ExpectBodyRegex, res...)
+				}
 			}
-		case "fail_if_header_not_matches":
+		case "fail_if_header_not_matches", "fail_if_header_matches":
 			if m.Prober != "http" {
 				return bad("only for prober http")
 			}
-			err = headerMatches(val, in, bad)
+			err = m.headerMatches(val, in, k.Value == "fail_if_header_matches", bad)
 		case "no_follow_redirects":
 			var b bool
-			if b, err = boolean(); err == nil && !b {
-				err = bad("false: %s", noFollow)
+			if b, err = boolean(); err == nil {
+				m.follow = !b
 			}
 		case "follow_redirects":
-			var b bool
-			if b, err = boolean(); err == nil && b {
-				err = bad("true: %s", noFollow)
-			}
+			m.follow, err = boolean()
 		case "basic_auth":
-			err = basicAuth(val, in, bad)
+			err = basicAuth(val, in, dir, bad)
 		case "tls":
 			if m.Prober == "http" {
 				return bad("unknown field for prober http (an https:// target uses TLS)")
@@ -377,17 +588,80 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			return err
 		}
 	}
-	if preferred != "" && !fallback {
-		// Only that family: -4 or -6. With fallback (blackbox's default)
-		// healthctl races both families (RFC 8305), which is a fallback.
-		in.IPv4, in.IPv6 = preferred == "ip4", preferred == "ip6"
+	m.prefer = map[string]int{"ip4": 4, "ip6": 6}[preferred]
+	if !fallback {
+		// Only that family: -4 or -6.
+		in.IPv4, in.IPv6, m.prefer = preferred == "ip4", preferred == "ip6", 0
 	}
-	_ = preferredLine
+	if acceptEncoding != "" {
+		// blackbox asks for the encoding and decodes the answer with
+		// it; a header of the module's own must agree.
+		for _, h := range in.Headers {
+			if n, v, ok := strings.Cut(h, ":"); ok && strings.EqualFold(strings.TrimSpace(n), "Accept-Encoding") && !strings.EqualFold(strings.TrimSpace(v), acceptEncoding) {
+				return fail(sec.Line, name, m.Prober+".compression", "%q, but headers: has Accept-Encoding: %s", acceptEncoding, strings.TrimSpace(v))
+			}
+		}
+		in.Headers = append(in.Headers, "Accept-Encoding: "+acceptEncoding)
+		m.answer.Encoding = acceptEncoding
+	}
 	return nil
 }
 
+// noCompression asks for no compression (curl's -H 'Accept-Encoding:'
+// turns Go's own gzip off) unless a header asks for one: blackbox's
+// client sends no Accept-Encoding without compression:, so a server
+// answers both alike (its Content-Length, its body).
+func noCompression(headers []string) []string {
+	for _, h := range headers {
+		if n, _, ok := strings.Cut(h, ":"); ok && strings.EqualFold(strings.TrimSpace(n), "Accept-Encoding") {
+			return headers
+		}
+	}
+	return append(headers, "Accept-Encoding:")
+}
+
+// blackboxSize reads body_size_limit as blackbox does (its units are
+// binary: 1KB and 1KiB are both 1024 bytes; 0 or less is no limit).
+func blackboxSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return n, nil
+	}
+	mult := int64(1)
+	up := strings.ToUpper(t)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(up, u.suffix) {
+			up, mult = strings.TrimSuffix(up, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(up), 10, 64)
+	if err != nil {
+		return 0, errors.New("want a size (1048576, 1MB, 512KiB)")
+	}
+	if n > target.MaxSize/mult {
+		return 0, fmt.Errorf("too large: at most %s", target.FormatSize(target.MaxSize))
+	}
+	return n * mult, nil
+}
+
+// inDir is a file a modules file names: relative to the modules file's
+// directory, as blackbox resolves it.
+func inDir(dir, f string) string {
+	if f == "" || filepath.IsAbs(f) {
+		return f
+	}
+	return filepath.Join(dir, f)
+}
+
+// tlsVersions are tls_config's min_version and max_version values.
+var tlsVersions = map[string]uint16{"TLS10": tls.VersionTLS10, "TLS11": tls.VersionTLS11, "TLS12": tls.VersionTLS12, "TLS13": tls.VersionTLS13}
+
 // tlsConfig maps blackbox's tls_config.
-func tlsConfig(v *yaml.Node, in *target.Input, fail func(field string, line int, format string, args ...any) error) error {
+func (m *Module) tlsConfig(v *yaml.Node, in *target.Input, dir string, fail func(field string, line int, format string, args ...any) error) error {
 	if v.Kind != yaml.MappingNode {
 		return fail("", v.Line, "want a mapping")
 	}
@@ -401,25 +675,41 @@ func tlsConfig(v *yaml.Node, in *target.Input, fail func(field string, line int,
 			}
 			in.Insecure = b
 		case "ca_file":
-			in.CACert = val.Value
+			in.CACert = inDir(dir, val.Value)
 		case "cert_file":
-			in.Cert = val.Value
+			in.Cert = inDir(dir, val.Value)
 		case "key_file":
-			in.Key = val.Value
+			in.Key = inDir(dir, val.Value)
 		case "server_name":
 			in.ServerName = val.Value
+		case "min_version", "max_version":
+			ver, ok := tlsVersions[strings.ToUpper(val.Value)]
+			if !ok {
+				return fail(k.Value, val.Line, "%q: want TLS10, TLS11, TLS12 or TLS13", val.Value)
+			}
+			if k.Value == "min_version" {
+				m.minTLS = ver
+			} else {
+				m.maxTLS = ver
+			}
+			if m.minTLS != 0 && m.maxTLS != 0 && m.minTLS > m.maxTLS {
+				return fail(k.Value, val.Line, "%q: min_version is above max_version", val.Value)
+			}
 		default:
 			if why, ok := refused[k.Value]; ok {
 				return fail(k.Value, k.Line, "not supported: %s", why)
 			}
-			return fail(k.Value, k.Line, "unknown field (want insecure_skip_verify, ca_file, cert_file, key_file or server_name)")
+			return fail(k.Value, k.Line, "unknown field (want insecure_skip_verify, ca_file, cert_file, key_file, server_name, min_version or max_version)")
 		}
 	}
 	return nil
 }
 
-// headerMatches maps fail_if_header_not_matches: [{header, regexp}].
-func headerMatches(v *yaml.Node, in *target.Input, bad func(string, ...any) error) error {
+// headerMatches maps fail_if_header_not_matches and fail_if_header_matches:
+// [{header, regexp, allow_missing}] onto the probe's --expect-header and
+// --expect-header-not. As blackbox, a missing header fails either unless
+// allow_missing is true.
+func (m *Module) headerMatches(v *yaml.Node, in *target.Input, negative bool, bad func(string, ...any) error) error {
 	if v.Kind != yaml.SequenceNode {
 		return bad("want a list of {header, regexp}")
 	}
@@ -429,6 +719,7 @@ func headerMatches(v *yaml.Node, in *target.Input, bad func(string, ...any) erro
 			return bad("want a list of {header, regexp}")
 		}
 		var h, re string
+		allowMissing := false
 		for j := 0; j+1 < len(e.Content); j += 2 {
 			switch k, val := e.Content[j].Value, deref(e.Content[j+1]).Value; k {
 			case "header":
@@ -436,23 +727,40 @@ func headerMatches(v *yaml.Node, in *target.Input, bad func(string, ...any) erro
 			case "regexp":
 				re = val
 			case "allow_missing":
-				if b, _ := strconv.ParseBool(val); b {
-					return bad("allow_missing: true is not supported (healthctl's --expect-header wants the header)")
+				b, err := strconv.ParseBool(val)
+				if err != nil {
+					return bad("allow_missing: %q: want true or false", val)
 				}
+				allowMissing = b
 			default:
-				return bad("%s: unknown field (want header, regexp)", k)
+				return bad("%s: unknown field (want header, regexp, allow_missing)", k)
 			}
 		}
 		if h == "" || re == "" {
 			return bad("want header: and regexp:")
 		}
-		in.ExpectHeader = append(in.ExpectHeader, h+"="+re)
+		if _, err := regexp.Compile(re); err != nil {
+			return bad("regexp %q: %v", re, err)
+		}
+		switch {
+		case negative:
+			in.ExpectHeaderNot = append(in.ExpectHeaderNot, h+"="+re)
+			if !allowMissing {
+				// The header must be there (any value).
+				in.ExpectHeader = append(in.ExpectHeader, h+"=")
+			}
+		case allowMissing:
+			m.headerOptional = append(m.headerOptional, len(in.ExpectHeader))
+			in.ExpectHeader = append(in.ExpectHeader, h+"="+re)
+		default:
+			in.ExpectHeader = append(in.ExpectHeader, h+"="+re)
+		}
 	}
 	return nil
 }
 
-// basicAuth maps basic_auth: {username, password}.
-func basicAuth(v *yaml.Node, in *target.Input, bad func(string, ...any) error) error {
+// basicAuth maps basic_auth: {username, password, password_file}.
+func basicAuth(v *yaml.Node, in *target.Input, dir string, bad func(string, ...any) error) error {
 	if v.Kind != yaml.MappingNode {
 		return bad("want username: and password:")
 	}
@@ -464,12 +772,19 @@ func basicAuth(v *yaml.Node, in *target.Input, bad func(string, ...any) error) e
 		case "password":
 			pass = val
 		case "password_file":
-			return bad("password_file: %s", refused["password_file"])
+			b, err := inputfile.Read(inDir(dir, val), inputfile.Headers)
+			if err != nil {
+				return bad("password_file %q: %v", val, inputfile.Cause(err))
+			}
+			pass = strings.TrimSpace(string(b))
 		default:
-			return bad("%s: unknown field (want username, password)", k)
+			return bad("%s: unknown field (want username, password, password_file)", k)
 		}
 	}
 	in.User = user + ":" + pass
+	if user == "" && pass == "" {
+		in.User = ""
+	}
 	return nil
 }
 
@@ -508,6 +823,10 @@ func (m *Module) url(tgt string) (string, error) {
 // whole probe). A module without timeout: gets the scrape's budget, not
 // the flags' windows.
 func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
+	if m.Unsupported != "" || m.tmpl == nil {
+		// WriteUnsupported answers it; never probed.
+		return nil, fmt.Errorf("module %q: %s", m.Name, m.Unsupported)
+	}
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err
@@ -524,8 +843,84 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 	if m.body != nil {
 		o.Body, o.BodyFile, o.BodySize = m.body, "", 0
 	}
+	o.Follow, o.HopAllowed = 0, nil
+	if m.follow && m.allow != nil && m.Prober == "http" {
+		o.Follow, o.HopAllowed = MaxRedirects, m.allow.Permits
+	}
+	o.Prefer = m.prefer
+	o.Dialogue = m.dialogue
+	o.Expect.Answer = m.answer
+	if m.headerRE != nil {
+		o.Expect.HeaderRE = m.headerRE
+	}
+	if m.minTLS != 0 || m.maxTLS != 0 {
+		tc := o.TLSConfig.Clone()
+		if tc == nil {
+			tc = &tls.Config{}
+		}
+		tc.MinVersion, tc.MaxVersion = m.minTLS, m.maxTLS
+		o.TLSConfig = tc
+	}
 	if budget > 0 {
 		o.ConnectTimeout, o.ReadTimeout, o.MaxTime = budget, budget, budget
 	}
 	return o, nil
+}
+
+// WriteUnsupported answers a /probe request for a module healthctl
+// cannot run (Module.Unsupported): probe_success 0, as blackbox answers a
+// probe that failed, and why, in a series of the listener's own.
+func WriteUnsupported(w http.ResponseWriter, m *Module) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	fmt.Fprintf(w, `# HELP probe_success Displays whether or not the probe was a success
+# TYPE probe_success gauge
+probe_success 0
+# HELP probe_duration_seconds Returns how long the probe took to complete in seconds
+# TYPE probe_duration_seconds gauge
+probe_duration_seconds 0
+# HELP healthctl_probe_not_started Why /probe answered without probing (always 1).
+# TYPE healthctl_probe_not_started gauge
+healthctl_probe_not_started{why="unsupported",prober=%q} 1
+`, m.Prober)
+}
+
+// secretFields are the module fields /config masks.
+var secretFields = map[string]bool{"password": true, "bearer_token": true}
+
+// secretHeaders are the header values /config masks.
+var secretHeaders = map[string]bool{"authorization": true, "cookie": true, "proxy-authorization": true, "x-api-key": true}
+
+// shownModule is a module's YAML as /config shows it: as the file has
+// it, secrets (password:, bearer_token:, Authorization and Cookie
+// headers) as <secret>.
+func shownModule(v *yaml.Node) string {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(copyNode(v, false)); err != nil {
+		return ""
+	}
+	enc.Close()
+	return b.String()
+}
+
+// copyNode copies n, masking the values of secret keys (mask: n is one).
+func copyNode(n *yaml.Node, mask bool) *yaml.Node {
+	n = deref(n)
+	c := *n
+	c.Anchor, c.Alias = "", nil
+	if mask && n.Kind == yaml.ScalarNode {
+		c.Value, c.Tag, c.Style = "<secret>", "!!str", 0
+		return &c
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, e := range n.Content {
+		m := mask
+		if n.Kind == yaml.MappingNode && i%2 == 1 {
+			k := strings.ToLower(n.Content[i-1].Value)
+			m = m || secretFields[k] || secretHeaders[k]
+		}
+		c.Content[i] = copyNode(e, m)
+	}
+	return &c
 }

@@ -81,9 +81,14 @@ func isLocalhost(host string) bool {
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
-// ofFamily keeps the addresses of the family -4/-6 asks for.
+// ofFamily keeps the addresses of the family -4/-6 asks for, and of the
+// family Prefer names when there is any.
 func (o *Options) ofFamily(addrs []netip.Addr) []netip.Addr {
-	return slices.DeleteFunc(addrs, func(a netip.Addr) bool {
+	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
 		return (o.Network == "tcp4" && eyeballs.Family(a) != 4) || (o.Network == "tcp6" && eyeballs.Family(a) != 6)
 	})
+	if o.Prefer != 0 && slices.ContainsFunc(addrs, func(a netip.Addr) bool { return eyeballs.Family(a) == o.Prefer }) {
+		addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool { return eyeballs.Family(a) != o.Prefer })
+	}
+	return addrs
 }

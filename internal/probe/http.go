@@ -88,7 +88,8 @@ func (h *httpExchange) readAnswer() error {
 		return nil
 	}
 	p.setStage(classify.StageBody)
-	r, enc := decodedBody(resp, o.Expect.ReadsBody())
+	// blackbox's compression decodes the body it asked for.
+	r, enc := decodedBody(resp, o.Expect.ReadsBody() || o.Expect.Answer.Encoding != "")
 	h.body, err = readBody(r, o.MaxBody, &o.Expect)
 	h.body.Encoding = enc
 	if err != nil && corruptGzip(err) {
@@ -120,6 +121,10 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	res.HTTPVersion = resp.Proto
 	res.RetryAfter = expect.RetryAfter(headerValue(resp.Header, "Retry-After"), now)
 	res.BodyTruncated = h.body.Truncated
+	res.ContentLength, res.BodyRead = resp.ContentLength, h.body.Read
+	if lm, err := http.ParseTime(headerValue(resp.Header, "Last-Modified")); err == nil {
+		res.LastModified = lm
+	}
 	obs.StatusCode = resp.StatusCode
 	obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)
 	f.Status, f.Want = resp.Status, o.Expect.Status.String()
@@ -149,7 +154,12 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		f.PostHandshakeAuth = true
 	}
 	if err == nil && obs.StatusExpected {
-		if msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody); msg != "" {
+		msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody)
+		if msg == "" && !o.Expect.Answer.IsZero() {
+			msg = o.Expect.Answer.CheckAnswer(resp.TLS != nil, resp.Proto, headerValue(resp.Header, "Content-Encoding"), h.body.Truncated, o.MaxBody)
+			res.AnswerConditionFailed = msg != ""
+		}
+		if msg != "" {
 			obs.ConditionFailed = true
 			f.Condition = msg
 		}

@@ -42,6 +42,10 @@ type Options struct {
 
 	// Network is "tcp", "tcp4" or "tcp6" (-4 / -6).
 	Network string
+	// Prefer (4 or 6; 0: none) keeps only the addresses of that family
+	// when the name has any, else the others: blackbox_exporter's
+	// preferred_ip_protocol with ip_protocol_fallback.
+	Prefer int
 	// Resolve maps "host:port" to its addresses, as curl's --resolve.
 	Resolve map[string][]string
 	// DNSServer, when set, is the only resolver used ("addr:port").
@@ -62,6 +66,10 @@ type Options struct {
 
 	// Follow is how many redirects to follow (0: report, do not follow).
 	Follow int
+	// HopAllowed, when set, is asked before each redirect is followed:
+	// a next hop it refuses is reported as the redirect it is, not
+	// followed (the listener's --probe-allow).
+	HopAllowed func(*url.URL) bool
 	// Proxy selects the proxy for a request URL; nil means no proxy.
 	Proxy func(*url.URL) (*url.URL, error)
 
@@ -71,6 +79,10 @@ type Options struct {
 	MaxBody        int64
 
 	Expect expect.Expectations
+
+	// Dialogue is what a tcp:// or tls:// probe says and expects once
+	// connected (blackbox's query_response); none: connecting is all.
+	Dialogue []Step
 
 	// GRPCService is the service a grpc:// or grpcs:// probe asks about
 	// (--grpc-service); "" takes the URL's path, and an empty path is the

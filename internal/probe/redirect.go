@@ -90,6 +90,11 @@ func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Re
 			rt.limited = o.Follow > 0 && follow.IsRedirect(resp.StatusCode)
 			return rt
 		}
+		if o.HopAllowed != nil && !o.HopAllowed(next) {
+			// Not a hop this probe may take: the redirect is the
+			// answer, as with --follow 0.
+			return rt
+		}
 		rt.hops = append(rt.hops, Hop{URL: o.Redactor.URL(req.URL), Status: resp.StatusCode, Location: o.Redactor.URL(next)})
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()

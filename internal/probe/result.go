@@ -189,6 +189,16 @@ type Result struct {
 	Canceled bool
 	// Started is when the probe began (wall clock, for the policy's age).
 	Started time.Time
+	// ContentLength is an HTTP answer's Content-Length (-1: not given)
+	// and BodyRead the bytes of its body read (decoded, up to the cap).
+	ContentLength int64
+	BodyRead      int64
+	// LastModified is an HTTP answer's Last-Modified (zero: none).
+	LastModified time.Time
+	// AnswerConditionFailed: the condition that failed was on the answer
+	// itself (TLS or not, HTTP version, encoding, body size), not on its
+	// content (Expect.Answer).
+	AnswerConditionFailed bool
 }
 
 // Redirect is a 3xx answer that was reported rather than followed.

@@ -26,6 +26,9 @@ const (
 	// AppliesProxy: the proxy variables are read (a CONNECT tunnel, a
 	// forward proxy, SOCKS5).
 	AppliesProxy
+	// AppliesDialogue: --dialogue (lines expected and sent once
+	// connected, STARTTLS: blackbox's query_response).
+	AppliesDialogue
 )
 
 // Scheme is one row of the scheme table: a protocol healthctl speaks, and
@@ -129,11 +132,11 @@ func table() []Scheme {
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
 			Manifest: []string{"grpc"}, open: newGRPC},
-		{Name: "tcp", Secure: "tls", Form: "tcp://HOST:PORT", Path: PathNone,
+		{Name: "tcp", Secure: "tls", Form: "tcp://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
 			Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
 			Manifest: []string{"tcpSocket"}, open: newStream},
-		{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone,
+		{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
 			open:  newStream},

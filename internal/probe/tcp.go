@@ -1,10 +1,14 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"regexp"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -19,6 +23,8 @@ import (
 type streamExchange struct {
 	p    *run
 	conn net.Conn
+	// failed says which step of the dialogue found no line it expected.
+	failed string
 }
 
 func newStream(_ context.Context, p *run) (exchange, error) {
@@ -62,6 +68,9 @@ func (s *streamExchange) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if len(o.Dialogue) > 0 {
+		return s.converse(ctx)
+	}
 	p.mu.Lock()
 	p.disarm(&p.connWin)
 	p.stage = classify.StageDone
@@ -69,7 +78,92 @@ func (s *streamExchange) run(ctx context.Context) error {
 	return nil
 }
 
-func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+// Step is one step of a tcp:// or tls:// dialogue (blackbox_exporter's
+// query_response): read lines until one matches Expect (when set), then
+// send Send and a newline (when set; ${1} and ${name} are Expect's
+// groups), then upgrade the connection to TLS (StartTLS: SMTP, IMAP,
+// POP3 after their STARTTLS command).
+type Step struct {
+	Expect   *regexp.Regexp
+	Send     string
+	StartTLS bool
+}
+
+// maxDialogueLine bounds a line the dialogue reads.
+const maxDialogueLine = 64 << 10
+
+// converse runs the dialogue in the read window: a step that finds no
+// matching line before the server closes is a failed condition (which
+// step, what it wanted), a read that runs out of time the window's.
+func (s *streamExchange) converse(ctx context.Context) error {
+	p, o := s.p, s.p.opts
+	now := time.Now()
+	p.mu.Lock()
+	p.disarm(&p.connWin)
+	p.connReady, p.wroteHeaders, p.wrote = now, now, now
+	p.enterAt(classify.StageHeaders, now)
+	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
+	p.mu.Unlock()
+	// A backstop only: the read window ends the probe (and closes the
+	// connection) first.
+	s.conn.SetDeadline(now.Add(o.ReadTimeout + 2*maxTimeBackstop))
+	scanner := func() *bufio.Scanner {
+		sc := bufio.NewScanner(s.conn)
+		sc.Buffer(make([]byte, 0, 4096), maxDialogueLine)
+		return sc
+	}
+	sc := scanner()
+	first := true
+	for i, st := range o.Dialogue {
+		send := st.Send
+		if st.Expect != nil {
+			var match []int
+			for match == nil && sc.Scan() {
+				if first {
+					first = false
+					p.mu.Lock()
+					p.firstByte = time.Now()
+					p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
+					p.enter(classify.StageBody)
+					p.mu.Unlock()
+				}
+				match = st.Expect.FindSubmatchIndex(sc.Bytes())
+			}
+			if err := sc.Err(); err != nil {
+				return err
+			}
+			if match == nil {
+				s.failed = fmt.Sprintf("step %d of the dialogue: no line matched /%s/ before the server closed the connection", i+1, st.Expect)
+				p.bodyRead(nil)
+				return nil
+			}
+			send = string(st.Expect.Expand(nil, []byte(send), sc.Bytes(), match))
+		}
+		if send != "" {
+			if _, err := io.WriteString(s.conn, send+"\n"); err != nil {
+				return err
+			}
+		}
+		if st.StartTLS {
+			conn := p.tlsClient(s.conn)
+			s.conn = conn
+			if err := p.handshake(ctx, conn, nil); err != nil {
+				return err
+			}
+			p.mu.Lock()
+			p.enter(classify.StageBody)
+			p.mu.Unlock()
+			sc = scanner()
+		}
+	}
+	p.bodyRead(nil)
+	return nil
+}
+
+func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify.Observation, f *classify.Facts) {
+	if s.failed != "" {
+		obs.ConditionFailed, f.Condition = true, s.failed
+	}
 	obs.Protocol = classify.ProtoTCP
 	if s.p.opts.secure() {
 		obs.Protocol = classify.ProtoTLS

@@ -205,6 +205,8 @@ var Options = []Option{
 		Usage: "an answer that passes is degraded when this JSON condition holds, e.g. status=Degraded (repeatable)"},
 	{Flag: "grpc-service", Kind: String, field: func(in *Input) any { return &in.GRPCService },
 		Usage: "service whose health a grpc:// or grpcs:// probe asks (default: the URL's path; empty: the server's overall health)"},
+	{Flag: "dialogue", Kind: List, field: func(in *Input) any { return &in.Dialogue },
+		Usage: "tcp:// and tls://: one step of a conversation once connected, in order (repeatable): expect:RE reads lines until one matches, send:TEXT sends a line (after an expect:, ${1} is its match's group), starttls upgrades to TLS (blackbox's query_response)"},
 	{Flag: "http2-prior-knowledge", Kind: Bool, field: func(in *Input) any { return &in.HTTP2Prior },
 		Usage: "speak HTTP/2 over cleartext to http:// URLs (h2c, no upgrade), as curl does"},
 	{Flag: "secret-header", Kind: List, field: func(in *Input) any { return &in.SecretHeader },

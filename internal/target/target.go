@@ -98,6 +98,8 @@ type Input struct {
 	SecretParam     []string
 	GRPCService     string
 	HTTP2Prior      bool
+	// Dialogue is --dialogue's steps: expect:RE, send:TEXT, starttls.
+	Dialogue []string
 
 	// Sources names where the value of a flag (by flag name, "header")
 	// came from when not the command line: a variable, a config file key,
@@ -371,7 +373,49 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 			*f.out = append(*f.out, expect.HeaderExpect{Name: name, RE: re})
 		}
 	}
+	if o.Dialogue, err = ParseDialogue(in.Dialogue); err != nil {
+		return nil, in.bad("dialogue", nil, "%v", err)
+	}
 	return &Template{opts: o, in: in}, nil
+}
+
+// ParseDialogue reads --dialogue's steps, in order: expect:RE, send:TEXT
+// (one line; after an expect: it is that step's send, expanded from its
+// match as blackbox's query_response does), starttls.
+func ParseDialogue(steps []string) ([]probe.Step, error) {
+	var out []probe.Step
+	for _, s := range steps {
+		kind, arg, _ := strings.Cut(s, ":")
+		switch kind {
+		case "expect":
+			re, err := regexp.Compile(arg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", strconv.Quote(s), err)
+			}
+			out = append(out, probe.Step{Expect: re})
+		case "send":
+			if hasControl(arg) {
+				return nil, fmt.Errorf("%s: one line, without control characters (the newline is added)", strconv.Quote(s))
+			}
+			if n := len(out); n > 0 && out[n-1].Expect != nil && out[n-1].Send == "" && !out[n-1].StartTLS {
+				out[n-1].Send = arg
+			} else {
+				out = append(out, probe.Step{Send: arg})
+			}
+		case "starttls":
+			if arg != "" {
+				return nil, fmt.Errorf("%s: starttls takes no value", strconv.Quote(s))
+			}
+			if n := len(out); n > 0 && !out[n-1].StartTLS {
+				out[n-1].StartTLS = true
+			} else {
+				out = append(out, probe.Step{StartTLS: true})
+			}
+		default:
+			return nil, fmt.Errorf("%s: want expect:RE, send:TEXT or starttls", strconv.Quote(s))
+		}
+	}
+	return out, nil
 }
 
 // pathErr drops the "open" verb Go puts before a file error.
@@ -540,6 +584,7 @@ func (in *Input) notFor(scheme, source string) error {
 		{"http2-prior-knowledge", in.HTTP2Prior, probe.AppliesRequest},
 		{"header", len(in.Headers) > 0, probe.AppliesHeader},
 		{"grpc-service", in.GRPCService != "", probe.AppliesGRPCService},
+		{"dialogue", len(in.Dialogue) > 0, probe.AppliesDialogue},
 		// --max-body bounds the body read; no other protocol reads one.
 		{"max-body", in.MaxBody != probe.DefaultMaxBody, probe.AppliesAnswer},
 	}

@@ -2,6 +2,7 @@ package target
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,6 +243,44 @@ func TestDataFile(t *testing.T) {
 		_, err := in.Build(func(string) string { return "" })
 		if err == nil || !strings.HasPrefix(err.Error(), `--data "@`+name+`": `+want) {
 			t.Errorf("-d @%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+// TestParseDialogue: --dialogue's steps, in order, an expect's send and
+// starttls joined to it as blackbox's query_response entries are.
+func TestParseDialogue(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string // each step: expect|send|starttls
+		err  string
+	}{
+		{[]string{"expect:^SSH-2.0-"}, "[^SSH-2.0-||false]", ""},
+		{[]string{"send:NICK p", "expect:PING :(.+)", "send:PONG ${1}"}, "[|NICK p|false] [PING :(.+)|PONG ${1}|false]", ""},
+		{[]string{"expect:^220 ", "send:STARTTLS", "expect:^220 ", "starttls", "expect:^250"}, "[^220 |STARTTLS|false] [^220 ||true] [^250||false]", ""},
+		{[]string{"starttls", "send:x"}, "[||true] [|x|false]", ""},
+		{[]string{"hello"}, "", `"hello": want expect:RE, send:TEXT or starttls`},
+		{[]string{"expect:("}, "", `"expect:(": error parsing regexp`},
+		{[]string{"send:a\nb"}, "", "one line"},
+		{[]string{"starttls:yes"}, "", "takes no value"},
+	} {
+		steps, err := ParseDialogue(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		var got []string
+		for _, s := range steps {
+			re := ""
+			if s.Expect != nil {
+				re = s.Expect.String()
+			}
+			got = append(got, fmt.Sprintf("[%s|%s|%v]", re, s.Send, s.StartTLS))
+		}
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%q: %v %s, want %s", c.in, err, strings.Join(got, " "), c.want)
 		}
 	}
 }

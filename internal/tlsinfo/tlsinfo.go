@@ -6,6 +6,7 @@
 package tlsinfo
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/asn1"
@@ -57,6 +58,11 @@ type Cert struct {
 	// and curl do not check).
 	MustStaple    bool `json:"must_staple,omitempty"`
 	StapleMissing bool `json:"staple_missing,omitempty"`
+	// SHA256 is the certificate's fingerprint and DNSNames how many of
+	// SANs (the first) are DNS names: blackbox_exporter's
+	// probe_ssl_last_chain_info labels.
+	SHA256   [32]byte `json:"-"`
+	DNSNames int      `json:"-"`
 }
 
 // Describe describes the handshake from its state, or, when verification
@@ -117,6 +123,8 @@ func chain(certs []*x509.Certificate, now time.Time) []Cert {
 			NotAfter:   c.NotAfter.UTC(),
 			DaysLeft:   DaysLeft(c.NotAfter, now),
 			MustStaple: mustStaple(c),
+			SHA256:     sha256.Sum256(c.Raw),
+			DNSNames:   len(c.DNSNames),
 		})
 	}
 	return out

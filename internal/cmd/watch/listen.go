@@ -44,6 +44,8 @@ func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concur
 		}
 		allow = listen.AllowURLs(urls)
 	}
+	// A module's redirects are followed only to hops the list allows.
+	listen.BindAllow(mods, allow)
 	if opts.ProbeRate <= 0 {
 		return nil, cli.UsageErrorf("%s: must be positive", opts.named("probe-rate"))
 	}

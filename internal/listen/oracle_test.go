@@ -1,0 +1,356 @@
+//go:build linux
+
+package listen
+
+import (
+	"compress/gzip"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/target"
+)
+
+// blackboxBin is Debian's prometheus-blackbox-exporter's program.
+const blackboxBin = "prometheus-blackbox-exporter"
+
+// oracleModules are blackbox's http fields, one module each (plus
+// Debian's stock modules, appended from testdata), run by both.
+const oracleModules = `  follow:
+    prober: http
+  nofollow:
+    prober: http
+    http:
+      follow_redirects: false
+  redirect_ok:
+    prober: http
+    http:
+      valid_status_codes: [302]
+      follow_redirects: false
+  body_get:
+    prober: http
+    http:
+      body: "x"
+  not_down:
+    prober: http
+    http:
+      fail_if_body_matches_regexp: [DOWN]
+  up:
+    prober: http
+    http:
+      fail_if_body_not_matches_regexp: [UP]
+  not_degraded:
+    prober: http
+    http:
+      fail_if_header_matches: [{header: X-Status, regexp: degraded, allow_missing: true}]
+  status_there:
+    prober: http
+    http:
+      fail_if_header_matches: [{header: X-Status, regexp: degraded}]
+  missing_ok:
+    prober: http
+    http:
+      fail_if_header_not_matches: [{header: X-Missing, regexp: "yes", allow_missing: true}]
+  missing_not_ok:
+    prober: http
+    http:
+      fail_if_header_not_matches: [{header: X-Missing, regexp: "yes"}]
+  ssl:
+    prober: http
+    http:
+      fail_if_not_ssl: true
+      tls_config: {ca_file: CA}
+  no_ssl:
+    prober: http
+    http:
+      fail_if_ssl: true
+      tls_config: {ca_file: CA}
+  h2:
+    prober: http
+    http:
+      valid_http_versions: [HTTP/2.0]
+  h11:
+    prober: http
+    http:
+      valid_http_versions: [HTTP/1.1]
+  empty_codes:
+    prober: http
+    http:
+      valid_status_codes: []
+  limit:
+    prober: http
+    http:
+      body_size_limit: 1KB
+  bearer:
+    prober: http
+    http:
+      bearer_token: t0k
+  gzip:
+    prober: http
+    http:
+      compression: gzip
+  https:
+    prober: http
+    http:
+      tls_config: {ca_file: CA}
+  https_insecure:
+    prober: http
+    http:
+      tls_config: {insecure_skip_verify: true}
+  https_tls13:
+    prober: http
+    http:
+      tls_config: {ca_file: CA, min_version: TLS13}
+  https_tls12_max:
+    prober: http
+    http:
+      tls_config: {ca_file: CA, max_version: TLS12}
+  https_untrusted:
+    prober: http
+  tcp_plain:
+    prober: tcp
+  tls_ca:
+    prober: tcp
+    tcp:
+      tls: true
+      tls_config: {ca_file: CA}
+`
+
+// oracleDifferences are the differences docs/watch.md lists, by module
+// and path: the families whose values may differ there.
+var oracleDifferences = map[string][]string{
+	// blackbox counts 0 bytes of a body it could not decode; healthctl
+	// the bytes it read.
+	"gzip /big": {"probe_http_uncompressed_body_length"},
+	// Probers healthctl does not run answer probe_success 0 (docs/watch.md).
+	"icmp ": {"*"},
+}
+
+// oracleSkipped are the families whose values are the run's own.
+var oracleSkipped = map[string]bool{
+	// Timings are the run's own.
+	"probe_duration_seconds": true, "probe_dns_lookup_time_seconds": true, "probe_http_duration_seconds": true,
+}
+
+// TestBlackboxOracle runs Debian's blackbox_exporter beside the listener
+// on the same module file against the same loopback servers and compares
+// every probe_success and every series both answer (timings aside): the
+// oracle for /probe's semantics. Only with HEALTHCTL_STACKS=1.
+func TestBlackboxOracle(t *testing.T) {
+	fixture.Require(t, "", blackboxBin)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "UP") })
+	mux.HandleFunc("/redir", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
+	mux.HandleFunc("/getonly", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	})
+	mux.HandleFunc("/down", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "status: DOWN") })
+	mux.HandleFunc("/degraded", func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Status", "degraded") })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(make([]byte, 2048)) })
+	mux.HandleFunc("/gz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write(make([]byte, 3000))
+		zw.Close()
+	})
+	mux.HandleFunc("/nocontent", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("/lm", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Last-Modified", "Sun, 06 Dec 2026 03:00:00 GMT")
+		io.WriteString(w, "UP")
+	})
+	mux.HandleFunc("/auth", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	})
+	plain := httptest.NewServer(mux)
+	defer plain.Close()
+	tlsSrv := httptest.NewUnstartedServer(mux)
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	debian, err := os.ReadFile(filepath.Join("testdata", "debian-blackbox.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml := string(debian) + "\n" + strings.ReplaceAll(oracleModules, "CA", ca)
+	cfg := filepath.Join(dir, "blackbox.yml")
+	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mods, err := ReadModules(cfg, target.Defaults(), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow, _ := ParseAllow([]string{"127.0.0.1"})
+	BindAllow(mods, allow)
+	ours := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
+
+	port, err := fixture.UnusedPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, _ := exec.LookPath(blackboxBin)
+	if !fixture.StartDaemon(t, fixture.Daemon{Name: "blackbox_exporter", Dir: dir, Ports: []int{port}, Prog: bin,
+		Args: []string{"--config.file=" + cfg, "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}}) {
+		return
+	}
+	bb := "http://127.0.0.1:" + strconv.Itoa(port)
+
+	banner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer banner.Close()
+	go func() {
+		for {
+			c, err := banner.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n"))
+				// Whatever the client says is read before the close
+				// (no RST for unread lines): an EOF for both, never a
+				// reset for one.
+				c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	p, s := plain.URL, tlsSrv.URL
+	cases := []struct{ module, target string }{
+		{"http_2xx", p + "/ok"}, {"http_2xx", p + "/redir"}, {"http_2xx", p + "/nocontent"}, {"http_2xx", p + "/lm"},
+		{"http_2xx", "http://127.0.0.1:1/"}, {"http_post_2xx", p + "/getonly"}, {"http_post_2xx", p + "/ok"},
+		{"tcp_connect", strings.TrimPrefix(p, "http://")}, {"tcp_connect", "127.0.0.1:1"},
+		{"follow", p + "/redir"}, {"nofollow", p + "/redir"}, {"redirect_ok", p + "/redir"},
+		{"body_get", p + "/getonly"}, {"not_down", p + "/ok"}, {"not_down", p + "/down"}, {"up", p + "/ok"}, {"up", p + "/down"},
+		{"not_degraded", p + "/degraded"}, {"not_degraded", p + "/ok"}, {"status_there", p + "/ok"}, {"status_there", p + "/degraded"},
+		{"missing_ok", p + "/ok"}, {"missing_not_ok", p + "/ok"},
+		{"ssl", p + "/ok"}, {"ssl", s + "/ok"}, {"no_ssl", p + "/ok"}, {"no_ssl", s + "/ok"},
+		{"h2", p + "/ok"}, {"h2", s + "/ok"}, {"h11", p + "/ok"}, {"h11", s + "/ok"}, {"empty_codes", p + "/nocontent"},
+		{"limit", p + "/ok"}, {"limit", p + "/big"}, {"bearer", p + "/auth"}, {"http_2xx", p + "/auth"}, {"gzip", p + "/big"}, {"gzip", p + "/gz"}, {"http_2xx", p + "/gz"},
+		{"https", s + "/ok"}, {"https_insecure", s + "/ok"}, {"https_tls13", s + "/ok"}, {"https_tls12_max", s + "/ok"},
+		{"https_untrusted", s + "/ok"},
+		{"icmp", "127.0.0.1"}, {"ssh_banner", banner.Addr().String()}, {"irc_banner", banner.Addr().String()},
+		{"ssh_banner", strings.TrimPrefix(p, "http://")},
+		{"tcp_plain", strings.TrimPrefix(s, "https://")}, {"tls_ca", strings.TrimPrefix(s, "https://")},
+	}
+	for _, c := range cases {
+		q := "/probe?module=" + c.module + "&target=" + url.QueryEscape(c.target)
+		theirBody := httpGet(t, bb+q)
+		path := ""
+		if u, err := url.Parse(c.target); err == nil {
+			path = u.Path
+		}
+		allowed := oracleDifferences[c.module+" "+path]
+		if slices.Contains(oracleDifferences[c.module+" "], "*") {
+			if mods[c.module].Unsupported == "" {
+				t.Errorf("%s: runs, but is listed as a module healthctl does not run", c.module)
+			}
+			t.Logf("%s %s: a documented difference: healthctl does not run it (probe_success 0); blackbox says\n%s", c.module, c.target, theirBody)
+			continue
+		}
+		// Both get Prometheus's scrape timeout: a banner that never
+		// comes ends both probes at 2.5 s, not blackbox's 119.5.
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", q, nil)
+		req.Header.Set(ScrapeTimeoutHeader, "3")
+		ours.ServeHTTP(rec, req)
+		code, ourBody := rec.Code, rec.Body.String()
+		if code != 200 {
+			t.Errorf("%s %s: healthctl %d %s", c.module, c.target, code, ourBody)
+			continue
+		}
+		ourFams, theirFams := parseFams(t, ourBody), parseFams(t, theirBody)
+		var diffs []string
+		for name, theirs := range theirFams {
+			if oracleSkipped[name] || slices.Contains(allowed, name) {
+				continue
+			}
+			o, ok := ourFams[name]
+			if !ok {
+				diffs = append(diffs, "missing "+name)
+				continue
+			}
+			if a, b := samples(o), samples(theirs); a != b {
+				diffs = append(diffs, fmt.Sprintf("%s: healthctl %s, blackbox %s", name, a, b))
+			}
+		}
+		for name := range ourFams {
+			if _, ok := theirFams[name]; !ok && !strings.HasPrefix(name, "healthctl_") {
+				diffs = append(diffs, "extra "+name)
+			}
+		}
+		sort.Strings(diffs)
+		if len(diffs) > 0 {
+			t.Errorf("%s %s:\n  %s", c.module, c.target, strings.Join(diffs, "\n  "))
+		}
+	}
+}
+
+func httpGet(t *testing.T, u string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 30 * time.Second}
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set(ScrapeTimeoutHeader, "3")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func parseFams(t *testing.T, body string) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	f, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+	return f
+}
+
+// samples is a family's samples as text, sorted: labels and value.
+func samples(f *dto.MetricFamily) string {
+	var out []string
+	for _, m := range f.Metric {
+		var l []string
+		for _, lp := range m.Label {
+			l = append(l, lp.GetName()+"="+strconv.Quote(lp.GetValue()))
+		}
+		out = append(out, "{"+strings.Join(l, ",")+"} "+strconv.FormatFloat(m.GetGauge().GetValue(), 'g', -1, 64))
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
