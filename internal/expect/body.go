@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -51,6 +52,10 @@ type Body struct {
 	// Head is the body's first headKeep bytes as read (decoded when
 	// gzip was decoded), for the excerpt of a failing answer.
 	Head []byte
+	// Trailer is the trailer fields that came after the body (HTTP/1.1
+	// chunked trailers, HTTP/2 trailers), nil when none came or the body
+	// was not read to its end.
+	Trailer http.Header
 }
 
 // ExcerptMax is how much of a body's start is shown with a failing

@@ -128,7 +128,8 @@ func (s StatusSet) String() string {
 
 // Check returns a description of the first condition that failed, or "":
 // the body conditions over what the scan of the body learned, the header
-// conditions over the response headers. A failed body condition on a
+// conditions over the response headers, or, for a field absent from them,
+// over the trailer fields that came after the body (body.Trailer). A failed body condition on a
 // truncated body says so (maxBody is the cap it was read with).
 func (e *Expectations) Check(header http.Header, body Body, maxBody int64) string {
 	if e.ReadsBody() && body.DecodeErr != "" {
@@ -150,7 +151,12 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 		return msg
 	}
 	for _, h := range e.HeaderRE {
-		vals := header.Values(h.Name)
+		vals, where := header.Values(h.Name), ""
+		if len(vals) == 0 && len(body.Trailer.Values(h.Name)) > 0 {
+			// Not in the header section: the field came after the
+			// body, and the condition is judged on that.
+			vals, where = body.Trailer.Values(h.Name), " (sent as a trailer)"
+		}
 		ok := false
 		for _, v := range vals {
 			if h.RE.MatchString(v) {
@@ -164,13 +170,18 @@ func (e *Expectations) Check(header http.Header, body Body, maxBody int64) strin
 			if len(vals) == 0 {
 				return fmt.Sprintf("header %s is missing (want /%s/)", h.Name, h.RE)
 			}
-			return fmt.Sprintf("header %s does not match /%s/", h.Name, h.RE)
+			return fmt.Sprintf("header %s%s does not match /%s/", h.Name, where, h.RE)
 		}
 	}
 	for _, h := range e.HeaderNotRE {
 		for _, v := range header.Values(h.Name) {
 			if h.RE.MatchString(v) {
 				return fmt.Sprintf("header %s matches /%s/, which it must not (%s: %s)", h.Name, h.RE, h.Name, v)
+			}
+		}
+		for _, v := range body.Trailer.Values(h.Name) {
+			if h.RE.MatchString(v) {
+				return fmt.Sprintf("header %s (sent as a trailer) matches /%s/, which it must not (%s: %s)", h.Name, h.RE, h.Name, v)
 			}
 		}
 	}

@@ -98,6 +98,10 @@ func (h *httpExchange) readAnswer() error {
 		h.body.DecodeErr = err.Error()
 		err = nil
 	}
+	if err == nil && !h.body.Truncated {
+		// Read to its end: the trailer fields, if any came, are in.
+		h.body.Trailer = sentTrailer(resp.Trailer)
+	}
 	if h.letGo != nil {
 		h.letGo()
 	}
@@ -195,6 +199,17 @@ func conditionHeader(resp *http.Response, conds []expect.HeaderExpect) http.Head
 	h := resp.Header.Clone()
 	h.Set("Content-Encoding", "gzip")
 	return h
+}
+
+// sentTrailer is the trailer fields that came, nil when none did (net/http
+// lists a field the Trailer header announced even when it never came).
+func sentTrailer(t http.Header) http.Header {
+	for _, vv := range t {
+		if len(vv) > 0 {
+			return t
+		}
+	}
+	return nil
 }
 
 // proxyTLSBegins says a handshake that starts now is an https:// proxy's

@@ -19,26 +19,42 @@ const askTimeout = 2 * time.Second
 // UDP and returns the rcode of the answer with the same ID, skipping
 // answers to other IDs (to earlier queries that timed out).
 func Query(ctx context.Context, server, name string, qtype dnsmessage.Type) (dnsmessage.RCode, error) {
+	r, err := ask(ctx, server, name, qtype)
+	return r.rcode, err
+}
+
+// reply is what askAgain reads of an answer: its rcode, the CNAME records
+// of its answer section (owner → target, lower case, fully qualified),
+// and whether it held an address record.
+type reply struct {
+	rcode   dnsmessage.RCode
+	cnames  map[string]string
+	hasAddr bool
+}
+
+// ask is Query, reading the answer section too when it is whole (a
+// truncated answer gives its rcode only).
+func ask(ctx context.Context, server, name string, qtype dnsmessage.Type) (reply, error) {
 	n, err := dnsmessage.NewName(name)
 	if err != nil {
-		return 0, err
+		return reply{}, err
 	}
 	id := uint16(rand.Uint32())
 	b := dnsmessage.NewBuilder(make([]byte, 0, 512), dnsmessage.Header{ID: id, RecursionDesired: true})
 	if err := b.StartQuestions(); err != nil {
-		return 0, err
+		return reply{}, err
 	}
 	if err := b.Question(dnsmessage.Question{Name: n, Type: qtype, Class: dnsmessage.ClassINET}); err != nil {
-		return 0, err
+		return reply{}, err
 	}
 	q, err := b.Finish()
 	if err != nil {
-		return 0, err
+		return reply{}, err
 	}
 	d := net.Dialer{Timeout: askTimeout}
 	conn, err := d.DialContext(ctx, "udp", server)
 	if err != nil {
-		return 0, err
+		return reply{}, err
 	}
 	defer conn.Close()
 	deadline := time.Now().Add(askTimeout)
@@ -47,21 +63,56 @@ func Query(ctx context.Context, server, name string, qtype dnsmessage.Type) (dns
 	}
 	conn.SetDeadline(deadline)
 	if _, err := conn.Write(q); err != nil {
-		return 0, err
+		return reply{}, err
 	}
 	buf := make([]byte, 512)
 	for {
 		k, err := conn.Read(buf)
 		if err != nil {
-			return 0, err
+			return reply{}, err
 		}
 		var pr dnsmessage.Parser
 		h, err := pr.Start(buf[:k])
 		if err != nil {
-			return 0, err
+			return reply{}, err
 		}
 		if h.ID == id {
-			return h.RCode, nil
+			r := reply{rcode: h.RCode}
+			if !h.Truncated {
+				r.cnames, r.hasAddr = answerSection(&pr)
+			}
+			return r, nil
+		}
+	}
+}
+
+// answerSection reads the CNAME and address records of an answer section;
+// a section that does not parse counts as what was read before it.
+func answerSection(p *dnsmessage.Parser) (cnames map[string]string, hasAddr bool) {
+	if err := p.SkipAllQuestions(); err != nil {
+		return nil, false
+	}
+	for {
+		h, err := p.AnswerHeader()
+		if err != nil {
+			return cnames, hasAddr
+		}
+		switch h.Type {
+		case dnsmessage.TypeCNAME:
+			c, err := p.CNAMEResource()
+			if err != nil {
+				return cnames, hasAddr
+			}
+			if cnames == nil {
+				cnames = map[string]string{}
+			}
+			cnames[strings.ToLower(h.Name.String())] = strings.ToLower(c.CNAME.String())
+			continue
+		case dnsmessage.TypeA, dnsmessage.TypeAAAA:
+			hasAddr = true
+		}
+		if err := p.SkipAnswer(); err != nil {
+			return cnames, hasAddr
 		}
 	}
 }

@@ -9,6 +9,7 @@ package resolve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -91,7 +92,14 @@ func (c *Client) Lookup(ctx context.Context, host string) (addrs []netip.Addr, a
 		}
 	}
 	if de.IsNotFound {
-		answer = c.askAgain(ctx, host, network)
+		var chain string
+		answer, chain = c.askAgain(ctx, host, network)
+		if chain != "" {
+			// The name exists, as an alias whose chain never reaches
+			// an address: the chain is what to fix.
+			de.Err = chain
+			return addrs, answer, err
+		}
 		if answer == classify.DNSNoRecords {
 			// Go's text says "no such host" for both; say what it is.
 			de.Err = "no " + addrKind(network) + " record for the name (it exists)"
@@ -209,17 +217,25 @@ func (c *Client) note(err error) {
 	c.mu.Unlock()
 }
 
+// MaxCNAMEs is how many CNAME links askAgain follows from the name asked
+// before it calls the chain too long.
+const MaxCNAMEs = 16
+
 // askAgain tells NXDOMAIN from an empty NOERROR answer, which Go reports
 // alike, with one direct query over UDP to the first configured server
 // (--dns-server, else resolv.conf's first nameserver). Only the answer's
-// header is read: its rcode is all the question needs, and a truncated
-// answer carries it as well as a whole one.
-func (c *Client) askAgain(ctx context.Context, host, network string) classify.DNSAnswer {
+// header is needed for that: its rcode is all the question needs, and a
+// truncated answer carries it as well as a whole one. A NOERROR answer
+// that is a CNAME chain without an address is followed (asking again for
+// where a server's answer stopped, up to MaxCNAMEs links): a loop or a
+// chain past the limit is chain's text (the answer stays DNSNoRecords:
+// the name exists and reaches no address).
+func (c *Client) askAgain(ctx context.Context, host, network string) (answer classify.DNSAnswer, chain string) {
 	server := c.Server
 	if server == "" {
 		ns, err := FirstNameserver("/etc/resolv.conf")
 		if err != nil || ns == "" {
-			return classify.DNSUnknown
+			return classify.DNSUnknown, ""
 		}
 		server = net.JoinHostPort(ns, "53")
 	}
@@ -227,15 +243,66 @@ func (c *Client) askAgain(ctx context.Context, host, network string) classify.DN
 	if network == "ip6" {
 		qtype = dnsmessage.TypeAAAA
 	}
-	rcode, err := Query(ctx, server, strings.TrimSuffix(host, ".")+".", qtype)
+	name := strings.ToLower(strings.TrimSuffix(host, ".")) + "."
+	r, err := ask(ctx, server, name, qtype)
 	if err != nil {
-		return classify.DNSUnknown
+		return classify.DNSUnknown, ""
 	}
-	switch rcode {
+	switch r.rcode {
 	case dnsmessage.RCodeNameError:
-		return classify.DNSNameMissing
+		return classify.DNSNameMissing, ""
 	case dnsmessage.RCodeSuccess:
-		return classify.DNSNoRecords
+		if text := followChain(name, r, func(n string) (reply, error) { return ask(ctx, server, n, qtype) }); text != "" {
+			return classify.DNSNoRecords, text
+		}
+		return classify.DNSNoRecords, ""
 	}
-	return classify.DNSUnknown
+	return classify.DNSUnknown, ""
 }
+
+// followChain follows the CNAME chain from name through first and, where
+// an answer stops at an alias without an address, through what again
+// says of that alias. It returns "CNAME loop: a → b → a" or "CNAME chain
+// longer than N: …", or "" for a chain that ends (at an address, at a
+// name without records, or where an answer says no more).
+func followChain(name string, first reply, again func(string) (reply, error)) string {
+	names := []string{name}
+	seen := map[string]bool{name: true}
+	r := first
+	for {
+		progressed := false
+		for {
+			next, ok := r.cnames[names[len(names)-1]]
+			if !ok {
+				break
+			}
+			progressed = true
+			names = append(names, next)
+			if seen[next] {
+				return "CNAME loop: " + chainText(names)
+			}
+			seen[next] = true
+			if len(names)-1 > MaxCNAMEs {
+				return fmt.Sprintf("CNAME chain longer than %d: %s → … → %s",
+					MaxCNAMEs, dotless(names[0]), dotless(names[len(names)-1]))
+			}
+		}
+		if !progressed || r.hasAddr {
+			return ""
+		}
+		var err error
+		if r, err = again(names[len(names)-1]); err != nil || r.rcode != dnsmessage.RCodeSuccess {
+			return ""
+		}
+	}
+}
+
+func chainText(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = dotless(n)
+	}
+	return strings.Join(out, " → ")
+}
+
+func dotless(name string) string { return strings.TrimSuffix(name, ".") }
