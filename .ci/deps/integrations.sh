@@ -5,11 +5,14 @@
 # shells' completion (bash-completion, fish) for completion_values.txtar,
 # monitoring-plugins' check_http and check_curl for TestNagiosAgainstPlugins
 # (-o nagios graded as they grade the same servers), and actionlint for
-# TestActionLint. Fails loudly: a test that needs one of them
+# TestActionLint, Debian's prometheus-blackbox-exporter for TestBlackboxOracle
+# (the listener's /probe beside blackbox_exporter itself) and prometheus
+# for the CI's Prometheus oracle. Fails loudly: a test that needs one of them
 # fails in CI, never skips.
 set -euo pipefail
 need=()
-command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v prometheus-blackbox-exporter >/dev/null 2>&1 || need+=(prometheus-blackbox-exporter)
 command -v rpm >/dev/null 2>&1 || need+=(rpm)
 command -v fish >/dev/null 2>&1 || need+=(fish)
 [ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
@@ -22,9 +25,17 @@ if ! [ -x /usr/lib/nagios/plugins/check_curl ] || ldd /usr/lib/nagios/plugins/ch
   need+=(liburiparser1)
 fi
 if [ ${#need[@]} -gt 0 ]; then
+  # Packaged daemons (prometheus, the blackbox exporter) must not start as
+  # they install: the tests run their binaries on loopback ports of their own.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
+prometheus-blackbox-exporter --version 2>&1 | head -1
 promtool --version 2>&1 | head -1
 rpm --version
 fish --version

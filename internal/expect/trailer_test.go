@@ -18,18 +18,18 @@ func TestCheckTrailer(t *testing.T) {
 		trailer http.Header
 		want    string
 	}{
-		{"trailer holds", Expectations{HeaderRE: []HeaderExpect{{"X-Health", re(`^ok$`)}}}, trailer, ""},
-		{"trailer fails", Expectations{HeaderRE: []HeaderExpect{{"X-Health", re(`^down$`)}}}, trailer,
+		{"trailer holds", Expectations{HeaderRE: []HeaderExpect{{Name: "X-Health", RE: re(`^ok$`)}}}, trailer, ""},
+		{"trailer fails", Expectations{HeaderRE: []HeaderExpect{{Name: "X-Health", RE: re(`^down$`)}}}, trailer,
 			"header X-Health (sent as a trailer) does not match /^down$/"},
-		{"no trailer read", Expectations{HeaderRE: []HeaderExpect{{"X-Health", re(`^ok$`)}}}, nil,
+		{"no trailer read", Expectations{HeaderRE: []HeaderExpect{{Name: "X-Health", RE: re(`^ok$`)}}}, nil,
 			"header X-Health is missing (want /^ok$/)"},
-		{"header section wins", Expectations{HeaderRE: []HeaderExpect{{"X-Both", re(`^trailer$`)}}}, trailer,
+		{"header section wins", Expectations{HeaderRE: []HeaderExpect{{Name: "X-Both", RE: re(`^trailer$`)}}}, trailer,
 			"header X-Both does not match /^trailer$/"},
-		{"negative on the trailer", Expectations{HeaderNotRE: []HeaderExpect{{"X-Health", re(`ok`)}}}, trailer,
+		{"negative on the trailer", Expectations{HeaderNotRE: []HeaderExpect{{Name: "X-Health", RE: re(`ok`)}}}, trailer,
 			"header X-Health (sent as a trailer) matches /ok/, which it must not (X-Health: ok)"},
-		{"negative on both, header first", Expectations{HeaderNotRE: []HeaderExpect{{"X-Both", re(`.`)}}}, trailer,
+		{"negative on both, header first", Expectations{HeaderNotRE: []HeaderExpect{{Name: "X-Both", RE: re(`.`)}}}, trailer,
 			"header X-Both matches /./, which it must not (X-Both: header)"},
-		{"negative on the trailer, no match", Expectations{HeaderNotRE: []HeaderExpect{{"X-Health", re(`down`)}}}, trailer, ""},
+		{"negative on the trailer, no match", Expectations{HeaderNotRE: []HeaderExpect{{Name: "X-Health", RE: re(`down`)}}}, trailer, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

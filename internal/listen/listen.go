@@ -41,7 +41,11 @@ type Config struct {
 	Now      func() time.Time
 	Probe    probe.Prober
 	Modules  map[string]*Module
-	Allow    *Allow
+	// ModuleSet, when set, is where /probe takes its modules from
+	// (Modules is then unused), reloaded by POST /-/reload and shown
+	// by /config.
+	ModuleSet *ModuleSet
+	Allow     *Allow
 	// Rate is /probe's token bucket, requests a second.
 	Rate float64
 	// ProbeConcurrency is how many /probe probes run at once; a request
@@ -115,6 +119,10 @@ func (s *Service) Handler() http.Handler {
 	m.HandleFunc("GET /status.json", s.serveJSON)
 	m.HandleFunc("GET /healthz", s.serveHealthz)
 	m.HandleFunc("GET /probe", s.serveProbe)
+	if ms := s.cfg.ModuleSet; ms != nil {
+		m.HandleFunc("POST /-/reload", ms.ServeReload)
+		m.HandleFunc("GET /config", ms.ServeConfig)
+	}
 	m.HandleFunc("GET /{$}", s.servePage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Every answer, a refusal too: never framed, never sniffed
@@ -338,7 +346,11 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = DefaultModule
 	}
-	mod, ok := s.cfg.Modules[name]
+	mods := s.cfg.Modules
+	if s.cfg.ModuleSet != nil {
+		mods = s.cfg.ModuleSet.Modules()
+	}
+	mod, ok := mods[name]
 	if !ok {
 		s.refuse(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
 		return
@@ -346,6 +358,11 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
 	if err != nil {
 		s.refuse(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if mod.Unsupported != "" {
+		s.count(answerProbed)
+		WriteUnsupported(w, mod)
 		return
 	}
 	deadline := start.Add(budget)
@@ -378,6 +395,10 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	var b bytes.Buffer
 	if err := metrics.WriteProbe(&b, mod.Prober, &res); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if q.Get("debug") == "true" {
+		WriteDebug(w, mod, o, budget, &res, b.Bytes())
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

@@ -30,6 +30,9 @@ type ModuleSet struct {
 	load func() (map[string]*Module, error)
 }
 
+// ModuleSet is /probe's reloadable modules (nil: fixed modules).
+func (s *Service) ModuleSet() *ModuleSet { return s.cfg.ModuleSet }
+
 // NewModuleSet is the set of mods, read from path by load (nil load:
 // nothing to reload).
 func NewModuleSet(mods map[string]*Module, path string, load func() (map[string]*Module, error)) *ModuleSet {

@@ -46,6 +46,17 @@ func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concur
 	}
 	// A module's redirects are followed only to hops the list allows.
 	listen.BindAllow(mods, allow)
+	var load func() (map[string]*listen.Module, error)
+	if opts.ProbeModules != "" {
+		load = func() (map[string]*listen.Module, error) {
+			m, err := listen.ReadModules(opts.ProbeModules, base, f.Getenv)
+			if err == nil {
+				listen.BindAllow(m, allow)
+			}
+			return m, err
+		}
+	}
+	set := listen.NewModuleSet(mods, opts.ProbeModules, load)
 	if opts.ProbeRate <= 0 {
 		return nil, cli.UsageErrorf("%s: must be positive", opts.named("probe-rate"))
 	}
@@ -58,7 +69,7 @@ func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concur
 		maxSweep += opts.HookTimeout
 	}
 	return listen.New(listen.Config{Interval: opts.Interval, MaxSweep: maxSweep, Now: f.Clock, Probe: f.Probe,
-		Modules: mods, Allow: allow, Rate: opts.ProbeRate, ProbeConcurrency: concurrency}), nil
+		ModuleSet: set, Allow: allow, Rate: opts.ProbeRate, ProbeConcurrency: concurrency}), nil
 }
 
 // checkListenFlags refuses the /probe flags without --listen.

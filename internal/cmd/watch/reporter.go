@@ -231,10 +231,32 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 	return werr
 }
 
-// reload reads the targets file again (SIGHUP): the watcher keeps each
+// reload is SIGHUP's: the targets file and --probe-modules read again.
+func (r *watchReporter) reload() {
+	r.reloadTargets()
+	r.reloadModules()
+}
+
+// reloadModules reads --probe-modules again (as POST /-/reload does): a
+// file that no longer loads keeps the modules in force and says why.
+func (r *watchReporter) reloadModules() {
+	if r.svc == nil || r.opts.ProbeModules == "" || r.svc.ModuleSet() == nil {
+		return
+	}
+	errw := r.f.Streams.Err
+	n, err := r.svc.ModuleSet().Reload()
+	if err != nil {
+		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %s in force: %s\n",
+			r.opts.ProbeModules, words.Plural(n, "module"), cli.OneLine(err.Error()))
+		return
+	}
+	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %s\n", r.opts.ProbeModules, words.Plural(n, "module"))
+}
+
+// reloadTargets reads the targets file again: the watcher keeps each
 // target's history by name; a file that no longer reads keeps the targets
 // in force and says why.
-func (r *watchReporter) reload() {
+func (r *watchReporter) reloadTargets() {
 	errw := r.f.Streams.Err
 	if r.opts.TargetsFile == "" {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: no --targets file to reload; going on with the same %s\n", words.Plural(len(r.w.Targets()), "target"))

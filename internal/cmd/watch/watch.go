@@ -98,7 +98,8 @@ The fleet rule: when --hold-fraction of the probed targets (at least
 --hold-min) fail decisively in one sweep, its redeploys are held (hold-fleet:
 no hook); --max-redeploys caps one sweep's redeploys (the rest: hold-budget).
 With --state, a redeploy is saved before its hook starts (at most once).
-In long-running mode SIGHUP reloads the --targets file (history kept by name).
+In long-running mode SIGHUP reloads the --targets file (history kept by name)
+and --probe-modules (as POST /-/reload does).
 
 Exit codes (--once): 0 no redeploy, 8 at least one redeploy decision,
 9 every redeploy held by the fleet rule (--exit-0-on-decision: 0 for both,
