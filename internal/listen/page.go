@@ -135,7 +135,8 @@ a{color:#0b57d0}
 .hold{border:2px solid #b35c00;background:#fff1de;padding:6px 10px;margin:0 0 8px;border-radius:6px}
 .hold ol{margin:4px 0 0;padding-left:20px}
 .hold li{margin:0 0 4px}
-.members{font-size:13px;color:#444;overflow-wrap:anywhere}
+.members{font-size:13px;color:#444}
+.m{white-space:nowrap}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;vertical-align:top;padding:3px 6px;border-bottom:1px solid #e6e6e6}
 th{font-size:11px;text-transform:uppercase;color:#666}
@@ -166,8 +167,9 @@ summary{cursor:pointer}
  td{border:0;padding:0}
  tr.target td:first-child{border-left:0;flex-basis:100%}
  td.streak::before{content:"streak ";color:#666;font-size:12px}
- td.decision{flex-basis:100%}
- .tl i{width:5px;height:10px}
+ tr.target td.sweeps{margin-left:auto;align-self:center}
+ .tl i{width:4px;height:10px}
+ details[open]{flex-basis:100%}
 }
 `
 
@@ -339,7 +341,7 @@ func writeCounts(b *bytes.Buffer, list []counted, to func(string) pageFilter, cu
 
 // MaxMembers is how many of a held group's members the box names; the
 // rest are counted (the held rows list them all).
-const MaxMembers = 30
+const MaxMembers = 8
 
 // writeHold writes the fleet hold's box: each held group's why once, with
 // its members named compactly.
@@ -369,7 +371,7 @@ func writeHold(b *bytes.Buffer, fl FleetStatus, rows []*TargetStatus) {
 			if j > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(esc(name))
+			b.WriteString("<span class=\"m\">" + esc(name) + "</span>")
 		}
 		if len(m) > MaxMembers {
 			b.WriteString(" and " + strconv.Itoa(len(m)-MaxMembers) + " more (<a href=\"#group-" + n + "-rows\">their rows</a>)")

@@ -111,7 +111,9 @@ func TestPageFleet(t *testing.T) {
 	}
 }
 
-var groupWhyRE = regexp.MustCompile(`<li id="group-(\d+)"><span class="why group-why">([^<]*)</span><div class="members">(\d+) held: ([^<]*)`)
+var memberRE = regexp.MustCompile(`<span class="m">([^<]*)</span>`)
+
+var groupWhyRE = regexp.MustCompile(`<li id="group-(\d+)"><span class="why group-why">([^<]*)</span><div class="members">(\d+) held: (.*?)</div>`)
 
 // TestPageHeldGroupsOwnWhy: two groups the fleet rule holds in one sweep
 // are two entries in the box, each with its own why and its own members
@@ -133,7 +135,10 @@ func TestPageHeldGroupsOwnWhy(t *testing.T) {
 	rs := rows(page)
 	for _, g := range groups {
 		refusedGroup := strings.Contains(g[2], "refused")
-		members := strings.Split(g[4], ", ")
+		var members []string
+		for _, m := range memberRE.FindAllStringSubmatch(g[4], -1) {
+			members = append(members, m[1])
+		}
 		if fmt.Sprint(len(members)) != g[3] {
 			t.Errorf("group %s says %s held and names %d", g[1], g[3], len(members))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
+	"github.com/healthctl/healthctl/internal/words"
 )
 
 // Kind is what a synthetic target is doing.
@@ -54,12 +55,12 @@ func KindOf(i int) Kind {
 // fleet of n, as policy says it: the refused group and the 503 group
 // differ.
 func GroupWhy(k Kind, held, n int) string {
-	answer := "all refused (" + strconv.Itoa(held) + " conn_refused)"
+	head := fmt.Sprintf("%d of %s failed decisively at once (hold at 0.5%%, at least 3 probed)", held, words.Plural(n, "target"))
+	tail := "not " + words.Plural(held, "outage") + "; no redeploys"
 	if k == Held503 {
-		answer = "all answering HTTP (" + strconv.Itoa(held) + " HTTP 503)"
+		return head + ", all answering HTTP (" + strconv.Itoa(held) + " HTTP 503): the prober reaches them, so a cause they share (a dependency, a release), " + tail
 	}
-	return fmt.Sprintf("%d of %d targets (%.1f%%) failed decisively within 2 sweeps of each other, more than the 20%% fleet threshold: %s, a shared cause a redeploy of each cannot fix",
-		held, n, 100*float64(held)/float64(n), answer)
+	return head + ", none with an HTTP answer (" + strconv.Itoa(held) + " conn_refused): this looks like the prober's network, " + tail
 }
 
 // Fleet is sweep `sweep` (from 1) over n targets at `at` (sweeps one
