@@ -167,9 +167,10 @@ summary{cursor:pointer}
  td{border:0;padding:0}
  tr.target td:first-child{border-left:0;flex-basis:100%}
  td.streak::before{content:"streak ";color:#666;font-size:12px}
+ td.decision{flex:1 0 50%}
+ td.decision:has(details[open]){flex-basis:100%}
  tr.target td.sweeps{margin-left:auto;align-self:center}
- .tl i{width:4px;height:10px}
- details[open]{flex-basis:100%}
+ .tl i{width:3px;height:10px}
 }
 `
 

@@ -14,11 +14,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/listen"
@@ -90,6 +95,54 @@ func screenshot(bin, url, shot, wh string) error {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("chromium %s: %v\n%s", wh, err, b)
 	}
-	_, err = os.Stat(shot)
-	return err
+	return shrink(shot)
+}
+
+// shrink rewrites the PNG at path with a palette of its 256 commonest
+// colours (a page is flat colours and anti-aliased text): a third of the
+// size, for docs/img.
+func shrink(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	freq := map[color.RGBA]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			freq[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	cols := make([]color.RGBA, 0, len(freq))
+	for c := range freq {
+		cols = append(cols, c)
+	}
+	sort.Slice(cols, func(i, j int) bool {
+		if freq[cols[i]] != freq[cols[j]] {
+			return freq[cols[i]] > freq[cols[j]]
+		}
+		ci, cj := cols[i], cols[j]
+		return uint32(ci.R)<<16|uint32(ci.G)<<8|uint32(ci.B) < uint32(cj.R)<<16|uint32(cj.G)<<8|uint32(cj.B)
+	})
+	pal := make(color.Palette, 0, 256)
+	for _, c := range cols[:min(len(cols), 256)] {
+		pal = append(pal, c)
+	}
+	out := image.NewPaletted(b, pal)
+	draw.Draw(out, b, img, b.Min, draw.Src)
+	w, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(w, out); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
 }
