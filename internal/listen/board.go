@@ -89,6 +89,10 @@ type TargetStatus struct {
 	// HeldGroup is the fleet group (from 1, in fleet.held_groups) whose
 	// hold this target's decision is (0: none).
 	HeldGroup int `json:"held_group,omitempty"`
+	// graceAtRedeploy says the grace window began at the last redeploy
+	// decision (no later start from the targets file): the page tells it
+	// apart from a real boot when that decision restarted nothing.
+	graceAtRedeploy bool
 	// Timeline is the target's last sweeps, oldest first.
 	Timeline Timeline `json:"timeline"`
 }
@@ -259,6 +263,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			e = in.State.Targets[name]
 		}
 		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, e.LastRedeploy.UTC(), e.HookPending
+		ts.graceAtRedeploy = !e.LastRedeploy.IsZero() && e.StartedAt.Equal(e.LastRedeploy)
 		if r.Outcome != "" {
 			if r.Outcome != t.outcome || t.since.IsZero() {
 				t.outcome, t.since = r.Outcome, r.Started

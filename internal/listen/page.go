@@ -476,7 +476,7 @@ func writeRow(b *bytes.Buffer, t *TargetStatus, now time.Time, groups []HeldGrou
 			// The group's sentence is said once, in the box above.
 			why = strings.Replace(why, groups[g-1].Why, "the fleet rule held group "+strconv.Itoa(g)+" (its why is above)", 1)
 		}
-		if !restarts(t, hook) && !t.LastRedeploy.IsZero() {
+		if !restarts(t, hook) && t.graceAtRedeploy {
 			// The grace window restarted at a redeploy decision that ran
 			// nothing: nothing is booting.
 			why = strings.Replace(why, "still booting, ignore it", "counted from a redeploy decision that restarted nothing ("+notRestarted(t)+"), ignore it", 1)

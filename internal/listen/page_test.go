@@ -231,3 +231,20 @@ func TestPageFilter(t *testing.T) {
 		t.Error("a small fleet is not shown whole")
 	}
 }
+
+// TestPageRealBootStillBooting: a recover: false target whose start from
+// the targets file is later than its redeploy decision did boot: its grace
+// why keeps "still booting".
+func TestPageRealBootStillBooting(t *testing.T) {
+	now := t0.Add(5 * time.Minute)
+	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return now }})
+	in := listentest.Fleet(10, 1, now)
+	e := in.State.Targets["svc-00005"]
+	e.StartedAt = e.LastRedeploy.Add(10 * time.Second)
+	in.State.Targets["svc-00005"] = e
+	publish(t, svc, in)
+	_, page := get(t, svc.Handler(), "/")
+	if r := rows(page)["svc-00005"]; !strings.Contains(r, "still booting") || !strings.Contains(r, "nothing was restarted (recover: false)") {
+		t.Errorf("a real boot's row: %q", r)
+	}
+}

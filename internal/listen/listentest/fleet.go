@@ -113,6 +113,8 @@ func Fleet(n int, sweep int64, at time.Time) metrics.Input {
 			r = probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Error: "connect: connection refused", Started: at}
 			d = policy.Decision{Action: policy.IgnoreGrace, Why: "refused (conn_refused), but the target is 38s old, inside the 1m grace window: still booting, ignore it"}
 			e.Redeploys, e.LastRedeploy = 1, at.Add(-38*time.Second)
+			// The decision restarted the grace window (policy.Decide).
+			e.StartedAt = e.LastRedeploy
 		}
 		if k != Pass {
 			s.Fail++
