@@ -51,6 +51,19 @@ type FleetStatus struct {
 	HeldFleet  int    `json:"held_fleet"`
 	HeldBudget int    `json:"held_budget"`
 	HoldWhy    string `json:"hold_why,omitempty"`
+	// Groups are the groups the fleet rule held, each with its own why;
+	// a held target's held_group is its place here, from 1.
+	Groups []HeldGroup `json:"held_groups,omitempty"`
+	// BudgetWhy says why the held_budget redeploys were deferred.
+	BudgetWhy string `json:"budget_why,omitempty"`
+}
+
+// HeldGroup is one group the fleet rule held: as the sweep line's
+// held_groups say it.
+type HeldGroup struct {
+	Targets int    `json:"targets"`
+	Held    int    `json:"held"`
+	Why     string `json:"why"`
 }
 
 // TargetStatus is one target on the board.
@@ -73,6 +86,13 @@ type TargetStatus struct {
 	LastRedeploy time.Time        `json:"last_redeploy,omitzero"`
 	HookPending  bool             `json:"hook_pending"`
 	Recover      bool             `json:"recover"`
+	// HeldGroup is the fleet group (from 1, in fleet.held_groups) whose
+	// hold this target's decision is (0: none).
+	HeldGroup int `json:"held_group,omitempty"`
+	// graceAtRedeploy says the grace window began at the last redeploy
+	// decision (no later start from the targets file): the page tells it
+	// apart from a real boot when that decision restarted nothing.
+	graceAtRedeploy bool
 	// Timeline is the target's last sweeps, oldest first.
 	Timeline Timeline `json:"timeline"`
 }
@@ -221,7 +241,11 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 		n = s.N
 		c := s.Counts()
 		st.Sweep = &c
-		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: output.Untrusted(s.HoldWhy)}
+		st.Fleet = FleetStatus{Held: s.HeldFleet+s.HeldBudget > 0, HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget,
+			HoldWhy: output.Untrusted(s.HoldWhy), BudgetWhy: output.Untrusted(s.BudgetWhy)}
+		for _, g := range s.HeldGroups {
+			st.Fleet.Groups = append(st.Fleet.Groups, HeldGroup{Targets: g.Targets, Held: g.Held, Why: output.Untrusted(g.Why)})
+		}
 	}
 	keep := make(map[string]*track, len(in.Latest))
 	for i := range in.Latest {
@@ -239,6 +263,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			e = in.State.Targets[name]
 		}
 		ts.Streak, ts.Redeploys, ts.LastRedeploy, ts.HookPending = e.Streak, e.Redeploys, e.LastRedeploy.UTC(), e.HookPending
+		ts.graceAtRedeploy = !e.LastRedeploy.IsZero() && e.StartedAt.Equal(e.LastRedeploy)
 		if r.Outcome != "" {
 			if r.Outcome != t.outcome || t.since.IsZero() {
 				t.outcome, t.since = r.Outcome, r.Started
@@ -254,12 +279,26 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			ts.Outcome, ts.Reason, ts.HTTPStatus, ts.LastProbe, ts.Since = r.Outcome, r.Reason, r.HTTPStatus, r.Started.UTC(), t.since.UTC()
 			ts.Error = errorLine(r.Error)
 			ts.Decision = &d
+			if d.Action == policy.HoldFleet {
+				ts.HeldGroup = groupOf(st.Fleet.Groups, d.Why)
+			}
 		}
 		ts.Timeline = t.timeline()
 		st.Targets[i] = ts
 	}
 	b.marks = keep
 	b.cur.Store(&snapshot{metrics: m, status: st, at: now})
+}
+
+// groupOf is the held group (from 1) whose why a held target's why
+// carries (policy.HeldWhy: "…, but GROUP'S WHY: hold …"), 0 for none.
+func groupOf(groups []HeldGroup, why string) int {
+	for i, g := range groups {
+		if g.Why != "" && strings.Contains(why, ", but "+g.Why+": ") {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // errorLine is a probe's error text as one line, escaped (it is the

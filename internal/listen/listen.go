@@ -53,6 +53,10 @@ type Config struct {
 	ProbeConcurrency int
 	// Refresh is the page's meta refresh, in seconds.
 	Refresh int
+	// Hook says an --on-redeploy hook is set: without one (or for a
+	// recover: false target) a redeploy decision restarts nothing, and
+	// the page says so.
+	Hook bool
 }
 
 // Service serves the endpoints.
