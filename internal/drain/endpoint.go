@@ -122,10 +122,10 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		}
 		return tp
 	}
-	if row, _ := probe.LookupScheme(o.URL.Scheme); row.Options == 0 && res.Outcome == classify.Pass {
-		// A connect (and handshake) is all a tcpSocket probe asks: a
-		// protocol that takes no options and whose answer was none of
-		// the above (tcp://, tls://).
+	if row, _ := probe.LookupScheme(o.URL.Scheme); row.Path == probe.PathNone && res.Outcome == classify.Pass {
+		// A connect (and handshake, and the dialogue when one is given)
+		// is all a tcpSocket probe asks: a protocol whose URL has no
+		// path and whose answer was none of the above (tcp://, tls://).
 		tp.GRPC, tp.Status = "connected", http.StatusOK
 		return tp
 	}

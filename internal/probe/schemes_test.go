@@ -22,6 +22,8 @@ var schemeHome = []string{
 	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go",
 	"internal/follow/", "internal/proxyenv/",
 	"internal/fixture/", "internal/truthclient/", "internal/kubedocs/",
+	// Synthetic fleets for the page's tests: URLs as data.
+	"internal/listen/listentest/",
 	// The demo's servers are HTTP servers it starts itself: their URLs
 	// are what they are, not a choice among protocols.
 	"internal/demo/", "internal/cmd/demo/",
