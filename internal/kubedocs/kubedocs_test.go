@@ -13,6 +13,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	psapi "k8s.io/pod-security-admission/api"
+	psapolicy "k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 )
 
@@ -175,72 +178,22 @@ func runsWatch(pod *corev1.PodSpec) bool {
 	return false
 }
 
-// restrictedProblems holds a pod to the fields the restricted Pod Security
-// Standard checks (the baseline's too: no host namespaces, no privileged,
-// no hostPath or other volume types it forbids), so a namespace enforcing
-// it admits the pod; it returns what fails.
+// restrictedProblems is what the restricted Pod Security Standard refuses
+// in a pod, judged by Kubernetes' own admission library
+// (k8s.io/pod-security-admission, the code a namespace enforcing the
+// standard runs, at the latest version): one line per check that fails,
+// its reason and detail as the admission message gives them.
 // https://kubernetes.io/docs/concepts/security/pod-security-standards/
 func restrictedProblems(pod *corev1.PodSpec) []string {
+	eval, err := psapolicy.NewEvaluator(psapolicy.DefaultChecks(), nil)
+	if err != nil {
+		return []string{"the Pod Security evaluator: " + err.Error()}
+	}
 	var out []string
-	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	psc := pod.SecurityContext
-	if psc == nil {
-		psc = &corev1.PodSecurityContext{}
-	}
-	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
-		bad("host namespaces")
-	}
-	if psc.RunAsUser != nil && *psc.RunAsUser == 0 {
-		bad("pod runAsUser 0")
-	}
-	for _, v := range pod.Volumes {
-		s := v.VolumeSource
-		if !(s.ConfigMap != nil || s.CSI != nil || s.DownwardAPI != nil || s.EmptyDir != nil || s.Ephemeral != nil ||
-			s.PersistentVolumeClaim != nil || s.Projected != nil || s.Secret != nil) {
-			bad("volume %q is of a type the restricted profile forbids", v.Name)
-		}
-	}
-	seccompOK := func(p *corev1.SeccompProfile) bool {
-		return p != nil && (p.Type == corev1.SeccompProfileTypeRuntimeDefault || p.Type == corev1.SeccompProfileTypeLocalhost)
-	}
-	if psc.SeccompProfile != nil && !seccompOK(psc.SeccompProfile) {
-		bad("pod seccompProfile %q (want RuntimeDefault or Localhost)", psc.SeccompProfile.Type)
-	}
-	podNonRoot := psc.RunAsNonRoot != nil && *psc.RunAsNonRoot
-	for _, c := range append(append([]corev1.Container{}, pod.InitContainers...), pod.Containers...) {
-		sc := c.SecurityContext
-		if sc == nil {
-			sc = &corev1.SecurityContext{}
-		}
-		if sc.Privileged != nil && *sc.Privileged {
-			bad("container %q: privileged", c.Name)
-		}
-		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-			bad("container %q: allowPrivilegeEscalation must be false", c.Name)
-		}
-		if sc.RunAsNonRoot != nil && !*sc.RunAsNonRoot || sc.RunAsNonRoot == nil && !podNonRoot {
-			bad("container %q: runAsNonRoot must be true (pod or container)", c.Name)
-		}
-		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-			bad("container %q: runAsUser 0", c.Name)
-		}
-		if sc.SeccompProfile != nil && !seccompOK(sc.SeccompProfile) || sc.SeccompProfile == nil && !seccompOK(psc.SeccompProfile) {
-			bad("container %q: seccompProfile must be RuntimeDefault or Localhost (pod or container)", c.Name)
-		}
-		if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
-			bad("container %q: capabilities.drop must include ALL", c.Name)
-		}
-		if sc.Capabilities != nil {
-			for _, a := range sc.Capabilities.Add {
-				if a != "NET_BIND_SERVICE" {
-					bad("container %q: capability %s added (restricted allows NET_BIND_SERVICE only)", c.Name, a)
-				}
-			}
-		}
-		for _, p := range c.Ports {
-			if p.HostPort != 0 {
-				bad("container %q: hostPort %d", c.Name, p.HostPort)
-			}
+	lv := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	for _, r := range eval.EvaluatePod(lv, &metav1.ObjectMeta{Name: "healthctl"}, pod) {
+		if !r.Allowed {
+			out = append(out, r.ForbiddenReason+" ("+r.ForbiddenDetail+")")
 		}
 	}
 	return out
@@ -317,9 +270,9 @@ func TestRestrictedCheckCanFail(t *testing.T) {
 	}
 	got := append(restrictedProblems(&pod), resourceProblems(&pod)...)
 	want := []string{
-		`container "watch": allowPrivilegeEscalation must be false`,
-		`container "watch": seccompProfile must be RuntimeDefault or Localhost (pod or container)`,
-		`container "watch": capabilities.drop must include ALL`,
+		`allowPrivilegeEscalation != false (container "watch" must set securityContext.allowPrivilegeEscalation=false)`,
+		`unrestricted capabilities (container "watch" must set securityContext.capabilities.drop=["ALL"])`,
+		`seccompProfile (pod or container "watch" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`,
 		`container "watch": want resources.requests cpu and memory and limits memory`,
 	}
 	if !slices.Equal(got, want) {
@@ -331,14 +284,12 @@ func TestRestrictedCheckCanFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = restrictedProblems(&pod)
-	want = []string{
-		"pod runAsUser 0",
-		`volume "h" is of a type the restricted profile forbids`,
-		`pod seccompProfile "Unconfined" (want RuntimeDefault or Localhost)`,
-		`container "c": runAsNonRoot must be true (pod or container)`,
-		`container "c": seccompProfile must be RuntimeDefault or Localhost (pod or container)`,
-		`container "c": capability NET_RAW added (restricted allows NET_BIND_SERVICE only)`,
+	for _, w := range []string{"restricted volume types", "unrestricted capabilities", "seccompProfile", "runAsNonRoot != true", "runAsUser=0"} {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("no %q among %q", w, got)
+		}
 	}
+	want = got
 	if !slices.Equal(got, want) {
 		t.Errorf("problems\n got %q\nwant %q", got, want)
 	}
