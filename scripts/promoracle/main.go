@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command promoracle is the real-Prometheus oracle of watch --listen's
 // /probe: -n loopback targets that answer 200 after -delay, a `healthctl
 // watch --listen` serving /probe, and a real `prometheus` scraping every
