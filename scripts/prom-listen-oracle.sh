@@ -7,18 +7,21 @@
 # Loopback only; bounded (SECONDS + 2 minutes). A CI step can run it as it
 # is (it needs `prometheus` on the PATH: apt-get install prometheus).
 #
-#   scripts/prom-listen-oracle.sh [COUNT] [SECONDS] [DELAY]
-#     (default 1000, 60, 100ms)
+#   scripts/prom-listen-oracle.sh [COUNT] [SECONDS] [DELAY] [RULES]
+#     (default 1000, 60, 100ms; RULES, e.g. docs/healthctl-alerts.yml: then
+#     the watcher is killed after the check and HealthctlWatcherDown must
+#     fire in that Prometheus, evaluating the rules file as it is)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-1000}
 secs=${2:-60}
 delay=${3:-100ms}
+rules=${4:-}
 command -v prometheus >/dev/null || { echo "prom-listen-oracle.sh needs prometheus (apt-get install prometheus)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$work/healthctl" ./cmd/healthctl
 go build -o "$work/promoracle" ./scripts/promoracle
 echo "$(prometheus --version 2>&1 | head -1); $(nproc) cores"
-"$work/promoracle" -bin "$work/healthctl" -n "$count" -duration "${secs}s" -delay "$delay" -dir "$work" || {
+"$work/promoracle" -bin "$work/healthctl" -n "$count" -duration "${secs}s" -delay "$delay" -dir "$work" ${rules:+-rules "$rules"} || {
 	echo "--- healthctl.log"; tail -20 "$work/healthctl.log"; echo "--- prometheus.log"; tail -20 "$work/prometheus.log"; exit 1; }

@@ -40,6 +40,7 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "how long Prometheus scrapes")
 	dir := flag.String("dir", "", "work directory (default: a temporary one)")
 	extra := flag.String("args", "", "extra watch arguments (space separated)")
+	rules := flag.String("rules", "", "an alert rules file (the shipped docs/healthctl-alerts.yml): after the scrape check the watcher is killed, and HealthctlWatcherDown must fire")
 	flag.Parse()
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "promoracle")
@@ -47,7 +48,11 @@ func main() {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *duration+2*time.Minute)
+	bound := *duration + 2*time.Minute
+	if *rules != "" {
+		bound += 4 * time.Minute // the alert's for: 2m, and its evaluations
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 
 	// The targets: one loopback server, a path each, answering after delay.
@@ -72,11 +77,18 @@ func main() {
 	waitHTTP(ctx, "http://"+listen+"/healthz")
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n  - job_name: blackbox\n    metrics_path: /probe\n    params:\n      module: [http_2xx]\n    static_configs:\n      - targets:\n", *interval, *interval)
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\nscrape_configs:\n  - job_name: blackbox\n    metrics_path: /probe\n    params:\n      module: [http_2xx]\n    static_configs:\n      - targets:\n", *interval, *interval, *interval)
 	for i := range *n {
 		fmt.Fprintf(&b, "          - %s/t/%d\n", target, i)
 	}
 	fmt.Fprintf(&b, "    relabel_configs:\n      - source_labels: [__address__]\n        target_label: __param_target\n      - source_labels: [__param_target]\n        target_label: instance\n      - target_label: __address__\n        replacement: %s\n", listen)
+	if *rules != "" {
+		// The watcher's own /metrics as the docs scrape it (job
+		// healthctl), and the shipped rules as they are.
+		abs, err := filepath.Abs(*rules)
+		check(err)
+		fmt.Fprintf(&b, "  - job_name: healthctl\n    static_configs: [{targets: [%q]}]\nrule_files: [%q]\n", listen, abs)
+	}
 	cfg := filepath.Join(*dir, "prometheus.yml")
 	check(os.WriteFile(cfg, []byte(b.String()), 0o644))
 	web := freePort()
@@ -104,7 +116,32 @@ func main() {
 		fmt.Println("FAIL: want every scrape up and every probe passed")
 		os.Exit(1)
 	}
+	if *rules != "" {
+		deadWatcher(ctx, w, web)
+	}
 	fmt.Println("ok")
+}
+
+// deadWatcher kills the watcher (SIGKILL, as a crash or the OOM killer
+// would) and waits until Prometheus, evaluating the shipped rules, fires
+// HealthctlWatcherDown: a dead watcher raises the alert its docs promise.
+func deadWatcher(ctx context.Context, w *exec.Cmd, web string) {
+	syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
+	killed := time.Now()
+	fmt.Printf("watcher killed (SIGKILL); waiting for HealthctlWatcherDown to fire\n")
+	for ctx.Err() == nil {
+		at := strconv.FormatInt(time.Now().Unix(), 10)
+		if query(ctx, web, at, `count(ALERTS{alertname="HealthctlWatcherDown",alertstate="firing"})`) > 0 {
+			fmt.Printf("HealthctlWatcherDown firing %s after the kill\n", time.Since(killed).Round(time.Second))
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	fmt.Println("FAIL: HealthctlWatcherDown never fired after the watcher was killed")
+	os.Exit(1)
 }
 
 // start runs a child with its output in dir/name.log, in a process group
