@@ -583,9 +583,11 @@ remote-control:
 }
 
 // squid is a loopback proxy with three ports: open, wanting credentials
-// (any will do: basic_fake_auth), and denying everything.
+// (any will do: basic_fake_auth), and denying everything; and a fourth,
+// open, behind TLS of its own (https_port: an https:// proxy, its
+// certificate the script CA's for 127.0.0.1).
 func (s *stacks) squid() []diffCase {
-	p, pauth, pdeny := s.freePort(), s.freePort(), s.freePort()
+	p, pauth, pdeny, ptls := s.freePort(), s.freePort(), s.freePort(), s.freePort()
 	d := filepath.Join(s.dir, "squid")
 	if err := os.MkdirAll(d, 0o777); err != nil {
 		s.t.Fatal(err)
@@ -594,6 +596,7 @@ func (s *stacks) squid() []diffCase {
 	conf := s.write("squid/squid.conf", fmt.Sprintf(`http_port 127.0.0.1:%[1]d
 http_port 127.0.0.1:%[2]d
 http_port 127.0.0.1:%[3]d
+https_port 127.0.0.1:%[5]d tls-cert=%[6]s tls-key=%[7]s
 pid_filename %[4]s/squid.pid
 cache_log %[4]s/cache.log
 access_log none
@@ -614,13 +617,22 @@ http_access deny denyport
 http_access deny authport !authed
 http_access allow localhost
 http_access deny all
-`, p, pauth, pdeny, d))
-	if !s.start("squid", []int{p, pauth, pdeny}, "squid", "-N", "-f", conf) {
+`, p, pauth, pdeny, d, ptls, s.cert, s.key))
+	if !s.start("squid", []int{p, pauth, pdeny, ptls}, "squid", "-N", "-f", conf) {
 		return nil
 	}
 	ca := s.pki.CAFile
 	px := func(port int) string { return fmt.Sprintf("http://127.0.0.1:%d", port) }
+	pxTLS := fmt.Sprintf("https://127.0.0.1:%d", ptls)
+	proxyCA := []string{"--proxy-cacert", ca}
 	return []diffCase{
+		// The proxy's own TLS is the proxy's: verified against its own
+		// certificate with --proxy-cacert (curl's name), apart from the
+		// target's -k; --proxy-insecure alone skips it.
+		{name: "squid-tls/ok-http", url: local(s.okPort, "/health"), proxy: pxTLS, hc: proxyCA, curl: proxyCA},
+		{name: "squid-tls/ok-https", url: localTLS(s.tlsPort, "/health"), proxy: pxTLS, cacert: ca, hc: proxyCA, curl: proxyCA},
+		{name: "squid-tls/unverified-k", url: local(s.okPort, "/health"), proxy: pxTLS, hc: []string{"-k"}, curl: []string{"-k"}},
+		{name: "squid-tls/proxy-insecure", url: local(s.okPort, "/health"), proxy: pxTLS, hc: []string{"--proxy-insecure"}, curl: []string{"--proxy-insecure"}},
 		{name: "squid/ok-http", url: local(s.okPort, "/health"), proxy: px(p)},
 		{name: "squid/ok-https", url: localTLS(s.tlsPort, "/health"), proxy: px(p), cacert: ca},
 		{name: "squid/dead-http", url: local(s.closedPort, "/health"), proxy: px(p)},
