@@ -74,13 +74,26 @@ function closeAdmin() {
 }
 
 if (LIB === 'terminus') {
-  const { createTerminus } = require('@godaddy/terminus');
+  const { createTerminus, HealthCheckError } = require('@godaddy/terminus');
+  // /health/deps is a terminus health check over the app's dependencies,
+  // as services write them (probe_conditions_terminus.txtar): DEPS=up
+  // (the default), degraded (200, one dependency degraded), down (503,
+  // terminus's error document naming the cause).
   // terminus answers its health checks 503 from the signal on: /ready is
   // one; /live stays the app's own route (a liveness that fails while
   // draining is a restart for Docker autoheal, ECS, Nomad, Consul).
   createTerminus(server, {
     signals: ['SIGTERM'],
-    healthChecks: { '/ready': async () => {} },
+    healthChecks: {
+      '/ready': async () => {},
+      '/health/deps': async () => {
+        const deps = env('DEPS', 'up');
+        if (deps === 'down') {
+          throw new HealthCheckError('dependency down', { db: { status: 'down', message: 'connect ECONNREFUSED db.invalid:5432' } });
+        }
+        return { db: { status: 'up' }, cache: { status: deps === 'degraded' ? 'degraded' : 'up' } };
+      },
+    },
     beforeShutdown: () => { draining = true; return sleep(PRE); },
     timeout: 5000,
     useExit0: MODE !== 'defaults',
