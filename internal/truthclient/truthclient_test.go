@@ -192,3 +192,36 @@ func TestJudgeCutAfterP(t *testing.T) {
 		t.Errorf("truth %s", tr)
 	}
 }
+
+// A service whose health answers inside P took 120 ms (a loaded machine):
+// a connection made 80 ms before P and reset at the close at P lost the
+// race with that close, as drain-test's judge says: open, not violated.
+// One made 300 ms before P still violates (the window is the service's
+// slowest answer, a quarter of P at most).
+func TestJudgeRaceAsWideAsTheServicesAnswers(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var recs []Record
+	for ms := 0; ms < 1000; ms += 50 {
+		recs = append(recs, Record{Kind: KindReady, Made: at(ms), Ended: at(ms + 120), Outcome: BadStatus, Status: 503},
+			Record{Kind: KindLive, Made: at(ms), Ended: at(ms + 120), Outcome: Served, Status: 200})
+	}
+	p := Params{T0: t0, P: time.Second, S: 3 * time.Second, FlipMax: time.Second, PollInterval: 50 * time.Millisecond,
+		Gone: true, GoneAt: at(1500), ExitKnown: true}
+	// Only polls made before it: none later in P was answered, so it is
+	// no request in flight cut after P either.
+	var before []Record
+	for _, r := range recs {
+		if r.Made.Before(at(920)) {
+			before = append(before, r)
+		}
+	}
+	late := append(before, Record{Kind: KindLive, Made: at(920), Ended: at(1001), Outcome: Reset})
+	if tr := Judge(late, p); tr.Violated[ListenerClosedEarly] != "" || tr.Open[ListenerClosedEarly] == "" {
+		t.Errorf("made 80 ms before P, service answers of 120 ms: %s", tr)
+	}
+	early := append(append([]Record(nil), recs...), Record{Kind: KindLive, Made: at(700), Ended: at(701), Outcome: Reset})
+	if tr := Judge(early, p); tr.Violated[ListenerClosedEarly] == "" {
+		t.Errorf("made 300 ms before P: %s", tr)
+	}
+}
