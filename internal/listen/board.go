@@ -280,7 +280,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 			ts.Error = errorLine(r.Error)
 			ts.Decision = &d
 			if d.Action == policy.HoldFleet {
-				ts.HeldGroup = groupOf(st.Fleet.Groups, d.Why)
+				ts.HeldGroup = int(it.HeldGroup)
 			}
 		}
 		ts.Timeline = t.timeline()
@@ -288,17 +288,6 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 	}
 	b.marks = keep
 	b.cur.Store(&snapshot{metrics: m, status: st, at: now})
-}
-
-// groupOf is the held group (from 1) whose why a held target's why
-// carries (policy.HeldWhy: "…, but GROUP'S WHY: hold …"), 0 for none.
-func groupOf(groups []HeldGroup, why string) int {
-	for i, g := range groups {
-		if g.Why != "" && strings.Contains(why, ", but "+g.Why+": ") {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // errorLine is a probe's error text as one line, escaped (it is the

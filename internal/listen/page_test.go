@@ -1,6 +1,7 @@
 package listen
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -246,5 +247,44 @@ func TestPageRealBootStillBooting(t *testing.T) {
 	_, page := get(t, svc.Handler(), "/")
 	if r := rows(page)["svc-00005"]; !strings.Contains(r, "still booting") || !strings.Contains(r, "nothing was restarted (recover: false)") {
 		t.Errorf("a real boot's row: %q", r)
+	}
+}
+
+// TestHeldGroupFromTheSweep: a held target's group is the one the fleet
+// rule put it in, not one found by its why's text: two groups of the same
+// size whose whys read the same still keep their own members.
+func TestHeldGroupFromTheSweep(t *testing.T) {
+	now := t0.Add(time.Minute)
+	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return now }})
+	in := listentest.Fleet(500, 1, t0)
+	for g := range in.Sweep.HeldGroups {
+		in.Sweep.HeldGroups[g].Why = "the same words for both groups"
+	}
+	if err := svc.Publish(in); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, svc.Handler(), "/status.json")
+	var st struct {
+		Targets []struct {
+			Name      string `json:"name"`
+			Reason    string `json:"reason"`
+			HeldGroup int    `json:"held_group"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, ts := range st.Targets {
+		if ts.HeldGroup == 0 {
+			continue
+		}
+		held++
+		if want := map[string]int{"conn_refused": 1, "http_status": 2}[ts.Reason]; ts.HeldGroup != want {
+			t.Errorf("%s (%s) in group %d, want %d", ts.Name, ts.Reason, ts.HeldGroup, want)
+		}
+	}
+	if held == 0 {
+		t.Fatal("no held target in /status.json")
 	}
 }

@@ -105,6 +105,9 @@ type Item struct {
 	Transition bool
 	// Hook is the --on-redeploy run, when there was one.
 	Hook *HookResult
+	// HeldGroup is the fleet group that held this redeploy, from 1 (in
+	// Sweep.HeldGroups' order); 0 when the fleet rule held none.
+	HeldGroup int32
 
 	// Between the decision and the fleet rule, a redeploy's two possible
 	// futures: the state if it goes ahead, and if it is held.
@@ -528,10 +531,6 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 	// One text a group, shared by its held items: each carries its own
 	// group's why.
 	budgetWhy := v.WhyFor(policy.HoldBudget)
-	groupWhys := make([]string, len(v.Groups))
-	for g := range v.Groups {
-		groupWhys[g] = v.Groups[g].Why
-	}
 	var hooks []*Item
 	w.mu.Lock()
 	for n, i := range idx {
@@ -560,7 +559,8 @@ func (w *Watcher) fleet(ctx context.Context, s *Sweep) {
 			it.Decision.Action = a
 			it.heldWhy = &budgetWhy
 			if a == policy.HoldFleet {
-				it.heldWhy = &groupWhys[v.Group[n]]
+				it.heldWhy = &s.HeldGroups[v.Group[n]].Why
+				it.HeldGroup = int32(v.Group[n] + 1)
 			}
 			it.transition()
 		}

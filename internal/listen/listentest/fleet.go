@@ -75,9 +75,11 @@ func Fleet(n int, sweep int64, at time.Time) metrics.Input {
 		held[KindOf(i)]++
 	}
 	whys := map[Kind]string{HeldRefused: GroupWhy(HeldRefused, held[HeldRefused], n), Held503: GroupWhy(Held503, held[Held503], n)}
+	group := map[Kind]int32{}
 	for _, k := range []Kind{HeldRefused, Held503} {
 		if held[k] > 0 {
 			s.HeldGroups = append(s.HeldGroups, policy.FleetGroup{Targets: held[k], Held: held[k], Why: whys[k]})
+			group[k] = int32(len(s.HeldGroups))
 			s.HeldFleet += held[k]
 		}
 	}
@@ -122,6 +124,9 @@ func Fleet(n int, sweep int64, at time.Time) metrics.Input {
 			s.Pass++
 		}
 		items[i] = watch.Item{Endpoint: ep, Result: r, Decision: d}
+		if d.Action == policy.HoldFleet {
+			items[i].HeldGroup = group[k]
+		}
 		st.Targets[name] = e
 	}
 	return metrics.Input{Latest: items, State: st, Sweep: s}
