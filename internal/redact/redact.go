@@ -264,7 +264,8 @@ func (r *Redactor) AddSecret(v string) {
 // (-u, URL userinfo, a proxy URL's userinfo): the password and the base64
 // of user:password that the Authorization or Proxy-Authorization header
 // carries — a server or proxy that echoes the header back must not get it
-// printed. (-u's user name alone is no secret; a URL's is, see AddURL.)
+// printed. (-u's user name alone is no secret; a URL's is only when no
+// password follows it, see AddURL.)
 func (r *Redactor) AddBasic(user, password string) {
 	if r == nil {
 		return
@@ -284,7 +285,7 @@ func (r *Redactor) AddURL(u *url.URL) {
 	}
 	if u.User != nil {
 		pw, hasPW := u.User.Password()
-		if !hasPW {
+		if !showsUser(u.User.Username(), pw, hasPW) {
 			r.AddSecret(u.User.Username())
 		}
 		r.AddBasic(u.User.Username(), pw)
@@ -292,6 +293,14 @@ func (r *Redactor) AddURL(u *url.URL) {
 	r.addParams(u.RawQuery)
 	r.addParams(u.EscapedFragment())
 	r.addParams(u.Fragment)
+}
+
+// showsUser says a URL's user name may be shown: it names who logs in only
+// when a password follows it. Without one, an empty one (an API key as
+// `KEY:@`, as curl -u KEY: sends it) or GitHub's `TOKEN:x-oauth-basic`
+// placeholder, the user name is the credential.
+func showsUser(user, password string, hasPassword bool) bool {
+	return user != "" && hasPassword && password != "" && !strings.EqualFold(password, "x-oauth-basic")
 }
 
 // String scrubs every known secret from s, in any ASCII case.
@@ -362,7 +371,7 @@ func (r *Redactor) byShape(s string) string {
 	return re.ReplaceAllStringFunc(s, func(m string) string {
 		sub := re.FindStringSubmatch(m)
 		if sub[1] != "" {
-			if sub[2] != "" {
+			if pw := m[min(len(sub[1])+len(sub[2])+1, len(m)-1) : len(m)-1]; showsUser(sub[2], pw, true) {
 				return sub[1] + sub[2] + ":" + Mask + "@"
 			}
 			return sub[1] + Mask + "@"
@@ -423,7 +432,7 @@ func (r *Redactor) URL(u *url.URL) string {
 	hadUser := c.User != nil
 	userinfo := Mask
 	if hadUser {
-		if _, hasPW := c.User.Password(); hasPW && c.User.Username() != "" {
+		if pw, hasPW := c.User.Password(); showsUser(c.User.Username(), pw, hasPW) {
 			userinfo = url.User(c.User.Username()).String() + ":" + Mask
 		}
 	}
@@ -460,7 +469,7 @@ func (r *Redactor) RawURL(s string) string {
 			end = len(rest)
 		}
 		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-			if user, _, hasPW := strings.Cut(rest[:at], ":"); hasPW {
+			if user, pw, hasPW := strings.Cut(rest[:at], ":"); showsUser(user, pw, hasPW) {
 				rest = user + ":" + Mask + rest[at:]
 			} else {
 				rest = Mask + rest[at:]

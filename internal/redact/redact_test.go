@@ -104,6 +104,10 @@ func TestUserNameIsNoSecret(t *testing.T) {
 		{"https://ghp_token123@github.test/x", "https://***@github.test/x", "", "ghp_token123"},
 		{"https://us%40er:pa%3Ass@h/", "https://us%40er:***@h/", "", "pa:ss"},
 		{"postgres://app:pw9876@h/db?password=pw9876&sslmode=require", "postgres://app:***@h/db?password=***&sslmode=require", "application_name=app", "pw9876"},
+		// The user name is the credential when no real password follows:
+		// an API key as KEY: (curl -u KEY:), GitHub's TOKEN:x-oauth-basic.
+		{"https://sk_live_ABC123:@api.test/v1", "https://***@api.test/v1", "", "sk_live_ABC123"},
+		{"https://ghp_TOKEN99:x-oauth-basic@github.test/x", "https://***@github.test/x", "", "ghp_TOKEN99"},
 	} {
 		u, err := url.Parse(tc.raw)
 		if err != nil {
