@@ -19,6 +19,7 @@ import (
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/yamlsafe"
 )
@@ -179,7 +180,11 @@ func ParseModules(path string, data []byte, base target.Input, getenv func(strin
 		if err != nil {
 			return nil, err
 		}
-		m.config = shownModule(v)
+		secret := redact.NewRedactor(nil, nil).IsSecretHeader // a module that never probes
+		if m.tmpl != nil {
+			secret = m.tmpl.Redactor().IsSecretHeader
+		}
+		m.config = shownModule(v, secret)
 		out[name] = m
 	}
 	return out, nil
@@ -887,25 +892,22 @@ healthctl_probe_not_started{why="unsupported",prober=%q} 1
 // secretFields are the module fields /config masks.
 var secretFields = map[string]bool{"password": true, "bearer_token": true}
 
-// secretHeaders are the header values /config masks.
-var secretHeaders = map[string]bool{"authorization": true, "cookie": true, "proxy-authorization": true, "x-api-key": true}
-
 // shownModule is a module's YAML as /config shows it: as the file has
-// it, secrets (password:, bearer_token:, Authorization and Cookie
-// headers) as <secret>.
-func shownModule(v *yaml.Node) string {
+// it, secrets (password:, bearer_token:, the values of the headers the
+// module's redactor keeps secret: Authorization, Cookie, … and every
+// --secret-header) as <secret>.
+func shownModule(v *yaml.Node, secretHeader func(string) bool) string {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(copyNode(v, false)); err != nil {
+	if err := enc.Encode(copyNode(v, false, secretHeader)); err != nil {
 		return ""
 	}
 	enc.Close()
 	return b.String()
 }
 
-// copyNode copies n, masking the values of secret keys (mask: n is one).
-func copyNode(n *yaml.Node, mask bool) *yaml.Node {
+func copyNode(n *yaml.Node, mask bool, secretHeader func(string) bool) *yaml.Node {
 	n = deref(n)
 	c := *n
 	c.Anchor, c.Alias = "", nil
@@ -918,9 +920,9 @@ func copyNode(n *yaml.Node, mask bool) *yaml.Node {
 		m := mask
 		if n.Kind == yaml.MappingNode && i%2 == 1 {
 			k := strings.ToLower(n.Content[i-1].Value)
-			m = m || secretFields[k] || secretHeaders[k]
+			m = m || secretFields[k] || secretHeader(k)
 		}
-		c.Content[i] = copyNode(e, m)
+		c.Content[i] = copyNode(e, m, secretHeader)
 	}
 	return &c
 }

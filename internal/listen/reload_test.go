@@ -145,3 +145,19 @@ func TestDebug(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
+
+// TestConfigMasksSecretHeaders: /config masks the value of every header
+// the watch keeps secret — its --secret-header names too, not only the
+// default ones.
+func TestConfigMasksSecretHeaders(t *testing.T) {
+	base := target.Defaults()
+	base.SecretHeader = []string{"X-Auth-Token"}
+	mods, err := ParseModules("bb.yml", []byte("modules:\n  m:\n    prober: http\n    http:\n      headers: {X-Auth-Token: s3cr3tvalue, X-Plain: shown}\n  icmp:\n    prober: icmp\n"), base, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := ConfigText(mods)
+	if strings.Contains(body, "s3cr3tvalue") || !strings.Contains(body, "X-Auth-Token: <secret>") || !strings.Contains(body, "X-Plain: shown") {
+		t.Errorf("/config:\n%s", body)
+	}
+}
