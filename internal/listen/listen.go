@@ -165,8 +165,16 @@ func (s *Service) refuse(w http.ResponseWriter, text string, code int) {
 func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if c := s.board.cur.Load(); c != nil {
-		if zr, err := gzip.NewReader(bytes.NewReader(c.metrics)); err == nil {
-			io.Copy(w, zr)
+		// The fleet's series are kept compressed between sweeps. A copy
+		// that cannot be read back is a failed scrape (up == 0), never an
+		// answer whose targets silently vanished from Prometheus.
+		zr, err := gzip.NewReader(bytes.NewReader(c.metrics))
+		if err != nil {
+			http.Error(w, "the fleet's metrics cannot be read: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if _, err := io.Copy(w, zr); err != nil {
+			panic(http.ErrAbortHandler) // cut the answer: Prometheus records the scrape as failed
 		}
 	}
 	metrics.WriteProcess(w, metrics.ReadProcess())

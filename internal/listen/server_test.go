@@ -364,3 +364,15 @@ func checkExposition(t *testing.T, body string) {
 		t.Errorf("does not parse: %v\n%s", err, body)
 	}
 }
+
+// TestMetricsUnreadableIsAFailedScrape: fleet series that cannot be read
+// back answer 500 (Prometheus: up == 0), not a 200 without the targets.
+func TestMetricsUnreadableIsAFailedScrape(t *testing.T) {
+	svc := New(Config{Interval: time.Minute})
+	svc.board.cur.Store(&snapshot{metrics: []byte("not gzip")})
+	rec := httptest.NewRecorder()
+	svc.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Errorf("status %d, want 500:\n%s", rec.Code, rec.Body)
+	}
+}
