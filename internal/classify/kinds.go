@@ -111,7 +111,7 @@ func redisReason(a *RedisAnswer) Reason {
 		// A refused AUTH leaves the connection the default user's: a
 		// later PING may pass, but the URL's credentials did not.
 		if r, ok := redisError(b.Reply); ok && b.Command == "AUTH" && !unneededPassword(b.Reply) {
-			if Warming(r) || r == RedisMasterDown {
+			if Warming(r) {
 				return r
 			}
 			return RedisAuth

@@ -500,24 +500,16 @@ func Judge(o Observation, s Settings) Report {
 		// each row keeps what was seen. What the server did (a refusal,
 		// a reset, a status, an exit status) is named all the same.
 		st := &Starved{LatenessMS: tms(o.Lateness.Max), AtMS: tms(o.Lateness.At), What: o.Lateness.What, BoundMS: tms(StarvedBound)}
-		named := false
 		for i, v := range r.Verdicts {
-			switch {
-			case v.OK:
-			case byTimingAlone(o, s, v.Name, flip, o.Lateness.Max):
+			if !v.OK && byTimingAlone(o, s, v.Name, flip, o.Lateness.Max) {
 				st.Seen = append(st.Seen, v.Name)
 				r.Verdicts[i] = skipped(v.Name, "not judged, "+st.Why()+"; seen: "+v.Detail)
-			default:
-				named = true
 			}
 		}
 		if len(st.Seen) > 0 {
 			r.Starved = st
 		}
-		r.OK = false
-		if !named && len(st.Seen) == 0 {
-			r.OK = true
-		}
+		// r.OK stays false: a failed verdict is named or unknown now.
 	}
 	for _, v := range r.Verdicts {
 		if v.Skipped {

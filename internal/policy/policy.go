@@ -246,34 +246,26 @@ func Decide(in Input) (Decision, History) {
 	}
 
 	// Rules 2 and 3 either end here or turn the result into a decisive one;
-	// what says why it became decisive.
+	// what says why it became decisive. Rule 3b: a throttled answer (429)
+	// and a service still warming up are held as a timeout is.
 	if throttled {
 		result = withStatus(result, in.HTTPStatus)
 	}
 	what := result
-	if throttled {
-		// Rule 3b: throttled is not down; held as a timeout is.
+	if throttled || warming {
+		why := throttledWhy
+		if warming {
+			why = warmingWhy(in.Reason)
+		}
 		if s.EscalateTimeoutsAfter <= 0 {
 			return Decision{Action: IgnoreTimeout,
-				Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), throttledWhy)}, h
+				Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), why)}, h
 		}
 		if h.TimeoutStreak < s.EscalateTimeoutsAfter {
 			return Decision{Action: IgnoreTimeout,
 				Why: fmt.Sprintf("%s, the %s in a row, turning decisive from the %s: %s",
-					result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), throttledWhy)}, h
+					result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), why)}, h
 		}
-		what = fmt.Sprintf("%s, the %s in a row, decisive from the %s", result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter))
-	}
-	if warming && s.EscalateTimeoutsAfter <= 0 {
-		return Decision{Action: IgnoreTimeout,
-			Why: fmt.Sprintf("%s, the %s in a row: %s", result, ordinal(h.TimeoutStreak), warmingWhy(in.Reason))}, h
-	}
-	if warming && h.TimeoutStreak < s.EscalateTimeoutsAfter {
-		return Decision{Action: IgnoreTimeout,
-			Why: fmt.Sprintf("%s, the %s in a row, turning decisive from the %s: %s",
-				result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter), warmingWhy(in.Reason))}, h
-	}
-	if warming {
 		what = fmt.Sprintf("%s, the %s in a row, decisive from the %s", result, ordinal(h.TimeoutStreak), ordinal(s.EscalateTimeoutsAfter))
 	}
 	switch outcome {

@@ -54,8 +54,8 @@ type Cert struct {
 	DaysLeft  int       `json:"days_left"`
 	// MustStaple: the certificate carries the TLS Feature extension
 	// with status_request (RFC 7633, "OCSP must-staple"); StapleMissing:
-	// the server sent no OCSP staple with it, which browsers refuse (Go
-	// and curl do not check).
+	// the server sent no OCSP staple with it, which browsers refuse, and
+	// so does the probe (tls_must_staple) unless -k.
 	MustStaple    bool `json:"must_staple,omitempty"`
 	StapleMissing bool `json:"staple_missing,omitempty"`
 	// SHA256 is the certificate's fingerprint and DNSNames how many of
