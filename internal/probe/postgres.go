@@ -25,7 +25,6 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/pgwire"
-	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
 // PostgresInfo is what a PostgreSQL server answered (redacted): the
@@ -156,10 +155,8 @@ func (x *postgresExchange) startTLS(ctx context.Context) error {
 		switch {
 		case mode == "verify-full":
 		case mode == "verify-ca" || roots:
-			tc.VerifyConnection = func(cs tls.ConnectionState) error {
-				p.keepState(cs)
-				return tlsinfo.Verify(cs.PeerCertificates, o.TLSConfig, "")
-			}
+			// The chain and its staple, not the name.
+			tc.VerifyConnection = func(cs tls.ConnectionState) error { return p.verifyAgainst(cs, "") }
 		default:
 			tc.VerifyConnection = p.keepState
 			p.mu.Lock()

@@ -91,8 +91,17 @@ func (p *run) keepState(cs tls.ConnectionState) error {
 // staple is only shown.
 func (p *run) verifyConnection(cs tls.ConnectionState) error {
 	p.mu.Lock()
-	p.tlsState = &cs
 	name := p.serverName
+	p.mu.Unlock()
+	return p.verifyAgainst(cs, name)
+}
+
+// verifyAgainst is verifyConnection for a given name to check, "" for the
+// chain alone (PostgreSQL's sslmode=verify-ca): the staple is judged all
+// the same.
+func (p *run) verifyAgainst(cs tls.ConnectionState, name string) error {
+	p.mu.Lock()
+	p.tlsState = &cs
 	p.mu.Unlock()
 	chain, err := tlsinfo.VerifyChain(cs.PeerCertificates, p.opts.TLSConfig, name)
 	if err != nil {
