@@ -37,6 +37,7 @@ const (
 	CodeOK            = 0
 	CodeNotFound      = 5
 	CodeUnimplemented = 12
+	CodeUnavailable   = 14
 )
 
 // codeNames are the canonical names of the gRPC status codes.

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,9 @@ type grpcExchange struct {
 	resp  *http.Response
 	ans   grpchealth.Answer
 	read  bool
+	// goAway: the server sent GOAWAY before the call's answer (read
+	// stays true: that is the call's answer, as grpc-go reports it).
+	goAway bool
 }
 
 func newGRPC(ctx context.Context, p *run) (exchange, error) {
@@ -212,6 +216,16 @@ func (g *grpcExchange) run(ctx context.Context) error {
 	p.mu.Unlock()
 	resp, err := g.tr.RoundTrip(g.req)
 	if err != nil {
+		if ctx.Err() == nil && strings.Contains(err.Error(), "received GOAWAY") {
+			// An HTTP/2 server going away before it answered the call
+			// (a gRPC server stopping): grpc-go reports the call as
+			// UNAVAILABLE — an answer, and gRPC's, never "not gRPC".
+			code := grpchealth.CodeUnavailable
+			g.ans = grpchealth.Answer{Info: grpchealth.Info{Code: &code, CodeName: grpchealth.CodeName(code),
+				Message: "the server sent GOAWAY before answering (" + err.Error() + ")"}}
+			g.read, g.goAway = true, true
+			return nil
+		}
 		return err
 	}
 	g.resp = resp
@@ -231,16 +245,18 @@ func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classi
 	info.Message = g.p.opts.Redactor.String(info.Message)
 	res.GRPC = &info
 	f.GRPCService = g.service
-	if g.resp == nil {
+	if g.resp == nil && !g.goAway {
 		if err != nil && !g.p.opts.secure() && g.p.stage == classify.StageHeaders {
 			f.GRPCSeen = g.p.opts.Redactor.String(seenText(g.first.get()))
 			obs.NoPreface = f.GRPCSeen != ""
 		}
 		return
 	}
-	res.HTTPVersion = g.resp.Proto
-	if g.resp.TLS != nil {
-		g.p.tlsState = g.resp.TLS
+	if g.resp != nil {
+		res.HTTPVersion = g.resp.Proto
+		if g.resp.TLS != nil {
+			g.p.tlsState = g.resp.TLS
+		}
 	}
 	if err != nil || !g.read {
 		return

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
@@ -234,4 +236,51 @@ func TestGRPCMTLSOneVerdict(t *testing.T) {
 		}
 	}
 	t.Logf("verdicts: %v", seen)
+}
+
+// TestGRPCGoAwayIsUnavailable: an HTTP/2 server that sends GOAWAY
+// (INTERNAL_ERROR) instead of answering the call — a gRPC server stopping —
+// ended the call UNAVAILABLE, as grpc-go reports it; it spoke HTTP/2, so
+// it is never "not gRPC".
+func TestGRPCGoAwayIsUnavailable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				preface := make([]byte, len(http2.ClientPreface))
+				if _, err := io.ReadFull(c, preface); err != nil {
+					return
+				}
+				fr := http2.NewFramer(c, c)
+				fr.WriteSettings()
+				for {
+					f, err := fr.ReadFrame()
+					if err != nil {
+						return
+					}
+					if _, ok := f.(*http2.HeadersFrame); ok {
+						fr.WriteGoAway(0, http2.ErrCodeInternal, nil)
+						return
+					}
+				}
+			}()
+		}
+	}()
+	o := opts(t, "grpc://"+ln.Addr().String(), "", nil)
+	r := probe.Run(context.Background(), o)
+	if r.Reason != classify.GRPCStatus || !strings.Contains(r.Error, "UNAVAILABLE") || strings.Contains(r.Error, "not gRPC") {
+		t.Fatalf("%s/%s (%s): want grpc_status UNAVAILABLE", r.Outcome, r.Reason, r.Error)
+	}
+	if r.GRPC == nil || r.GRPC.CodeName != "UNAVAILABLE" {
+		t.Errorf("grpc %+v, want code UNAVAILABLE", r.GRPC)
+	}
 }
