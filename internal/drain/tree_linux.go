@@ -1,13 +1,14 @@
 package drain
 
 import (
+	"math"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/healthctl/healthctl/internal/proc"
 )
 
 // keepDescendants makes healthctl the child subreaper of everything it
@@ -21,72 +22,18 @@ func keepDescendants() {
 // childAttr makes the child die with healthctl, SIGKILL included.
 func childAttr(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
-// proc is one row of the process table.
-type procEntry struct {
-	pid, ppid int
-	zombie    bool
-}
-
-// processTable reads pid, ppid and state of every process from /proc.
-func processTable() []procEntry {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []procEntry
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) S ppid ...": comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		out = append(out, procEntry{pid: pid, ppid: ppid, zombie: f[0] == "Z" || f[0] == "X"})
-	}
-	return out
-}
-
 // descendants are the processes below healthctl: what it started and
 // everything they started, re-parented ones included (healthctl is their
 // subreaper).
-func descendants() []procEntry {
-	self := os.Getpid()
-	tab := processTable()
-	kids := map[int][]procEntry{}
-	for _, p := range tab {
-		kids[p.ppid] = append(kids[p.ppid], p)
-	}
-	var out []procEntry
-	queue := []int{self}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, k := range kids[pid] {
-			out = append(out, k)
-			queue = append(queue, k.pid)
-		}
-	}
-	return out
+func descendants() []proc.Stat {
+	return proc.Descendants(proc.Table(), os.Getpid(), math.MaxInt)
 }
 
 // othersLeft counts the running descendants other than main.
 func othersLeft(main int) int {
 	n := 0
 	for _, p := range descendants() {
-		if p.pid != main && !p.zombie {
+		if p.PID != main && !p.Zombie {
 			n++
 		}
 	}
@@ -104,13 +51,13 @@ func killTree(main int, limit time.Duration) int {
 		running := 0
 		for _, p := range descendants() {
 			switch {
-			case p.zombie && p.ppid == self && p.pid != main:
+			case p.Zombie && p.PPID == self && p.PID != main:
 				// Re-parented to healthctl: reap it (main is os/exec's).
 				var ws unix.WaitStatus
-				_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
-			case !p.zombie:
+				_, _ = unix.Wait4(p.PID, &ws, unix.WNOHANG, nil)
+			case !p.Zombie:
 				running++
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+				_ = syscall.Kill(p.PID, syscall.SIGKILL)
 			}
 		}
 		if running == 0 || time.Now().After(end) {
