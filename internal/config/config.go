@@ -288,21 +288,16 @@ func readConfigFile(src Sources) (v *viper.Viper, path string, named bool, err e
 		}
 		return nil, "", named, fmt.Errorf("config %s: %v", path, err)
 	}
-	v = viper.New()
+	v = viper.NewWithOptions(viper.WithCodecRegistry(yamlCodecs))
 	v.SetConfigFile(path)
-	ext := filepath.Ext(path)
-	if ext == "" {
+	if filepath.Ext(path) == "" {
 		v.SetConfigType("yaml")
 	}
-	if ext == "" || ext == ".yaml" || ext == ".yml" {
-		var doc yaml.Node
-		if yaml.Unmarshal(data, &doc) == nil {
-			if err := yamlsafe.Check(&doc); err != nil {
-				return nil, "", named, fmt.Errorf("config %s: %v", path, err)
-			}
-		}
-	}
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		var bomb *yamlsafe.Error
+		if errors.As(err, &bomb) {
+			return nil, "", named, fmt.Errorf("config %s: %v", path, bomb)
+		}
 		return nil, "", named, fmt.Errorf("config %s: %v", path, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return v, path, named, nil
@@ -399,4 +394,34 @@ func editDistance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// yamlCodecs is viper's codec table with its YAML decoder replaced by
+// safeYAML: viper stays the one reader of the config file, and the file is
+// parsed once, its aliases and merge keys within a budget before they are
+// expanded (viper's own decoder expands them without one).
+var yamlCodecs = func() *viper.DefaultCodecRegistry {
+	r := viper.NewCodecRegistry()
+	_ = r.RegisterCodec("yaml", safeYAML{})
+	_ = r.RegisterCodec("yml", safeYAML{})
+	return r
+}()
+
+// safeYAML decodes YAML through one node tree checked by yamlsafe.
+type safeYAML struct{}
+
+func (safeYAML) Encode(v map[string]any) ([]byte, error) { return yaml.Marshal(v) }
+
+func (safeYAML) Decode(b []byte, v map[string]any) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	if err := yamlsafe.Check(&doc); err != nil {
+		return err
+	}
+	if doc.Kind == 0 {
+		return nil // an empty file
+	}
+	return doc.Decode(&v)
 }
