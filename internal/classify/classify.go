@@ -76,51 +76,19 @@ func (a DNSAnswer) Describe() string {
 	return ""
 }
 
-// Protocol is the exchange a probe made after connecting.
-type Protocol string
-
-// The protocols. The zero value is HTTP, so an observation that names none
-// is classified as it always was.
-const (
-	ProtoHTTP Protocol = ""
-	// ProtoGRPC is one grpc.health.v1.Health/Check call over HTTP/2.
-	ProtoGRPC Protocol = "grpc"
-	// ProtoTCP is a connect and nothing else.
-	ProtoTCP Protocol = "tcp"
-	// ProtoTLS is a connect and a TLS handshake whose chain is verified.
-	ProtoTLS Protocol = "tls"
-)
-
-// GRPCAnswer is what a gRPC health call answered, once its response was
-// read without a transport error.
-type GRPCAnswer struct {
-	// NotGRPC is set when the answer was not gRPC at all (HTTP/1, another
-	// content type, no grpc-status, a malformed message).
-	NotGRPC bool
-	// Code is the grpc-status code.
-	Code int
-	// Serving is the HealthCheckResponse's status (1 SERVING, 2
-	// NOT_SERVING, 3 SERVICE_UNKNOWN, 0 UNKNOWN), with Code 0.
-	Serving int
-}
-
-// ErrNoHTTP2 is what a gRPC probe's TLS handshake ends with when the server
-// completed it without selecting HTTP/2 by ALPN: it speaks no gRPC.
-var ErrNoHTTP2 = errors.New("the TLS server did not select HTTP/2 (ALPN h2)")
-
 // Observation is everything the classifier needs; the probe fills it.
 type Observation struct {
-	// Protocol is the exchange made (HTTP when empty).
-	Protocol Protocol
-	// GRPC is the health answer of a gRPC probe that read one (Err nil).
-	GRPC *GRPCAnswer
-	// NoPreface: a cleartext gRPC probe's connection ended (Err) before
-	// the server sent the HTTP/2 preface: it is no HTTP/2 server.
-	NoPreface bool
-	// Redis and Postgres are what a Redis or PostgreSQL probe read (Err
-	// nil).
-	Redis    *RedisAnswer
-	Postgres *PostgresAnswer
+	// Kind is the row's kind, nil for HTTP: a probe of a kind is judged
+	// by its Answer, never by HTTP's status rules.
+	Kind *Kind
+	// Answer is what the kind's exchange read (nil for HTTP; a kind's
+	// exchange always gives one, read or not).
+	Answer Answer
+	// Refuted: the kind's exchange knows, whatever error ended it, that
+	// the server does not speak the kind's protocol (a gRPC server with
+	// no HTTP/2): Kind.NotProtocol, unless a window, the network or the
+	// certificate said first.
+	Refuted bool
 
 	// Err is the error that ended the probe, nil when a response arrived
 	// and its body was read.
@@ -176,19 +144,13 @@ func Classify(o Observation) (Outcome, Reason) {
 
 func reason(o Observation) Reason {
 	if o.Err == nil {
-		switch o.Protocol {
-		case ProtoTCP, ProtoTLS:
-			// The connection (and the handshake) completed: that is
-			// all these probes ask, but for a dialogue's lines.
-			if o.ConditionFailed {
-				return ConditionFailed
+		if o.Kind != nil {
+			// A kind's answer is its own: never HTTP's status rules,
+			// and no answer at all is not a pass.
+			if o.Answer == nil {
+				return o.Kind.notProtocol()
 			}
-			return OK
-		case ProtoGRPC:
-			return grpcReason(o.GRPC)
-		case ProtoRedis, ProtoPostgres:
-			r, _ := kindReason(o)
-			return r
+			return o.Answer.Reason()
 		}
 		switch {
 		case o.Proxied && o.StatusCode == http.StatusProxyAuthRequired:
@@ -296,30 +258,20 @@ func reason(o Observation) Reason {
 	if r, ok := certReason(err, o.Now); ok {
 		return r
 	}
-	if errors.Is(err, ErrNoHTTP2) {
-		return GRPCProtocol
+	if o.Kind != nil && o.Refuted {
+		return o.Kind.notProtocol()
 	}
-	if errors.Is(err, ErrPostgresNoSSL) {
+	if errors.Is(err, ErrNotTLS) {
 		return TLSNotTLS
 	}
 	var rh tls.RecordHeaderError
 	if errors.As(err, &rh) || errors.Is(err, http.ErrSchemeMismatch) {
 		return TLSNotTLS
 	}
-	if op != nil && op.Op == "remote error" && o.Protocol == ProtoGRPC && strings.Contains(op.Err.Error(), "no application protocol") {
-		// The TLS server refused ALPN h2: it speaks no HTTP/2, so no
-		// gRPC either.
-		return GRPCProtocol
-	}
 	if r, ok := tlsAlertReason(o, err, op); ok {
 		return r
 	}
 
-	if o.Protocol == ProtoGRPC && o.NoPreface && o.Stage == StageHeaders {
-		// Reset or closed before any HTTP/2 frame: what an HTTP/1
-		// server does with the HTTP/2 preface.
-		return GRPCProtocol
-	}
 	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
 		return ConnReset
 	}
@@ -333,16 +285,10 @@ func reason(o Observation) Reason {
 		return HostUnreachable
 	}
 	// The connection was made and what came back was not a whole HTTP
-	// answer: garbage, nothing at all, or a body cut short. For a gRPC
-	// call that is an answer that is not gRPC (no HTTP/2 preface, an
-	// HTTP/1 server's reply read as a frame).
-	if o.Protocol == ProtoGRPC {
-		return GRPCProtocol
-	}
-	if r, ok := kindProtocolError(o.Protocol); ok {
-		return r
-	}
-	return ProtocolError
+	// answer: garbage, nothing at all, or a body cut short. For a kind
+	// that is an answer not of its protocol (a gRPC call: no HTTP/2
+	// preface, an HTTP/1 server's reply read as a frame).
+	return o.Kind.notProtocol()
 }
 
 // proxyAnswer is the reason for an error answer a proxy generated itself:
@@ -458,32 +404,6 @@ func refusedCert(text string) bool {
 		}
 	}
 	return false
-}
-
-// grpcReason names a gRPC health answer: only SERVING passes.
-func grpcReason(a *GRPCAnswer) Reason {
-	const (
-		codeOK            = 0
-		codeNotFound      = 5
-		codeUnimplemented = 12
-		serving           = 1
-		serviceUnknown    = 3
-	)
-	switch {
-	case a == nil || a.NotGRPC:
-		return GRPCProtocol
-	case a.Code == codeUnimplemented:
-		return GRPCUnimplemented
-	case a.Code == codeNotFound:
-		return GRPCServiceUnknown
-	case a.Code != codeOK:
-		return GRPCStatus
-	case a.Serving == serving:
-		return OK
-	case a.Serving == serviceUnknown:
-		return GRPCServiceUnknown
-	}
-	return GRPCNotServing
 }
 
 // isLocal says err is this machine's resource or permission failing before

@@ -97,31 +97,11 @@ func TestClassify(t *testing.T) {
 		{"dns tc then closed", Observation{Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}, Stage: StageDNS, DNS: DNSNoUsableAnswer}, ResolverError},
 		{"dns garbled (window)", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageDNS, DNS: DNSNoUsableAnswer}, ResolverError},
 		{"dns servfail seen", Observation{Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}, Stage: StageDNS, DNS: DNSServerFailure}, DNSServfail},
-		{"tcp connected", Observation{Protocol: ProtoTCP}, OK},
-		{"tcp refused", Observation{Protocol: ProtoTCP, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
-		{"tls handshake done", Observation{Protocol: ProtoTLS}, OK},
-		{"tls expired", Observation{Protocol: ProtoTLS, Err: verify(x509.CertificateInvalidError{Cert: past, Reason: x509.Expired}), Stage: StageTLS, Now: now}, TLSExpired},
-		{"grpc serving", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 1}}, OK},
-		{"grpc not serving", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 2}}, GRPCNotServing},
-		{"grpc status UNKNOWN", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 0}}, GRPCNotServing},
-		{"grpc status from a newer server", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 9}}, GRPCNotServing},
-		{"grpc SERVICE_UNKNOWN", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Serving: 3}}, GRPCServiceUnknown},
-		{"grpc NOT_FOUND", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Code: 5}}, GRPCServiceUnknown},
-		{"grpc UNIMPLEMENTED", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Code: 12}}, GRPCUnimplemented},
-		{"grpc UNAVAILABLE", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{Code: 14}}, GRPCStatus},
-		{"grpc not grpc", Observation{Protocol: ProtoGRPC, GRPC: &GRPCAnswer{NotGRPC: true}}, GRPCProtocol},
-		{"grpc no answer", Observation{Protocol: ProtoGRPC}, GRPCProtocol},
-		{"grpc to an HTTP/1 server", Observation{Protocol: ProtoGRPC, Err: errors.New("http2: failed reading the frame payload: http2: frame too large, note that the frame header looked like an HTTP/1.1 header"), Stage: StageHeaders}, GRPCProtocol},
-		{"grpc EOF before the preface", Observation{Protocol: ProtoGRPC, Err: errors.New("unexpected EOF"), Stage: StageHeaders}, GRPCProtocol},
-		{"grpcs without ALPN h2", Observation{Protocol: ProtoGRPC, Err: &net.OpError{Op: "remote error", Err: errors.New("tls: no application protocol")}, Stage: StageTLS}, GRPCProtocol},
-		{"grpcs client cert alert", Observation{Protocol: ProtoGRPC, Err: &net.OpError{Op: "remote error", Err: errors.New("tls: certificate required")}, Stage: StageHeaders}, TLSClientCertRequired},
-		{"grpc reset before the preface", Observation{Protocol: ProtoGRPC, NoPreface: true, Err: read(syscall.ECONNRESET), Stage: StageHeaders}, GRPCProtocol},
-		{"grpc reset after the preface", Observation{Protocol: ProtoGRPC, Err: read(syscall.ECONNRESET), Stage: StageHeaders}, ConnReset},
-		{"grpcs no h2 selected", Observation{Protocol: ProtoGRPC, Err: fmt.Errorf("x: %w", ErrNoHTTP2), Stage: StageTLS}, GRPCProtocol},
-		{"grpc refused", Observation{Protocol: ProtoGRPC, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"tcp connected", Observation{Kind: testKind, Answer: testAnswer(OK)}, OK},
+		{"tcp refused", Observation{Kind: testKind, Err: dial(syscall.ECONNREFUSED), Stage: StageConnect}, ConnRefused},
+		{"tls handshake done", Observation{Kind: testKind, Answer: testAnswer(OK)}, OK},
+		{"tls expired", Observation{Kind: testKind, Err: verify(x509.CertificateInvalidError{Cert: past, Reason: x509.Expired}), Stage: StageTLS, Now: now}, TLSExpired},
 		{"body write window", Observation{Err: errors.New("x"), WindowClosed: true, Stage: StageWrite}, RequestBodyTimeout},
-		{"grpc headers window", Observation{Protocol: ProtoGRPC, Err: errors.New("x"), WindowClosed: true, Stage: StageHeaders}, HeadersTimeout},
-		{"grpc tls unknown authority", Observation{Protocol: ProtoGRPC, Err: verify(x509.UnknownAuthorityError{}), Stage: StageTLS}, TLSUnknownAuthority},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -229,12 +209,52 @@ func TestEveryReasonHasAnOutcome(t *testing.T) {
 			t.Errorf("%s listed twice", r)
 		}
 		seen[r] = true
-		if _, ok := reasonOutcome()[r]; !ok {
+		_, generic := reasonOutcome()[r]
+		_, kinds := declared[r]
+		if !generic && !kinds {
 			t.Errorf("%s has no outcome", r)
 		}
 	}
-	if len(seen) != len(reasonOutcome()) {
-		t.Errorf("Reasons lists %d, the table has %d", len(seen), len(reasonOutcome()))
+	if len(seen) != len(reasonOutcome())+len(declared) {
+		t.Errorf("Reasons lists %d, the tables have %d", len(seen), len(reasonOutcome())+len(declared))
+	}
+}
+
+// testKind and testAnswer are a kind as a row declares one, for the
+// generic order of the checks.
+var testKind = &Kind{Name: "test", NotProtocol: "test_protocol"}
+
+type testAnswer Reason
+
+func (testAnswer) Kind() *Kind               { return testKind }
+func (a testAnswer) Reason() Reason          { return Reason(a) }
+func (testAnswer) Text(Reason, error) string { return "" }
+func (testAnswer) Said() string              { return "" }
+func (testAnswer) Status() string            { return "" }
+func (testAnswer) Lines() []string           { return nil }
+func (testAnswer) JSON() any                 { return nil }
+
+// TestKindNeverFallsToHTTP: a kind's probe that read no answer is its
+// kind's no-answer reason, never judged by HTTP's status rules (a zero
+// status would be http_status, a pass with StatusExpected), and a protocol
+// error after connecting is the kind's.
+func TestKindNeverFallsToHTTP(t *testing.T) {
+	for _, o := range []Observation{
+		{Kind: testKind},
+		{Kind: testKind, StatusExpected: true},
+		{Kind: testKind, StatusCode: 200, StatusExpected: true},
+		{Kind: testKind, Err: io.ErrUnexpectedEOF, Stage: StageHeaders},
+		{Kind: testKind, Err: errors.New("x"), Stage: StageHeaders, Refuted: true},
+	} {
+		if _, r := Classify(o); r != "test_protocol" {
+			t.Errorf("%+v: %s, want the kind's test_protocol", o, r)
+		}
+	}
+	if _, r := Classify(Observation{Kind: testKind, Answer: testAnswer("test_other"), StatusCode: 200, StatusExpected: true}); r != "test_other" {
+		t.Errorf("an answer's reason: %s, want test_other", r)
+	}
+	if _, r := Classify(Observation{Kind: &Kind{Name: "bare"}, Err: io.ErrUnexpectedEOF, Stage: StageHeaders}); r != ProtocolError {
+		t.Errorf("a kind without its own: %s, want protocol_error", r)
 	}
 }
 

@@ -87,21 +87,6 @@ const (
 	ProxyError      Reason = "proxy_error"
 	NoURL           Reason = "no_url"
 
-	// GRPCNotServing is a health answer other than SERVING: NOT_SERVING,
-	// or UNKNOWN (or a status this version does not know).
-	GRPCNotServing Reason = "grpc_not_serving"
-	// GRPCServiceUnknown is SERVICE_UNKNOWN, or NOT_FOUND: the health
-	// service does not know the service asked about.
-	GRPCServiceUnknown Reason = "grpc_service_unknown"
-	// GRPCUnimplemented is UNIMPLEMENTED: the server has no health service.
-	GRPCUnimplemented Reason = "grpc_unimplemented"
-	// GRPCStatus is any other non-OK gRPC status code.
-	GRPCStatus Reason = "grpc_status"
-	// GRPCProtocol is an answer that is not gRPC: HTTP/1 only, no HTTP/2
-	// preface, a content type other than application/grpc, no
-	// grpc-status, a malformed message.
-	GRPCProtocol Reason = "grpc_protocol"
-
 	// LocalError is a resource or permission of this machine (EMFILE,
 	// ENFILE, ENOBUFS, EADDRNOTAVAIL, EPERM/EACCES on socket or connect).
 	LocalError Reason = "local_error"
@@ -175,29 +160,6 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 		ProxyError:      Unreachable,
 		NoURL:           Unreachable,
 
-		GRPCNotServing:     Unreachable,
-		GRPCServiceUnknown: Unreachable,
-		GRPCUnimplemented:  Unreachable,
-		GRPCStatus:         Unreachable,
-		GRPCProtocol:       Unreachable,
-
-		RedisLoading:               Unreachable,
-		RedisMasterDown:            Unreachable,
-		RedisBusy:                  Unreachable,
-		RedisAuth:                  Unreachable,
-		RedisClusterDown:           Unreachable,
-		RedisError:                 Unreachable,
-		RedisProtocol:              Unreachable,
-		PostgresStartingUp:         Unreachable,
-		PostgresShuttingDown:       Unreachable,
-		PostgresRecovery:           Unreachable,
-		PostgresTooManyConnections: Unreachable,
-		PostgresAuth:               Unreachable,
-		PostgresDatabase:           Unreachable,
-		PostgresReadOnly:           Unreachable,
-		PostgresError:              Unreachable,
-		PostgresProtocol:           Unreachable,
-
 		LocalError:          Unknown,
 		ResolverUnreachable: Unknown,
 		ResolverRefused:     Unknown,
@@ -210,7 +172,9 @@ var reasonOutcome = sync.OnceValue(func() map[Reason]Outcome {
 	}
 })
 
-// Reasons lists every reason, grouped by outcome in the contract's order.
+// Reasons lists every reason, grouped by outcome in the contract's order:
+// the generic ones listed here, and each kind's own (Declare) after the
+// unreachable ones.
 var Reasons = []Reason{
 	OK, Degraded,
 	DNSNXDomain, DNSNoAddress, DNSServfail,
@@ -218,9 +182,6 @@ var Reasons = []Reason{
 	ConnRefused,
 	TLSUnknownAuthority, TLSInsecureAlgorithm, TLSHostnameMismatch, TLSExpired, TLSNotYetValid, TLSNotTLS, TLSClientCertRequired, TLSProtocolVersion, TLSRevoked, TLSMustStaple, TLSRemoteAlert, TLSHandshakeFailure,
 	HTTPStatus, Redirect, ConditionFailed, ConnReset, HostUnreachable, NetUnreachable, ProtocolError, ProxyError, NoURL,
-	GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol,
-	RedisLoading, RedisMasterDown, RedisBusy, RedisAuth, RedisClusterDown, RedisError, RedisProtocol,
-	PostgresStartingUp, PostgresShuttingDown, PostgresRecovery, PostgresTooManyConnections, PostgresAuth, PostgresDatabase, PostgresReadOnly, PostgresError, PostgresProtocol,
 	LocalError, ResolverUnreachable, ResolverRefused, ResolverError, ProxyUnreachable, ProxyAuthRequired, ProxyRefused, ProxyTimeout, ProxyTLS,
 }
 
@@ -228,6 +189,9 @@ var Reasons = []Reason{
 func (r Reason) Outcome() Outcome {
 	if o, ok := reasonOutcome()[r]; ok {
 		return o
+	}
+	if d, ok := declared[r]; ok {
+		return d.Outcome
 	}
 	return Unreachable
 }

@@ -136,21 +136,6 @@ type Facts struct {
 	// Redact scrubs secrets from text that may quote them; nil keeps the
 	// text as it is.
 	Redact func(string) string
-
-	// The gRPC health answer: the service asked about, the grpc-status
-	// code and its name, the serving status's name and the server's
-	// grpc-message; GRPCSeen says how an answer was not gRPC (the thing
-	// seen: "content-type \"text/html\"").
-	GRPCService  string
-	GRPCCode     int
-	GRPCCodeName string
-	GRPCStatus   string
-	GRPCMessage  string
-	GRPCSeen     string
-
-	// Seen is what a Redis or PostgreSQL server said (quoted) when it
-	// was not the protocol.
-	Seen string
 }
 
 // Sentence is the user-facing error of a probe classified as r: "" for a
@@ -164,10 +149,8 @@ func Sentence(o Observation, r Reason, f Facts) string {
 	}
 	var msg string
 	switch {
-	case o.Protocol == ProtoGRPC && !o.WindowClosed && isGRPCReason(r):
-		msg = red(grpcText(o, r, f))
-	case (o.Protocol == ProtoRedis || o.Protocol == ProtoPostgres) && !o.WindowClosed && isKindReason(r):
-		msg = red(kindText(o, r, f))
+	case o.Answer != nil && !o.WindowClosed && o.Kind.Owns(r) && o.Answer.Text(r, o.Err) != "":
+		msg = red(o.Answer.Text(r, o.Err))
 	case o.Err != nil && o.WindowClosed && (r == ResolverError || r == ResolverRefused):
 		// The replies that came were no answer: say what they were.
 		msg = red(dropGoNames(windowText(o, f)) + ": " + o.DNS.Describe())
@@ -294,8 +277,8 @@ func windowText(o Observation, f Facts) string {
 			f.BodySent, f.BodySize, w)
 	case StageHeaders:
 		what = "no response headers"
-		if o.Protocol == ProtoRedis || o.Protocol == ProtoPostgres {
-			what = "no answer"
+		if o.Kind != nil && o.Kind.Silence != "" {
+			what = o.Kind.Silence
 		} else if f.FirstByte {
 			what = "response headers begun but not complete"
 		}
@@ -371,51 +354,4 @@ func insecureAlgorithmText(err error) string {
 			ua.Cert.Subject.String(), ua.Cert.SignatureAlgorithm, ua.Cert.Issuer.String())
 	}
 	return "certificate signed with an insecure algorithm (SHA-1 or MD5): " + ErrorText(err)
-}
-
-func isGRPCReason(r Reason) bool {
-	switch r {
-	case GRPCNotServing, GRPCServiceUnknown, GRPCUnimplemented, GRPCStatus, GRPCProtocol:
-		return true
-	}
-	return false
-}
-
-// grpcText says what a gRPC health answer that did not pass means, naming
-// the code or status the server sent and what was seen when it was not
-// gRPC at all.
-func grpcText(o Observation, r Reason, f Facts) string {
-	who := "the server"
-	if f.GRPCService != "" {
-		who = fmt.Sprintf("service %q", f.GRPCService)
-	}
-	code := func(prefix string) string {
-		s := fmt.Sprintf("%sgRPC status %s (%d)", prefix, f.GRPCCodeName, f.GRPCCode)
-		if f.GRPCMessage != "" {
-			s += ": " + f.GRPCMessage
-		}
-		return s
-	}
-	switch {
-	case r == GRPCProtocol && o.Err != nil:
-		text := ErrorText(o.Err)
-		switch {
-		case f.GRPCSeen != "":
-			return "not gRPC: " + f.GRPCSeen
-		case strings.Contains(text, "looked like an HTTP/1.1 header"):
-			return "not gRPC: the server answered in HTTP/1.1, not HTTP/2 (" + text + ")"
-		case strings.Contains(text, "no application protocol") || errors.Is(o.Err, ErrNoHTTP2):
-			return "not gRPC: the TLS server offers no HTTP/2 (ALPN h2) (" + text + ")"
-		case strings.HasSuffix(text, "EOF"):
-			return "not gRPC: the server closed the connection without an HTTP/2 answer (" + text + ")"
-		}
-		return "not gRPC: " + text
-	case r == GRPCProtocol:
-		return "not a gRPC answer: " + f.GRPCSeen
-	case r == GRPCUnimplemented:
-		return code("the server has no grpc.health.v1.Health service: ")
-	case f.GRPCStatus != "":
-		return who + " is " + f.GRPCStatus
-	}
-	return code("health check of " + who + ": ")
 }

@@ -79,32 +79,21 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		tp.start = cs
 	}
 	tp.Took = end.Sub(tp.start)
-	if g := res.GRPC; g != nil && g.Status == "" && (g.CodeName == "CANCELLED" || g.CodeName == "UNAVAILABLE") {
+	if a, ok := res.Answer.(interface{ Reset() string }); ok && a.Reset() != "" {
 		// The server tore the call down (grpcio's stop(0) ends the calls
 		// in flight UNAVAILABLE or CANCELLED): no health answer, so no
 		// flip (a draining server says NOT_SERVING); the port no longer
 		// answering is the listener's.
-		tp.Err = "gRPC call ended " + g.CodeName + " by the server: no health answer (reset)"
+		tp.Err = "gRPC call ended " + a.Reset() + " by the server: no health answer (reset)"
 		return tp
 	}
-	if g := res.GRPC; g != nil && (g.Status != "" || g.CodeName != "") {
-		// A gRPC health answer: SERVING is ready; NOT_SERVING (what
-		// grpc-go's health Shutdown() says before GracefulStop) or any
-		// other answer is the flip.
-		tp.GRPC, tp.Status = g.Status, http.StatusServiceUnavailable
-		if g.Status == "" {
-			tp.GRPC = g.CodeName
-		}
-		if res.Outcome == classify.Pass {
-			tp.Status = http.StatusOK
-		}
-		return tp
-	}
-	if a := serviceAnswer(res); a != "" {
-		// A Redis or PostgreSQL answer: PONG, or accepting connections,
-		// is ready; the server's own refusal (loading, shutting down, no
-		// slot left) is the flip.
-		tp.GRPC, tp.Status = a, http.StatusServiceUnavailable
+	if said := answerSaid(res); said != "" {
+		// A kind's answer (a gRPC health status, a Redis PING reply,
+		// PostgreSQL accepting connections): its pass is ready; any
+		// other answer (NOT_SERVING, what grpc-go's health Shutdown()
+		// says before GracefulStop; loading, shutting down, no slot
+		// left) is the flip.
+		tp.GRPC, tp.Status = said, http.StatusServiceUnavailable
 		if res.Outcome == classify.Pass {
 			tp.Status = http.StatusOK
 		}
@@ -198,19 +187,12 @@ func connStart(res probe.Result) (time.Time, bool) {
 	return res.Started.Add(total - after), true
 }
 
-// serviceAnswer names what a Redis or PostgreSQL server answered (its
-// PING reply, "accepting connections", its SQLSTATE), "" when it answered
-// nothing of its protocol.
-func serviceAnswer(res probe.Result) string {
-	switch r, pg := res.Redis, res.Postgres; {
-	case r != nil && r.Ping != "":
-		return r.Ping
-	case pg != nil && pg.LoggedIn:
-		return "logged in"
-	case pg != nil && pg.Auth != "":
-		return "accepting connections"
-	case pg != nil && pg.SQLState != "":
-		return "SQLSTATE " + pg.SQLState
+// answerSaid is what a kind's server answered in its own words (Said: a
+// gRPC status, a PING reply, "accepting connections", a SQLSTATE), "" when
+// it answered nothing of its protocol (or the probe was HTTP).
+func answerSaid(res probe.Result) string {
+	if res.Answer == nil {
+		return ""
 	}
-	return ""
+	return res.Answer.Said()
 }

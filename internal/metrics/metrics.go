@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -112,7 +113,7 @@ func Write(w io.Writer, in Input) error {
 	}
 	m.family("healthctl_grpc_status", "gauge", "A gRPC target's last health answer: 1 for the serving status it answered, 0 for the others (no sample without an answer).")
 	for _, it := range probed {
-		if g := it.Result.GRPC; g != nil && g.Status != "" {
+		if g := grpchealth.InfoOf(it.Result.Answer); g != nil && g.Status != "" {
 			for _, s := range grpcStatuses {
 				m.targetSample("healthctl_grpc_status", boolf(g.Status == s), it.label, "status", s)
 			}
@@ -120,7 +121,7 @@ func Write(w io.Writer, in Input) error {
 	}
 	m.family("healthctl_grpc_status_code", "gauge", "The grpc-status code of a gRPC target's last health call (0 OK, 12 UNIMPLEMENTED, …; no sample when none arrived).")
 	for _, it := range probed {
-		if g := it.Result.GRPC; g != nil && g.Code != nil {
+		if g := grpchealth.InfoOf(it.Result.Answer); g != nil && g.Code != nil {
 			m.targetSample("healthctl_grpc_status_code", float64(*g.Code), it.label)
 		}
 	}

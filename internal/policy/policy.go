@@ -402,13 +402,12 @@ func credentialCause(o classify.Outcome, r classify.Reason, status int, challeng
 	if o != classify.Unreachable {
 		return "", false
 	}
-	switch r {
-	case classify.RedisAuth:
-		return "Redis refused the URL's credentials (AUTH): a redeploy does not change them", true
-	case classify.PostgresAuth:
-		return "PostgreSQL refused the URL's credentials (its user, password or pg_hba.conf): a redeploy does not change them", true
-	case classify.HTTPStatus:
-	default:
+	if d, ok := classify.Declared(r); ok && d.Credentials {
+		// A kind's own refusal (a Redis AUTH, a PostgreSQL login): its
+		// declaration says why.
+		return d.Why, true
+	}
+	if r != classify.HTTPStatus {
 		return "", false
 	}
 	switch status {
@@ -433,15 +432,11 @@ func credentialCause(o classify.Outcome, r classify.Reason, status int, challeng
 // warmingWhy is why a warming service is ignored: a redeploy would start
 // its loading over, or cannot cure what it waits for.
 func warmingWhy(r classify.Reason) string {
-	switch r {
-	case classify.RedisMasterDown:
-		return "the Redis replica is waiting for its master: a redeploy of the replica does not bring the master back, ignore it"
-	case classify.PostgresStartingUp, classify.PostgresRecovery:
-		return "PostgreSQL is starting up or replaying its log: a slow start is not a dead server, and a redeploy would start the replay over, ignore it"
-	case classify.PostgresShuttingDown:
-		return "PostgreSQL is shutting down: it is being stopped or restarted already, and a redeploy now would only race that, ignore it"
+	if d, ok := classify.Declared(r); ok && d.Why != "" {
+		// The kind's declaration says why its state is a warming one.
+		return d.Why
 	}
-	return "Redis is still warming up (loading its data set, or held by a script): a slow service is not a dead one, and a redeploy would start it over, ignore it"
+	return "the service is still warming up: a slow service is not a dead one, and a redeploy would start it over, ignore it"
 }
 
 // A pass's words, made once: a sweep decides on every target.

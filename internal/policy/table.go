@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/pgwire"
 )
 
 // Row is one line of the decision table: a kind of probe result, the
@@ -63,7 +64,7 @@ func DecisionTable(s Settings) []Row {
 	b.addStatus("unreachable", "HTTP 401", 401, `Basic realm="app"`)
 	b.addStatus("unreachable", "HTTP 403", 403, "")
 	b.addStatus("unreachable", "HTTP 407", 407, `Basic realm="proxy"`)
-	b.add("unreachable", "a login refused (redis_auth, postgres_auth)", classify.Unreachable, classify.PostgresAuth, History{})
+	b.add("unreachable", "a login refused (redis_auth, postgres_auth)", classify.Unreachable, pgwire.AuthRefused, History{})
 	if n != 1 {
 		c429 := "HTTP 429"
 		if cond != "-" {

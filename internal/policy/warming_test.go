@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/rediswire"
 )
 
 // TestWarming: a Redis loading its data set, busy with a script or a
@@ -23,21 +25,21 @@ func TestWarming(t *testing.T) {
 		want     Action
 		why      string
 	}{
-		{classify.RedisLoading, 0, old, IgnoreTimeout, "unreachable (redis_loading), the 1st in a row: Redis is still warming up"},
-		{classify.RedisBusy, 0, History{}, IgnoreTimeout, "redis_busy"},
-		{classify.RedisLoading, 3, History{TimeoutStreak: 1}, IgnoreTimeout, "the 2nd in a row, turning decisive from the 3rd"},
-		{classify.RedisLoading, 3, History{TimeoutStreak: 2}, Redeploy, "the 3rd in a row, decisive from the 3rd"},
-		{classify.RedisMasterDown, 0, old, IgnoreTimeout, "unreachable (redis_masterdown), the 1st in a row: the Redis replica is waiting for its master"},
-		{classify.RedisMasterDown, 2, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, Redeploy, "the 2nd in a row, decisive from the 2nd"},
-		{classify.PostgresStartingUp, 0, old, IgnoreTimeout, "unreachable (postgres_starting_up), the 1st in a row: PostgreSQL is starting up or replaying its log"},
-		{classify.PostgresRecovery, 0, History{StartedAt: old.StartedAt, TimeoutStreak: 40}, IgnoreTimeout, "the 41st in a row: PostgreSQL is starting up or replaying its log"},
-		{classify.PostgresShuttingDown, 0, old, IgnoreTimeout, "PostgreSQL is shutting down"},
-		{classify.PostgresStartingUp, 3, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, IgnoreTimeout, "turning decisive from the 3rd"},
+		{rediswire.Loading, 0, old, IgnoreTimeout, "unreachable (redis_loading), the 1st in a row: Redis is still warming up"},
+		{rediswire.Busy, 0, History{}, IgnoreTimeout, "redis_busy"},
+		{rediswire.Loading, 3, History{TimeoutStreak: 1}, IgnoreTimeout, "the 2nd in a row, turning decisive from the 3rd"},
+		{rediswire.Loading, 3, History{TimeoutStreak: 2}, Redeploy, "the 3rd in a row, decisive from the 3rd"},
+		{rediswire.MasterDown, 0, old, IgnoreTimeout, "unreachable (redis_masterdown), the 1st in a row: the Redis replica is waiting for its master"},
+		{rediswire.MasterDown, 2, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, Redeploy, "the 2nd in a row, decisive from the 2nd"},
+		{pgwire.StartingUp, 0, old, IgnoreTimeout, "unreachable (postgres_starting_up), the 1st in a row: PostgreSQL is starting up or replaying its log"},
+		{pgwire.Recovery, 0, History{StartedAt: old.StartedAt, TimeoutStreak: 40}, IgnoreTimeout, "the 41st in a row: PostgreSQL is starting up or replaying its log"},
+		{pgwire.ShuttingDown, 0, old, IgnoreTimeout, "PostgreSQL is shutting down"},
+		{pgwire.StartingUp, 3, History{StartedAt: old.StartedAt, TimeoutStreak: 1}, IgnoreTimeout, "turning decisive from the 3rd"},
 		// A refused login stays, inside grace and past it: a redeploy
 		// asks with the same credentials.
-		{classify.RedisAuth, 0, History{StartedAt: now.Add(-time.Second)}, Stay, "unreachable (redis_auth): Redis refused the URL's credentials"},
-		{classify.PostgresAuth, 0, old, Stay, "a redeploy cannot fix that, stay running"},
-		{classify.PostgresDatabase, 0, old, Redeploy, "decisive"},
+		{rediswire.AuthRefused, 0, History{StartedAt: now.Add(-time.Second)}, Stay, "unreachable (redis_auth): Redis refused the URL's credentials"},
+		{pgwire.AuthRefused, 0, old, Stay, "a redeploy cannot fix that, stay running"},
+		{pgwire.NoDatabase, 0, old, Redeploy, "decisive"},
 	} {
 		s := DefaultSettings()
 		s.EscalateTimeoutsAfter = tc.escalate

@@ -180,7 +180,7 @@ func (p *run) grpcTransport(first *firstBytes) *http.Transport {
 			if cs.NegotiatedProtocol != "h2" {
 				// Else net/http goes on in HTTP/1.1 (or waits for an
 				// HTTP/2 answer that never comes).
-				return classify.ErrNoHTTP2
+				return grpchealth.ErrNoHTTP2
 			}
 			return nil
 		}
@@ -238,18 +238,17 @@ func (g *grpcExchange) run(ctx context.Context) error {
 	return err
 }
 
-func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
-	obs.Protocol = classify.ProtoGRPC
-	info := g.ans.Info
-	info.Service = g.service
-	info.Message = g.p.opts.Redactor.String(info.Message)
-	res.GRPC = &info
-	f.GRPCService = g.service
+func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
+	red := g.p.opts.Redactor.String
+	a := &grpchealth.Reply{Info: g.ans.Info}
+	a.Info.Service = g.service
+	a.Info.Message = red(a.Info.Message)
+	obs.Answer = a
 	if g.resp == nil && !g.goAway {
 		if err != nil && !g.p.opts.secure() && g.p.stage == classify.StageHeaders {
-			f.GRPCSeen = g.p.opts.Redactor.String(seenText(g.first.get()))
-			obs.NoPreface = f.GRPCSeen != ""
+			a.Seen = red(seenText(g.first.get()))
 		}
+		obs.Refuted = grpchealth.Refutes(err, a.Seen != "")
 		return
 	}
 	if g.resp != nil {
@@ -258,19 +257,9 @@ func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classi
 			g.p.tlsState = g.resp.TLS
 		}
 	}
+	obs.Refuted = err != nil && grpchealth.Refutes(err, false)
 	if err != nil || !g.read {
 		return
 	}
-	a := &classify.GRPCAnswer{NotGRPC: g.ans.Protocol != "", Serving: g.ans.Serving}
-	if info.Code != nil {
-		a.Code = *info.Code
-		f.GRPCCode, f.GRPCCodeName = *info.Code, info.CodeName
-	} else {
-		a.NotGRPC = true
-	}
-	if a.Code == grpchealth.CodeOK && !g.ans.HasMessage {
-		a.NotGRPC = true
-	}
-	obs.GRPC = a
-	f.GRPCStatus, f.GRPCMessage, f.GRPCSeen = info.Status, info.Message, g.ans.Protocol
+	a.Read, a.Serving, a.HasMessage, a.Seen = true, g.ans.Serving, g.ans.HasMessage, g.ans.Protocol
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -100,21 +101,21 @@ func TestGRPCFromRealServers(t *testing.T) {
 		status  string
 	}{
 		{"grpc://" + serving, "", classify.OK, "", "SERVING"},
-		{"grpc://" + serving + "/down", "", classify.GRPCNotServing, `service "down" is NOT_SERVING`, "NOT_SERVING"},
-		{"grpc://" + serving, "down", classify.GRPCNotServing, `service "down" is NOT_SERVING`, "NOT_SERVING"},
-		{"grpc://" + serving + "/unk", "", classify.GRPCServiceUnknown, `service "unk" is SERVICE_UNKNOWN`, "SERVICE_UNKNOWN"},
-		{"grpc://" + serving + "/nope", "", classify.GRPCServiceUnknown, `gRPC status NOT_FOUND (5): unknown service`, ""},
-		{"grpc://" + notServing, "", classify.GRPCNotServing, "the server is NOT_SERVING", "NOT_SERVING"},
-		{"grpc://" + noHealth, "", classify.GRPCUnimplemented, "no grpc.health.v1.Health service: gRPC status UNIMPLEMENTED (12)", ""},
+		{"grpc://" + serving + "/down", "", grpchealth.ReasonNotServing, `service "down" is NOT_SERVING`, "NOT_SERVING"},
+		{"grpc://" + serving, "down", grpchealth.ReasonNotServing, `service "down" is NOT_SERVING`, "NOT_SERVING"},
+		{"grpc://" + serving + "/unk", "", grpchealth.ReasonServiceUnknown, `service "unk" is SERVICE_UNKNOWN`, "SERVICE_UNKNOWN"},
+		{"grpc://" + serving + "/nope", "", grpchealth.ReasonServiceUnknown, `gRPC status NOT_FOUND (5): unknown service`, ""},
+		{"grpc://" + notServing, "", grpchealth.ReasonNotServing, "the server is NOT_SERVING", "NOT_SERVING"},
+		{"grpc://" + noHealth, "", grpchealth.ReasonUnimplemented, "no grpc.health.v1.Health service: gRPC status UNIMPLEMENTED (12)", ""},
 		{"grpcs://" + secure, "", classify.OK, "", "SERVING"},
 		{"grpcs://localhost:" + port(secure), "", classify.OK, "", "SERVING"},
-		{"grpc://" + secure, "", classify.GRPCProtocol, "not gRPC", ""},
+		{"grpc://" + secure, "", grpchealth.ReasonProtocol, "not gRPC", ""},
 		{"grpcs://" + serving, "", classify.TLSNotTLS, "", ""},
-		{"grpc://" + h1.Listener.Addr().String(), "", classify.GRPCProtocol, `answered in HTTP/1 ("HTTP/1.1 404 Not Found"), not HTTP/2`, ""},
-		{"grpcs://" + h1tls.Listener.Addr().String(), "", classify.GRPCProtocol, "ALPN h2", ""},
-		{"grpc://" + h2c.Listener.Addr().String(), "", classify.GRPCProtocol, `content-type "text/plain; charset=utf-8", not application/grpc`, ""},
+		{"grpc://" + h1.Listener.Addr().String(), "", grpchealth.ReasonProtocol, `answered in HTTP/1 ("HTTP/1.1 404 Not Found"), not HTTP/2`, ""},
+		{"grpcs://" + h1tls.Listener.Addr().String(), "", grpchealth.ReasonProtocol, "ALPN h2", ""},
+		{"grpc://" + h2c.Listener.Addr().String(), "", grpchealth.ReasonProtocol, `content-type "text/plain; charset=utf-8", not application/grpc`, ""},
 		{"grpc://" + plain, "", classify.HeadersTimeout, "", ""},
-		{"grpcs://" + tlsGood, "", classify.GRPCProtocol, "ALPN", ""},
+		{"grpcs://" + tlsGood, "", grpchealth.ReasonProtocol, "ALPN", ""},
 		{"grpc://" + closed.Addr, "", classify.ConnRefused, "", ""},
 		{"tcp://" + plain, "", classify.OK, "", ""},
 		{"tcp://" + closed.Addr, "", classify.ConnRefused, "", ""},
@@ -134,8 +135,8 @@ func TestGRPCFromRealServers(t *testing.T) {
 			if !strings.Contains(r.Error, c.text) {
 				t.Errorf("error %q, want it to contain %q", r.Error, c.text)
 			}
-			if strings.HasPrefix(c.url, "grpc") && (r.GRPC == nil || r.GRPC.Status != c.status) {
-				t.Errorf("grpc %+v, want status %q", r.GRPC, c.status)
+			if strings.HasPrefix(c.url, "grpc") && (grpchealth.InfoOf(r.Answer) == nil || grpchealth.InfoOf(r.Answer).Status != c.status) {
+				t.Errorf("grpc %+v, want status %q", r.Answer, c.status)
 			}
 			if c.want == classify.OK {
 				for _, ph := range []probe.Phase{probe.PhaseConnect, probe.PhaseTotal} {
@@ -189,7 +190,7 @@ func TestGRPCWindows(t *testing.T) {
 	}{
 		{headersOnly, classify.BodyTimeout, "response body not complete within --read-timeout"},
 		{silent, classify.HeadersTimeout, "no response headers within --read-timeout"},
-		{trailersOnly, classify.GRPCStatus, "gRPC status UNAVAILABLE (14): draining!"},
+		{trailersOnly, grpchealth.ReasonStatus, "gRPC status UNAVAILABLE (14): draining!"},
 	} {
 		o := opts(t, "grpc://"+c.addr, "", nil)
 		o.ReadTimeout = 300 * time.Millisecond
@@ -277,10 +278,10 @@ func TestGRPCGoAwayIsUnavailable(t *testing.T) {
 	}()
 	o := opts(t, "grpc://"+ln.Addr().String(), "", nil)
 	r := probe.Run(context.Background(), o)
-	if r.Reason != classify.GRPCStatus || !strings.Contains(r.Error, "UNAVAILABLE") || strings.Contains(r.Error, "not gRPC") {
+	if r.Reason != grpchealth.ReasonStatus || !strings.Contains(r.Error, "UNAVAILABLE") || strings.Contains(r.Error, "not gRPC") {
 		t.Fatalf("%s/%s (%s): want grpc_status UNAVAILABLE", r.Outcome, r.Reason, r.Error)
 	}
-	if r.GRPC == nil || r.GRPC.CodeName != "UNAVAILABLE" {
-		t.Errorf("grpc %+v, want code UNAVAILABLE", r.GRPC)
+	if g := grpchealth.InfoOf(r.Answer); g == nil || g.CodeName != "UNAVAILABLE" {
+		t.Errorf("grpc %+v, want code UNAVAILABLE", r.Answer)
 	}
 }

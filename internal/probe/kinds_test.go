@@ -10,7 +10,9 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/rediswire"
 )
 
 // serve answers every connection on a loopback port with answer.
@@ -67,7 +69,7 @@ func TestKindsWindows(t *testing.T) {
 		// A login (a password in the URL) keeps the same windows.
 		{"postgres://u:pw@" + silent, classify.HeadersTimeout, "no answer within --read-timeout"},
 		{"redis://" + half, classify.BodyTimeout, "--read-timeout"},
-		{"redis://u:pw@" + pipelined + "/4", classify.RedisLoading, `Redis answered PING with "-LOADING`},
+		{"redis://u:pw@" + pipelined + "/4", rediswire.Loading, `Redis answered PING with "-LOADING`},
 	} {
 		start := time.Now()
 		res := probe.Run(t.Context(), opts(t, tc.url, "", nil))
@@ -106,7 +108,7 @@ func TestPostgresLoginHostile(t *testing.T) {
 		if took := time.Since(start); took > 3*time.Second {
 			t.Errorf("%s: took %s", addr, took)
 		}
-		if res.Reason != classify.PostgresProtocol || strings.Contains(res.Error+res.URL, "s3cretpw") || strings.Contains(res.Error, "failed to connect to") {
+		if res.Reason != pgwire.Protocol || strings.Contains(res.Error+res.URL, "s3cretpw") || strings.Contains(res.Error, "failed to connect to") {
 			t.Errorf("%s: %s %s %q", addr, res.Outcome, res.Reason, res.Error)
 		}
 		t.Logf("%s: %s %q", addr, res.Reason, res.Error)

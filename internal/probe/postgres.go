@@ -27,28 +27,6 @@ import (
 	"github.com/healthctl/healthctl/internal/pgwire"
 )
 
-// PostgresInfo is what a PostgreSQL server answered (redacted): the
-// authentication it asked for, or its error's SQLSTATE, severity, message
-// and detail. Seen is what came when it was not PostgreSQL.
-type PostgresInfo struct {
-	User     string `json:"user"`
-	Database string `json:"database"`
-	SSL      bool   `json:"ssl,omitempty"`
-	// LoggedIn: the URL's password logged in and an empty query was
-	// answered; Auth is the authentication a server asked for of a probe
-	// that had no password to give (pg_isready's "accepting connections").
-	LoggedIn bool `json:"logged_in,omitempty"`
-	// ReadOnly: the session was read-only where target_session_attrs=
-	// read-write asked for one that is not.
-	ReadOnly bool   `json:"read_only,omitempty"`
-	Auth     string `json:"auth,omitempty"`
-	SQLState string `json:"sqlstate,omitempty"`
-	Severity string `json:"severity,omitempty"`
-	Message  string `json:"message,omitempty"`
-	Detail   string `json:"detail,omitempty"`
-	Seen     string `json:"seen,omitempty"`
-}
-
 type postgresExchange struct {
 	cv conversation
 	// ssl: an SSLRequest is sent (sslmode prefer and stricter); insist:
@@ -208,7 +186,7 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 			}
 		case 'N':
 			if x.insist {
-				return classify.ErrPostgresNoSSL
+				return pgwire.ErrNoSSL
 			}
 			// prefer: the server has no TLS, go on in clear.
 			x.ssl = false
@@ -258,36 +236,30 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 // authNames are the authentication requests' names, by code.
 var authNames = map[uint32]string{0: "ok", 2: "kerberos", 3: "password", 5: "md5", 7: "gss", 9: "sspi", 10: "sasl"}
 
-func (x *postgresExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
-	obs.Protocol = classify.ProtoPostgres
+func (x *postgresExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
 	red := x.cv.p.opts.Redactor.String
 	user, db := pgwire.UserDB(x.cv.p.opts.URL)
-	info := &PostgresInfo{User: red(user), Database: red(db), SSL: x.ssl}
-	res.Postgres = info
+	a := &pgwire.Reply{User: red(user), Database: red(db), SSL: x.ssl}
+	obs.Answer = a
 	if err != nil || !x.got {
 		return
 	}
-	_, login := x.cv.p.opts.URL.User.Password()
-	a := &classify.PostgresAnswer{NotPostgres: x.seen != "", Login: login}
+	_, a.Login = x.cv.p.opts.URL.User.Password()
+	a.Read = true
 	switch {
-	case a.NotPostgres:
-		info.Seen = red(x.seen)
-		f.Seen = info.Seen
+	case x.seen != "":
+		a.Seen = red(x.seen)
 	case x.answer.LoggedIn:
-		a.Auth, a.LoggedIn, a.ReadOnly = true, true, x.answer.ReadOnly
-		info.LoggedIn, info.ReadOnly = true, x.answer.ReadOnly
+		a.LoggedIn, a.ReadOnly = true, x.answer.ReadOnly
 	case x.answer.Auth:
-		a.Auth = true
-		info.Auth = authNames[x.answer.AuthCode]
-		if info.Auth == "" {
-			info.Auth = fmt.Sprint(x.answer.AuthCode)
+		a.Auth = authNames[x.answer.AuthCode]
+		if a.Auth == "" {
+			a.Auth = fmt.Sprint(x.answer.AuthCode)
 		}
 	case x.answer.Error != nil:
 		e := x.answer.Error
-		a.Code, a.Message = e.Code, red(e.Message)
-		info.SQLState, info.Severity, info.Message, info.Detail = e.Code, e.Severity, red(e.Message), red(e.Detail)
+		a.SQLState, a.Severity, a.Message, a.Detail = e.Code, e.Severity, red(e.Message), red(e.Detail)
 	}
-	obs.Postgres = a
 }
 
 // sslmodes are libpq's sslmode values, and whether each asks the server

@@ -25,8 +25,9 @@
 //     recorder (p.enter, p.record), whose stage names a timeout's phase.
 //
 // An exchange's run does the I/O and returns the error that ended it; its
-// describe fills in what the answer said (status, version, conditions)
-// once the timers have stopped. The common finish (finish) records the
+// describe fills in what the answer said (status, version, conditions;
+// for a row of a kind other than HTTP, the kind's classify.Answer, always,
+// read or not) once the timers have stopped. The common finish (finish) records the
 // phases, judges a closed window, and asks classify for the outcome,
 // reason and sentence.
 //
@@ -375,9 +376,13 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	}
 	f := &p.facts
 	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String, FirstByte: !p.firstByte.IsZero()}
-	if row, ok := LookupScheme(o.URL.Scheme); ok && !row.TLS && row.Options&AppliesRequest != 0 {
+	row, _ := LookupScheme(o.URL.Scheme)
+	if !row.TLS && row.Options&AppliesRequest != 0 {
 		f.PlainHTTP = true
 	}
+	// The row's kind judges its answer: never HTTP's rules for another
+	// protocol, even when its exchange left no answer.
+	obs.Kind = row.Kind
 	if p.hopURL != nil {
 		f.Host = p.hopURL.Hostname()
 	}
@@ -400,6 +405,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		err = p.windowed(err, context.Cause(ctx), ex.answered(), obs, f, res)
 	}
 	ex.describe(err, now, res, obs, f)
+	res.Answer = obs.Answer
 	proxyTLSFailed := p.proxyTLSStarted && !p.proxyTLSOK
 	obs.ProxyTLSFailed = proxyTLSFailed
 	if p.proxyTLSStarted {

@@ -20,19 +20,6 @@ import (
 	"github.com/healthctl/healthctl/internal/rediswire"
 )
 
-// RedisInfo is what a Redis server answered, as it said it (redacted):
-// the reply to each command sent. Seen is what came when it was not RESP.
-// Mode is INFO server's redis_mode when it is not standalone (sentinel,
-// cluster), ClusterState CLUSTER INFO's cluster_state on a cluster.
-type RedisInfo struct {
-	Auth         string `json:"auth,omitempty"`
-	Select       string `json:"select,omitempty"`
-	Ping         string `json:"ping,omitempty"`
-	Mode         string `json:"mode,omitempty"`
-	ClusterState string `json:"cluster_state,omitempty"`
-	Seen         string `json:"seen,omitempty"`
-}
-
 type redisExchange struct {
 	cv      conversation
 	cmds    []rediswire.Command
@@ -109,29 +96,29 @@ func noReply(err error) error {
 	return err
 }
 
-func (r *redisExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
-	obs.Protocol = classify.ProtoRedis
+func (r *redisExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+	a := &rediswire.Answer{}
+	obs.Answer = a
 	if err != nil || (!r.cv.first && r.notRESP == "") {
 		return
 	}
 	red := r.cv.p.opts.Redactor.String
-	info := &RedisInfo{}
-	a := &classify.RedisAnswer{}
+	a.Read = true
 	if r.notRESP != "" {
 		a.NotRESP = true
-		info.Seen = red(r.notRESP)
-		f.Seen = fmt.Sprintf("%q", info.Seen)
+		a.Seen = red(r.notRESP)
+		a.Quoted = fmt.Sprintf("%q", a.Seen)
 	}
 	for i, rep := range r.replies {
 		switch r.cmds[i] {
 		case rediswire.Info:
 			if m := rediswire.Field(rep.Text, "redis_mode"); rep.Type == '$' && m != "" && m != "standalone" {
-				a.Mode, info.Mode = red(m), red(m)
+				a.Mode = red(m)
 			}
 			continue
 		case rediswire.ClusterInfo:
 			if st := rediswire.Field(rep.Text, "cluster_state"); rep.Type == '$' && st != "" {
-				a.ClusterState, info.ClusterState = red(st), red(st)
+				a.ClusterState = red(st)
 				a.ClusterSlotsOK = red(rediswire.Field(rep.Text, "cluster_slots_ok"))
 			}
 			continue
@@ -139,28 +126,23 @@ func (r *redisExchange) describe(err error, _ time.Time, res *Result, obs *class
 		text := red(rep.String())
 		switch r.cmds[i] {
 		case rediswire.Auth:
-			info.Auth = text
-			a.Before = append(a.Before, classify.RedisReply{Command: "AUTH", Reply: text})
+			a.Auth = text
+			a.Before = append(a.Before, rediswire.Said{Command: "AUTH", Reply: text})
 		case rediswire.Select:
-			info.Select = text
-			a.Before = append(a.Before, classify.RedisReply{Command: "SELECT", Reply: text})
+			a.Select = text
+			a.Before = append(a.Before, rediswire.Said{Command: "SELECT", Reply: text})
 		case rediswire.Ping:
-			info.Ping = text
+			a.Ping = text
 		}
 		if rep.Type != '+' && rep.Type != '-' {
 			// The reply that stopped the reading stands for PING's.
-			a.Ping, info.Ping = text, text
-			f.Seen = fmt.Sprintf("%q", text)
+			a.Ping = text
+			a.Quoted = fmt.Sprintf("%q", text)
 		}
 	}
-	if !a.NotRESP {
-		a.Ping = info.Ping
+	if p := a.Ping; !a.NotRESP && a.Quoted == "" && p != "+PONG" && !strings.HasPrefix(p, "-") {
+		a.Quoted = fmt.Sprintf("%q in answer to PING", p)
 	}
-	if p := a.Ping; !a.NotRESP && f.Seen == "" && p != "+PONG" && !strings.HasPrefix(p, "-") {
-		f.Seen = fmt.Sprintf("%q in answer to PING", p)
-	}
-	obs.Redis = a
-	res.Redis = info
 }
 
 // checkRedisURL holds a redis:// or rediss:// URL to what the probe sends:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/rediswire"
 )
 
 // respServer is a loopback server that reads RESP arrays, as Redis does,
@@ -105,13 +106,13 @@ func TestRedisFalsePasses(t *testing.T) {
 		json   string
 	}{
 		{"redis://alice:alicepw@" + noPassDefault, classify.OK, "", `"auth":"+OK","ping":"+PONG"`},
-		{"redis://alice:notit@" + noPassDefault, classify.RedisAuth, `Redis answered AUTH with "-WRONGPASS`, `"ping":"+PONG"`},
-		{"redis://bob:pw@" + noPassDefault, classify.RedisAuth, `Redis answered AUTH with "-WRONGPASS`, ""},
+		{"redis://alice:notit@" + noPassDefault, rediswire.AuthRefused, `Redis answered AUTH with "-WRONGPASS`, `"ping":"+PONG"`},
+		{"redis://bob:pw@" + noPassDefault, rediswire.AuthRefused, `Redis answered AUTH with "-WRONGPASS`, ""},
 		// A password the server does not need: redis-cli -a goes on.
 		{"redis://:pw@" + noPassDefault, classify.OK, "", ""},
-		{"redis://" + cluster("fail", "0"), classify.RedisClusterDown, "cluster_state:fail (0 of 16384 hash slots ok)", `"mode":"cluster","cluster_state":"fail"`},
+		{"redis://" + cluster("fail", "0"), rediswire.ClusterDown, "cluster_state:fail (0 of 16384 hash slots ok)", `"mode":"cluster","cluster_state":"fail"`},
 		{"redis://" + cluster("ok", "16384"), classify.OK, "", `"cluster_state":"ok"`},
-		{"redis://" + sentinel, classify.RedisError, "a Redis Sentinel answered", `"mode":"sentinel"`},
+		{"redis://" + sentinel, rediswire.ErrorReply, "a Redis Sentinel answered", `"mode":"sentinel"`},
 		{"redis://" + pingOnly, classify.OK, "", ""},
 	} {
 		res := probe.Run(t.Context(), opts(t, tc.url, "", nil))
@@ -119,7 +120,7 @@ func TestRedisFalsePasses(t *testing.T) {
 			t.Errorf("%s: %s %q, want %s %q", tc.url, res.Reason, res.Error, tc.reason, tc.text)
 		}
 		if tc.json != "" {
-			b, _ := json.Marshal(res.Redis)
+			b, _ := json.Marshal(res.Answer.JSON())
 			if !strings.Contains(string(b), tc.json) {
 				t.Errorf("%s: redis %s, want %s", tc.url, b, tc.json)
 			}

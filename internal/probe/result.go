@@ -177,13 +177,10 @@ type Result struct {
 	TLS           *TLSInfo
 	// ProxyTLS is an https:// proxy's own handshake (nil without one).
 	ProxyTLS *TLSInfo
-	// GRPC is what a grpc:// or grpcs:// health call answered (nil for
-	// other protocols).
-	GRPC *GRPCInfo
-	// Redis and Postgres are what a Redis or PostgreSQL server answered
-	// (nil for other protocols).
-	Redis    *RedisInfo
-	Postgres *PostgresInfo
+	// Answer is what the server of a kind other than HTTP answered
+	// (gRPC health, Redis, PostgreSQL, a connect), in the one shape every
+	// kind gives; nil for HTTP.
+	Answer classify.Answer
 	// Canceled is true when the caller's context ended the probe (Ctrl-C):
 	// not a probe result at all.
 	Canceled bool

@@ -4,6 +4,11 @@ import (
 	"context"
 	"net/url"
 	"strings"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/grpchealth"
+	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/rediswire"
 )
 
 // Applies is a set of option groups a protocol uses. Any option outside
@@ -68,6 +73,9 @@ type Scheme struct {
 	// check, when set, holds a URL to the protocol's own form (its
 	// exchange file's rules), instead of Form's generic ones.
 	check func(*url.URL) error
+	// Kind is the row's kind (its reasons and its answer's judge), nil
+	// for HTTP's rows; its exchange gives an Answer of it.
+	Kind *classify.Kind
 	// open makes the exchange of one probe.
 	open func(ctx context.Context, p *run) (exchange, error)
 }
@@ -126,34 +134,34 @@ func table() []Scheme {
 			Options:  AppliesHeader | AppliesGRPCService,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-			Manifest: []string{"grpc"}, open: newGRPC},
+			Manifest: []string{"grpc"}, Kind: grpchealth.Kind, open: newGRPC},
 		{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-			Manifest: []string{"grpc"}, open: newGRPC},
+			Manifest: []string{"grpc"}, Kind: grpchealth.Kind, open: newGRPC},
 		{Name: "tcp", Secure: "tls", Form: "tcp://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
 			Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
-			Manifest: []string{"tcpSocket"}, open: newStream},
+			Manifest: []string{"tcpSocket"}, Kind: streamKind, open: newStream},
 		{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
-			open:  newStream},
+			Kind:  streamKind, open: newStream},
 		{Name: "redis", Secure: "rediss", DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after an AUTH that succeeded when the URL has credentials), on a server that is no Sentinel and no failed cluster", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			check: checkRedisURL, open: newRedis},
+			Kind:  rediswire.Kind, check: checkRedisURL, open: newRedis},
 		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "as redis://, over a verified TLS chain", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			check: checkRedisURL, open: newRedis},
+			Kind:  rediswire.Kind, check: checkRedisURL, open: newRedis},
 		// TLS with ?sslmode=require (the shared TLS capture after the
 		// SSLRequest).
 		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
-			MultiHost: true, check: checkPostgresURL, open: newPostgres},
+			MultiHost: true, Kind: pgwire.Kind, check: checkPostgresURL, open: newPostgres},
 	}
 }
 

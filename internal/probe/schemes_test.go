@@ -35,7 +35,9 @@ var schemeHome = []string{
 // URL built by hand from "grpc://" + HOST (ask the row: Scheme.URL,
 // OverTLS, DefaultScheme) — so a new protocol is one row and one file
 // (SPEC §13). A place that must
-// know a protocol's trait asks its row (LookupScheme).
+// know a protocol's trait asks its row (LookupScheme). The answer side
+// likewise: no Proto… constants in classify (or read from it), no type
+// assertion to a kind's answer type outside the kind's package.
 func TestSchemeNamesStayInTheTable(t *testing.T) {
 	root := filepath.Join("..", "..")
 	names := map[string]bool{}
@@ -103,6 +105,30 @@ func TestSchemeNamesStayInTheTable(t *testing.T) {
 						}
 					}
 				}
+			case *ast.SelectorExpr:
+				// The answer side: no protocol constants for classify
+				// to test on (a kind declares itself: classify.Declare).
+				if x, ok := n.X.(*ast.Ident); ok && x.Name == "classify" && isProto(n.Sel.Name) {
+					report(n.Pos(), "classify."+n.Sel.Name)
+				}
+			case *ast.Ident:
+				if strings.HasPrefix(rel, "internal/classify/") && isProto(n.Name) {
+					report(n.Pos(), n.Name)
+				}
+			case *ast.TypeAssertExpr:
+				// An answer is read through classify.Answer, never as
+				// one kind's type outside the kind's own package.
+				if pkg, ok := kindType(n.Type); ok && !strings.HasPrefix(rel, "internal/"+pkg+"/") {
+					report(n.Pos(), "a type assertion to "+pkg+"'s answer")
+				}
+			case *ast.TypeSwitchStmt:
+				for _, c := range n.Body.List {
+					for _, e := range c.(*ast.CaseClause).List {
+						if pkg, ok := kindType(e); ok && !strings.HasPrefix(rel, "internal/"+pkg+"/") {
+							report(e.Pos(), "a type switch on "+pkg+"'s answer")
+						}
+					}
+				}
 			case *ast.CallExpr:
 				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "EqualFold" && len(n.Args) == 2 {
 					if lit, ok := schemeLit(n.Args[0], n.Args[1], names); ok {
@@ -120,6 +146,36 @@ func TestSchemeNamesStayInTheTable(t *testing.T) {
 	for _, f := range found {
 		t.Errorf("%s: a scheme's name outside the scheme table (ask probe.LookupScheme for the row's trait)", f)
 	}
+}
+
+// isProto says name is a protocol constant of the kind classify once
+// tested on (ProtoGRPC, ProtoRedis…).
+func isProto(name string) bool {
+	return len(name) > 5 && strings.HasPrefix(name, "Proto") && name[5] >= 'A' && name[5] <= 'Z' && name != "ProtoMajor" && name != "ProtoMinor"
+}
+
+// kindPackages are the packages that declare a kind's answer type.
+var kindPackages = []string{"grpchealth", "rediswire", "pgwire", "mysqlwire"}
+
+// kindType says e names a type of a kind's package (*grpchealth.Reply).
+func kindType(e ast.Expr) (string, bool) {
+	if st, ok := e.(*ast.StarExpr); ok {
+		e = st.X
+	}
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return "", false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return "", false
+	}
+	for _, k := range kindPackages {
+		if x.Name == k {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // schemeLit says one of a and b is a URL's scheme and the other a literal

@@ -164,11 +164,33 @@ func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify
 	if s.failed != "" {
 		obs.ConditionFailed, f.Condition = true, s.failed
 	}
-	obs.Protocol = classify.ProtoTCP
-	if s.p.opts.secure() {
-		obs.Protocol = classify.ProtoTLS
-	}
+	obs.Answer = connected{dialogueFailed: s.failed != ""}
 }
+
+// streamKind is tcp:// and tls:// as a kind: a connect (and a handshake)
+// is the whole answer; it has no reasons of its own.
+var streamKind = classify.Declare(classify.Kind{Name: "tcp"})
+
+// connected is a stream probe's answer: the connection (and the handshake)
+// completed, and a dialogue's lines came or did not. It has nothing of its
+// own to show.
+type connected struct{ dialogueFailed bool }
+
+func (connected) Kind() *classify.Kind { return streamKind }
+
+// Reason is a pass, but for a dialogue line that did not come.
+func (c connected) Reason() classify.Reason {
+	if c.dialogueFailed {
+		return classify.ConditionFailed
+	}
+	return classify.OK
+}
+
+func (connected) Text(classify.Reason, error) string { return "" }
+func (connected) Said() string                       { return "" }
+func (connected) Status() string                     { return "" }
+func (connected) Lines() []string                    { return nil }
+func (connected) JSON() any                          { return nil }
 
 // firstRecordWait is how long tls:// waits for the server's first record
 // after a TLS 1.3 handshake in which it asked for a client certificate:

@@ -58,12 +58,12 @@ type ResultJSON struct {
 	TLS            *probe.TLSInfo `json:"tls,omitempty"`
 	// ProxyTLS is an https:// proxy's own handshake: its version,
 	// cipher and chain, apart from the target's.
-	ProxyTLS *probe.TLSInfo  `json:"proxy_tls,omitempty"`
-	GRPC     *probe.GRPCInfo `json:"grpc,omitempty"`
-	// Redis and Postgres: what a Redis or PostgreSQL server said.
-	Redis    *probe.RedisInfo    `json:"redis,omitempty"`
-	Postgres *probe.PostgresInfo `json:"postgres,omitempty"`
-	Decision *policy.Decision    `json:"decision,omitempty"`
+	ProxyTLS *probe.TLSInfo `json:"proxy_tls,omitempty"`
+	// Answer is what the server of a kind other than HTTP said: its
+	// JSON object stands under the kind's name ("grpc", "redis",
+	// "postgres"), here, before the decision (MarshalJSON).
+	Answer   classify.Answer  `json:"-"`
+	Decision *policy.Decision `json:"decision,omitempty"`
 	// Addresses is one object per address with --all-addresses (the
 	// object itself is then the worst of them, its error the summary).
 	Addresses []ResultJSON `json:"addresses,omitempty"`
@@ -111,9 +111,7 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		HTTPSDowngrade:    r.Downgrade,
 		TLS:               r.TLS,
 		ProxyTLS:          r.ProxyTLS,
-		GRPC:              r.GRPC,
-		Redis:             r.Redis,
-		Postgres:          r.Postgres,
+		Answer:            r.Answer,
 		Decision:          d,
 	}
 	if allFailed(r.DialAttempts) {
@@ -150,11 +148,10 @@ func FirstLine(r probe.Result, colored bool) string {
 	switch {
 	case r.HTTPStatus != 0:
 		status = strconv.Itoa(r.HTTPStatus)
-	case r.GRPC != nil && r.GRPC.Status != "":
-		// A gRPC health answer's status stands where HTTP's would.
-		status = r.GRPC.Status
-	case r.GRPC != nil && r.GRPC.CodeName != "":
-		status = r.GRPC.CodeName
+	case r.Answer != nil && r.Answer.Status() != "":
+		// A kind's answer (a gRPC health status) stands where HTTP's
+		// status would.
+		status = r.Answer.Status()
 	}
 	total := output.FormatMS(r.Timings.Of(probe.PhaseTotal))
 	// Joined, not formatted: fmt's first use costs every probe ~15 us.
@@ -211,40 +208,11 @@ func Details(w io.Writer, r probe.Result, d *policy.Decision, colored bool) {
 		}
 		fmt.Fprintf(w, "%s%s: %s (%s)\n", label("tried"), a.Address, output.Untrusted(how), output.FormatMS(a.Duration))
 	}
-	if g := r.GRPC; g != nil {
-		svc := "the server's overall health"
-		if g.Service != "" {
-			svc = fmt.Sprintf("service %q", g.Service)
+	if a := r.Answer; a != nil {
+		// What the kind's server answered, as it said it.
+		for _, l := range a.Lines() {
+			fmt.Fprintf(w, "%s%s\n", label(a.Kind().Name), output.Untrusted(l))
 		}
-		ans := "no gRPC answer"
-		switch {
-		case g.Status != "":
-			ans = g.Status
-		case g.Code != nil:
-			ans = fmt.Sprintf("gRPC status %s (%d)", g.CodeName, *g.Code)
-		}
-		fmt.Fprintf(w, "%s%s: %s\n", label("grpc"), output.Untrusted(svc), ans)
-	}
-	if rd := r.Redis; rd != nil {
-		// What Redis answered, command by command, as it said it.
-		for _, a := range [...]struct{ cmd, reply string }{{"AUTH", rd.Auth}, {"SELECT", rd.Select}, {"PING", rd.Ping}} {
-			if a.reply != "" {
-				fmt.Fprintf(w, "%s%s: %s\n", label("redis"), a.cmd, output.Untrusted(a.reply))
-			}
-		}
-	}
-	if pg := r.Postgres; pg != nil && (pg.Auth != "" || pg.SQLState != "" || pg.LoggedIn) {
-		ans := "accepting connections (not logged in: no password in the URL; authentication " + pg.Auth + ")"
-		if pg.LoggedIn {
-			ans = "logged in with the URL's password, an empty query answered"
-		}
-		if pg.SQLState != "" {
-			ans = fmt.Sprintf("%s %s: %s", pg.Severity, pg.SQLState, pg.Message)
-			if pg.Detail != "" {
-				ans += " (" + pg.Detail + ")"
-			}
-		}
-		fmt.Fprintf(w, "%suser %q, database %q: %s\n", label("postgres"), pg.User, pg.Database, output.Untrusted(ans))
 	}
 	waterfall(w, r.Timings, label, output.Paint(colored, color.FgCyan))
 	if pt := r.ProxyTLS; pt != nil {

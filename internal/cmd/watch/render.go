@@ -35,6 +35,20 @@ type watchJSON struct {
 	Hook       *watch.HookResult `json:"hook,omitempty"`
 }
 
+// MarshalJSON writes the result's fields, then the item's own (the
+// embedded ResultJSON's MarshalJSON would write only its own).
+func (j watchJSON) MarshalJSON() ([]byte, error) {
+	b, err := j.ResultJSON.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return report.AppendFields(b, struct {
+		Streak     int               `json:"streak"`
+		Transition bool              `json:"transition"`
+		Hook       *watch.HookResult `json:"hook,omitempty"`
+	}{j.Streak, j.Transition, j.Hook})
+}
+
 // newWatchJSON converts one probed item; fold is the --exit-1 decision
 // applied to its outcome's exit code (and to each address's).
 func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {

@@ -1,0 +1,63 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/redact"
+)
+
+// TestEveryKindRowAnswers: a row whose exchange is not HTTP's names its
+// kind, and its exchange always hands the classifier an Answer of that
+// kind — read or not, with or without an error — so no kind's answer is
+// ever judged by HTTP's status rules, and the report and drain-test read
+// every kind the one way. An HTTP row names no kind.
+func TestEveryKindRowAnswers(t *testing.T) {
+	for _, row := range schemes {
+		t.Run(row.Name, func(t *testing.T) {
+			u, err := url.Parse(row.URL("127.0.0.1:1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := &Options{URL: u, Method: "GET", Header: http.Header{}, Network: "tcp", Resolve: map[string][]string{},
+				ConnectTimeout: time.Second, ReadTimeout: time.Second, MaxTime: time.Second, Redactor: redact.NewRedactor(nil, nil)}
+			p := newRun(o, hooks{})
+			ex, err := row.open(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ex.close()
+			_, isHTTP := ex.(*httpExchange)
+			if _, ok := ex.(*http1Exchange); ok {
+				isHTTP = true
+			}
+			if isHTTP != (row.Kind == nil) {
+				t.Fatalf("HTTP exchange %v, kind %v: a row that is not HTTP names its kind, HTTP's none", isHTTP, row.Kind)
+			}
+			if row.Kind == nil {
+				return
+			}
+			for _, end := range []error{nil, io.ErrUnexpectedEOF, errors.New("a window closed")} {
+				var res Result
+				obs := classify.Observation{Kind: row.Kind, StatusCode: 200, StatusExpected: true}
+				var f classify.Facts
+				ex.describe(end, time.Now(), &res, &obs, &f)
+				if obs.Answer == nil {
+					t.Fatalf("ended by %v: no Answer", end)
+				}
+				if obs.Answer.Kind() != row.Kind {
+					t.Errorf("ended by %v: an answer of kind %q, the row's is %q", end, obs.Answer.Kind().Name, row.Kind.Name)
+				}
+				if _, r := classify.Classify(obs); end == nil && r.Outcome() == classify.Pass && row.Kind.NotProtocol != "" {
+					t.Errorf("nothing read, and %s passes (HTTP's 200?)", r)
+				}
+			}
+		})
+	}
+}
