@@ -1066,11 +1066,25 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		// process they ran: 143 is that process ended by SIGTERM.
 		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): %s passes on that the process it ran ended by %s", x.Code, o.SignalNumber, o.Signal, o.Command, o.Signal))
 	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber:
-		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (the JVM exits so after its shutdown hooks ran)", x.Code, o.SignalNumber, o.Signal, o.Signal))
+		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (%s)", x.Code, o.SignalNumber, o.Signal, o.Signal, conventionalExitNote(o.Command)))
 	case x.Code != 0:
 		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
 	return verdict(NonzeroExit, true, "exit status 0")
+}
+
+// conventionalExitNote says which runtime exits 128+N after handling
+// signal N: the signalled program's own when it is one known to (java,
+// next), else both.
+func conventionalExitNote(command string) string {
+	const jvm, next = "the JVM exits so after its shutdown hooks ran", "next start exits so once its server has closed and the requests in flight are done"
+	switch command {
+	case "java":
+		return jvm
+	case "next":
+		return next
+	}
+	return jvm + "; " + next
 }
 
 // diedOfSignal says the signalled process ended of the signal sent: killed

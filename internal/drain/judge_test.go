@@ -281,6 +281,20 @@ func TestJudgeExitDetails(t *testing.T) {
 	if d := Judge(o, settings).Verdicts[9]; !d.OK || !strings.Contains(d.Detail, "128 + 15") {
 		t.Errorf("143: %+v", d)
 	}
+	// The note names the runtime that exits so: the JVM for java, next
+	// start for next (drain_truth_next: not the JVM's note), both else.
+	for _, tc := range []struct{ command, want, not string }{
+		{"java", "the JVM exits so", "next start"},
+		{"next", "next start exits so", "JVM"},
+		{"env", "the JVM exits so after its shutdown hooks ran; next start exits so", ""},
+	} {
+		o := good()
+		o.Command, o.SignalNumber, o.Exit.Code = tc.command, 15, 143
+		d := Judge(o, settings).Verdicts[9]
+		if !d.OK || !strings.Contains(d.Detail, tc.want) || tc.not != "" && strings.Contains(d.Detail, tc.not) {
+			t.Errorf("143 from %s: %+v", tc.command, d)
+		}
+	}
 	o = good()
 	o.Exit.Signal = "SIGTERM"
 	if d := Judge(o, settings).Verdicts[9]; d.OK || !strings.Contains(d.Detail, "re-raised SIGTERM after draining") || !strings.Contains(d.Detail, "useExit0") {
