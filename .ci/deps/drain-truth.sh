@@ -33,9 +33,10 @@ npm ci --no-audit --no-fund
 cd ../drain-pm2
 npm ci --no-audit --no-fund
 # Next.js (drain_truth_next.txtar): npm ci, then next build, as users build
-# before `next start`. The build (about 12 s on an idle 2-core machine,
-# 18 s loaded) is skipped when .next/BUILD_ID is newer than every source
-# and the lock file: a second run of this script costs npm ci alone.
+# before `next start`. A fresh build takes about 12 s on an idle 2-core
+# machine (18 s loaded), 2 s again with its .next/cache; it is skipped when
+# .next/BUILD_ID is newer than every source and the lock file, so a second
+# run of this script costs npm ci alone (the script took 23 s so).
 # NEXT_TELEMETRY_DISABLED: next build would otherwise send telemetry.
 cd ../drain-next
 npm ci --no-audit --no-fund
