@@ -736,7 +736,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		}
 	}
 	if early != nil {
-		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail", early.Probe, ms(early.At), describe(*early), ms(P), failed, n, ms(P))), closed
+		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail%s", early.Probe, ms(early.At), describe(*early), ms(P), failed, n, ms(P), queuedAtClose(o, *early, P))), closed
 	}
 	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced-cutLater, n, ms(P))
 	if cutLater > 0 {
@@ -746,6 +746,28 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		detail += fmt.Sprintf("; the other %d, made in its last %s, lost the race with the close at P", raced, ms(race))
 	}
 	return verdict(ListenerClosedEarly, true, detail), closed
+}
+
+// queuedAtClose is the listener row's note when what failed it is what a
+// service too slow for its load (or starved of CPU) shows: the attempt's
+// connection was accepted (not refused) and ended only after P, and the
+// service's own health answers in P took longer than the close race can
+// excuse (a quarter of P). The listener was open then; the service had
+// not taken the connection from its accept queue when it closed.
+func queuedAtClose(o Observation, p Poll, P time.Duration) string {
+	if p.Refused || p.end() < P {
+		return ""
+	}
+	var slow time.Duration
+	for _, q := range o.Polls {
+		if q.At >= 0 && q.At < P && q.answered() && (q.Probe == Ready || q.Probe == Live) && q.Took > slow {
+			slow = q.Took
+		}
+	}
+	if slow <= P/4 {
+		return ""
+	}
+	return fmt.Sprintf(" (that connection was accepted and ended at %s, after P, and the service's own health answers in P took up to %s: the listener was open, but the service, behind on its load or starved of CPU, had not yet taken the connections queued when it closed)", ms(p.end()), ms(slow))
 }
 
 // cutAfterPreDrain says p was made inside the pre-drain window, its
@@ -1066,11 +1088,25 @@ func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
 		// process they ran: 143 is that process ended by SIGTERM.
 		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): %s passes on that the process it ran ended by %s", x.Code, o.SignalNumber, o.Signal, o.Command, o.Signal))
 	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber:
-		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (the JVM exits so after its shutdown hooks ran)", x.Code, o.SignalNumber, o.Signal, o.Signal))
+		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): the conventional exit after handling %s (%s)", x.Code, o.SignalNumber, o.Signal, o.Signal, conventionalExitNote(o.Command)))
 	case x.Code != 0:
 		return verdict(NonzeroExit, false, fmt.Sprintf("exit status %d", x.Code))
 	}
 	return verdict(NonzeroExit, true, "exit status 0")
+}
+
+// conventionalExitNote says which runtime exits 128+N after handling
+// signal N: the signalled program's own when it is one known to (java,
+// next), else both.
+func conventionalExitNote(command string) string {
+	const jvm, next = "the JVM exits so after its shutdown hooks ran", "next start exits so once its server has closed and the requests in flight are done"
+	switch command {
+	case "java":
+		return jvm
+	case "next":
+		return next
+	}
+	return jvm + "; " + next
 }
 
 // diedOfSignal says the signalled process ended of the signal sent: killed

@@ -202,6 +202,17 @@ func TestJudge(t *testing.T) {
 			}
 			o.Polls = append(o.Polls, Poll{Probe: Live, At: 300 * msec, Err: "conn_reset: connection reset by peer", Took: 10 * msec})
 		}, []string{ListenerClosedEarly}, nil},
+		{"a service 400 ms behind whose queued connection is reset after P still fails the listener", func(o *Observation) {
+			// The Next.js stack under two CPU hogs: the verdict stands
+			// (the truth client names it too); the detail says what the
+			// evidence shows (TestListenerQueuedAtClose).
+			for i := range o.Polls {
+				if p := &o.Polls[i]; p.At >= 0 && p.At < 500*msec && (p.Probe == Ready || p.Probe == Live) && p.Status != 0 {
+					p.Took = 400 * msec
+				}
+			}
+			o.Polls = append(o.Polls, Poll{Probe: Live, At: 300 * msec, Err: "conn_reset: connection reset by peer", Took: 320 * msec})
+		}, []string{ListenerClosedEarly}, nil},
 		{"traffic accepted in P and cut at the exit after P is in-flight's, not the listener's", func(o *Observation) {
 			// The listener stayed open through P (fresh requests to the
 			// port answered after these were made); the service cut
@@ -280,6 +291,20 @@ func TestJudgeExitDetails(t *testing.T) {
 	o.SignalNumber, o.Exit.Code = 15, 143
 	if d := Judge(o, settings).Verdicts[9]; !d.OK || !strings.Contains(d.Detail, "128 + 15") {
 		t.Errorf("143: %+v", d)
+	}
+	// The note names the runtime that exits so: the JVM for java, next
+	// start for next (drain_truth_next: not the JVM's note), both else.
+	for _, tc := range []struct{ command, want, not string }{
+		{"java", "the JVM exits so", "next start"},
+		{"next", "next start exits so", "JVM"},
+		{"env", "the JVM exits so after its shutdown hooks ran; next start exits so", ""},
+	} {
+		o := good()
+		o.Command, o.SignalNumber, o.Exit.Code = tc.command, 15, 143
+		d := Judge(o, settings).Verdicts[9]
+		if !d.OK || !strings.Contains(d.Detail, tc.want) || tc.not != "" && strings.Contains(d.Detail, tc.not) {
+			t.Errorf("143 from %s: %+v", tc.command, d)
+		}
 	}
 	o = good()
 	o.Exit.Signal = "SIGTERM"
@@ -529,5 +554,48 @@ func TestStarvedRunStillNamesWhatTheServerDid(t *testing.T) {
 	r = Judge(o, settings)
 	if !r.Unknown() || r.Starved == nil || r.Starved.Seen[0] != ShutdownHang {
 		t.Errorf("killed at 2300 ms with 430 ms of lateness: unknown %v starved %+v", r.Unknown(), r.Starved)
+	}
+}
+
+// A listener failure whose evidence is a loaded service's says so: an
+// accepted connection ended after P while the service's health answers in
+// P were slower than the close race excuses (the Next.js stack under two
+// CPU hogs: answers 600 ms late, the queue reset at its close after P).
+// A refused connection, an attempt ended inside P, or a service answering
+// promptly gets no such note.
+func TestListenerQueuedAtClose(t *testing.T) {
+	slow := func(o *Observation, took time.Duration) {
+		for i := range o.Polls {
+			if p := &o.Polls[i]; p.At >= 0 && p.At < 500*msec && (p.Probe == Ready || p.Probe == Live) && p.Status != 0 {
+				p.Took = took
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		took time.Duration
+		poll Poll
+		note bool
+	}{
+		{"queued, reset after P, service slow", 400 * msec, Poll{Probe: Traffic, At: 300 * msec, Err: "conn_reset: connection reset by peer", Took: 320 * msec}, true},
+		{"refused", 400 * msec, Poll{Probe: Traffic, At: 300 * msec, Err: "connection refused", Refused: true, Took: 1 * msec}, false},
+		{"reset inside P", 400 * msec, Poll{Probe: Traffic, At: 300 * msec, Err: "conn_reset: connection reset by peer", Took: 10 * msec}, false},
+		{"service prompt", 20 * msec, Poll{Probe: Traffic, At: 300 * msec, Err: "conn_reset: connection reset by peer", Took: 320 * msec}, false},
+	} {
+		o := good()
+		slow(&o, tc.took)
+		o.Polls = append(o.Polls, tc.poll)
+		var v Verdict
+		for _, x := range Judge(o, settings).Verdicts {
+			if x.Name == ListenerClosedEarly {
+				v = x
+			}
+		}
+		if v.OK {
+			t.Errorf("%s: %+v, want FAIL", tc.name, v)
+		}
+		if got := strings.Contains(v.Detail, "the listener was open, but the service"); got != tc.note {
+			t.Errorf("%s: note %v, want %v: %s", tc.name, got, tc.note, v.Detail)
+		}
 	}
 }

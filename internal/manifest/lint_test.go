@@ -83,6 +83,8 @@ func TestLint(t *testing.T) {
 		{"bash -c two commands", strings.Replace(goodDeployment, `["node", "server.js"]`, `["bash", "-c", "./migrate && node server.js"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"npm start", strings.Replace(goodDeployment, `["node", "server.js"]`, `["npm", "start"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
 		{"sh -c exec npm start", strings.Replace(goodDeployment, `["node", "server.js"]`, `["sh", "-c", "exec npm start"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"npx next start", strings.Replace(goodDeployment, `["node", "server.js"]`, `["npx", "next", "start"]`, 1), []string{"SIGNAL_WRAPPER@11"}},
+		{"next start", strings.Replace(goodDeployment, `["node", "server.js"]`, `["next", "start"]`, 1), nil},
 		{"compose yarn start", "services:\n  api:\n    stop_grace_period: 25s\n    command: yarn start\n", []string{"SIGNAL_WRAPPER@4"}},
 		{"compose stop_signal SIGKILL", "services:\n  api:\n    stop_grace_period: 25s\n    stop_signal: SIGKILL\n", []string{"STOP_SIGNAL_KILL@4"}},
 		{"compose stop_signal SIGINT", "services:\n  api:\n    stop_grace_period: 25s\n    stop_signal: SIGINT\n", nil},
@@ -217,6 +219,16 @@ func TestWrapperCheck(t *testing.T) {
 		{[]string{"npm", "run", "serve"}, true, ""},
 		{[]string{"sh", "-c", "exec npm start"}, true, ""},
 		{[]string{"bash", "-c", "npm start"}, true, ""},
+		// npx (npm exec) runs next under sh -c and dies of SIGTERM:
+		// next-server is never signalled (drain_truth_next, npm 11).
+		{[]string{"npx", "next", "start"}, true, "node_modules/.bin/next|start"},
+		{[]string{"npx", "--yes", "next", "start", "-p", "3000"}, true, "node_modules/.bin/next|start|-p|3000"},
+		{[]string{"npm", "exec", "--", "next", "start"}, true, "node_modules/.bin/next|start"},
+		{[]string{"npx", "-p", "next@16", "next", "start"}, true, ""},
+		{[]string{"npx", "@scope/server"}, true, ""},
+		{[]string{"sh", "-c", "npx next start"}, true, ""},
+		{[]string{"next", "start"}, false, ""},
+		{[]string{"node_modules/.bin/next", "start"}, false, ""},
 		{[]string{"sh", "entrypoint.sh"}, false, ""},
 	} {
 		why, fix, bad := WrapperCheck(tt.argv)

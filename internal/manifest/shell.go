@@ -128,18 +128,55 @@ func splitScript(s string) []shellCmd {
 
 // forwardsNot says a command starts the service under a package manager
 // that does not pass SIGTERM on to it: npm start, npm run X, yarn start,
-// yarn run X, pnpm start.
+// yarn run X, pnpm start; npx X and npm exec X (npm runs X under sh -c and
+// dies of the signal: drain_truth_next's `npx next start` left next-server
+// running, never signalled).
 func forwardsNot(words []string) (string, bool) {
 	if len(words) < 2 {
 		return "", false
 	}
 	switch pm := path.Base(words[0]); pm {
 	case "npm", "yarn", "pnpm":
-		if words[1] == "start" || words[1] == "run" || words[1] == "run-script" || (pm == "yarn" && !strings.HasPrefix(words[1], "-")) {
+		if words[1] == "start" || words[1] == "run" || words[1] == "run-script" || (pm == "yarn" && !strings.HasPrefix(words[1], "-")) || (pm == "npm" && (words[1] == "exec" || words[1] == "x")) {
 			return strings.Join(words[:min(len(words), 3)], " "), true
 		}
+	case "npx":
+		return strings.Join(words[:min(len(words), 3)], " "), true
 	}
 	return "", false
+}
+
+// npxBinary is what npx (npm exec, npm x) runs, as the local binary it
+// finds: `npx next start -p 3000` is node_modules/.bin/next start -p 3000
+// (nil when the words name no plain binary: --package, --call, a version).
+func npxBinary(words []string) []string {
+	var rest []string
+	switch {
+	case len(words) > 1 && path.Base(words[0]) == "npx":
+		rest = words[1:]
+	case len(words) > 2 && path.Base(words[0]) == "npm" && (words[1] == "exec" || words[1] == "x"):
+		rest = words[2:]
+	default:
+		return nil
+	}
+opts:
+	for len(rest) > 0 {
+		switch a := rest[0]; {
+		case a == "--":
+			rest = rest[1:]
+			break opts
+		case a == "-y" || a == "--yes" || a == "--no" || a == "--no-install" || a == "-q" || a == "--quiet":
+			rest = rest[1:]
+		case strings.HasPrefix(a, "-"):
+			return nil // --package, --call, options npx reads otherwise
+		default:
+			break opts
+		}
+	}
+	if len(rest) == 0 || strings.ContainsAny(rest[0], "@/") {
+		return nil
+	}
+	return append([]string{"node_modules/.bin/" + rest[0]}, rest[1:]...)
 }
 
 // helpers are commands that do not start a service (they run before or
@@ -321,7 +358,7 @@ func initOf(argv []string) (name string, group bool, rest []string, ok bool) {
 // shellCheck judges argv as the shells behave (see WrapperCheck).
 func shellCheck(argv []string) (why string, fix []string, bad bool) {
 	if _, ok := forwardsNot(argv); ok {
-		return fmt.Sprintf("%q runs the service under %s, which does not forward SIGTERM to it: the service is killed at the end of the grace period, undrained", strings.Join(argv, " "), path.Base(argv[0])), nil, true
+		return fmt.Sprintf("%q runs the service under %s, which does not forward SIGTERM to it: the service is killed at the end of the grace period, undrained", strings.Join(argv, " "), path.Base(argv[0])), npxBinary(argv), true
 	}
 	shell, opt, script, ok := shellScript(argv)
 	if !ok {
