@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,11 @@ func newPostgres(_ context.Context, p *run) (exchange, error) {
 	m := sslmodes[q.Get("sslmode")]
 	x := &postgresExchange{cv: conversation{p: p}, ssl: m.ask, insist: m.insist,
 		readWrite: q.Get("target_session_attrs") == "read-write"}
+	if postgresSocket(p.opts.URL) != "" {
+		// libpq asks for no TLS over a Unix socket, whatever sslmode
+		// says.
+		x.ssl, x.insist = false, false
+	}
 	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.opts.ConnectTimeout {
 		// libpq's connect_timeout, when it is the shorter: the connect
 		// window, named after it when it closes.
@@ -299,9 +305,28 @@ var sslmodes = map[string]struct{ ask, insist bool }{
 	"require": {ask: true, insist: true}, "verify-ca": {ask: true, insist: true}, "verify-full": {ask: true, insist: true},
 }
 
+// postgresSocket is the Unix socket a libpq URL names with host=/DIR
+// (postgres:///DB?host=/var/run/postgresql): DIR/.s.PGSQL.PORT, the port
+// the URL's or its port parameter, 5432 by default; "" for a TCP host.
+func postgresSocket(u *url.URL) string {
+	q, err := url.ParseQuery(u.RawQuery)
+	dir := q.Get("host")
+	if err != nil || !strings.HasPrefix(dir, "/") {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = q.Get("port")
+	}
+	if port == "" {
+		port = DefaultPort(u.Scheme)
+	}
+	return path.Join(dir, ".s.PGSQL."+port)
+}
+
 // postgresForm is the URL form of a postgres:// probe.
 func postgresForm(scheme string) string {
-	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write&connect_timeout=SECONDS]"
+	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write&connect_timeout=SECONDS] or " + scheme + ":///DB?host=/SOCKET/DIR"
 }
 
 // checkPostgresURL holds a postgres:// URL to what the probe sends:
@@ -327,6 +352,19 @@ func checkPostgresURL(u *url.URL) error {
 			if n, err := strconv.Atoi(vs[0]); len(vs) != 1 || err != nil || n < 0 {
 				return fmt.Errorf("%s URL's connect_timeout %q is not a number of seconds (want %s)", u.Scheme, strings.Join(vs, ","), form)
 			}
+		case "host":
+			// libpq's host parameter: here only a socket directory
+			// (a TCP host is the URL's own).
+			switch {
+			case len(vs) != 1 || !strings.HasPrefix(vs[0], "/") || strings.Contains(vs[0], ","):
+				return fmt.Errorf("%s URL's host parameter %q is not one Unix socket directory (an absolute path): a TCP host goes in the URL, %s://HOST:PORT/DB", u.Scheme, strings.Join(vs, ","), u.Scheme)
+			case u.Host != "" && u.Hostname() != "":
+				return fmt.Errorf("%s URL names the host %q and the socket directory %q: give one (want %s)", u.Scheme, u.Hostname(), vs[0], form)
+			}
+		case "port":
+			if len(vs) != 1 || !validPortText(vs[0]) || u.Port() != "" || !strings.HasPrefix(q.Get("host"), "/") {
+				return fmt.Errorf("%s URL's port parameter %q: the port of a socket directory (host=/DIR), once, 1 to 65535; a TCP port goes in the URL, %s://HOST:PORT/DB", u.Scheme, strings.Join(vs, ","), u.Scheme)
+			}
 		case "target_session_attrs":
 			if len(vs) != 1 || (vs[0] != "any" && vs[0] != "read-write") {
 				return fmt.Errorf("%s URL's target_session_attrs %q is not any or read-write (want %s)", u.Scheme, strings.Join(vs, ","), form)
@@ -342,4 +380,10 @@ func checkPostgresURL(u *url.URL) error {
 		return fmt.Errorf("%s URL's path %q is more than a database name (want %s)", u.Scheme, u.Path, form)
 	}
 	return nil
+}
+
+// validPortText says s is a port number, 1 to 65535, in decimal digits.
+func validPortText(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 1 && n <= 65535 && s[0] != '+' && s[0] != '-'
 }

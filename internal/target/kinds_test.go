@@ -73,6 +73,27 @@ func TestServiceURLs(t *testing.T) {
 		"http://[fe80::1%25eth0]:80/":    "",
 		"http://bücher.example/":         "",
 		"http://h.example./":             "",
+		// Unix sockets: libpq's host=/DIR, the Redis clients' unix:///PATH.
+		"postgres:///db?host=/var/run/postgresql":      "",
+		"postgresql://u:pw@/db?host=/tmp&port=5433":    "",
+		"postgres://:5433/db?host=/tmp":                "",
+		"postgres:///db?host=/tmp&sslmode=require":     "",
+		"postgres:///db?host=db.internal":              `host parameter "db.internal" is not one Unix socket directory`,
+		"postgres:///db?host=/a,/b":                    "is not one Unix socket directory",
+		"postgres://h:5432/db?host=/tmp":               `names the host "h" and the socket directory "/tmp"`,
+		"postgres://h/db?port=5433":                    `port parameter "5433"`,
+		"postgres:///db?host=/tmp&port=0":              `port parameter "0"`,
+		"postgres:///db?host=/tmp&port=5433&port=5434": `port parameter "5433,5434"`,
+		"postgres:///db":                               "URL has no host",
+		"unix:///var/run/redis/redis.sock":             "",
+		"unix://:pw@/var/run/redis/redis.sock?db=2":    "",
+		"UNIX://user:pw@/r.sock":                       "",
+		"redis+socket:///var/run/redis/redis.sock":     "",
+		"unix://localhost/var/run/redis.sock":          `names the host "localhost"`,
+		"unix:///r.sock?db=x":                          `db "x" is not a database number`,
+		"unix:///r.sock?timeout=3":                     `the parameter "timeout"`,
+		"unix:///":                                     "names no socket path",
+		"unix:///r.sock?db=1%0A":                       "holds a LF byte",
 	} {
 		_, err := ParseURL(raw)
 		switch {

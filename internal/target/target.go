@@ -793,10 +793,18 @@ func ParseURL(raw string) (*url.URL, error) {
 	if err := checkFieldBytes(u); err != nil {
 		return nil, err
 	}
-	if u.Hostname() == "" {
+	sock := probe.SocketPath(u)
+	if u.Hostname() == "" && sock == "" {
+		if err := checkForm(u, row); err != nil {
+			// What the row's form says is wrong (a host parameter
+			// that is no socket directory).
+			return nil, err
+		}
 		return nil, fmt.Errorf("URL has no host")
 	}
-	if row.MultiHost && strings.Contains(u.Host, ",") {
+	if sock != "" {
+		// A Unix socket: its row's own check holds the URL's form.
+	} else if row.MultiHost && strings.Contains(u.Host, ",") {
 		if err := checkHosts(u); err != nil {
 			return nil, err
 		}
