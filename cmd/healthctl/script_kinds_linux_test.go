@@ -15,9 +15,9 @@ package main
 //	    delay per key (key-load-delay): it answers -LOADING for seconds.
 //	    -sentinel starts it as a Sentinel (redis-server CONF --sentinel,
 //	    the configuration written beside its data) watching no master.
-//	pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]...
+//	pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]... [-hba LINE]...
 //	    initdb's a cluster (local connections trust, TCP scram-sha-256 with
-//	    the password "pgsecret1") and starts postgres on 127.0.0.1, logging
+//	    the password "pgsecret1"; -hba: pg_hba.conf's lines instead) and starts postgres on 127.0.0.1, logging
 //	    to $WORK/NAME.postgres.log (log_connections on); sets $NAME_URL
 //	    (postgres://127.0.0.1:PORT), $NAME_HOSTPORT, $NAME_PORT, $NAME_HOST
 //	    (its socket directory, for psql -h) and $NAME_DATA. -starting keeps
@@ -261,7 +261,7 @@ func asPostgres(e fixtureEnv, cmd *exec.Cmd, paths ...string) {
 // cmdPgd implements pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
 func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "pgd")
-	const usage = "usage: pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]..."
+	const usage = "usage: pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]... [-hba LINE]..."
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
 		ts.Fatalf(usage)
 	}
@@ -273,6 +273,7 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	fs.BoolVar(&o.standby, "standby", false, "")
 	secure := fs.Bool("tls", false, "")
 	fs.Func("c", "", func(s string) error { o.settings = append(o.settings, s); return nil })
+	fs.Func("hba", "", func(s string) error { o.hba = append(o.hba, s); return nil })
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
 		ts.Fatalf(usage)
 	}
@@ -300,7 +301,9 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 type pgOptions struct {
 	starting, standby bool
 	settings          []string
-	log               string
+	// hba, when set, are pg_hba.conf's lines in place of initdb's.
+	hba []string
+	log string
 	// certFile and keyFile, when set, turn TLS on (ssl=on).
 	certFile, keyFile string
 }
@@ -332,6 +335,12 @@ func startPG(e fixtureEnv, o pgOptions) pgServer {
 	asPostgres(e, initdb, root)
 	if out, err := initdb.CombinedOutput(); err != nil {
 		e.fatalf("initdb: %v\n%s", err, out)
+	}
+	if len(o.hba) > 0 {
+		hba := filepath.Join(pg.data, "pg_hba.conf")
+		e.check(os.WriteFile(hba, []byte(strings.Join(o.hba, "\n")+"\n"), 0o600))
+		// The server user's, as the rest of the data (asPostgres chowns).
+		asPostgres(e, exec.Command("true"), hba)
 	}
 	pg.port, err = fixture.UnusedPort()
 	e.check(err)

@@ -164,10 +164,11 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 // deadline and ended with err (p.mu not held).
 func (p *run) dialDone(deadline time.Time, err error) {
 	p.mu.Lock()
-	if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.stopped {
+	if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.stopped && p.connWin.active {
 		// The window's deadline ended the lookup or every attempt
 		// before its timer fired: close the window now, as the
-		// timer would.
+		// timer would (unless it closed a host's attempt of several,
+		// which disarms it).
 		p.closeWindow(&p.connWin)
 	}
 	if p.dialing--; p.dialing == 0 {
