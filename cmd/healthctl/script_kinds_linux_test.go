@@ -28,6 +28,14 @@ package main
 //	    as the postgres user (initdb refuses root).
 //	pgstop NAME smart|fast
 //	    asks the postmaster to shut down (SIGTERM, SIGINT), without waiting.
+//	pgbouncerd NAME PG
+//	    starts Debian's pgbouncer on 127.0.0.1 in front of pgd PG's server
+//	    (every database name to it, session pooling), its clients
+//	    authenticated by SCRAM with the postgres role's password (its
+//	    auth_file) and its server logins the same; logs to
+//	    $WORK/NAME.pgbouncer.log; sets $NAME_URL (postgres://127.0.0.1:PORT),
+//	    $NAME_HOSTPORT, $NAME_PORT. As root it runs as the postgres user
+//	    (pgbouncer refuses root).
 //	pgerr NAME SQLSTATE MESSAGE
 //	    a loopback server that answers every startup message with an
 //	    ErrorResponse (FATAL, SQLSTATE, MESSAGE), as a pooler in front of a
@@ -60,6 +68,7 @@ func init() {
 	extraCmds["pgd"] = cmdPgd
 	extraCmds["pgstop"] = cmdPgStop
 	extraCmds["pgerr"] = cmdPgErr
+	extraCmds["pgbouncerd"] = cmdPgBouncerd
 }
 
 // kindsDeps installs the servers.
@@ -213,6 +222,17 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 		conf := filepath.Join(dir, "sentinel.conf")
 		ts.Check(os.WriteFile(conf, []byte(fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir)), 0o644))
 		base = []string{conf, "--sentinel", "--daemonize", "no"}
+	}
+	for _, o := range opts {
+		if o == "--cluster-enabled" {
+			// The cluster bus listens on the port + 10000 unless told:
+			// a port of its own, never one another test holds (the
+			// server exits, and the probe saw conn_reset).
+			bus, err := fixture.UnusedPort()
+			ts.Check(err)
+			base = append(base, "--cluster-port", strconv.Itoa(bus))
+			break
+		}
 	}
 	cmd := exec.Command(server, append(base, opts...)...)
 	startServer(e, "redis-server", cmd, port, filepath.Join(dir, "redis.log"))
@@ -440,4 +460,48 @@ func cmdPgErr(ts *testscript.TestScript, neg bool, args []string) {
 	}()
 	addr := ln.Addr().String()
 	setAddrVarsFrom(ts, args[0], "postgres", addr)
+}
+
+// cmdPgBouncerd implements pgbouncerd NAME PG.
+func cmdPgBouncerd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "pgbouncerd")
+	if len(args) != 2 {
+		ts.Fatalf("usage: pgbouncerd NAME PG")
+	}
+	name, pgPort := args[0], ts.Getenv(args[1]+"_PORT")
+	if pgPort == "" {
+		ts.Fatalf("pgbouncerd: no pgd %s started", args[1])
+	}
+	e := scriptFixtureEnv(ts)
+	bin := requireProg(e, "pgbouncer")
+	// Not under the script's directory, which only root may enter.
+	root, err := os.MkdirTemp("", "healthctl-pgbouncer-")
+	ts.Check(err)
+	ts.Defer(func() { os.RemoveAll(root) })
+	ts.Check(os.Chmod(root, 0o755))
+	port, err := fixture.UnusedPort()
+	ts.Check(err)
+	users := filepath.Join(root, "userlist.txt")
+	ts.Check(os.WriteFile(users, []byte(fmt.Sprintf("%q %q\n", "postgres", pgPassword)), 0o600))
+	ini := filepath.Join(root, "pgbouncer.ini")
+	ts.Check(os.WriteFile(ini, []byte(fmt.Sprintf(`[databases]
+* = host=127.0.0.1 port=%s
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %d
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = %s
+pool_mode = session
+server_login_retry = 30
+query_wait_timeout = 2
+pidfile =
+logfile =
+`, pgPort, port, users)), 0o644))
+	cmd := exec.Command(bin, ini)
+	asPostgres(e, cmd, root)
+	startServer(e, "pgbouncer", cmd, port, ts.MkAbs(name+".pgbouncer.log"))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	setAddrVars(ts, name, "postgres://"+addr, addr, port)
 }

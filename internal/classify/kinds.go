@@ -226,6 +226,10 @@ func postgresReason(a *PostgresAnswer) Reason {
 	case strings.HasPrefix(a.Code, "28") && a.Login:
 		// The application's credentials were refused.
 		return PostgresAuth
+	case a.Code == "08P01" && a.Login && strings.Contains(a.Message, "authentication failed"):
+		// PgBouncer refuses a client's password with 08P01 ("SASL
+		// authentication failed"), not 28P01.
+		return PostgresAuth
 	case strings.HasPrefix(a.Code, "28"):
 		// invalid authorization: the server got as far as
 		// authenticating (pg_hba.conf refused, no such role, a password

@@ -75,6 +75,9 @@ func TestPostgresReason(t *testing.T) {
 		// Without a password these mean "accepting connections", as
 		// pg_isready says; with one, the application's login was refused.
 		{PostgresAnswer{Code: "28P01", Message: `password authentication failed for user "x"`, Login: true}, PostgresAuth},
+		// PgBouncer 1.18's refusal of a client's password.
+		{PostgresAnswer{Code: "08P01", Message: "SASL authentication failed", Login: true}, PostgresAuth},
+		{PostgresAnswer{Code: "08P01", Message: "server login has been failing, try again later (server_login_retry)", Login: true}, PostgresError},
 		{PostgresAnswer{Code: "28000", Message: `no pg_hba.conf entry for host "127.0.0.1"`, Login: true}, PostgresAuth},
 		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`}, PostgresDatabase},
 		{PostgresAnswer{Code: "3D000", Message: `database "x" does not exist`, Login: true}, PostgresDatabase},
