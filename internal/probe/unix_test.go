@@ -130,4 +130,10 @@ func TestUnixSockets(t *testing.T) {
 		}
 		mu.Unlock()
 	}
+	// --all-addresses: a socket is one address, and no name is looked up.
+	o := opts(t, "unix://"+redisSock, "127.0.0.1:1", nil)
+	o.AllAddresses = true
+	if res := probe.Run(t.Context(), o); res.Reason != classify.OK || len(res.Addresses) != 0 {
+		t.Errorf("--all-addresses: %s %q, %d addresses", res.Reason, res.Error, len(res.Addresses))
+	}
 }
