@@ -124,9 +124,10 @@ func (x *postgresExchange) run(ctx context.Context) error {
 		p.mu.Lock()
 		p.hopEnd = nil
 		// Closed by its window, or by the deadline the window set a
-		// moment before the window's timer ran.
+		// moment before the window's timer ran (an answer read as the
+		// window closed stands).
 		now := time.Now()
-		closed := p.hopWindow != nil || overdue(&p.connWin, now) || overdue(&p.readWin, now)
+		closed := err != nil && (p.hopWindow != nil || overdue(&p.connWin, now) || overdue(&p.readWin, now))
 		p.disarm(&p.connWin)
 		p.disarm(&p.readWin)
 		p.mu.Unlock()
