@@ -85,6 +85,8 @@ func TestServiceURLs(t *testing.T) {
 		"postgres:///db?host=/tmp&port=0":              `port parameter "0"`,
 		"postgres:///db?host=/tmp&port=5433&port=5434": `port parameter "5433,5434"`,
 		"postgres:///db":                               "URL has no host",
+		"postgresql://%2Fvar%2Frun%2Fpostgresql/db":    "a Unix socket's directory goes in the host parameter: postgresql:///DB?host=/DIR",
+		"postgres://u:pw@%2ftmp:5433/db":               "goes in the host parameter",
 		"unix:///var/run/redis/redis.sock":             "",
 		"unix://:pw@/var/run/redis/redis.sock?db=2":    "",
 		"UNIX://user:pw@/r.sock":                       "",

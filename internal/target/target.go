@@ -783,6 +783,11 @@ func ParseURL(raw string) (*url.URL, error) {
 		if errors.As(err, &ue) {
 			msg = ue.Err.Error()
 		}
+		if scheme, rest, ok := strings.Cut(s, "://"); ok && strings.HasPrefix(strings.ToLower(rest[strings.Index(rest, "@")+1:]), "%2f") {
+			// libpq's percent-encoded socket directory as the host,
+			// which Go's URL parser refuses.
+			return nil, fmt.Errorf("malformed URL: %s (a Unix socket's directory goes in the host parameter: %s:///DB?host=/DIR)", msg, scheme)
+		}
 		return nil, fmt.Errorf("malformed URL: %s", msg)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
