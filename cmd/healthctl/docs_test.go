@@ -323,6 +323,8 @@ var notOurs = map[string]bool{
 	"ru_maxrss": true, // getrusage(2)'s field, in benchmarks.md
 	// PostgreSQL settings, in kinds.md and outcomes.md.
 	"pg_isready": true, "hot_standby": true, "max_connections": true, "application_name": true, "replica_serve_stale_data": true,
+	// PgBouncer's settings, in kinds.md.
+	"server_login_retry": true, "query_wait_timeout": true,
 	// Compose's healthcheck keys, in kinds.md.
 	"start_period": true, "start_interval": true, "service_healthy": true, "depends_on": true,
 }

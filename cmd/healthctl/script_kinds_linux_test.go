@@ -15,9 +15,9 @@ package main
 //	    delay per key (key-load-delay): it answers -LOADING for seconds.
 //	    -sentinel starts it as a Sentinel (redis-server CONF --sentinel,
 //	    the configuration written beside its data) watching no master.
-//	pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]...
+//	pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]... [-hba LINE]...
 //	    initdb's a cluster (local connections trust, TCP scram-sha-256 with
-//	    the password "pgsecret1") and starts postgres on 127.0.0.1, logging
+//	    the password "pgsecret1"; -hba: pg_hba.conf's lines instead) and starts postgres on 127.0.0.1, logging
 //	    to $WORK/NAME.postgres.log (log_connections on); sets $NAME_URL
 //	    (postgres://127.0.0.1:PORT), $NAME_HOSTPORT, $NAME_PORT, $NAME_HOST
 //	    (its socket directory, for psql -h) and $NAME_DATA. -starting keeps
@@ -28,6 +28,14 @@ package main
 //	    as the postgres user (initdb refuses root).
 //	pgstop NAME smart|fast
 //	    asks the postmaster to shut down (SIGTERM, SIGINT), without waiting.
+//	pgbouncerd NAME PG
+//	    starts Debian's pgbouncer on 127.0.0.1 in front of pgd PG's server
+//	    (every database name to it, session pooling), its clients
+//	    authenticated by SCRAM with the postgres role's password (its
+//	    auth_file) and its server logins the same; logs to
+//	    $WORK/NAME.pgbouncer.log; sets $NAME_URL (postgres://127.0.0.1:PORT),
+//	    $NAME_HOSTPORT, $NAME_PORT. As root it runs as the postgres user
+//	    (pgbouncer refuses root).
 //	pgerr NAME SQLSTATE MESSAGE
 //	    a loopback server that answers every startup message with an
 //	    ErrorResponse (FATAL, SQLSTATE, MESSAGE), as a pooler in front of a
@@ -60,6 +68,7 @@ func init() {
 	extraCmds["pgd"] = cmdPgd
 	extraCmds["pgstop"] = cmdPgStop
 	extraCmds["pgerr"] = cmdPgErr
+	extraCmds["pgbouncerd"] = cmdPgBouncerd
 }
 
 // kindsDeps installs the servers.
@@ -214,6 +223,17 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.WriteFile(conf, []byte(fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\n", port, dir)), 0o644))
 		base = []string{conf, "--sentinel", "--daemonize", "no"}
 	}
+	for _, o := range opts {
+		if o == "--cluster-enabled" {
+			// The cluster bus listens on the port + 10000 unless told:
+			// a port of its own, never one another test holds (the
+			// server exits, and the probe saw conn_reset).
+			bus, err := fixture.UnusedPort()
+			ts.Check(err)
+			base = append(base, "--cluster-port", strconv.Itoa(bus))
+			break
+		}
+	}
 	cmd := exec.Command(server, append(base, opts...)...)
 	startServer(e, "redis-server", cmd, port, filepath.Join(dir, "redis.log"))
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
@@ -261,7 +281,7 @@ func asPostgres(e fixtureEnv, cmd *exec.Cmd, paths ...string) {
 // cmdPgd implements pgd NAME [-starting] [-standby] [-c NAME=VALUE]...
 func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "pgd")
-	const usage = "usage: pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]..."
+	const usage = "usage: pgd NAME [-starting] [-standby] [-tls] [-c NAME=VALUE]... [-hba LINE]..."
 	if len(args) < 1 || strings.HasPrefix(args[0], "-") {
 		ts.Fatalf(usage)
 	}
@@ -273,6 +293,7 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	fs.BoolVar(&o.standby, "standby", false, "")
 	secure := fs.Bool("tls", false, "")
 	fs.Func("c", "", func(s string) error { o.settings = append(o.settings, s); return nil })
+	fs.Func("hba", "", func(s string) error { o.hba = append(o.hba, s); return nil })
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
 		ts.Fatalf(usage)
 	}
@@ -300,7 +321,9 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 type pgOptions struct {
 	starting, standby bool
 	settings          []string
-	log               string
+	// hba, when set, are pg_hba.conf's lines in place of initdb's.
+	hba []string
+	log string
 	// certFile and keyFile, when set, turn TLS on (ssl=on).
 	certFile, keyFile string
 }
@@ -332,6 +355,12 @@ func startPG(e fixtureEnv, o pgOptions) pgServer {
 	asPostgres(e, initdb, root)
 	if out, err := initdb.CombinedOutput(); err != nil {
 		e.fatalf("initdb: %v\n%s", err, out)
+	}
+	if len(o.hba) > 0 {
+		hba := filepath.Join(pg.data, "pg_hba.conf")
+		e.check(os.WriteFile(hba, []byte(strings.Join(o.hba, "\n")+"\n"), 0o600))
+		// The server user's, as the rest of the data (asPostgres chowns).
+		asPostgres(e, exec.Command("true"), hba)
 	}
 	pg.port, err = fixture.UnusedPort()
 	e.check(err)
@@ -431,4 +460,48 @@ func cmdPgErr(ts *testscript.TestScript, neg bool, args []string) {
 	}()
 	addr := ln.Addr().String()
 	setAddrVarsFrom(ts, args[0], "postgres", addr)
+}
+
+// cmdPgBouncerd implements pgbouncerd NAME PG.
+func cmdPgBouncerd(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "pgbouncerd")
+	if len(args) != 2 {
+		ts.Fatalf("usage: pgbouncerd NAME PG")
+	}
+	name, pgPort := args[0], ts.Getenv(args[1]+"_PORT")
+	if pgPort == "" {
+		ts.Fatalf("pgbouncerd: no pgd %s started", args[1])
+	}
+	e := scriptFixtureEnv(ts)
+	bin := requireProg(e, "pgbouncer")
+	// Not under the script's directory, which only root may enter.
+	root, err := os.MkdirTemp("", "healthctl-pgbouncer-")
+	ts.Check(err)
+	ts.Defer(func() { os.RemoveAll(root) })
+	ts.Check(os.Chmod(root, 0o755))
+	port, err := fixture.UnusedPort()
+	ts.Check(err)
+	users := filepath.Join(root, "userlist.txt")
+	ts.Check(os.WriteFile(users, []byte(fmt.Sprintf("%q %q\n", "postgres", pgPassword)), 0o600))
+	ini := filepath.Join(root, "pgbouncer.ini")
+	ts.Check(os.WriteFile(ini, []byte(fmt.Sprintf(`[databases]
+* = host=127.0.0.1 port=%s
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %d
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = %s
+pool_mode = session
+server_login_retry = 30
+query_wait_timeout = 2
+pidfile =
+logfile =
+`, pgPort, port, users)), 0o644))
+	cmd := exec.Command(bin, ini)
+	asPostgres(e, cmd, root)
+	startServer(e, "pgbouncer", cmd, port, ts.MkAbs(name+".pgbouncer.log"))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	setAddrVars(ts, name, "postgres://"+addr, addr, port)
 }

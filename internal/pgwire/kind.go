@@ -136,6 +136,10 @@ func (a *Reply) Reason() classify.Reason {
 	case strings.HasPrefix(a.SQLState, "28") && a.Login:
 		// The application's credentials were refused.
 		return AuthRefused
+	case a.SQLState == "08P01" && a.Login && strings.Contains(a.Message, "authentication failed"):
+		// PgBouncer refuses a client's password with 08P01 ("SASL
+		// authentication failed"), not 28P01.
+		return AuthRefused
 	case strings.HasPrefix(a.SQLState, "28"):
 		// invalid authorization: the server got as far as
 		// authenticating (pg_hba.conf refused, no such role, a password

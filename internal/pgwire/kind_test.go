@@ -26,6 +26,9 @@ func TestReason(t *testing.T) {
 		// Without a password these mean "accepting connections", as
 		// pg_isready says; with one, the application's login was refused.
 		{Reply{Read: true, SQLState: "28P01", Message: `password authentication failed for user "x"`, Login: true}, AuthRefused},
+		// PgBouncer 1.18's refusal of a client's password.
+		{Reply{Read: true, SQLState: "08P01", Message: "SASL authentication failed", Login: true}, AuthRefused},
+		{Reply{Read: true, SQLState: "08P01", Message: "server login has been failing, try again later (server_login_retry)", Login: true}, ServerError},
 		{Reply{Read: true, SQLState: "28000", Message: `no pg_hba.conf entry for host "127.0.0.1"`, Login: true}, AuthRefused},
 		{Reply{Read: true, SQLState: "3D000", Message: `database "x" does not exist`}, NoDatabase},
 		{Reply{Read: true, SQLState: "3D000", Message: `database "x" does not exist`, Login: true}, NoDatabase},

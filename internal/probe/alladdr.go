@@ -22,9 +22,13 @@ func runAll(ctx context.Context, opts *Options) Result {
 	if port == "" {
 		port = DefaultPort(opts.URL.Scheme)
 	}
-	addrs := addressesOf(ctx, opts, host, port)
 	single := *opts
 	single.AllAddresses = false
+	if SocketPath(opts.URL) != "" {
+		// A Unix socket has one address and no name to look up.
+		return Run(ctx, &single)
+	}
+	addrs := addressesOf(ctx, opts, host, port)
 	if len(addrs) < 2 {
 		return Run(ctx, &single)
 	}

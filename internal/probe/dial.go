@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -108,20 +109,7 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	p.dialErr = nil
 	deadline := p.connDeadline
 	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.stopped {
-			// The window's deadline ended the lookup or every attempt
-			// before its timer fired: close the window now, as the
-			// timer would.
-			p.noteWindow()
-			p.end(p.connWin.err())
-		}
-		if p.dialing--; p.dialing == 0 {
-			p.dialIdle.Broadcast()
-		}
-		p.mu.Unlock()
-	}()
+	defer func() { p.dialDone(deadline, err) }()
 	if !deadline.IsZero() {
 		// The connect window's timer cancels ctx when it closes; its
 		// deadline bounds the lookup's queries and the connects even
@@ -171,6 +159,77 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	p.mu.Unlock()
 	return c, err
 }
+
+// dialDone ends a dial that began with the connect window closing at
+// deadline and ended with err (p.mu not held).
+func (p *run) dialDone(deadline time.Time, err error) {
+	p.mu.Lock()
+	if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.stopped && p.connWin.active {
+		// The window's deadline ended the lookup or every attempt
+		// before its timer fired: close the window now, as the
+		// timer would (unless it closed a host's attempt of several,
+		// which disarms it).
+		p.closeWindow(&p.connWin)
+	}
+	if p.dialing--; p.dialing == 0 {
+		p.dialIdle.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// dialUnix connects to the Unix socket at path (postgres://?host=/DIR,
+// unix:///PATH) in the connect window: no lookup and no address race, the
+// connect stage and phase as for TCP, the path as the address. A socket
+// that is not there, or that nothing listens on, answers for itself
+// (dialErr), as a refused port does.
+func (p *run) dialUnix(ctx context.Context, path string) (c net.Conn, err error) {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return nil, context.Canceled
+	}
+	p.dialing++
+	p.dialErr = nil
+	deadline := p.connDeadline
+	t0 := time.Now()
+	p.enterAt(classify.StageConnect, t0)
+	p.address, p.family = path, 0
+	p.mu.Unlock()
+	defer func() { p.dialDone(deadline, err) }()
+	if !deadline.IsZero() {
+		d := newDeadlined(ctx, deadline)
+		ctx = &d
+	}
+	var d net.Dialer
+	c, err = d.DialContext(ctx, "unix", path)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	took := time.Since(t0)
+	p.record(PhaseConnect, took)
+	da := DialAttempt{Address: path, Duration: took, MS: float64(took.Microseconds()) / 1000}
+	switch {
+	case err == nil:
+		p.keepConn(c)
+	case ctx.Err() != nil:
+		da.Error = "no answer within " + p.connWin.err().Error()
+	default:
+		da.Error = err.Error()
+		if errors.Is(err, syscall.ENOENT) {
+			err = noSocketError{err}
+		}
+		p.dialErr = err
+	}
+	p.attempts = append(p.attempts[:0], da)
+	return c, err
+}
+
+// noSocketError is a Unix socket that is not there: nothing listens, as
+// for a refused port (conn_refused), its own words kept.
+type noSocketError struct{ error }
+
+func (e noSocketError) Unwrap() error { return e.error }
+
+func (noSocketError) Is(target error) bool { return target == syscall.ECONNREFUSED }
 
 // addresses are the addresses to dial for host: --resolve's, a literal's,
 // or the lookup's (the DNS stage and phase), of the family asked for.

@@ -13,7 +13,9 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"path"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -41,7 +43,12 @@ func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password str
 	// The host and port dialled, as pgconn's errors name them (it
 	// neither resolves nor dials them: see LookupFunc and DialFunc).
 	cfg.Host, cfg.Port = hop.Hostname(), 5432
-	if n, err := strconv.ParseUint(hop.Port(), 10, 16); err == nil {
+	port := hop.Port()
+	if sock := postgresSocket(hop); sock != "" {
+		// The socket's directory, as libpq names it.
+		cfg.Host, port = path.Dir(sock), strings.TrimPrefix(path.Base(sock), ".s.PGSQL.")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil {
 		cfg.Port = uint16(n)
 	}
 	cfg.User, cfg.Password, cfg.Database = user, password, db

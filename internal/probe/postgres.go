@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -33,9 +34,12 @@ type postgresExchange struct {
 	// N to it fails the probe (require and stricter; prefer goes on in
 	// clear). readWrite: target_session_attrs=read-write.
 	ssl, insist, readWrite bool
-	answer                 pgwire.Answer
-	got                    bool
-	seen                   string
+	// tlsFailed: the last attempt's handshake failed (sslmode=prefer
+	// tries again in clear).
+	tlsFailed bool
+	answer    pgwire.Answer
+	got       bool
+	seen      string
 }
 
 func newPostgres(_ context.Context, p *run) (exchange, error) {
@@ -43,6 +47,11 @@ func newPostgres(_ context.Context, p *run) (exchange, error) {
 	m := sslmodes[q.Get("sslmode")]
 	x := &postgresExchange{cv: conversation{p: p}, ssl: m.ask, insist: m.insist,
 		readWrite: q.Get("target_session_attrs") == "read-write"}
+	if postgresSocket(p.opts.URL) != "" {
+		// libpq asks for no TLS over a Unix socket, whatever sslmode
+		// says.
+		x.ssl, x.insist = false, false
+	}
 	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.opts.ConnectTimeout {
 		// libpq's connect_timeout, when it is the shorter: the connect
 		// window, named after it when it closes.
@@ -67,17 +76,41 @@ func (x *postgresExchange) answered() bool { return x.cv.first }
 func (x *postgresExchange) close() { x.cv.close() }
 
 // run tries the URL's hosts in order, as libpq does: the next one when a
-// host cannot be connected to (refused, unreachable, no such name: not
-// when the connect window closes, which ends the probe) or, with
+// host cannot be connected to (refused, unreachable, no such name), when
+// its connect or read window closes (libpq's connect_timeout is per host:
+// each host has windows of its own, --max-time bounds them all) or, with
 // target_session_attrs=read-write, when its session is read-only. The
-// last host tried decides.
+// last host tried decides; its windows end the probe.
 func (x *postgresExchange) run(ctx context.Context) error {
-	hosts := postgresHosts(x.cv.p.opts.URL)
-	ssl := x.ssl
+	p := x.cv.p
+	hosts := postgresHosts(p.opts.URL)
+	ssl, insist := x.ssl, x.insist
 	for i, hop := range hosts {
-		x.ssl = ssl
-		err := x.runHost(ctx, hop)
-		if i < len(hosts)-1 && x.next(ctx, err) {
+		x.ssl, x.insist = ssl, insist
+		if i == len(hosts)-1 {
+			err := x.tryHost(ctx, hop)
+			if err == nil {
+				x.cv.done()
+			}
+			return err
+		}
+		hctx, cancel := context.WithCancelCause(ctx)
+		p.mu.Lock()
+		p.hopEnd, p.hopWindow = cancel, nil
+		p.mu.Unlock()
+		err := x.tryHost(hctx, hop)
+		p.mu.Lock()
+		p.hopEnd = nil
+		// Closed by its window, or by the deadline the window set a
+		// moment before the window's timer ran (an answer read as the
+		// window closed stands).
+		now := time.Now()
+		closed := err != nil && (p.hopWindow != nil || overdue(&p.connWin, now) || overdue(&p.readWin, now))
+		p.disarm(&p.connWin)
+		p.disarm(&p.readWin)
+		p.mu.Unlock()
+		cancel(nil)
+		if x.next(ctx, err, closed) {
 			continue
 		}
 		if err == nil {
@@ -88,9 +121,47 @@ func (x *postgresExchange) run(ctx context.Context) error {
 	return nil
 }
 
+// tryHost is one host's attempt, and libpq's second one on the same host
+// for sslmode=prefer and allow (pgx's pgconn makes the same): prefer, when
+// the handshake fails or the server refuses the session over TLS, tries
+// again in clear; allow, when the server refuses it in clear, tries again
+// over TLS. A refusal that the other way cannot change ends it, as pgconn
+// stops at it: a wrong password (28P01), no such database (3D000), no
+// CONNECT privilege (42501).
+func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
+	x.tlsFailed = false
+	err := x.runHost(ctx, hop)
+	if ctx.Err() != nil {
+		return err
+	}
+	refused := err == nil && x.got && x.answer.Error != nil && !finalRefusal[x.answer.Error.Code]
+	switch mode := x.cv.p.opts.URL.Query().Get("sslmode"); {
+	case mode == "prefer" && x.ssl && (x.tlsFailed || refused):
+		x.ssl = false
+	case mode == "allow" && !x.ssl && refused && postgresSocket(hop) == "":
+		x.ssl, x.insist = true, true
+	default:
+		return err
+	}
+	x.reset()
+	p := x.cv.p
+	p.mu.Lock()
+	p.tlsState, p.tlsUnverified = nil, ""
+	p.mu.Unlock()
+	return x.runHost(ctx, hop)
+}
+
+// overdue says w is armed and due at now (p.mu held).
+func overdue(w *window, now time.Time) bool { return w.active && !w.due.After(now) }
+
+// finalRefusal are the SQLSTATEs after which pgconn tries no other way
+// to the same server (nor another host).
+var finalRefusal = map[string]bool{"28P01": true, "3D000": true, "42501": true}
+
 // next says whether a host's attempt that ended with err (nil: it
-// answered) moves on to the next host, and readies the exchange for it.
-func (x *postgresExchange) next(ctx context.Context, err error) bool {
+// answered; closed: its window closed) moves on to the next host, and
+// readies the exchange for it.
+func (x *postgresExchange) next(ctx context.Context, err error, closed bool) bool {
 	p := x.cv.p
 	p.mu.Lock()
 	stopped := p.stopped
@@ -98,19 +169,28 @@ func (x *postgresExchange) next(ctx context.Context, err error) bool {
 	switch {
 	case stopped || ctx.Err() != nil:
 		return false
+	case closed:
+		// Its connect or read window closed: libpq's connect_timeout.
 	case err != nil && x.cv.conn == nil:
 		// The dial failed: the host is not there.
 	case err == nil && x.answer.ReadOnly:
 	default:
 		return false
 	}
+	x.reset()
+	return true
+}
+
+// reset readies the exchange for another connection: the last one closed,
+// its answer and read window gone.
+func (x *postgresExchange) reset() {
+	p := x.cv.p
 	x.cv.close()
 	x.cv.conn, x.cv.br, x.cv.first = nil, nil, false
 	x.answer, x.got, x.seen = pgwire.Answer{}, false, ""
 	p.mu.Lock()
 	p.disarm(&p.readWin)
 	p.mu.Unlock()
-	return true
 }
 
 // startTLS is the handshake after the server's S, verifying what the URL's
@@ -182,6 +262,7 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 		switch b[0] {
 		case 'S':
 			if err := x.startTLS(ctx); err != nil {
+				x.tlsFailed = true
 				return err
 			}
 		case 'N':
@@ -271,9 +352,28 @@ var sslmodes = map[string]struct{ ask, insist bool }{
 	"require": {ask: true, insist: true}, "verify-ca": {ask: true, insist: true}, "verify-full": {ask: true, insist: true},
 }
 
+// postgresSocket is the Unix socket a libpq URL names with host=/DIR
+// (postgres:///DB?host=/var/run/postgresql): DIR/.s.PGSQL.PORT, the port
+// the URL's or its port parameter, 5432 by default; "" for a TCP host.
+func postgresSocket(u *url.URL) string {
+	q, err := url.ParseQuery(u.RawQuery)
+	dir := q.Get("host")
+	if err != nil || !strings.HasPrefix(dir, "/") {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = q.Get("port")
+	}
+	if port == "" {
+		port = DefaultPort(u.Scheme)
+	}
+	return path.Join(dir, ".s.PGSQL."+port)
+}
+
 // postgresForm is the URL form of a postgres:// probe.
 func postgresForm(scheme string) string {
-	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write&connect_timeout=SECONDS]"
+	return scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB][?sslmode=MODE&target_session_attrs=any|read-write&connect_timeout=SECONDS] or " + scheme + ":///DB?host=/SOCKET/DIR"
 }
 
 // checkPostgresURL holds a postgres:// URL to what the probe sends:
@@ -299,6 +399,19 @@ func checkPostgresURL(u *url.URL) error {
 			if n, err := strconv.Atoi(vs[0]); len(vs) != 1 || err != nil || n < 0 {
 				return fmt.Errorf("%s URL's connect_timeout %q is not a number of seconds (want %s)", u.Scheme, strings.Join(vs, ","), form)
 			}
+		case "host":
+			// libpq's host parameter: here only a socket directory
+			// (a TCP host is the URL's own).
+			switch {
+			case len(vs) != 1 || !strings.HasPrefix(vs[0], "/") || strings.Contains(vs[0], ","):
+				return fmt.Errorf("%s URL's host parameter %q is not one Unix socket directory (an absolute path): a TCP host goes in the URL, %s://HOST:PORT/DB", u.Scheme, strings.Join(vs, ","), u.Scheme)
+			case u.Host != "" && u.Hostname() != "":
+				return fmt.Errorf("%s URL names the host %q and the socket directory %q: give one (want %s)", u.Scheme, u.Hostname(), vs[0], form)
+			}
+		case "port":
+			if len(vs) != 1 || !validPortText(vs[0]) || u.Port() != "" || !strings.HasPrefix(q.Get("host"), "/") {
+				return fmt.Errorf("%s URL's port parameter %q: the port of a socket directory (host=/DIR), once, 1 to 65535; a TCP port goes in the URL, %s://HOST:PORT/DB", u.Scheme, strings.Join(vs, ","), u.Scheme)
+			}
 		case "target_session_attrs":
 			if len(vs) != 1 || (vs[0] != "any" && vs[0] != "read-write") {
 				return fmt.Errorf("%s URL's target_session_attrs %q is not any or read-write (want %s)", u.Scheme, strings.Join(vs, ","), form)
@@ -314,4 +427,10 @@ func checkPostgresURL(u *url.URL) error {
 		return fmt.Errorf("%s URL's path %q is more than a database name (want %s)", u.Scheme, u.Path, form)
 	}
 	return nil
+}
+
+// validPortText says s is a port number, 1 to 65535, in decimal digits.
+func validPortText(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 1 && n <= 65535 && s[0] != '+' && s[0] != '-'
 }

@@ -70,6 +70,9 @@ type Scheme struct {
 	// MultiHost: the URL may name several hosts, tried in order
 	// (libpq's h1:p1,h2:p2).
 	MultiHost bool
+	// socket, when set, is the Unix socket a URL of the row names ("" when
+	// it names a host): postgres' host=/DIR, redis' unix:///PATH.
+	socket func(*url.URL) string
 	// check, when set, holds a URL to the protocol's own form (its
 	// exchange file's rules), instead of Form's generic ones.
 	check func(*url.URL) error
@@ -148,10 +151,13 @@ func table() []Scheme {
 			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
 			Kind:  streamKind, open: newStream},
-		{Name: "redis", Secure: "rediss", DefaultPort: "6379", Path: PathAny,
+		// unix:// and redis+socket://: Redis over its Unix socket, as
+		// go-redis, redis-py and redis-rb (unix://) and Celery
+		// (redis+socket://) write it.
+		{Name: "redis", Aliases: []string{"unix", "redis+socket"}, Secure: "rediss", DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after an AUTH that succeeded when the URL has credentials), on a server that is no Sentinel and no failed cluster", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			Kind:  rediswire.Kind, check: checkRedisURL, open: newRedis},
+			Kind:  rediswire.Kind, socket: redisSocket, check: checkRedisURL, open: newRedis},
 		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "as redis://, over a verified TLS chain", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
@@ -161,7 +167,7 @@ func table() []Scheme {
 		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
-			MultiHost: true, Kind: pgwire.Kind, check: checkPostgresURL, open: newPostgres},
+			MultiHost: true, Kind: pgwire.Kind, socket: postgresSocket, check: checkPostgresURL, open: newPostgres},
 	}
 }
 
@@ -172,6 +178,17 @@ func (s Scheme) CheckURL(u *url.URL) (err error, ok bool) {
 		return nil, false
 	}
 	return s.check(u), true
+}
+
+// SocketPath is the Unix socket u names in place of a host (libpq's
+// postgres:///DB?host=/DIR, the Redis clients' unix:///PATH), "" when it
+// names a host.
+func SocketPath(u *url.URL) string {
+	row, ok := LookupScheme(u.Scheme)
+	if !ok || row.socket == nil {
+		return ""
+	}
+	return row.socket(u)
 }
 
 // OverTLS is the row of s's protocol over TLS: s itself when it speaks

@@ -46,7 +46,13 @@ func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort
 		p.serverName = tc.ServerName
 	}
 	now := time.Now()
-	p.enterAt(p.firstStage(hop, false), now)
+	sock := SocketPath(hop)
+	if sock != "" {
+		// A Unix socket: no lookup, the connect is the first stage.
+		p.enterAt(classify.StageConnect, now)
+	} else {
+		p.enterAt(p.firstStage(hop, false), now)
+	}
 	window := o.ConnectTimeout
 	if cv.connectTimeout > 0 {
 		window = cv.connectTimeout
@@ -58,7 +64,13 @@ func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort
 	if port == "" {
 		port = defaultPort
 	}
-	c, err := p.dialHost(ctx, hop.Hostname(), port)
+	var c net.Conn
+	var err error
+	if sock != "" {
+		c, err = p.dialUnix(ctx, sock)
+	} else {
+		c, err = p.dialHost(ctx, hop.Hostname(), port)
+	}
 	if err != nil {
 		return err
 	}

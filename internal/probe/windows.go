@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -98,6 +99,13 @@ type windows struct {
 	// the timers stopped (nil when none was): a starved timer goroutine
 	// lets the deadline the window set end the exchange first.
 	overdue *window
+	// hopEnd, when set, is what the connect and read windows close in
+	// place of the probe: the attempt on one host of several that is
+	// not the last (libpq's connect_timeout, per host), whose windows
+	// give way to the next host while --max-time lasts. hopWindow is
+	// the window that closed it (nil while none did).
+	hopEnd    context.CancelCauseFunc
+	hopWindow *window
 }
 
 // arm starts (or restarts) a window with p.mu held: it closes d from now.
@@ -173,8 +181,33 @@ func (p *run) tick() {
 // only closes channels and starts goroutines: it never calls back into the
 // hooks that take p.mu).
 func (p *run) closeWindow(w *window) {
+	if p.hopEnd != nil && w != &p.maxWin {
+		p.closeHop(w)
+		return
+	}
 	p.noteWindow()
 	p.end(w.err())
+}
+
+// closeHop ends the attempt on one host of several because w closed
+// (p.mu held): its context is cancelled and the connections made so far
+// closed (the earlier hosts' are already), and the timer is set for
+// --max-time, which still bounds the next host.
+func (p *run) closeHop(w *window) {
+	p.hopWindow = w
+	p.hopEnd(w.err())
+	p.hopEnd = nil
+	p.disarm(&p.connWin)
+	p.disarm(&p.readWin)
+	cs := append([]net.Conn(nil), p.conns...)
+	crash.Go(func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	})
+	if p.maxWin.active {
+		p.setTimer(time.Now(), p.maxWin.due)
+	}
 }
 
 // end ends the probe with cause (p.mu held): it cancels the probe's

@@ -783,6 +783,11 @@ func ParseURL(raw string) (*url.URL, error) {
 		if errors.As(err, &ue) {
 			msg = ue.Err.Error()
 		}
+		if scheme, rest, ok := strings.Cut(s, "://"); ok && strings.HasPrefix(strings.ToLower(rest[strings.Index(rest, "@")+1:]), "%2f") {
+			// libpq's percent-encoded socket directory as the host,
+			// which Go's URL parser refuses.
+			return nil, fmt.Errorf("malformed URL: %s (a Unix socket's directory goes in the host parameter: %s:///DB?host=/DIR)", msg, scheme)
+		}
 		return nil, fmt.Errorf("malformed URL: %s", msg)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
@@ -793,10 +798,18 @@ func ParseURL(raw string) (*url.URL, error) {
 	if err := checkFieldBytes(u); err != nil {
 		return nil, err
 	}
-	if u.Hostname() == "" {
+	sock := probe.SocketPath(u)
+	if u.Hostname() == "" && sock == "" {
+		if err := checkForm(u, row); err != nil {
+			// What the row's form says is wrong (a host parameter
+			// that is no socket directory).
+			return nil, err
+		}
 		return nil, fmt.Errorf("URL has no host")
 	}
-	if row.MultiHost && strings.Contains(u.Host, ",") {
+	if sock != "" {
+		// A Unix socket: its row's own check holds the URL's form.
+	} else if row.MultiHost && strings.Contains(u.Host, ",") {
 		if err := checkHosts(u); err != nil {
 			return nil, err
 		}
