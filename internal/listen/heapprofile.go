@@ -1,6 +1,6 @@
 //go:build heapprofile
 
-package main
+package listen
 
 import (
 	"os"
