@@ -2,7 +2,11 @@ package watchcmd
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/classify"
@@ -93,5 +97,32 @@ func TestLongRunningMemoryLimit(t *testing.T) {
 		if !slices.Equal(limits, want) {
 			t.Errorf("GOMEMLIMIT=%q: limits %v, want %v", env, limits, want)
 		}
+	}
+}
+
+// TestLongRunningMemoryLimitOnReload: a SIGHUP's reload sets the
+// long-running limit again for the targets it keeps.
+func TestLongRunningMemoryLimitOnReload(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	write := func(n int) {
+		var b strings.Builder
+		b.WriteString("targets:\n")
+		for i := range n {
+			b.WriteString("  - name: t" + strconv.Itoa(i) + "\n    url: http://127.0.0.1:1/\n")
+		}
+		if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(2)
+	fk := clitest.New(nil, classify.Pass)
+	var counts []int
+	w := watch.New(watch.Config{}, statestore.New())
+	r := &watchReporter{f: fk.F, opts: parse(t, "--targets", file), w: w, memLimit: func(n, _ int) { counts = append(counts, n) }}
+	r.reloadTargets()
+	write(5)
+	r.reloadTargets()
+	if !slices.Equal(counts, []int{2, 5}) {
+		t.Fatalf("limits set for %v targets, want [2 5]", counts)
 	}
 }

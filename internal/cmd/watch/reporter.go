@@ -50,6 +50,10 @@ type watchReporter struct {
 	// stateWrite and metricsWrite are how long the last sweep's files took
 	// to write (0: not written), for its JSON line.
 	stateWrite, metricsWrite time.Duration
+	// memLimit sets a long-running watch's soft memory limit for n
+	// targets, own of them with a template of their own (nil: a
+	// GOMEMLIMIT of the user's, or --once).
+	memLimit func(n, own int)
 	// heartbeat is --heartbeat's pinger (nil without it).
 	heartbeat *heartbeat
 }
@@ -297,7 +301,7 @@ func (r *watchReporter) reloadTargets() {
 		return
 	}
 	before := r.w.Targets()
-	targets, err := watchTargets(r.f, r.opts)
+	targets, own, err := buildTargets(r.f, r.opts)
 	if err != nil {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
 			r.opts.TargetsFile, len(before), cli.OneLine(err.Error()))
@@ -322,6 +326,9 @@ func (r *watchReporter) reloadTargets() {
 		delete(had, t.Name)
 	}
 	r.w.SetTargets(targets)
+	if r.memLimit != nil {
+		r.memLimit(len(targets), own)
+	}
 	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
 		r.opts.TargetsFile, len(targets), added, len(had))
 }
