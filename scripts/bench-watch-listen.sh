@@ -8,8 +8,9 @@
 # /status.json whole and one page of 1,000). As released (static,
 # stripped). Loopback only; bounded (SECONDS + 60 s a run).
 #
-#   scripts/bench-watch-listen.sh [COUNT] [SECONDS] [INTERVAL]
-#     (default 10000, 120, 10s)
+#   [RUNS=once,long,listen] scripts/bench-watch-listen.sh [COUNT] [SECONDS] [INTERVAL]
+#     (default 10000, 120, 10s; RUNS: which runs, in that order; each long
+#     run also reports its CPU time)
 #
 # The machine is shared: say the load with the figures.
 set -euo pipefail
@@ -23,4 +24,4 @@ echo "building as released (scripts/build-released.sh)..."
 scripts/build-released.sh "$work/healthctl"
 go build -o "$work/benchlisten" ./scripts/benchlisten
 echo "$(nproc) cores; ulimit -n $(ulimit -n)"
-"$work/benchlisten" -bin "$work/healthctl" -n "$count" -duration "${secs}s" -interval "$interval" -dir "$work"
+"$work/benchlisten" -bin "$work/healthctl" -n "$count" -duration "${secs}s" -interval "$interval" -runs "${RUNS:-once,long,listen}" -dir "$work"

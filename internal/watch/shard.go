@@ -66,3 +66,17 @@ func MemoryLimit(n, own int) int64 {
 	const base, upTo, perTarget, perTemplate = 80 << 20, 10000, 1724, 3 << 10
 	return base + int64(max(0, n-upTo))*perTarget + int64(own)*perTemplate
 }
+
+// LongRunningMemoryLimit is the soft memory limit of a long-running watch
+// over n targets (own as for MemoryLimit), set unless GOMEMLIMIT is: twice
+// the one sweep's (--once's) less 48 MiB for what the process holds
+// beside the Go heap (the listener's connections, overlapping sweeps'
+// stacks), and never below 256 MiB. Its live heap holds the last sweep
+// (and, with --listen, the status and metrics it serves) while the next
+// is probed: GOGC's doubling of it took a long-running --listen watch
+// to 2.8 times --once's peak at 100,000 targets; under this line it
+// stays within twice (docs/benchmarks.md). At 10,000 targets and below
+// the collector runs as GOGC says (the heap stays well under 256 MiB).
+func LongRunningMemoryLimit(n, own int) int64 {
+	return max(2*MemoryLimit(n, own)-48<<20, 256<<20)
+}

@@ -15,6 +15,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -38,6 +39,7 @@ func main() {
 	interval := flag.Duration("interval", 10*time.Second, "the long-running watches' --interval")
 	duration := flag.Duration("duration", 2*time.Minute, "how long each long-running watch runs")
 	dir := flag.String("dir", "", "work directory (default: a temporary one)")
+	runs := flag.String("runs", "once,long,listen", "which runs, in order: once (--once), long (long-running), listen (long-running --listen)")
 	flag.Parse()
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "benchlisten")
@@ -50,8 +52,22 @@ func main() {
 	writeTargets(targets, port, *n, *addrs)
 	fmt.Printf("%d targets over %d addresses of 127/8 (port %s); load %s\n", *n, *addrs, port, load())
 
-	state := filepath.Join(*dir, "once.json")
-	cmd := exec.Command(*bin, "watch", "--once", "--targets", targets, "--state", state, "--prom-file", filepath.Join(*dir, "once.prom"), "-o", "json")
+	for _, run := range strings.Split(*runs, ",") {
+		switch run {
+		case "once":
+			once(*bin, *dir, targets)
+		case "long", "listen":
+			long(*bin, *dir, targets, *interval, *duration, run == "listen")
+		default:
+			check(fmt.Errorf("-runs: %q: want once, long or listen", run))
+		}
+	}
+}
+
+// once runs `watch --once` and reports its peak RSS.
+func once(bin, dir, targets string) {
+	state := filepath.Join(dir, "once.json")
+	cmd := exec.Command(bin, "watch", "--once", "--targets", targets, "--state", state, "--prom-file", filepath.Join(dir, "once.prom"), "-o", "json")
 	cmd.Stdout = io.Discard
 	start := time.Now()
 	err := cmd.Run()
@@ -60,10 +76,6 @@ func main() {
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	fmt.Printf("--once:                  %6.1f s, peak RSS %6.1f MiB\n", time.Since(start).Seconds(), float64(ru.Maxrss)/1024)
-
-	for _, listen := range []bool{false, true} {
-		long(*bin, *dir, targets, *interval, *duration, listen)
-	}
 }
 
 // long runs a long-running watch for d and reports its memory.
@@ -109,13 +121,14 @@ func long(bin, dir, targets string, interval, d time.Duration, listen bool) {
 		}
 	}
 	hwm, _ := status(cmd.Process.Pid, "VmHWM:")
+	cpu := cpuSeconds(cmd.Process.Pid)
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	n := <-sweeps
 	last := slices.Clone(samples[len(samples)/2:])
 	slices.Sort(last)
-	fmt.Printf("%-24s %d sweeps in %s: peak RSS %6.1f MiB (VmHWM %6.1f), median of the last half %6.1f MiB\n",
-		name+":", n, d, slices.Max(samples), hwm/1024, last[len(last)/2])
+	fmt.Printf("%-24s %d sweeps in %s: peak RSS %6.1f MiB (VmHWM %6.1f), median of the last half %6.1f MiB; CPU %.1f s\n",
+		name+":", n, d, slices.Max(samples), hwm/1024, last[len(last)/2], cpu)
 	if listen {
 		fmt.Printf("  /status.json whole: %s; ?limit=1000: %s\n", whole, page)
 	}
@@ -132,6 +145,19 @@ func timeGet(url string) string {
 	defer resp.Body.Close()
 	b, _ := io.Copy(io.Discard, resp.Body)
 	return fmt.Sprintf("%d, %.1f MB in %.0f ms", resp.StatusCode, float64(b)/1e6, float64(time.Since(start).Microseconds())/1000)
+}
+
+// cpuSeconds is the process's user and system time so far (/proc/PID/stat,
+// at the kernel's 100 ticks a second).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100
 }
 
 // status reads a kB figure of /proc/PID/status.

@@ -7,9 +7,20 @@
 // -interval for -duration. It then asks Prometheus how many scrapes it
 // made, how many had up == 0 (the scrape itself failed: no answer within
 // its timeout) and how many probe_success == 0, and exits 1 unless every
-// scrape was up and every probe passed. Loopback only (the targets, the
-// listener, Prometheus's own web port); every process it starts is
-// stopped when it ends, and it ends within -duration plus 2 minutes.
+// scrape was up and every probe passed.
+//
+// With -blackbox, the same Prometheus in the same run also scrapes the
+// same targets with the same module name (http_2xx: blackbox's own,
+// `prober: http`) through blackbox_exporter itself (job
+// blackbox_exporter, the same relabelling), and the four counts are
+// reported for it too. Its losses are reported, never a failure: it is
+// the comparison, not the subject, and on a shared 2-core runner
+// carrying both exporters, Prometheus and the targets, a scrape it
+// answers late is the machine's as much as its own.
+//
+// Loopback only (the targets, the listener, blackbox_exporter,
+// Prometheus's own web port); every process it starts is stopped when it
+// ends, and it ends within -duration plus 2 minutes.
 // scripts/prom-listen-oracle.sh runs it.
 package main
 
@@ -40,6 +51,7 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "how long Prometheus scrapes")
 	dir := flag.String("dir", "", "work directory (default: a temporary one)")
 	extra := flag.String("args", "", "extra watch arguments (space separated)")
+	blackbox := flag.String("blackbox", "", "blackbox_exporter's binary: scraped beside the listener by the same Prometheus, the same targets and module (reported, not judged)")
 	rules := flag.String("rules", "", "an alert rules file (the shipped docs/healthctl-alerts.yml): after the scrape check the watcher is killed, and HealthctlWatcherDown must fire")
 	flag.Parse()
 	if *dir == "" {
@@ -76,12 +88,33 @@ func main() {
 	defer stop(w)
 	waitHTTP(ctx, "http://"+listen+"/healthz")
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\nscrape_configs:\n  - job_name: blackbox\n    metrics_path: /probe\n    params:\n      module: [http_2xx]\n    static_configs:\n      - targets:\n", *interval, *interval, *interval)
-	for i := range *n {
-		fmt.Fprintf(&b, "          - %s/t/%d\n", target, i)
+	var bbx string
+	if *blackbox != "" {
+		// blackbox_exporter's own http_2xx, as its example file has it.
+		bcfg := filepath.Join(*dir, "blackbox.yml")
+		check(os.WriteFile(bcfg, []byte("modules:\n  http_2xx:\n    prober: http\n"), 0o644))
+		bbx = freePort()
+		x := start(ctx, *dir, "blackbox_exporter", *blackbox, "--config.file="+bcfg, "--web.listen-address="+bbx, "--log.level=warn")
+		defer stop(x)
+		waitHTTP(ctx, "http://"+bbx+"/-/healthy")
 	}
-	fmt.Fprintf(&b, "    relabel_configs:\n      - source_labels: [__address__]\n        target_label: __param_target\n      - source_labels: [__param_target]\n        target_label: instance\n      - target_label: __address__\n        replacement: %s\n", listen)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\nscrape_configs:\n", *interval, *interval, *interval)
+	// blackbox_exporter's README relabelling: one job through the
+	// listener (job blackbox, as the docs name it), and the same
+	// through blackbox_exporter itself.
+	job := func(name, exporter string) {
+		fmt.Fprintf(&b, "  - job_name: %s\n    metrics_path: /probe\n    params:\n      module: [http_2xx]\n    static_configs:\n      - targets:\n", name)
+		for i := range *n {
+			fmt.Fprintf(&b, "          - %s/t/%d\n", target, i)
+		}
+		fmt.Fprintf(&b, "    relabel_configs:\n      - source_labels: [__address__]\n        target_label: __param_target\n      - source_labels: [__param_target]\n        target_label: instance\n      - target_label: __address__\n        replacement: %s\n", exporter)
+	}
+	job("blackbox", listen)
+	if bbx != "" {
+		job("blackbox_exporter", bbx)
+	}
 	if *rules != "" {
 		// The watcher's own /metrics as the docs scrape it (job
 		// healthctl), and the shipped rules as they are.
@@ -96,7 +129,11 @@ func main() {
 		"--web.listen-address="+web, "--log.level=warn")
 	defer stop(p)
 	waitHTTP(ctx, "http://"+web+"/-/ready")
-	fmt.Printf("%d targets answering in %s, scraped every %s through %s's /probe for %s; load %s\n", *n, *delay, *interval, listen, *duration, load())
+	through := "healthctl's /probe"
+	if bbx != "" {
+		through += " and blackbox_exporter's"
+	}
+	fmt.Printf("%d targets answering in %s, scraped every %s through %s for %s; load %s\n", *n, *delay, *interval, through, *duration, load())
 	select {
 	case <-time.After(*duration):
 	case <-ctx.Done():
@@ -106,14 +143,22 @@ func main() {
 	// a difference within one query.
 	at := strconv.FormatInt(time.Now().Unix(), 10)
 	win := strconv.Itoa(int(duration.Seconds())) + "s"
-	over := func(f, m string) string { return f + `(` + m + `{job="blackbox"}[` + win + `])` }
-	scrapes := query(ctx, web, at, `sum(`+over("count_over_time", "up")+`)`)
-	down := query(ctx, web, at, `sum(`+over("count_over_time", "up")+` - `+over("sum_over_time", "up")+`)`)
-	probes := query(ctx, web, at, `sum(`+over("count_over_time", "probe_success")+`)`)
-	failed := query(ctx, web, at, `sum(`+over("count_over_time", "probe_success")+` - `+over("sum_over_time", "probe_success")+`)`)
-	fmt.Printf("scrapes %.0f, up == 0: %.0f; probe_success samples %.0f, == 0: %.0f; load %s\n", scrapes, down, probes, failed, load())
+	counts := func(job string) (scrapes, down, probes, failed float64) {
+		over := func(f, m string) string { return f + `(` + m + `{job="` + job + `"}[` + win + `])` }
+		scrapes = query(ctx, web, at, `sum(`+over("count_over_time", "up")+`)`)
+		down = query(ctx, web, at, `sum(`+over("count_over_time", "up")+` - `+over("sum_over_time", "up")+`)`)
+		probes = query(ctx, web, at, `sum(`+over("count_over_time", "probe_success")+`)`)
+		failed = query(ctx, web, at, `sum(`+over("count_over_time", "probe_success")+` - `+over("sum_over_time", "probe_success")+`)`)
+		return
+	}
+	scrapes, down, probes, failed := counts("blackbox")
+	fmt.Printf("healthctl:         scrapes %.0f, up == 0: %.0f; probe_success samples %.0f, == 0: %.0f; load %s\n", scrapes, down, probes, failed, load())
+	if bbx != "" {
+		bs, bd, bp, bf := counts("blackbox_exporter")
+		fmt.Printf("blackbox_exporter: scrapes %.0f, up == 0: %.0f; probe_success samples %.0f, == 0: %.0f (reported, not judged)\n", bs, bd, bp, bf)
+	}
 	if scrapes < float64(*n) || down > 0 || failed > 0 {
-		fmt.Println("FAIL: want every scrape up and every probe passed")
+		fmt.Printf("FAIL: healthctl's /probe lost %.0f scrapes (up == 0) and failed %.0f probes of %.0f scrapes: want every scrape up and every probe passed\n", down, failed, scrapes)
 		os.Exit(1)
 	}
 	if *rules != "" {

@@ -31,10 +31,11 @@ type watchReporter struct {
 	metricsOn bool
 	// latest is each target's last probed item, in the order of the
 	// targets latestOf (reports are serialised), kept only for the
-	// metrics of a long-running watch (latestOn), and updated in place:
-	// a copy of every item a sweep (a map of them, and a slice made from
-	// it) was ~1 KB a target more between sweeps. latestAt is a target's
-	// index by name.
+	// metrics of a long-running watch (latestOn): the items of the last
+	// sweep that probed every target, else updated in place (a copy of
+	// every item a sweep, a map of them and a slice made from it, was
+	// ~1 KB a target more between sweeps). latestAt is a target's index
+	// by name.
 	latestOn bool
 	latest   []watch.Item
 	latestOf []*watch.Endpoint
@@ -49,6 +50,10 @@ type watchReporter struct {
 	// stateWrite and metricsWrite are how long the last sweep's files took
 	// to write (0: not written), for its JSON line.
 	stateWrite, metricsWrite time.Duration
+	// memLimit sets a long-running watch's soft memory limit for n
+	// targets, own of them with a template of their own (nil: a
+	// GOMEMLIMIT of the user's, or --once).
+	memLimit func(n, own int)
 	// heartbeat is --heartbeat's pinger (nil without it).
 	heartbeat *heartbeat
 }
@@ -74,23 +79,42 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latestOn {
 		// The targets of now (a SIGHUP may have reloaded them), in
 		// order: a target kept keeps its last item.
-		if targets := r.w.Targets(); !slices.Equal(targets, r.latestOf) {
-			next := make([]watch.Item, len(targets))
-			at := make(map[string]int, len(targets))
-			for i, t := range targets {
-				at[t.Name] = i
-				if j, ok := r.latestAt[t.Name]; ok {
-					next[i] = r.latest[j]
-				} else {
-					next[i] = watch.Item{Endpoint: t}
+		targets := r.w.Targets()
+		switch {
+		case r.whole(s, targets):
+			// Every target of now probed in this sweep: its items are
+			// the latest themselves, not copied into the last ones (a
+			// second ~600 bytes a target live as the sweep is
+			// published: 62 MB at 100,000).
+			if !slices.Equal(targets, r.latestOf) {
+				at := make(map[string]int, len(targets))
+				for i, t := range targets {
+					at[t.Name] = i
 				}
+				r.latestOf, r.latestAt = targets, at
 			}
-			r.latest, r.latestOf, r.latestAt = next, targets, at
-		}
-		for i := range s.Items {
-			if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-				if j, ok := r.latestAt[it.Endpoint.Name]; ok {
-					r.latest[j] = *it
+			r.latest = s.Items
+		default:
+			if !slices.Equal(targets, r.latestOf) {
+				next := make([]watch.Item, len(targets))
+				at := make(map[string]int, len(targets))
+				for i, t := range targets {
+					at[t.Name] = i
+					if j, ok := r.latestAt[t.Name]; ok {
+						next[i] = r.latest[j]
+					} else {
+						next[i] = watch.Item{Endpoint: t}
+					}
+				}
+				r.latest, r.latestOf, r.latestAt = next, targets, at
+			}
+			// In place: r.latest may be an earlier sweep's items, which
+			// nothing else holds once reported.
+			for i := range s.Items {
+				if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
+					if j, ok := r.latestAt[it.Endpoint.Name]; ok {
+						r.latest[j] = *it
+					}
 				}
 			}
 		}
@@ -138,6 +162,20 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		errs = append(errs, metricsErr)
 	}
 	return r.finish(s, errs)
+}
+
+// whole reports whether sweep s probed every one of targets, in their
+// order (none skipped, none interrupted, no reload since it began).
+func (r *watchReporter) whole(s *watch.Sweep, targets []*watch.Endpoint) bool {
+	if len(s.Items) != len(targets) {
+		return false
+	}
+	for i := range s.Items {
+		if it := &s.Items[i]; it.Skipped || it.Interrupted || it.Endpoint != targets[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // writeMetrics writes the sweep's metrics: for /metrics (--listen) and to
@@ -263,7 +301,7 @@ func (r *watchReporter) reloadTargets() {
 		return
 	}
 	before := r.w.Targets()
-	targets, err := watchTargets(r.f, r.opts)
+	targets, own, err := buildTargets(r.f, r.opts)
 	if err != nil {
 		fmt.Fprintf(errw, "healthctl: watch: SIGHUP: %s not reloaded, keeping the %d targets in force: %s\n",
 			r.opts.TargetsFile, len(before), cli.OneLine(err.Error()))
@@ -288,6 +326,9 @@ func (r *watchReporter) reloadTargets() {
 		delete(had, t.Name)
 	}
 	r.w.SetTargets(targets)
+	if r.memLimit != nil {
+		r.memLimit(len(targets), own)
+	}
 	fmt.Fprintf(errw, "healthctl: watch: SIGHUP: reloaded %s: %d targets (%d new, %d gone; history kept by name)\n",
 		r.opts.TargetsFile, len(targets), added, len(had))
 }

@@ -192,8 +192,16 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// working set (GOMEMLIMIT, "off" included, wins). Not for a
 		// long-running watch: its live heap also holds the served metrics
 		// and overlapping sweeps, and a limit sized for one sweep made its
-		// collector run ~30 % more.
+		// collector run ~30 % more (it gets twice this one, below).
 		f.SetMemoryLimit(watch.MemoryLimit(len(targets), own))
+	}
+	var longLimit func(n, own int)
+	if !opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
+		// A long-running watch's own line: twice one sweep's, so the
+		// collector's doubling of a large fleet's live heap stops there
+		// (set again for the targets a SIGHUP reloads).
+		longLimit = func(n, own int) { f.SetMemoryLimit(watch.LongRunningMemoryLimit(n, own)) }
+		longLimit(len(targets), own)
 	}
 	concurrency := opts.Concurrency
 	if concurrency == 0 {
@@ -240,7 +248,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
 	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(ctx, f, opts, opts.heartbeatURL),
-		metricsOn: opts.PromFile != "" || opts.Listen != "", svc: svc}
+		metricsOn: opts.PromFile != "" || opts.Listen != "", svc: svc, memLimit: longLimit}
 	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
