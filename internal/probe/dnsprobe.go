@@ -5,7 +5,8 @@ package probe
 // (blackbox_exporter's default) or TCP (transport=tcp). TCP connects
 // through the run's dialler as every conversation does; UDP resolves the
 // server through the run's DNS and "connects" a UDP socket to the first
-// address of the family asked for. Both write the query once the connect
+// address of the family asked for (and to the next when one refuses: ICMP
+// port unreachable, as dig moves on). Both write the query once the connect
 // window is closed and wait for the reply in the read window: a server
 // that never answers is the read window's timeout, never a hang. A reply
 // with another ID is skipped, as blackbox's client (miekg/dns) skips it;
@@ -24,6 +25,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -40,6 +43,12 @@ type dnsExchange struct {
 	reply *dnswire.Reply
 	// seen is what came instead of a reply (quoted), "" for a reply.
 	seen string
+	// UDP: the server's addresses not yet tried, the context and the
+	// query for a retry on the next one when one refuses (ICMP port
+	// unreachable), as dig moves on.
+	next  []netip.AddrPort
+	ctx   context.Context
+	query []byte
 }
 
 func newDNS(_ context.Context, p *run) (exchange, error) {
@@ -76,6 +85,7 @@ func (d *dnsExchange) run(ctx context.Context) error {
 	if err := cv.send(msg); err != nil {
 		return err
 	}
+	d.ctx, d.query = ctx, msg
 	if d.q.TCP {
 		return d.readTCP()
 	}
@@ -115,40 +125,82 @@ func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err e
 		return err
 	}
 	n, _ := strconv.Atoi(port)
-	ap := netip.AddrPortFrom(addrs[0], uint16(n))
+	for _, a := range addrs[1:] {
+		d.next = append(d.next, netip.AddrPortFrom(a, uint16(n)))
+	}
 	t0 := time.Now()
 	p.mu.Lock()
 	p.enterAt(classify.StageConnect, t0)
-	p.address, p.family = ap.String(), eyeballs.Family(addrs[0])
 	p.mu.Unlock()
-	var dialer net.Dialer
-	c, err := dialer.DialContext(&dctx, "udp", ap.String())
+	err = d.dialUDP(&dctx, netip.AddrPortFrom(addrs[0], uint16(n)))
+	for err != nil && len(d.next) > 0 && dctx.Err() == nil {
+		// No socket to that address (a family this host lacks): the
+		// next.
+		err = d.dialUDP(&dctx, d.next[0])
+		d.next = d.next[1:]
+	}
 	p.mu.Lock()
 	p.record(PhaseConnect, time.Since(t0))
-	if err == nil {
-		p.keepConn(c)
-	}
 	p.mu.Unlock()
+	return err
+}
+
+// dialUDP opens the UDP socket to ap (the probe's address from now on).
+func (d *dnsExchange) dialUDP(ctx context.Context, ap netip.AddrPort) error {
+	p := d.cv.p
+	p.mu.Lock()
+	p.address, p.family = ap.String(), eyeballs.Family(ap.Addr())
+	p.mu.Unlock()
+	var dialer net.Dialer
+	c, err := dialer.DialContext(ctx, "udp", ap.String())
 	if err != nil {
 		return err
 	}
+	p.mu.Lock()
+	p.keepConn(c)
+	p.mu.Unlock()
 	// A backstop only: the windows close the socket first.
-	c.SetDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
+	c.SetDeadline(p.start.Add(p.opts.MaxTime + 2*maxTimeBackstop))
 	d.cv.conn = c
 	return nil
+}
+
+// retry sends the query to the server's next address when the last one
+// refused it, in the same read window; false when none is left.
+func (d *dnsExchange) retry(err error) (bool, error) {
+	if !errors.Is(err, syscall.ECONNREFUSED) || len(d.next) == 0 {
+		return false, err
+	}
+	ap := d.next[0]
+	d.next = d.next[1:]
+	d.cv.conn.Close()
+	if err := d.dialUDP(d.ctx, ap); err != nil {
+		return false, err
+	}
+	_, err = d.cv.conn.Write(d.query)
+	return err == nil, err
 }
 
 // maxUDP is the largest datagram read.
 const maxUDP = 65535
 
+// udpBufs are the datagram buffers (64 KiB each) of the probes running.
+var udpBufs = sync.Pool{New: func() any { return new([maxUDP]byte) }}
+
 // readUDP reads datagrams until one carries the query's ID.
 func (d *dnsExchange) readUDP() error {
 	cv := &d.cv
-	buf := make([]byte, maxUDP)
+	b := udpBufs.Get().(*[maxUDP]byte)
+	defer udpBufs.Put(b)
+	buf := b[:]
 	for {
 		n, err := cv.conn.Read(buf)
 		if err != nil {
-			return err
+			again, err := d.retry(err)
+			if !again {
+				return err
+			}
+			continue
 		}
 		if !cv.first {
 			cv.gotFirstByte()

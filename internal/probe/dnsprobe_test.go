@@ -104,6 +104,9 @@ func TestDNSProbe(t *testing.T) {
 		{"dns://" + echo + "/app.invalid", dnswire.Protocol, "no reply (QR not set)", ""},
 		{"dns://" + closed + "/app.invalid", classify.ConnRefused, "", ""},
 		{"dns://" + closed + "/app.invalid?transport=tcp", classify.ConnRefused, "", ""},
+		// localhost is ::1 first: refused there (or no IPv6), the
+		// query goes to 127.0.0.1 as dig's does.
+		{"dns://localhost:" + strings.Split(srv, ":")[1] + "/app.invalid", classify.OK, "", ""},
 		// The server by name, through the probe's own DNS.
 		{"dns://app.invalid:" + strings.Split(srv, ":")[1] + "/app.invalid", classify.OK, "", ""},
 	} {
