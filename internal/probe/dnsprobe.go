@@ -166,9 +166,10 @@ func (d *dnsExchange) dialUDP(ctx context.Context, ap netip.AddrPort) error {
 }
 
 // retry sends the query to the server's next address when the last one
-// refused it, in the same read window; false when none is left.
+// refused it or had no route (ICMP), in the same read window; false when none is left.
 func (d *dnsExchange) retry(err error) (bool, error) {
-	if !errors.Is(err, syscall.ECONNREFUSED) || len(d.next) == 0 {
+	answered := errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
+	if !answered || len(d.next) == 0 {
 		return false, err
 	}
 	ap := d.next[0]
