@@ -64,6 +64,9 @@ type Module struct {
 	minTLS, maxTLS uint16
 	// dialogue is tcp.query_response.
 	dialogue []probe.Step
+	// dnsQuery is a dns module's question, as a dns:// URL's path and
+	// parameters (dnsmodule.go).
+	dnsQuery string
 	// headerOptional are the indexes of the header conditions with
 	// allow_missing; headerRE the template's conditions with them marked.
 	headerOptional []int
@@ -228,7 +231,6 @@ var refused = map[string]string{
 // a module using it loads, and answers probe_success 0 with the reason.
 var unsupportedProber = map[string]string{
 	"icmp": "the icmp prober (\"ICMP echo request\") needs raw sockets or unprivileged ping sockets, which healthctl does not use",
-	"dns":  "healthctl's /probe has no dns prober yet",
 }
 
 // queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
@@ -297,9 +299,9 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		switch k.Value {
 		case "prober":
 			switch val.Value {
-			case "http", "tcp", "grpc":
+			case "http", "tcp", "grpc", "dns":
 				m.Prober = val.Value
-			case "icmp", "dns":
+			case "icmp":
 				m.Prober, m.Unsupported = val.Value, unsupportedProber[val.Value]
 			default:
 				return nil, fail(val.Line, name, "prober", "%q: want http, tcp, grpc, dns or icmp", val.Value)
@@ -330,7 +332,11 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		// unchanged, and answers 0 saying why.
 		return m, nil
 	}
-	if section != nil {
+	if m.Prober == "dns" {
+		if err := m.dnsSection(section, &in, fail, v.Line); err != nil {
+			return nil, err
+		}
+	} else if section != nil {
 		if err := m.section(section, &in, fail, src, dir, getenv); err != nil {
 			return nil, err
 		}
@@ -806,6 +812,9 @@ func deref(n *yaml.Node) *yaml.Node {
 // grpc host:port, over TLS with tls: true. The prober's name is the row's
 // (the scheme table's http, tcp and grpc).
 func (m *Module) url(tgt string) (string, error) {
+	if m.dnsQuery != "" {
+		return m.dnsURL(tgt)
+	}
 	if m.Prober == "http" {
 		if !strings.Contains(tgt, "://") {
 			return probe.DefaultScheme().URL(tgt), nil

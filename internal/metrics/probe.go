@@ -44,6 +44,18 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 		writeHTTP(m, r)
 	}
 	writeTLS(m, r)
+	if s, ok := r.Answer.(kindSeries); ok {
+		// A kind's own families (blackbox's probe_dns_*), as its
+		// answer lists them: one family's samples together.
+		last := ""
+		s.Series(func(name, help string, v float64, labels ...string) {
+			if name != last {
+				m.family(name, "gauge", help)
+				last = name
+			}
+			m.sample(name, v, labels...)
+		})
+	}
 	if prober == "http" || prober == "tcp" {
 		// blackbox's http and tcp probers always have it (tcp's for
 		// query_response); its grpc prober has none.
@@ -53,6 +65,12 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
 	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
 	return b.Flush()
+}
+
+// kindSeries is a kind's answer with series of its own for /probe
+// (blackbox's prober-specific families): emit writes one gauge sample.
+type kindSeries interface {
+	Series(emit func(name, help string, value float64, labels ...string))
 }
 
 // AddrHash is blackbox's probe_ip_addr_hash of an address ("host:port" or

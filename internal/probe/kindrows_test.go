@@ -21,7 +21,8 @@ import (
 func TestEveryKindRowAnswers(t *testing.T) {
 	for _, row := range schemes {
 		t.Run(row.Name, func(t *testing.T) {
-			u, err := url.Parse(row.URL("127.0.0.1:1"))
+			// A path: a row whose URL must name one (dns://) opens too.
+			u, err := url.Parse(row.URL("127.0.0.1:1/x"))
 			if err != nil {
 				t.Fatal(err)
 			}

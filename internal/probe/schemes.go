@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/rediswire"
@@ -113,7 +114,7 @@ const (
 
 // schemes is the table: one row per protocol, in the order the docs and
 // errors list them. Its exchanges: http.go (and http1.go, its plain
-// HTTP/1.1 case), grpc.go, tcp.go.
+// HTTP/1.1 case), grpc.go, tcp.go, redis.go, postgres.go, dnsprobe.go.
 var schemes []Scheme
 
 // init fills the table: its rows name exchanges that, through the dialler,
@@ -168,6 +169,11 @@ func table() []Scheme {
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
 			MultiHost: true, Kind: pgwire.Kind, socket: postgresSocket, check: checkPostgresURL, open: newPostgres},
+		// The server is the target; the query is the URL's path and
+		// parameters (blackbox's dns prober).
+		{Name: "dns", DefaultPort: "53", Form: dnswire.Form, Path: PathAny,
+			Words: Words{Does: "is a DNS query (its answer is an rcode and records, not an HTTP response)", Pass: "the server answers an rcode the URL allows (rcode=, default NOERROR) and every record validator holds", Missing: "no valid DNS answer"},
+			Kind:  dnswire.Kind, check: checkDNSURL, open: newDNS},
 	}
 }
 

@@ -19,7 +19,7 @@ var schemeHome = []string{
 	"internal/probe/schemes.go",
 	"internal/probe/http.go", "internal/probe/http1.go", "internal/probe/redirect.go",
 	"internal/probe/grpc.go", "internal/probe/tcp.go",
-	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go",
+	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go", "internal/probe/dnsprobe.go",
 	"internal/follow/", "internal/proxyenv/",
 	"internal/fixture/", "internal/truthclient/", "internal/kubedocs/",
 	// Synthetic fleets for the page's tests: URLs as data.
@@ -155,7 +155,7 @@ func isProto(name string) bool {
 }
 
 // kindPackages are the packages that declare a kind's answer type.
-var kindPackages = []string{"grpchealth", "rediswire", "pgwire", "mysqlwire"}
+var kindPackages = []string{"grpchealth", "rediswire", "pgwire", "mysqlwire", "dnswire"}
 
 // kindType says e names a type of a kind's package (*grpchealth.Reply).
 func kindType(e ast.Expr) (string, bool) {
