@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/pgwire"
@@ -162,6 +163,14 @@ func table() []Scheme {
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
 			MultiHost: true, Kind: pgwire.Kind, check: checkPostgresURL, open: newPostgres},
+		{Name: "amqp", Secure: "amqps", DefaultPort: "5672", Path: PathAny,
+			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "with credentials in the URL, logged in with them and the URL's virtual host opened (Connection.Open-Ok, as a client connects); without any, Connection.Start: the broker accepts connections (not logged in)", Missing: "no connection opened"},
+			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
+			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
+		{Name: "amqps", TLS: true, DefaultPort: "5671", Path: PathAny,
+			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "as amqp://, over a verified TLS chain", Missing: "no connection opened"},
+			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
+			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
 	}
 }
 
