@@ -343,12 +343,12 @@ func Login(u *url.URL) (user, password string, ok bool) {
 	return u.User.Username(), password, true
 }
 
-// Vhost is the virtual host a URL names, as the RabbitMQ URI
-// specification and amqp091-go read it: no path is the default vhost "/";
-// otherwise the path after its first "/", percent-decoded (so the default
-// one, named, is /%2F, and a lone "/" names the vhost "").
+// Vhost is the virtual host a URL names, as the clients read it
+// (amqp091-go's ParseURI, pika's URLParameters): no path, or a lone "/",
+// is the default vhost "/"; otherwise the path after its first "/",
+// percent-decoded (so the default one, named, is /%2F too).
 func Vhost(u *url.URL) string {
-	if u.Path == "" {
+	if len(u.Path) <= 1 {
 		return "/"
 	}
 	return strings.TrimPrefix(u.Path, "/")

@@ -150,7 +150,7 @@ func TestURL(t *testing.T) {
 		bad                  string
 	}{
 		{url: "amqp://h", vhost: "/"},
-		{url: "amqp://h/", vhost: ""},
+		{url: "amqp://h/", vhost: "/"},
 		{url: "amqp://h/%2F", vhost: "/"},
 		{url: "amqp://h/prod", vhost: "prod"},
 		{url: "amqp://h/a%2Fb", vhost: "a/b"},

@@ -33,8 +33,8 @@ func TestAMQPStates(t *testing.T) {
 		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/orders%2Feu", reason: classify.OK,
 			json: `"vhost":"orders/eu"`, sawLast: "close 200"},
 		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/%2F", reason: classify.OK, json: `"vhost":"/"`, sawLast: "close 200"},
-		// A lone "/" names the vhost "", as the URI spec and amqp091-go read it.
-		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/", reason: classify.OK, json: `"vhost":""`, sawLogin: "open "},
+		// A lone "/" is the default vhost, as amqp091-go and pika read it.
+		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/", reason: classify.OK, json: `"vhost":"/"`, sawLogin: "open /"},
 		// No credentials: Start alone, pg_isready's "accepting connections".
 		{mode: fixture.AMQPOK, reason: classify.OK, json: `"vhost":"/","accepting":true`, sawLast: "header \"AMQP\\x00\\x00\\t\\x01\""},
 		// A user without a password logs in with an empty one (amqp091-go).
