@@ -19,6 +19,7 @@ var pure = []string{
 	"internal/classify", "internal/policy", "internal/expect", "internal/redact",
 	"internal/jsondepth", "internal/yamlsafe", "internal/proxyenv", "internal/follow",
 	"internal/tlsinfo", "internal/grpchealth", "internal/rediswire", "internal/pgwire",
+	"internal/amqpwire",
 	"internal/source", "internal/words", "internal/shutdown", "internal/manifest",
 	"internal/exitcode", "internal/crash", "internal/version",
 }

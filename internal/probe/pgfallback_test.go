@@ -13,6 +13,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -110,7 +111,7 @@ func TestPostgresSSLFallbacks(t *testing.T) {
 		{"postgres://" + sslOnly + "/db?sslmode=disable", classify.OK, "clear", false},
 		// With a password the refusal is postgres_auth, allow's TLS
 		// try is not: the same server, the login over TLS.
-		{"postgres://u:pw@" + sslOnly + "/db?sslmode=disable", classify.PostgresAuth, "clear", false},
+		{"postgres://u:pw@" + sslOnly + "/db?sslmode=disable", pgwire.AuthRefused, "clear", false},
 	} {
 		mu.Lock()
 		seen = nil
@@ -122,8 +123,8 @@ func TestPostgresSSLFallbacks(t *testing.T) {
 		if res.Reason != tc.reason || got != tc.seen {
 			t.Errorf("%s: %s %q, the server saw %q; want %s, %q", tc.url, res.Reason, res.Error, got, tc.reason, tc.seen)
 		}
-		if res.Postgres != nil && res.Postgres.SSL != tc.ssl {
-			t.Errorf("%s: ssl %v, want %v", tc.url, res.Postgres.SSL, tc.ssl)
+		if pg, ok := res.Answer.(*pgwire.Reply); ok && pg.SSL != tc.ssl {
+			t.Errorf("%s: ssl %v, want %v", tc.url, pg.SSL, tc.ssl)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/grpchealth"
@@ -174,6 +175,14 @@ func table() []Scheme {
 		{Name: "dns", DefaultPort: "53", Form: dnswire.Form, Path: PathAny,
 			Words: Words{Does: "is a DNS query (its answer is an rcode and records, not an HTTP response)", Pass: "the server answers an rcode the URL allows (rcode=, default NOERROR) and every record validator holds", Missing: "no valid DNS answer"},
 			Kind:  dnswire.Kind, check: checkDNSURL, open: newDNS},
+		{Name: "amqp", Secure: "amqps", DefaultPort: "5672", Path: PathAny,
+			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "with credentials in the URL, logged in with them and the URL's virtual host opened (Connection.Open-Ok, as a client connects); without any, Connection.Start: the broker accepts connections (not logged in)", Missing: "no connection opened"},
+			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
+			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
+		{Name: "amqps", TLS: true, DefaultPort: "5671", Path: PathAny,
+			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "as amqp://, over a verified TLS chain", Missing: "no connection opened"},
+			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
+			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
 	}
 }
 

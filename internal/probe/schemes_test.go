@@ -155,7 +155,7 @@ func isProto(name string) bool {
 }
 
 // kindPackages are the packages that declare a kind's answer type.
-var kindPackages = []string{"grpchealth", "rediswire", "pgwire", "mysqlwire", "dnswire"}
+var kindPackages = []string{"grpchealth", "rediswire", "pgwire", "mysqlwire", "dnswire", "amqpwire"}
 
 // kindType says e names a type of a kind's package (*grpchealth.Reply).
 func kindType(e ast.Expr) (string, bool) {

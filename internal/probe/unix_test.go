@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -121,8 +122,8 @@ func TestUnixSockets(t *testing.T) {
 			if len(firstPG) < 4 || binary.BigEndian.Uint32(firstPG) != 3<<16 {
 				t.Errorf("%s: the first message was %q, want the startup message", tc.url, firstPG)
 			}
-			if res.Postgres == nil || res.Postgres.Auth != "sasl" || res.Postgres.SSL {
-				t.Errorf("%s: %+v", tc.url, res.Postgres)
+			if pg, ok := res.Answer.(*pgwire.Reply); !ok || pg.Auth != "sasl" || pg.SSL {
+				t.Errorf("%s: %+v", tc.url, res.Answer)
 			}
 		}
 		if strings.Contains(tc.url, "db=3") && strings.Join(cmds, " ") != "SELECT PING INFO CLUSTER" {
