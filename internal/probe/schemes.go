@@ -7,6 +7,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/grpchealth"
+	"github.com/healthctl/healthctl/internal/mysqlwire"
 	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/rediswire"
 )
@@ -162,6 +163,10 @@ func table() []Scheme {
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
 			MultiHost: true, Kind: pgwire.Kind, check: checkPostgresURL, open: newPostgres},
+		{Name: "mysql", Aliases: []string{"mariadb"}, DefaultPort: "3306", Path: PathAny,
+			Words: Words{Does: "is a MySQL connection (its answer is the server's greeting or login, not an HTTP response)", Pass: "with a password in the URL, logged in with it and COM_PING answered (as the mysql client); without one, the server's greeting: it accepts connections (not logged in)", Missing: "no connection accepted"},
+			Drain: Drain{Ready: "accepting connections is ready; a refused connection or an ERR packet (shutting down, too many connections) is the flip"},
+			Kind:  mysqlwire.Kind, check: checkMySQLURL, open: newMySQL},
 	}
 }
 
