@@ -3,9 +3,13 @@ package mysqlwire
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/binary"
+	"encoding/pem"
 	"errors"
 	"strconv"
 	"strings"
@@ -190,5 +194,55 @@ func TestReason(t *testing.T) {
 	}
 	if !classify.Warming(StartingUp) || !classify.Warming(ShuttingDown) || classify.Warming(TooManyConnections) {
 		t.Error("starting up and shutting down are warming, nothing else")
+	}
+}
+
+// TestLoginFullAuth: caching_sha2_password's full authentication over a
+// clear connection asks for the server's RSA key and sends the password
+// XOR the nonce encrypted with it (OAEP, SHA-1), as MySQL 8 decrypts it.
+func TestLoginFullAuth(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	g, _, err := ReadGreeting(bufio.NewReader(bytes.NewReader(packet(0, greeting(CachingSHA2)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := bufio.NewReader(bytes.NewReader(bytes.Join([][]byte{
+		packet(2, []byte{1, 4}),
+		packet(4, append([]byte{1}, pemKey...)),
+		packet(6, []byte{0, 0, 0}),
+	}, nil)))
+	var out bytes.Buffer
+	e, err := Login(in, &out, g, "app", "s3cret", "")
+	if e != nil || err != nil {
+		t.Fatalf("%v %v", e, err)
+	}
+	r := bufio.NewReader(&out)
+	for _, want := range []byte{1, 3, 5} {
+		seq, p, err := readPacket(r)
+		if err != nil || seq != want {
+			t.Fatalf("packet %d: seq %d, %v", want, seq, err)
+		}
+		switch seq {
+		case 3:
+			if !bytes.Equal(p, []byte{2}) {
+				t.Errorf("the public key request is %q", p)
+			}
+		case 5:
+			plain, err := rsa.DecryptOAEP(sha1.New(), nil, key, p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := xor(plain, g.Scramble); !bytes.Equal(got, []byte("s3cret\x00")) {
+				t.Errorf("decrypted %q", got)
+			}
+		}
 	}
 }
