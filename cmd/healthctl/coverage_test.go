@@ -193,7 +193,7 @@ func scriptClaims(t *testing.T, conds map[string]func() (bool, error)) (map[clas
 
 // fixtureNeeds are the script commands that run a real server, and the
 // stack each needs (the command skips its script without it).
-var fixtureNeeds = map[string][]string{"redisd": {"redis-server"}, "pgd": {"pg_isready"}}
+var fixtureNeeds = map[string][]string{"redisd": {"redis-server"}, "pgd": {"pg_isready"}, "mariadbd": {"mariadbd"}}
 
 // wordRE matches w as a whole word (reasons hold only [a-z_]).
 func wordRE(w string) *regexp.Regexp { return regexp.MustCompile(`(^|[^a-z_])` + w + `($|[^a-z_])`) }

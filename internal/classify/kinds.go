@@ -102,6 +102,18 @@ func Declared(r Reason) (ReasonDef, bool) {
 	return d, ok
 }
 
+// CredentialReasons are the declared reasons that refuse the URL's
+// credentials (redis_auth, postgres_auth…), in Reasons' order.
+func CredentialReasons() []Reason {
+	var rs []Reason
+	for _, r := range Reasons {
+		if d, ok := declared[r]; ok && d.Credentials {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
 // Owns says r is one of the kind's own reasons.
 func (k *Kind) Owns(r Reason) bool {
 	if k == nil {

@@ -627,7 +627,7 @@ func TestDecisionTableDefault(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
-		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (mysql_auth, postgres_auth, redis_auth)", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 429", Action: policy.IgnoreTimeout},
 		{Result: "refused/dns/unreachable", Condition: "age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
@@ -642,7 +642,7 @@ func TestDecisionTableDefault(t *testing.T) {
 	if r := got[6]; r.Rule != 3 || r.Sub != "a" || got[10].Rule != 3 || got[10].Sub != "b" {
 		t.Errorf("rules of 401 and 429 = %d%s, %d%s, want 3a, 3b", r.Rule, r.Sub, got[10].Rule, got[10].Sub)
 	}
-	if r := got[9]; r.Rule != 3 || r.Sub != "a" || !strings.Contains(r.Why, "postgres_auth): PostgreSQL refused the URL's credentials") {
+	if r := got[9]; r.Rule != 3 || r.Sub != "a" || !strings.Contains(r.Why, "_auth): ") || !strings.Contains(r.Why, "refused the URL's credentials") {
 		t.Errorf("a refused login: rule %d%s, why %q, want 3a and the cause", r.Rule, r.Sub, r.Why)
 	}
 	if w := got[10].Why; !strings.Contains(w, "http_status 429), the 1st in a row: the server is throttling this client") {
@@ -668,7 +668,7 @@ func TestDecisionTableSettings(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
-		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (mysql_auth, postgres_auth, redis_auth)", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 429", Action: policy.IgnoreTimeout},
 		{Result: "refused/dns/unreachable", Condition: "age < 5m0s", Action: policy.IgnoreGrace},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak < 3", Action: policy.IgnoreBlip},
@@ -693,7 +693,7 @@ func TestDecisionTableEscalation(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
-		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (mysql_auth, postgres_auth, redis_auth)", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 429, < 3 in a row", Action: policy.IgnoreTimeout},
 		{Result: d, Condition: "age < 2m0s", Action: policy.IgnoreGrace},
 		{Result: d, Condition: "past grace, streak < 2", Action: policy.IgnoreBlip},
@@ -733,7 +733,7 @@ func TestDecisionTableEdges(t *testing.T) {
 		{Result: "unreachable", Condition: "HTTP 401", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 403", Action: policy.Stay},
 		{Result: "unreachable", Condition: "HTTP 407", Action: policy.Stay},
-		{Result: "unreachable", Condition: "a login refused (redis_auth, postgres_auth)", Action: policy.Stay},
+		{Result: "unreachable", Condition: "a login refused (mysql_auth, postgres_auth, redis_auth)", Action: policy.Stay},
 		{Result: "refused/dns/unreachable", Condition: "past grace, streak reaches 1", Action: policy.Redeploy},
 		{Result: "timeout", Condition: ">= 1 in a row, past grace, streak reaches 1", Action: policy.Redeploy},
 		{Result: "unreachable", Condition: "HTTP 429, >= 1 in a row, past grace, streak reaches 1", Action: policy.Redeploy},

@@ -2,10 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/pgwire"
 )
 
 // Row is one line of the decision table: a kind of probe result, the
@@ -64,7 +64,14 @@ func DecisionTable(s Settings) []Row {
 	b.addStatus("unreachable", "HTTP 401", 401, `Basic realm="app"`)
 	b.addStatus("unreachable", "HTTP 403", 403, "")
 	b.addStatus("unreachable", "HTTP 407", 407, `Basic realm="proxy"`)
-	b.add("unreachable", "a login refused (redis_auth, postgres_auth)", classify.Unreachable, pgwire.AuthRefused, History{})
+	if logins := classify.CredentialReasons(); len(logins) > 0 {
+		// Every kind's refused login, as the kinds declare them.
+		names := make([]string, len(logins))
+		for i, r := range logins {
+			names[i] = string(r)
+		}
+		b.add("unreachable", "a login refused ("+strings.Join(names, ", ")+")", classify.Unreachable, logins[0], History{})
+	}
 	if n != 1 {
 		c429 := "HTTP 429"
 		if cond != "-" {

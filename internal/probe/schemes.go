@@ -9,6 +9,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/grpchealth"
+	"github.com/healthctl/healthctl/internal/mysqlwire"
 	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/rediswire"
 )
@@ -183,6 +184,10 @@ func table() []Scheme {
 			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "as amqp://, over a verified TLS chain", Missing: "no connection opened"},
 			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
 			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
+		{Name: "mysql", Aliases: []string{"mariadb"}, DefaultPort: "3306", Path: PathAny,
+			Words: Words{Does: "is a MySQL connection (its answer is the server's greeting or login, not an HTTP response)", Pass: "with a password in the URL, logged in with it and COM_PING answered (as the mysql client); without one, the server's greeting: it accepts connections (not logged in)", Missing: "no connection accepted"},
+			Drain: Drain{Ready: "accepting connections is ready; a refused connection or an ERR packet (shutting down, too many connections) is the flip"},
+			Kind:  mysqlwire.Kind, check: checkMySQLURL, open: newMySQL},
 	}
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 )
 
 // resultFields is ResultJSON without its MarshalJSON.
@@ -14,18 +15,24 @@ type resultFields ResultJSON
 // JSON users read unchanged. (A type that embeds ResultJSON has this
 // method promoted: it writes its own fields with AppendFields.)
 func (j ResultJSON) MarshalJSON() ([]byte, error) {
-	head := j
-	head.Decision, head.Addresses = nil, nil
-	b, err := encodeJSON(nil, resultFields(head))
+	var obj any
+	if j.Answer != nil {
+		obj = j.Answer.JSON()
+	}
+	if obj == nil {
+		// No answer of a kind (HTTP, most lines of a sweep): the
+		// fields as they are, in one pass.
+		return encodeJSON(nil, (*resultFields)(&j))
+	}
+	decision, addresses := j.Decision, j.Addresses
+	j.Decision, j.Addresses = nil, nil
+	b, err := encodeJSON(nil, (*resultFields)(&j))
 	if err != nil {
 		return nil, err
 	}
-	if a := j.Answer; a != nil {
-		if obj := a.JSON(); obj != nil {
-			if b, err = appendField(b, a.Kind().Name, obj); err != nil {
-				return nil, err
-			}
-		}
+	j.Decision, j.Addresses = decision, addresses
+	if b, err = appendField(b, j.Answer.Kind().Name, obj); err != nil {
+		return nil, err
 	}
 	if j.Decision != nil {
 		if b, err = appendField(b, "decision", j.Decision); err != nil {
@@ -72,11 +79,25 @@ func appendField(obj []byte, key string, v any) ([]byte, error) {
 // encodeJSON appends v's encoding to b, without escaping HTML: the
 // encoder that asked for the whole escapes it, or not, as it was told.
 func encodeJSON(b []byte, v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...), nil
 }
+
+// encoder is a reusable encoder into its own buffer (a sweep writes a
+// line a target).
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}

@@ -37,7 +37,8 @@ func TestServiceURLs(t *testing.T) {
 		"postgres://h/app?sslmode=require&sslmode=disable":      `sslmode "require,disable" is not one of libpq's`,
 		"postgres://h/a/b":                                      "more than a database name",
 		"postgres://h/a%01b":                                    "control character",
-		"mysql://h":                                             `unsupported scheme "mysql"`,
+		"mongodb://h":                                           `unsupported scheme "mongodb"`,
+		"mysql://h/db?tls=true":                                 "has a query",
 		// An unsupported scheme suggests tcp:// for its port.
 		"mongodb://u:pw@db.internal:27017/app": `unsupported scheme "mongodb" (want http, https`,
 		"kafka://broker:9092":                  "probe tcp://broker:9092",

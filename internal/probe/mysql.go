@@ -1,0 +1,147 @@
+package probe
+
+// The MySQL/MariaDB exchange (mysql://, mariadb://): the server speaks
+// first, then the probe logs in with the URL's user, password and database
+// and sends COM_PING, as the mysql client would. Without a password in the
+// URL it logs in with none, as mysqladmin ping does: an access denied is a
+// server that accepts connections (not logged in). A probe that left after
+// the greeting alone would be a handshake error to the server, and
+// max_connect_errors of them block the prober's host (HAProxy's mysql-check
+// warns of the same). The ERR packet a server sends instead of its
+// greeting (too many connections, host blocked, shutting down) is the
+// answer. No driver: go-sql-driver/mysql added 5% to a probe's start-up
+// (docs/kinds.md); the bytes are internal/mysqlwire's.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/mysqlwire"
+)
+
+type mysqlExchange struct {
+	cv       conversation
+	greeting *mysqlwire.Greeting
+	refused  *mysqlwire.ErrPacket
+	loggedIn bool
+	seen     string
+	got      bool
+}
+
+func newMySQL(_ context.Context, p *run) (exchange, error) {
+	return &mysqlExchange{cv: conversation{p: p}}, nil
+}
+
+func (x *mysqlExchange) answered() bool { return x.cv.first }
+
+func (x *mysqlExchange) close() { x.cv.close() }
+
+func (x *mysqlExchange) run(ctx context.Context) error {
+	cv, o := &x.cv, x.cv.p.opts
+	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+		return err
+	}
+	cv.connected()
+	// The server speaks first: the read window opens on the connection.
+	cv.armRead()
+	if err := cv.firstByte(); err != nil {
+		return fmt.Errorf("%w: %w", mysqlwire.ErrNoAnswer, err)
+	}
+	g, refused, err := mysqlwire.ReadGreeting(cv.br)
+	if x.notMySQL(err) || err != nil {
+		return x.ended(err)
+	}
+	x.greeting, x.refused, x.got = g, refused, true
+	if g == nil {
+		cv.done()
+		return nil
+	}
+	pw, _ := o.URL.User.Password()
+	user, db := mysqlwire.UserDB(o.URL)
+	if user == "" {
+		user = "healthctl"
+	}
+	refused, err = mysqlwire.Login(cv.br, cv.conn, g, user, pw, db)
+	if x.notMySQL(err) || err != nil {
+		return x.ended(err)
+	}
+	if refused == nil && pw != "" {
+		refused, err = mysqlwire.Ping(cv.br, cv.conn)
+		if x.notMySQL(err) || err != nil {
+			return x.ended(err)
+		}
+		x.loggedIn = refused == nil
+	}
+	if refused == nil {
+		cv.conn.Write(mysqlwire.Quit)
+	}
+	x.refused = refused
+	cv.done()
+	return nil
+}
+
+// notMySQL keeps what came when it was not MySQL: an answer, not an error.
+func (x *mysqlExchange) notMySQL(err error) bool {
+	var nm *mysqlwire.NotMySQLError
+	if errors.As(err, &nm) {
+		x.seen, x.got = nm.Seen, true
+		x.cv.done()
+		return true
+	}
+	return false
+}
+
+// ended is the error that ended the exchange (nil once it was not MySQL).
+func (x *mysqlExchange) ended(err error) error {
+	if x.seen != "" {
+		return nil
+	}
+	return err
+}
+
+func (x *mysqlExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.p.opts.Redactor.String
+	user, db := mysqlwire.UserDB(x.cv.p.opts.URL)
+	a := &mysqlwire.Reply{User: red(user), Database: red(db)}
+	obs.Answer = a
+	if err != nil || !x.got {
+		return
+	}
+	_, a.Login = x.cv.p.opts.URL.User.Password()
+	a.Read, a.LoggedIn = true, x.loggedIn
+	if x.seen != "" {
+		a.Seen = red(x.seen)
+		return
+	}
+	if g := x.greeting; g != nil {
+		a.Version, a.Greeted = red(g.Version), true
+	}
+	if e := x.refused; e != nil {
+		a.ErrorCode, a.SQLState, a.Message = int(e.Code), red(e.State), red(e.Message)
+	}
+}
+
+// mysqlForm is the URL form of a mysql:// probe.
+func mysqlForm(scheme string) string {
+	return scheme + "://[USER[:PASSWORD]@]HOST[:PORT][/DB]"
+}
+
+// checkMySQLURL holds a mysql:// URL to what the probe sends: a user and
+// password, a database name as the path, no query.
+func checkMySQLURL(u *url.URL) error {
+	form := mysqlForm(u.Scheme)
+	if err := checkDatabaseURL(u, form); err != nil {
+		return err
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return fmt.Errorf("%s URL has a query, which the probe does not use (want %s)", u.Scheme, form)
+	}
+	if err := mysqlwire.CheckPath(u); err != nil {
+		return fmt.Errorf("%w (want %s)", err, form)
+	}
+	return nil
+}
