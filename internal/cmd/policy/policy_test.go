@@ -64,7 +64,7 @@ func TestPolicyRunAnswers(t *testing.T) {
 		`WWW-Authenticate: Basic realm="app"; a redeploy cannot fix that, stay running`,
 		"3a\tunreachable\tHTTP 403\tstay\t",
 		"3a\tunreachable\tHTTP 407\tstay\t",
-		"3a\tunreachable\ta login refused (mysql_auth, postgres_auth, redis_auth)\tstay\t",
+		"3a\tunreachable\ta login refused (amqp_auth, amqp_vhost, mysql_auth, postgres_auth, redis_auth)\tstay\t",
 		"3b\tunreachable\tHTTP 429\tignore-timeout\tunreachable (http_status 429), the 1st in a row: the server is throttling",
 	} {
 		if !strings.Contains(fk.Out.String(), want) {
