@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -382,26 +383,37 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
 	o, err := mod.options(tgt, budget)
-	if err != nil {
+	var res probe.Result
+	var wf *wrongFamily
+	switch {
+	case errors.As(err, &wf):
+		// Blackbox resolves it to no address: probe_success 0.
+		if !s.cfg.Allow.Permits(wf.u) {
+			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(wf.u), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+			return
+		}
+		res = wf.result()
+	case err != nil:
 		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 		return
-	}
-	if !s.cfg.Allow.Permits(o.URL) {
-		s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
-		return
-	}
-	if !s.acquire(r.Context(), deadline) {
-		if r.Context().Err() == nil {
-			s.count(answerBusy)
-			writeBusy(w, time.Since(start))
+	default:
+		if !s.cfg.Allow.Permits(o.URL) {
+			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+			return
 		}
-		return
-	}
-	defer func() { <-s.probes }()
-	fit(o, time.Until(deadline))
-	res := s.cfg.Probe(r.Context(), o)
-	if res.Canceled || r.Context().Err() != nil {
-		return // the scraper went away
+		if !s.acquire(r.Context(), deadline) {
+			if r.Context().Err() == nil {
+				s.count(answerBusy)
+				writeBusy(w, time.Since(start))
+			}
+			return
+		}
+		defer func() { <-s.probes }()
+		fit(o, time.Until(deadline))
+		res = s.cfg.Probe(r.Context(), o)
+		if res.Canceled || r.Context().Err() != nil {
+			return // the scraper went away
+		}
 	}
 	s.count(answerProbed)
 	var b bytes.Buffer

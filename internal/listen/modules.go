@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -836,6 +839,9 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 	if err != nil {
 		return nil, err
 	}
+	if wf := m.wrongFamily(raw); wf != nil {
+		return nil, wf
+	}
 	// A redactor of the request's own: the module's secrets and the
 	// target's, never another request's. The error names the target as
 	// a redactor of no secrets shows it (userinfo and secret parameters
@@ -870,6 +876,43 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 		o.ConnectTimeout, o.ReadTimeout, o.MaxTime = budget, budget, budget
 	}
 	return o, nil
+}
+
+// wrongFamily is a target that is an address of the family a module
+// without ip_protocol_fallback does not use: blackbox finds no address of
+// its family for it and answers probe_success 0, not a refusal.
+type wrongFamily struct {
+	u      *url.URL
+	family string
+}
+
+func (e *wrongFamily) Error() string {
+	return e.u.Hostname() + " has no " + e.family + " address (ip_protocol_fallback: false)"
+}
+
+// result is the probe's answer: no address of the family.
+func (e *wrongFamily) result() probe.Result {
+	return probe.Result{Outcome: classify.DNS, Reason: classify.DNSNoAddress, Error: e.Error()}
+}
+
+// wrongFamily says raw's host is an address the module's one family
+// excludes (nil otherwise).
+func (m *Module) wrongFamily(raw string) *wrongFamily {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
+	if err != nil {
+		return nil
+	}
+	switch n := m.tmpl.Options().Network; {
+	case n == "tcp4" && !ip.Unmap().Is4():
+		return &wrongFamily{u, "IPv4"}
+	case n == "tcp6" && ip.Is4():
+		return &wrongFamily{u, "IPv6"}
+	}
+	return nil
 }
 
 // WriteUnsupported answers a /probe request for a module healthctl

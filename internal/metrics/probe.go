@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,10 +41,15 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	m.sample("probe_ip_protocol", float64(r.IPFamily))
 	m.family("probe_ip_addr_hash", "gauge", "Specifies the hash of IP address. It's useful to detect if the IP address changes.")
 	m.sample("probe_ip_addr_hash", float64(AddrHash(r.Address)))
-	if prober == "http" {
+	switch prober {
+	case "http":
 		writeHTTP(m, r)
+		writeTLS(m, r)
+	case "grpc":
+		writeGRPC(m, r)
+	default:
+		writeTLS(m, r)
 	}
-	writeTLS(m, r)
 	if prober == "http" || prober == "tcp" {
 		// blackbox's http and tcp probers always have it (tcp's for
 		// query_response); its grpc prober has none.
@@ -53,6 +59,69 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
 	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
 	return b.Flush()
+}
+
+// GRPCAnswer is what a gRPC health answer tells the grpc prober's series
+// (the gRPC kind's answer implements it; the series ask through it, not
+// the kind's type).
+type GRPCAnswer interface {
+	// HealthStatus is the serving status's name ("SERVING"), "" when no
+	// response message came.
+	HealthStatus() string
+	// ClientCode is the call's status code as grpc-go's client reports it
+	// (blackbox's probe_grpc_status_code).
+	ClientCode() int
+}
+
+// writeGRPC writes blackbox's grpc prober's families as it writes them:
+// before the address is resolved only the resolve phase, probe_grpc_ssl,
+// probe_grpc_status_code and probe_ssl_earliest_cert_expiry (0); once it
+// is, the check phase and probe_grpc_healthcheck_response for every
+// status. Its TLS families come only with a health answer (blackbox reads
+// them from the answered call's peer: a call that ended in a non-OK
+// status has none, and says probe_grpc_ssl 0), and never
+// probe_ssl_last_chain_expiry_timestamp_seconds.
+func writeGRPC(m *metricWriter, r *probe.Result) {
+	resolved := r.Address != ""
+	g, _ := r.Answer.(GRPCAnswer)
+	serving, code := "", 0
+	switch {
+	case g != nil:
+		serving, code = g.HealthStatus(), g.ClientCode()
+	case resolved:
+		code = 14 // UNAVAILABLE: no call was made on a connection
+	}
+	m.family("probe_grpc_duration_seconds", "gauge", "Duration of gRPC request by phase")
+	if resolved {
+		dns := r.Timings.Of(probe.PhaseDNS)
+		m.sample("probe_grpc_duration_seconds", max(r.Timings.Of(probe.PhaseTotal)-dns, 0).Seconds(), "phase", "check")
+	}
+	m.sample("probe_grpc_duration_seconds", r.Timings.Of(probe.PhaseDNS).Seconds(), "phase", "resolve")
+	if resolved {
+		m.family("probe_grpc_healthcheck_response", "gauge", "Response HealthCheck response")
+		for _, s := range grpcStatuses {
+			m.sample("probe_grpc_healthcheck_response", boolf(s == serving), "serving_status", s)
+		}
+		if serving != "" && !slices.Contains(grpcStatuses, serving) {
+			m.sample("probe_grpc_healthcheck_response", 1, "serving_status", serving)
+		}
+	}
+	tlsInfo := serving != "" && handshook(r)
+	m.family("probe_grpc_ssl", "gauge", "Indicates if SSL was used for the connection")
+	m.sample("probe_grpc_ssl", boolf(tlsInfo))
+	m.family("probe_grpc_status_code", "gauge", "Response gRPC status code")
+	m.sample("probe_grpc_status_code", float64(code))
+	expiry := 0.0
+	if at, ok := earliestExpiry(r); ok && tlsInfo {
+		expiry = float64(at.Unix())
+	}
+	m.family("probe_ssl_earliest_cert_expiry", "gauge", "Returns last SSL chain expiry in unixtime")
+	m.sample("probe_ssl_earliest_cert_expiry", expiry)
+	if tlsInfo {
+		writeLeaf(m, r)
+		m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
+		m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
+	}
 }
 
 // AddrHash is blackbox's probe_ip_addr_hash of an address ("host:port" or
@@ -140,13 +209,22 @@ func writeTLS(m *metricWriter, r *probe.Result) {
 		}
 		m.family("probe_ssl_last_chain_expiry_timestamp_seconds", "gauge", "Returns last SSL chain expiry in timestamp")
 		m.sample("probe_ssl_last_chain_expiry_timestamp_seconds", float64(last))
-		leaf := r.TLS.Chain[0]
-		m.family("probe_ssl_last_chain_info", "gauge", "Contains SSL leaf certificate information")
-		m.sample("probe_ssl_last_chain_info", 1, "fingerprint_sha256", hex.EncodeToString(leaf.SHA256[:]),
-			"issuer", leaf.Issuer, "subject", leaf.Subject, "subjectalternative", strings.Join(leaf.SANs[:min(leaf.DNSNames, len(leaf.SANs))], ","))
+		writeLeaf(m, r)
 	}
 	m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
 	m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
+}
+
+// writeLeaf writes probe_ssl_last_chain_info, the leaf's identity (a
+// chain was presented).
+func writeLeaf(m *metricWriter, r *probe.Result) {
+	if r.TLS == nil || len(r.TLS.Chain) == 0 {
+		return
+	}
+	leaf := r.TLS.Chain[0]
+	m.family("probe_ssl_last_chain_info", "gauge", "Contains SSL leaf certificate information")
+	m.sample("probe_ssl_last_chain_info", 1, "fingerprint_sha256", hex.EncodeToString(leaf.SHA256[:]),
+		"issuer", leaf.Issuer, "subject", leaf.Subject, "subjectalternative", strings.Join(leaf.SANs[:min(leaf.DNSNames, len(leaf.SANs))], ","))
 }
 
 // earliestExpiry is the earliest NotAfter of the presented chain.
