@@ -71,6 +71,8 @@ type Module struct {
 	// allow_missing; headerRE the template's conditions with them marked.
 	headerOptional []int
 	headerRE       []expect.HeaderExpect
+	// icmp is an icmp module's own fields.
+	icmp icmpModule
 	// config is the module as /config shows it (secrets masked).
 	config string
 	tmpl   *target.Template
@@ -230,8 +232,7 @@ var refused = map[string]string{
 // unsupportedProber says why healthctl cannot run a prober of blackbox's:
 // a module using it loads, and answers probe_success 0 with the reason.
 var unsupportedProber = map[string]string{
-	"icmp": "the icmp prober (\"ICMP echo request\") needs raw sockets or unprivileged ping sockets, which healthctl does not use",
-	"dns":  "healthctl's /probe has no dns prober yet",
+	"dns": "healthctl's /probe has no dns prober yet",
 }
 
 // queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
@@ -300,9 +301,9 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		switch k.Value {
 		case "prober":
 			switch val.Value {
-			case "http", "tcp", "grpc":
+			case "http", "tcp", "grpc", "icmp":
 				m.Prober = val.Value
-			case "icmp", "dns":
+			case "dns":
 				m.Prober, m.Unsupported = val.Value, unsupportedProber[val.Value]
 			default:
 				return nil, fail(val.Line, name, "prober", "%q: want http, tcp, grpc, dns or icmp", val.Value)
@@ -327,6 +328,10 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	}
 	if section != nil && sectionName != m.Prober {
 		return nil, fail(section.Line, name, sectionName, "given for prober %s: want %s:", m.Prober, m.Prober)
+	}
+	if m.Prober == "icmp" {
+		// Its own prober (icmp.go): no URL, none of the flags' options.
+		return m, m.icmpSection(section, fail)
 	}
 	if m.Unsupported != "" {
 		// Its own section is blackbox's to read: the module loads

@@ -195,6 +195,16 @@ const oracleModules = `  follow:
       ip_protocol_fallback: false
   grpc_nosection:
     prober: grpc
+  icmp4:
+    prober: icmp
+    icmp:
+      preferred_ip_protocol: ip4
+      payload_size: 100
+  icmp6_only:
+    prober: icmp
+    icmp:
+      preferred_ip_protocol: ip6
+      ip_protocol_fallback: false
 `
 
 // oracleDifferences are the differences docs/watch.md lists, by module
@@ -203,8 +213,6 @@ var oracleDifferences = map[string][]string{
 	// blackbox counts 0 bytes of a body it could not decode; healthctl
 	// the bytes it read.
 	"gzip /big": {"probe_http_uncompressed_body_length"},
-	// Probers healthctl does not run answer probe_success 0 (docs/watch.md).
-	"icmp ": {"*"},
 	// A grpc module without a grpc: section: blackbox 0.23 applies its
 	// grpc defaults only with the section, so it has no IP fallback and
 	// fails an IPv4 address before dialling; healthctl applies the
@@ -220,7 +228,7 @@ var oracleSkipped = map[string]bool{
 
 // oracleTimings are the families of phase timings: their labels (the
 // phases listed) are compared, not their values.
-var oracleTimings = map[string]bool{"probe_http_duration_seconds": true, "probe_grpc_duration_seconds": true}
+var oracleTimings = map[string]bool{"probe_http_duration_seconds": true, "probe_grpc_duration_seconds": true, "probe_icmp_duration_seconds": true}
 
 // TestBlackboxOracle runs Debian's blackbox_exporter beside the listener
 // on the same module file against the same loopback servers and compares
@@ -284,7 +292,7 @@ func TestBlackboxOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allow, _ := ParseAllow([]string{"127.0.0.1"})
+	allow, _ := ParseAllow([]string{"127.0.0.1", "::1"})
 	BindAllow(mods, allow)
 	ours := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 
@@ -354,7 +362,8 @@ func TestBlackboxOracle(t *testing.T) {
 		{"limit", p + "/ok"}, {"limit", p + "/big"}, {"bearer", p + "/auth"}, {"http_2xx", p + "/auth"}, {"gzip", p + "/big"}, {"gzip", p + "/gz"}, {"http_2xx", p + "/gz"},
 		{"https", s + "/ok"}, {"https_insecure", s + "/ok"}, {"https_tls13", s + "/ok"}, {"https_tls12_max", s + "/ok"},
 		{"https_untrusted", s + "/ok"},
-		{"icmp", "127.0.0.1"}, {"ssh_banner", banner.Addr().String()}, {"irc_banner", banner.Addr().String()},
+		{"icmp", "127.0.0.1"}, {"icmp_ttl5", "127.0.0.1"}, {"icmp", "::1"}, {"icmp4", "127.0.0.1"}, {"icmp6_only", "127.0.0.1"},
+		{"ssh_banner", banner.Addr().String()}, {"irc_banner", banner.Addr().String()},
 		{"ssh_banner", strings.TrimPrefix(p, "http://")},
 		{"tcp_plain", strings.TrimPrefix(s, "https://")}, {"tls_ca", strings.TrimPrefix(s, "https://")},
 		{"grpc_serving", g}, {"grpc_down", g}, {"grpc_unknown", g}, {"grpc_serving", gn}, {"grpc_serving", "127.0.0.1:1"},

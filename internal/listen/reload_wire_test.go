@@ -19,7 +19,7 @@ import (
 func TestModuleSetWired(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "UP") }))
 	defer srv.Close()
-	ms, write := reloadable(t, "modules:\n  a:\n    prober: http\n  ping:\n    prober: icmp\n")
+	ms, write := reloadable(t, "modules:\n  a:\n    prober: http\n  ping:\n    prober: dns\n")
 	u, _ := url.Parse(srv.URL)
 	allow, _ := ParseAllow([]string{u.Host})
 	h := New(Config{Interval: time.Minute, Probe: probe.Run, ModuleSet: ms, Allow: allow}).Handler()
@@ -28,8 +28,8 @@ func TestModuleSetWired(t *testing.T) {
 		t.Fatalf("a: %d %s", code, body)
 	}
 	if code, body := get(t, h, q+"&module=ping"); code != 200 || !strings.Contains(body, "\nprobe_success 0\n") ||
-		!strings.Contains(body, `healthctl_probe_not_started{why="unsupported",prober="icmp"} 1`) {
-		t.Errorf("icmp: %d %s", code, body)
+		!strings.Contains(body, `healthctl_probe_not_started{why="unsupported",prober="dns"} 1`) {
+		t.Errorf("dns: %d %s", code, body)
 	}
 	if code, body := get(t, h, q+"&module=a&debug=true"); code != 200 || !strings.HasPrefix(body, "Logs for the probe:\n") || !strings.Contains(body, `msg="Probe succeeded"`) {
 		t.Errorf("debug: %d %s", code, body)
