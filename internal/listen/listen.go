@@ -421,6 +421,28 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { <-s.probes }()
+		if mod.oauth != nil {
+			// The token first, within the same budget: blackbox's
+			// client fetches one for each probe.
+			ctx, cancel := context.WithDeadline(r.Context(), deadline)
+			auth, err := mod.oauth.token(ctx)
+			cancel()
+			if r.Context().Err() != nil {
+				return // the scraper went away
+			}
+			if err != nil {
+				s.count(answerProbed)
+				writeTokenFailed(w, r, mod, o, budget, time.Since(start), o.Redactor.String(err.Error()))
+				return
+			}
+			if _, tok, ok := strings.Cut(auth, " "); ok {
+				o.Redactor.AddSecret(tok)
+			}
+			if o.Header == nil {
+				o.Header = http.Header{}
+			}
+			o.Header.Set("Authorization", auth)
+		}
 		fit(o, time.Until(deadline))
 		res = s.cfg.Probe(r.Context(), o)
 		if res.Canceled || r.Context().Err() != nil {

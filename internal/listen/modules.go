@@ -22,6 +22,7 @@ import (
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/yamlsafe"
@@ -71,6 +72,12 @@ type Module struct {
 	// allow_missing; headerRE the template's conditions with them marked.
 	headerOptional []int
 	headerRE       []expect.HeaderExpect
+	// proxy is http_client_config's proxy_url (nil: the environment's
+	// proxies), noProxy its no_proxy.
+	proxy   *url.URL
+	noProxy string
+	// oauth is http_client_config's oauth2 (nil: none).
+	oauth *oauth2Config
 	// icmp is an icmp module's own fields.
 	icmp icmpModule
 	// config is the module as /config shows it (secrets masked).
@@ -213,11 +220,8 @@ type failFunc func(line int, module, field string, format string, args ...any) e
 // Each says, in blackbox's documentation's words, what the field does,
 // then why healthctl does not.
 var refused = map[string]string{
-	"proxy_url":              "\"HTTP proxy server to use to connect to the targets\": healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY",
 	"proxy_from_environment": "\"use environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY\": healthctl always does (its own process's)",
 	"proxy_connect_header":   "\"headers to send to proxies during CONNECT requests\": healthctl's proxies take none",
-	"no_proxy":               "\"comma-separated string that can contain IPs, CIDR notation, domain names that should be excluded from proxying\": healthctl takes NO_PROXY",
-	"oauth2":                 "\"optional OAuth 2.0 configuration to connect to the targets\": healthctl has no OAuth2 client",
 	"authorization":          "\"the HTTP authorization credentials for the targets\": give bearer_token or headers: Authorization",
 	"credentials_file":       "\"the HTTP authorization credentials for the targets\": give bearer_token_file",
 	"body_file":              "\"read the HTTP request body from from a file\": healthctl's /probe reads no local file a module names as a body",
@@ -368,6 +372,14 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		return nil, fail(v.Line, "", "", "%v", err)
 	}
 	m.tmpl = tmpl
+	// The proxy's password and the client secret are the module's
+	// secrets: masked in every answer, as its other credentials.
+	if m.proxy != nil {
+		tmpl.Redactor().AddURL(m.proxy)
+	}
+	if m.oauth != nil && m.oauth.clientSecret != "" {
+		tmpl.Redactor().AddSecret(m.oauth.clientSecret)
+	}
 	if len(m.headerOptional) > 0 {
 		m.headerRE = slices.Clone(tmpl.Options().Expect.HeaderRE)
 		for _, i := range m.headerOptional {
@@ -383,6 +395,9 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 	fallback := true
 	preferred := "ip6"
 	var acceptEncoding string
+	// authGiven: basic_auth, bearer_token(_file) given (headers0: the
+	// module's own headers start there), which oauth2 excludes.
+	authGiven, headers0 := false, len(in.Headers)
 	for i := 0; i+1 < len(sec.Content); i += 2 {
 		k, val := sec.Content[i], deref(sec.Content[i+1])
 		field := m.Prober + "." + k.Value
@@ -500,11 +515,13 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				}
 			}
 		case "bearer_token":
+			authGiven = true
 			var t string
 			if t, err = str(); err == nil {
 				in.Headers = append(in.Headers, "Authorization: Bearer "+t)
 			}
 		case "bearer_token_file":
+			authGiven = true
 			var f string
 			if f, err = str(); err == nil {
 				var b []byte
@@ -580,6 +597,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		case "follow_redirects":
 			m.follow, err = boolean()
 		case "basic_auth":
+			authGiven = true
 			err = basicAuth(val, in, dir, bad)
 		case "tls":
 			if m.Prober == "http" {
@@ -591,6 +609,32 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				return bad("only for prober grpc")
 			}
 			in.GRPCService, err = str()
+		case "proxy_url":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			var p string
+			if p, err = str(); err == nil {
+				if cerr := proxyenv.Check(p); cerr != nil {
+					return bad("%q: %v", redact.NewRedactor(nil, nil).RawURL(p), cerr)
+				}
+				m.proxy, _ = proxyenv.Parse(p)
+			}
+		case "no_proxy":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			m.noProxy, err = str()
+		case "oauth2":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			m.oauth, err = parseOAuth2(val, dir, func(f string, line int, format string, args ...any) error {
+				if f != "" {
+					f = "." + f
+				}
+				return fail(line, name, field+f, format, args...)
+			})
 		default:
 			if why, ok := refused[k.Value]; ok {
 				return fail(k.Line, name, field, "not supported: %s", why)
@@ -600,6 +644,12 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		if err != nil {
 			return err
 		}
+	}
+	if m.noProxy != "" && m.proxy == nil {
+		return fail(sec.Line, name, m.Prober+".no_proxy", "given without proxy_url (blackbox: \"if no_proxy is configured, proxy_url must also be configured\")")
+	}
+	if m.oauth != nil && (authGiven || hasAuthorization(in.Headers[headers0:])) {
+		return fail(sec.Line, name, m.Prober+".oauth2", "with basic_auth, bearer_token or an Authorization header: blackbox takes at most one of basic_auth, oauth2, bearer_token and bearer_token_file")
 	}
 	m.prefer = map[string]int{"ip4": 4, "ip6": 6}[preferred]
 	if !fallback {
@@ -618,6 +668,16 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		m.answer.Encoding = acceptEncoding
 	}
 	return nil
+}
+
+// hasAuthorization says one of the header lines is an Authorization.
+func hasAuthorization(headers []string) bool {
+	for _, h := range headers {
+		if n, _, ok := strings.Cut(h, ":"); ok && strings.EqualFold(strings.TrimSpace(n), "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // noCompression asks for no compression (curl's -H 'Accept-Encoding:'
@@ -864,6 +924,10 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 		o.Follow, o.HopAllowed = MaxRedirects, m.allow.Permits
 	}
 	o.Prefer = m.prefer
+	if m.proxy != nil {
+		// The module's proxy for every hop, as blackbox's client.
+		o.Proxy = proxyenv.Fixed(m.proxy, m.noProxy)
+	}
 	o.Dialogue = m.dialogue
 	o.Expect.Answer = m.answer
 	if m.headerRE != nil {
@@ -938,7 +1002,7 @@ healthctl_probe_not_started{why="unsupported",prober=%q} 1
 }
 
 // secretFields are the module fields /config masks.
-var secretFields = map[string]bool{"password": true, "bearer_token": true}
+var secretFields = map[string]bool{"password": true, "bearer_token": true, "client_secret": true}
 
 // shownModule is a module's YAML as /config shows it: as the file has
 // it, secrets (password:, bearer_token:, the values of the headers the
@@ -969,6 +1033,13 @@ func copyNode(n *yaml.Node, mask bool, secretHeader func(string) bool) *yaml.Nod
 		if n.Kind == yaml.MappingNode && i%2 == 1 {
 			k := strings.ToLower(n.Content[i-1].Value)
 			m = m || secretFields[k] || secretHeader(k)
+			if k == "proxy_url" && !m && deref(e).Kind == yaml.ScalarNode {
+				// The proxy's password masked where it stands.
+				u := *deref(e)
+				u.Anchor, u.Alias, u.Value = "", nil, redact.NewRedactor(nil, nil).RawURL(u.Value)
+				c.Content[i] = &u
+				continue
+			}
 		}
 		c.Content[i] = copyNode(e, m, secretHeader)
 	}

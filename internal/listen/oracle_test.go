@@ -195,6 +195,23 @@ const oracleModules = `  follow:
       ip_protocol_fallback: false
   grpc_nosection:
     prober: grpc
+  oauth:
+    prober: http
+    http:
+      oauth2:
+        client_id: healthctl
+        client_secret: s3cr3t-client
+        token_url: TOKENURL
+        scopes: [read, health]
+        endpoint_params: {audience: api.invalid}
+  oauth_wrong:
+    prober: http
+    http:
+      oauth2: {client_id: healthctl, client_secret: wrong, token_url: TOKENURL}
+  proxied:
+    prober: http
+    http:
+      proxy_url: PROXYURL
   icmp4:
     prober: icmp
     icmp:
@@ -218,7 +235,16 @@ var oracleDifferences = map[string][]string{
 	// fails an IPv4 address before dialling; healthctl applies the
 	// documented default, ip_protocol_fallback: true (docs/watch.md).
 	"grpc_nosection ": {"all"},
+	// A token the endpoint refused: blackbox's client fails before any
+	// answer (its http families at 0); healthctl answers without
+	// probing (healthctl_probe_not_started{why="oauth2_token"}): the
+	// same probe_success 0, no http families (docs/watch.md).
+	"oauth_wrong /oauth": {"success"},
 }
+
+// oraclePasses are modules whose cases are there to pass: the token, the
+// proxy, the echo, the health answer really worked in blackbox too.
+var oraclePasses = map[string]bool{"oauth": true, "proxied": true, "icmp_ttl5": true, "grpc_tls_insecure": true, "grpc_ip4_only": true}
 
 // oracleSkipped are the families whose values are the run's own.
 var oracleSkipped = map[string]bool{
@@ -258,6 +284,11 @@ func TestBlackboxOracle(t *testing.T) {
 		w.Header().Set("Last-Modified", "Sun, 06 Dec 2026 03:00:00 GMT")
 		io.WriteString(w, "UP")
 	})
+	mux.HandleFunc("/oauth", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer tok-") {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	})
 	mux.HandleFunc("/auth", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer t0k" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -283,7 +314,12 @@ func TestBlackboxOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	yml := string(debian) + "\n" + strings.NewReplacer("GRPCCA", pki.CAFile, "CA", ca).Replace(oracleModules)
+	tokens := fixture.NewTokenServer(t, "healthctl", "s3cr3t-client")
+	// A proxy that answers every request itself: a probe through it
+	// passes, one past it finds nothing listening.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "UP via the proxy") }))
+	defer proxy.Close()
+	yml := string(debian) + "\n" + strings.NewReplacer("GRPCCA", pki.CAFile, "CA", ca, "TOKENURL", tokens.URL, "PROXYURL", proxy.URL).Replace(oracleModules)
 	cfg := filepath.Join(dir, "blackbox.yml")
 	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
@@ -295,6 +331,7 @@ func TestBlackboxOracle(t *testing.T) {
 	allow, _ := ParseAllow([]string{"127.0.0.1", "::1"})
 	BindAllow(mods, allow)
 	ours := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
+	oursHandler := ours
 
 	port, err := fixture.UnusedPort()
 	if err != nil {
@@ -362,6 +399,8 @@ func TestBlackboxOracle(t *testing.T) {
 		{"limit", p + "/ok"}, {"limit", p + "/big"}, {"bearer", p + "/auth"}, {"http_2xx", p + "/auth"}, {"gzip", p + "/big"}, {"gzip", p + "/gz"}, {"http_2xx", p + "/gz"},
 		{"https", s + "/ok"}, {"https_insecure", s + "/ok"}, {"https_tls13", s + "/ok"}, {"https_tls12_max", s + "/ok"},
 		{"https_untrusted", s + "/ok"},
+		{"oauth", p + "/oauth"}, {"oauth_wrong", p + "/oauth"}, {"http_2xx", p + "/oauth"},
+		{"proxied", "http://127.0.0.1:1/x"},
 		{"icmp", "127.0.0.1"}, {"icmp_ttl5", "127.0.0.1"}, {"icmp", "::1"}, {"icmp4", "127.0.0.1"}, {"icmp6_only", "127.0.0.1"},
 		{"ssh_banner", banner.Addr().String()}, {"irc_banner", banner.Addr().String()},
 		{"ssh_banner", strings.TrimPrefix(p, "http://")},
@@ -381,6 +420,18 @@ func TestBlackboxOracle(t *testing.T) {
 			path = u.Path
 		}
 		allowed := oracleDifferences[c.module+" "+path]
+		if slices.Contains(allowed, "success") {
+			ours := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", q, nil)
+			req.Header.Set(ScrapeTimeoutHeader, "3")
+			h := ours
+			oursHandler.ServeHTTP(h, req)
+			a, b := samples(parseFams(t, h.Body.String())["probe_success"]), samples(parseFams(t, theirBody)["probe_success"])
+			if a != b {
+				t.Errorf("%s %s: probe_success: healthctl %s, blackbox %s", c.module, c.target, a, b)
+			}
+			continue
+		}
 		if slices.Contains(allowed, "all") {
 			t.Logf("%s %s: a documented difference in every family; blackbox says\n%s", c.module, c.target, theirBody)
 			continue
@@ -404,6 +455,9 @@ func TestBlackboxOracle(t *testing.T) {
 			continue
 		}
 		ourFams, theirFams := parseFams(t, ourBody), parseFams(t, theirBody)
+		if oraclePasses[c.module] && samples(theirFams["probe_success"]) != "{} 1" {
+			t.Errorf("%s %s: blackbox did not pass, which the case is for:\n%s", c.module, c.target, theirBody)
+		}
 		var diffs []string
 		for name, theirs := range theirFams {
 			if oracleSkipped[name] || slices.Contains(allowed, name) {
