@@ -156,3 +156,21 @@ func TestGRPCSeriesAsBlackbox(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCDefaultPort: a grpc target without a port is dialled on 80, or
+// 443 with tls: true, as blackbox's grpc prober does.
+func TestGRPCDefaultPort(t *testing.T) {
+	mods, err := ParseModules("bb.yml", []byte("modules:\n  g:\n    prober: grpc\n  gs:\n    prober: grpc\n    grpc: {tls: true}\n"), target.Defaults(), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ module, target, want string }{
+		{"g", "127.0.0.1", "grpc://127.0.0.1:80"}, {"gs", "app.invalid", "grpcs://app.invalid:443"},
+		{"g", "::1", "grpc://[::1]:80"}, {"g", "[::1]", "grpc://[::1]:80"}, {"g", "127.0.0.1:50051", "grpc://127.0.0.1:50051"},
+	} {
+		o, err := mods[c.module].options(c.target, time.Second)
+		if err != nil || o.URL.String() != c.want {
+			t.Errorf("%s %s: %v %v, want %s", c.module, c.target, o, err, c.want)
+		}
+	}
+}

@@ -223,7 +223,7 @@ func (m *Module) ping(ctx context.Context, host string, open ICMPSocket) (res pr
 			}
 			return res, f
 		}
-		if peerAddr(peer) != addr.Unmap() {
+		if peerAddr(peer) != addr.Unmap().WithZone("") {
 			continue
 		}
 		msg, err := icmp.ParseMessage(proto, rb[:n])

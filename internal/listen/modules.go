@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -886,6 +887,18 @@ func (m *Module) url(tgt string) (string, error) {
 	}
 	if !ok {
 		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
+	}
+	if m.Prober == "grpc" && !strings.Contains(tgt, "/") {
+		// blackbox's grpc prober: a target without a port is dialled
+		// on 80, or 443 with tls: true.
+		host := strings.TrimSuffix(strings.TrimPrefix(tgt, "["), "]")
+		if _, err := netip.ParseAddr(host); err == nil || !strings.Contains(tgt, ":") {
+			port := "80"
+			if m.TLS {
+				port = "443"
+			}
+			tgt = net.JoinHostPort(host, port)
+		}
 	}
 	return s.URL(tgt), nil
 }
