@@ -191,5 +191,20 @@ func InfoOf(a classify.Answer) *Info {
 	return nil
 }
 
+// HealthStatus is the serving status's name, "" when no response message
+// came (the grpc prober's probe_grpc_healthcheck_response).
+func (a *Reply) HealthStatus() string { return a.Info.Status }
+
+// ClientCode is the call's status code as grpc-go's client reports it
+// (blackbox's probe_grpc_status_code): the grpc-status the server sent,
+// else UNAVAILABLE — the connection, its TLS or its HTTP/2 ended without
+// one, which grpc-go reports as a transport failure.
+func (a *Reply) ClientCode() int {
+	if a.Info.Code != nil {
+		return *a.Info.Code
+	}
+	return CodeUnavailable
+}
+
 // Status is the first line's status column: the serving status, else the code's name.
 func (a *Reply) Status() string { return a.Said() }

@@ -242,28 +242,24 @@ func TestBearerTokenFile(t *testing.T) {
 
 // TestDebianBlackboxYML: Debian's stock /etc/prometheus/blackbox.yml
 // (prometheus-blackbox-exporter 0.23, testdata/debian-blackbox.yml)
-// loads unchanged; the modules healthctl cannot run (icmp) load and say
-// why; the banner modules (tcp's query_response) are dialogues.
+// loads unchanged, every module one healthctl runs (its icmp ones
+// too); the banner modules (tcp's query_response) are dialogues.
 func TestDebianBlackboxYML(t *testing.T) {
 	mods, err := ReadModules(filepath.Join("testdata", "debian-blackbox.yml"), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names, unsupported []string
-	for n, m := range mods {
+	var names []string
+	for n := range mods {
 		names = append(names, n)
-		if m.Unsupported != "" {
-			unsupported = append(unsupported, n)
-		}
 	}
 	slices.Sort(names)
-	slices.Sort(unsupported)
 	want := []string{"grpc", "grpc_plain", "http_2xx", "http_post_2xx", "icmp", "icmp_ttl5", "irc_banner", "pop3s_banner", "ssh_banner", "tcp_connect"}
 	if !slices.Equal(names, want) {
 		t.Errorf("modules %v, want %v", names, want)
 	}
-	if want := []string{"icmp", "icmp_ttl5"}; !slices.Equal(unsupported, want) {
-		t.Errorf("unsupported %v, want %v", unsupported, want)
+	if m := mods["icmp_ttl5"]; m.Prober != "icmp" || m.icmp.ttl != 5 || m.Timeout != 5*time.Second || m.icmp.prefer != 6 || !m.icmp.fallback {
+		t.Errorf("icmp_ttl5: %+v", m)
 	}
 	if o, err := mods["http_post_2xx"].options("127.0.0.1:1", 0); err != nil || o.Method != "POST" || o.URL.String() != "http://127.0.0.1:1" {
 		t.Errorf("http_post_2xx: %v %+v", err, o)
@@ -422,32 +418,3 @@ func TestProbeBlackboxSemantics(t *testing.T) {
 	}
 }
 
-// TestUnsupportedAnswer: a module healthctl cannot run answers
-// probe_success 0 and says why.
-func TestUnsupportedAnswer(t *testing.T) {
-	mods, err := ReadModules(filepath.Join("testdata", "debian-blackbox.yml"), target.Defaults(), noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := httptest.NewRecorder()
-	WriteUnsupported(rec, mods["icmp"])
-	body := rec.Body.String()
-	checkExposition(t, body)
-	if !strings.Contains(body, "\nprobe_success 0\n") || !strings.Contains(body, `healthctl_probe_not_started{why="unsupported",prober="icmp"} 1`) {
-		t.Errorf("%s", body)
-	}
-}
-
-// TestUnsupportedNeverProbed: a module healthctl cannot run has no
-// probe options (it is never probed), and says why.
-func TestUnsupportedNeverProbed(t *testing.T) {
-	mods, err := ReadModules(filepath.Join("testdata", "debian-blackbox.yml"), target.Defaults(), noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"icmp", "icmp_ttl5"} {
-		if _, err := mods[n].options("127.0.0.1:22", time.Second); err == nil || !strings.Contains(err.Error(), "module "+strconv.Quote(n)) {
-			t.Errorf("%s: %v", n, err)
-		}
-	}
-}

@@ -6,17 +6,23 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/icmp"
+
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -53,6 +59,9 @@ type Config struct {
 	ProbeConcurrency int
 	// Refresh is the page's meta refresh, in seconds.
 	Refresh int
+	// ICMPSocket opens an icmp module's socket (nil: golang.org/x/net's
+	// icmp.ListenPacket); tests give one that is refused.
+	ICMPSocket ICMPSocket
 	// Hook says an --on-redeploy hook is set: without one (or for a
 	// recover: false target) a redeploy decision restarts nothing, and
 	// the page says so.
@@ -372,22 +381,103 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if mod.Unsupported != "" {
-		s.count(answerProbed)
-		WriteUnsupported(w, mod)
-		return
-	}
 	deadline := start.Add(budget)
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
-	o, err := mod.options(tgt, budget)
-	if err != nil {
-		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+	if mod.Prober == "icmp" {
+		s.serveICMP(w, r, mod, tgt, start, deadline, budget)
 		return
 	}
-	if !s.cfg.Allow.Permits(o.URL) {
-		s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+	o, err := mod.options(tgt, budget)
+	var res probe.Result
+	var wf *wrongFamily
+	switch {
+	case errors.As(err, &wf):
+		// Blackbox resolves it to no address: probe_success 0.
+		if !s.cfg.Allow.Permits(wf.u) {
+			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(wf.u), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+			return
+		}
+		res = wf.result()
+	case err != nil:
+		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+		return
+	default:
+		if !s.cfg.Allow.Permits(o.URL) {
+			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+			return
+		}
+		if !s.acquire(r.Context(), deadline) {
+			if r.Context().Err() == nil {
+				s.count(answerBusy)
+				writeBusy(w, time.Since(start))
+			}
+			return
+		}
+		defer func() { <-s.probes }()
+		if mod.oauth != nil {
+			// The token first, within the same budget: blackbox's
+			// client fetches one for each probe.
+			ctx, cancel := context.WithDeadline(r.Context(), deadline)
+			auth, err := mod.oauth.token(ctx)
+			cancel()
+			if r.Context().Err() != nil {
+				return // the scraper went away
+			}
+			if err != nil {
+				s.count(answerProbed)
+				writeTokenFailed(w, r, mod, o, budget, time.Since(start), o.Redactor.String(err.Error()))
+				return
+			}
+			if _, tok, ok := strings.Cut(auth, " "); ok {
+				o.Redactor.AddSecret(tok)
+			}
+			if o.Header == nil {
+				o.Header = http.Header{}
+			}
+			o.Header.Set("Authorization", auth)
+		}
+		fit(o, time.Until(deadline))
+		res = s.cfg.Probe(r.Context(), o)
+		if res.Canceled || r.Context().Err() != nil {
+			return // the scraper went away
+		}
+	}
+	s.count(answerProbed)
+	var b bytes.Buffer
+	if err := metrics.WriteProbe(&b, mod.Prober, &res); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if q.Get("debug") == "true" {
+		WriteDebug(w, mod, o, budget, &res, b.Bytes())
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// serveICMP is /probe for an icmp module: the target is a host name or an
+// address, checked against --probe-allow as any host (a pattern with a
+// port never allows it), pinged within the request's budget.
+func (s *Service) serveICMP(w http.ResponseWriter, r *http.Request, mod *Module, tgt string, start, deadline time.Time, budget time.Duration) {
+	host := strings.TrimSuffix(strings.TrimPrefix(tgt, "["), "]")
+	if host == "" || strings.ContainsAny(host, "/ @?#:") && !isAddr(host) {
+		// Blackbox looks it up and finds nothing: probe_success 0.
+		// Nothing is looked up or sent here.
+		s.count(answerProbed)
+		res := probe.Result{Outcome: classify.DNS, Reason: classify.DNSNXDomain,
+			Error: "target " + strconv.Quote(bounded(output.Untrusted(tgt), 128)) + " is no host name or address (prober icmp)"}
+		s.writeICMP(w, r, mod, budget, &res, icmpFacts{hopLimit: -1})
+		return
+	}
+	u := &url.URL{Host: host}
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+		u.Host = "[" + host + "]"
+	}
+	if !s.cfg.Allow.Permits(u) {
+		s.refuse(w, "target "+strconv.Quote(bounded(output.Untrusted(host), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 		return
 	}
 	if !s.acquire(r.Context(), deadline) {
@@ -398,19 +488,40 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { <-s.probes }()
-	fit(o, time.Until(deadline))
-	res := s.cfg.Probe(r.Context(), o)
-	if res.Canceled || r.Context().Err() != nil {
+	open := s.cfg.ICMPSocket
+	if open == nil {
+		open = icmp.ListenPacket
+	}
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+	res, f := mod.ping(ctx, host, open)
+	if r.Context().Err() != nil {
 		return // the scraper went away
 	}
 	s.count(answerProbed)
+	s.writeICMP(w, r, mod, budget, &res, f)
+}
+
+// isAddr says s is an IP address.
+func isAddr(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// writeICMP answers an icmp module's probe: its exposition, or with
+// debug=true its log.
+func (s *Service) writeICMP(w http.ResponseWriter, r *http.Request, mod *Module, budget time.Duration, res *probe.Result, f icmpFacts) {
 	var b bytes.Buffer
-	if err := metrics.WriteProbe(&b, mod.Prober, &res); err != nil {
+	if err := metrics.WriteICMP(&b, res, metrics.ICMPPhases{Setup: f.setup, RTT: f.rtt, HopLimit: f.hopLimit}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	if q.Get("debug") == "true" {
-		WriteDebug(w, mod, o, budget, &res, b.Bytes())
+	if f.notPermitted != "" {
+		// The one line that says why, and how to allow it.
+		fmt.Fprintf(&b, "# HELP healthctl_probe_not_started Why /probe answered without probing (always 1): %s\n# TYPE healthctl_probe_not_started gauge\nhealthctl_probe_not_started{why=\"icmp_not_permitted\",prober=\"icmp\"} 1\n", f.notPermitted)
+	}
+	if r.URL.Query().Get("debug") == "true" {
+		WriteDebug(w, mod, nil, budget, res, b.Bytes())
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"net"
+	"net/netip"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,9 +18,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/yamlsafe"
@@ -43,10 +47,6 @@ type Module struct {
 	// Timeout is the module's timeout (0: none given): the budget when
 	// shorter than the scrape's (Budget).
 	Timeout time.Duration
-	// Unsupported says why healthctl cannot run this module (an icmp or
-	// dns prober, tcp's query_response): it loads, and /probe answers it
-	// probe_success 0 with the reason (WriteUnsupported).
-	Unsupported string
 	// body is http.body, sent as it is (nil: none).
 	body []byte
 	// follow: redirects are followed (blackbox's follow_redirects,
@@ -71,6 +71,14 @@ type Module struct {
 	// allow_missing; headerRE the template's conditions with them marked.
 	headerOptional []int
 	headerRE       []expect.HeaderExpect
+	// proxy is http_client_config's proxy_url (nil: the environment's
+	// proxies), noProxy its no_proxy.
+	proxy   *url.URL
+	noProxy string
+	// oauth is http_client_config's oauth2 (nil: none).
+	oauth *oauth2Config
+	// icmp is an icmp module's own fields.
+	icmp icmpModule
 	// config is the module as /config shows it (secrets masked).
 	config string
 	tmpl   *target.Template
@@ -211,11 +219,8 @@ type failFunc func(line int, module, field string, format string, args ...any) e
 // Each says, in blackbox's documentation's words, what the field does,
 // then why healthctl does not.
 var refused = map[string]string{
-	"proxy_url":              "\"HTTP proxy server to use to connect to the targets\": healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY",
 	"proxy_from_environment": "\"use environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY\": healthctl always does (its own process's)",
 	"proxy_connect_header":   "\"headers to send to proxies during CONNECT requests\": healthctl's proxies take none",
-	"no_proxy":               "\"comma-separated string that can contain IPs, CIDR notation, domain names that should be excluded from proxying\": healthctl takes NO_PROXY",
-	"oauth2":                 "\"optional OAuth 2.0 configuration to connect to the targets\": healthctl has no OAuth2 client",
 	"authorization":          "\"the HTTP authorization credentials for the targets\": give bearer_token or headers: Authorization",
 	"credentials_file":       "\"the HTTP authorization credentials for the targets\": give bearer_token_file",
 	"body_file":              "\"read the HTTP request body from from a file\": healthctl's /probe reads no local file a module names as a body",
@@ -225,12 +230,6 @@ var refused = map[string]string{
 	"enable_http3":           "\"whether HTTP/3 is enabled\": healthctl speaks HTTP/1.1 and HTTP/2",
 	"labels":                 "\"labels to add to the metric\" (query_response): healthctl adds no labels from an answer",
 	"regexp":                 "want fail_if_*_matches_regexp with a list of regexps",
-}
-
-// unsupportedProber says why healthctl cannot run a prober of blackbox's:
-// a module using it loads, and answers probe_success 0 with the reason.
-var unsupportedProber = map[string]string{
-	"icmp": "the icmp prober (\"ICMP echo request\") needs raw sockets or unprivileged ping sockets, which healthctl does not use",
 }
 
 // queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
@@ -299,10 +298,8 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		switch k.Value {
 		case "prober":
 			switch val.Value {
-			case "http", "tcp", "grpc", "dns":
+			case "http", "tcp", "grpc", "dns", "icmp":
 				m.Prober = val.Value
-			case "icmp":
-				m.Prober, m.Unsupported = val.Value, unsupportedProber[val.Value]
 			default:
 				return nil, fail(val.Line, name, "prober", "%q: want http, tcp, grpc, dns or icmp", val.Value)
 			}
@@ -327,10 +324,9 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	if section != nil && sectionName != m.Prober {
 		return nil, fail(section.Line, name, sectionName, "given for prober %s: want %s:", m.Prober, m.Prober)
 	}
-	if m.Unsupported != "" {
-		// Its own section is blackbox's to read: the module loads
-		// unchanged, and answers 0 saying why.
-		return m, nil
+	if m.Prober == "icmp" {
+		// Its own prober (icmp.go): no URL, none of the flags' options.
+		return m, m.icmpSection(section, fail)
 	}
 	if m.Prober == "dns" {
 		if err := m.dnsSection(section, &in, fail, v.Line); err != nil {
@@ -366,6 +362,14 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		return nil, fail(v.Line, "", "", "%v", err)
 	}
 	m.tmpl = tmpl
+	// The proxy's password and the client secret are the module's
+	// secrets: masked in every answer, as its other credentials.
+	if m.proxy != nil {
+		tmpl.Redactor().AddURL(m.proxy)
+	}
+	if m.oauth != nil && m.oauth.clientSecret != "" {
+		tmpl.Redactor().AddSecret(m.oauth.clientSecret)
+	}
 	if len(m.headerOptional) > 0 {
 		m.headerRE = slices.Clone(tmpl.Options().Expect.HeaderRE)
 		for _, i := range m.headerOptional {
@@ -381,6 +385,9 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 	fallback := true
 	preferred := "ip6"
 	var acceptEncoding string
+	// authGiven: basic_auth, bearer_token(_file) given (headers0: the
+	// module's own headers start there), which oauth2 excludes.
+	authGiven, headers0 := false, len(in.Headers)
 	for i := 0; i+1 < len(sec.Content); i += 2 {
 		k, val := sec.Content[i], deref(sec.Content[i+1])
 		field := m.Prober + "." + k.Value
@@ -498,11 +505,13 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				}
 			}
 		case "bearer_token":
+			authGiven = true
 			var t string
 			if t, err = str(); err == nil {
 				in.Headers = append(in.Headers, "Authorization: Bearer "+t)
 			}
 		case "bearer_token_file":
+			authGiven = true
 			var f string
 			if f, err = str(); err == nil {
 				var b []byte
@@ -578,6 +587,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		case "follow_redirects":
 			m.follow, err = boolean()
 		case "basic_auth":
+			authGiven = true
 			err = basicAuth(val, in, dir, bad)
 		case "tls":
 			if m.Prober == "http" {
@@ -589,6 +599,32 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				return bad("only for prober grpc")
 			}
 			in.GRPCService, err = str()
+		case "proxy_url":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			var p string
+			if p, err = str(); err == nil {
+				if cerr := proxyenv.Check(p); cerr != nil {
+					return bad("%q: %v", redact.NewRedactor(nil, nil).RawURL(p), cerr)
+				}
+				m.proxy, _ = proxyenv.Parse(p)
+			}
+		case "no_proxy":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			m.noProxy, err = str()
+		case "oauth2":
+			if m.Prober != "http" {
+				return bad("only for prober http")
+			}
+			m.oauth, err = parseOAuth2(val, dir, func(f string, line int, format string, args ...any) error {
+				if f != "" {
+					f = "." + f
+				}
+				return fail(line, name, field+f, format, args...)
+			})
 		default:
 			if why, ok := refused[k.Value]; ok {
 				return fail(k.Line, name, field, "not supported: %s", why)
@@ -598,6 +634,12 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		if err != nil {
 			return err
 		}
+	}
+	if m.noProxy != "" && m.proxy == nil {
+		return fail(sec.Line, name, m.Prober+".no_proxy", "given without proxy_url (blackbox: \"if no_proxy is configured, proxy_url must also be configured\")")
+	}
+	if m.oauth != nil && (authGiven || hasAuthorization(in.Headers[headers0:])) {
+		return fail(sec.Line, name, m.Prober+".oauth2", "with basic_auth, bearer_token or an Authorization header: blackbox takes at most one of basic_auth, oauth2, bearer_token and bearer_token_file")
 	}
 	m.prefer = map[string]int{"ip4": 4, "ip6": 6}[preferred]
 	if !fallback {
@@ -616,6 +658,16 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		m.answer.Encoding = acceptEncoding
 	}
 	return nil
+}
+
+// hasAuthorization says one of the header lines is an Authorization.
+func hasAuthorization(headers []string) bool {
+	for _, h := range headers {
+		if n, _, ok := strings.Cut(h, ":"); ok && strings.EqualFold(strings.TrimSpace(n), "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // noCompression asks for no compression (curl's -H 'Accept-Encoding:'
@@ -828,6 +880,18 @@ func (m *Module) url(tgt string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
 	}
+	if m.Prober == "grpc" && !strings.Contains(tgt, "/") {
+		// blackbox's grpc prober: a target without a port is dialled
+		// on 80, or 443 with tls: true.
+		host := strings.TrimSuffix(strings.TrimPrefix(tgt, "["), "]")
+		if _, err := netip.ParseAddr(host); err == nil || !strings.Contains(tgt, ":") {
+			port := "80"
+			if m.TLS {
+				port = "443"
+			}
+			tgt = net.JoinHostPort(host, port)
+		}
+	}
 	return s.URL(tgt), nil
 }
 
@@ -837,13 +901,16 @@ func (m *Module) url(tgt string) (string, error) {
 // whole probe). A module without timeout: gets the scrape's budget, not
 // the flags' windows.
 func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
-	if m.Unsupported != "" || m.tmpl == nil {
-		// WriteUnsupported answers it; never probed.
-		return nil, fmt.Errorf("module %q: %s", m.Name, m.Unsupported)
+	if m.tmpl == nil {
+		// An icmp module: its own prober, no URL.
+		return nil, fmt.Errorf("module %q: prober %s takes no URL", m.Name, m.Prober)
 	}
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err
+	}
+	if wf := m.wrongFamily(raw); wf != nil {
+		return nil, wf
 	}
 	// A redactor of the request's own: the module's secrets and the
 	// target's, never another request's. The error names the target as
@@ -862,6 +929,10 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 		o.Follow, o.HopAllowed = MaxRedirects, m.allow.Permits
 	}
 	o.Prefer = m.prefer
+	if m.proxy != nil {
+		// The module's proxy for every hop, as blackbox's client.
+		o.Proxy = proxyenv.Fixed(m.proxy, m.noProxy)
+	}
 	o.Dialogue = m.dialogue
 	o.Expect.Answer = m.answer
 	if m.headerRE != nil {
@@ -881,25 +952,45 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 	return o, nil
 }
 
-// WriteUnsupported answers a /probe request for a module healthctl
-// cannot run (Module.Unsupported): probe_success 0, as blackbox answers a
-// probe that failed, and why, in a series of the listener's own.
-func WriteUnsupported(w http.ResponseWriter, m *Module) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	fmt.Fprintf(w, `# HELP probe_success Displays whether or not the probe was a success
-# TYPE probe_success gauge
-probe_success 0
-# HELP probe_duration_seconds Returns how long the probe took to complete in seconds
-# TYPE probe_duration_seconds gauge
-probe_duration_seconds 0
-# HELP healthctl_probe_not_started Why /probe answered without probing (always 1).
-# TYPE healthctl_probe_not_started gauge
-healthctl_probe_not_started{why="unsupported",prober=%q} 1
-`, m.Prober)
+// wrongFamily is a target that is an address of the family a module
+// without ip_protocol_fallback does not use: blackbox finds no address of
+// its family for it and answers probe_success 0, not a refusal.
+type wrongFamily struct {
+	u      *url.URL
+	family string
+}
+
+func (e *wrongFamily) Error() string {
+	return e.u.Hostname() + " has no " + e.family + " address (ip_protocol_fallback: false)"
+}
+
+// result is the probe's answer: no address of the family.
+func (e *wrongFamily) result() probe.Result {
+	return probe.Result{Outcome: classify.DNS, Reason: classify.DNSNoAddress, Error: e.Error()}
+}
+
+// wrongFamily says raw's host is an address the module's one family
+// excludes (nil otherwise).
+func (m *Module) wrongFamily(raw string) *wrongFamily {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
+	if err != nil {
+		return nil
+	}
+	switch n := m.tmpl.Options().Network; {
+	case n == "tcp4" && !ip.Unmap().Is4():
+		return &wrongFamily{u, "IPv4"}
+	case n == "tcp6" && ip.Is4():
+		return &wrongFamily{u, "IPv6"}
+	}
+	return nil
 }
 
 // secretFields are the module fields /config masks.
-var secretFields = map[string]bool{"password": true, "bearer_token": true}
+var secretFields = map[string]bool{"password": true, "bearer_token": true, "client_secret": true}
 
 // shownModule is a module's YAML as /config shows it: as the file has
 // it, secrets (password:, bearer_token:, the values of the headers the
@@ -930,6 +1021,13 @@ func copyNode(n *yaml.Node, mask bool, secretHeader func(string) bool) *yaml.Nod
 		if n.Kind == yaml.MappingNode && i%2 == 1 {
 			k := strings.ToLower(n.Content[i-1].Value)
 			m = m || secretFields[k] || secretHeader(k)
+			if k == "proxy_url" && !m && deref(e).Kind == yaml.ScalarNode {
+				// The proxy's password masked where it stands.
+				u := *deref(e)
+				u.Anchor, u.Alias, u.Value = "", nil, redact.NewRedactor(nil, nil).RawURL(u.Value)
+				c.Content[i] = &u
+				continue
+			}
 		}
 		c.Content[i] = copyNode(e, m, secretHeader)
 	}

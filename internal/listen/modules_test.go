@@ -92,13 +92,13 @@ func TestModulesMap(t *testing.T) {
 func TestModulesRefused(t *testing.T) {
 	for body, want := range map[string]string{
 		"modules:\n  m:\n    prober: ping\n":                                                                           `bb.yml:3: module "m": prober: "ping": want http, tcp, grpc, dns or icmp`,
-		"modules:\n  m:\n    prober: http\n    http:\n      proxy_url: http://p:1\n":                                   `bb.yml:5: module "m": http.proxy_url: not supported: "HTTP proxy server to use to connect to the targets"`,
+		"modules:\n  m:\n    prober: http\n    http:\n      body_file: b.txt\n":                                        `bb.yml:5: module "m": http.body_file: not supported: "read the HTTP request body from from a file"`,
 		"modules:\n  m:\n    prober: http\n    http:\n      typo_field: 1\n":                                           `bb.yml:5: module "m": http.typo_field: unknown field`,
 		"modules:\n  m:\n    prober: http\n    extra: 1\n":                                                             `bb.yml:4: module "m": extra: unknown field`,
 		"modules:\n  m:\n    prober: http\n    tcp: {tls: true}\n":                                                     `module "m": tcp: given for prober http`,
 		"modules:\n  m:\n    http:\n      follow_redirects: maybe\n":                                                   `module "m": http.follow_redirects: "maybe": want true or false`,
 		"modules:\n  m:\n    http:\n      enable_http2: false\n":                                                       `bb.yml:4: module "m": http.enable_http2: false: "whether HTTP/2 is enabled"`,
-		"modules:\n  m:\n    http:\n      oauth2: {client_id: x}\n":                                                    `module "m": http.oauth2: not supported: "optional OAuth 2.0 configuration`,
+		"modules:\n  m:\n    http:\n      oauth2: {client_id: x}\n":                                                    `module "m": http.oauth2: want client_id and token_url`,
 		"modules:\n  m:\n    http:\n      tls_config: {min_version: TLS9}\n":                                           `module "m": http.tls_config.min_version: "TLS9": want TLS10, TLS11, TLS12 or TLS13`,
 		"modules:\n  m:\n    http:\n      tls_config: {min_version: TLS13, max_version: TLS12}\n":                      `min_version is above max_version`,
 		"modules:\n  m:\n    http:\n      valid_status_codes: [2xx]\n":                                                 `module "m": http.valid_status_codes: "2xx": want status codes`,

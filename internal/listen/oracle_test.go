@@ -4,6 +4,7 @@ package listen
 
 import (
 	"compress/gzip"
+	"crypto/tls"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -133,6 +135,93 @@ const oracleModules = `  follow:
     tcp:
       tls: true
       tls_config: {ca_file: CA}
+  grpc_serving:
+    prober: grpc
+    grpc:
+      service: ""
+  grpc_down:
+    prober: grpc
+    grpc:
+      service: down
+  grpc_unknown:
+    prober: grpc
+    grpc:
+      service: nope
+  grpc_tls:
+    prober: grpc
+    grpc:
+      tls: true
+      tls_config: {ca_file: GRPCCA}
+  grpc_tls_down:
+    prober: grpc
+    grpc:
+      service: down
+      tls: true
+      tls_config: {ca_file: GRPCCA}
+  grpc_tls_unknown:
+    prober: grpc
+    grpc:
+      service: nope
+      tls: true
+      tls_config: {ca_file: GRPCCA}
+  grpc_tls_insecure:
+    prober: grpc
+    grpc:
+      tls: true
+      tls_config: {insecure_skip_verify: true}
+  grpc_tls_untrusted:
+    prober: grpc
+    grpc:
+      tls: true
+  grpc_tls_name:
+    prober: grpc
+    grpc:
+      tls: true
+      tls_config: {ca_file: GRPCCA, server_name: app.invalid}
+  grpc_tls_wrong_name:
+    prober: grpc
+    grpc:
+      tls: true
+      tls_config: {ca_file: GRPCCA, server_name: wrong.example}
+  grpc_ip4_only:
+    prober: grpc
+    grpc:
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+  grpc_ip6_only:
+    prober: grpc
+    grpc:
+      preferred_ip_protocol: ip6
+      ip_protocol_fallback: false
+  grpc_nosection:
+    prober: grpc
+  oauth:
+    prober: http
+    http:
+      oauth2:
+        client_id: healthctl
+        client_secret: s3cr3t-client
+        token_url: TOKENURL
+        scopes: [read, health]
+        endpoint_params: {audience: api.invalid}
+  oauth_wrong:
+    prober: http
+    http:
+      oauth2: {client_id: healthctl, client_secret: wrong, token_url: TOKENURL}
+  proxied:
+    prober: http
+    http:
+      proxy_url: PROXYURL
+  icmp4:
+    prober: icmp
+    icmp:
+      preferred_ip_protocol: ip4
+      payload_size: 100
+  icmp6_only:
+    prober: icmp
+    icmp:
+      preferred_ip_protocol: ip6
+      ip_protocol_fallback: false
 `
 
 // oracleDifferences are the differences docs/watch.md lists, by module
@@ -141,15 +230,31 @@ var oracleDifferences = map[string][]string{
 	// blackbox counts 0 bytes of a body it could not decode; healthctl
 	// the bytes it read.
 	"gzip /big": {"probe_http_uncompressed_body_length"},
-	// Probers healthctl does not run answer probe_success 0 (docs/watch.md).
-	"icmp ": {"*"},
+	// A grpc module without a grpc: section: blackbox 0.23 applies its
+	// grpc defaults only with the section, so it has no IP fallback and
+	// fails an IPv4 address before dialling; healthctl applies the
+	// documented default, ip_protocol_fallback: true (docs/watch.md).
+	"grpc_nosection ": {"all"},
+	// A token the endpoint refused: blackbox's client fails before any
+	// answer (its http families at 0); healthctl answers without
+	// probing (healthctl_probe_not_started{why="oauth2_token"}): the
+	// same probe_success 0, no http families (docs/watch.md).
+	"oauth_wrong /oauth": {"success"},
 }
+
+// oraclePasses are modules whose cases are there to pass: the token, the
+// proxy, the echo, the health answer really worked in blackbox too.
+var oraclePasses = map[string]bool{"oauth": true, "proxied": true, "icmp_ttl5": true, "grpc_tls_insecure": true, "grpc_ip4_only": true}
 
 // oracleSkipped are the families whose values are the run's own.
 var oracleSkipped = map[string]bool{
 	// Timings are the run's own.
-	"probe_duration_seconds": true, "probe_dns_lookup_time_seconds": true, "probe_http_duration_seconds": true,
+	"probe_duration_seconds": true, "probe_dns_lookup_time_seconds": true,
 }
+
+// oracleTimings are the families of phase timings: their labels (the
+// phases listed) are compared, not their values.
+var oracleTimings = map[string]bool{"probe_http_duration_seconds": true, "probe_grpc_duration_seconds": true, "probe_icmp_duration_seconds": true}
 
 // TestBlackboxOracle runs Debian's blackbox_exporter beside the listener
 // on the same module file against the same loopback servers and compares
@@ -179,6 +284,11 @@ func TestBlackboxOracle(t *testing.T) {
 		w.Header().Set("Last-Modified", "Sun, 06 Dec 2026 03:00:00 GMT")
 		io.WriteString(w, "UP")
 	})
+	mux.HandleFunc("/oauth", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer tok-") {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	})
 	mux.HandleFunc("/auth", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer t0k" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -200,7 +310,16 @@ func TestBlackboxOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	yml := string(debian) + "\n" + strings.ReplaceAll(oracleModules, "CA", ca)
+	pki, err := fixture.NewPKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := fixture.NewTokenServer(t, "healthctl", "s3cr3t-client")
+	// A proxy that answers every request itself: a probe through it
+	// passes, one past it finds nothing listening.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "UP via the proxy") }))
+	defer proxy.Close()
+	yml := string(debian) + "\n" + strings.NewReplacer("GRPCCA", pki.CAFile, "CA", ca, "TOKENURL", tokens.URL, "PROXYURL", proxy.URL).Replace(oracleModules)
 	cfg := filepath.Join(dir, "blackbox.yml")
 	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
@@ -209,9 +328,10 @@ func TestBlackboxOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allow, _ := ParseAllow([]string{"127.0.0.1"})
+	allow, _ := ParseAllow([]string{"127.0.0.1", "::1"})
 	BindAllow(mods, allow)
 	ours := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
+	oursHandler := ours
 
 	port, err := fixture.UnusedPort()
 	if err != nil {
@@ -246,6 +366,25 @@ func TestBlackboxOracle(t *testing.T) {
 			}()
 		}
 	}()
+	// grpc-go's own health server, in cleartext and over TLS.
+	gplain, err := grpcsrv.Start(t, grpcsrv.Options{Services: map[string]string{"down": "NOT_SERVING", "service1": "SERVING"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gnone, err := grpcsrv.Start(t, grpcsrv.Options{NoHealth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := pki.ServerCertificate(fixture.CertGood)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gtls, err := grpcsrv.Start(t, grpcsrv.Options{Services: map[string]string{"down": "NOT_SERVING"},
+		TLS: &tls.Config{Certificates: []tls.Certificate{good}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, gs, gn := gplain.Addr, gtls.Addr, gnone.Addr
 	p, s := plain.URL, tlsSrv.URL
 	cases := []struct{ module, target string }{
 		{"http_2xx", p + "/ok"}, {"http_2xx", p + "/redir"}, {"http_2xx", p + "/nocontent"}, {"http_2xx", p + "/lm"},
@@ -260,9 +399,18 @@ func TestBlackboxOracle(t *testing.T) {
 		{"limit", p + "/ok"}, {"limit", p + "/big"}, {"bearer", p + "/auth"}, {"http_2xx", p + "/auth"}, {"gzip", p + "/big"}, {"gzip", p + "/gz"}, {"http_2xx", p + "/gz"},
 		{"https", s + "/ok"}, {"https_insecure", s + "/ok"}, {"https_tls13", s + "/ok"}, {"https_tls12_max", s + "/ok"},
 		{"https_untrusted", s + "/ok"},
-		{"icmp", "127.0.0.1"}, {"ssh_banner", banner.Addr().String()}, {"irc_banner", banner.Addr().String()},
+		{"oauth", p + "/oauth"}, {"oauth_wrong", p + "/oauth"}, {"http_2xx", p + "/oauth"},
+		{"proxied", "http://127.0.0.1:1/x"},
+		{"icmp", "127.0.0.1"}, {"icmp_ttl5", "127.0.0.1"}, {"icmp", "::1"}, {"icmp4", "127.0.0.1"}, {"icmp6_only", "127.0.0.1"},
+		{"ssh_banner", banner.Addr().String()}, {"irc_banner", banner.Addr().String()},
 		{"ssh_banner", strings.TrimPrefix(p, "http://")},
 		{"tcp_plain", strings.TrimPrefix(s, "https://")}, {"tls_ca", strings.TrimPrefix(s, "https://")},
+		{"grpc_serving", g}, {"grpc_down", g}, {"grpc_unknown", g}, {"grpc_serving", gn}, {"grpc_serving", "127.0.0.1:1"},
+		{"grpc_serving", gs}, {"grpc_plain", g}, {"grpc_plain", gn}, {"grpc", gs}, {"grpc", g}, {"grpc_tls", g}, {"grpc_tls", gs}, {"grpc_tls_down", gs}, {"grpc_tls_unknown", gs},
+		{"grpc_tls_insecure", gs}, {"grpc_tls_untrusted", gs}, {"grpc_tls_name", gs}, {"grpc_tls_wrong_name", gs},
+		{"grpc_ip4_only", g}, {"grpc_ip6_only", g}, {"grpc_nosection", g},
+		// An HTTP/1.1 server is no gRPC server: UNAVAILABLE in both.
+		{"grpc_serving", strings.TrimPrefix(p, "http://")},
 	}
 	for _, c := range cases {
 		q := "/probe?module=" + c.module + "&target=" + url.QueryEscape(c.target)
@@ -272,11 +420,20 @@ func TestBlackboxOracle(t *testing.T) {
 			path = u.Path
 		}
 		allowed := oracleDifferences[c.module+" "+path]
-		if slices.Contains(oracleDifferences[c.module+" "], "*") {
-			if mods[c.module].Unsupported == "" {
-				t.Errorf("%s: runs, but is listed as a module healthctl does not run", c.module)
+		if slices.Contains(allowed, "success") {
+			ours := httptest.NewRecorder()
+			req := httptest.NewRequest("GET", q, nil)
+			req.Header.Set(ScrapeTimeoutHeader, "3")
+			h := ours
+			oursHandler.ServeHTTP(h, req)
+			a, b := samples(parseFams(t, h.Body.String())["probe_success"]), samples(parseFams(t, theirBody)["probe_success"])
+			if a != b {
+				t.Errorf("%s %s: probe_success: healthctl %s, blackbox %s", c.module, c.target, a, b)
 			}
-			t.Logf("%s %s: a documented difference: healthctl does not run it (probe_success 0); blackbox says\n%s", c.module, c.target, theirBody)
+			continue
+		}
+		if slices.Contains(allowed, "all") {
+			t.Logf("%s %s: a documented difference in every family; blackbox says\n%s", c.module, c.target, theirBody)
 			continue
 		}
 		// Both get Prometheus's scrape timeout: a banner that never
@@ -291,6 +448,9 @@ func TestBlackboxOracle(t *testing.T) {
 			continue
 		}
 		ourFams, theirFams := parseFams(t, ourBody), parseFams(t, theirBody)
+		if oraclePasses[c.module] && samples(theirFams["probe_success"]) != "{} 1" {
+			t.Errorf("%s %s: blackbox did not pass, which the case is for:\n%s", c.module, c.target, theirBody)
+		}
 		var diffs []string
 		for name, theirs := range theirFams {
 			if oracleSkipped[name] || slices.Contains(allowed, name) {
@@ -299,6 +459,12 @@ func TestBlackboxOracle(t *testing.T) {
 			o, ok := ourFams[name]
 			if !ok {
 				diffs = append(diffs, "missing "+name)
+				continue
+			}
+			if oracleTimings[name] {
+				if a, b := labelSets(o), labelSets(theirs); a != b {
+					diffs = append(diffs, fmt.Sprintf("%s: healthctl %s, blackbox %s", name, a, b))
+				}
 				continue
 			}
 			if a, b := samples(o), samples(theirs); a != b {
@@ -339,6 +505,20 @@ func parseFams(t *testing.T, body string) map[string]*dto.MetricFamily {
 		t.Fatalf("%v\n%s", err, body)
 	}
 	return f
+}
+
+// labelSets is a family's label sets as text, sorted (values aside).
+func labelSets(f *dto.MetricFamily) string {
+	var out []string
+	for _, m := range f.Metric {
+		var l []string
+		for _, lp := range m.Label {
+			l = append(l, lp.GetName()+"="+strconv.Quote(lp.GetValue()))
+		}
+		out = append(out, "{"+strings.Join(l, ",")+"}")
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }
 
 // samples is a family's samples as text, sorted: labels and value.

@@ -43,11 +43,11 @@ func TestReload(t *testing.T) {
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), ": 2 modules") || ms.Modules()["b"] == nil {
 		t.Fatalf("reload: %d %s", rec.Code, rec.Body)
 	}
-	write("modules:\n  a:\n    prober: http\n    http:\n      proxy_url: http://p:1\n")
+	write("modules:\n  a:\n    prober: http\n    http:\n      body_file: b.txt\n")
 	rec = httptest.NewRecorder()
 	ms.ServeReload(rec, httptest.NewRequest("POST", "/-/reload", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `failed to reload config: `) ||
-		!strings.Contains(rec.Body.String(), `bb.yml:5: module "a": http.proxy_url: not supported`) ||
+		!strings.Contains(rec.Body.String(), `bb.yml:5: module "a": http.body_file: not supported`) ||
 		!strings.Contains(rec.Body.String(), "keeping the 2 modules in force") || ms.Modules()["b"] == nil {
 		t.Errorf("bad file: %d %s", rec.Code, rec.Body)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,10 +41,15 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	m.sample("probe_ip_protocol", float64(r.IPFamily))
 	m.family("probe_ip_addr_hash", "gauge", "Specifies the hash of IP address. It's useful to detect if the IP address changes.")
 	m.sample("probe_ip_addr_hash", float64(AddrHash(r.Address)))
-	if prober == "http" {
+	switch prober {
+	case "http":
 		writeHTTP(m, r)
+		writeTLS(m, r)
+	case "grpc":
+		writeGRPC(m, r)
+	default:
+		writeTLS(m, r)
 	}
-	writeTLS(m, r)
 	if s, ok := r.Answer.(kindSeries); ok {
 		// A kind's own families (blackbox's probe_dns_*), as its
 		// answer lists them: one family's samples together.
@@ -71,6 +77,111 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 // (blackbox's prober-specific families): emit writes one gauge sample.
 type kindSeries interface {
 	Series(emit func(name, help string, value float64, labels ...string))
+}
+
+// ICMPPhases are an icmp probe's phases beyond the result's: the socket's
+// setup and the echo's round trip (0 when not reached), and the reply's
+// hop limit (TTL for IPv4; -1 without a reply or without one).
+type ICMPPhases struct {
+	Setup, RTT time.Duration
+	HopLimit   int
+}
+
+// WriteICMP writes the exposition of an icmp module's probe as blackbox's
+// icmp prober writes it: the address's families, and
+// probe_icmp_duration_seconds with its three phases always (0 for what
+// was not reached), probe_icmp_reply_hop_limit with a reply.
+func WriteICMP(w io.Writer, r *probe.Result, ph ICMPPhases) error {
+	b := bufio.NewWriter(w)
+	m := &metricWriter{b: b}
+	m.family("probe_success", "gauge", "Displays whether or not the probe was a success")
+	m.sample("probe_success", boolf(r.Outcome == classify.Pass))
+	m.family("probe_duration_seconds", "gauge", "Returns how long the probe took to complete in seconds")
+	m.sample("probe_duration_seconds", r.Timings.Of(probe.PhaseTotal).Seconds())
+	m.family("probe_dns_lookup_time_seconds", "gauge", "Returns the time taken for probe dns lookup in seconds")
+	m.sample("probe_dns_lookup_time_seconds", r.Timings.Of(probe.PhaseDNS).Seconds())
+	m.family("probe_ip_protocol", "gauge", "Specifies whether probe ip protocol is IP4 or IP6")
+	m.sample("probe_ip_protocol", float64(r.IPFamily))
+	m.family("probe_ip_addr_hash", "gauge", "Specifies the hash of IP address. It's useful to detect if the IP address changes.")
+	m.sample("probe_ip_addr_hash", float64(AddrHash(r.Address)))
+	resolve := time.Duration(0)
+	if r.Address != "" {
+		resolve = r.Timings.Of(probe.PhaseDNS)
+	}
+	m.family("probe_icmp_duration_seconds", "gauge", "Duration of icmp request by phase")
+	m.sample("probe_icmp_duration_seconds", resolve.Seconds(), "phase", "resolve")
+	m.sample("probe_icmp_duration_seconds", ph.Setup.Seconds(), "phase", "setup")
+	m.sample("probe_icmp_duration_seconds", ph.RTT.Seconds(), "phase", "rtt")
+	if r.Outcome == classify.Pass && ph.HopLimit >= 0 {
+		m.family("probe_icmp_reply_hop_limit", "gauge", "Replied packet hop limit (TTL for ipv4)")
+		m.sample("probe_icmp_reply_hop_limit", float64(ph.HopLimit))
+	}
+	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
+	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
+	return b.Flush()
+}
+
+// GRPCAnswer is what a gRPC health answer tells the grpc prober's series
+// (the gRPC kind's answer implements it; the series ask through it, not
+// the kind's type).
+type GRPCAnswer interface {
+	// HealthStatus is the serving status's name ("SERVING"), "" when no
+	// response message came.
+	HealthStatus() string
+	// ClientCode is the call's status code as grpc-go's client reports it
+	// (blackbox's probe_grpc_status_code).
+	ClientCode() int
+}
+
+// writeGRPC writes blackbox's grpc prober's families as it writes them:
+// before the address is resolved only the resolve phase, probe_grpc_ssl,
+// probe_grpc_status_code and probe_ssl_earliest_cert_expiry (0); once it
+// is, the check phase and probe_grpc_healthcheck_response for every
+// status. Its TLS families come only with a health answer (blackbox reads
+// them from the answered call's peer: a call that ended in a non-OK
+// status has none, and says probe_grpc_ssl 0), and never
+// probe_ssl_last_chain_expiry_timestamp_seconds.
+func writeGRPC(m *metricWriter, r *probe.Result) {
+	resolved := r.Address != ""
+	g, _ := r.Answer.(GRPCAnswer)
+	serving, code := "", 0
+	switch {
+	case g != nil:
+		serving, code = g.HealthStatus(), g.ClientCode()
+	case resolved:
+		code = 14 // UNAVAILABLE: no call was made on a connection
+	}
+	m.family("probe_grpc_duration_seconds", "gauge", "Duration of gRPC request by phase")
+	if resolved {
+		dns := r.Timings.Of(probe.PhaseDNS)
+		m.sample("probe_grpc_duration_seconds", max(r.Timings.Of(probe.PhaseTotal)-dns, 0).Seconds(), "phase", "check")
+	}
+	m.sample("probe_grpc_duration_seconds", r.Timings.Of(probe.PhaseDNS).Seconds(), "phase", "resolve")
+	if resolved {
+		m.family("probe_grpc_healthcheck_response", "gauge", "Response HealthCheck response")
+		for _, s := range grpcStatuses {
+			m.sample("probe_grpc_healthcheck_response", boolf(s == serving), "serving_status", s)
+		}
+		if serving != "" && !slices.Contains(grpcStatuses, serving) {
+			m.sample("probe_grpc_healthcheck_response", 1, "serving_status", serving)
+		}
+	}
+	tlsInfo := serving != "" && handshook(r)
+	m.family("probe_grpc_ssl", "gauge", "Indicates if SSL was used for the connection")
+	m.sample("probe_grpc_ssl", boolf(tlsInfo))
+	m.family("probe_grpc_status_code", "gauge", "Response gRPC status code")
+	m.sample("probe_grpc_status_code", float64(code))
+	expiry := 0.0
+	if at, ok := earliestExpiry(r); ok && tlsInfo {
+		expiry = float64(at.Unix())
+	}
+	m.family("probe_ssl_earliest_cert_expiry", "gauge", "Returns last SSL chain expiry in unixtime")
+	m.sample("probe_ssl_earliest_cert_expiry", expiry)
+	if tlsInfo {
+		writeLeaf(m, r)
+		m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
+		m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
+	}
 }
 
 // AddrHash is blackbox's probe_ip_addr_hash of an address ("host:port" or
@@ -158,13 +269,22 @@ func writeTLS(m *metricWriter, r *probe.Result) {
 		}
 		m.family("probe_ssl_last_chain_expiry_timestamp_seconds", "gauge", "Returns last SSL chain expiry in timestamp")
 		m.sample("probe_ssl_last_chain_expiry_timestamp_seconds", float64(last))
-		leaf := r.TLS.Chain[0]
-		m.family("probe_ssl_last_chain_info", "gauge", "Contains SSL leaf certificate information")
-		m.sample("probe_ssl_last_chain_info", 1, "fingerprint_sha256", hex.EncodeToString(leaf.SHA256[:]),
-			"issuer", leaf.Issuer, "subject", leaf.Subject, "subjectalternative", strings.Join(leaf.SANs[:min(leaf.DNSNames, len(leaf.SANs))], ","))
+		writeLeaf(m, r)
 	}
 	m.family("probe_tls_version_info", "gauge", "Returns the TLS version used or NaN when unknown")
 	m.sample("probe_tls_version_info", 1, "version", r.TLS.Version)
+}
+
+// writeLeaf writes probe_ssl_last_chain_info, the leaf's identity (a
+// chain was presented).
+func writeLeaf(m *metricWriter, r *probe.Result) {
+	if r.TLS == nil || len(r.TLS.Chain) == 0 {
+		return
+	}
+	leaf := r.TLS.Chain[0]
+	m.family("probe_ssl_last_chain_info", "gauge", "Contains SSL leaf certificate information")
+	m.sample("probe_ssl_last_chain_info", 1, "fingerprint_sha256", hex.EncodeToString(leaf.SHA256[:]),
+		"issuer", leaf.Issuer, "subject", leaf.Subject, "subjectalternative", strings.Join(leaf.SANs[:min(leaf.DNSNames, len(leaf.SANs))], ","))
 }
 
 // earliestExpiry is the earliest NotAfter of the presented chain.

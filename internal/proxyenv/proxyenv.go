@@ -54,6 +54,18 @@ func FromEnv(getenv func(string) string, noproxy string) func(*url.URL) (*url.UR
 	}
 }
 
+// Fixed selects one proxy for every URL but those noproxy lists (NO_PROXY's
+// syntax): a blackbox module's proxy_url with its no_proxy.
+func Fixed(proxy *url.URL, noproxy string) func(*url.URL) (*url.URL, error) {
+	return func(u *url.URL) (*url.URL, error) {
+		if bypass(noproxy, u.Hostname(), portOf(u)) {
+			return nil, nil
+		}
+		p := *proxy
+		return &p, nil
+	}
+}
+
 // Parse reads a proxy setting as a URL: one without a scheme is http's,
 // as curl reads it.
 func Parse(p string) (*url.URL, error) {

@@ -60,3 +60,24 @@ func TestFromEnv(t *testing.T) {
 		t.Error("no variables: want no proxy function")
 	}
 }
+
+// TestFixed: one proxy for every URL but those the list names (hosts,
+// domains, CIDRs, host:port), as NO_PROXY reads.
+func TestFixed(t *testing.T) {
+	p, _ := Parse("http://proxy.invalid:3128")
+	sel := Fixed(p, "direct.invalid,10.0.0.0/8,svc.invalid:9999")
+	for _, c := range []struct {
+		url     string
+		proxied bool
+	}{
+		{"http://app.invalid/", true}, {"https://app.invalid/", true}, {"http://direct.invalid/", false},
+		{"http://a.direct.invalid/", false}, {"http://10.1.2.3/", false}, {"http://svc.invalid:9999/", false},
+		{"http://svc.invalid:80/", true},
+	} {
+		u, _ := url.Parse(c.url)
+		got, err := sel(u)
+		if err != nil || (got != nil) != c.proxied || got != nil && got.String() != "http://proxy.invalid:3128" {
+			t.Errorf("%s: %v %v, want proxied %v", c.url, got, err, c.proxied)
+		}
+	}
+}
