@@ -295,6 +295,29 @@ func (r *Redactor) AddURL(u *url.URL) {
 	r.addParams(u.Fragment)
 }
 
+// Holds reports whether u carries a secret AddURL would register: its
+// userinfo, or a secret parameter (by name) in its query or fragment.
+func (r *Redactor) Holds(u *url.URL) bool {
+	if r == nil || u == nil {
+		return false
+	}
+	return u.User != nil || r.hasParams(u.RawQuery) || r.hasParams(u.EscapedFragment()) || r.hasParams(u.Fragment)
+}
+
+// hasParams reports whether a query or a fragment has a secret parameter.
+func (r *Redactor) hasParams(q string) bool {
+	if q == "" {
+		return false
+	}
+	for kv := range strings.SplitSeq(q, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil && r.params[strings.ToLower(uk)] {
+			return true
+		}
+	}
+	return false
+}
+
 // showsUser says a URL's user name may be shown: it names who logs in only
 // when a password follows it. Without one, an empty one (an API key as
 // `KEY:@`, as curl -u KEY: sends it) or GitHub's `TOKEN:x-oauth-basic`
