@@ -15,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -313,17 +314,19 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	disp := probe.DisplayOf(r, u)
 	disp.Text = oneCopy(disp.Text, raw)
 	t.URL = disp.Text
-	// The first build takes the URL checked now and its display (a --once
-	// run's one probe: one parse a target, not two); later ones parse its
-	// text again, so a long-running watch keeps the text alone: the parsed
-	// URL, which the display points at too, is let go with it (12 MB at
-	// 100,000 targets). Builds of one target never overlap: its probes and
-	// its hook take turns.
-	first := &firstBuild{u, disp}
+	// The first build takes the URL checked now, its redactor and its
+	// display (a --once run's one probe: one parse a target, not two);
+	// later ones parse its text again and register its secrets again, so
+	// a long-running watch keeps the text alone: the parsed URL, which the
+	// display points at too, is let go with it (12 MB at 100,000 targets),
+	// and so is a redactor of the target's own (~180 bytes a target with
+	// a token). Builds of one target never overlap: its probes and its
+	// hook take turns.
+	first := &firstBuild{u, disp, red}
 	t.Build = func() (*probe.Options, error) {
 		if f := first; f != nil {
 			first = nil
-			o := tmpl.ForCheckedURLWith(f.u, own, red)
+			o := tmpl.ForCheckedURLWith(f.u, own, f.red)
 			// Its text as rendered now, while the redactor's secrets are
 			// the same: the probe need not render it.
 			o.Display = f.disp
@@ -333,16 +336,18 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		return tmpl.ForCheckedURLWith(u, own, red), nil
+		return tmpl.ForCheckedURLWith(u, own, tmpl.Secrets(u, own)), nil
 	}
 	return t, nil
 }
 
 // firstBuild is what an endpoint's first build takes: its URL as checked
-// when the file was read, and its display.
+// when the file was read, its display, and its own redactor (nil: the
+// template's).
 type firstBuild struct {
 	u    *url.URL
 	disp probe.Display
+	red  *redact.Redactor
 }
 
 // oneCopy is text, as raw's own string when they are equal: one copy of
