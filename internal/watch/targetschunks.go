@@ -2,7 +2,6 @@ package watch
 
 import (
 	"bytes"
-	"regexp"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -23,16 +22,31 @@ const (
 	sliceItems = 1000    // entries a slice
 )
 
-// unsliceable finds what the cut cannot vouch for: an anchor, alias or tag
-// where a token starts, a document marker or directive at a line's start.
-var unsliceable = regexp.MustCompile(`(?m)(?:^|[ \[{,])[&*!][^ \n,\]}]|^(?:---|\.\.\.|%)`)
+// unsliceable reports what the cut cannot vouch for: an anchor, alias or
+// tag where a token starts, a document marker or directive at a line's
+// start. (A byte loop: a regular expression took as long as the YAML.)
+func unsliceable(data []byte) bool {
+	for i, c := range data {
+		lineStart := i == 0 || data[i-1] == '\n'
+		switch {
+		case c == '&' || c == '*' || c == '!':
+			if (lineStart || bytes.IndexByte([]byte(" [{,"), data[i-1]) >= 0) &&
+				i+1 < len(data) && bytes.IndexByte([]byte(" \n,]}"), data[i+1]) < 0 {
+				return true
+			}
+		case lineStart && (c == '%' || bytes.HasPrefix(data[i:], []byte("---")) || bytes.HasPrefix(data[i:], []byte("..."))):
+			return true
+		}
+	}
+	return false
+}
 
 // parseSliced is ParseTargets `items` entries at a time; ok is false when
 // data is not read this way (smaller than from, a shape the cut cannot
 // vouch for, or an error anywhere: the whole read says it).
 func parseSliced(path string, data []byte, from, items int) (out []FileEntry, ok bool) {
 	if len(data) < from || bytes.ContainsAny(data, "\r\t\x00") || !bytes.HasSuffix(data, []byte("\n")) ||
-		(len(data) > 0 && data[0] >= 0x80) || unsliceable.Match(data) {
+		(len(data) > 0 && data[0] >= 0x80) || unsliceable(data) {
 		return nil, false
 	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
