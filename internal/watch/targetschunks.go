@@ -160,8 +160,12 @@ func isTargetsLine(l []byte) bool {
 	if !ok {
 		return false
 	}
+	if len(rest) == 0 || rest[0] == '\n' {
+		return true
+	}
+	// A comment needs a blank before its #.
 	rest = bytes.TrimLeft(rest, " ")
-	return len(rest) == 0 || rest[0] == '\n' || rest[0] == '#'
+	return len(rest) < len(l)-len("targets:") && (rest[0] == '\n' || rest[0] == '#')
 }
 
 func indent(l []byte) int {
