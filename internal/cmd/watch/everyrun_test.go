@@ -178,6 +178,12 @@ func TestURLSecretsShareATemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The first build's display is the one rendered when the file
+			// was read, still valid for its options (their URL, redactor
+			// and generation): the probe does not render it again.
+			if d := o.Display; round == 0 && (d.For != o.URL || d.By != o.Redactor || d.Gen != o.Redactor.Generation() || d.Text != wantURL[tg.Name]) {
+				t.Errorf("target %s: first build's display %+v does not hold for its options", tg.Name, d)
+			}
 			if tg.URL != wantURL[tg.Name] || o.Redactor.URL(o.URL) != wantURL[tg.Name] {
 				t.Errorf("round %d, target %s: URL %q, display %q, want %q", round, tg.Name, tg.URL, o.Redactor.URL(o.URL), wantURL[tg.Name])
 			}

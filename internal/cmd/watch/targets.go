@@ -15,7 +15,6 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -306,29 +305,39 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	if err != nil {
 		return nil, cli.UsageError(err)
 	}
-	red := tmpl.Secrets(u, own)
-	r := red
-	if r == nil {
+	r := tmpl.Secrets(u, own)
+	ownRed := r != nil
+	if !ownRed {
 		r = tmpl.Redactor()
 	}
 	disp := probe.DisplayOf(r, u)
 	disp.Text = oneCopy(disp.Text, raw)
 	t.URL = disp.Text
-	// The first build takes the URL checked now, its redactor and its
-	// display (a --once run's one probe: one parse a target, not two);
-	// later ones parse its text again and register its secrets again, so
-	// a long-running watch keeps the text alone: the parsed URL, which the
-	// display points at too, is let go with it (12 MB at 100,000 targets),
-	// and so is a redactor of the target's own (~180 bytes a target with
-	// a token). Builds of one target never overlap: its probes and its
-	// hook take turns.
-	first := &firstBuild{u, disp, red}
+	if ownRed {
+		// Not kept until the first build: 100,000 targets with a token
+		// each would hold 100,000 redactors (~25 MB) while they wait for
+		// their probe. The build registers the same secrets again.
+		disp.By = nil
+	}
+	// The first build takes the URL checked now and its display (a --once
+	// run's one probe: one parse a target, not two); later ones parse its
+	// text again, so a long-running watch keeps the text alone: the parsed
+	// URL, which the display points at too, is let go with it (12 MB at
+	// 100,000 targets). Every build registers the target's own secrets
+	// with a redactor of its own. Builds of one target never overlap: its
+	// probes and its hook take turns.
+	first := &firstBuild{u, disp}
 	t.Build = func() (*probe.Options, error) {
 		if f := first; f != nil {
 			first = nil
-			o := tmpl.ForCheckedURLWith(f.u, own, f.red)
-			// Its text as rendered now, while the redactor's secrets are
-			// the same: the probe need not render it.
+			red := tmpl.Secrets(f.u, own)
+			o := tmpl.ForCheckedURLWith(f.u, own, red)
+			// Its text as rendered now: the same secrets, registered in
+			// the same order, render the same, so the probe need not
+			// render it again.
+			if red != nil {
+				f.disp.By, f.disp.Gen = red, red.Generation()
+			}
 			o.Display = f.disp
 			return o, nil
 		}
@@ -342,12 +351,10 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 }
 
 // firstBuild is what an endpoint's first build takes: its URL as checked
-// when the file was read, its display, and its own redactor (nil: the
-// template's).
+// when the file was read, and its display.
 type firstBuild struct {
 	u    *url.URL
 	disp probe.Display
-	red  *redact.Redactor
 }
 
 // oneCopy is text, as raw's own string when they are equal: one copy of
