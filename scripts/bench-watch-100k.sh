@@ -3,7 +3,10 @@
 # three times on one state file (a cron fleet's runs 1, 2 and 3, each
 # reported apart) over 100,000 targets in the shapes people write (block
 # entries, flow mappings with quoted URLs, comments, headers per target:
-# benchwatch -shape users; SHAPE=block for the plainest block style), each
+# benchwatch -shape users; SHAPE=block for the plainest block style),
+# once in each of SHAPES (default "users:path users:query headers:query":
+# URLs that differ by their path, then by a query string, then with a Host
+# and an Authorization token of each entry's own), each
 # its own address of 127.0.0.0/8 (127.1.1.1 …; ADDRS=100: over 100
 # addresses across 127/8 instead),
 # under `ulimit -n 1024` (soft and hard: Go cannot raise it), as released
@@ -23,7 +26,7 @@
 # fleet rule holding the redeploys); every target must fail and each run
 # exit 8 or 9, the sweep's own codes.
 #
-#   [SHAPE=users|block] [REPEAT=3] [ADDRS=N] [GCOFF=1] [DOWN=1] scripts/bench-watch-100k.sh [RUNS] [COUNT] [BASE]
+#   [SHAPES="users:path users:query headers:query"] [REPEAT=3] [ADDRS=N] [GCOFF=1] [DOWN=1] scripts/bench-watch-100k.sh [RUNS] [COUNT] [BASE]
 #     (default 1 round of 3 runs, 100000; BASE: a git ref also built and
 #      measured, its rounds alternating with this tree's, e.g. main)
 #
@@ -75,7 +78,10 @@ echo "ephemeral ports: $(cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' -)
 (
 	ulimit -n 1024
 	echo "ulimit -n: $(ulimit -Sn) soft, $(ulimit -Hn) hard"
-	"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$count" -shape "${SHAPE:-users}" -server "127.0.0.1:$port" "${spread[@]}" -state -repeat "${REPEAT:-3}" -timeout 120s
+	for sh in ${SHAPES:-users:path users:query headers:query}; do
+		echo "== ${sh%%:*} shape, ${sh##*:}-shaped URLs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+		"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$count" -shape "${sh%%:*}" -urls "${sh##*:}" -server "127.0.0.1:$port" "${spread[@]}" -state -repeat "${REPEAT:-3}" -timeout 120s
+	done
 )
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "target: every run <= 30 s and <= 256 MiB, every target classified, state and textfile whole"

@@ -4,7 +4,8 @@
 # apart) over 1,000 and 10,000 loopback targets in the shapes people write
 # (block entries, flow mappings with quoted URLs, comments, headers per
 # target: benchwatch -shape users; SHAPE=block for the plainest block
-# style), spread over 100 addresses across 127/8 (ADDRS=N for another
+# style), once with URLs that differ by their path and once by a query
+# string (URLS="path query", benchwatch -urls), spread over 100 addresses across 127/8 (ADDRS=N for another
 # spread), against one loopback
 # server (nginx on 0.0.0.0, allowing 127/8 only, as the performance budget
 # measures it; else benchwatch's own Go server on 127.0.0.1), and
@@ -38,7 +39,7 @@
 # cancels).
 # Loopback only; every sweep is bounded (60 s) and the server stops with it.
 #
-#   [SHAPE=users|block] [ADDRS=100] [REPEAT=3] [GCOFF=1] scripts/bench-watch.sh [RUNS] [COUNTS] [BASE]
+#   [SHAPE=users|block|headers] [URLS="path query"] [ADDRS=100] [REPEAT=3] [GCOFF=1] scripts/bench-watch.sh [RUNS] [COUNTS] [BASE]
 #     (default 3 runs, 1000,10000; BASE: a git ref also built and measured,
 #      its runs alternating with this tree's, e.g. main)
 #
@@ -95,6 +96,9 @@ abflag=()
 if command -v ab >/dev/null; then abflag=(-ab); else echo "ab not installed (apache2-utils): no ab comparison"; fi
 if command -v curl >/dev/null; then abflag+=(-curl -curl-fresh); else echo "curl not installed: no curl comparison"; fi
 echo "ulimit -n: $(ulimit -n); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -shape "${SHAPE:-users}" -state -repeat "${REPEAT:-3}" -floor -bare -epoll "${server[@]}" "${abflag[@]}"
+for urls in ${URLS:-path query}; do
+	echo "== ${SHAPE:-users} shape, $urls-shaped URLs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	"$work/benchwatch" -bin "$bins" -runs "$runs" -n "$counts" -shape "${SHAPE:-users}" -urls "$urls" -state -repeat "${REPEAT:-3}" -floor -bare -epoll "${server[@]}" "${abflag[@]}"
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "target: 10000 targets within 1.5x ab's and 1.0x curl's wall time (same server, same runs) and 96 MiB, every run"

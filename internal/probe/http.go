@@ -126,8 +126,11 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	res.RetryAfter = expect.RetryAfter(headerValue(resp.Header, "Retry-After"), now)
 	res.BodyTruncated = h.body.Truncated
 	res.ContentLength, res.BodyRead = resp.ContentLength, h.body.Read
-	if lm, err := http.ParseTime(headerValue(resp.Header, "Last-Modified")); err == nil {
-		res.LastModified = lm
+	// Most answers have none: ParseTime of "" would build three errors.
+	if v := headerValue(resp.Header, "Last-Modified"); v != "" {
+		if lm, err := http.ParseTime(v); err == nil {
+			res.LastModified = lm
+		}
 	}
 	obs.StatusCode = resp.StatusCode
 	obs.StatusExpected = o.Expect.Status.Contains(resp.StatusCode)

@@ -40,7 +40,9 @@ func FuzzRedactor(f *testing.F) {
 func FuzzShapeQuickCheck(f *testing.F) {
 	for _, s := range []string{"http://127.0.0.1:8080/health", "dial tcp 127.0.0.1:1: connect: connection refused",
 		"malformed MIME header line: Cookie: a=b", "AUTHORIZATION : Bearer x", "x-api-key:v", "set-cookie: s",
-		"Coo\u212aie: secret", "http://u:p@h/", "http://h/?token=x", "proxy-authorization:\tBasic y", "cookies: none"} {
+		"Coo\u212aie: secret", "http://u:p@h/", "http://h/?token=x", "proxy-authorization:\tBasic y", "cookies: none",
+		"http://h/health?full=1&env=a", "http://h/?a=1&TOKEN=x", "see #Access_Token=y", "x;sig=z", "?x=1&key", "a&key=b",
+		"?k=v=token=x", "=&sig=", "http://h/?a=1&x-amz-signature=s"} {
 		f.Add(s, "")
 		f.Add(s, "X-Secret")
 	}

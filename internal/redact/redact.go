@@ -146,7 +146,7 @@ func isASCII(s string) bool {
 // byte past ASCII sends s to the pattern: under (?i) some non-ASCII
 // letters fold to ASCII ones (the Kelvin sign to k).
 func (r *Redactor) mayHoldShape(s string) bool {
-	if strings.ContainsAny(s, "@=") || !r.asciiHeaders || !isASCII(s) {
+	if strings.IndexByte(s, '@') >= 0 || !r.asciiHeaders || !isASCII(s) || r.secretParamBefore(s) {
 		return true
 	}
 	if strings.IndexByte(s, ':') < 0 {
@@ -156,6 +156,24 @@ func (r *Redactor) mayHoldShape(s string) bool {
 		if containsFoldASCII(s, h) {
 			return true
 		}
+	}
+	return false
+}
+
+// secretParamBefore reports whether an = in the ASCII text s follows a
+// secret parameter's name right after ?, &, # or ; (the pattern's shape of
+// a secret parameter): a URL's query of other parameters (?full=1&env=a)
+// skips the pattern.
+func (r *Redactor) secretParamBefore(s string) bool {
+	for i := strings.IndexByte(s, '='); i >= 0; {
+		if j := strings.LastIndexAny(s[:i], "?&#;"); j >= 0 && r.params[asciiLower(s[j+1:i])] {
+			return true
+		}
+		k := strings.IndexByte(s[i+1:], '=')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
 	}
 	return false
 }
@@ -293,6 +311,29 @@ func (r *Redactor) AddURL(u *url.URL) {
 	r.addParams(u.RawQuery)
 	r.addParams(u.EscapedFragment())
 	r.addParams(u.Fragment)
+}
+
+// Holds reports whether u carries a secret AddURL would register: its
+// userinfo, or a secret parameter (by name) in its query or fragment.
+func (r *Redactor) Holds(u *url.URL) bool {
+	if r == nil || u == nil {
+		return false
+	}
+	return u.User != nil || r.hasParams(u.RawQuery) || r.hasParams(u.EscapedFragment()) || r.hasParams(u.Fragment)
+}
+
+// hasParams reports whether a query or a fragment has a secret parameter.
+func (r *Redactor) hasParams(q string) bool {
+	if q == "" {
+		return false
+	}
+	for kv := range strings.SplitSeq(q, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil && r.params[strings.ToLower(uk)] {
+			return true
+		}
+	}
+	return false
 }
 
 // showsUser says a URL's user name may be shown: it names who logs in only

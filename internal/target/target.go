@@ -684,27 +684,32 @@ func (t *Template) ForURLAlone(raw, source string) (*probe.Options, error) {
 // ForCheckedURL is ForURLFrom for a URL that CheckURL has passed: the
 // options take u as their own (nothing may change it from now on).
 func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {
-	return t.ForCheckedURLWith(u, Headers{})
+	return t.ForCheckedURLWith(u, Headers{}, nil)
 }
 
 // Headers are one target's own request headers (-H lines, a targets-file
 // entry's headers:) kept as data beside a template that many targets
 // share, instead of a template of their own: a fleet whose entries each
 // send a header no other does (a Host per virtual host behind one
-// ingress) would otherwise build and keep a template (its redactor, TLS
-// configuration, header map: ~1.7 KiB) a target. Each probe's options get
-// a header map of their own built from the lines.
-type Headers struct{ lines []string }
+// ingress, a token each) would otherwise build and keep a template (its
+// redactor, TLS configuration, header map: ~1.7 KiB) a target. Each
+// probe's options get a header map of their own built from the lines.
+type Headers struct {
+	lines []string
+	// secret: a line is a secret header's (Authorization, Cookie,
+	// --secret-header), whose value the target's own redactor holds.
+	secret bool
+}
 
 // OwnHeaders returns lines as Headers for targets built on t, the lines in
 // place of t's header list, as an entry's headers: replace -H. ok is false
 // when they cannot ride on a shared template and the target needs one of
 // its own (whose Build then says what is wrong, naming the line): t has
 // header lines or a body of its own (the body's default Content-Type
-// depends on the lines), a line reads a file (@FILE), is not a valid
-// header, or is a secret header's (Authorization, Cookie, --secret-header:
-// its value must be registered with a redactor, and thousands of secrets
-// in a shared one would scrub every target's output of every other's).
+// depends on the lines), a line reads a file (@FILE) or is not a valid
+// header. A secret header's value is registered with the target's own
+// redactor (Secrets), never with the shared one: thousands of secrets in
+// a shared one would scrub every target's output of every other's.
 func (t *Template) OwnHeaders(lines []string) (h Headers, ok bool) {
 	if len(t.in.Headers) > 0 || t.opts.Body != nil {
 		return Headers{}, false
@@ -714,17 +719,46 @@ func (t *Template) OwnHeaders(lines []string) (h Headers, ok bool) {
 			return Headers{}, false
 		}
 		name, val, err := parseHeader(l)
-		if err != nil || t.opts.Redactor.IsSecretHeader(name) || checkHost(name, val) != nil {
+		if err != nil || checkHost(name, val) != nil {
 			return Headers{}, false
 		}
+		h.secret = h.secret || t.opts.Redactor.IsSecretHeader(name)
 	}
-	return Headers{lines: lines}, true
+	h.lines = lines
+	return h, true
+}
+
+// Secrets is the redactor of a target built on t with URL u and headers h
+// when they carry secrets of their own (u's userinfo or a secret query or
+// fragment parameter, by name; a secret header's value): a clone of t's
+// with them registered, a hundred bytes and the secrets, so that a query
+// string or a token of a target's own needs no template of its own. Nil
+// when they carry none: the target's probes share t's redactor.
+func (t *Template) Secrets(u *url.URL, h Headers) *redact.Redactor {
+	if !h.secret && !t.opts.Redactor.Holds(u) {
+		return nil
+	}
+	r := t.opts.Redactor.Clone()
+	r.AddURL(u)
+	for _, l := range h.lines {
+		if name, val, _ := parseHeader(l); r.IsSecretHeader(name) {
+			r.AddSecret(val)
+			if _, cred, ok := strings.Cut(val, " "); ok {
+				r.AddSecret(strings.TrimSpace(cred))
+			}
+		}
+	}
+	return r
 }
 
 // ForCheckedURLWith is ForCheckedURL with a target's own headers (from
-// OwnHeaders on t) in place of the template's.
-func (t *Template) ForCheckedURLWith(u *url.URL, h Headers) *probe.Options {
+// OwnHeaders on t) in place of the template's, and its own redactor (from
+// Secrets; nil: the template's).
+func (t *Template) ForCheckedURLWith(u *url.URL, h Headers, r *redact.Redactor) *probe.Options {
 	o := t.opts
+	if r != nil {
+		o.Redactor = r
+	}
 	if h.lines != nil {
 		o.Header = make(http.Header, len(h.lines))
 		for _, l := range h.lines {

@@ -45,6 +45,7 @@ func FuzzParseTargets(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lines := countLines(data)
+		parseBoth(t, data, 1) // the sliced read, when it takes data, is the whole read
 		fts, err := ParseTargets("t.yaml", data)
 		if err != nil {
 			var te *TargetsError

@@ -47,7 +47,8 @@ func (s Shard) String() string {
 
 // MemoryLimit is the Go runtime's soft memory limit for one sweep (--once)
 // over n targets, own of which have a probe template of their own (options
-// no other entry shares, or a URL with userinfo or a query), set unless
+// no other entry shares; a URL's query, userinfo or headers of its own need
+// none), set unless
 // GOMEMLIMIT is. It is the performance budget's line less the process's
 // memory beside the Go heap (~13 MiB: the binary's pages, stacks), not a
 // guess at the live heap: 80 MiB up to 10,000 targets, 1,724 bytes a

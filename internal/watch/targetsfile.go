@@ -155,6 +155,14 @@ func ReadTargets(path string) ([]FileEntry, error) {
 
 // ParseTargets is ReadTargets on data already read.
 func ParseTargets(path string, data []byte) ([]FileEntry, error) {
+	if out, ok := parseSliced(path, data, sliceFrom, sliceItems); ok {
+		return out, nil
+	}
+	return parseWhole(path, data)
+}
+
+// parseWhole is ParseTargets on the whole document at once.
+func parseWhole(path string, data []byte) ([]FileEntry, error) {
 	p := &targetsParser{path: path, names: map[string]int{}, defaultRecover: true}
 	root, err := p.document(data)
 	if err != nil {

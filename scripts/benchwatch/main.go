@@ -59,7 +59,8 @@ func main() {
 	server := flag.String("server", "", "host:port of a server answering 200 on every path (default: one of our own on 127.0.0.1)")
 	spread := flag.Bool("spread", false, "give each target its own address of 127.0.0.0/8 (the server must listen on all of them; -addrs N)")
 	addrs := flag.Int("addrs", 0, "spread the targets over `N` addresses across 127.0.0.0/8, in turn (the server must listen on all of them, e.g. 0.0.0.0; 0: -server's address only)")
-	shape := flag.String("shape", "users", "the targets file's shape: users (block entries, flow mappings with quoted URLs, comments, headers per target, in turn: what people write) or block (one plain key a line: what a generator writes)")
+	shape := flag.String("shape", "users", "the targets file's shape: users (block entries, flow mappings with quoted URLs, comments, headers per target, in turn: what people write), block (one plain key a line: what a generator writes) or headers (block entries each with a Host and an Authorization token of its own)")
+	urlShape := flag.String("urls", "path", "how the targets' URLs differ: path (/env/N/health) or query (/health?full=1&env=N, every fourth with a token=SECRET of its own, redacted by name: the shape of many real health URLs)")
 	withState := flag.Bool("state", false, "run with --state and --prom-file, and report their write times and sizes")
 	repeat := flag.Int("repeat", 1, "with -state: `R` sweeps a round over the same state file (a cron fleet's runs 1, 2, 3...), each reported apart")
 	withCurl := flag.Bool("curl", false, "also run `curl --parallel --parallel-max 64` over the same URLs as the sweep in the same runs and print the ratio")
@@ -124,8 +125,11 @@ func main() {
 	if *repeat < 1 || (*repeat > 1 && !*withState) {
 		fail(fmt.Errorf("-repeat %d: want 1, or more with -state", *repeat))
 	}
-	if *shape != "users" && *shape != "block" {
-		fail(fmt.Errorf("-shape %q: want users or block", *shape))
+	if *shape != "users" && *shape != "block" && *shape != "headers" {
+		fail(fmt.Errorf("-shape %q: want users, block or headers", *shape))
+	}
+	if *urlShape != "path" && *urlShape != "query" {
+		fail(fmt.Errorf("-urls %q: want path or query", *urlShape))
 	}
 	dir, err := os.MkdirTemp("", "benchwatch")
 	if err != nil {
@@ -142,8 +146,8 @@ func main() {
 		if *down {
 			tport = closedPort()
 		}
-		urls := writeTargets(file, host, tport, n, *addrs, *shape)
-		fmt.Printf("%6d targets: file %s (%s shape, %.1f MB), %s\n", n, filepath.Base(file), *shape, float64(size(file))/1e6, spreadText(*addrs, n, host))
+		urls := writeTargets(file, host, tport, n, *addrs, *shape, *urlShape)
+		fmt.Printf("%6d targets: file %s (%s shape, %s-shaped URLs, %.1f MB), %s\n", n, filepath.Base(file), *shape, *urlShape, float64(size(file))/1e6, spreadText(*addrs, n, host))
 		curlCfg := filepath.Join(dir, fmt.Sprintf("curl-%d.cfg", n))
 		if *withCurl {
 			writeCurlConfig(curlCfg, urls)
@@ -459,8 +463,11 @@ func size(path string) int64 {
 // scalars, a trailing comment and a header in a flow list; a block entry
 // with a header list (a Host of its own) and an expectation, all under a commented header and
 // defaults: what people write (SPEC §10), which the plainest-block fast
-// path does not read.
-func writeTargets(file, host, port string, n, addrs int, shape string) []string {
+// path does not read. The headers shape gives every entry a Host and an
+// Authorization token of its own. urlShape path makes the URLs differ by
+// their path, query by a query string (every fourth with a secret
+// parameter).
+func writeTargets(file, host, port string, n, addrs int, shape, urlShape string) []string {
 	f, err := os.Create(file)
 	if err != nil {
 		fail(err)
@@ -483,9 +490,19 @@ func writeTargets(file, host, port string, n, addrs int, shape string) []string 
 			h = fmt.Sprintf("127.%d.%d.%d", 1+(a*37)%254, 1+(a/254)%254, 1+a%254)
 		}
 		u := fmt.Sprintf("http://%s/env/%d/health", net.JoinHostPort(h, port), i)
+		if urlShape == "query" {
+			u = fmt.Sprintf("http://%s/health?full=1&env=%d", net.JoinHostPort(h, port), i)
+			if i%4 == 1 {
+				u += fmt.Sprintf("&token=s3cret-%d", i)
+			}
+		}
 		urls = append(urls, u)
-		if shape == "block" {
+		switch shape {
+		case "block":
 			fmt.Fprintf(w, "  - name: env-%d\n    url: %s\n", i, u)
+			continue
+		case "headers":
+			fmt.Fprintf(w, "  - name: env-%d\n    url: \"%s\"\n    headers:\n      - \"Host: env-%d.fleet.invalid\"\n      - \"Authorization: Bearer tok-%d\"\n", i, u, i, i)
 			continue
 		}
 		switch i % 4 {

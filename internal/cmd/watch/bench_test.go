@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -27,7 +28,9 @@ import (
 // BenchmarkWatchOnce is `watch --once --targets FILE --state --prom-file -o
 // json` in-process with the real prober, over WATCH_BENCH_N targets
 // (default 1,000; in the users' shapes, usersTargets, or with
-// WATCH_BENCH_SHAPE=block the plainest block style) served by one loopback server: the whole command as the
+// WATCH_BENCH_SHAPE=block the plainest block style, =headers a Host and a
+// token of each entry's own; WATCH_BENCH_URLS=query
+// their URLs differing by a query string, not a path) served by one loopback server: the whole command as the
 // binary runs it (targets file, options per target, sweep, state, metrics,
 // JSON lines), without the process start. Run it with -cpuprofile and
 // -memprofile; WATCH_BENCH_HEAP=FILE also writes the live heap at the
@@ -78,14 +81,34 @@ func BenchmarkWatchOnce(b *testing.B) {
 	w := bufio.NewWriter(f)
 	switch v := os.Getenv("WATCH_BENCH_SHAPE"); v {
 	case "", "users":
-		w.Write(usersTargets(n, addr))
+		data := usersTargets(n, addr)
+		if os.Getenv("WATCH_BENCH_URLS") == "query" {
+			// URLs that differ by a query string, every fourth with a
+			// secret parameter (benchwatch -urls query).
+			k := 0
+			data = svcPath.ReplaceAllFunc(data, func(m []byte) []byte {
+				k++
+				q := "/health?full=1&env=" + string(svcPath.FindSubmatch(m)[1])
+				if k%4 == 2 {
+					q += "&token=s3cret-" + strconv.Itoa(k)
+				}
+				return []byte(q)
+			})
+		}
+		w.Write(data)
+	case "headers":
+		// Every entry a Host and a token of its own (benchwatch -shape headers).
+		w.WriteString("targets:\n")
+		for i := range n {
+			fmt.Fprintf(w, "  - name: env-%d\n    url: \"http://%s/health?full=1&env=%d\"\n    headers:\n      - \"Host: env-%d.fleet.invalid\"\n      - \"Authorization: Bearer tok-%d\"\n", i, addr, i, i, i)
+		}
 	case "block":
 		w.WriteString("targets:\n")
 		for i := range n {
 			fmt.Fprintf(w, "  - name: env-%d\n    url: http://%s/env/%d/health\n", i, addr, i)
 		}
 	default:
-		b.Fatalf("WATCH_BENCH_SHAPE=%q: want users or block", v)
+		b.Fatalf("WATCH_BENCH_SHAPE=%q: want users, headers or block", v)
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
@@ -121,6 +144,9 @@ func BenchmarkWatchOnce(b *testing.B) {
 
 // floorProbe is the Go floor's exchange (fixture.FloorGet) as a prober: a
 // 200 passes, anything else is refused.
+// svcPath is a path of usersTargets' URLs.
+var svcPath = regexp.MustCompile(`/svc/([0-9]+)/health`)
+
 func floorProbe(_ context.Context, o *probe.Options) probe.Result {
 	r := probe.Result{URL: o.URL.String(), Started: time.Now(), Timings: probe.Timings{},
 		Outcome: classify.Unreachable, Reason: classify.ConnRefused}

@@ -146,13 +146,63 @@ func TestSharedTemplateErrorsNameTheEntry(t *testing.T) {
 	}
 }
 
+// TestURLSecretsShareATemplate: entries whose URLs differ by a query
+// string or userinfo share the flags' template (a query string of its own
+// must not cost a template a target); a secret in one's query (by name) or
+// its password is redacted in that target's output and in no other's.
+func TestURLSecretsShareATemplate(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "targets.yaml")
+	data := "targets:\n" +
+		"  - {name: a, url: \"http://127.0.0.1:1/health?full=1&env=a\"}\n" +
+		"  - {name: b, url: \"http://127.0.0.1:2/health?env=b&token=s3cret-b\"}\n" +
+		"  - {name: c, url: \"http://user:pa55-c@127.0.0.1:3/health\"}\n" +
+		"  - {name: d, url: \"http://127.0.0.1:4/health#access_token=s3cret-d\"}\n"
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fk := clitest.New(nil, classify.Pass)
+	targets, own, err := buildTargets(fk.F, parse(t, "--once", "--targets", file))
+	if err != nil || len(targets) != 4 || own != 0 {
+		t.Fatalf("%d targets, %d templates built for entries, %v; want 4 on the flags'", len(targets), own, err)
+	}
+	secrets := map[string]string{"b": "s3cret-b", "c": "pa55-c", "d": "s3cret-d"}
+	wantURL := map[string]string{
+		"a": "http://127.0.0.1:1/health?full=1&env=a",
+		"b": "http://127.0.0.1:2/health?env=b&token=***",
+		"c": "http://user:***@127.0.0.1:3/health",
+		"d": "http://127.0.0.1:4/health#access_token=***",
+	}
+	for round := range 2 {
+		for _, tg := range targets {
+			o, err := tg.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The first build's display is the one rendered when the file
+			// was read, still valid for its options (their URL, redactor
+			// and generation): the probe does not render it again.
+			if d := o.Display; round == 0 && (d.For != o.URL || d.By != o.Redactor || d.Gen != o.Redactor.Generation() || d.Text != wantURL[tg.Name]) {
+				t.Errorf("target %s: first build's display %+v does not hold for its options", tg.Name, d)
+			}
+			if tg.URL != wantURL[tg.Name] || o.Redactor.URL(o.URL) != wantURL[tg.Name] {
+				t.Errorf("round %d, target %s: URL %q, display %q, want %q", round, tg.Name, tg.URL, o.Redactor.URL(o.URL), wantURL[tg.Name])
+			}
+			for name, sec := range secrets {
+				if got := o.Redactor.String("said " + sec); (got == "said "+sec) != (name != tg.Name) {
+					t.Errorf("round %d, target %s's redactor turns %s's secret into %q", round, tg.Name, name, got)
+				}
+			}
+		}
+	}
+}
+
 // TestOwnHeadersShareATemplate: entries whose other options are the same
 // share one template however their headers differ (each its own Host, as
 // virtual hosts behind one ingress are written), and each probe's options
-// carry that entry's headers alone; a secret header's entry and one whose
-// headers sit beside a body get templates of their own (a secret is
-// registered with its own redactor; the body's Content-Type default
-// depends on the lines), and a bad line is named by its own entry.
+// carry that entry's headers alone; a secret header's entry shares it too,
+// its secret registered with a redactor of its own; one whose headers sit
+// beside a body gets a template of its own (the body's Content-Type
+// default depends on the lines), and a bad line is named by its own entry.
 func TestOwnHeadersShareATemplate(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "targets.yaml")
 	data := "defaults:\n  max_time: 5s\ntargets:\n" +
@@ -171,11 +221,11 @@ func TestOwnHeadersShareATemplate(t *testing.T) {
 	if err != nil || len(targets) != 6 {
 		t.Fatalf("%d targets, %v", len(targets), err)
 	}
-	// a, b and c share one (their headers replace the flag's -H); d has
-	// the defaults' over the flags'; e has one of its own; f one of its
-	// own, after the one without its headers (a body: no sharing).
-	if own != 5 {
-		t.Fatalf("%d templates built for entries, want 5", own)
+	// a, b, c and e share one (their headers replace the flag's -H); d
+	// has the defaults' over the flags'; f one of its own, after the one
+	// without its headers (a body: no sharing).
+	if own != 4 {
+		t.Fatalf("%d templates built for entries, want 4", own)
 	}
 	want := map[string]struct {
 		host, sni string
@@ -205,6 +255,10 @@ func TestOwnHeadersShareATemplate(t *testing.T) {
 				t.Errorf("target %s's redactor turns e's secret into %q", tg.Name, got)
 			}
 		}
+	}
+	// e's redactor is its own: the template's holds no secret of e's.
+	if o, _ := targets[0].Build(); o.Redactor.String("s3cret-e") != "s3cret-e" {
+		t.Errorf("the shared redactor holds e's secret")
 	}
 	// A bad line in a shared entry's headers is named by that entry.
 	bad := data + "  - {name: g, url: \"http://127.0.0.1:7/\", headers: [\"Host: a b\"]}\n"

@@ -251,18 +251,18 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	}
 	var tmpl *target.Template
 	// Targets share a template: those without options of their own the
-	// flags', those with the same option values the first one's. Not
-	// those whose URL may carry secrets (userinfo, query): each secret
-	// is registered with the template's redactor, and thousands of them
-	// in one redactor would make every line of output scrub every other
-	// target's secrets.
-	shared := !strings.ContainsAny(ft.URL, "@?")
+	// flags', those with the same option values the first one's. A URL's
+	// secrets (userinfo, a secret query parameter) and a secret header's
+	// value go to a redactor of the target's own (target.Secrets), never
+	// to the shared one: thousands of them in one redactor would make
+	// every line of output scrub every other target's secrets.
 	fromOther := false
 	// An entry's headers: ride on the template of its other options, as
-	// data (a Host of its own per entry must not cost a template each);
-	// one that cannot (a secret, an @FILE, a body) gets its own below.
+	// data (a Host or a token of its own per entry must not cost a
+	// template each); one that cannot (an @FILE, a body) gets its own
+	// below.
 	var own target.Headers
-	if hv, ok := ft.Probe["headers"]; shared && ok {
+	if hv, ok := ft.Probe["headers"]; ok {
 		rest := *ft
 		rest.Probe = maps.Clone(ft.Probe)
 		rest.Probe["headers"] = watch.Value{Line: hv.Line} // replaces -H with none
@@ -276,25 +276,20 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	}
 	switch {
 	case tmpl != nil:
-	case shared && len(ft.Probe) == 0:
+	case len(ft.Probe) == 0:
 		base, err := b.base()
 		if err != nil {
 			return nil, err
 		}
 		tmpl = base.Template
-	case shared:
+	default:
 		var err error
 		if tmpl, fromOther, err = b.sharedTemplate(ft); err != nil {
 			return nil, err
 		}
-	default:
-		var err error
-		if tmpl, err = b.ownTemplate(ft); err != nil {
-			return nil, err
-		}
 	}
 	raw, file, name, line := ft.URL, opts.TargetsFile, ft.Name, ft.URLLine
-	if shared && fromOther {
+	if fromOther {
 		if _, err := tmpl.CheckURL(raw, ""); err != nil {
 			// Said by the entry's own template, naming its own lines.
 			if tmpl, err = b.ownTemplate(ft); err != nil {
@@ -303,50 +298,54 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 			own = target.Headers{}
 		}
 	}
-	if shared {
-		// A shared template's options are a copy of the template's with
-		// this URL: checked now, built for each probe, so 10,000 targets
-		// do not keep 10,000 copies (an entry keeps its line, not the
-		// source's text). What a build would register with the shared
-		// redactor (a fragment's secret params) is registered now.
-		u, err := fromFile(file, name, line, func(source string) (*url.URL, error) { return tmpl.CheckURL(raw, source) })
-		if err != nil {
-			return nil, cli.UsageError(err)
-		}
-		tmpl.Redactor().AddURL(u)
-		disp := probe.DisplayOf(tmpl.Redactor(), u)
-		disp.Text = oneCopy(disp.Text, raw)
-		t.URL = disp.Text
-		// The first build takes the URL checked now and its display (a
-		// --once run's one probe: one parse a target, not two); later
-		// ones parse its text again, so a long-running watch keeps the
-		// text alone: the parsed URL, which the display points at too,
-		// is let go with it (12 MB at 100,000 targets). Builds of one
-		// target never overlap: its probes and its hook take turns.
-		first := &firstBuild{u, disp}
-		t.Build = func() (*probe.Options, error) {
-			if f := first; f != nil {
-				first = nil
-				o := tmpl.ForCheckedURLWith(f.u, own)
-				// Its text as rendered now, while the redactor's
-				// secrets are the same: the probe need not render it.
-				o.Display = f.disp
-				return o, nil
+	// A shared template's options are a copy of the template's with this
+	// URL: checked now, built for each probe, so 10,000 targets do not
+	// keep 10,000 copies (an entry keeps its line, not the source's text).
+	u, err := fromFile(file, name, line, func(source string) (*url.URL, error) { return tmpl.CheckURL(raw, source) })
+	if err != nil {
+		return nil, cli.UsageError(err)
+	}
+	r := tmpl.Secrets(u, own)
+	ownRed := r != nil
+	if !ownRed {
+		r = tmpl.Redactor()
+	}
+	disp := probe.DisplayOf(r, u)
+	disp.Text = oneCopy(disp.Text, raw)
+	t.URL = disp.Text
+	if ownRed {
+		// Not kept until the first build: 100,000 targets with a token
+		// each would hold 100,000 redactors (~25 MB) while they wait for
+		// their probe. The build registers the same secrets again.
+		disp.By = nil
+	}
+	// The first build takes the URL checked now and its display (a --once
+	// run's one probe: one parse a target, not two); later ones parse its
+	// text again, so a long-running watch keeps the text alone: the parsed
+	// URL, which the display points at too, is let go with it (12 MB at
+	// 100,000 targets). Every build registers the target's own secrets
+	// with a redactor of its own. Builds of one target never overlap: its
+	// probes and its hook take turns.
+	first := &firstBuild{u, disp}
+	t.Build = func() (*probe.Options, error) {
+		if f := first; f != nil {
+			first = nil
+			red := tmpl.Secrets(f.u, own)
+			o := tmpl.ForCheckedURLWith(f.u, own, red)
+			// Its text as rendered now: the same secrets, registered in
+			// the same order, render the same, so the probe need not
+			// render it again.
+			if red != nil {
+				f.disp.By, f.disp.Gen = red, red.Generation()
 			}
-			u, err := fromFile(file, t.Name, line, func(source string) (*url.URL, error) { return tmpl.CheckURL(raw, source) })
-			if err != nil {
-				return nil, err
-			}
-			return tmpl.ForCheckedURLWith(u, own), nil
+			o.Display = f.disp
+			return o, nil
 		}
-	} else {
-		o, err := forURL(tmpl, raw, file, name, line)
+		u, err := fromFile(file, t.Name, line, func(source string) (*url.URL, error) { return tmpl.CheckURL(raw, source) })
 		if err != nil {
-			return nil, cli.UsageError(err)
+			return nil, err
 		}
-		o.Display = probe.DisplayOf(o.Redactor, o.URL)
-		o.Display.Text = oneCopy(o.Display.Text, raw)
-		t.Options, t.URL = o, o.Display.Text
+		return tmpl.ForCheckedURLWith(u, own, tmpl.Secrets(u, own)), nil
 	}
 	return t, nil
 }
@@ -365,11 +364,6 @@ func oneCopy(text, raw string) string {
 		return raw
 	}
 	return text
-}
-
-// forURL is tmpl.ForURLFrom for the url: of a targets-file entry.
-func forURL(tmpl *target.Template, raw, file, name string, line int) (*probe.Options, error) {
-	return fromFile(file, name, line, func(source string) (*probe.Options, error) { return tmpl.ForURLFrom(raw, source) })
 }
 
 // fromFile runs a check or build of the url: of a targets-file entry: its
