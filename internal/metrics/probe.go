@@ -31,16 +31,7 @@ import (
 func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	b := bufio.NewWriter(w)
 	m := &metricWriter{b: b}
-	m.family("probe_success", "gauge", "Displays whether or not the probe was a success")
-	m.sample("probe_success", boolf(r.Outcome == classify.Pass))
-	m.family("probe_duration_seconds", "gauge", "Returns how long the probe took to complete in seconds")
-	m.sample("probe_duration_seconds", r.Timings.Of(probe.PhaseTotal).Seconds())
-	m.family("probe_dns_lookup_time_seconds", "gauge", "Returns the time taken for probe dns lookup in seconds")
-	m.sample("probe_dns_lookup_time_seconds", r.Timings.Of(probe.PhaseDNS).Seconds())
-	m.family("probe_ip_protocol", "gauge", "Specifies whether probe ip protocol is IP4 or IP6")
-	m.sample("probe_ip_protocol", float64(r.IPFamily))
-	m.family("probe_ip_addr_hash", "gauge", "Specifies the hash of IP address. It's useful to detect if the IP address changes.")
-	m.sample("probe_ip_addr_hash", float64(AddrHash(r.Address)))
+	writeCommon(m, r)
 	switch prober {
 	case "http":
 		writeHTTP(m, r)
@@ -87,13 +78,9 @@ type ICMPPhases struct {
 	HopLimit   int
 }
 
-// WriteICMP writes the exposition of an icmp module's probe as blackbox's
-// icmp prober writes it: the address's families, and
-// probe_icmp_duration_seconds with its three phases always (0 for what
-// was not reached), probe_icmp_reply_hop_limit with a reply.
-func WriteICMP(w io.Writer, r *probe.Result, ph ICMPPhases) error {
-	b := bufio.NewWriter(w)
-	m := &metricWriter{b: b}
+// writeCommon writes the families every blackbox prober writes first:
+// success, duration, the lookup's time and the address's family and hash.
+func writeCommon(m *metricWriter, r *probe.Result) {
 	m.family("probe_success", "gauge", "Displays whether or not the probe was a success")
 	m.sample("probe_success", boolf(r.Outcome == classify.Pass))
 	m.family("probe_duration_seconds", "gauge", "Returns how long the probe took to complete in seconds")
@@ -104,6 +91,16 @@ func WriteICMP(w io.Writer, r *probe.Result, ph ICMPPhases) error {
 	m.sample("probe_ip_protocol", float64(r.IPFamily))
 	m.family("probe_ip_addr_hash", "gauge", "Specifies the hash of IP address. It's useful to detect if the IP address changes.")
 	m.sample("probe_ip_addr_hash", float64(AddrHash(r.Address)))
+}
+
+// WriteICMP writes the exposition of an icmp module's probe as blackbox's
+// icmp prober writes it: the address's families, and
+// probe_icmp_duration_seconds with its three phases always (0 for what
+// was not reached), probe_icmp_reply_hop_limit with a reply.
+func WriteICMP(w io.Writer, r *probe.Result, ph ICMPPhases) error {
+	b := bufio.NewWriter(w)
+	m := &metricWriter{b: b}
+	writeCommon(m, r)
 	resolve := time.Duration(0)
 	if r.Address != "" {
 		resolve = r.Timings.Of(probe.PhaseDNS)
