@@ -417,4 +417,3 @@ func TestProbeBlackboxSemantics(t *testing.T) {
 		}
 	}
 }
-
