@@ -64,9 +64,6 @@ type Validator struct {
 // is SECTION_NAME (answer_fail_if_matches).
 var validatorNames = [4]string{"fail_if_matches", "fail_if_all_match", "fail_if_not_matches", "fail_if_none_matches"}
 
-// ValidatorNames are the validators' names, blackbox's without _regexp.
-func ValidatorNames() []string { return validatorNames[:] }
-
 // list is the validator's list named by i (validatorNames' order).
 func (v *Validator) list(i int) *[]*regexp.Regexp {
 	return [4]*[]*regexp.Regexp{&v.FailIfMatches, &v.FailIfAllMatch, &v.FailIfNotMatches, &v.FailIfNoneMatches}[i]

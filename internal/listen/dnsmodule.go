@@ -158,14 +158,11 @@ func (m *Module) dnsSection(sec *yaml.Node, in *target.Input, fail failFunc, lin
 }
 
 // dnsValidators are blackbox's validator fields, by the URL's names for
-// them (dnswire.ValidatorNames).
-var dnsValidators = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range dnswire.ValidatorNames() {
-		m[n+"_regexp"] = n
-	}
-	return m
-}()
+// them (dnswire's validator names: a URL naming another is refused).
+var dnsValidators = map[string]string{
+	"fail_if_matches_regexp": "fail_if_matches", "fail_if_all_match_regexp": "fail_if_all_match",
+	"fail_if_not_matches_regexp": "fail_if_not_matches", "fail_if_none_matches_regexp": "fail_if_none_matches",
+}
 
 // dnsValidator maps a validate_*_rrs section onto the URL's SECTION_NAME
 // parameters: blackbox's four lists of regular expressions.
