@@ -86,10 +86,11 @@ func ParseQuery(u *url.URL) (Query, error) {
 	return q, nil
 }
 
-// Data is the echo's payload: Payload, padded with zeros to size when
-// size is larger (blackbox's payload_size).
+// Data is the echo's payload of size bytes, as blackbox makes it
+// (payload_size): Payload cut or padded with zeros to size; 0 is Payload
+// alone.
 func Data(size int) []byte {
-	if size <= len(Payload) {
+	if size == 0 {
 		return []byte(Payload)
 	}
 	b := make([]byte, size)
