@@ -6,9 +6,10 @@ package probe
 // socket: a Linux ping socket ("udp4"/"udp6": the process's group within
 // net.ipv4.ping_group_range), else a raw one (root or CAP_NET_RAW); when
 // neither may be opened the probe is this machine's trouble
-// (local_error), saying how to allow one. The request goes out once the
-// connect window is closed and the reply is waited for in the read
-// window: no reply is the read window's timeout, never a hang. A
+// (local_error), saying how to allow one. The request goes out in the
+// connect window (a send refused by a local firewall is local_error, no
+// route host_unreachable or net_unreachable) and the reply is waited for
+// in the read window: no reply is the read window's timeout, never a hang. A
 // destination unreachable that quotes the request is host_unreachable or
 // net_unreachable; anything else that comes (another process's echo, the
 // request itself looped back to a raw socket) is skipped. The bytes are
@@ -71,7 +72,6 @@ func (e *icmpExchange) run(ctx context.Context) error {
 		return err
 	}
 	cv := &e.cv
-	cv.connected()
 	v6 := !e.addr.Is4()
 	id := os.Getpid() & 0xffff
 	seq := int(icmpSeq.Add(1) & 0xffff)
@@ -84,9 +84,12 @@ func (e *icmpExchange) run(ctx context.Context) error {
 	if !e.raw {
 		dst = &net.UDPAddr{IP: e.addr.AsSlice(), Zone: e.addr.Zone()}
 	}
+	// Sent in the connect window: a send refused here (a local
+	// firewall: EPERM) is this machine's, no route the network's.
 	if _, err := e.pc.WriteTo(req, dst); err != nil {
 		return err
 	}
+	cv.connected()
 	cv.armRead()
 	rb := make([]byte, 1500+len(e.data))
 	for {
