@@ -111,7 +111,8 @@ func (m *Module) icmpURL(tgt string) (string, error) {
 		return "", &noHost{tgt}
 	}
 	if err == nil && a.Is6() {
-		host = "[" + host + "]"
+		// A zone's % escaped, as a URL writes it (RFC 6874).
+		host = "[" + strings.Replace(host, "%", "%25", 1) + "]"
 	}
 	s, ok := probe.LookupScheme(m.Prober)
 	if !ok {

@@ -135,6 +135,7 @@ func TestICMPTargets(t *testing.T) {
 		want           string
 	}{
 		{"icmp", "10.0.0.1", 403, "not allowed by --probe-allow"},
+		{"icmp", "fe80::1%lo", 403, `target "fe80::1%lo" is not allowed by --probe-allow`},
 		{"icmp", "127.0.0.2", 403, `target "127.0.0.2" is not allowed by --probe-allow`},
 		{"icmp", "http://127.0.0.1/", 200, `healthctl_probe_outcome{outcome="dns",reason="dns_nxdomain"} 1`},
 		{"icmp", "127.0.0.1:80", 200, "\nprobe_success 0\n"},
