@@ -97,12 +97,25 @@ func AllowURLs(urls []*url.URL) *Allow {
 	return a
 }
 
-// Permits reports whether a URL's host and port are allowed.
+// portOf is the port a URL names, else its protocol's default; "" for a
+// protocol without ports (icmp://).
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if row, ok := probe.LookupScheme(u.Scheme); ok && row.Form != "" && row.DefaultPort == "" {
+		return ""
+	}
+	return probe.DefaultPort(u.Scheme)
+}
+
+// Permits reports whether a URL's host and port are allowed. A URL of a
+// protocol without ports (icmp://) is allowed by patterns without one.
 func (a *Allow) Permits(u *url.URL) bool {
 	host := normHost(u.Hostname())
-	port := u.Port()
+	port := portOf(u)
 	if port == "" {
-		port = probe.DefaultPort(u.Scheme)
+		port = "none"
 	}
 	addr, addrErr := netip.ParseAddr(host)
 	for _, r := range a.rules {

@@ -258,8 +258,11 @@ func TestDebianBlackboxYML(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("modules %v, want %v", names, want)
 	}
-	if m := mods["icmp_ttl5"]; m.Prober != "icmp" || m.icmp.ttl != 5 || m.Timeout != 5*time.Second || m.icmp.prefer != 6 || !m.icmp.fallback {
+	if m := mods["icmp_ttl5"]; m.Prober != "icmp" || m.Timeout != 5*time.Second {
 		t.Errorf("icmp_ttl5: %+v", m)
+	}
+	if o, err := mods["icmp_ttl5"].options("::1", 0); err != nil || o.URL.String() != "icmp://[::1]?ttl=5" || o.Prefer != 6 || o.Network != "tcp" {
+		t.Errorf("icmp_ttl5: %v %+v", err, o)
 	}
 	if o, err := mods["http_post_2xx"].options("127.0.0.1:1", 0); err != nil || o.Method != "POST" || o.URL.String() != "http://127.0.0.1:1" {
 		t.Errorf("http_post_2xx: %v %+v", err, o)

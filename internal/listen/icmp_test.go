@@ -42,7 +42,7 @@ func icmpHandler(t *testing.T, open ICMPSocket) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allow, _ := ParseAllow([]string{"127.0.0.1", "::1"})
+	allow, _ := ParseAllow([]string{"127.0.0.1", "::1", "127.0.0.2:80"})
 	return New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow, ICMPSocket: open})
 }
 
@@ -135,8 +135,11 @@ func TestICMPTargets(t *testing.T) {
 		want           string
 	}{
 		{"icmp", "10.0.0.1", 403, "not allowed by --probe-allow"},
+		{"icmp", "fe80::1%lo", 403, `target "fe80::1%lo" is not allowed by --probe-allow`},
+		{"icmp", "127.0.0.2", 403, `target "127.0.0.2" is not allowed by --probe-allow`},
 		{"icmp", "http://127.0.0.1/", 200, `healthctl_probe_outcome{outcome="dns",reason="dns_nxdomain"} 1`},
 		{"icmp", "127.0.0.1:80", 200, "\nprobe_success 0\n"},
+		{"icmp", "127.0.0.1:80", 200, `probe_icmp_duration_seconds{phase="rtt"} 0`},
 		{"icmp6_only", "127.0.0.1", 200, `healthctl_probe_outcome{outcome="dns",reason="dns_no_address"} 1`},
 	} {
 		code, body := get(t, h, "/probe?module="+c.module+"&target="+url.QueryEscape(c.target))

@@ -12,7 +12,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,9 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/icmp"
-
-	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -385,14 +381,14 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
-	if mod.Prober == "icmp" {
-		s.serveICMP(w, r, mod, tgt, start, deadline, budget)
-		return
-	}
 	o, err := mod.options(tgt, budget)
 	var res probe.Result
 	var wf *wrongFamily
+	var nh *noHost
 	switch {
+	case errors.As(err, &nh):
+		// Blackbox looks it up and finds nothing: probe_success 0.
+		res = nh.result(mod)
 	case errors.As(err, &wf):
 		// Blackbox resolves it to no address: probe_success 0.
 		if !s.cfg.Allow.Permits(wf.u) {
@@ -439,6 +435,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 			o.Header.Set("Authorization", auth)
 		}
 		fit(o, time.Until(deadline))
+		o.ICMPSocket = s.cfg.ICMPSocket
 		res = s.cfg.Probe(r.Context(), o)
 		if res.Canceled || r.Context().Err() != nil {
 			return // the scraper went away
@@ -452,76 +449,6 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.Get("debug") == "true" {
 		WriteDebug(w, mod, o, budget, &res, b.Bytes())
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	w.Write(b.Bytes())
-}
-
-// serveICMP is /probe for an icmp module: the target is a host name or an
-// address, checked against --probe-allow as any host (a pattern with a
-// port never allows it), pinged within the request's budget.
-func (s *Service) serveICMP(w http.ResponseWriter, r *http.Request, mod *Module, tgt string, start, deadline time.Time, budget time.Duration) {
-	host := strings.TrimSuffix(strings.TrimPrefix(tgt, "["), "]")
-	if host == "" || strings.ContainsAny(host, "/ @?#:") && !isAddr(host) {
-		// Blackbox looks it up and finds nothing: probe_success 0.
-		// Nothing is looked up or sent here.
-		s.count(answerProbed)
-		res := probe.Result{Outcome: classify.DNS, Reason: classify.DNSNXDomain,
-			Error: "target " + strconv.Quote(bounded(output.Untrusted(tgt), 128)) + " is no host name or address (prober icmp)"}
-		s.writeICMP(w, r, mod, budget, &res, icmpFacts{hopLimit: -1})
-		return
-	}
-	u := &url.URL{Host: host}
-	if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
-		u.Host = "[" + host + "]"
-	}
-	if !s.cfg.Allow.Permits(u) {
-		s.refuse(w, "target "+strconv.Quote(bounded(output.Untrusted(host), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
-		return
-	}
-	if !s.acquire(r.Context(), deadline) {
-		if r.Context().Err() == nil {
-			s.count(answerBusy)
-			writeBusy(w, time.Since(start))
-		}
-		return
-	}
-	defer func() { <-s.probes }()
-	open := s.cfg.ICMPSocket
-	if open == nil {
-		open = icmp.ListenPacket
-	}
-	ctx, cancel := context.WithDeadline(r.Context(), deadline)
-	defer cancel()
-	res, f := mod.ping(ctx, host, open)
-	if r.Context().Err() != nil {
-		return // the scraper went away
-	}
-	s.count(answerProbed)
-	s.writeICMP(w, r, mod, budget, &res, f)
-}
-
-// isAddr says s is an IP address.
-func isAddr(s string) bool {
-	_, err := netip.ParseAddr(s)
-	return err == nil
-}
-
-// writeICMP answers an icmp module's probe: its exposition, or with
-// debug=true its log.
-func (s *Service) writeICMP(w http.ResponseWriter, r *http.Request, mod *Module, budget time.Duration, res *probe.Result, f icmpFacts) {
-	var b bytes.Buffer
-	if err := metrics.WriteICMP(&b, res, metrics.ICMPPhases{Setup: f.setup, RTT: f.rtt, HopLimit: f.hopLimit}); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	if f.notPermitted != "" {
-		// The one line that says why, and how to allow it.
-		fmt.Fprintf(&b, "# HELP healthctl_probe_not_started Why /probe answered without probing (always 1): %s\n# TYPE healthctl_probe_not_started gauge\nhealthctl_probe_not_started{why=\"icmp_not_permitted\",prober=\"icmp\"} 1\n", f.notPermitted)
-	}
-	if r.URL.Query().Get("debug") == "true" {
-		WriteDebug(w, mod, nil, budget, res, b.Bytes())
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -579,9 +506,9 @@ healthctl_probe_not_started{why="busy"} 1
 // displayHost is a URL's host:port for an error (never its userinfo,
 // path or query).
 func displayHost(u *url.URL) string {
-	port := u.Port()
+	port := portOf(u)
 	if port == "" {
-		port = probe.DefaultPort(u.Scheme)
+		return output.Untrusted(u.Hostname())
 	}
 	return output.Untrusted(net.JoinHostPort(u.Hostname(), port))
 }

@@ -77,8 +77,9 @@ type Module struct {
 	noProxy string
 	// oauth is http_client_config's oauth2 (nil: none).
 	oauth *oauth2Config
-	// icmp is an icmp module's own fields.
-	icmp icmpModule
+	// icmpQuery is an icmp module's icmp:// parameters ("?ttl=…"; "?"
+	// none).
+	icmpQuery string
 	// config is the module as /config shows it (secrets masked).
 	config string
 	tmpl   *target.Template
@@ -325,10 +326,10 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		return nil, fail(section.Line, name, sectionName, "given for prober %s: want %s:", m.Prober, m.Prober)
 	}
 	if m.Prober == "icmp" {
-		// Its own prober (icmp.go): no URL, none of the flags' options.
-		return m, m.icmpSection(section, fail)
-	}
-	if m.Prober == "dns" {
+		if err := m.icmpSection(section, &in, fail); err != nil {
+			return nil, err
+		}
+	} else if m.Prober == "dns" {
 		if err := m.dnsSection(section, &in, fail, v.Line); err != nil {
 			return nil, err
 		}
@@ -867,6 +868,9 @@ func (m *Module) url(tgt string) (string, error) {
 	if m.dnsQuery != "" {
 		return m.dnsURL(tgt)
 	}
+	if m.icmpQuery != "" {
+		return m.icmpURL(tgt)
+	}
 	if m.Prober == "http" {
 		if !strings.Contains(tgt, "://") {
 			return probe.DefaultScheme().URL(tgt), nil
@@ -901,15 +905,12 @@ func (m *Module) url(tgt string) (string, error) {
 // whole probe). A module without timeout: gets the scrape's budget, not
 // the flags' windows.
 func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
-	if m.tmpl == nil {
-		// An icmp module: its own prober, no URL.
-		return nil, fmt.Errorf("module %q: prober %s takes no URL", m.Name, m.Prober)
-	}
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err
 	}
 	if wf := m.wrongFamily(raw); wf != nil {
+		wf.answer = m.notProbed()
 		return nil, wf
 	}
 	// A redactor of the request's own: the module's secrets and the
@@ -958,6 +959,8 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 type wrongFamily struct {
 	u      *url.URL
 	family string
+	// answer is the prober's answer to no probe (nil: none).
+	answer classify.Answer
 }
 
 func (e *wrongFamily) Error() string {
@@ -966,7 +969,7 @@ func (e *wrongFamily) Error() string {
 
 // result is the probe's answer: no address of the family.
 func (e *wrongFamily) result() probe.Result {
-	return probe.Result{Outcome: classify.DNS, Reason: classify.DNSNoAddress, Error: e.Error()}
+	return probe.Result{Outcome: classify.DNS, Reason: classify.DNSNoAddress, Error: e.Error(), Answer: e.answer}
 }
 
 // wrongFamily says raw's host is an address the module's one family
@@ -982,9 +985,9 @@ func (m *Module) wrongFamily(raw string) *wrongFamily {
 	}
 	switch n := m.tmpl.Options().Network; {
 	case n == "tcp4" && !ip.Unmap().Is4():
-		return &wrongFamily{u, "IPv4"}
+		return &wrongFamily{u: u, family: "IPv4"}
 	case n == "tcp6" && ip.Is4():
-		return &wrongFamily{u, "IPv6"}
+		return &wrongFamily{u: u, family: "IPv6"}
 	}
 	return nil
 }

@@ -70,14 +70,6 @@ type kindSeries interface {
 	Series(emit func(name, help string, value float64, labels ...string))
 }
 
-// ICMPPhases are an icmp probe's phases beyond the result's: the socket's
-// setup and the echo's round trip (0 when not reached), and the reply's
-// hop limit (TTL for IPv4; -1 without a reply or without one).
-type ICMPPhases struct {
-	Setup, RTT time.Duration
-	HopLimit   int
-}
-
 // writeCommon writes the families every blackbox prober writes first:
 // success, duration, the lookup's time and the address's family and hash.
 func writeCommon(m *metricWriter, r *probe.Result) {
@@ -91,31 +83,6 @@ func writeCommon(m *metricWriter, r *probe.Result) {
 	m.sample("probe_ip_protocol", float64(r.IPFamily))
 	m.family("probe_ip_addr_hash", "gauge", "Specifies the hash of IP address. It's useful to detect if the IP address changes.")
 	m.sample("probe_ip_addr_hash", float64(AddrHash(r.Address)))
-}
-
-// WriteICMP writes the exposition of an icmp module's probe as blackbox's
-// icmp prober writes it: the address's families, and
-// probe_icmp_duration_seconds with its three phases always (0 for what
-// was not reached), probe_icmp_reply_hop_limit with a reply.
-func WriteICMP(w io.Writer, r *probe.Result, ph ICMPPhases) error {
-	b := bufio.NewWriter(w)
-	m := &metricWriter{b: b}
-	writeCommon(m, r)
-	resolve := time.Duration(0)
-	if r.Address != "" {
-		resolve = r.Timings.Of(probe.PhaseDNS)
-	}
-	m.family("probe_icmp_duration_seconds", "gauge", "Duration of icmp request by phase")
-	m.sample("probe_icmp_duration_seconds", resolve.Seconds(), "phase", "resolve")
-	m.sample("probe_icmp_duration_seconds", ph.Setup.Seconds(), "phase", "setup")
-	m.sample("probe_icmp_duration_seconds", ph.RTT.Seconds(), "phase", "rtt")
-	if r.Outcome == classify.Pass && ph.HopLimit >= 0 {
-		m.family("probe_icmp_reply_hop_limit", "gauge", "Replied packet hop limit (TTL for ipv4)")
-		m.sample("probe_icmp_reply_hop_limit", float64(ph.HopLimit))
-	}
-	m.family("healthctl_probe_outcome", "gauge", "The probe's outcome and reason (always 1; reasons are a closed set, see docs/outcomes.md).")
-	m.sample("healthctl_probe_outcome", 1, "outcome", string(r.Outcome), "reason", string(r.Reason))
-	return b.Flush()
 }
 
 // GRPCAnswer is what a gRPC health answer tells the grpc prober's series

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"time"
 
+	"golang.org/x/net/icmp"
+
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/redact"
 )
@@ -80,6 +82,11 @@ type Options struct {
 
 	Expect expect.Expectations
 
+	// ICMPSocket opens an icmp:// probe's socket, as
+	// golang.org/x/net/icmp.ListenPacket (nil: that): network "udp4" or
+	// "udp6" is a ping socket, "ip4:icmp" or "ip6:ipv6-icmp" a raw one.
+	// A test gives one that is refused.
+	ICMPSocket func(network, address string) (*icmp.PacketConn, error)
 	// Dialogue is what a tcp:// or tls:// probe says and expects once
 	// connected (blackbox's query_response); none: connecting is all.
 	Dialogue []Step

@@ -9,6 +9,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/grpchealth"
+	"github.com/healthctl/healthctl/internal/icmpwire"
 	"github.com/healthctl/healthctl/internal/mysqlwire"
 	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/rediswire"
@@ -116,7 +117,8 @@ const (
 
 // schemes is the table: one row per protocol, in the order the docs and
 // errors list them. Its exchanges: http.go (and http1.go, its plain
-// HTTP/1.1 case), grpc.go, tcp.go, redis.go, postgres.go, dnsprobe.go.
+// HTTP/1.1 case), grpc.go, tcp.go, redis.go, postgres.go, dnsprobe.go, amqp.go,
+// mysql.go, icmp.go.
 var schemes []Scheme
 
 // init fills the table: its rows name exchanges that, through the dialler,
@@ -188,6 +190,11 @@ func table() []Scheme {
 			Words: Words{Does: "is a MySQL connection (its answer is the server's greeting or login, not an HTTP response)", Pass: "with a password in the URL, logged in with it and COM_PING answered (as the mysql client); without one, the server's greeting: it accepts connections (not logged in)", Missing: "no connection accepted"},
 			Drain: Drain{Ready: "accepting connections is ready; a refused connection or an ERR packet (shutting down, too many connections) is the flip"},
 			Kind:  mysqlwire.Kind, check: checkMySQLURL, open: newMySQL},
+		// blackbox's icmp prober: one echo request, on a ping socket or
+		// a raw one.
+		{Name: "icmp", Form: icmpwire.Form, Path: PathNone,
+			Words: Words{Does: "is an ICMP echo (its answer is an echo reply, not an HTTP response)", Pass: "the host answers the one echo request with an echo reply", Missing: "no echo reply"},
+			Kind:  icmpwire.Kind, check: checkICMPURL, open: newICMP},
 	}
 }
 
