@@ -40,6 +40,11 @@ type http1Exchange struct {
 	br *bufio.Reader
 	// backstop is the window whose backstop is the connection's deadline.
 	backstop *window
+	// ctx is the probe's context, for RoundTrip (the redirect logic's
+	// round tripper is the exchange itself); lim bounds the headers' read.
+	// Both are parts of the exchange, not allocations of their own.
+	ctx context.Context
+	lim headerLimit
 }
 
 // maxHeaderBytes bounds the answer's headers (and any 1xx before them), as
@@ -120,7 +125,7 @@ func newHTTP1(ctx context.Context, p *run) (exchange, error) {
 	}
 	p.countBody(req)
 	h := &http1Exchange{httpExchange: httpExchange{p: p, req: req}}
-	h.letGo = h.close
+	h.letGo = h
 	return h, nil
 }
 
@@ -136,7 +141,8 @@ func (h *http1Exchange) close() {
 func (h *http1Exchange) run(ctx context.Context) error {
 	// Through the redirect logic with --follow 0: a Location is
 	// reported, never followed.
-	h.rt = h.p.roundTrips(ctx, http1Trip{h, ctx}, h.req)
+	h.ctx = ctx
+	h.rt = h.p.roundTrips(ctx, h, h.req)
 	err := h.readAnswer()
 	if errors.Is(err, os.ErrDeadlineExceeded) && h.backstop != nil {
 		// The connection's deadline came before the window's timer (a
@@ -168,13 +174,8 @@ const answerBuffer = 4 << 10
 // one probe a target.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, answerBuffer) }}
 
-// http1Trip is the HTTP/1.1 exchange as the redirect logic's round tripper.
-type http1Trip struct {
-	h   *http1Exchange
-	ctx context.Context
-}
-
-func (t http1Trip) RoundTrip(*http.Request) (*http.Response, error) { return t.h.roundTrip(t.ctx) }
+// RoundTrip is the HTTP/1.1 exchange as the redirect logic's round tripper.
+func (h *http1Exchange) RoundTrip(*http.Request) (*http.Response, error) { return h.roundTrip(h.ctx) }
 
 // roundTrip dials, writes the request and reads the answer's headers,
 // recording the phases the Transport's trace hooks record on its path.
@@ -263,7 +264,8 @@ func (h *http1Exchange) requestWritten(conn net.Conn) time.Time {
 // byte. A deadline that fires inside them is the window's.
 func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Response, error) {
 	p := h.p
-	lr := &headerLimit{r: conn, n: maxHeaderBytes}
+	lr := &h.lim
+	*lr = headerLimit{r: conn, n: maxHeaderBytes}
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(lr)
 	h.br = br
