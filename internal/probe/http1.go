@@ -318,9 +318,14 @@ func (h *http1Exchange) write(conn net.Conn) (bool, error) {
 		extra = "Accept-Encoding: gzip\r\nConnection: close\r\n"
 	}
 	body := req.Body
-	out, err := netHTTPRequest(req, extra)
+	buf := heads.Get().(*bytes.Buffer)
+	err := netHTTPRequest(buf, req, extra)
 	if err == nil {
-		_, err = conn.Write(out)
+		_, err = conn.Write(buf.Bytes())
+	}
+	if buf.Cap() <= maxPooledHead {
+		buf.Reset()
+		heads.Put(buf)
 	}
 	if body == nil || body == http.NoBody {
 		return gzipAsked, err
@@ -341,29 +346,39 @@ func (h *http1Exchange) write(conn net.Conn) (bool, error) {
 	return gzipAsked, nil
 }
 
-// netHTTPRequest is req's head — request line and headers — as net/http's
-// Request.Write encodes it, with extra after the caller's headers; the
-// body is not read (write sends it).
-func netHTTPRequest(req *http.Request, extra string) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(256)
+// heads are the buffers requests' heads are encoded in, reused: a sweep
+// writes one request a target. One that grew past maxPooledHead (a request
+// with large headers of its own) is left to the collector.
+var heads = sync.Pool{New: func() any { b := new(bytes.Buffer); b.Grow(256); return b }}
+
+const maxPooledHead = 16 << 10
+
+// netHTTPRequest encodes req's head — request line and headers — into buf
+// (empty) as net/http's Request.Write encodes it, with extra after the
+// caller's headers; the body is not read (write sends it).
+func netHTTPRequest(buf *bytes.Buffer, req *http.Request, extra string) error {
 	head := *req
-	stop := &headOnly{}
+	var stop *headOnly
 	if req.Body != nil && req.Body != http.NoBody {
+		stop = &headOnly{}
 		head.Body = stop
 	}
-	if err := head.Write(&buf); err != nil && !stop.reached {
-		return nil, err
+	if err := head.Write(buf); err != nil && (stop == nil || !stop.reached) {
+		return err
 	}
 	b := buf.Bytes()
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
-		return nil, errors.New("net/http: request has no end of headers")
+		return errors.New("net/http: request has no end of headers")
 	}
-	out := make([]byte, 0, len(b)+len(extra))
-	out = append(out, b[:end+2]...)
-	out = append(out, extra...)
-	return append(out, b[end+2:]...), nil
+	// extra goes in at the blank line that ends the headers: what
+	// follows it moves up, in place.
+	at, tail := end+2, len(b)-(end+2)
+	buf.WriteString(extra)
+	b = buf.Bytes()
+	copy(b[at+len(extra):], b[at:at+tail])
+	copy(b[at:], extra)
+	return nil
 }
 
 // headerLimit bounds what the headers may read from the connection, as the
