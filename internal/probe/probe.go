@@ -201,6 +201,7 @@ func newRun(opts *Options, h hooks) *run {
 	p := &run{opts: opts, start: time.Now(), hooks: h}
 	p.dns = resolve.Client{Server: opts.DNSServer, Network: opts.Network}
 	p.conns = p.connsBuf[:0]
+	p.attempts = p.attemptsBuf[:0]
 	p.dialIdle.L = &p.mu
 	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}
 	p.readWin.cause = windowError{"--read-timeout", opts.ReadTimeout}
