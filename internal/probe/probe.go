@@ -376,7 +376,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		obs.ProxyStatus = p.proxyStatus
 	}
 	f := &p.facts
-	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String, FirstByte: !p.firstByte.IsZero()}
+	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, FirstByte: !p.firstByte.IsZero()}
 	row, _ := LookupScheme(o.URL.Scheme)
 	if !row.TLS && row.Options&AppliesRequest != 0 {
 		f.PlainHTTP = true
@@ -440,6 +440,12 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	}
 	obs.Err = err
 	res.Outcome, res.Reason = classify.Classify(*obs)
+	if err != nil || obs.Answer != nil || res.Reason != classify.OK {
+		// A pass of no kind's answer has no sentence to redact: the
+		// method value is an allocation a probe, made only when a
+		// sentence may quote a secret.
+		f.Redact = o.Redactor.String
+	}
 	res.Error = classify.Sentence(*obs, res.Reason, *f)
 }
 
