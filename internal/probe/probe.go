@@ -301,7 +301,7 @@ func (p *run) do(parent context.Context) Result {
 	// cancellation through the worker's closer (WithCloser), else through
 	// a registration of the probe's own.
 	if c := closerFor(parent, p); c != nil {
-		p.closer = true
+		p.closer = c
 		defer c.release(p)
 	} else {
 		stopClosing := context.AfterFunc(ctx, p.closeConns)
