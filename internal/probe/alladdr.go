@@ -75,7 +75,7 @@ func runAll(ctx context.Context, opts *Options) Result {
 // --dns-server, -4/-6), within the connect window; nil when it does not
 // resolve (the probe then reports why).
 func addressesOf(ctx context.Context, opts *Options, host, port string) []netip.Addr {
-	addrs, fixed := opts.fixedAddrs(host, port)
+	addrs, fixed := opts.fixedAddrs(host, port, nil)
 	if !fixed {
 		ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()

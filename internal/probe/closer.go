@@ -3,6 +3,9 @@ package probe
 import (
 	"context"
 	"sync"
+	"time"
+
+	"github.com/healthctl/healthctl/internal/crash"
 )
 
 // A probe closes its connections when its context ends, whatever ends it:
@@ -23,6 +26,35 @@ type closer struct {
 	mu   sync.Mutex
 	cur  *run
 	stop func() bool
+	// timer is the windows' timer of the probes that hold the closer,
+	// one after another (made by the first, reset by the others, stopped
+	// by each as it stops its windows): a timer and its function a worker
+	// instead of a probe. Only the holder touches it.
+	timer *time.Timer
+}
+
+// arm sets the closer's timer to fire in d, and returns it.
+func (c *closer) arm(d time.Duration) *time.Timer {
+	if c.timer == nil {
+		c.timer = time.AfterFunc(d, c.tick)
+	} else {
+		c.timer.Reset(d)
+	}
+	return c.timer
+}
+
+// tick is the closer's timer: the windows' timer of the probe holding it.
+// One that fires for a probe that has returned finds the next probe (its
+// tick closes only a window that is due, else sets the timer for its next
+// one) or none.
+func (c *closer) tick() {
+	defer crash.Recover() // runs on a timer's goroutine
+	c.mu.Lock()
+	p := c.cur
+	c.mu.Unlock()
+	if p != nil {
+		p.tick()
+	}
 }
 
 // WithCloser returns a context for running probes one after another, and
@@ -34,7 +66,14 @@ func WithCloser(ctx context.Context) (context.Context, func()) {
 	c := &closer{}
 	c.ctx = context.WithValue(ctx, closerKey{}, c)
 	c.stop = context.AfterFunc(ctx, c.fire)
-	return c.ctx, func() { c.stop() }
+	return c.ctx, func() {
+		c.stop()
+		c.mu.Lock()
+		if c.cur == nil && c.timer != nil {
+			c.timer.Stop()
+		}
+		c.mu.Unlock()
+	}
 }
 
 // fire closes the connections of the probe holding the closer: its

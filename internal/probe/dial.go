@@ -44,8 +44,12 @@ type dialState struct {
 	conns     []net.Conn
 	connsDone bool
 	// connsBuf holds the one connection of most probes (conns starts in
-	// it).
-	connsBuf [1]net.Conn
+	// it), attemptsBuf their one dial attempt (attempts starts in it), and
+	// addrsBuf the addresses of an IP literal, localhost or a short
+	// --resolve list (dialHost's, one dial at a time).
+	connsBuf    [1]net.Conn
+	attemptsBuf [1]DialAttempt
+	addrsBuf    [2]netip.Addr
 }
 
 // keepConn records a connection the dialler made (p.mu held); once the
@@ -108,6 +112,12 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	p.dialing++
 	p.dialErr = nil
 	deadline := p.connDeadline
+	// The addresses go in the run's own buffer when no other dial of
+	// the probe is running (none reads them once its dial is done).
+	var buf []netip.Addr
+	if p.dialing == 1 {
+		buf = p.addrsBuf[:0]
+	}
 	p.mu.Unlock()
 	defer func() { p.dialDone(deadline, err) }()
 	if !deadline.IsZero() {
@@ -117,7 +127,7 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 		d := newDeadlined(ctx, deadline)
 		ctx = &d
 	}
-	addrs, err := p.addresses(ctx, host, port)
+	addrs, err := p.addresses(ctx, host, port, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -232,10 +242,11 @@ func (e noSocketError) Unwrap() error { return e.error }
 func (noSocketError) Is(target error) bool { return target == syscall.ECONNREFUSED }
 
 // addresses are the addresses to dial for host: --resolve's, a literal's,
-// or the lookup's (the DNS stage and phase), of the family asked for.
-func (p *run) addresses(ctx context.Context, host, port string) ([]netip.Addr, error) {
+// or the lookup's (the DNS stage and phase), of the family asked for. Fixed
+// addresses go in buf (nil: a slice of their own).
+func (p *run) addresses(ctx context.Context, host, port string, buf []netip.Addr) ([]netip.Addr, error) {
 	o := p.opts
-	addrs, fixed := o.fixedAddrs(host, port)
+	addrs, fixed := o.fixedAddrs(host, port, buf)
 	if !fixed {
 		p.setStage(classify.StageDNS)
 		t0 := time.Now()

@@ -33,23 +33,24 @@ func (p *run) noAddress(host string) error {
 }
 
 // fixedAddrs are the addresses of host:port known without a lookup:
-// --resolve's, the IP literal itself, or localhost's loopback.
-func (o *Options) fixedAddrs(host, port string) ([]netip.Addr, bool) {
+// --resolve's, the IP literal itself, or localhost's loopback, appended to
+// buf[:0] (nil: a slice of their own).
+func (o *Options) fixedAddrs(host, port string, buf []netip.Addr) ([]netip.Addr, bool) {
 	if as, ok := o.resolved(host, port); ok {
-		addrs := make([]netip.Addr, 0, len(as))
+		addrs := buf[:0]
 		for _, a := range as {
 			addrs = append(addrs, netip.MustParseAddr(a))
 		}
 		return addrs, true
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
-		return []netip.Addr{ip}, true
+		return append(buf[:0], ip), true
 	}
 	if isLocalhost(host) {
 		// RFC 6761: localhost is the loopback, in both families, and
 		// is never asked of DNS (nor of a hosts file that may list only
 		// one family), as curl does.
-		return []netip.Addr{netip.IPv6Loopback(), netip.AddrFrom4([4]byte{127, 0, 0, 1})}, true
+		return append(buf[:0], netip.IPv6Loopback(), netip.AddrFrom4([4]byte{127, 0, 0, 1})), true
 	}
 	return nil, false
 }

@@ -120,7 +120,7 @@ func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err e
 	if port == "" {
 		port = defaultPort
 	}
-	addrs, err := p.addresses(&dctx, u.Hostname(), port)
+	addrs, err := p.addresses(&dctx, u.Hostname(), port, nil)
 	if err != nil {
 		return err
 	}

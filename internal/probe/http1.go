@@ -40,6 +40,11 @@ type http1Exchange struct {
 	br *bufio.Reader
 	// backstop is the window whose backstop is the connection's deadline.
 	backstop *window
+	// ctx is the probe's context, for RoundTrip (the redirect logic's
+	// round tripper is the exchange itself); lim bounds the headers' read.
+	// Both are parts of the exchange, not allocations of their own.
+	ctx context.Context
+	lim headerLimit
 }
 
 // maxHeaderBytes bounds the answer's headers (and any 1xx before them), as
@@ -120,7 +125,7 @@ func newHTTP1(ctx context.Context, p *run) (exchange, error) {
 	}
 	p.countBody(req)
 	h := &http1Exchange{httpExchange: httpExchange{p: p, req: req}}
-	h.letGo = h.close
+	h.letGo = h
 	return h, nil
 }
 
@@ -136,7 +141,8 @@ func (h *http1Exchange) close() {
 func (h *http1Exchange) run(ctx context.Context) error {
 	// Through the redirect logic with --follow 0: a Location is
 	// reported, never followed.
-	h.rt = h.p.roundTrips(ctx, http1Trip{h, ctx}, h.req)
+	h.ctx = ctx
+	h.rt = h.p.roundTrips(ctx, h, h.req)
 	err := h.readAnswer()
 	if errors.Is(err, os.ErrDeadlineExceeded) && h.backstop != nil {
 		// The connection's deadline came before the window's timer (a
@@ -168,13 +174,8 @@ const answerBuffer = 4 << 10
 // one probe a target.
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, answerBuffer) }}
 
-// http1Trip is the HTTP/1.1 exchange as the redirect logic's round tripper.
-type http1Trip struct {
-	h   *http1Exchange
-	ctx context.Context
-}
-
-func (t http1Trip) RoundTrip(*http.Request) (*http.Response, error) { return t.h.roundTrip(t.ctx) }
+// RoundTrip is the HTTP/1.1 exchange as the redirect logic's round tripper.
+func (h *http1Exchange) RoundTrip(*http.Request) (*http.Response, error) { return h.roundTrip(h.ctx) }
 
 // roundTrip dials, writes the request and reads the answer's headers,
 // recording the phases the Transport's trace hooks record on its path.
@@ -263,7 +264,8 @@ func (h *http1Exchange) requestWritten(conn net.Conn) time.Time {
 // byte. A deadline that fires inside them is the window's.
 func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Response, error) {
 	p := h.p
-	lr := &headerLimit{r: conn, n: maxHeaderBytes}
+	lr := &h.lim
+	*lr = headerLimit{r: conn, n: maxHeaderBytes}
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(lr)
 	h.br = br
@@ -316,9 +318,14 @@ func (h *http1Exchange) write(conn net.Conn) (bool, error) {
 		extra = "Accept-Encoding: gzip\r\nConnection: close\r\n"
 	}
 	body := req.Body
-	out, err := netHTTPRequest(req, extra)
+	buf := heads.Get().(*bytes.Buffer)
+	err := netHTTPRequest(buf, req, extra)
 	if err == nil {
-		_, err = conn.Write(out)
+		_, err = conn.Write(buf.Bytes())
+	}
+	if buf.Cap() <= maxPooledHead {
+		buf.Reset()
+		heads.Put(buf)
 	}
 	if body == nil || body == http.NoBody {
 		return gzipAsked, err
@@ -339,29 +346,39 @@ func (h *http1Exchange) write(conn net.Conn) (bool, error) {
 	return gzipAsked, nil
 }
 
-// netHTTPRequest is req's head — request line and headers — as net/http's
-// Request.Write encodes it, with extra after the caller's headers; the
-// body is not read (write sends it).
-func netHTTPRequest(req *http.Request, extra string) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(256)
+// heads are the buffers requests' heads are encoded in, reused: a sweep
+// writes one request a target. One that grew past maxPooledHead (a request
+// with large headers of its own) is left to the collector.
+var heads = sync.Pool{New: func() any { b := new(bytes.Buffer); b.Grow(256); return b }}
+
+const maxPooledHead = 16 << 10
+
+// netHTTPRequest encodes req's head — request line and headers — into buf
+// (empty) as net/http's Request.Write encodes it, with extra after the
+// caller's headers; the body is not read (write sends it).
+func netHTTPRequest(buf *bytes.Buffer, req *http.Request, extra string) error {
 	head := *req
-	stop := &headOnly{}
+	var stop *headOnly
 	if req.Body != nil && req.Body != http.NoBody {
+		stop = &headOnly{}
 		head.Body = stop
 	}
-	if err := head.Write(&buf); err != nil && !stop.reached {
-		return nil, err
+	if err := head.Write(buf); err != nil && (stop == nil || !stop.reached) {
+		return err
 	}
 	b := buf.Bytes()
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
-		return nil, errors.New("net/http: request has no end of headers")
+		return errors.New("net/http: request has no end of headers")
 	}
-	out := make([]byte, 0, len(b)+len(extra))
-	out = append(out, b[:end+2]...)
-	out = append(out, extra...)
-	return append(out, b[end+2:]...), nil
+	// extra goes in at the blank line that ends the headers: what
+	// follows it moves up, in place.
+	at, tail := end+2, len(b)-(end+2)
+	buf.WriteString(extra)
+	b = buf.Bytes()
+	copy(b[at+len(extra):], b[at:at+tail])
+	copy(b[at:], extra)
+	return nil
 }
 
 // headerLimit bounds what the headers may read from the connection, as the

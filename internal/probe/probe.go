@@ -201,6 +201,7 @@ func newRun(opts *Options, h hooks) *run {
 	p := &run{opts: opts, start: time.Now(), hooks: h}
 	p.dns = resolve.Client{Server: opts.DNSServer, Network: opts.Network}
 	p.conns = p.connsBuf[:0]
+	p.attempts = p.attemptsBuf[:0]
 	p.dialIdle.L = &p.mu
 	p.connWin.cause = windowError{"--connect-timeout", opts.ConnectTimeout}
 	p.readWin.cause = windowError{"--read-timeout", opts.ReadTimeout}
@@ -300,7 +301,7 @@ func (p *run) do(parent context.Context) Result {
 	// cancellation through the worker's closer (WithCloser), else through
 	// a registration of the probe's own.
 	if c := closerFor(parent, p); c != nil {
-		p.closer = true
+		p.closer = c
 		defer c.release(p)
 	} else {
 		stopClosing := context.AfterFunc(ctx, p.closeConns)
@@ -375,7 +376,7 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 		obs.ProxyStatus = p.proxyStatus
 	}
 	f := &p.facts
-	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, Redact: o.Redactor.String, FirstByte: !p.firstByte.IsZero()}
+	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, FirstByte: !p.firstByte.IsZero()}
 	row, _ := LookupScheme(o.URL.Scheme)
 	if !row.TLS && row.Options&AppliesRequest != 0 {
 		f.PlainHTTP = true
@@ -439,6 +440,12 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 	}
 	obs.Err = err
 	res.Outcome, res.Reason = classify.Classify(*obs)
+	if err != nil || obs.Answer != nil || res.Reason != classify.OK {
+		// A pass of no kind's answer has no sentence to redact: the
+		// method value is an allocation a probe, made only when a
+		// sentence may quote a secret.
+		f.Redact = o.Redactor.String
+	}
 	res.Error = classify.Sentence(*obs, res.Reason, *f)
 }
 

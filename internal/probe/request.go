@@ -19,18 +19,20 @@ import (
 // from -u, else from the URL's userinfo, unless -H Authorization was given.
 // The URL's userinfo never goes into the request line.
 func NewRequest(ctx context.Context, o *Options) (*http.Request, error) {
-	// The request is made for no URL and given a copy of o's: the
-	// request line and Host are the URL's as parsing its text again
-	// would make them (TestNewRequestURL), without the text.
+	// The request is made for no URL and given a copy of o's (in the
+	// URL the empty text parsed to): the request line and Host are the
+	// URL's as parsing its text again would make them
+	// (TestNewRequestURL), without the text.
 	req, err := http.NewRequestWithContext(ctx, o.Method, "", nil)
 	if err != nil {
 		return nil, err
 	}
 	o.setBody(req)
-	u := *o.URL
+	u := req.URL
+	*u = *o.URL
 	u.User = nil // credentials go in the header, never in text
 	u.Host = removeEmptyPort(u.Host)
-	req.URL, req.Host = &u, u.Host
+	req.Host = u.Host
 	for k, vs := range o.Header {
 		if len(vs) == 1 && vs[0] == "" && k != "User-Agent" {
 			// "Name:" removes the header (curl's rule); the transport's

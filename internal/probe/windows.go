@@ -74,9 +74,10 @@ func (w *window) err() *windowError { return &w.cause }
 type windows struct {
 	cancel  context.CancelCauseFunc
 	stopped bool
-	// closer: the probe holds its worker's closer, so no registration of
-	// its own closes its connections when a window ends it (end does).
-	closer bool
+	// closer is its worker's closer when the probe holds it (nil when
+	// not): no registration of its own closes its connections when a
+	// window ends it (end does), and the windows' timer is the closer's.
+	closer *closer
 	// timer is the one timer of the three windows, set for the earliest
 	// to close (timerAt, zero when it is not known to be set). A window
 	// disarmed leaves it set: when it fires with no window due it sets
@@ -127,6 +128,11 @@ func (p *run) armAt(w *window, now, due time.Time) {
 func (p *run) setTimer(now, at time.Time) {
 	switch {
 	case p.stopped, p.hooks.starvedTimer:
+	case p.timer == nil && p.closer != nil:
+		// The worker's timer, shared by its probes one after another:
+		// one a worker, not one a probe (closer.tick).
+		p.timerAt = at
+		p.timer = p.closer.arm(at.Sub(now))
 	case p.timer == nil:
 		p.timerAt = at
 		p.timer = time.AfterFunc(at.Sub(now), p.tick)
@@ -216,7 +222,7 @@ func (p *run) closeHop(w *window) {
 // when the probe holds its worker's closer instead.
 func (p *run) end(cause error) {
 	p.cancel(cause)
-	if p.closer {
+	if p.closer != nil {
 		crash.Go(p.closeConns)
 	}
 }
