@@ -136,7 +136,7 @@ func (e *icmpExchange) setup(ctx context.Context) (err error) {
 		p.mu.Unlock()
 	}()
 	dctx := newDeadlined(ctx, deadline)
-	addrs, err := p.addresses(&dctx, u.Hostname(), DefaultPort(u.Scheme))
+	addrs, err := p.addresses(&dctx, u.Hostname(), DefaultPort(u.Scheme), nil)
 	if err != nil {
 		return err
 	}
