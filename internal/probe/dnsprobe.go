@@ -97,24 +97,8 @@ func (d *dnsExchange) run(ctx context.Context) error {
 func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err error) {
 	p, o := d.cv.p, d.cv.p.opts
 	u := o.URL
-	now := time.Now()
-	p.mu.Lock()
-	p.hopURL, p.serverName = u, u.Hostname()
-	p.enterAt(p.firstStage(u, false), now)
-	deadline := now.Add(o.ConnectTimeout)
-	p.connDeadline = deadline
-	p.armAt(&p.connWin, now, deadline)
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		if err != nil && !time.Now().Before(deadline) && !p.stopped {
-			// The window's deadline ended the lookup before its
-			// timer fired: close the window now, as the timer would.
-			p.noteWindow()
-			p.end(p.connWin.err())
-		}
-		p.mu.Unlock()
-	}()
+	deadline := p.openConnectWindow(u)
+	defer func() { p.closeConnectWindow(err, deadline) }()
 	dctx := newDeadlined(ctx, deadline)
 	port := u.Port()
 	if port == "" {

@@ -117,24 +117,8 @@ func (e *icmpExchange) run(ctx context.Context) error {
 func (e *icmpExchange) setup(ctx context.Context) (err error) {
 	p, o := e.cv.p, e.cv.p.opts
 	u := o.URL
-	now := time.Now()
-	p.mu.Lock()
-	p.hopURL, p.serverName = u, u.Hostname()
-	p.enterAt(p.firstStage(u, false), now)
-	deadline := now.Add(o.ConnectTimeout)
-	p.connDeadline = deadline
-	p.armAt(&p.connWin, now, deadline)
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		if err != nil && !time.Now().Before(deadline) && !p.stopped {
-			// The window's deadline ended the lookup before its
-			// timer fired: close the window now, as the timer would.
-			p.noteWindow()
-			p.end(p.connWin.err())
-		}
-		p.mu.Unlock()
-	}()
+	deadline := p.openConnectWindow(u)
+	defer func() { p.closeConnectWindow(err, deadline) }()
 	dctx := newDeadlined(ctx, deadline)
 	addrs, err := p.addresses(&dctx, u.Hostname(), DefaultPort(u.Scheme), nil)
 	if err != nil {

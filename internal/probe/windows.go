@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"time"
 
@@ -329,5 +330,33 @@ func (p *run) bodyRead(err error) {
 	}
 	if err == nil {
 		p.stage = classify.StageDone
+	}
+}
+
+// openConnectWindow starts a connectionless exchange (dns:// over UDP,
+// icmp://) toward u: its first stage entered and the connect window armed,
+// as the dialler does for a connection. It returns the window's deadline
+// for closeConnectWindow.
+func (p *run) openConnectWindow(u *url.URL) time.Time {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hopURL, p.serverName = u, u.Hostname()
+	p.enterAt(p.firstStage(u, false), now)
+	deadline := now.Add(p.opts.ConnectTimeout)
+	p.connDeadline = deadline
+	p.armAt(&p.connWin, now, deadline)
+	return deadline
+}
+
+// closeConnectWindow ends what openConnectWindow began when err came from
+// the window's deadline before its timer fired: the window closes now, as
+// the timer would have closed it.
+func (p *run) closeConnectWindow(err error, deadline time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil && !time.Now().Before(deadline) && !p.stopped {
+		p.noteWindow()
+		p.end(p.connWin.err())
 	}
 }
