@@ -38,7 +38,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // diffCase is one probe run by both.
@@ -683,7 +683,7 @@ func jsonHolds(t *testing.T, body []byte, c diffCase) bool {
 	if len(c.expectJSON) == 0 {
 		return true
 	}
-	dec := json.NewDecoder(bytes.NewReader(body[:min(len(body), probe.DefaultMaxBody)]))
+	dec := json.NewDecoder(bytes.NewReader(body[:min(len(body), scheme.DefaultMaxBody)]))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
@@ -754,7 +754,7 @@ func sameNumber(body, want string) bool {
 // healthctl defines them: the first --max-body bytes (the default) contain
 // every text and match every expression.
 func bodyHolds(t *testing.T, body []byte, c diffCase) bool {
-	body = body[:min(len(body), probe.DefaultMaxBody)]
+	body = body[:min(len(body), scheme.DefaultMaxBody)]
 	for _, text := range c.expectBody {
 		if !bytes.Contains(body, []byte(text)) {
 			return false

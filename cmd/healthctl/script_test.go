@@ -93,6 +93,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // extraCmds are custom script commands registered by other test files.
@@ -116,7 +117,7 @@ func TestMain(m *testing.M) {
 		// become exit 70 and one line, not Go's exit 2 and a stack trace.
 		"healthctl-prober-panics": func() {
 			os.Exit(mainRecordingReasons(func(a *cli.Factory) {
-				a.Prober = func(context.Context, *probe.Options) probe.Result { panic("injected: the prober panicked") }
+				a.Prober = func(context.Context, *scheme.Options) probe.Result { panic("injected: the prober panicked") }
 			}))
 		},
 	})

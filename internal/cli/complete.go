@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Shell completion of the flags whose values are a closed (or a usual) set:
@@ -106,7 +106,7 @@ func completeURL(typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []cobra.Completion
-	for _, s := range probe.Schemes() {
+	for _, s := range scheme.Schemes() {
 		if strings.HasPrefix(s.Name+"://", typed) {
 			out = append(out, cobra.CompletionWithDesc(s.Name+"://", s.Words.Pass))
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Global are the persistent flags of every command.
@@ -87,7 +88,7 @@ type Factory struct {
 }
 
 // Probe runs one probe with the factory's prober.
-func (f *Factory) Probe(ctx context.Context, o *probe.Options) probe.Result {
+func (f *Factory) Probe(ctx context.Context, o *scheme.Options) probe.Result {
 	if f.Prober != nil {
 		return f.Prober(ctx, o)
 	}

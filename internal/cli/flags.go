@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/healthctl/healthctl/internal/policy"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/source"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/version"
@@ -160,7 +160,7 @@ func (f *ProbeFlags) Build(getenv func(string) string) (*Template, error) {
 }
 
 // ForURL returns the options for one URL argument, validated.
-func (t *Template) ForURL(raw string) (*probe.Options, error) {
+func (t *Template) ForURL(raw string) (*scheme.Options, error) {
 	o, err := t.Template.ForURL(raw)
 	return o, UsageError(err)
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Inflight names the --inflight endpoint among Config.Opts.
 const Inflight Probe = "inflight"
 
 // endpoints are the probe options of each URL drain-test speaks to.
-type endpoints map[Probe]*probe.Options
+type endpoints map[Probe]*scheme.Options
 
 // endpoints returns each configured URL's options: the command's, or
 // plain defaults (a GET, no TLS settings) for a URL given without.
@@ -35,7 +36,7 @@ func (cfg Config) endpoints() endpoints {
 		if err != nil {
 			continue
 		}
-		ep[which] = &probe.Options{URL: pu, Method: http.MethodGet, Header: http.Header{},
+		ep[which] = &scheme.Options{URL: pu, Method: http.MethodGet, Header: http.Header{},
 			UserAgent: "healthctl-drain-test", Network: "tcp",
 			ConnectTimeout: pollTimeout, ReadTimeout: pollTimeout, MaxBody: 64 << 10,
 			Redactor: redact.NewRedactor(nil, nil)}
@@ -46,7 +47,7 @@ func (cfg Config) endpoints() endpoints {
 // poll is one health request through the probe, on a fresh connection (as
 // the kubelet does), bounded by pollTimeout: its failure carries the
 // probe's classified reason.
-func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
+func poll(ctx context.Context, opts *scheme.Options, which Probe) timedPoll {
 	return pollWithin(ctx, opts, which, pollTimeout)
 }
 
@@ -57,7 +58,7 @@ func poll(ctx context.Context, opts *probe.Options, which Probe) timedPoll {
 // body all within window (min(S, 5 s) or --traffic-timeout), never the
 // probe's 2 s read default (a slow --inflight path, the traffic endpoint
 // without --traffic, answered in 3 s is served, not cut).
-func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window time.Duration) timedPoll {
+func pollWithin(ctx context.Context, opts *scheme.Options, which Probe, window time.Duration) timedPoll {
 	tp := timedPoll{Poll: Poll{Probe: which}, start: time.Now()}
 	o := *opts
 	o.Follow = 0 // the kubelet's 3xx is an answer
@@ -111,7 +112,7 @@ func pollWithin(ctx context.Context, opts *probe.Options, which Probe, window ti
 		}
 		return tp
 	}
-	if row, _ := probe.LookupScheme(o.URL.Scheme); row.Path == probe.PathNone && res.Outcome == classify.Pass {
+	if row, _ := scheme.LookupScheme(o.URL.Scheme); row.Path == scheme.PathNone && res.Outcome == classify.Pass {
 		// A connect (and handshake, and the dialogue when one is given)
 		// is all a tcpSocket probe asks: a protocol whose URL has no
 		// path and whose answer was none of the above (tcp://, tls://).
@@ -162,7 +163,7 @@ type timedPoll struct {
 
 // withTimeout is opts with its connect window at most d: for a dial (a
 // check of a port, the kept-alive connection) bounded like a poll.
-func withTimeout(opts *probe.Options, d time.Duration) *probe.Options {
+func withTimeout(opts *scheme.Options, d time.Duration) *scheme.Options {
 	o := *opts
 	o.ConnectTimeout = min(nonZero(o.ConnectTimeout, d), d)
 	return &o

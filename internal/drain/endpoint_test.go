@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	input "github.com/healthctl/healthctl/internal/target"
 )
 
@@ -43,7 +44,7 @@ func (s *seen) last(t *testing.T) *http.Request {
 
 // optionsFor builds a URL's options from probe flags, as drain-test's
 // command does.
-func optionsFor(t *testing.T, raw string, set func(*input.Input)) *probe.Options {
+func optionsFor(t *testing.T, raw string, set func(*input.Input)) *scheme.Options {
 	t.Helper()
 	in := input.Defaults()
 	in.UserAgent = "healthctl/test"
@@ -60,7 +61,7 @@ func optionsFor(t *testing.T, raw string, set func(*input.Input)) *probe.Options
 }
 
 // inflightOnce runs one in-flight request as drain-test does at the signal.
-func inflightOnce(t *testing.T, o *probe.Options) timedRequest {
+func inflightOnce(t *testing.T, o *scheme.Options) timedRequest {
 	t.Helper()
 	in := startInflight(Config{Inflight: 1}, o)
 	in.wg.Wait()

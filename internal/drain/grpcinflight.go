@@ -21,12 +21,13 @@ import (
 
 	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // IsGRPC says u is a gRPC URL (its scheme row asks for a gRPC service).
 func IsGRPC(u *url.URL) bool {
-	row, ok := probe.LookupScheme(u.Scheme)
-	return ok && row.Options&probe.AppliesGRPCService != 0
+	row, ok := scheme.LookupScheme(u.Scheme)
+	return ok && row.Options&scheme.AppliesGRPCService != 0
 }
 
 // GRPCMethod checks a gRPC in-flight URL's path: /pkg.Service/Method.
@@ -57,13 +58,13 @@ func grpcFrame(msg []byte) []byte {
 // timeout, with body (a serialized protobuf message; empty: the empty
 // request) as its request; wrote is told once the request has been
 // written.
-func grpcCall(ctx context.Context, opts *probe.Options, body []byte, timeout time.Duration, wrote chan<- struct{}) (r timedRequest) {
+func grpcCall(ctx context.Context, opts *scheme.Options, body []byte, timeout time.Duration, wrote chan<- struct{}) (r timedRequest) {
 	r.made = time.Now()
 	defer func() { r.end = time.Now() }()
 	var once sync.Once
 	tell := func() { once.Do(func() { wrote <- struct{}{} }) }
 	defer tell()
-	row, _ := probe.LookupScheme(opts.URL.Scheme)
+	row, _ := scheme.LookupScheme(opts.URL.Scheme)
 	secure := row.TLS
 	tr := probe.Transport(withTimeout(opts, pollTimeout))
 	tr.Protocols = grpchealth.Protocols(secure)

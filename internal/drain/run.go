@@ -14,6 +14,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Config is one drain-test run.
@@ -40,7 +41,7 @@ type Config struct {
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
-	Opts     map[Probe]*probe.Options
+	Opts     map[Probe]*scheme.Options
 	Signal   syscall.Signal
 	Settings Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
@@ -219,7 +220,7 @@ func hostPort(u string) string {
 	if pu.Port() != "" {
 		return pu.Host
 	}
-	return net.JoinHostPort(pu.Hostname(), probe.DefaultPort(pu.Scheme))
+	return net.JoinHostPort(pu.Hostname(), scheme.DefaultPort(pu.Scheme))
 }
 
 // setupFailed says whether an in-flight request failed before t0 (a wrong

@@ -22,6 +22,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TrafficWindow bounds one traffic request by default, its connection and
@@ -60,7 +61,7 @@ const inflightSettle = 150 * time.Millisecond
 
 // startInflight starts cfg.Inflight slow requests on cfg.InflightURL (none
 // without one) and returns once each has been written, or after 2s.
-func startInflight(cfg Config, opts *probe.Options) *inflight {
+func startInflight(cfg Config, opts *scheme.Options) *inflight {
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &inflight{cancel: cancel, baseline: -1}
 	if opts == nil {
@@ -249,7 +250,7 @@ func (w *watcher) timeOwnLateness(loop context.Context) {
 // new ones, or cut by the service: its outcome is the service's, not the
 // end of the watch's). ctx ending cuts them (drain-test interrupted): those
 // are not recorded.
-func (w *watcher) pollEvery(loop, ctx context.Context, opts *probe.Options, which Probe, interval, window time.Duration) {
+func (w *watcher) pollEvery(loop, ctx context.Context, opts *scheme.Options, which Probe, interval, window time.Duration) {
 	var polls sync.WaitGroup
 	defer polls.Wait()
 	t := time.NewTicker(interval)
@@ -324,7 +325,7 @@ type timedRequest struct {
 
 // slowRequest runs one in-flight request; wrote is told once the request
 // has been written.
-func slowRequest(ctx context.Context, hc *http.Client, opts *probe.Options, wrote chan<- struct{}) (r timedRequest) {
+func slowRequest(ctx context.Context, hc *http.Client, opts *scheme.Options, wrote chan<- struct{}) (r timedRequest) {
 	r.made = time.Now()
 	defer func() { r.end = time.Now() }()
 	req, err := probe.NewRequest(ctx, opts)
@@ -408,11 +409,11 @@ type timedKA struct {
 
 // openKeepAlive connects to u's host and reads one response, to check that
 // the server keeps the connection open.
-func openKeepAlive(opts *probe.Options) *keepAlive {
+func openKeepAlive(opts *scheme.Options) *keepAlive {
 	ka := &keepAlive{}
 	pu := opts.URL
-	row, _ := probe.LookupScheme(pu.Scheme)
-	if row.Options&probe.AppliesRequest == 0 {
+	row, _ := scheme.LookupScheme(pu.Scheme)
+	if row.Options&scheme.AppliesRequest == 0 {
 		// HTTP/1.1 keep-alive is what this watches; a gRPC or TCP
 		// liveness endpoint has none to watch.
 		ka.why = "the liveness URL is " + pu.Scheme + "://, not HTTP/1.1: no kept-alive connection to watch"

@@ -19,7 +19,10 @@ var pure = []string{
 	"internal/classify", "internal/policy", "internal/expect", "internal/redact",
 	"internal/jsondepth", "internal/yamlsafe", "internal/proxyenv", "internal/follow",
 	"internal/tlsinfo", "internal/grpchealth", "internal/rediswire", "internal/pgwire",
-	"internal/amqpwire",
+	"internal/amqpwire", "internal/mysqlwire", "internal/dnswire", "internal/icmpwire",
+	// The scheme table and the options of one probe: data, and the URL
+	// rules of each row.
+	"internal/scheme",
 	"internal/source", "internal/words", "internal/shutdown", "internal/manifest",
 	"internal/exitcode", "internal/crash", "internal/version",
 }
@@ -121,6 +124,11 @@ func TestImportsRunOneWay(t *testing.T) {
 			// Naming a value never goes back through the loader that set it.
 			if slices.Contains(p.imports, "internal/config") {
 				t.Errorf("%s imports internal/config: the loader writes a value's source, the command side reads it (internal/source's keys)", p.path)
+			}
+			// The table target reads is pure data (internal/scheme):
+			// parsing what the user typed never imports the exchanges.
+			if p.path == "internal/target" && under("internal/probe", p.deps) {
+				t.Errorf("internal/target depends on internal/probe: it reads the scheme table (internal/scheme), not the exchanges")
 			}
 		case "internal/probe":
 			for _, d := range p.deps {

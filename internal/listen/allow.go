@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Allow is --probe-allow: the hosts /probe may probe. A pattern is HOST or
@@ -84,7 +84,7 @@ func AllowURLs(urls []*url.URL) *Allow {
 		}
 		port := u.Port()
 		if port == "" {
-			port = probe.DefaultPort(u.Scheme)
+			port = scheme.DefaultPort(u.Scheme)
 		}
 		r := rule{host: normHost(u.Hostname()), port: port}
 		r.text = net.JoinHostPort(r.host, port)
@@ -103,10 +103,10 @@ func portOf(u *url.URL) string {
 	if p := u.Port(); p != "" {
 		return p
 	}
-	if row, ok := probe.LookupScheme(u.Scheme); ok && row.Form != "" && row.DefaultPort == "" {
+	if row, ok := scheme.LookupScheme(u.Scheme); ok && row.Form != "" && row.DefaultPort == "" {
 		return ""
 	}
-	return probe.DefaultPort(u.Scheme)
+	return scheme.DefaultPort(u.Scheme)
 }
 
 // Permits reports whether a URL's host and port are allowed. A URL of a

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/healthctl/healthctl/internal/output"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // ScrapeTimeoutHeader is the header in which Prometheus sends a scrape's
@@ -54,7 +54,7 @@ func Budget(header string, module time.Duration) (time.Duration, error) {
 }
 
 // fit fits a probe's windows in d: none may outlast the budget.
-func fit(o *probe.Options, d time.Duration) {
+func fit(o *scheme.Options, d time.Duration) {
 	d = max(d, time.Millisecond)
 	o.MaxTime = d
 	o.ConnectTimeout = min(o.ConnectTimeout, d)

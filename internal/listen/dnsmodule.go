@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/healthctl/healthctl/internal/dnswire"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -196,7 +196,7 @@ func (m *Module) dnsURL(tgt string) (string, error) {
 	if tgt == "" || strings.ContainsAny(tgt, "/?#@ ") {
 		return "", fmt.Errorf("target %q: want the DNS server as host[:port]", tgt)
 	}
-	s, ok := probe.LookupScheme(m.Prober)
+	s, ok := scheme.LookupScheme(m.Prober)
 	if !ok {
 		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
 	}

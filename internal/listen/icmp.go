@@ -22,6 +22,7 @@ import (
 	"github.com/healthctl/healthctl/internal/icmpwire"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -114,7 +115,7 @@ func (m *Module) icmpURL(tgt string) (string, error) {
 		// A zone's % escaped, as a URL writes it (RFC 6874).
 		host = "[" + strings.Replace(host, "%", "%25", 1) + "]"
 	}
-	s, ok := probe.LookupScheme(m.Prober)
+	s, ok := scheme.LookupScheme(m.Prober)
 	if !ok {
 		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
 	}

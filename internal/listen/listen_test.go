@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -239,7 +240,7 @@ func TestTimelineBounded(t *testing.T) {
 }
 
 func fakeProber(seen *[]string) probe.Prober {
-	return func(_ context.Context, o *probe.Options) probe.Result {
+	return func(_ context.Context, o *scheme.Options) probe.Result {
 		*seen = append(*seen, o.URL.String())
 		if o.URL.Port() == "1" {
 			return probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200}

@@ -24,6 +24,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/yamlsafe"
 )
@@ -63,7 +64,7 @@ type Module struct {
 	// minTLS and maxTLS are tls_config's min_version and max_version.
 	minTLS, maxTLS uint16
 	// dialogue is tcp.query_response.
-	dialogue []probe.Step
+	dialogue []scheme.Step
 	// dnsQuery is a dns module's question, as a dns:// URL's path and
 	// parameters (dnsmodule.go).
 	dnsQuery string
@@ -235,17 +236,17 @@ var refused = map[string]string{
 
 // queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
 // the probe's dialogue (tcp:// and tls://).
-func queryResponse(v *yaml.Node, bad func(string, ...any) error) ([]probe.Step, error) {
+func queryResponse(v *yaml.Node, bad func(string, ...any) error) ([]scheme.Step, error) {
 	if v.Kind != yaml.SequenceNode {
 		return nil, bad("want a list of {expect, send, starttls}")
 	}
-	var steps []probe.Step
+	var steps []scheme.Step
 	for _, e := range v.Content {
 		e = deref(e)
 		if e.Kind != yaml.MappingNode {
 			return nil, bad("want a list of {expect, send, starttls}")
 		}
-		var st probe.Step
+		var st scheme.Step
 		for j := 0; j+1 < len(e.Content); j += 2 {
 			k, val := e.Content[j].Value, deref(e.Content[j+1])
 			switch k {
@@ -873,11 +874,11 @@ func (m *Module) url(tgt string) (string, error) {
 	}
 	if m.Prober == "http" {
 		if !strings.Contains(tgt, "://") {
-			return probe.DefaultScheme().URL(tgt), nil
+			return scheme.DefaultScheme().URL(tgt), nil
 		}
 		return tgt, nil
 	}
-	s, ok := probe.LookupScheme(m.Prober)
+	s, ok := scheme.LookupScheme(m.Prober)
 	if ok && m.TLS {
 		s, ok = s.OverTLS()
 	}
@@ -904,7 +905,7 @@ func (m *Module) url(tgt string) (string, error) {
 // blackbox's one timeout, the budget, all three (connect, read and the
 // whole probe). A module without timeout: gets the scrape's budget, not
 // the flags' windows.
-func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
+func (m *Module) options(tgt string, budget time.Duration) (*scheme.Options, error) {
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ import (
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // oauth2Config is a module's oauth2: section.
@@ -129,7 +130,7 @@ func parseOAuth2(v *yaml.Node, dir string, bad func(field string, line int, form
 // writeTokenFailed answers a probe whose OAuth 2.0 token could not be
 // had: probe_success 0, never probed, and why on the family's help line
 // (what the endpoint answered is not quoted; the secrets are masked).
-func writeTokenFailed(w http.ResponseWriter, r *http.Request, m *Module, o *probe.Options, budget, waited time.Duration, why string) {
+func writeTokenFailed(w http.ResponseWriter, r *http.Request, m *Module, o *scheme.Options, budget, waited time.Duration, why string) {
 	why = strings.NewReplacer("\\", "\\\\", "\n", " ", "\r", " ").Replace(output.Untrusted(why))
 	exposition := fmt.Sprintf(`# HELP probe_success Displays whether or not the probe was a success
 # TYPE probe_success gauge
@@ -154,11 +155,11 @@ healthctl_probe_not_started{why="oauth2_token",prober="http"} 1
 // httpURL says u is an http:// or https:// URL (the scheme table's
 // default row, or that row over TLS).
 func httpURL(u *url.URL) bool {
-	row, ok := probe.LookupScheme(u.Scheme)
+	row, ok := scheme.LookupScheme(u.Scheme)
 	if !ok {
 		return false
 	}
-	def := probe.DefaultScheme()
+	def := scheme.DefaultScheme()
 	sec, _ := def.OverTLS()
 	return row.Name == def.Name || row.Name == sec.Name
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/words"
 )
 
@@ -122,7 +123,7 @@ func yamlKey(s string) string {
 // recorded), the metrics the scrape would have got, and the module as
 // /config shows it; text, never a scrape's exposition. Everything from the
 // target or the server goes through the request's redactor.
-func WriteDebug(w http.ResponseWriter, m *Module, o *probe.Options, budget time.Duration, r *probe.Result, exposition []byte) {
+func WriteDebug(w http.ResponseWriter, m *Module, o *scheme.Options, budget time.Duration, r *probe.Result, exposition []byte) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	var b bytes.Buffer

@@ -15,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -31,7 +32,7 @@ func TestProbeRedactorPerRequest(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var reds []*redact.Redactor
-	prober := func(_ context.Context, o *probe.Options) probe.Result {
+	prober := func(_ context.Context, o *scheme.Options) probe.Result {
 		mu.Lock()
 		reds = append(reds, o.Redactor)
 		mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -22,7 +23,7 @@ func TestNoHTTPSeriesOffHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pass := func(_ context.Context, o *probe.Options) probe.Result {
+	pass := func(_ context.Context, o *scheme.Options) probe.Result {
 		r := probe.Result{Outcome: classify.Pass, Reason: classify.OK, IPFamily: 4}
 		if strings.HasPrefix(o.URL.Scheme, "http") {
 			r.HTTPStatus, r.HTTPVersion = 200, "HTTP/1.1"

@@ -22,6 +22,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -263,7 +264,7 @@ func TestProbeBusy(t *testing.T) {
 	started := make(chan struct{}, 1)
 	hold := make(chan struct{})
 	defer close(hold)
-	slow := func(ctx context.Context, _ *probe.Options) probe.Result {
+	slow := func(ctx context.Context, _ *scheme.Options) probe.Result {
 		started <- struct{}{}
 		select {
 		case <-hold:

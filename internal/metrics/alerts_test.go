@@ -13,6 +13,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -58,7 +59,7 @@ func TestAlertRulesNameRealSeries(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	st := state.New()
 	st.Sweeps = 1
-	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
+	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &scheme.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
 	st.Targets["a"] = state.Entry{Redeploys: 1, LastRedeploy: now}
 	items := []watch.Item{{Endpoint: tg, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{}},
 		Decision: policy.Decision{Action: policy.Redeploy}}}
@@ -93,7 +94,7 @@ func TestMetricTableDocumentsEverySeries(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	st := state.New()
 	st.Sweeps = 1
-	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
+	tg := &watch.Endpoint{Name: "a", Recover: true, Options: &scheme.Options{URL: &url.URL{Scheme: "http", Host: "a"}}}
 	st.Targets["a"] = state.Entry{Redeploys: 1, LastRedeploy: now, HookPending: true, HeldFleet: 1, Skipped: 1}
 	items := []watch.Item{{Endpoint: tg, Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Timings: probe.Timings{}},
 		Decision: policy.Decision{Action: policy.Redeploy}}}

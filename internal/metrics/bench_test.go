@@ -10,6 +10,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -27,7 +28,7 @@ func sweepInput(n int) Input {
 		if i%97 == 5 {
 			name = hostileNames[i%len(hostileNames)] + fmt.Sprint(i)
 		}
-		tg := &watch.Endpoint{Name: name, Recover: i%3 != 0, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "127.0.0.1:18080"}}}
+		tg := &watch.Endpoint{Name: name, Recover: i%3 != 0, Options: &scheme.Options{URL: &url.URL{Scheme: "http", Host: "127.0.0.1:18080"}}}
 		it := watch.Item{Endpoint: tg, Decision: policy.Decision{Action: policy.Stay}}
 		it.Result = probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
 			Timings: probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseConnect: time.Duration(40+i%13) * time.Microsecond, probe.PhaseTTFB: time.Duration(300+i%101) * time.Microsecond,

@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -30,7 +31,7 @@ func metricsSample(t *testing.T) []byte {
 	st.Sweeps = 7
 	var items []watch.Item
 	for i, name := range hostileNames {
-		tg := &watch.Endpoint{Name: name, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: "x"}}}
+		tg := &watch.Endpoint{Name: name, Options: &scheme.Options{URL: &url.URL{Scheme: "http", Host: "x"}}}
 		it := watch.Item{Endpoint: tg, Decision: policy.Decision{Action: policy.IgnoreBlip}}
 		if i%2 == 0 {
 			it.Result = probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // runAll is --all-addresses: the name's addresses (A and AAAA, or every
@@ -17,14 +18,14 @@ import (
 // result in Addresses and a summary naming the broken backend or family as
 // its Error. A name that does not resolve, or has one address, is probed
 // as usual.
-func runAll(ctx context.Context, opts *Options) Result {
+func runAll(ctx context.Context, opts *scheme.Options) Result {
 	host, port := opts.URL.Hostname(), opts.URL.Port()
 	if port == "" {
-		port = DefaultPort(opts.URL.Scheme)
+		port = scheme.DefaultPort(opts.URL.Scheme)
 	}
 	single := *opts
 	single.AllAddresses = false
-	if SocketPath(opts.URL) != "" {
+	if scheme.SocketPath(opts.URL) != "" {
 		// A Unix socket has one address and no name to look up.
 		return Run(ctx, &single)
 	}
@@ -74,8 +75,8 @@ func runAll(ctx context.Context, opts *Options) Result {
 // addressesOf resolves host as a probe would (--resolve, an IP literal,
 // --dns-server, -4/-6), within the connect window; nil when it does not
 // resolve (the probe then reports why).
-func addressesOf(ctx context.Context, opts *Options, host, port string) []netip.Addr {
-	addrs, fixed := opts.fixedAddrs(host, port, nil)
+func addressesOf(ctx context.Context, opts *scheme.Options, host, port string) []netip.Addr {
+	addrs, fixed := fixedAddrs(opts, host, port, nil)
 	if !fixed {
 		ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()
@@ -84,7 +85,7 @@ func addressesOf(ctx context.Context, opts *Options, host, port string) []netip.
 			return nil
 		}
 	}
-	addrs = opts.ofFamily(addrs)
+	addrs = ofFamily(opts, addrs)
 	for i := range addrs {
 		addrs[i] = addrs[i].Unmap()
 	}

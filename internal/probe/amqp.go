@@ -16,11 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type amqpExchange struct {
@@ -63,10 +63,10 @@ func (x *amqpExchange) run(ctx context.Context) error {
 // credentials the login and Open.
 func (x *amqpExchange) talk(ctx context.Context) error {
 	cv, o := &x.cv, x.cv.p.opts
-	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
-	if o.secure() {
+	if o.Secure() {
 		if err := cv.startTLS(ctx); err != nil {
 			return err
 		}
@@ -226,17 +226,4 @@ func (x *amqpExchange) describe(err error, _ time.Time, _ *Result, obs *classify
 		a.Product, a.Version, a.ClusterName = red(p.String("product")), red(p.String("version")), red(p.String("cluster_name"))
 		a.Mechanisms = red(x.start.Mechanisms)
 	}
-}
-
-// checkAMQPURL holds an amqp:// or amqps:// URL to what the probe sends:
-// credentials, a virtual host as the path, no query or fragment.
-func checkAMQPURL(u *url.URL) error {
-	form := u.Scheme + "://[USER[:PASSWORD]@]HOST[:PORT][/VHOST]"
-	if err := checkDatabaseURL(u, form); err != nil {
-		return err
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		return fmt.Errorf("%s URL has a query, which the probe does not use (want %s)", u.Scheme, form)
-	}
-	return amqpwire.CheckPath(u)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestCrossPath is the cross-path differential (SPEC §13, one fact, one
@@ -190,8 +191,8 @@ type crossPath struct {
 
 // crossPaths are the paths a flag can select for s's URL.
 func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
-	via := func(proxy string) func(o *Options) {
-		return func(o *Options) {
+	via := func(proxy string) func(o *scheme.Options) {
+		return func(o *scheme.Options) {
 			o.Proxy = proxyenv.FromEnv(func(k string) string {
 				if k == "ALL_PROXY" {
 					return proxy
@@ -200,7 +201,7 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 			}, "")
 		}
 	}
-	mk := func(name string, set ...func(*Options)) crossPath {
+	mk := func(name string, set ...func(*scheme.Options)) crossPath {
 		return crossPath{name: name, run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
 			o := crossOpts(t, raw, pki)
 			for _, f := range set {
@@ -209,7 +210,7 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 			return Run(context.Background(), o)
 		}}
 	}
-	paths := []crossPath{mk("direct"), mk("all-addresses", func(o *Options) { o.AllAddresses = true }), mk("socks5", via(socks))}
+	paths := []crossPath{mk("direct"), mk("all-addresses", func(o *scheme.Options) { o.AllAddresses = true }), mk("socks5", via(socks))}
 	name := "connect-proxy"
 	if !s.tls && !s.grpc {
 		name = "forward-proxy"
@@ -250,7 +251,7 @@ func same(want, got Result, path string) bool {
 		got.BodyTruncated == want.BodyTruncated
 }
 
-func crossOpts(t *testing.T, raw string, pki *fixture.PKI) *Options {
+func crossOpts(t *testing.T, raw string, pki *fixture.PKI) *scheme.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -258,7 +259,7 @@ func crossOpts(t *testing.T, raw string, pki *fixture.PKI) *Options {
 	}
 	red := redact.NewRedactor(nil, nil)
 	red.AddURL(u)
-	return &Options{
+	return &scheme.Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
 		Network: "tcp", Resolve: map[string][]string{}, TLSConfig: &tls.Config{RootCAs: pki.Pool()},
 		// Margins wide enough for a loaded CI machine under -race: a

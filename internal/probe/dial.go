@@ -149,7 +149,7 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	p.mu.Unlock()
 	c, err = p.race(ctx, addrs, port)
 	p.mu.Lock()
-	if err == nil && o.bodyLen() > 0 {
+	if err == nil && bodyLen(o) > 0 {
 		// The request body's write must never hold up the reading of
 		// the answer, on either exchange (writeBehind). It is the
 		// connection kept for closing: its Close wakes a body reader
@@ -246,7 +246,7 @@ func (noSocketError) Is(target error) bool { return target == syscall.ECONNREFUS
 // addresses go in buf (nil: a slice of their own).
 func (p *run) addresses(ctx context.Context, host, port string, buf []netip.Addr) ([]netip.Addr, error) {
 	o := p.opts
-	addrs, fixed := o.fixedAddrs(host, port, buf)
+	addrs, fixed := fixedAddrs(o, host, port, buf)
 	if !fixed {
 		p.setStage(classify.StageDNS)
 		t0 := time.Now()
@@ -259,7 +259,7 @@ func (p *run) addresses(ctx context.Context, host, port string, buf []netip.Addr
 			return nil, err
 		}
 	}
-	addrs = o.ofFamily(addrs)
+	addrs = ofFamily(o, addrs)
 	if len(addrs) == 0 {
 		if !fixed {
 			return nil, p.noAddress(host)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestDisplayURL: a result's URL is the builder's rendering only while it
@@ -22,7 +23,7 @@ func TestDisplayURL(t *testing.T) {
 	defer srv.Close()
 	const secret = "s3cr3t-path-token"
 	o := opts(t, srv.URL+"/health/"+secret, "", nil)
-	o.Display = probe.DisplayOf(o.Redactor, o.URL)
+	o.Display = scheme.DisplayOf(o.Redactor, o.URL)
 	if got := probe.Run(context.Background(), o).URL; got != o.Display.Text || !strings.Contains(got, secret) {
 		t.Fatalf("fresh rendering: got %q, want %q", got, o.Display.Text)
 	}

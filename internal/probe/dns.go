@@ -9,6 +9,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/eyeballs"
 	"github.com/healthctl/healthctl/internal/resolve"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // lookup resolves host through the run's DNS client (--dns-server, -4/-6)
@@ -35,8 +36,8 @@ func (p *run) noAddress(host string) error {
 // fixedAddrs are the addresses of host:port known without a lookup:
 // --resolve's, the IP literal itself, or localhost's loopback, appended to
 // buf[:0] (nil: a slice of their own).
-func (o *Options) fixedAddrs(host, port string, buf []netip.Addr) ([]netip.Addr, bool) {
-	if as, ok := o.resolved(host, port); ok {
+func fixedAddrs(o *scheme.Options, host, port string, buf []netip.Addr) ([]netip.Addr, bool) {
+	if as, ok := resolved(o, host, port); ok {
 		addrs := buf[:0]
 		for _, a := range as {
 			addrs = append(addrs, netip.MustParseAddr(a))
@@ -56,7 +57,7 @@ func (o *Options) fixedAddrs(host, port string, buf []netip.Addr) ([]netip.Addr,
 }
 
 // resolved is the --resolve entry for host and port.
-func (o *Options) resolved(host, port string) ([]string, bool) {
+func resolved(o *scheme.Options, host, port string) ([]string, bool) {
 	if len(o.Resolve) == 0 {
 		return nil, false
 	}
@@ -66,8 +67,8 @@ func (o *Options) resolved(host, port string) ([]string, bool) {
 
 // isFixed is fixedAddrs without the addresses: whether host needs no
 // lookup.
-func (o *Options) isFixed(host, port string) bool {
-	if _, ok := o.resolved(host, port); ok {
+func isFixed(o *scheme.Options, host, port string) bool {
+	if _, ok := resolved(o, host, port); ok {
 		return true
 	}
 	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
@@ -84,7 +85,7 @@ func isLocalhost(host string) bool {
 
 // ofFamily keeps the addresses of the family -4/-6 asks for, and of the
 // family Prefer names when there is any.
-func (o *Options) ofFamily(addrs []netip.Addr) []netip.Addr {
+func ofFamily(o *scheme.Options, addrs []netip.Addr) []netip.Addr {
 	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
 		return (o.Network == "tcp4" && eyeballs.Family(a) != 4) || (o.Network == "tcp6" && eyeballs.Family(a) != 6)
 	})

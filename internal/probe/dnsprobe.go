@@ -22,7 +22,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +33,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/eyeballs"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type dnsExchange struct {
@@ -68,7 +68,7 @@ var errNoReply = errors.New("the server closed the connection without a DNS repl
 
 func (d *dnsExchange) run(ctx context.Context) error {
 	cv := &d.cv
-	port := DefaultPort(cv.p.opts.URL.Scheme)
+	port := scheme.DefaultPort(cv.p.opts.URL.Scheme)
 	if d.q.TCP {
 		if err := cv.connect(ctx, port); err != nil {
 			return err
@@ -308,11 +308,4 @@ func (d *dnsExchange) describe(err error, _ time.Time, res *Result, obs *classif
 	if a.Failed != "" {
 		f.Condition = red(strings.ReplaceAll(a.Failed, `\t`, " "))
 	}
-}
-
-// checkDNSURL holds a dns:// URL to its form: the server as host[:port],
-// the query name as the path, the parameters dnswire reads.
-func checkDNSURL(u *url.URL) error {
-	_, err := dnswire.ParseURL(u)
-	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestEndlessBodyBounded: a server whose chunked body never ends (it
@@ -46,11 +47,11 @@ func TestEndlessBodyBounded(t *testing.T) {
 	const bound = 24 << 20
 	for _, path := range []struct {
 		name string
-		set  func(*probe.Options)
+		set  func(*scheme.Options)
 	}{
-		{"plain", func(*probe.Options) {}},
-		{"transport", func(o *probe.Options) { o.Follow = 5 }},
-		{"proxy", func(o *probe.Options) {
+		{"plain", func(*scheme.Options) {}},
+		{"transport", func(o *scheme.Options) { o.Follow = 5 }},
+		{"proxy", func(o *scheme.Options) {
 			o.Proxy = proxyenv.FromEnv(func(k string) string {
 				if k == "HTTP_PROXY" {
 					return proxy.URL

@@ -54,7 +54,7 @@ func newGRPC(ctx context.Context, p *run) (exchange, error) {
 	}
 	// The server may give up when the probe does: the call's deadline
 	// is the whole probe's.
-	req, err := grpchealth.NewRequest(p.traceContext(ctx), o.URL, o.secure(), service, o.MaxTime, o.UserAgent)
+	req, err := grpchealth.NewRequest(p.traceContext(ctx), o.URL, o.Secure(), service, o.MaxTime, o.UserAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func seenText(b []byte) string {
 // cleartext HTTP/2.
 func (p *run) grpcTransport(first *firstBytes) *http.Transport {
 	o := p.opts
-	secure := o.secure()
+	secure := o.Secure()
 	dial := p.dial
 	if !secure {
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -245,7 +245,7 @@ func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classi
 	a.Info.Message = red(a.Info.Message)
 	obs.Answer = a
 	if g.resp == nil && !g.goAway {
-		if err != nil && !g.p.opts.secure() && g.p.stage == classify.StageHeaders {
+		if err != nil && !g.p.opts.Secure() && g.p.stage == classify.StageHeaders {
 			a.Seen = red(seenText(g.first.get()))
 		}
 		obs.Refuted = grpchealth.Refutes(err, a.Seen != "")

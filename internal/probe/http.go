@@ -155,7 +155,7 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 		}
 	}
 	if resp.TLS != nil && resp.TLS.Version == tls.VersionTLS13 && resp.StatusCode == http.StatusForbidden &&
-		o.clientCertGiven() && !p.certAsked {
+		clientCertGiven(o) && !p.certAsked {
 		// Go has no TLS 1.3 post-handshake authentication: a server
 		// that asks for the certificate after the handshake (Apache's
 		// per-location SSLVerifyClient) gets none, and may answer 403.
@@ -284,7 +284,7 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.wroteHeaders = time.Now()
-			if p.opts.bodyLen() > 0 && p.firstByte.IsZero() {
+			if bodyLen(p.opts) > 0 && p.firstByte.IsZero() {
 				// The body streams from here, the answer may come
 				// while it does: the read window opens with the
 				// headers out, as on the HTTP/1.1 exchange.
@@ -325,7 +325,7 @@ func (p *run) transport() *http.Transport {
 	tr := &http.Transport{
 		DialContext:        p.dial,
 		DisableKeepAlives:  true,
-		DisableCompression: o.removesHeader("Accept-Encoding"),
+		DisableCompression: removesHeader(o, "Accept-Encoding"),
 		// Our own windows bound every phase; the transport's would only
 		// make the reasons less precise.
 		TLSHandshakeTimeout:    0,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // http1Exchange is the common case of an HTTP probe spoken without net/http's
@@ -218,7 +219,7 @@ func (h *http1Exchange) connect(ctx context.Context) (net.Conn, error) {
 	p.mu.Unlock()
 	port := req.URL.Port()
 	if port == "" {
-		port = DefaultPort(req.URL.Scheme)
+		port = scheme.DefaultPort(req.URL.Scheme)
 	}
 	conn, err := p.dialHost(ctx, req.URL.Hostname(), port)
 	if err != nil {
@@ -311,7 +312,7 @@ func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Respo
 // gzip was asked for.
 func (h *http1Exchange) write(conn net.Conn) (bool, error) {
 	o, req := h.p.opts, h.req
-	gzipAsked := !o.removesHeader("Accept-Encoding") && headerValue(req.Header, "Accept-Encoding") == "" &&
+	gzipAsked := !removesHeader(o, "Accept-Encoding") && headerValue(req.Header, "Accept-Encoding") == "" &&
 		headerValue(req.Header, "Range") == "" && req.Method != http.MethodHead
 	extra := "Connection: close\r\n"
 	if gzipAsked {

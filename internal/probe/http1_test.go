@@ -21,6 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // rawAnswer is a hostile (or plain) server's answer to the request it read:
@@ -218,7 +219,7 @@ func phases(t Timings) []Phase {
 	return ps
 }
 
-func plainOpts(t *testing.T, raw string) *Options {
+func plainOpts(t *testing.T, raw string) *scheme.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -226,7 +227,7 @@ func plainOpts(t *testing.T, raw string) *Options {
 	}
 	red := redact.NewRedactor(nil, nil)
 	red.AddURL(u)
-	return &Options{
+	return &scheme.Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
 		Network: "tcp", Resolve: map[string][]string{},
 		ConnectTimeout: 500 * time.Millisecond, ReadTimeout: 2 * time.Second,
@@ -243,18 +244,18 @@ func TestHTTP1FitsPicks(t *testing.T) {
 	cases := []struct {
 		name string
 		url  string
-		set  func(o *Options)
+		set  func(o *scheme.Options)
 		want bool
 	}{
 		{"plain", "http://127.0.0.1:1/health", nil, true},
-		{"proxy function says none", "http://127.0.0.1:1/health", func(o *Options) { o.Proxy = noProxy }, true},
+		{"proxy function says none", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.Proxy = noProxy }, true},
 		{"https", "https://127.0.0.1:1/health", nil, false},
-		{"proxied", "http://127.0.0.1:1/health", func(o *Options) { o.Proxy = proxy }, false},
-		{"follow", "http://127.0.0.1:1/health", func(o *Options) { o.Follow = 3 }, false},
-		{"h2c", "http://127.0.0.1:1/health", func(o *Options) { o.HTTP2PriorKnowledge = true }, false},
-		{"connection header", "http://127.0.0.1:1/health", func(o *Options) { o.Header.Set("Connection", "keep-alive") }, false},
-		{"upgrade header", "http://127.0.0.1:1/health", func(o *Options) { o.Header.Set("Upgrade", "websocket") }, false},
-		{"bad header value", "http://127.0.0.1:1/health", func(o *Options) { o.Header["X-A"] = []string{"a\x01b"} }, false},
+		{"proxied", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.Proxy = proxy }, false},
+		{"follow", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.Follow = 3 }, false},
+		{"h2c", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.HTTP2PriorKnowledge = true }, false},
+		{"connection header", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.Header.Set("Connection", "keep-alive") }, false},
+		{"upgrade header", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.Header.Set("Upgrade", "websocket") }, false},
+		{"bad header value", "http://127.0.0.1:1/health", func(o *scheme.Options) { o.Header["X-A"] = []string{"a\x01b"} }, false},
 		{"idna host", "http://bücher.invalid/health", nil, false},
 	}
 	for _, tc := range cases {
@@ -285,7 +286,7 @@ func TestNewRequestURL(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		o := &Options{URL: u, Method: pick("GET", "HEAD", "POST"), Header: http.Header{}, UserAgent: "x"}
+		o := &scheme.Options{URL: u, Method: pick("GET", "HEAD", "POST"), Header: http.Header{}, UserAgent: "x"}
 		got, err := NewRequest(context.Background(), o)
 		c := *u
 		c.User = nil

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -34,6 +33,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/eyeballs"
 	"github.com/healthctl/healthctl/internal/icmpwire"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type icmpExchange struct {
@@ -120,7 +120,7 @@ func (e *icmpExchange) setup(ctx context.Context) (err error) {
 	deadline := p.openConnectWindow(u)
 	defer func() { p.closeConnectWindow(err, deadline) }()
 	dctx := newDeadlined(ctx, deadline)
-	addrs, err := p.addresses(&dctx, u.Hostname(), DefaultPort(u.Scheme), nil)
+	addrs, err := p.addresses(&dctx, u.Hostname(), scheme.DefaultPort(u.Scheme), nil)
 	if err != nil {
 		return err
 	}
@@ -248,10 +248,4 @@ func (e *icmpExchange) describe(_ error, _ time.Time, res *Result, obs *classify
 		a.Socket = "raw"
 	}
 	obs.Answer = a
-}
-
-// checkICMPURL holds an icmp:// URL to its form: a host, ttl= and size=.
-func checkICMPURL(u *url.URL) error {
-	_, err := icmpwire.ParseURL(u)
-	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestEveryKindRowAnswers: a row whose exchange is not HTTP's names its
@@ -19,17 +20,17 @@ import (
 // ever judged by HTTP's status rules, and the report and drain-test read
 // every kind the one way. An HTTP row names no kind.
 func TestEveryKindRowAnswers(t *testing.T) {
-	for _, row := range schemes {
+	for _, row := range scheme.Schemes() {
 		t.Run(row.Name, func(t *testing.T) {
 			// A path: a row whose URL must name one (dns://) opens too.
 			u, err := url.Parse(row.URL("127.0.0.1:1/x"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := &Options{URL: u, Method: "GET", Header: http.Header{}, Network: "tcp", Resolve: map[string][]string{},
+			o := &scheme.Options{URL: u, Method: "GET", Header: http.Header{}, Network: "tcp", Resolve: map[string][]string{},
 				ConnectTimeout: time.Second, ReadTimeout: time.Second, MaxTime: time.Second, Redactor: redact.NewRedactor(nil, nil)}
 			p := newRun(o, hooks{})
-			ex, err := row.open(context.Background(), p)
+			ex, err := exchanges[row.Name](context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,5 +61,29 @@ func TestEveryKindRowAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryRowHasAnExchange: the table (internal/scheme) is data only;
+// each of its rows meets its exchange in exchanges, and nothing there
+// names a row the table does not have. A row added without its exchange
+// fails here, not in a user's probe.
+func TestEveryRowHasAnExchange(t *testing.T) {
+	rows := map[string]bool{}
+	for _, row := range scheme.Schemes() {
+		rows[row.Name] = true
+		if exchanges[row.Name] == nil {
+			t.Errorf("row %s: no exchange in exchanges", row.Name)
+		}
+		for _, a := range append([]string{row.Name}, row.Aliases...) {
+			if exchangeFor(a) == nil {
+				t.Errorf("scheme %s (row %s): exchangeFor finds none", a, row.Name)
+			}
+		}
+	}
+	for name := range exchanges {
+		if !rows[name] {
+			t.Errorf("exchanges names %s, which is no row of the table", name)
+		}
 	}
 }

@@ -16,11 +16,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/mysqlwire"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type mysqlExchange struct {
@@ -42,7 +42,7 @@ func (x *mysqlExchange) close() { x.cv.close() }
 
 func (x *mysqlExchange) run(ctx context.Context) error {
 	cv, o := &x.cv, x.cv.p.opts
-	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	cv.connected()
@@ -123,25 +123,4 @@ func (x *mysqlExchange) describe(err error, _ time.Time, _ *Result, obs *classif
 	if e := x.refused; e != nil {
 		a.ErrorCode, a.SQLState, a.Message = int(e.Code), red(e.State), red(e.Message)
 	}
-}
-
-// mysqlForm is the URL form of a mysql:// probe.
-func mysqlForm(scheme string) string {
-	return scheme + "://[USER[:PASSWORD]@]HOST[:PORT][/DB]"
-}
-
-// checkMySQLURL holds a mysql:// URL to what the probe sends: a user and
-// password, a database name as the path, no query.
-func checkMySQLURL(u *url.URL) error {
-	form := mysqlForm(u.Scheme)
-	if err := checkDatabaseURL(u, form); err != nil {
-		return err
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		return fmt.Errorf("%s URL has a query, which the probe does not use (want %s)", u.Scheme, form)
-	}
-	if err := mysqlwire.CheckPath(u); err != nil {
-		return fmt.Errorf("%w (want %s)", err, form)
-	}
-	return nil
 }

@@ -6,13 +6,13 @@
 //
 // # Protocols
 //
-// Each protocol is one row of the scheme table (schemes.go) and one file
+// Each protocol is one row of the scheme table (internal/scheme) and one file
 // (http.go, net/http's Transport; http1.go, the plain HTTP/1.1 case
 // newHTTP picks for an http:// URL with no proxy for it, --follow 0 and no
 // HTTP/2, on Request.Write and http.ReadResponse, with the Transport's own
 // answers and errors but none of its goroutines; grpc.go, the gRPC health
 // call over net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type
-// that implements exchange and its constructor, which the row names. Run
+// that implements exchange and its constructor, which exchanges.go names for the row. Run
 // picks the exchange by the URL's scheme; everything else is shared through
 // the *run it is given:
 //   - the dialler, p.dial: --resolve, the DNS client (p.lookup, with
@@ -49,6 +49,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/resolve"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
@@ -70,19 +71,10 @@ type exchange interface {
 	close()
 }
 
-// exchangeFor is the exchange of a URL scheme (its row of the scheme
-// table), nil for a scheme no protocol speaks.
-func exchangeFor(scheme string) func(ctx context.Context, p *run) (exchange, error) {
-	if row, ok := LookupScheme(scheme); ok {
-		return row.open
-	}
-	return nil
-}
-
 // Run probes once. It returns within opts.MaxTime (plus scheduling noise)
 // whatever the server does; ctx cancellation (Ctrl-C) ends it early with
 // Result.Canceled set.
-func Run(ctx context.Context, opts *Options) Result {
+func Run(ctx context.Context, opts *scheme.Options) Result {
 	if opts.AllAddresses {
 		return runAll(ctx, opts)
 	}
@@ -114,7 +106,7 @@ type hooks struct {
 // run is the state of one probe. The trace hooks, timers and dial attempts
 // run on other goroutines, so every part below mu is guarded by it.
 type run struct {
-	opts  *Options
+	opts  *scheme.Options
 	start time.Time
 	hooks hooks
 	// ctx is the probe's context (set by do).
@@ -195,7 +187,7 @@ type hop struct {
 }
 
 // newRun prepares one probe of opts; h are test seams (none in Run).
-func newRun(opts *Options, h hooks) *run {
+func newRun(opts *scheme.Options, h hooks) *run {
 	// One allocation for the run and what it owns (the resolver, the
 	// dial condition, the windows' causes): a sweep makes one a target.
 	p := &run{opts: opts, start: time.Now(), hooks: h}
@@ -315,7 +307,7 @@ func (p *run) do(parent context.Context) Result {
 	defer p.stopTimers()
 
 	res := &p.result
-	*res = Result{URL: o.displayURL(), Started: p.start}
+	*res = Result{URL: o.DisplayURL(), Started: p.start}
 	newExchange := exchangeFor(o.URL.Scheme)
 	var ex exchange
 	var err error
@@ -371,14 +363,14 @@ func (p *run) finish(parent, ctx context.Context, ex exchange, err error, res *R
 
 	obs := &p.obs
 	*obs = classify.Observation{Stage: p.stage, Proxied: p.proxied, DNS: p.dnsAnswer, Now: now,
-		ClientCertAsked: p.certAsked, ClientCertGiven: p.opts.clientCertGiven()}
+		ClientCertAsked: p.certAsked, ClientCertGiven: clientCertGiven(p.opts)}
 	if p.proxyStatus != 0 {
 		obs.ProxyStatus = p.proxyStatus
 	}
 	f := &p.facts
 	*f = classify.Facts{Host: o.URL.Hostname(), Proxy: res.Proxy, FirstByte: !p.firstByte.IsZero()}
-	row, _ := LookupScheme(o.URL.Scheme)
-	if !row.TLS && row.Options&AppliesRequest != 0 {
+	row, _ := scheme.LookupScheme(o.URL.Scheme)
+	if !row.TLS && row.Options&scheme.AppliesRequest != 0 {
 		f.PlainHTTP = true
 	}
 	// The row's kind judges its answer: never HTTP's rules for another
@@ -487,9 +479,9 @@ func (p *run) firstStage(u *url.URL, proxied bool) classify.Stage {
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
-		port = DefaultPort(u.Scheme)
+		port = scheme.DefaultPort(u.Scheme)
 	}
-	if p.opts.isFixed(host, port) {
+	if isFixed(p.opts, host, port) {
 		return classify.StageConnect
 	}
 	return classify.StageDNS

@@ -14,11 +14,12 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // opts returns probe options for raw with short windows, using dns as the
 // only DNS server.
-func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *probe.Options {
+func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *scheme.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -30,7 +31,7 @@ func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *probe.Options {
 	}
 	red := redact.NewRedactor(nil, nil)
 	red.AddURL(u)
-	return &probe.Options{
+	return &scheme.Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
 		Network: "tcp", Resolve: map[string][]string{}, DNSServer: dns, TLSConfig: tc,
 		ConnectTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond,
@@ -76,13 +77,13 @@ func TestReasonsFromRealServers(t *testing.T) {
 		url    string
 		reason classify.Reason
 		stage  probe.Phase // a phase that must be recorded
-		mod    func(*probe.Options)
+		mod    func(*scheme.Options)
 	}{
 		{name: "pass", url: ok + "/health", reason: classify.OK, stage: probe.PhaseTransfer},
 		{name: "pass via dns", url: "http://app.invalid:" + okPort + "/", reason: classify.OK, stage: probe.PhaseDNS},
 		{name: "status", url: srv(fixture.HTTPOptions{Status: 503}), reason: classify.HTTPStatus},
 		{name: "redirect", url: srv(fixture.HTTPOptions{Redirect: "http://other.invalid/"}), reason: classify.Redirect},
-		{name: "condition", url: ok, reason: classify.ConditionFailed, mod: func(o *probe.Options) { o.Expect.BodyText = []string{"ready"} }},
+		{name: "condition", url: ok, reason: classify.ConditionFailed, mod: func(o *scheme.Options) { o.Expect.BodyText = []string{"ready"} }},
 		{name: "refused", url: closed.URL(), reason: classify.ConnRefused, stage: probe.PhaseConnect},
 		{name: "nxdomain", url: "http://nx.invalid/", reason: classify.DNSNXDomain, stage: probe.PhaseDNS},
 		{name: "no address", url: "http://empty.invalid/", reason: classify.DNSNoAddress, stage: probe.PhaseDNS},
@@ -103,7 +104,7 @@ func TestReasonsFromRealServers(t *testing.T) {
 		{name: "client cert wanted", url: srv(fixture.HTTPOptions{TLS: fixture.TLSClientCert}), reason: classify.TLSClientCertRequired},
 		{name: "tls eof", url: srv(fixture.HTTPOptions{TLS: fixture.TLSEOF}), reason: classify.TLSHandshakeFailure},
 		{name: "plain on tls", url: strings.Replace(ok, "http://", "https://", 1), reason: classify.TLSNotTLS},
-		{name: "proxy down", url: ok, reason: classify.ProxyUnreachable, mod: func(o *probe.Options) {
+		{name: "proxy down", url: ok, reason: classify.ProxyUnreachable, mod: func(o *scheme.Options) {
 			o.Proxy = proxyenv.FromEnv(func(k string) string {
 				if k == "http_proxy" {
 					return closed.URL()

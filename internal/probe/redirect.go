@@ -131,15 +131,6 @@ func (p *run) beginHop(u *url.URL) {
 	}
 }
 
-// DefaultPort is the port a URL of scheme means when it names none: its
-// row's (443 for https, 6379 for redis, ...), else HTTP's 80.
-func DefaultPort(scheme string) string {
-	if row, ok := LookupScheme(scheme); ok && row.DefaultPort != "" {
-		return row.DefaultPort
-	}
-	return follow.DefaultPort(scheme)
-}
-
 // redirect describes the final answer's Location: resolved against the
 // request URL and redacted, or, when it is not a URL, the raw text redacted.
 func (p *run) redirect(base *url.URL, loc string) *Redirect {

@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/rediswire"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type redisExchange struct {
@@ -38,10 +38,10 @@ func (r *redisExchange) close() { r.cv.close() }
 
 func (r *redisExchange) run(ctx context.Context) error {
 	cv, o := &r.cv, r.cv.p.opts
-	if err := cv.connect(ctx, DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
-	if o.secure() {
+	if o.Secure() {
 		if err := cv.startTLS(ctx); err != nil {
 			return err
 		}
@@ -146,81 +146,13 @@ func (r *redisExchange) describe(err error, _ time.Time, _ *Result, obs *classif
 	}
 }
 
-// socketSchemes are the names of Redis over its Unix socket: unix://
-// (go-redis, redis-py, redis-rb) and redis+socket:// (Celery, kombu).
-// redis-cli's -u takes neither (its -s takes the path).
-var socketSchemes = [...]string{"unix", "redis+socket"}
-
-// redisSocket is the socket path of a unix:///PATH URL, "" for a
-// redis:// one.
-func redisSocket(u *url.URL) string {
-	if isSocketScheme(u.Scheme) {
-		return u.Path
-	}
-	return ""
-}
-
 // wireURL is u as the commands read it: a socket URL's database is its db
 // parameter (its path is the socket's).
 func wireURL(u *url.URL) *url.URL {
-	if redisSocket(u) == "" {
+	if scheme.RedisSocket(u) == "" {
 		return u
 	}
 	w := *u
 	w.Path = "/" + u.Query().Get("db")
 	return &w
-}
-
-// checkRedisURL holds a redis:// or rediss:// URL to what the probe sends:
-// credentials, a database number as the path, no query or fragment; a
-// socket URL to unix://[[USER]:PASSWORD@]/PATH[?db=N].
-func checkRedisURL(u *url.URL) error {
-	if isSocketScheme(u.Scheme) {
-		return checkRedisSocketURL(u)
-	}
-	form := u.Scheme + "://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
-	if err := checkDatabaseURL(u, form); err != nil {
-		return err
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		return fmt.Errorf("%s URL has a query (want %s)", u.Scheme, form)
-	}
-	return rediswire.CheckPath(u)
-}
-
-func isSocketScheme(scheme string) bool {
-	for _, s := range socketSchemes {
-		if strings.EqualFold(scheme, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkRedisSocketURL holds a socket URL to its form: no host, an absolute
-// path, the database as db=N and nothing else in the query.
-func checkRedisSocketURL(u *url.URL) error {
-	form := u.Scheme + ":///PATH/TO/redis.sock (or " + u.Scheme + "://[USER]:PASSWORD@/PATH/TO/redis.sock)[?db=N]"
-	if err := checkDatabaseURL(u, form); err != nil {
-		return err
-	}
-	switch {
-	case u.Host != "":
-		return fmt.Errorf("%s URL names the host %q: a Unix socket's URL names only its path (want %s)", u.Scheme, u.Host, form)
-	case !strings.HasPrefix(u.Path, "/") || len(u.Path) < 2:
-		return fmt.Errorf("%s URL names no socket path (want %s)", u.Scheme, form)
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		return fmt.Errorf("%s URL's query: %v (want %s)", u.Scheme, err, form)
-	}
-	for k, vs := range q {
-		if k != "db" || len(vs) != 1 {
-			return fmt.Errorf("%s URL has the parameter %q, which the probe does not use (want %s)", u.Scheme, k, form)
-		}
-		if n, err := strconv.Atoi(vs[0]); err != nil || n < 0 || vs[0][0] == '+' {
-			return fmt.Errorf("%s URL's db %q is not a database number (want %s)", u.Scheme, vs[0], form)
-		}
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/healthctl/healthctl/internal/inputfile"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // The request body (--data) has two sources, one way to send them: Body,
@@ -19,11 +20,8 @@ import (
 // streamed from it with BodySize as its Content-Length, so memory stays
 // bounded whatever its size.
 
-// HasBody reports whether o sends a request body (possibly empty).
-func (o *Options) HasBody() bool { return o.Body != nil || o.BodyFile != "" }
-
 // bodyLen is the request body's length.
-func (o *Options) bodyLen() int64 {
+func bodyLen(o *scheme.Options) int64 {
 	if o.BodyFile != "" {
 		return o.BodySize
 	}
@@ -32,7 +30,7 @@ func (o *Options) bodyLen() int64 {
 
 // setBody gives req o's body: its reader, Content-Length and GetBody (for
 // a redirect that repeats it). An empty body is http.NoBody.
-func (o *Options) setBody(req *http.Request) {
+func setBody(o *scheme.Options, req *http.Request) {
 	if !o.HasBody() {
 		return
 	}
@@ -193,7 +191,7 @@ func (p *run) counted(b io.ReadCloser) countedBody {
 // connection and not yet written (writeBehind's queue) are not counted as
 // sent; the Transport's own write buffer (4 KiB) may be.
 func (p *run) bodyUnsent() (sent, size int64, unsent bool) {
-	size = p.opts.bodyLen()
+	size = bodyLen(p.opts)
 	if size == 0 {
 		return 0, 0, false
 	}

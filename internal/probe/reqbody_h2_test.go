@@ -15,6 +15,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestFileBodyCancelledOnHTTP2 is probe_hold_signal's shape: -d @FILE's
@@ -50,7 +51,7 @@ func TestFileBodyCancelledOnHTTP2(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	for i := range 5 {
 		ctx, cancel := context.WithCancel(context.Background())
-		req, err := NewRequest(ctx, &Options{URL: u, Method: "POST", Header: http.Header{}, BodyFile: path, BodySize: 4 << 20})
+		req, err := NewRequest(ctx, &scheme.Options{URL: u, Method: "POST", Header: http.Header{}, BodyFile: path, BodySize: 4 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}

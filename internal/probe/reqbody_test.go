@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"io"
 	"net"
 	"net/url"
@@ -25,7 +26,7 @@ func TestNewRequestBodyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse("http://127.0.0.1:1/x")
-	o := &Options{URL: u, Method: "POST", BodyFile: path, BodySize: int64(len(data))}
+	o := &scheme.Options{URL: u, Method: "POST", BodyFile: path, BodySize: int64(len(data))}
 	req, err := NewRequest(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"net"
 	"net/http"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // --user-agent), the Host override, the default User-Agent, and basic auth
 // from -u, else from the URL's userinfo, unless -H Authorization was given.
 // The URL's userinfo never goes into the request line.
-func NewRequest(ctx context.Context, o *Options) (*http.Request, error) {
+func NewRequest(ctx context.Context, o *scheme.Options) (*http.Request, error) {
 	// The request is made for no URL and given a copy of o's (in the
 	// URL the empty text parsed to): the request line and Host are the
 	// URL's as parsing its text again would make them
@@ -27,7 +28,7 @@ func NewRequest(ctx context.Context, o *Options) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.setBody(req)
+	setBody(o, req)
 	u := req.URL
 	*u = *o.URL
 	u.User = nil // credentials go in the header, never in text
@@ -71,7 +72,7 @@ func removeEmptyPort(host string) string {
 }
 
 // removesHeader reports whether -H 'Name:' asked to remove a header.
-func (o *Options) removesHeader(name string) bool {
+func removesHeader(o *scheme.Options, name string) bool {
 	vs, ok := o.Header[name]
 	return ok && len(vs) == 1 && vs[0] == ""
 }
@@ -81,7 +82,7 @@ func (o *Options) removesHeader(name string) bool {
 // else the URL's host. As in a probe (and curl), -H 'Host: x' changes the
 // request's Host, not the TLS server name. The result is a fresh copy the
 // caller may change.
-func TLSConfig(o *Options) *tls.Config {
+func TLSConfig(o *scheme.Options) *tls.Config {
 	tc := o.TLSConfig.Clone()
 	if tc == nil {
 		tc = &tls.Config{}
@@ -100,7 +101,7 @@ func TLSConfig(o *Options) *tls.Config {
 // (--dns-server, -4/-6), then the addresses raced as RFC 8305 describes.
 // Each call is bounded by o.ConnectTimeout (DNS and connect together, as
 // a probe's connect window), when it is set.
-func Dialer(o *Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func Dialer(o *scheme.Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		p := newRun(o, hooks{})
 		p.cancel = func(error) {}
@@ -121,18 +122,18 @@ func Dialer(o *Options) func(ctx context.Context, network, addr string) (net.Con
 // no proxy: for requests whose own timing is watched (a proxy would buffer
 // them). Go's own Accept-Encoding is off when -H 'Accept-Encoding:'
 // removes it.
-func Transport(o *Options) *http.Transport {
+func Transport(o *scheme.Options) *http.Transport {
 	return &http.Transport{
 		DialContext:        Dialer(o),
 		TLSClientConfig:    TLSConfig(o),
 		DisableKeepAlives:  true,
-		DisableCompression: o.removesHeader("Accept-Encoding"),
+		DisableCompression: removesHeader(o, "Accept-Encoding"),
 	}
 }
 
 // clientCertGiven reports whether --cert/--key configured a client
 // certificate.
-func (o *Options) clientCertGiven() bool {
+func clientCertGiven(o *scheme.Options) bool {
 	return o.TLSConfig != nil && (len(o.TLSConfig.Certificates) > 0 || o.TLSConfig.GetClientCertificate != nil)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // seen is what a recording server received.
@@ -74,13 +75,13 @@ func TestRequestOptions(t *testing.T) {
 
 func TestConditionsFail(t *testing.T) {
 	srv, _ := recorder(t, nil)
-	for name, mod := range map[string]func(*probe.Options){
-		"json": func(o *probe.Options) { o.Expect.JSON = []expect.JSONExpect{{Path: "status", Value: "up"}} },
-		"header": func(o *probe.Options) {
+	for name, mod := range map[string]func(*scheme.Options){
+		"json": func(o *scheme.Options) { o.Expect.JSON = []expect.JSONExpect{{Path: "status", Value: "up"}} },
+		"header": func(o *scheme.Options) {
 			o.Expect.HeaderRE = []expect.HeaderExpect{{Name: "X-Version", RE: regexp.MustCompile(`^2\.`)}}
 		},
-		"regex":  func(o *probe.Options) { o.Expect.BodyRegex = []*regexp.Regexp{regexp.MustCompile(`starting`)} },
-		"status": func(o *probe.Options) { o.Expect.Status, _ = expect.ParseStatusSet("204") },
+		"regex":  func(o *scheme.Options) { o.Expect.BodyRegex = []*regexp.Regexp{regexp.MustCompile(`starting`)} },
+		"status": func(o *scheme.Options) { o.Expect.Status, _ = expect.ParseStatusSet("204") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			o := opts(t, srv.URL, "", nil)

@@ -3,13 +3,12 @@ package probe
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // conversation is what the exchanges of request/answer services over one
@@ -46,7 +45,7 @@ func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort
 		p.serverName = tc.ServerName
 	}
 	now := time.Now()
-	sock := SocketPath(hop)
+	sock := scheme.SocketPath(hop)
 	if sock != "" {
 		// A Unix socket: no lookup, the connect is the first stage.
 		p.enterAt(classify.StageConnect, now)
@@ -153,19 +152,3 @@ func (cv *conversation) close() {
 		cv.conn.Close()
 	}
 }
-
-// checkDatabaseURL holds a database's URL (redis://, postgres://) to what
-// every such probe refuses: a fragment, a control character in the
-// database's name. form is the URL's shape, for the error.
-func checkDatabaseURL(u *url.URL, form string) error {
-	switch {
-	case u.Fragment != "":
-		return fmt.Errorf("%s URL has a fragment (want %s)", u.Scheme, form)
-	case strings.ContainsFunc(u.Path, isControl):
-		return fmt.Errorf("%s URL's database name has a control character", u.Scheme)
-	}
-	return nil
-}
-
-// isControl says r is a control character.
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

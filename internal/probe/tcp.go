@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"regexp"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // streamExchange is tcp:// (a connect and nothing more: the kubelet's
@@ -61,7 +61,7 @@ func (s *streamExchange) run(ctx context.Context) error {
 		return err
 	}
 	s.conn = c
-	if o.secure() {
+	if o.Secure() {
 		conn := p.tlsClient(c)
 		s.conn = conn
 		if err := p.handshake(ctx, conn, s.firstRecord); err != nil {
@@ -76,17 +76,6 @@ func (s *streamExchange) run(ctx context.Context) error {
 	p.stage = classify.StageDone
 	p.mu.Unlock()
 	return nil
-}
-
-// Step is one step of a tcp:// or tls:// dialogue (blackbox_exporter's
-// query_response): read lines until one matches Expect (when set), then
-// send Send and a newline (when set; ${1} and ${name} are Expect's
-// groups), then upgrade the connection to TLS (StartTLS: SMTP, IMAP,
-// POP3 after their STARTTLS command).
-type Step struct {
-	Expect   *regexp.Regexp
-	Send     string
-	StartTLS bool
 }
 
 // maxDialogueLine bounds a line the dialogue reads.
@@ -167,16 +156,12 @@ func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify
 	obs.Answer = connected{dialogueFailed: s.failed != ""}
 }
 
-// streamKind is tcp:// and tls:// as a kind: a connect (and a handshake)
-// is the whole answer; it has no reasons of its own.
-var streamKind = classify.Declare(classify.Kind{Name: "tcp"})
-
 // connected is a stream probe's answer: the connection (and the handshake)
 // completed, and a dialogue's lines came or did not. It has nothing of its
 // own to show.
 type connected struct{ dialogueFailed bool }
 
-func (connected) Kind() *classify.Kind { return streamKind }
+func (connected) Kind() *classify.Kind { return scheme.StreamKind }
 
 // Reason is a pass, but for a dialogue line that did not come.
 func (c connected) Reason() classify.Reason {

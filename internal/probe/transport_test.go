@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestPlainOnly: the transport skips TLS and HTTP/2 set-up only when the
@@ -42,7 +43,7 @@ func TestPlainOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := newRun(&Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: redact.NewRedactor(nil, nil)}, hooks{})
+		p := newRun(&scheme.Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: redact.NewRedactor(nil, nil)}, hooks{})
 		if got := p.plainOnly(); got != tc.want {
 			t.Errorf("%s: plainOnly = %v, want %v", tc.name, got, tc.want)
 		}

@@ -15,15 +15,16 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
-func testOptions(t *testing.T, raw, dns string) *Options {
+func testOptions(t *testing.T, raw, dns string) *scheme.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Options{
+	return &scheme.Options{
 		URL: u, Method: "GET", Header: http.Header{}, UserAgent: "healthctl/test",
 		Network: "tcp", Resolve: map[string][]string{}, DNSServer: dns, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,

@@ -33,9 +33,9 @@ import (
 
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
-	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Error is bad user input, with where it came from.
@@ -110,9 +110,9 @@ type Input struct {
 // Defaults returns the input every command starts from.
 func Defaults() Input {
 	return Input{
-		ConnectTimeout: probe.DefaultConnectTimeout,
-		ReadTimeout:    probe.DefaultReadTimeout,
-		MaxBody:        probe.DefaultMaxBody,
+		ConnectTimeout: scheme.DefaultConnectTimeout,
+		ReadTimeout:    scheme.DefaultReadTimeout,
+		MaxBody:        scheme.DefaultMaxBody,
 		ExpectStatus:   "2xx",
 	}
 }
@@ -140,18 +140,18 @@ func ptr(s string) *string { return &s }
 // Template is an Input once validated and its files read: everything but the
 // URL.
 type Template struct {
-	opts probe.Options
+	opts scheme.Options
 	in   *Input
 }
 
 // Options returns a copy of the template's options without a URL.
-func (t *Template) Options() probe.Options { return t.opts }
+func (t *Template) Options() scheme.Options { return t.opts }
 
 // Build validates the input and reads its files (CA, client certificate,
 // -H @file, --data @file), so bad input is found before anything is probed.
 // getenv reads the proxy variables.
 func (in *Input) Build(getenv func(string) string) (*Template, error) {
-	o := probe.Options{
+	o := scheme.Options{
 		Header:         http.Header{},
 		UserAgent:      in.UserAgent,
 		Network:        "tcp",
@@ -382,8 +382,8 @@ func (in *Input) Build(getenv func(string) string) (*Template, error) {
 // ParseDialogue reads --dialogue's steps, in order: expect:RE, send:TEXT
 // (one line; after an expect: it is that step's send, expanded from its
 // match as blackbox's query_response does), starttls.
-func ParseDialogue(steps []string) ([]probe.Step, error) {
-	var out []probe.Step
+func ParseDialogue(steps []string) ([]scheme.Step, error) {
+	var out []scheme.Step
 	for _, s := range steps {
 		kind, arg, _ := strings.Cut(s, ":")
 		switch kind {
@@ -392,7 +392,7 @@ func ParseDialogue(steps []string) ([]probe.Step, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", strconv.Quote(s), err)
 			}
-			out = append(out, probe.Step{Expect: re})
+			out = append(out, scheme.Step{Expect: re})
 		case "send":
 			if hasControl(arg) {
 				return nil, fmt.Errorf("%s: one line, without control characters (the newline is added)", strconv.Quote(s))
@@ -400,7 +400,7 @@ func ParseDialogue(steps []string) ([]probe.Step, error) {
 			if n := len(out); n > 0 && out[n-1].Expect != nil && out[n-1].Send == "" && !out[n-1].StartTLS {
 				out[n-1].Send = arg
 			} else {
-				out = append(out, probe.Step{Send: arg})
+				out = append(out, scheme.Step{Send: arg})
 			}
 		case "starttls":
 			if arg != "" {
@@ -409,7 +409,7 @@ func ParseDialogue(steps []string) ([]probe.Step, error) {
 			if n := len(out); n > 0 && !out[n-1].StartTLS {
 				out[n-1].StartTLS = true
 			} else {
-				out = append(out, probe.Step{StartTLS: true})
+				out = append(out, scheme.Step{StartTLS: true})
 			}
 		default:
 			return nil, fmt.Errorf("%s: want expect:RE, send:TEXT or starttls", strconv.Quote(s))
@@ -433,7 +433,7 @@ func hasControl(s string) bool {
 
 // headersInto reads -H values (and @FILE lists) into the request header,
 // registering secret values with the redactor.
-func (in *Input) headersInto(o *probe.Options, red *redact.Redactor) error {
+func (in *Input) headersInto(o *scheme.Options, red *redact.Redactor) error {
 	// Each line keeps where it came from: a bad line of -H @FILE is named
 	// by the file and its line, not only by the flag.
 	type line struct{ text, src string }
@@ -501,7 +501,7 @@ func checkHost(name, val string) error {
 
 // addHeader puts a parsed -H line into the request: Host sets the host,
 // 'Name:' sends the header empty (removing Go's own).
-func addHeader(o *probe.Options, name, val string) {
+func addHeader(o *scheme.Options, name, val string) {
 	if strings.EqualFold(name, "Host") {
 		o.Host = val
 		return
@@ -556,8 +556,8 @@ func (in *Input) tlsConfig() (*tls.Config, error) {
 // connect or a gRPC health call never gets would otherwise pass unchecked,
 // and a request option would be silently dropped. source names the URL (an
 // argument, a targets file's line).
-func (in *Input) notFor(scheme, source string) error {
-	row, ok := probe.LookupScheme(scheme)
+func (in *Input) notFor(name, source string) error {
+	row, ok := scheme.LookupScheme(name)
 	if !ok {
 		return nil
 	}
@@ -565,35 +565,35 @@ func (in *Input) notFor(scheme, source string) error {
 		flag string
 		set  bool
 		// needs is the option group the option belongs to.
-		needs probe.Applies
+		needs scheme.Applies
 	}
 	opts := []opt{
-		{"expect-status", in.ExpectStatus != "" && in.ExpectStatus != "2xx", probe.AppliesAnswer},
-		{"expect-body", len(in.ExpectBody) > 0, probe.AppliesAnswer},
-		{"expect-body-regex", len(in.ExpectBodyRegex) > 0, probe.AppliesAnswer},
-		{"expect-json", len(in.ExpectJSON) > 0, probe.AppliesAnswer},
-		{"expect-header", len(in.ExpectHeader) > 0, probe.AppliesAnswer},
-		{"expect-body-not", len(in.ExpectBodyNot) > 0, probe.AppliesAnswer},
-		{"expect-header-not", len(in.ExpectHeaderNot) > 0, probe.AppliesAnswer},
-		{"degraded-if-body", len(in.DegradedIfBody) > 0, probe.AppliesAnswer},
-		{"degraded-if-json", len(in.DegradedIfJSON) > 0, probe.AppliesAnswer},
-		{"method", in.Method != "", probe.AppliesRequest},
-		{"data", in.Data != "", probe.AppliesRequest},
-		{"user", in.User != "", probe.AppliesRequest},
-		{"follow", in.Follow != 0, probe.AppliesRequest},
-		{"http2-prior-knowledge", in.HTTP2Prior, probe.AppliesRequest},
-		{"header", len(in.Headers) > 0, probe.AppliesHeader},
-		{"grpc-service", in.GRPCService != "", probe.AppliesGRPCService},
-		{"dialogue", len(in.Dialogue) > 0, probe.AppliesDialogue},
+		{"expect-status", in.ExpectStatus != "" && in.ExpectStatus != "2xx", scheme.AppliesAnswer},
+		{"expect-body", len(in.ExpectBody) > 0, scheme.AppliesAnswer},
+		{"expect-body-regex", len(in.ExpectBodyRegex) > 0, scheme.AppliesAnswer},
+		{"expect-json", len(in.ExpectJSON) > 0, scheme.AppliesAnswer},
+		{"expect-header", len(in.ExpectHeader) > 0, scheme.AppliesAnswer},
+		{"expect-body-not", len(in.ExpectBodyNot) > 0, scheme.AppliesAnswer},
+		{"expect-header-not", len(in.ExpectHeaderNot) > 0, scheme.AppliesAnswer},
+		{"degraded-if-body", len(in.DegradedIfBody) > 0, scheme.AppliesAnswer},
+		{"degraded-if-json", len(in.DegradedIfJSON) > 0, scheme.AppliesAnswer},
+		{"method", in.Method != "", scheme.AppliesRequest},
+		{"data", in.Data != "", scheme.AppliesRequest},
+		{"user", in.User != "", scheme.AppliesRequest},
+		{"follow", in.Follow != 0, scheme.AppliesRequest},
+		{"http2-prior-knowledge", in.HTTP2Prior, scheme.AppliesRequest},
+		{"header", len(in.Headers) > 0, scheme.AppliesHeader},
+		{"grpc-service", in.GRPCService != "", scheme.AppliesGRPCService},
+		{"dialogue", len(in.Dialogue) > 0, scheme.AppliesDialogue},
 		// --max-body bounds the body read; no other protocol reads one.
-		{"max-body", in.MaxBody != probe.DefaultMaxBody, probe.AppliesAnswer},
+		{"max-body", in.MaxBody != scheme.DefaultMaxBody, scheme.AppliesAnswer},
 	}
 	for _, o := range opts {
 		if !o.set || row.Options&o.needs != 0 {
 			continue
 		}
 		consequence := "it would be ignored"
-		if o.needs == probe.AppliesAnswer && o.flag != "max-body" {
+		if o.needs == scheme.AppliesAnswer && o.flag != "max-body" {
 			consequence = "the condition would never be checked"
 		}
 		var value *string
@@ -601,7 +601,7 @@ func (in *Input) notFor(scheme, source string) error {
 		if what == "" {
 			what = "is " + row.Name + "://"
 		}
-		if o.needs == probe.AppliesGRPCService {
+		if o.needs == scheme.AppliesGRPCService {
 			value = ptr(in.GRPCService)
 		}
 		return in.bad(o.flag, value, "is for %s, but %s %s: %s", urlsWith(o.needs), source, what, consequence)
@@ -611,9 +611,9 @@ func (in *Input) notFor(scheme, source string) error {
 
 // urlsWith names the URLs whose protocols take an option group:
 // "http:// and https:// URLs".
-func urlsWith(a probe.Applies) string {
+func urlsWith(a scheme.Applies) string {
 	var names []string
-	for _, s := range probe.Schemes() {
+	for _, s := range scheme.Schemes() {
 		if s.Options&a != 0 {
 			names = append(names, s.Name+"://")
 		}
@@ -628,7 +628,7 @@ func urlsWith(a probe.Applies) string {
 // ForURL returns the options for one URL given on the command line; its
 // errors name the argument (redacted: a password in it is not printed), so
 // "probe http://ok /x" says which of the two has no host.
-func (t *Template) ForURL(raw string) (*probe.Options, error) {
+func (t *Template) ForURL(raw string) (*scheme.Options, error) {
 	return t.ForURLFrom(raw, "URL argument "+strconv.Quote(t.opts.Redactor.RawURL(raw)))
 }
 
@@ -659,7 +659,7 @@ func (t *Template) Redactor() *redact.Redactor { return t.opts.Redactor }
 
 // ForURLFrom returns the options for one URL, validated; source names where
 // the URL came from in errors (a file and line, an argument).
-func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
+func (t *Template) ForURLFrom(raw, source string) (*scheme.Options, error) {
 	u, err := t.CheckURL(raw, source)
 	if err != nil {
 		return nil, err
@@ -671,7 +671,7 @@ func (t *Template) ForURLFrom(raw, source string) (*probe.Options, error) {
 // of the template's: the URL's secrets are registered there and not in
 // the template's, which every probe of it shares (watch --listen's /probe:
 // no request's secrets are remembered for another's answers).
-func (t *Template) ForURLAlone(raw, source string) (*probe.Options, error) {
+func (t *Template) ForURLAlone(raw, source string) (*scheme.Options, error) {
 	u, err := t.CheckURL(raw, source)
 	if err != nil {
 		return nil, err
@@ -683,7 +683,7 @@ func (t *Template) ForURLAlone(raw, source string) (*probe.Options, error) {
 
 // ForCheckedURL is ForURLFrom for a URL that CheckURL has passed: the
 // options take u as their own (nothing may change it from now on).
-func (t *Template) ForCheckedURL(u *url.URL) *probe.Options {
+func (t *Template) ForCheckedURL(u *url.URL) *scheme.Options {
 	return t.ForCheckedURLWith(u, Headers{}, nil)
 }
 
@@ -754,7 +754,7 @@ func (t *Template) Secrets(u *url.URL, h Headers) *redact.Redactor {
 // ForCheckedURLWith is ForCheckedURL with a target's own headers (from
 // OwnHeaders on t) in place of the template's, and its own redactor (from
 // Secrets; nil: the template's).
-func (t *Template) ForCheckedURLWith(u *url.URL, h Headers, r *redact.Redactor) *probe.Options {
+func (t *Template) ForCheckedURLWith(u *url.URL, h Headers, r *redact.Redactor) *scheme.Options {
 	o := t.opts
 	if r != nil {
 		o.Redactor = r
@@ -768,7 +768,7 @@ func (t *Template) ForCheckedURLWith(u *url.URL, h Headers, r *redact.Redactor) 
 	}
 	o.URL = u
 	o.Redactor.AddURL(u)
-	if row, _ := probe.LookupScheme(u.Scheme); row.TLS && o.TLSConfig.ServerName == "" && o.Host != "" {
+	if row, _ := scheme.LookupScheme(u.Scheme); row.TLS && o.TLSConfig.ServerName == "" && o.Host != "" {
 		tc := o.TLSConfig.Clone()
 		tc.ServerName = hostOnly(o.Host)
 		o.TLSConfig = tc
@@ -808,7 +808,7 @@ func ParseURL(raw string) (*url.URL, error) {
 	}
 	s := raw
 	if !strings.Contains(s, "://") {
-		s = probe.DefaultScheme().URL(s)
+		s = scheme.DefaultScheme().URL(s)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
@@ -825,14 +825,14 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("malformed URL: %s", msg)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
-	row, ok := probe.LookupScheme(u.Scheme)
+	row, ok := scheme.LookupScheme(u.Scheme)
 	if !ok {
-		return nil, fmt.Errorf("unsupported scheme %q (want %s); to check only that its port accepts connections, probe %s", u.Scheme, probe.SchemeList(false, nil), tcpSuggestion(u))
+		return nil, fmt.Errorf("unsupported scheme %q (want %s); to check only that its port accepts connections, probe %s", u.Scheme, scheme.SchemeList(false, nil), tcpSuggestion(u))
 	}
 	if err := checkFieldBytes(u); err != nil {
 		return nil, err
 	}
-	sock := probe.SocketPath(u)
+	sock := scheme.SocketPath(u)
 	if u.Hostname() == "" && sock == "" {
 		if err := checkForm(u, row); err != nil {
 			// What the row's form says is wrong (a host parameter
@@ -875,7 +875,7 @@ func tcpSuggestion(u *url.URL) string {
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
-	return probe.ConnectScheme().URL(host + ":" + port)
+	return scheme.ConnectScheme().URL(host + ":" + port)
 }
 
 // badFieldBytes are the bytes no URL field may hold once decoded: NUL ends
@@ -894,7 +894,7 @@ func checkFieldBytes(u *url.URL) error {
 		pw, _ := u.User.Password()
 		fields = append(fields, struct{ name, value string }{"user name", u.User.Username()}, struct{ name, value string }{"password", pw})
 	}
-	if row, _ := probe.LookupScheme(u.Scheme); row.Options&probe.AppliesRequest == 0 {
+	if row, _ := scheme.LookupScheme(u.Scheme); row.Options&scheme.AppliesRequest == 0 {
 		fields = append(fields, struct{ name, value string }{"path", u.Path}, struct{ name, value string }{"fragment", u.Fragment})
 		for kv := range strings.SplitSeq(u.RawQuery, "&") {
 			k, v, _ := strings.Cut(kv, "=")
@@ -985,7 +985,7 @@ func validHostName(h string) bool {
 // host and port (no default port), for gRPC a service name as the path, and
 // nothing else — no credentials, query or fragment, which no health call
 // would send. HTTP's URLs are any.
-func checkForm(u *url.URL, row probe.Scheme) error {
+func checkForm(u *url.URL, row scheme.Scheme) error {
 	if err, ok := row.CheckURL(u); ok {
 		// The protocol's own rules (its exchange file's).
 		return err
@@ -1000,7 +1000,7 @@ func checkForm(u *url.URL, row probe.Scheme) error {
 		return fmt.Errorf("%s URL has credentials, which it cannot send (want %s)", u.Scheme, row.Form)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return fmt.Errorf("%s URL has a query or fragment (want %s)", u.Scheme, row.Form)
-	case row.Path == probe.PathNone && u.Path != "" && u.Path != "/":
+	case row.Path == scheme.PathNone && u.Path != "" && u.Path != "/":
 		return fmt.Errorf("%s URL has a path (want %s)", u.Scheme, row.Form)
 	case hasControl(u.Path):
 		return fmt.Errorf("%s URL's service name has a control character", u.Scheme)

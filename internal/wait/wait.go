@@ -21,6 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Defaults of the loop: a 500 ms poll and a 30 s ceiling, a CI gate's numbers.
@@ -60,7 +61,7 @@ type Metrics interface {
 
 // Endpoint is one URL to wait for (the URL argument, validated).
 type Endpoint struct {
-	Options *probe.Options
+	Options *scheme.Options
 	// URL is the redacted URL, for messages.
 	URL string
 }
@@ -396,13 +397,13 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 // HostPort is the host:port a URL names (lower-case host, the scheme's
 // default port when none is given): the refused rate limit's unit until a
 // probe has reported the address it dialled.
-func HostPort(o *probe.Options) string {
+func HostPort(o *scheme.Options) string {
 	if o == nil || o.URL == nil {
 		return ""
 	}
 	port := o.URL.Port()
 	if port == "" {
-		port = probe.DefaultPort(o.URL.Scheme)
+		port = scheme.DefaultPort(o.URL.Scheme)
 	}
 	return net.JoinHostPort(strings.ToLower(o.URL.Hostname()), port)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // answer is what the fake server does for one probe: the result, and how
@@ -50,7 +51,7 @@ func newFake(respond map[string]func(n int, at time.Duration) answer) *fakeProbe
 	return &fakeProber{t0: time.Now(), respond: respond, starts: map[string][]time.Duration{}}
 }
 
-func (f *fakeProber) probe(ctx context.Context, o *probe.Options) probe.Result {
+func (f *fakeProber) probe(ctx context.Context, o *scheme.Options) probe.Result {
 	u := o.URL.String()
 	at := time.Since(f.t0)
 	f.mu.Lock()
@@ -81,7 +82,7 @@ func target(t *testing.T, raw string) Endpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Endpoint{Options: &probe.Options{URL: u}, URL: raw}
+	return Endpoint{Options: &scheme.Options{URL: u}, URL: raw}
 }
 
 type recorder struct {
@@ -521,7 +522,7 @@ func TestWaitHostPort(t *testing.T) {
 		"http://[::1]:9/":           "[::1]:9",
 	} {
 		u, _ := url.Parse(raw)
-		if got := HostPort(&probe.Options{URL: u}); got != want {
+		if got := HostPort(&scheme.Options{URL: u}); got != want {
 			t.Errorf("HostPort(%s) = %s, want %s", raw, got, want)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/policy"
-	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // BenchmarkSweepLoopback is one --once sweep of 1,000 targets (each its own
@@ -30,14 +30,14 @@ func BenchmarkSweepLoopback(b *testing.B) {
 	defer srv.Close()
 	const n = 1000
 	red := redact.NewRedactor(nil, nil)
-	base := probe.Options{Method: "GET", Header: http.Header{}, UserAgent: "healthctl/bench", Network: "tcp",
+	base := scheme.Options{Method: "GET", Header: http.Header{}, UserAgent: "healthctl/bench", Network: "tcp",
 		Resolve: map[string][]string{}, TLSConfig: &tls.Config{},
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, MaxTime: 5 * time.Second,
-		MaxBody: probe.DefaultMaxBody, Redactor: red}
+		MaxBody: scheme.DefaultMaxBody, Redactor: red}
 	targets := make([]*Endpoint, n)
 	for i := range targets {
 		raw := fmt.Sprintf("%s/env/%d/health", srv.URL, i)
-		targets[i] = &Endpoint{Name: fmt.Sprintf("env-%d", i), URL: raw, Recover: true, Build: func() (*probe.Options, error) {
+		targets[i] = &Endpoint{Name: fmt.Sprintf("env-%d", i), URL: raw, Recover: true, Build: func() (*scheme.Options, error) {
 			u, err := url.Parse(raw)
 			if err != nil {
 				return nil, err

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // DefaultHeartbeatTimeout bounds one heartbeat ping: the connection, the
@@ -79,8 +79,8 @@ func ParseHeartbeat(raw string) (*url.URL, error) {
 		return nil, errors.New("not a URL")
 	}
 	// An HTTP request is sent: a row that takes request options.
-	if row, ok := probe.LookupScheme(u.Scheme); !ok || row.Options&probe.AppliesRequest == 0 {
-		return nil, errors.New("want " + probe.SchemeList(true, probe.With(probe.AppliesRequest)))
+	if row, ok := scheme.LookupScheme(u.Scheme); !ok || row.Options&scheme.AppliesRequest == 0 {
+		return nil, errors.New("want " + scheme.SchemeList(true, scheme.With(scheme.AppliesRequest)))
 	}
 	if u.Host == "" {
 		return nil, errors.New("the URL has no host")

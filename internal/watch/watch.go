@@ -19,6 +19,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/state"
 )
 
@@ -33,13 +34,13 @@ type Endpoint struct {
 	URL string
 	// Options are the probe's; nil for a target without a URL, which is
 	// unreachable/no_url without any I/O.
-	Options *probe.Options
+	Options *scheme.Options
 	// Build, when set, makes the probe's options afresh for each probe
 	// instead of Options (nil then): thousands of targets sharing one
 	// template keep their URL between sweeps, not a copy of every option
 	// each. The caller has checked it once before the first sweep; an error
 	// all the same is the target's result (unreachable/protocol_error).
-	Build func() (*probe.Options, error)
+	Build func() (*scheme.Options, error)
 	// Recover false means: decide, but never run the hook.
 	Recover bool
 	// StartedAt is the start the targets file gives (zero: unknown). A later

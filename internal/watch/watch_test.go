@@ -14,6 +14,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/state"
 )
 
@@ -28,7 +29,7 @@ type fake struct {
 	maxSeen  atomic.Int32
 }
 
-func (f *fake) probe(ctx context.Context, o *probe.Options) probe.Result {
+func (f *fake) probe(ctx context.Context, o *scheme.Options) probe.Result {
 	n := f.inflight.Add(1)
 	defer f.inflight.Add(-1)
 	for {
@@ -63,7 +64,7 @@ func (f *fake) probe(ctx context.Context, o *probe.Options) probe.Result {
 }
 
 func newTarget(name string) *Endpoint {
-	return &Endpoint{Name: name, URL: "http://" + name, Recover: true, Options: &probe.Options{URL: &url.URL{Scheme: "http", Host: name}}}
+	return &Endpoint{Name: name, URL: "http://" + name, Recover: true, Options: &scheme.Options{URL: &url.URL{Scheme: "http", Host: name}}}
 }
 
 func newFake() *fake {
@@ -283,11 +284,11 @@ func TestHookConcurrency(t *testing.T) {
 func TestBuildOptionsPerProbe(t *testing.T) {
 	f := newFake()
 	var builds atomic.Int32
-	good := &Endpoint{Name: "b", URL: "http://b", Recover: true, Build: func() (*probe.Options, error) {
+	good := &Endpoint{Name: "b", URL: "http://b", Recover: true, Build: func() (*scheme.Options, error) {
 		builds.Add(1)
-		return &probe.Options{URL: &url.URL{Scheme: "http", Host: "b"}}, nil
+		return &scheme.Options{URL: &url.URL{Scheme: "http", Host: "b"}}, nil
 	}}
-	bad := &Endpoint{Name: "c", URL: "http://c", Recover: true, Build: func() (*probe.Options, error) {
+	bad := &Endpoint{Name: "c", URL: "http://c", Recover: true, Build: func() (*scheme.Options, error) {
 		return nil, fmt.Errorf("no options")
 	}}
 	w := New(Config{Targets: []*Endpoint{good, bad}, Settings: policy.DefaultSettings(), Probe: f.probe, Concurrency: 2}, nil)

@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Now is the fake clock's time.
@@ -50,7 +51,7 @@ func New(env map[string]string, outcome classify.Outcome) *Fakes {
 			return "", errors.New("no user config dir in tests")
 		},
 	}
-	fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+	fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 		fk.mu.Lock()
 		fk.probed = append(fk.probed, o.URL.String())
 		fk.mu.Unlock()

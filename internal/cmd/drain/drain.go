@@ -22,8 +22,8 @@ import (
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/manifest"
-	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // Options is what `healthctl drain-test` runs with, filled by its RunE.
@@ -232,18 +232,18 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		// --live any health endpoint (a gRPC answer other than SERVING,
 		// a refused connection, is the flip), --traffic an HTTP request,
 		// --inflight that or a gRPC unary call (above).
-		row, known := probe.LookupScheme("")
+		row, known := scheme.LookupScheme("")
 		if err == nil {
-			row, known = probe.LookupScheme(pu.Scheme)
+			row, known = scheme.LookupScheme(pu.Scheme)
 		}
-		takes := func(s probe.Scheme) bool { return s.Drain.Ready != "" }
+		takes := func(s scheme.Scheme) bool { return s.Drain.Ready != "" }
 		if u.flag == "inflight" || u.flag == "traffic" {
-			takes = func(s probe.Scheme) bool { return s.Options&probe.AppliesRequest != 0 && s.Drain.Inflight != "" }
+			takes = func(s scheme.Scheme) bool { return s.Options&scheme.AppliesRequest != 0 && s.Drain.Inflight != "" }
 		}
 		if err == nil && known && pu.Host != "" && takes(row) {
 			continue
 		}
-		want := probe.SchemeList(true, takes)
+		want := scheme.SchemeList(true, takes)
 		if u.flag == "inflight" {
 			want += ", or grpc://HOST:PORT/pkg.Service/Method"
 		}
@@ -272,12 +272,12 @@ func (o *Options) readInflightBody() error {
 // endpointOptions builds each URL's probe options from the shared probe
 // flags: --cacert, --insecure, -H, --resolve, -4/-6 apply to the health
 // polls, the in-flight requests and the traffic endpoint alike.
-func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*probe.Options, error) {
+func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*scheme.Options, error) {
 	tmpl, err := o.probe.Build(f.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	out := map[drain.Probe]*probe.Options{}
+	out := map[drain.Probe]*scheme.Options{}
 	for which, u := range map[drain.Probe]string{drain.Ready: o.Ready, drain.Live: o.Live, drain.Inflight: o.Inflight, drain.Traffic: o.trafficURL()} {
 		if u == "" {
 			continue

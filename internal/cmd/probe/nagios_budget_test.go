@@ -9,6 +9,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestNagiosBudget: with -o nagios, -t (else --max-time, else check_http's
@@ -25,15 +26,15 @@ func TestNagiosBudget(t *testing.T) {
 		{[]string{"-t", "8", "--connect-timeout", "500ms"}, "nagios", 500 * time.Millisecond, 8 * time.Second, 8 * time.Second},
 		{[]string{"--max-time", "6"}, "nagios", 6 * time.Second, 6 * time.Second, 6 * time.Second},
 		{nil, "nagios", 10 * time.Second, 10 * time.Second, 10 * time.Second},
-		{nil, "text", probe.DefaultConnectTimeout, probe.DefaultReadTimeout, probe.DefaultConnectTimeout + probe.DefaultReadTimeout},
-		{[]string{"--max-time", "6"}, "text", probe.DefaultConnectTimeout, probe.DefaultReadTimeout, 6 * time.Second},
+		{nil, "text", scheme.DefaultConnectTimeout, scheme.DefaultReadTimeout, scheme.DefaultConnectTimeout + scheme.DefaultReadTimeout},
+		{[]string{"--max-time", "6"}, "text", scheme.DefaultConnectTimeout, scheme.DefaultReadTimeout, 6 * time.Second},
 	} {
 		fk := clitest.New(nil, classify.Pass)
 		if c.output == "nagios" {
 			fk.F.Format = render.Nagios
 		}
-		var got *probe.Options
-		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+		var got *scheme.Options
+		fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 			got = o
 			return clitest.Result(o.URL, classify.Pass)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/render"
 	"github.com/healthctl/healthctl/internal/report"
 
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/words"
 )
 
@@ -108,7 +109,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	all := make([]*probe.Options, len(opts.URLs))
+	all := make([]*scheme.Options, len(opts.URLs))
 	for i, raw := range opts.URLs {
 		if all[i], err = tmpl.ForURL(raw); err != nil {
 			return err
@@ -197,7 +198,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 
 // probeAll probes every URL with at most limit probes in flight and returns
 // the results in argument order. The probes start in argument order.
-func probeAll(ctx context.Context, f *cli.Factory, all []*probe.Options, limit int) []probe.Result {
+func probeAll(ctx context.Context, f *cli.Factory, all []*scheme.Options, limit int) []probe.Result {
 	results := make([]probe.Result, len(all))
 	sem := make(chan struct{}, max(1, limit))
 	var wg sync.WaitGroup

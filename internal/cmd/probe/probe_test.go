@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // parse runs probe's flag parsing up to runF and returns the options.
@@ -99,7 +100,7 @@ func TestProbeJSONWriteError(t *testing.T) {
 func TestProbeAllAddressesEscapesServerText(t *testing.T) {
 	fk := clitest.New(nil, classify.Unreachable)
 	evil := "tls: alert \x1b]0;pwned\x07\x1b[2J\r\nFAIL forged"
-	fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+	fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 		u := o.URL
 		a := clitest.Result(u, classify.Unreachable)
 		a.Address, a.Error, a.HTTPStatus = "127.0.0.1:1", evil, 0
@@ -140,7 +141,7 @@ func TestProbeDegradedExitCode(t *testing.T) {
 	} {
 		fk := clitest.New(nil, classify.Pass)
 		fk.F.Exit1 = tc.exit1
-		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 			r := results[o.URL.String()]
 			return probe.Result{URL: o.URL.String(), Outcome: r.Outcome(), Reason: r, Started: clitest.Now}
 		}

@@ -13,13 +13,14 @@ import (
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // sequence is a prober whose first n answers are 503s (with retryAfter,
 // when set) and the rest 200s.
-func sequence(n int32, retryAfter time.Duration) func(context.Context, *probe.Options) probe.Result {
+func sequence(n int32, retryAfter time.Duration) func(context.Context, *scheme.Options) probe.Result {
 	var calls atomic.Int32
-	return func(_ context.Context, o *probe.Options) probe.Result {
+	return func(_ context.Context, o *scheme.Options) probe.Result {
 		if calls.Add(1) <= n {
 			r := clitest.Result(o.URL, classify.Unreachable)
 			if retryAfter > 0 {

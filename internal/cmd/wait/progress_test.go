@@ -12,6 +12,7 @@ import (
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestWaitProgressWithoutTerminal (a 300ms interval: no probe starts on
@@ -24,7 +25,7 @@ func TestWaitProgressWithoutTerminal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fk := clitest.New(nil, classify.Unreachable)
 		down := fk.F.Prober
-		fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(ctx context.Context, o *scheme.Options) probe.Result {
 			switch o.URL.Port() {
 			case "2": // the connect hangs: no probe ever completes
 				<-ctx.Done()
@@ -86,7 +87,7 @@ func TestWaitProgressQuietAfterChange(t *testing.T) {
 		fk := clitest.New(nil, classify.Unreachable)
 		n := 0
 		down := fk.F.Prober
-		fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(ctx context.Context, o *scheme.Options) probe.Result {
 			n++
 			if n == 17 { // at 8s: refused once
 				return clitest.Result(o.URL, classify.Refused)

@@ -22,11 +22,11 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
-	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/statsd"
 	"github.com/healthctl/healthctl/internal/wait"
 
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/words"
 )
 
@@ -375,8 +375,8 @@ func wantPhraseFor(opts *Options, url string) string {
 		// A protocol without an HTTP answer names what it misses (its
 		// row: "no SERVING answer", "no connection"); HTTP's depends on
 		// --expect-status.
-		scheme, _, _ := strings.Cut(url, "://")
-		if row, ok := probe.LookupScheme(scheme); ok && row.Options&probe.AppliesAnswer == 0 {
+		name, _, _ := strings.Cut(url, "://")
+		if row, ok := scheme.LookupScheme(name); ok && row.Options&scheme.AppliesAnswer == 0 {
 			return row.Words.Missing
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // parse runs wait-healthy's flag parsing up to runF and returns the options.
@@ -111,7 +112,7 @@ func TestWaitSignalBeforeCommand(t *testing.T) {
 			args = append([]string{"--bypass"}, args...)
 		} else {
 			pass := fk.F.Prober
-			fk.F.Prober = func(pc context.Context, o *probe.Options) probe.Result {
+			fk.F.Prober = func(pc context.Context, o *scheme.Options) probe.Result {
 				defer signal()
 				return pass(pc, o)
 			}
@@ -213,7 +214,7 @@ func TestWaitUntilDownNeverUp(t *testing.T) {
 			}
 			refused, pass := fk.F.Prober, clitest.New(nil, classify.Pass).F.Prober
 			n := 0
-			fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
+			fk.F.Prober = func(ctx context.Context, o *scheme.Options) probe.Result {
 				n++
 				if c.upFirst && n == 1 {
 					return pass(ctx, o)

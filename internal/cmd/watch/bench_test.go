@@ -23,6 +23,7 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // BenchmarkWatchOnce is `watch --once --targets FILE --state --prom-file -o
@@ -122,7 +123,7 @@ func BenchmarkWatchOnce(b *testing.B) {
 		fk.F.Format = render.JSON
 		fk.F.Streams.Out = io.Discard
 		var done atomic.Int64
-		fk.F.Prober = func(ctx context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(ctx context.Context, o *scheme.Options) probe.Result {
 			r := prober(ctx, o)
 			if done.Add(1) == int64(n) && heap != "" {
 				runtime.GC()
@@ -147,7 +148,7 @@ func BenchmarkWatchOnce(b *testing.B) {
 // svcPath is a path of usersTargets' URLs.
 var svcPath = regexp.MustCompile(`/svc/([0-9]+)/health`)
 
-func floorProbe(_ context.Context, o *probe.Options) probe.Result {
+func floorProbe(_ context.Context, o *scheme.Options) probe.Result {
 	r := probe.Result{URL: o.URL.String(), Started: time.Now(), Timings: probe.Timings{},
 		Outcome: classify.Unreachable, Reason: classify.ConnRefused}
 	if fixture.FloorGet(o.URL.Host, o.URL.String()) == nil {

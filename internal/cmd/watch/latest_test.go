@@ -12,6 +12,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/cli/clitest"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	statestore "github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -83,7 +84,7 @@ func TestLongRunningMemoryLimit(t *testing.T) {
 	for _, env := range []string{"", "1GiB"} {
 		fk := clitest.New(map[string]string{"GOMEMLIMIT": env}, classify.Pass)
 		ctx, cancel := context.WithCancel(context.Background())
-		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 			cancel() // one sweep
 			return clitest.Result(o.URL, classify.Pass)
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/inputfile"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -310,7 +310,7 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	if !ownRed {
 		r = tmpl.Redactor()
 	}
-	disp := probe.DisplayOf(r, u)
+	disp := scheme.DisplayOf(r, u)
 	disp.Text = oneCopy(disp.Text, raw)
 	t.URL = disp.Text
 	if ownRed {
@@ -327,7 +327,7 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	// with a redactor of its own. Builds of one target never overlap: its
 	// probes and its hook take turns.
 	first := &firstBuild{u, disp}
-	t.Build = func() (*probe.Options, error) {
+	t.Build = func() (*scheme.Options, error) {
 		if f := first; f != nil {
 			first = nil
 			red := tmpl.Secrets(f.u, own)
@@ -354,7 +354,7 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 // when the file was read, and its display.
 type firstBuild struct {
 	u    *url.URL
-	disp probe.Display
+	disp scheme.Display
 }
 
 // oneCopy is text, as raw's own string when they are equal: one copy of

@@ -18,6 +18,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -109,7 +110,7 @@ func TestWatchRunWriteFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		fk := clitest.New(nil, classify.Pass)
-		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 			// The state file is open and locked: its directory goes
 			// away during the sweep, so saving it fails.
 			os.RemoveAll(dir)
@@ -168,7 +169,7 @@ func TestWatchLinesInFileOrder(t *testing.T) {
 	for _, quiet := range []bool{false, true} {
 		fk := clitest.New(nil, classify.Pass)
 		fk.F.Global.Output, fk.F.Global.Quiet = "json", quiet
-		fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+		fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 			i, _ := strconv.Atoi(strings.TrimPrefix(o.URL.Path, "/"))
 			if i%3 == 0 {
 				return clitest.Result(o.URL, classify.Refused)

@@ -1,13 +1,13 @@
-package probe
+package scheme
 
 import (
-	"context"
 	"net/url"
 	"strings"
 
 	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
+	"github.com/healthctl/healthctl/internal/follow"
 	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/icmpwire"
 	"github.com/healthctl/healthctl/internal/mysqlwire"
@@ -83,8 +83,6 @@ type Scheme struct {
 	// Kind is the row's kind (its reasons and its answer's judge), nil
 	// for HTTP's rows; its exchange gives an Answer of it.
 	Kind *classify.Kind
-	// open makes the exchange of one probe.
-	open func(ctx context.Context, p *run) (exchange, error)
 }
 
 // Words are what the errors and docs say of a protocol.
@@ -116,14 +114,15 @@ const (
 )
 
 // schemes is the table: one row per protocol, in the order the docs and
-// errors list them. Its exchanges: http.go (and http1.go, its plain
+// errors list them. Its exchanges (internal/probe's exchanges map names
+// each row's): http.go (and http1.go, its plain
 // HTTP/1.1 case), grpc.go, tcp.go, redis.go, postgres.go, dnsprobe.go, amqp.go,
 // mysql.go, icmp.go.
 var schemes []Scheme
 
-// init fills the table: its rows name exchanges that, through the dialler,
-// ask the table for default ports (a package-level literal would be an
-// initialization cycle).
+// init fills the table: its rows name URL rules that ask the table for
+// default ports (a package-level literal would be an initialization
+// cycle).
 func init() { schemes = table() }
 
 func table() []Scheme {
@@ -132,69 +131,69 @@ func table() []Scheme {
 			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
 			Words:    Words{Pass: "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx"},
 			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
-			Manifest: []string{"httpGet"}, open: newHTTP},
+			Manifest: []string{"httpGet"}},
 		{Name: "https", TLS: true, DefaultPort: "443", Path: PathAny,
 			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
 			Words:    Words{Pass: "as http://, over a verified TLS chain", Missing: "no 2xx"},
 			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
-			Manifest: []string{"httpGet"}, open: newHTTP},
+			Manifest: []string{"httpGet"}},
 		{Name: "grpc", Secure: "grpcs", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-			Manifest: []string{"grpc"}, Kind: grpchealth.Kind, open: newGRPC},
+			Manifest: []string{"grpc"}, Kind: grpchealth.Kind},
 		{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-			Manifest: []string{"grpc"}, Kind: grpchealth.Kind, open: newGRPC},
+			Manifest: []string{"grpc"}, Kind: grpchealth.Kind},
 		{Name: "tcp", Secure: "tls", Form: "tcp://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
 			Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
-			Manifest: []string{"tcpSocket"}, Kind: streamKind, open: newStream},
+			Manifest: []string{"tcpSocket"}, Kind: StreamKind},
 		{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
-			Kind:  streamKind, open: newStream},
+			Kind:  StreamKind},
 		// unix:// and redis+socket://: Redis over its Unix socket, as
 		// go-redis, redis-py and redis-rb (unix://) and Celery
 		// (redis+socket://) write it.
 		{Name: "redis", Aliases: []string{"unix", "redis+socket"}, Secure: "rediss", DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after an AUTH that succeeded when the URL has credentials), on a server that is no Sentinel and no failed cluster", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			Kind:  rediswire.Kind, socket: redisSocket, check: checkRedisURL, open: newRedis},
+			Kind:  rediswire.Kind, socket: RedisSocket, check: checkRedisURL},
 		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "as redis://, over a verified TLS chain", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			Kind:  rediswire.Kind, check: checkRedisURL, open: newRedis},
+			Kind:  rediswire.Kind, check: checkRedisURL},
 		// TLS with ?sslmode=require (the shared TLS capture after the
 		// SSLRequest).
 		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
-			MultiHost: true, Kind: pgwire.Kind, socket: postgresSocket, check: checkPostgresURL, open: newPostgres},
+			MultiHost: true, Kind: pgwire.Kind, socket: PostgresSocket, check: checkPostgresURL},
 		// The server is the target; the query is the URL's path and
 		// parameters (blackbox's dns prober).
 		{Name: "dns", DefaultPort: "53", Form: dnswire.Form, Path: PathAny,
 			Words: Words{Does: "is a DNS query (its answer is an rcode and records, not an HTTP response)", Pass: "the server answers an rcode the URL allows (rcode=, default NOERROR) and every record validator holds", Missing: "no valid DNS answer"},
-			Kind:  dnswire.Kind, check: checkDNSURL, open: newDNS},
+			Kind:  dnswire.Kind, check: checkDNSURL},
 		{Name: "amqp", Secure: "amqps", DefaultPort: "5672", Path: PathAny,
 			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "with credentials in the URL, logged in with them and the URL's virtual host opened (Connection.Open-Ok, as a client connects); without any, Connection.Start: the broker accepts connections (not logged in)", Missing: "no connection opened"},
 			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
-			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
+			Kind:  amqpwire.Kind, check: checkAMQPURL},
 		{Name: "amqps", TLS: true, DefaultPort: "5671", Path: PathAny,
 			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "as amqp://, over a verified TLS chain", Missing: "no connection opened"},
 			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
-			Kind:  amqpwire.Kind, check: checkAMQPURL, open: newAMQP},
+			Kind:  amqpwire.Kind, check: checkAMQPURL},
 		{Name: "mysql", Aliases: []string{"mariadb"}, DefaultPort: "3306", Path: PathAny,
 			Words: Words{Does: "is a MySQL connection (its answer is the server's greeting or login, not an HTTP response)", Pass: "with a password in the URL, logged in with it and COM_PING answered (as the mysql client); without one, the server's greeting: it accepts connections (not logged in)", Missing: "no connection accepted"},
 			Drain: Drain{Ready: "accepting connections is ready; a refused connection or an ERR packet (shutting down, too many connections) is the flip"},
-			Kind:  mysqlwire.Kind, check: checkMySQLURL, open: newMySQL},
+			Kind:  mysqlwire.Kind, check: checkMySQLURL},
 		// blackbox's icmp prober: one echo request, on a ping socket or
 		// a raw one.
 		{Name: "icmp", Form: icmpwire.Form, Path: PathNone,
 			Words: Words{Does: "is an ICMP echo (its answer is an echo reply, not an HTTP response)", Pass: "the host answers the one echo request with an echo reply", Missing: "no echo reply"},
-			Kind:  icmpwire.Kind, check: checkICMPURL, open: newICMP},
+			Kind:  icmpwire.Kind, check: checkICMPURL},
 	}
 }
 
@@ -294,8 +293,21 @@ func SchemeList(urls bool, keep func(Scheme) bool) string {
 // With keeps the rows whose options include a.
 func With(a Applies) func(Scheme) bool { return func(s Scheme) bool { return s.Options&a != 0 } }
 
-// secure says the options' URL is of a row that speaks TLS.
-func (o *Options) secure() bool {
+// Secure says the options' URL is of a row that speaks TLS.
+func (o *Options) Secure() bool {
 	row, ok := LookupScheme(o.URL.Scheme)
 	return ok && row.TLS
 }
+
+// DefaultPort is the port a URL of scheme means when it names none: its
+// row's (443 for https, 6379 for redis, ...), else HTTP's 80.
+func DefaultPort(scheme string) string {
+	if row, ok := LookupScheme(scheme); ok && row.DefaultPort != "" {
+		return row.DefaultPort
+	}
+	return follow.DefaultPort(scheme)
+}
+
+// StreamKind is tcp:// and tls:// as a kind: a connect (and a handshake)
+// is the whole answer; it has no reasons of its own.
+var StreamKind = classify.Declare(classify.Kind{Name: "tcp"})

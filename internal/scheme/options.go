@@ -1,9 +1,10 @@
-package probe
+package scheme
 
 import (
 	"crypto/tls"
 	"net/http"
 	"net/url"
+	"regexp"
 	"time"
 
 	"golang.org/x/net/icmp"
@@ -125,10 +126,24 @@ func DisplayOf(r *redact.Redactor, u *url.URL) Display {
 	return Display{For: u, By: r, Text: r.URL(u), Gen: g}
 }
 
-// displayURL is the redacted text of o.URL: Display's while it holds.
-func (o *Options) displayURL() string {
+// DisplayURL is the redacted text of o.URL: Display's while it holds.
+func (o *Options) DisplayURL() string {
 	if d := &o.Display; d.For != nil && d.For == o.URL && d.By == o.Redactor && d.Gen == o.Redactor.Generation() {
 		return d.Text
 	}
 	return o.Redactor.URL(o.URL)
 }
+
+// Step is one step of a tcp:// or tls:// dialogue (blackbox_exporter's
+// query_response): read lines until one matches Expect (when set), then
+// send Send and a newline (when set; ${1} and ${name} are Expect's
+// groups), then upgrade the connection to TLS (StartTLS: SMTP, IMAP,
+// POP3 after their STARTTLS command).
+type Step struct {
+	Expect   *regexp.Regexp
+	Send     string
+	StartTLS bool
+}
+
+// HasBody reports whether o sends a request body (possibly empty).
+func (o *Options) HasBody() bool { return o.Body != nil || o.BodyFile != "" }

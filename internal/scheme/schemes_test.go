@@ -1,4 +1,4 @@
-package probe
+package scheme
 
 import (
 	"go/ast"
@@ -16,7 +16,7 @@ import (
 // are about http and https as such (redirects, proxy URLs). The test-only rooms (fixtures, the truth client) speak to
 // servers, not about schemes.
 var schemeHome = []string{
-	"internal/probe/schemes.go",
+	"internal/scheme/schemes.go", "internal/scheme/urls.go",
 	"internal/probe/http.go", "internal/probe/http1.go", "internal/probe/redirect.go",
 	"internal/probe/grpc.go", "internal/probe/tcp.go",
 	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go", "internal/probe/dnsprobe.go",
@@ -144,7 +144,7 @@ func TestSchemeNamesStayInTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range found {
-		t.Errorf("%s: a scheme's name outside the scheme table (ask probe.LookupScheme for the row's trait)", f)
+		t.Errorf("%s: a scheme's name outside the scheme table (ask scheme.LookupScheme for the row's trait)", f)
 	}
 }
 
