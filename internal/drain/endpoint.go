@@ -13,9 +13,6 @@ import (
 	"github.com/healthctl/healthctl/internal/redact"
 )
 
-// Inflight names the --inflight endpoint among Config.Opts.
-const Inflight Probe = "inflight"
-
 // endpoints are the probe options of each URL drain-test speaks to.
 type endpoints map[Probe]*probe.Options
 

@@ -2,7 +2,6 @@ package drain
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,7 +53,15 @@ const (
 	// host:port, path /) during [0, P): the orchestrator still routes
 	// requests there until it sees the flip.
 	Traffic Probe = "traffic"
+	// Inflight names the --inflight endpoint among Config.Opts.
+	Inflight Probe = "inflight"
 )
+
+// Interval is how often readiness and liveness are polled.
+const Interval = 50 * time.Millisecond
+
+// pollTimeout bounds one health poll.
+const pollTimeout = time.Second
 
 // okStatus is the kubelet's httpGet rule: 200-399 is success, anything
 // else (400 and above) is failure.
@@ -211,6 +218,12 @@ type Observation struct {
 	Command string
 	// Endpoints are each endpoint's URL (redacted), for the request log.
 	Endpoints map[Probe]string
+	// HostPorts are each endpoint's host:port, with its scheme's default
+	// port when the URL names none; GRPC says which endpoints speak gRPC
+	// health. Run reads both from probe's scheme table, which the judge
+	// does not import.
+	HostPorts map[Probe]string
+	GRPC      map[Probe]bool
 	// TrafficOK says which statuses serve a traffic request (--traffic-expect;
 	// nil: 200-399).
 	TrafficOK func(status int) bool
@@ -592,7 +605,7 @@ const httpUp = "200-399"
 // words: "200-399" over HTTP, else what its polls said ("SERVING" for
 // gRPC health, "connected" for tcp://, "PONG" for Redis).
 func upWord(o Observation, p Probe) string {
-	if u, err := url.Parse(o.Endpoints[p]); err == nil && o.Endpoints[p] != "" && IsGRPC(u) {
+	if o.GRPC[p] {
 		return "SERVING"
 	}
 	for _, q := range o.Polls {

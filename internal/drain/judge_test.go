@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,19 @@ func polls(probe Probe, from, to time.Duration, status int) []Poll {
 		ps = append(ps, p)
 	}
 	return ps
+}
+
+// endpointsAt sets o's endpoints as Run does: each URL (these name their
+// ports), its host:port, and whether it speaks gRPC health.
+func endpointsAt(o *Observation, urls map[Probe]string) {
+	o.Endpoints, o.HostPorts, o.GRPC = urls, map[Probe]string{}, map[Probe]bool{}
+	for p, u := range urls {
+		pu, err := url.Parse(u)
+		if err != nil {
+			panic(err)
+		}
+		o.HostPorts[p], o.GRPC[p] = pu.Host, pu.Scheme == "grpc"
+	}
 }
 
 // good is a service that drains as seeds/003 asks, with P = 500 ms.
@@ -217,7 +231,7 @@ func TestJudge(t *testing.T) {
 			// The listener stayed open through P (fresh requests to the
 			// port answered after these were made); the service cut
 			// what it had accepted when it exited 500 ms later.
-			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/slow"}
+			endpointsAt(o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/slow"})
 			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 0, Err: "protocol_error: EOF", Took: 1000 * msec},
 				Poll{Probe: Traffic, At: 100 * msec, Err: "conn_reset: connection reset", Took: 900 * msec})
 			o.Exit.At = 1000 * msec
@@ -227,13 +241,13 @@ func TestJudge(t *testing.T) {
 		}, []string{InflightAborted}, nil},
 		{"traffic cut after P without --inflight still fails in-flight", func(o *Observation) {
 			o.InflightURL, o.Inflight = false, nil
-			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/app"}
+			endpointsAt(o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/app"})
 			o.Polls = append(o.Polls, Poll{Probe: Traffic, At: 10 * msec, Err: "protocol_error: EOF", Took: 600 * msec})
 		}, []string{InflightAborted}, nil},
 		{"traffic parked in a listener that stopped accepting, reset after P, is the listener's", func(o *Observation) {
 			// No fresh request to the traffic port was answered after
 			// it: the accept queue, not a handler, held it.
-			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:2/slow"}
+			endpointsAt(o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:2/slow"})
 			var keep []Poll
 			for _, p := range o.Polls {
 				if p.Probe != Traffic || p.At < 300*msec {
@@ -248,7 +262,7 @@ func TestJudge(t *testing.T) {
 		{"exit 143 after SIGTERM is handled", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 143 }, nil, nil},
 		{"exit 130 after SIGTERM is not", func(o *Observation) { o.SignalNumber, o.Exit.Code = 15, 130 }, []string{NonzeroExit}, nil},
 		{"liveness timeout on a dead port is the listener's", func(o *Observation) {
-			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:2/app"}
+			endpointsAt(o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:2/app"})
 			var keep []Poll
 			for _, p := range o.Polls {
 				if p.Probe == Traffic || p.At < 100*msec || p.At > 400*msec {
@@ -258,7 +272,7 @@ func TestJudge(t *testing.T) {
 			o.Polls = append(keep, Poll{Probe: Live, At: 250 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
 		}, []string{ListenerClosedEarly}, nil},
 		{"liveness timeout on an answering port is liveness's", func(o *Observation) {
-			o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live"}
+			endpointsAt(o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live"})
 			o.Polls = append(o.Polls, Poll{Probe: Live, At: 250 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
 		}, []string{LivenessFailedDuringDrain}, nil},
 	}
@@ -379,7 +393,7 @@ func TestNoCutTrafficRowSaysZeroServed(t *testing.T) {
 		}
 	}
 	o.Polls = append(keep, Poll{Probe: Traffic, At: 0, Err: "protocol_error: EOF", Took: 700 * msec})
-	o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/slow"}
+	endpointsAt(&o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live", Traffic: "http://127.0.0.1:1/slow"})
 	r := Judge(o, settings)
 	for _, v := range r.Verdicts {
 		if v.Name == NewRequestsRefused && (!v.Skipped || strings.Contains(v.Detail, "0 of")) {
@@ -452,7 +466,7 @@ func TestStarvedRunIsUnknown(t *testing.T) {
 		// What a starved prober sees of a correct service: a poll made at
 		// 120 ms that timed out, the listener seemingly closed.
 		o.Polls = append(o.Polls, Poll{Probe: Live, At: 120 * msec, Err: "timeout (headers_timeout)", Took: time.Second})
-		o.Endpoints = map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live"}
+		endpointsAt(&o, map[Probe]string{Ready: "http://127.0.0.1:1/ready", Live: "http://127.0.0.1:1/live"})
 		return o
 	}
 	late := Lateness{Max: 730 * msec, At: 110 * msec, What: "its 10 ms timer"}
@@ -511,7 +525,7 @@ func TestGRPCRowsSayNoHTTP(t *testing.T) {
 	}{{"flips", "NOT_SERVING"}, {"never flips", "SERVING"}} {
 		o := good()
 		o.InflightURL, o.Inflight = false, nil
-		o.Endpoints = map[Probe]string{Ready: "grpc://127.0.0.1:1", Live: "tcp://127.0.0.1:1"}
+		endpointsAt(&o, map[Probe]string{Ready: "grpc://127.0.0.1:1", Live: "tcp://127.0.0.1:1"})
 		o.Polls = append(grpcPolls(Ready, 0, 500*msec, tt.ready), grpcPolls(Live, 0, 500*msec, "connected")...)
 		r := Judge(o, settings)
 		for _, v := range r.Verdicts {

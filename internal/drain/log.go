@@ -133,7 +133,7 @@ func requestLog(o Observation) []Record {
 }
 
 // hostOf is the endpoint's host:port ("" when unknown).
-func (o Observation) hostOf(p Probe) string { return hostPort(o.Endpoints[p]) }
+func (o Observation) hostOf(p Probe) string { return o.HostPorts[p] }
 
 // portAnswered says the port of p still answered, as a whole, when p got
 // no answer: a request made after it (between half an interval and three

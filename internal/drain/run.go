@@ -56,9 +56,6 @@ type Config struct {
 	Prober probe.Prober
 }
 
-// Interval is how often readiness and liveness are polled.
-const Interval = 50 * time.Millisecond
-
 // TrafficInterval is how often the traffic endpoint gets a new request
 // (50 a second) from the signal until P: a listener that stops
 // accepting in the pre-drain is seen within 20 ms of its first failed
@@ -68,9 +65,6 @@ const TrafficInterval = 20 * time.Millisecond
 // SlowTrafficInterval is the traffic's interval when the traffic endpoint
 // is the --inflight URL (no --traffic): a slow path, 10 requests a second.
 const SlowTrafficInterval = 100 * time.Millisecond
-
-// pollTimeout bounds one health poll.
-const pollTimeout = time.Second
 
 // Run starts (or attaches to) the service, waits for it to be ready,
 // signals it and watches its shutdown. It returns what it saw for Judge.
@@ -114,6 +108,13 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 		}
 	}
 	obs.Traffic.URL = obs.Endpoints[Traffic]
+	obs.HostPorts, obs.GRPC = map[Probe]string{}, map[Probe]bool{}
+	for which, u := range obs.Endpoints {
+		obs.HostPorts[which] = hostPort(u)
+		if pu, err := url.Parse(u); err == nil && u != "" && IsGRPC(pu) {
+			obs.GRPC[which] = true
+		}
+	}
 	if len(cfg.Argv) > 0 {
 		if err := portsFree(ep); err != nil {
 			return obs, false, err
