@@ -2,8 +2,8 @@
 // attaches to a service, signals it as an orchestrator signals PID 1,
 // watches its shutdown from the outside and judges it.
 //
-// Run does the I/O and returns an Observation; Judge is pure and turns it
-// into the request log (log.go), verdicts and a timeline. The I/O has two
+// Run does the I/O and returns an Observation; package judge is pure and
+// turns it into the request log, verdicts and a timeline. The I/O has two
 // sides: the process side (process.go: start or attach, signal, wait, kill
 // what is left; tree_*.go, alive_*.go) and the traffic side (traffic.go,
 // endpoint.go: health polls, traffic, in-flight requests and the kept-alive

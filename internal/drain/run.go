@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -40,9 +41,9 @@ type Config struct {
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
-	Opts     map[Probe]*probe.Options
+	Opts     map[judge.Probe]*probe.Options
 	Signal   syscall.Signal
-	Settings Settings
+	Settings judge.Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
 	ReadyTimeout time.Duration
 	// Inflight is how many slow requests are in flight at the signal.
@@ -55,6 +56,13 @@ type Config struct {
 	// the factory's, so a test's fake or panicking prober reaches them.
 	Prober probe.Prober
 }
+
+// Interval is how often readiness and liveness are polled (the judge
+// counts in it).
+const Interval = judge.Interval
+
+// pollTimeout bounds one health poll.
+const pollTimeout = judge.PollTimeout
 
 // TrafficInterval is how often the traffic endpoint gets a new request
 // (50 a second) from the signal until P: a listener that stops
@@ -71,7 +79,7 @@ const SlowTrafficInterval = 100 * time.Millisecond
 // It never leaves a process it started running: on every return path the
 // child's process group is killed. ctx cancellation (drain-test itself got
 // SIGINT/SIGTERM) ends the run early, with interrupted set.
-func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, err error) {
+func Run(ctx context.Context, cfg Config) (obs judge.Observation, interrupted bool, err error) {
 	ctx = withProber(ctx, cfg.Prober)
 	logf := cfg.Log
 	if logf == nil {
@@ -91,7 +99,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.TrafficOK = cfg.TrafficOK
 	if cfg.TrafficURL != "" {
-		obs.Traffic = TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
+		obs.Traffic = judge.TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
 	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
@@ -99,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	ep := cfg.endpoints()
 	// The request log names each endpoint as the probe's redactor shows
 	// it: no password, no secret query parameter.
-	obs.Endpoints = map[Probe]string{}
+	obs.Endpoints = map[judge.Probe]string{}
 	for which, o := range ep {
 		if o.Redactor != nil {
 			obs.Endpoints[which] = o.Redactor.URL(o.URL)
@@ -107,8 +115,8 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 			obs.Endpoints[which] = redact.NewRedactor(nil, nil).URL(o.URL)
 		}
 	}
-	obs.Traffic.URL = obs.Endpoints[Traffic]
-	obs.HostPorts, obs.GRPC = map[Probe]string{}, map[Probe]bool{}
+	obs.Traffic.URL = obs.Endpoints[judge.Traffic]
+	obs.HostPorts, obs.GRPC = map[judge.Probe]string{}, map[judge.Probe]bool{}
 	for which, u := range obs.Endpoints {
 		obs.HostPorts[which] = hostPort(u)
 		if pu, err := url.Parse(u); err == nil && u != "" && IsGRPC(pu) {
@@ -237,7 +245,7 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, r := range in.got {
-		if r.end.Before(t0) && !r.ok() {
+		if r.end.Before(t0) && !r.OK() {
 			hint := ""
 			if r.Status != 0 {
 				hint = " (a wrong path or method?)"
@@ -245,7 +253,7 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 					hint = grpcSetupHint(r.Err, len(cfg.InflightBody))
 				}
 			}
-			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request), hint)}
+			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), judge.DescribeRequest(r.Request), hint)}
 		}
 	}
 	return nil
@@ -265,7 +273,7 @@ func redactURL(u string) string {
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
+func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *judge.Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
 	if why, ok := waitReady(ctx, ep, cfg, tg); !ok {
 		if ctx.Err() != nil {
 			return nil, nil, true, nil
@@ -280,12 +288,12 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 	}
 	obs.ReadyBefore = true
 	logf("readiness and liveness answer 200-399")
-	ka = openKeepAlive(ep[Live])
+	ka = openKeepAlive(ep[judge.Live])
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	in = startInflight(cfg, ep[Inflight])
-	in.settle(func() { poll(ctx, ep[Ready], Ready) })
+	in = startInflight(cfg, ep[judge.Inflight])
+	in.settle(func() { poll(ctx, ep[judge.Ready], judge.Ready) })
 	return ka, in, false, nil
 }
 
@@ -293,7 +301,7 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 // polls in the window) and a little past the exit (a wrapper's service
 // still answering), and until the in-flight requests are done. It reports
 // whether ctx ended meanwhile.
-func watchAfterExit(ctx context.Context, s Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
+func watchAfterExit(ctx context.Context, s judge.Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
 	end := t0.Add(s.PreDrain)
 	select {
 	case <-tg.gone:
@@ -320,7 +328,7 @@ func watchAfterExit(ctx context.Context, s Settings, tg *target, t0 time.Time, i
 
 // observe fills obs with what was seen, relative to t0, once the watch and
 // the in-flight requests have ended.
-func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
+func observe(obs *judge.Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
 	obs.SignalledAt = t0
 	for _, p := range w.polls {
 		p.Poll.At = p.start.Sub(t0)
@@ -339,13 +347,13 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 	obs.KeepAlive.Requests = w.kaRequests
 	w.late.mu.Lock()
 	if w.late.max > 0 {
-		obs.Lateness = Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
+		obs.Lateness = judge.Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
 	}
 	w.late.mu.Unlock()
 	obs.InflightBaseline = in.baseline
 	select {
 	case <-tg.gone:
-		obs.Exit = Exit{Gone: true, At: tg.goneAt.Sub(t0)}
+		obs.Exit = judge.Exit{Gone: true, At: tg.goneAt.Sub(t0)}
 	default:
 	}
 	if !killedAt.IsZero() {
@@ -367,9 +375,9 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	var lastR, lastL timedPoll
 	for {
-		lastR = poll(ctx, ep[Ready], Ready)
-		lastL = poll(ctx, ep[Live], Live)
-		if okStatus(lastR.Status) && okStatus(lastL.Status) {
+		lastR = poll(ctx, ep[judge.Ready], judge.Ready)
+		lastL = poll(ctx, ep[judge.Live], judge.Live)
+		if judge.OKStatus(lastR.Status) && judge.OKStatus(lastL.Status) {
 			return "", true
 		}
 		select {
@@ -384,7 +392,7 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 		case <-time.After(Interval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
+			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, judge.Describe(lastR.Poll), judge.Describe(lastL.Poll)), false
 		}
 	}
 }

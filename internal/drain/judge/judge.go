@@ -1,4 +1,4 @@
-package drain
+package judge
 
 import (
 	"fmt"
@@ -60,12 +60,12 @@ const (
 // Interval is how often readiness and liveness are polled.
 const Interval = 50 * time.Millisecond
 
-// pollTimeout bounds one health poll.
-const pollTimeout = time.Second
+// PollTimeout bounds one health poll.
+const PollTimeout = time.Second
 
-// okStatus is the kubelet's httpGet rule: 200-399 is success, anything
+// OKStatus is the kubelet's httpGet rule: 200-399 is success, anything
 // else (400 and above) is failure.
-func okStatus(status int) bool { return status >= 200 && status < 400 }
+func OKStatus(status int) bool { return status >= 200 && status < 400 }
 
 // failStatus is an HTTP answer the kubelet counts as a failure.
 func failStatus(status int) bool { return status >= 400 }
@@ -105,8 +105,8 @@ func (p Poll) said() string {
 // end is when the poll ended, since the signal.
 func (p Poll) end() time.Duration { return p.At + p.Took }
 
-// answered says an HTTP answer came back.
-func (p Poll) answered() bool { return p.Status != 0 }
+// Answered says an HTTP answer came back.
+func (p Poll) Answered() bool { return p.Status != 0 }
 
 // Request is one slow request on --inflight, started before the signal.
 type Request struct {
@@ -140,7 +140,8 @@ const (
 	FramingClose = "close-delimited"
 )
 
-func (r Request) ok() bool { return r.Err == "" && r.Complete && r.Status >= 200 && r.Status < 300 }
+// OK says the request was served: 2xx with its whole body, no error.
+func (r Request) OK() bool { return r.Err == "" && r.Complete && r.Status >= 200 && r.Status < 300 }
 
 // KeepAliveKind is what happened on the watched kept-alive connection.
 type KeepAliveKind string
@@ -269,7 +270,7 @@ type Lateness struct {
 // later than that could see a poll time out, a flip come late or the
 // listener look closed because drain-test itself was not scheduled, and
 // calls a run that failed unknown (exit 9) instead of naming invariants.
-const StarvedBound = pollTimeout / 4
+const StarvedBound = PollTimeout / 4
 
 // Starved says a run that failed was measured while drain-test itself was
 // starved: its failures are not named.
@@ -302,21 +303,21 @@ func (r Report) Unknown() bool {
 // reset, a close, a status, an exit status are the server's doing.
 func byTimingAlone(o Observation, s Settings, name string, flip, late time.Duration) bool {
 	timedOut := func(p Poll) bool {
-		return !p.answered() && !p.Refused && transportResult(p.Err) == ResultNoAnswer
+		return !p.Answered() && !p.Refused && transportResult(p.Err) == ResultNoAnswer
 	}
 	P := s.PreDrain
 	switch name {
 	case ListenerClosedEarly:
 		race := raceWindow(o, P)
 		for _, p := range o.Polls {
-			if p.At >= 0 && p.At < P-race && !p.answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt) {
+			if p.At >= 0 && p.At < P-race && !p.Answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt) {
 				return false // refused, reset or closed: the server's
 			}
 		}
 		return true
 	case LivenessFailedDuringDrain:
 		for _, p := range o.Polls {
-			if p.Probe == Live && p.At >= 0 && p.At < P && p.answered() && !okStatus(p.Status) {
+			if p.Probe == Live && p.At >= 0 && p.At < P && p.Answered() && !OKStatus(p.Status) {
 				return false // a status: the server's
 			}
 		}
@@ -332,7 +333,7 @@ func byTimingAlone(o Observation, s Settings, name string, flip, late time.Durat
 		return flip >= 0 && flip-late <= s.ReadyFlipMax
 	case InflightAborted:
 		for _, q := range o.Inflight {
-			if !q.ok() && !strings.Contains(q.Err, "timeout") || shortDelimited(q, o) {
+			if !q.OK() && !strings.Contains(q.Err, "timeout") || shortDelimited(q, o) {
 				return false
 			}
 		}
@@ -579,8 +580,8 @@ func judgeFlip(ready []Poll, flipMax time.Duration, up string) (v Verdict, flipI
 	if flipIdx < 0 {
 		seen := up + " on every poll"
 		for _, p := range ready {
-			if !okStatus(p.Status) {
-				seen = describe(p) + " at " + ms(p.At)
+			if !OKStatus(p.Status) {
+				seen = Describe(p) + " at " + ms(p.At)
 				break
 			}
 		}
@@ -609,7 +610,7 @@ func upWord(o Observation, p Probe) string {
 		return "SERVING"
 	}
 	for _, q := range o.Polls {
-		if q.Probe == p && okStatus(q.Status) {
+		if q.Probe == p && OKStatus(q.Status) {
 			if q.GRPC != "" {
 				return q.GRPC
 			}
@@ -644,7 +645,7 @@ func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 		return skipped(ReadinessFlaps, "readiness never flipped")
 	}
 	for _, p := range ready[flipIdx+1:] {
-		if okStatus(p.Status) {
+		if OKStatus(p.Status) {
 			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %s again at %s after flipping at %s", p.said(), ms(p.At), ms(ready[flipIdx].At)))
 		}
 	}
@@ -665,8 +666,8 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 			continue
 		}
 		n++
-		hung := !p.answered() && !p.Refused && strings.Contains(p.Err, "timeout") && portAnswered(o, p)
-		if bad < 0 && ((p.answered() && !okStatus(p.Status)) || hung) {
+		hung := !p.Answered() && !p.Refused && strings.Contains(p.Err, "timeout") && portAnswered(o, p)
+		if bad < 0 && ((p.Answered() && !OKStatus(p.Status)) || hung) {
 			bad = i
 		}
 	}
@@ -678,7 +679,7 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness %s on %s made in [0, %s) that got an answer", answeredWord(upWord(o, Live)), allOf(n, "poll"), ms(P))), false
 	}
 	p := live[bad]
-	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", describe(p), ms(p.At), ms(P), livenessWho)), true
+	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", Describe(p), ms(p.At), ms(P), livenessWho)), true
 }
 
 // livenessWho says who acts on a liveness failure during the drain.
@@ -699,7 +700,7 @@ const closeRace = 40 * time.Millisecond
 func raceWindow(o Observation, P time.Duration) time.Duration {
 	w := closeRace
 	for _, p := range o.Polls {
-		if p.At >= 0 && p.At < P && p.answered() && (p.Probe == Ready || p.Probe == Live) && p.Took > w {
+		if p.At >= 0 && p.At < P && p.Answered() && (p.Probe == Ready || p.Probe == Live) && p.Took > w {
 			w = p.Took
 		}
 	}
@@ -720,7 +721,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		if p.At < 0 {
 			continue
 		}
-		unanswered := !p.answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
+		unanswered := !p.Answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
 		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
 			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
 		}
@@ -749,7 +750,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		}
 	}
 	if early != nil {
-		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail%s", early.Probe, ms(early.At), describe(*early), ms(P), failed, n, ms(P), queuedAtClose(o, *early, P))), closed
+		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail%s", early.Probe, ms(early.At), Describe(*early), ms(P), failed, n, ms(P), queuedAtClose(o, *early, P))), closed
 	}
 	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced-cutLater, n, ms(P))
 	if cutLater > 0 {
@@ -773,7 +774,7 @@ func queuedAtClose(o Observation, p Poll, P time.Duration) string {
 	}
 	var slow time.Duration
 	for _, q := range o.Polls {
-		if q.At >= 0 && q.At < P && q.answered() && (q.Probe == Ready || q.Probe == Live) && q.Took > slow {
+		if q.At >= 0 && q.At < P && q.Answered() && (q.Probe == Ready || q.Probe == Live) && q.Took > slow {
 			slow = q.Took
 		}
 	}
@@ -796,7 +797,7 @@ func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
 	if o.Exit.Killed && p.end() >= o.Exit.KilledAt {
 		return false
 	}
-	if p.answered() {
+	if p.Answered() {
 		return p.Cut
 	}
 	switch transportResult(p.Err) {
@@ -817,7 +818,7 @@ func answeredLaterInP(o Observation, p Poll, P time.Duration) bool {
 		return false
 	}
 	for _, q := range o.Polls {
-		if q.At > p.At && q.At < P && q.answered() && o.hostOf(q.Probe) == h {
+		if q.At > p.At && q.At < P && q.Answered() && o.hostOf(q.Probe) == h {
 			return true
 		}
 	}
@@ -837,8 +838,8 @@ func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duratio
 		if p.Probe == Traffic && cutAfterPreDrain(o, p, P) {
 			how := "a reset before any answer"
 			switch {
-			case p.answered():
-				how = describe(p)
+			case p.Answered():
+				how = Describe(p)
 			case transportResult(p.Err) == ResultEOF:
 				how = "the connection closed before any answer"
 			}
@@ -858,13 +859,13 @@ func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duratio
 	inFlight, delimited := 0, 0
 	for i, q := range o.Inflight {
 		last = max(last, q.End)
-		if q.End < 0 && q.ok() && !shortDelimited(q, o) {
+		if q.End < 0 && q.OK() && !shortDelimited(q, o) {
 			continue // done before the signal: not in flight
 		}
 		inFlight++
 		switch {
-		case !q.ok():
-			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, describeRequest(q), ms(q.End)))
+		case !q.OK():
+			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, DescribeRequest(q), ms(q.End)))
 		case shortDelimited(q, o):
 			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, shortDelimitedWhy(q, o), ms(q.End)))
 		case q.Framing == FramingClose:
@@ -907,7 +908,7 @@ func firstFew(what []string) []string {
 // close-delimited body is otherwise complete (RFC 9112 §6.3): Jetty's
 // graceful stop answers in-flight requests so, then the JVM exits.
 func shortDelimited(q Request, o Observation) bool {
-	return q.ok() && endedWithProcess(q, o.Exit) && o.InflightBaseline >= 0 && q.Bytes < o.InflightBaseline
+	return q.OK() && endedWithProcess(q, o.Exit) && o.InflightBaseline >= 0 && q.Bytes < o.InflightBaseline
 }
 
 func shortDelimitedWhy(q Request, o Observation) string {
@@ -945,7 +946,7 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 	case o.Endpoints[Traffic] == "" && o.InflightGRPC:
 		return skipped(NewRequestsRefused, "no --traffic URL, and the --inflight URL is a gRPC call, not a traffic endpoint: name an HTTP app path with --traffic")
 	}
-	served := okStatus
+	served := OKStatus
 	if o.TrafficOK != nil {
 		served = o.TrafficOK
 	}
@@ -956,7 +957,7 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 			continue
 		}
 		n++
-		if !p.answered() {
+		if !p.Answered() {
 			if cutAfterPreDrain(o, p, P) {
 				cutLater++
 				unansweredCut++
@@ -1160,7 +1161,7 @@ const reRaiseFix = "Puma: raise_exception_on_sigterm false; @godaddy/terminus: u
 func finishedAfterSignal(o Observation) int {
 	n := 0
 	for _, q := range o.Inflight {
-		if q.ok() && q.End >= 0 && !shortDelimited(q, o) {
+		if q.OK() && q.End >= 0 && !shortDelimited(q, o) {
 			n++
 		}
 	}
@@ -1204,7 +1205,7 @@ func answeredAfterExit(o Observation) *Poll {
 	}
 	var after *Poll
 	for i, p := range o.Polls {
-		if p.At > x.At && p.answered() && (after == nil || p.At < after.At) {
+		if p.At > x.At && p.Answered() && (after == nil || p.At < after.At) {
 			after = &o.Polls[i]
 		}
 	}
@@ -1257,7 +1258,7 @@ func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
 	for _, p := range o.Polls {
 		// A poll that failed because healthctl killed the process under it
 		// is no reaction: judge it by when it ended.
-		if p.At >= 0 && !p.answered() && before(p.end()) {
+		if p.At >= 0 && !p.Answered() && before(p.end()) {
 			return true
 		}
 	}
@@ -1267,21 +1268,21 @@ func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
 		}
 	}
 	for _, q := range o.Inflight {
-		if !q.ok() && before(q.End) {
+		if !q.OK() && before(q.End) {
 			return true
 		}
 	}
 	return false
 }
 
-// describe says what a poll got: "503", "connection refused", "timeout".
-func describe(p Poll) string {
+// Describe says what a poll got: "503", "connection refused", "timeout".
+func Describe(p Poll) string {
 	switch {
 	case p.Cut:
 		return fmt.Sprintf("HTTP %d with its body cut (%s)", p.Status, p.Err)
 	case p.GRPC != "":
 		return "gRPC " + p.GRPC
-	case p.answered():
+	case p.Answered():
 		return fmt.Sprintf("HTTP %d", p.Status)
 	case p.Refused:
 		return "connection refused"
@@ -1291,7 +1292,9 @@ func describe(p Poll) string {
 	return "no answer"
 }
 
-func describeRequest(q Request) string {
+// DescribeRequest says what an in-flight request got: an error, "HTTP
+// 503", "body cut after 120 bytes" or "ok".
+func DescribeRequest(q Request) string {
 	switch {
 	case q.Err != "":
 		return q.Err
@@ -1309,15 +1312,15 @@ func timeline(o Observation, P time.Duration) []Event {
 		return nil
 	}
 	ev := []Event{{0, "signal", fmt.Sprintf("%s sent to pid %d", o.Signal, o.Pid)}}
-	served := okStatus
+	served := OKStatus
 	if o.TrafficOK != nil {
 		served = o.TrafficOK
 	}
 	ev = append(ev, pollEvents(o, P, served)...)
 	last, done := notSeen, 0
 	for i, q := range o.Inflight {
-		if !q.ok() {
-			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, describeRequest(q))})
+		if !q.OK() {
+			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, DescribeRequest(q))})
 			continue
 		}
 		if shortDelimited(q, o) {
@@ -1362,25 +1365,25 @@ func pollEvents(o Observation, P time.Duration, served func(int) bool) []Event {
 		case p.Probe == Ready && failStatus(p.Status) && !flipped:
 			flipped = true
 			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %s", p.said())})
-		case p.Probe == Ready && okStatus(p.Status) && flipped && !flapped:
+		case p.Probe == Ready && OKStatus(p.Status) && flipped && !flapped:
 			flapped = true
 			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.said())})
-		case p.Probe == Traffic && p.answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
+		case p.Probe == Traffic && p.Answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
 			refused = true
 			what := fmt.Sprintf("HTTP %d", p.Status)
 			if p.Cut {
 				what += " with its body cut"
 			}
 			ev = append(ev, Event{tms(p.At), "traffic_refused", "a new request made then to the traffic endpoint got " + what})
-		case p.Probe == Live && p.answered() && !okStatus(p.Status) && !liveFailed:
+		case p.Probe == Live && p.Answered() && !OKStatus(p.Status) && !liveFailed:
 			liveFailed = true
 			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.said())})
 		}
-		if !p.answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
+		if !p.Answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
 			closed = true
-			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + describe(p)})
+			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + Describe(p)})
 		}
-		if x.Gone && !x.Killed && p.At > x.At && p.answered() {
+		if x.Gone && !x.Killed && p.At > x.At && p.Answered() {
 			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %s after the process exited", p.Probe, p.said())})
 			break
 		}

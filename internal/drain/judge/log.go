@@ -1,4 +1,4 @@
-package drain
+package judge
 
 import (
 	"sort"
@@ -52,9 +52,9 @@ func pollResult(p Poll, served func(int) bool) string {
 	switch {
 	case p.Cut:
 		return ResultCut
-	case p.answered() && served(p.Status):
+	case p.Answered() && served(p.Status):
 		return ResultServed
-	case p.answered():
+	case p.Answered():
 		return ResultStatus
 	case p.Refused:
 		return ResultRefused
@@ -81,7 +81,7 @@ func transportResult(err string) string {
 
 // requestLog is every request of o, in the order they were made.
 func requestLog(o Observation) []Record {
-	served := okStatus
+	served := OKStatus
 	var out []Record
 	for _, p := range o.Polls {
 		ok := served
@@ -105,12 +105,12 @@ func requestLog(o Observation) []Record {
 		switch {
 		case shortDelimited(q, o):
 			r.Result, r.Detail = ResultCut, shortDelimitedWhy(q, o)
-		case q.ok():
+		case q.OK():
 			r.Result = ResultServed
 		case q.Status != 0 && q.Err == "" && q.Complete:
 			r.Result = ResultStatus
 		case q.Status != 0:
-			r.Result, r.Detail = ResultCut, describeRequest(q)
+			r.Result, r.Detail = ResultCut, DescribeRequest(q)
 		default:
 			r.Result, r.Detail = transportResult(q.Err), q.Err
 		}
@@ -152,9 +152,9 @@ func portAnswered(o Observation, p Poll) bool {
 		}
 		near := q.At >= p.At-3*Interval && q.At <= p.At+3*Interval
 		switch {
-		case near && !q.answered():
+		case near && !q.Answered():
 			return false
-		case q.answered() && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval:
+		case q.Answered() && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval:
 			answered = true
 		}
 	}
