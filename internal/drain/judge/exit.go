@@ -101,7 +101,7 @@ func diedOfSignal(o Observation) bool {
 // group left running.
 func outlived(o Observation) string {
 	if a := answeredAfterExit(o); a != nil {
-		return fmt.Sprintf("what it started still answered (%s %s at %s)", a.Probe, a.said(), ms(a.At))
+		return fmt.Sprintf("what it started still answered (%s %s at %s)", a.Probe, a.Said(), ms(a.At))
 	}
 	if o.Leftover {
 		return "processes it started outlived it (killed by healthctl)"
@@ -208,7 +208,7 @@ func judgeWrapper(o Observation, flip time.Duration) Verdict {
 	if wrappers[o.Command] || o.Command == "" {
 		fix = "exec the service: sh -c 'exec svc …' (a shell that does not exec dies of the signal, and an init — tini, dumb-init — exits with its child, orphaning the service)"
 	}
-	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who(o), x, ms(x.At), after.Probe, after.said(), ms(after.At), ms(flip), fix))
+	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who(o), x, ms(x.At), after.Probe, after.Said(), ms(after.At), ms(flip), fix))
 }
 
 // reacted says anything changed after the signal and before healthctl
@@ -224,7 +224,7 @@ func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
 	for _, p := range o.Polls {
 		// A poll that failed because healthctl killed the process under it
 		// is no reaction: judge it by when it ended.
-		if p.At >= 0 && !p.Answered() && before(p.end()) {
+		if p.At >= 0 && !p.Answered() && before(p.End()) {
 			return true
 		}
 	}

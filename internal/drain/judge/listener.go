@@ -45,7 +45,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		if p.At < 0 {
 			continue
 		}
-		unanswered := !p.Answered() && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt)
+		unanswered := !p.Answered() && !(o.Exit.Killed && p.End() >= o.Exit.KilledAt)
 		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
 			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
 		}
@@ -93,7 +93,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 // excuse (a quarter of P). The listener was open then; the service had
 // not taken the connection from its accept queue when it closed.
 func queuedAtClose(o Observation, p Poll, P time.Duration) string {
-	if p.Refused || p.end() < P {
+	if p.Refused || p.End() < P {
 		return ""
 	}
 	var slow time.Duration
@@ -105,7 +105,7 @@ func queuedAtClose(o Observation, p Poll, P time.Duration) string {
 	if slow <= P/4 {
 		return ""
 	}
-	return fmt.Sprintf(" (that connection was accepted and ended at %s, after P, and the service's own health answers in P took up to %s: the listener was open, but the service, behind on its load or starved of CPU, had not yet taken the connections queued when it closed)", ms(p.end()), ms(slow))
+	return fmt.Sprintf(" (that connection was accepted and ended at %s, after P, and the service's own health answers in P took up to %s: the listener was open, but the service, behind on its load or starved of CPU, had not yet taken the connections queued when it closed)", ms(p.End()), ms(slow))
 }
 
 // cutAfterPreDrain says p was made inside the pre-drain window, its
@@ -115,10 +115,10 @@ func queuedAtClose(o Observation, p Poll, P time.Duration) string {
 // ended, which the listener being open through P explains, and whose cut
 // is INFLIGHT_ABORTED's. A request cut by healthctl's kill is not.
 func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
-	if p.At < 0 || p.At >= P || p.Refused || p.end() < P-closeRace {
+	if p.At < 0 || p.At >= P || p.Refused || p.End() < P-closeRace {
 		return false
 	}
-	if o.Exit.Killed && p.end() >= o.Exit.KilledAt {
+	if o.Exit.Killed && p.End() >= o.Exit.KilledAt {
 		return false
 	}
 	if p.Answered() {
@@ -137,12 +137,12 @@ func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
 // answeredLaterInP says a request to p's host:port made after p and
 // before P got an answer: the port was still accepting and serving then.
 func answeredLaterInP(o Observation, p Poll, P time.Duration) bool {
-	h := o.hostOf(p.Probe)
+	h := o.HostPorts[p.Probe]
 	if h == "" {
 		return false
 	}
 	for _, q := range o.Polls {
-		if q.At > p.At && q.At < P && q.Answered() && o.hostOf(q.Probe) == h {
+		if q.At > p.At && q.At < P && q.Answered() && o.HostPorts[q.Probe] == h {
 			return true
 		}
 	}

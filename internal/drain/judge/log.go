@@ -88,7 +88,7 @@ func requestLog(o Observation) []Record {
 		if p.Probe == Traffic && o.TrafficOK != nil {
 			ok = o.TrafficOK
 		}
-		r := Record{Kind: string(p.Probe), Endpoint: o.Endpoints[p.Probe], MadeMS: tms(p.At), EndedMS: tms(p.end()),
+		r := Record{Kind: string(p.Probe), Endpoint: o.Endpoints[p.Probe], MadeMS: tms(p.At), EndedMS: tms(p.End()),
 			Result: pollResult(p, ok), Status: p.Status}
 		if r.Result != ResultServed && r.Result != ResultStatus {
 			r.Detail = p.Err
@@ -132,22 +132,19 @@ func requestLog(o Observation) []Record {
 	return out
 }
 
-// hostOf is the endpoint's host:port ("" when unknown).
-func (o Observation) hostOf(p Probe) string { return o.HostPorts[p] }
-
 // portAnswered says the port of p still answered, as a whole, when p got
 // no answer: a request made after it (between half an interval and three
 // intervals later) was answered, and no other request to that port made
 // within three intervals of it went unanswered. A port that closed, or is
 // closing worker by worker, as p was made is the listener's failure.
 func portAnswered(o Observation, p Poll) bool {
-	h := o.hostOf(p.Probe)
+	h := o.HostPorts[p.Probe]
 	if h == "" {
 		return false
 	}
 	answered := false
 	for _, q := range o.Polls {
-		if o.hostOf(q.Probe) != h || q.Probe == p.Probe {
+		if o.HostPorts[q.Probe] != h || q.Probe == p.Probe {
 			continue
 		}
 		near := q.At >= p.At-3*Interval && q.At <= p.At+3*Interval

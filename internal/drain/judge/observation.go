@@ -47,9 +47,6 @@ const PollTimeout = time.Second
 // else (400 and above) is failure.
 func OKStatus(status int) bool { return status >= 200 && status < 400 }
 
-// failStatus is an HTTP answer the kubelet counts as a failure.
-func failStatus(status int) bool { return status >= 400 }
-
 // Poll is one health request on a fresh connection.
 type Poll struct {
 	Probe Probe
@@ -73,17 +70,17 @@ type Poll struct {
 	GRPC string
 }
 
-// said is what the endpoint answered, as the user knows it: the HTTP
+// Said is what the endpoint answered, as the user knows it: the HTTP
 // status, or the gRPC health answer.
-func (p Poll) said() string {
+func (p Poll) Said() string {
 	if p.GRPC != "" {
 		return p.GRPC
 	}
 	return strconv.Itoa(p.Status)
 }
 
-// end is when the poll ended, since the signal.
-func (p Poll) end() time.Duration { return p.At + p.Took }
+// End is when the poll ended, since the signal.
+func (p Poll) End() time.Duration { return p.At + p.Took }
 
 // Answered says an HTTP answer came back.
 func (p Poll) Answered() bool { return p.Status != 0 }
@@ -271,5 +268,36 @@ func (t TrafficInfo) String() string {
 	if t.FromInflight {
 		from = "the --inflight URL: no --traffic given"
 	}
-	return fmt.Sprintf("%s (%s; each request within %s)", t.URL, from, ms(t.Window))
+	return fmt.Sprintf("%s (%s; each request within %d ms)", t.URL, from, t.Window.Milliseconds())
+}
+
+// Describe says what a poll got: "503", "connection refused", "timeout".
+func Describe(p Poll) string {
+	switch {
+	case p.Cut:
+		return fmt.Sprintf("HTTP %d with its body cut (%s)", p.Status, p.Err)
+	case p.GRPC != "":
+		return "gRPC " + p.GRPC
+	case p.Answered():
+		return fmt.Sprintf("HTTP %d", p.Status)
+	case p.Refused:
+		return "connection refused"
+	case p.Err != "":
+		return p.Err
+	}
+	return "no answer"
+}
+
+// DescribeRequest says what an in-flight request got: an error, "HTTP
+// 503", "body cut after 120 bytes" or "ok".
+func DescribeRequest(q Request) string {
+	switch {
+	case q.Err != "":
+		return q.Err
+	case q.Status < 200 || q.Status > 299:
+		return fmt.Sprintf("HTTP %d", q.Status)
+	case !q.Complete:
+		return fmt.Sprintf("body cut after %d bytes", q.Bytes)
+	}
+	return "ok"
 }

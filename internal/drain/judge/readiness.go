@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// failStatus is an HTTP answer the kubelet counts as a failure.
+func failStatus(status int) bool { return status >= 400 }
+
 // pollsAfterSignal splits the polls made from the signal on by endpoint,
 // each in the order they started.
 func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
@@ -57,10 +60,10 @@ func judgeFlip(ready []Poll, flipMax time.Duration, up string) (v Verdict, flipI
 		return verdict(ReadinessNeverFlips, false, "readiness never answered "+want+" after the signal (first other answer: "+seen+")"), flipIdx
 	}
 	if p := ready[flipIdx]; p.At > flipMax {
-		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %s at %s > --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
+		return verdict(ReadyFlipLate, false, fmt.Sprintf("readiness answered %s at %s > --ready-flip-max %s", p.Said(), ms(p.At), ms(flipMax))), flipIdx
 	}
 	p := ready[flipIdx]
-	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %s at %s <= --ready-flip-max %s", p.said(), ms(p.At), ms(flipMax))), flipIdx
+	return verdict(ReadyFlipLate, true, fmt.Sprintf("readiness answered %s at %s <= --ready-flip-max %s", p.Said(), ms(p.At), ms(flipMax))), flipIdx
 }
 
 // httpUp is how an HTTP endpoint's up answer is said.
@@ -110,7 +113,7 @@ func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 	}
 	for _, p := range ready[flipIdx+1:] {
 		if OKStatus(p.Status) {
-			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %s again at %s after flipping at %s", p.said(), ms(p.At), ms(ready[flipIdx].At)))
+			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %s again at %s after flipping at %s", p.Said(), ms(p.At), ms(ready[flipIdx].At)))
 		}
 	}
 	return verdict(ReadinessFlaps, true, "readiness stayed not-ready after the flip")

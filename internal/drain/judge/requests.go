@@ -31,7 +31,7 @@ func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duratio
 			case transportResult(p.Err) == ResultEOF:
 				how = "the connection closed before any answer"
 			}
-			cutTraffic = append(cutTraffic, fmt.Sprintf("a traffic request made at %s (inside P, accepted) got %s at %s", ms(p.At), how, ms(p.end())))
+			cutTraffic = append(cutTraffic, fmt.Sprintf("a traffic request made at %s (inside P, accepted) got %s at %s", ms(p.At), how, ms(p.End())))
 		}
 	}
 	if len(cutTraffic) > 0 && (!o.InflightURL || len(o.Inflight) == 0) {

@@ -54,7 +54,7 @@ func byTimingAlone(o Observation, s Settings, name string, flip, late time.Durat
 	case ListenerClosedEarly:
 		race := raceWindow(o, P)
 		for _, p := range o.Polls {
-			if p.At >= 0 && p.At < P-race && !p.Answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.end() >= o.Exit.KilledAt) {
+			if p.At >= 0 && p.At < P-race && !p.Answered() && !timedOut(p) && !cutAfterPreDrain(o, p, P) && !(o.Exit.Killed && p.End() >= o.Exit.KilledAt) {
 				return false // refused, reset or closed: the server's
 			}
 		}

@@ -1,7 +1,6 @@
 package judge
 
-// The details' words for what a request got, the timeline and the
-// formulas of a fix.
+// The timeline of a run and the formulas of a fix.
 
 import (
 	"fmt"
@@ -10,37 +9,6 @@ import (
 
 	"github.com/healthctl/healthctl/internal/shutdown"
 )
-
-// Describe says what a poll got: "503", "connection refused", "timeout".
-func Describe(p Poll) string {
-	switch {
-	case p.Cut:
-		return fmt.Sprintf("HTTP %d with its body cut (%s)", p.Status, p.Err)
-	case p.GRPC != "":
-		return "gRPC " + p.GRPC
-	case p.Answered():
-		return fmt.Sprintf("HTTP %d", p.Status)
-	case p.Refused:
-		return "connection refused"
-	case p.Err != "":
-		return p.Err
-	}
-	return "no answer"
-}
-
-// DescribeRequest says what an in-flight request got: an error, "HTTP
-// 503", "body cut after 120 bytes" or "ok".
-func DescribeRequest(q Request) string {
-	switch {
-	case q.Err != "":
-		return q.Err
-	case q.Status < 200 || q.Status > 299:
-		return fmt.Sprintf("HTTP %d", q.Status)
-	case !q.Complete:
-		return fmt.Sprintf("body cut after %d bytes", q.Bytes)
-	}
-	return "ok"
-}
 
 // timeline orders what happened after the signal.
 func timeline(o Observation, P time.Duration) []Event {
@@ -100,10 +68,10 @@ func pollEvents(o Observation, P time.Duration, served func(int) bool) []Event {
 		switch {
 		case p.Probe == Ready && failStatus(p.Status) && !flipped:
 			flipped = true
-			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %s", p.said())})
+			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %s", p.Said())})
 		case p.Probe == Ready && OKStatus(p.Status) && flipped && !flapped:
 			flapped = true
-			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.said())})
+			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.Said())})
 		case p.Probe == Traffic && p.Answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
 			refused = true
 			what := fmt.Sprintf("HTTP %d", p.Status)
@@ -113,14 +81,14 @@ func pollEvents(o Observation, P time.Duration, served func(int) bool) []Event {
 			ev = append(ev, Event{tms(p.At), "traffic_refused", "a new request made then to the traffic endpoint got " + what})
 		case p.Probe == Live && p.Answered() && !OKStatus(p.Status) && !liveFailed:
 			liveFailed = true
-			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.said())})
+			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.Said())})
 		}
-		if !p.Answered() && !closed && !(x.Killed && p.end() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
+		if !p.Answered() && !closed && !(x.Killed && p.End() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
 			closed = true
 			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + Describe(p)})
 		}
 		if x.Gone && !x.Killed && p.At > x.At && p.Answered() {
-			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %s after the process exited", p.Probe, p.said())})
+			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %s after the process exited", p.Probe, p.Said())})
 			break
 		}
 	}
