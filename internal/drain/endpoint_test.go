@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/drain/judge"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/probe"
 	input "github.com/healthctl/healthctl/internal/target"
 )
@@ -174,10 +174,10 @@ func TestTrafficWindowIsDrainTests(t *testing.T) {
 	defer srv.Close()
 	o := optionsFor(t, srv.URL+"/slow", func(in *input.Input) { in.ReadTimeout = 100 * time.Millisecond })
 	ctx := context.Background()
-	if tp := pollWithin(ctx, o, judge.Traffic, 5*time.Second); tp.Status != http.StatusOK || tp.Cut || tp.Err != "" {
+	if tp := pollWithin(ctx, o, evidence.Traffic, 5*time.Second); tp.Status != http.StatusOK || tp.Cut || tp.Err != "" {
 		t.Errorf("traffic request within a 5 s window, --read-timeout 100ms: %+v, want 200 served", tp.Poll)
 	}
-	if tp := pollWithin(ctx, o, judge.Ready, pollTimeout); tp.Status != 0 || !strings.Contains(tp.Err, "timeout") {
+	if tp := pollWithin(ctx, o, evidence.Ready, pollTimeout); tp.Status != 0 || !strings.Contains(tp.Err, "timeout") {
 		t.Errorf("readiness poll, --read-timeout 100ms, a 400 ms answer: %+v, want a timeout", tp.Poll)
 	}
 }
@@ -238,7 +238,7 @@ func TestEmptyReplyHasNoTLSHint(t *testing.T) {
 			c.Close()
 		}
 	}()
-	tp := poll(context.Background(), optionsFor(t, "http://"+l.Addr().String()+"/ready", func(*input.Input) {}), judge.Ready)
+	tp := poll(context.Background(), optionsFor(t, "http://"+l.Addr().String()+"/ready", func(*input.Input) {}), evidence.Ready)
 	if tp.Answered() || !strings.Contains(tp.Err, "EOF") {
 		t.Fatalf("poll = %+v: want an EOF without an answer", tp.Poll)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
-	"github.com/healthctl/healthctl/internal/drain/judge"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -41,9 +41,9 @@ type Config struct {
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
-	Opts     map[judge.Probe]*probe.Options
+	Opts     map[evidence.Probe]*probe.Options
 	Signal   syscall.Signal
-	Settings judge.Settings
+	Settings evidence.Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
 	ReadyTimeout time.Duration
 	// Inflight is how many slow requests are in flight at the signal.
@@ -59,10 +59,10 @@ type Config struct {
 
 // Interval is how often readiness and liveness are polled (the judge
 // counts in it).
-const Interval = judge.Interval
+const Interval = evidence.Interval
 
 // pollTimeout bounds one health poll.
-const pollTimeout = judge.PollTimeout
+const pollTimeout = evidence.PollTimeout
 
 // TrafficInterval is how often the traffic endpoint gets a new request
 // (50 a second) from the signal until P: a listener that stops
@@ -79,7 +79,7 @@ const SlowTrafficInterval = 100 * time.Millisecond
 // It never leaves a process it started running: on every return path the
 // child's process group is killed. ctx cancellation (drain-test itself got
 // SIGINT/SIGTERM) ends the run early, with interrupted set.
-func Run(ctx context.Context, cfg Config) (obs judge.Observation, interrupted bool, err error) {
+func Run(ctx context.Context, cfg Config) (obs evidence.Observation, interrupted bool, err error) {
 	ctx = withProber(ctx, cfg.Prober)
 	logf := cfg.Log
 	if logf == nil {
@@ -99,7 +99,7 @@ func Run(ctx context.Context, cfg Config) (obs judge.Observation, interrupted bo
 	}
 	obs.TrafficOK = cfg.TrafficOK
 	if cfg.TrafficURL != "" {
-		obs.Traffic = judge.TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
+		obs.Traffic = evidence.TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
 	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (obs judge.Observation, interrupted bo
 	ep := cfg.endpoints()
 	// The request log names each endpoint as the probe's redactor shows
 	// it: no password, no secret query parameter.
-	obs.Endpoints = map[judge.Probe]string{}
+	obs.Endpoints = map[evidence.Probe]string{}
 	for which, o := range ep {
 		if o.Redactor != nil {
 			obs.Endpoints[which] = o.Redactor.URL(o.URL)
@@ -115,8 +115,8 @@ func Run(ctx context.Context, cfg Config) (obs judge.Observation, interrupted bo
 			obs.Endpoints[which] = redact.NewRedactor(nil, nil).URL(o.URL)
 		}
 	}
-	obs.Traffic.URL = obs.Endpoints[judge.Traffic]
-	obs.HostPorts, obs.GRPC = map[judge.Probe]string{}, map[judge.Probe]bool{}
+	obs.Traffic.URL = obs.Endpoints[evidence.Traffic]
+	obs.HostPorts, obs.GRPC = map[evidence.Probe]string{}, map[evidence.Probe]bool{}
 	for which, u := range obs.Endpoints {
 		obs.HostPorts[which] = hostPort(u)
 		if pu, err := url.Parse(u); err == nil && u != "" && IsGRPC(pu) {
@@ -253,7 +253,7 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 					hint = grpcSetupHint(r.Err, len(cfg.InflightBody))
 				}
 			}
-			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), judge.DescribeRequest(r.Request), hint)}
+			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), evidence.DescribeRequest(r.Request), hint)}
 		}
 	}
 	return nil
@@ -273,7 +273,7 @@ func redactURL(u string) string {
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *judge.Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
+func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *evidence.Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
 	if why, ok := waitReady(ctx, ep, cfg, tg); !ok {
 		if ctx.Err() != nil {
 			return nil, nil, true, nil
@@ -288,12 +288,12 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 	}
 	obs.ReadyBefore = true
 	logf("readiness and liveness answer 200-399")
-	ka = openKeepAlive(ep[judge.Live])
+	ka = openKeepAlive(ep[evidence.Live])
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	in = startInflight(cfg, ep[judge.Inflight])
-	in.settle(func() { poll(ctx, ep[judge.Ready], judge.Ready) })
+	in = startInflight(cfg, ep[evidence.Inflight])
+	in.settle(func() { poll(ctx, ep[evidence.Ready], evidence.Ready) })
 	return ka, in, false, nil
 }
 
@@ -301,7 +301,7 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 // polls in the window) and a little past the exit (a wrapper's service
 // still answering), and until the in-flight requests are done. It reports
 // whether ctx ended meanwhile.
-func watchAfterExit(ctx context.Context, s judge.Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
+func watchAfterExit(ctx context.Context, s evidence.Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
 	end := t0.Add(s.PreDrain)
 	select {
 	case <-tg.gone:
@@ -328,7 +328,7 @@ func watchAfterExit(ctx context.Context, s judge.Settings, tg *target, t0 time.T
 
 // observe fills obs with what was seen, relative to t0, once the watch and
 // the in-flight requests have ended.
-func observe(obs *judge.Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
+func observe(obs *evidence.Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
 	obs.SignalledAt = t0
 	for _, p := range w.polls {
 		p.Poll.At = p.start.Sub(t0)
@@ -347,13 +347,13 @@ func observe(obs *judge.Observation, t0, killedAt time.Time, tg *target, w *watc
 	obs.KeepAlive.Requests = w.kaRequests
 	w.late.mu.Lock()
 	if w.late.max > 0 {
-		obs.Lateness = judge.Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
+		obs.Lateness = evidence.Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
 	}
 	w.late.mu.Unlock()
 	obs.InflightBaseline = in.baseline
 	select {
 	case <-tg.gone:
-		obs.Exit = judge.Exit{Gone: true, At: tg.goneAt.Sub(t0)}
+		obs.Exit = evidence.Exit{Gone: true, At: tg.goneAt.Sub(t0)}
 	default:
 	}
 	if !killedAt.IsZero() {
@@ -375,9 +375,9 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	var lastR, lastL timedPoll
 	for {
-		lastR = poll(ctx, ep[judge.Ready], judge.Ready)
-		lastL = poll(ctx, ep[judge.Live], judge.Live)
-		if judge.OKStatus(lastR.Status) && judge.OKStatus(lastL.Status) {
+		lastR = poll(ctx, ep[evidence.Ready], evidence.Ready)
+		lastL = poll(ctx, ep[evidence.Live], evidence.Live)
+		if evidence.OKStatus(lastR.Status) && evidence.OKStatus(lastL.Status) {
 			return "", true
 		}
 		select {
@@ -392,7 +392,7 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 		case <-time.After(Interval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, judge.Describe(lastR.Poll), judge.Describe(lastL.Poll)), false
+			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, evidence.Describe(lastR.Poll), evidence.Describe(lastL.Poll)), false
 		}
 	}
 }

@@ -20,7 +20,8 @@ var pure = []string{
 	"internal/jsondepth", "internal/yamlsafe", "internal/proxyenv", "internal/follow",
 	"internal/tlsinfo", "internal/grpchealth", "internal/rediswire", "internal/pgwire",
 	"internal/amqpwire",
-	"internal/source", "internal/words", "internal/shutdown", "internal/manifest", "internal/drain/judge",
+	"internal/source", "internal/words", "internal/shutdown", "internal/manifest",
+	"internal/drain/evidence", "internal/drain/judge",
 	"internal/exitcode", "internal/crash", "internal/version",
 }
 

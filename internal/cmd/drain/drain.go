@@ -18,6 +18,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/expect"
@@ -273,13 +274,13 @@ func (o *Options) readInflightBody() error {
 // endpointOptions builds each URL's probe options from the shared probe
 // flags: --cacert, --insecure, -H, --resolve, -4/-6 apply to the health
 // polls, the in-flight requests and the traffic endpoint alike.
-func (o *Options) endpointOptions(f *cli.Factory) (map[judge.Probe]*probe.Options, error) {
+func (o *Options) endpointOptions(f *cli.Factory) (map[evidence.Probe]*probe.Options, error) {
 	tmpl, err := o.probe.Build(f.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	out := map[judge.Probe]*probe.Options{}
-	for which, u := range map[judge.Probe]string{judge.Ready: o.Ready, judge.Live: o.Live, judge.Inflight: o.Inflight, judge.Traffic: o.trafficURL()} {
+	out := map[evidence.Probe]*probe.Options{}
+	for which, u := range map[evidence.Probe]string{evidence.Ready: o.Ready, evidence.Live: o.Live, evidence.Inflight: o.Inflight, evidence.Traffic: o.trafficURL()} {
 		if u == "" {
 			continue
 		}
@@ -337,7 +338,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	if o.Manifest != "" {
 		return lintRun(f, o)
 	}
-	s := judge.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
+	s := evidence.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
 	opts, err := o.endpointOptions(f)
 	if err != nil {
 		return err

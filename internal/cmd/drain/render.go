@@ -10,6 +10,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
@@ -267,7 +268,7 @@ func (l *lintResult) Text(w render.Writer) error {
 // runResult is a drain experiment's verdicts, timeline and requests.
 type runResult struct {
 	r           judge.Report
-	obs         judge.Observation
+	obs         evidence.Observation
 	formulas    []judge.Formula
 	interrupted bool
 	code        int

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/output"
 )
@@ -26,9 +27,9 @@ func TestTrafficURL(t *testing.T) {
 }
 
 func TestReportFitsWidth(t *testing.T) {
-	s := judge.Settings{PreDrain: 5 * time.Second, ShutdownTimeout: 30 * time.Second, ReadyFlipMax: time.Second}
-	o := judge.Observation{Pid: 1, Signal: "SIGTERM", ReadyBefore: true, InflightURL: true,
-		Exit: judge.Exit{Gone: true, At: 5200 * time.Millisecond, Known: true}}
+	s := evidence.Settings{PreDrain: 5 * time.Second, ShutdownTimeout: 30 * time.Second, ReadyFlipMax: time.Second}
+	o := evidence.Observation{Pid: 1, Signal: "SIGTERM", ReadyBefore: true, InflightURL: true,
+		Exit: evidence.Exit{Gone: true, At: 5200 * time.Millisecond, Known: true}}
 	r := judge.Judge(o, s)
 	for _, width := range []int{72, 80, 120} {
 		var b bytes.Buffer

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/words"
 )
 
 // judgeShutdown: the process exits by S: the whole teardown (pre-drain,
 // server close, then its own cleanup, which may take any part of S).
-func judgeShutdown(x Exit, s Settings) Verdict {
+func judgeShutdown(x evidence.Exit, s evidence.Settings) Verdict {
 	S := s.ShutdownTimeout
 	switch {
 	case x.Killed:
@@ -32,7 +33,7 @@ func judgeShutdown(x Exit, s Settings) Verdict {
 // drain (readiness flipped, listener open through P) is a service that
 // re-raised it. In attach mode the status usually cannot be read:
 // EXIT_CODE_UNKNOWN, skipped.
-func judgeExitStatus(o Observation, flip, closed, P time.Duration) Verdict {
+func judgeExitStatus(o evidence.Observation, flip, closed, P time.Duration) Verdict {
 	x := o.Exit
 	switch {
 	case x.Killed:
@@ -91,7 +92,7 @@ func conventionalExitNote(command string) string {
 
 // diedOfSignal says the signalled process ended of the signal sent: killed
 // by it, or the 128+N a shell or init reports for it.
-func diedOfSignal(o Observation) bool {
+func diedOfSignal(o evidence.Observation) bool {
 	x := o.Exit
 	return x.Signal != "" && x.Signal == o.Signal || x.Signal == "" && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber
 }
@@ -99,7 +100,7 @@ func diedOfSignal(o Observation) bool {
 // outlived says what of the signalled process outlived it ("": nothing
 // seen): an endpoint that answered after it exited, or processes of its
 // group left running.
-func outlived(o Observation) string {
+func outlived(o evidence.Observation) string {
 	if a := answeredAfterExit(o); a != nil {
 		return fmt.Sprintf("what it started still answered (%s %s at %s)", a.Probe, a.Said(), ms(a.At))
 	}
@@ -110,7 +111,7 @@ func outlived(o Observation) string {
 }
 
 // who names the signalled process: "pid 42 (sh)".
-func who(o Observation) string {
+func who(o evidence.Observation) string {
 	w := fmt.Sprintf("pid %d", o.Pid)
 	if o.Command != "" {
 		w += " (" + o.Command + ")"
@@ -124,7 +125,7 @@ const reRaiseFix = "Puma: raise_exception_on_sigterm false; @godaddy/terminus: u
 
 // finishedAfterSignal counts the in-flight requests that completed after
 // the signal, before the process exited.
-func finishedAfterSignal(o Observation) int {
+func finishedAfterSignal(o evidence.Observation) int {
 	n := 0
 	for _, q := range o.Inflight {
 		if q.OK() && q.End >= 0 && !shortDelimited(q, o) {
@@ -138,7 +139,7 @@ func finishedAfterSignal(o Observation) int {
 // endpoint answers after the signalled process exited), and nothing of its
 // process group outlived it. flip is when readiness flipped (notSeen:
 // never); liveFailed says liveness failed during the pre-drain.
-func judgeSignal(o Observation, flip time.Duration, liveFailed bool) Verdict {
+func judgeSignal(o evidence.Observation, flip time.Duration, liveFailed bool) Verdict {
 	x := o.Exit
 	after := answeredAfterExit(o)
 	var why []string
@@ -164,12 +165,12 @@ func judgeSignal(o Observation, flip time.Duration, liveFailed bool) Verdict {
 
 // answeredAfterExit is the first poll answered after the signalled
 // process exited (nil: none was).
-func answeredAfterExit(o Observation) *Poll {
+func answeredAfterExit(o evidence.Observation) *evidence.Poll {
 	x := o.Exit
 	if !x.Gone || x.Killed {
 		return nil
 	}
-	var after *Poll
+	var after *evidence.Poll
 	for i, p := range o.Polls {
 		if p.At > x.At && p.Answered() && (after == nil || p.At < after.At) {
 			after = &o.Polls[i]
@@ -195,7 +196,7 @@ var wrappers = map[string]bool{
 // kills the service mid-drain (under tini -g or dumb-init's group mode,
 // the sh -c between them dies of the signal; the init then exits). flip
 // is when readiness flipped (notSeen: never).
-func judgeWrapper(o Observation, flip time.Duration) Verdict {
+func judgeWrapper(o evidence.Observation, flip time.Duration) Verdict {
 	x := o.Exit
 	after := answeredAfterExit(o)
 	if after == nil || flip < 0 {
@@ -214,7 +215,7 @@ func judgeWrapper(o Observation, flip time.Duration) Verdict {
 // reacted says anything changed after the signal and before healthctl
 // killed the process: readiness flipped, liveness failed, the process
 // exited, a poll, the kept-alive connection or an in-flight request failed.
-func reacted(o Observation, flip time.Duration, liveFailed bool) bool {
+func reacted(o evidence.Observation, flip time.Duration, liveFailed bool) bool {
 	x := o.Exit
 	// Only what happened before healthctl killed the process counts.
 	before := func(t time.Duration) bool { return t >= 0 && (!x.Killed || t < x.KilledAt) }

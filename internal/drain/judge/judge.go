@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 )
 
 // The verdict names (SPEC.md §7, §9): each names the invariant that failed.
@@ -109,7 +111,7 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) 
 // Judge checks each invariant drain-test judges against what was observed,
 // one verdict per invariant, in a fixed order. It is pure: the same
 // observation always gives the same report.
-func Judge(o Observation, s Settings) Report {
+func Judge(o evidence.Observation, s evidence.Settings) Report {
 	r := Report{Timeline: timeline(o, s.PreDrain), Requests: requestLog(o)}
 	if !o.ReadyBefore {
 		r.Verdicts = []Verdict{verdict(NotReadyBefore, false, o.NotReadyWhy+"; no signal was sent, nothing else was judged")}
@@ -117,7 +119,7 @@ func Judge(o Observation, s Settings) Report {
 		return r
 	}
 	ready, live := pollsAfterSignal(o.Polls)
-	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax, upWord(o, Ready))
+	flipV, flipIdx := judgeFlip(ready, s.ReadyFlipMax, upWord(o, evidence.Ready))
 	liveV, liveFailed := judgeLiveness(o, live, s.PreDrain)
 	closeV, closed := judgeListener(o, s.PreDrain)
 	inflightV, lastInflight := judgeInflight(o, s.PreDrain)

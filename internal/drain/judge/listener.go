@@ -7,6 +7,8 @@ package judge
 import (
 	"fmt"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 )
 
 // closeRace is how close to P a connection attempt may be made and lose
@@ -21,10 +23,10 @@ const closeRace = 40 * time.Millisecond
 // request made within the service's own answer time of P could not have
 // been answered before a close at P, however correct the service).
 // Capped at a quarter of P, so a slow service cannot excuse its pre-drain.
-func raceWindow(o Observation, P time.Duration) time.Duration {
+func raceWindow(o evidence.Observation, P time.Duration) time.Duration {
 	w := closeRace
 	for _, p := range o.Polls {
-		if p.At >= 0 && p.At < P && p.Answered() && (p.Probe == Ready || p.Probe == Live) && p.Took > w {
+		if p.At >= 0 && p.At < P && p.Answered() && (p.Probe == evidence.Ready || p.Probe == evidence.Live) && p.Took > w {
 			w = p.Took
 		}
 	}
@@ -36,9 +38,9 @@ func raceWindow(o Observation, P time.Duration) time.Duration {
 // or unanswered attempt fails it at the time it was made (a stall late in
 // P is charged when it began, not when its poll gave up). closed is when
 // the first such attempt after the signal was made.
-func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Duration) {
+func judgeListener(o evidence.Observation, P time.Duration) (v Verdict, closed time.Duration) {
 	closed = notSeen
-	var early *Poll
+	var early *evidence.Poll
 	n, failed, raced, cutLater := 0, 0, 0, 0
 	race := raceWindow(o, P)
 	for i, p := range o.Polls {
@@ -46,7 +48,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 			continue
 		}
 		unanswered := !p.Answered() && !(o.Exit.Killed && p.End() >= o.Exit.KilledAt)
-		if unanswered && p.Probe == Live && !p.Refused && portAnswered(o, p) {
+		if unanswered && p.Probe == evidence.Live && !p.Refused && portAnswered(o, p) {
 			unanswered = false // liveness's own hang: LIVENESS_FAILED_DURING_DRAIN
 		}
 		if unanswered && cutAfterPreDrain(o, p, P) {
@@ -74,7 +76,7 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 		}
 	}
 	if early != nil {
-		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail%s", early.Probe, ms(early.At), Describe(*early), ms(P), failed, n, ms(P), queuedAtClose(o, *early, P))), closed
+		return verdict(ListenerClosedEarly, false, fmt.Sprintf("a new connection (%s) made at %s got %s, inside the pre-drain window (P = %s); %d of %d connection attempts made in [0, %s) failed: routed requests would fail%s", early.Probe, ms(early.At), evidence.Describe(*early), ms(P), failed, n, ms(P), queuedAtClose(o, *early, P))), closed
 	}
 	detail := fmt.Sprintf("%d of %d connection attempts made in [0, %s) were accepted and answered", n-raced-cutLater, n, ms(P))
 	if cutLater > 0 {
@@ -92,13 +94,13 @@ func judgeListener(o Observation, P time.Duration) (v Verdict, closed time.Durat
 // service's own health answers in P took longer than the close race can
 // excuse (a quarter of P). The listener was open then; the service had
 // not taken the connection from its accept queue when it closed.
-func queuedAtClose(o Observation, p Poll, P time.Duration) string {
+func queuedAtClose(o evidence.Observation, p evidence.Poll, P time.Duration) string {
 	if p.Refused || p.End() < P {
 		return ""
 	}
 	var slow time.Duration
 	for _, q := range o.Polls {
-		if q.At >= 0 && q.At < P && q.Answered() && (q.Probe == Ready || q.Probe == Live) && q.Took > slow {
+		if q.At >= 0 && q.At < P && q.Answered() && (q.Probe == evidence.Ready || q.Probe == evidence.Live) && q.Took > slow {
 			slow = q.Took
 		}
 	}
@@ -114,7 +116,7 @@ func queuedAtClose(o Observation, p Poll, P time.Duration) string {
 // the close race just before it): a request in flight when the pre-drain
 // ended, which the listener being open through P explains, and whose cut
 // is INFLIGHT_ABORTED's. A request cut by healthctl's kill is not.
-func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
+func cutAfterPreDrain(o evidence.Observation, p evidence.Poll, P time.Duration) bool {
 	if p.At < 0 || p.At >= P || p.Refused || p.End() < P-closeRace {
 		return false
 	}
@@ -136,7 +138,7 @@ func cutAfterPreDrain(o Observation, p Poll, P time.Duration) bool {
 
 // answeredLaterInP says a request to p's host:port made after p and
 // before P got an answer: the port was still accepting and serving then.
-func answeredLaterInP(o Observation, p Poll, P time.Duration) bool {
+func answeredLaterInP(o evidence.Observation, p evidence.Poll, P time.Duration) bool {
 	h := o.HostPorts[p.Probe]
 	if h == "" {
 		return false

@@ -3,6 +3,8 @@ package judge
 import (
 	"sort"
 	"strings"
+
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 )
 
 // The kinds of request in the request log, besides the polled endpoints
@@ -48,7 +50,7 @@ type Record struct {
 }
 
 // pollResult is how a poll ended, in the log's words.
-func pollResult(p Poll, served func(int) bool) string {
+func pollResult(p evidence.Poll, served func(int) bool) string {
 	switch {
 	case p.Cut:
 		return ResultCut
@@ -80,12 +82,12 @@ func transportResult(err string) string {
 }
 
 // requestLog is every request of o, in the order they were made.
-func requestLog(o Observation) []Record {
-	served := OKStatus
+func requestLog(o evidence.Observation) []Record {
+	served := evidence.OKStatus
 	var out []Record
 	for _, p := range o.Polls {
 		ok := served
-		if p.Probe == Traffic && o.TrafficOK != nil {
+		if p.Probe == evidence.Traffic && o.TrafficOK != nil {
 			ok = o.TrafficOK
 		}
 		r := Record{Kind: string(p.Probe), Endpoint: o.Endpoints[p.Probe], MadeMS: tms(p.At), EndedMS: tms(p.End()),
@@ -101,7 +103,7 @@ func requestLog(o Observation) []Record {
 		out = append(out, r)
 	}
 	for _, q := range o.Inflight {
-		r := Record{Kind: KindInflight, Endpoint: o.Endpoints[Inflight], MadeMS: tms(q.Made), EndedMS: tms(q.End), Status: q.Status, Framing: q.Framing}
+		r := Record{Kind: KindInflight, Endpoint: o.Endpoints[evidence.Inflight], MadeMS: tms(q.Made), EndedMS: tms(q.End), Status: q.Status, Framing: q.Framing}
 		switch {
 		case shortDelimited(q, o):
 			r.Result, r.Detail = ResultCut, shortDelimitedWhy(q, o)
@@ -110,18 +112,18 @@ func requestLog(o Observation) []Record {
 		case q.Status != 0 && q.Err == "" && q.Complete:
 			r.Result = ResultStatus
 		case q.Status != 0:
-			r.Result, r.Detail = ResultCut, DescribeRequest(q)
+			r.Result, r.Detail = ResultCut, evidence.DescribeRequest(q)
 		default:
 			r.Result, r.Detail = transportResult(q.Err), q.Err
 		}
 		out = append(out, r)
 	}
 	for _, e := range o.KeepAlive.Events {
-		r := Record{Kind: KindKeepAlive, Endpoint: o.Endpoints[Live], MadeMS: tms(e.At), EndedMS: tms(e.At), Detail: e.Detail}
+		r := Record{Kind: KindKeepAlive, Endpoint: o.Endpoints[evidence.Live], MadeMS: tms(e.At), EndedMS: tms(e.At), Detail: e.Detail}
 		switch e.Kind {
-		case KeepAliveReset:
+		case evidence.KeepAliveReset:
 			r.Result = ResultReset
-		case KeepAliveNoAnswer:
+		case evidence.KeepAliveNoAnswer:
 			r.Result = ResultNoAnswer
 		default:
 			r.Result = ResultClosed
@@ -137,7 +139,7 @@ func requestLog(o Observation) []Record {
 // intervals later) was answered, and no other request to that port made
 // within three intervals of it went unanswered. A port that closed, or is
 // closing worker by worker, as p was made is the listener's failure.
-func portAnswered(o Observation, p Poll) bool {
+func portAnswered(o evidence.Observation, p evidence.Poll) bool {
 	h := o.HostPorts[p.Probe]
 	if h == "" {
 		return false
@@ -147,11 +149,11 @@ func portAnswered(o Observation, p Poll) bool {
 		if o.HostPorts[q.Probe] != h || q.Probe == p.Probe {
 			continue
 		}
-		near := q.At >= p.At-3*Interval && q.At <= p.At+3*Interval
+		near := q.At >= p.At-3*evidence.Interval && q.At <= p.At+3*evidence.Interval
 		switch {
 		case near && !q.Answered():
 			return false
-		case q.Answered() && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval:
+		case q.Answered() && q.At >= p.At+evidence.Interval/2 && q.At <= p.At+3*evidence.Interval:
 			answered = true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 )
 
 // failStatus is an HTTP answer the kubelet counts as a failure.
@@ -16,15 +18,15 @@ func failStatus(status int) bool { return status >= 400 }
 
 // pollsAfterSignal splits the polls made from the signal on by endpoint,
 // each in the order they started.
-func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
+func pollsAfterSignal(polls []evidence.Poll) (ready, live []evidence.Poll) {
 	for _, p := range polls {
 		if p.At < 0 {
 			continue
 		}
 		switch p.Probe {
-		case Ready:
+		case evidence.Ready:
 			ready = append(ready, p)
-		case Live:
+		case evidence.Live:
 			live = append(live, p)
 		}
 	}
@@ -36,7 +38,7 @@ func pollsAfterSignal(polls []Poll) (ready, live []Poll) {
 // judgeFlip: readiness answers a status >= 400 (a status, not a transport
 // error) within flipMax. flipIdx is the first such answer in ready, -1 when
 // none came.
-func judgeFlip(ready []Poll, flipMax time.Duration, up string) (v Verdict, flipIdx int) {
+func judgeFlip(ready []evidence.Poll, flipMax time.Duration, up string) (v Verdict, flipIdx int) {
 	flipIdx = -1
 	for i, p := range ready {
 		if failStatus(p.Status) {
@@ -47,8 +49,8 @@ func judgeFlip(ready []Poll, flipMax time.Duration, up string) (v Verdict, flipI
 	if flipIdx < 0 {
 		seen := up + " on every poll"
 		for _, p := range ready {
-			if !OKStatus(p.Status) {
-				seen = Describe(p) + " at " + ms(p.At)
+			if !evidence.OKStatus(p.Status) {
+				seen = evidence.Describe(p) + " at " + ms(p.At)
 				break
 			}
 		}
@@ -72,12 +74,12 @@ const httpUp = "200-399"
 // upWord says how endpoint p answers when up, in its own protocol's
 // words: "200-399" over HTTP, else what its polls said ("SERVING" for
 // gRPC health, "connected" for tcp://, "PONG" for Redis).
-func upWord(o Observation, p Probe) string {
+func upWord(o evidence.Observation, p evidence.Probe) string {
 	if o.GRPC[p] {
 		return "SERVING"
 	}
 	for _, q := range o.Polls {
-		if q.Probe == p && OKStatus(q.Status) {
+		if q.Probe == p && evidence.OKStatus(q.Status) {
 			if q.GRPC != "" {
 				return q.GRPC
 			}
@@ -88,8 +90,8 @@ func upWord(o Observation, p Probe) string {
 }
 
 // readyBeforeWords is NOT_READY_BEFORE's ok row in each endpoint's words.
-func readyBeforeWords(o Observation) string {
-	r, l := upWord(o, Ready), upWord(o, Live)
+func readyBeforeWords(o evidence.Observation) string {
+	r, l := upWord(o, evidence.Ready), upWord(o, evidence.Live)
 	if r == l {
 		return "readiness and liveness " + answeredWord(r) + " before the signal"
 	}
@@ -107,12 +109,12 @@ func answeredWord(up string) string {
 
 // judgeFlaps: readiness never answers 200-399 again once it flipped at
 // ready[flipIdx].
-func judgeFlaps(ready []Poll, flipIdx int) Verdict {
+func judgeFlaps(ready []evidence.Poll, flipIdx int) Verdict {
 	if flipIdx < 0 {
 		return skipped(ReadinessFlaps, "readiness never flipped")
 	}
 	for _, p := range ready[flipIdx+1:] {
-		if OKStatus(p.Status) {
+		if evidence.OKStatus(p.Status) {
 			return verdict(ReadinessFlaps, false, fmt.Sprintf("readiness answered %s again at %s after flipping at %s", p.Said(), ms(p.At), ms(ready[flipIdx].At)))
 		}
 	}
@@ -125,7 +127,7 @@ func judgeFlaps(ready []Poll, flipIdx int) Verdict {
 // requests made then: a liveness handler that hangs on an open port is
 // liveness's own failure. failed says a poll failed (something reacted to
 // the signal).
-func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, failed bool) {
+func judgeLiveness(o evidence.Observation, live []evidence.Poll, P time.Duration) (v Verdict, failed bool) {
 	x := o.Exit
 	bad, n := -1, 0
 	for i, p := range live {
@@ -134,7 +136,7 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 		}
 		n++
 		hung := !p.Answered() && !p.Refused && strings.Contains(p.Err, "timeout") && portAnswered(o, p)
-		if bad < 0 && ((p.Answered() && !OKStatus(p.Status)) || hung) {
+		if bad < 0 && ((p.Answered() && !evidence.OKStatus(p.Status)) || hung) {
 			bad = i
 		}
 	}
@@ -143,10 +145,10 @@ func judgeLiveness(o Observation, live []Poll, P time.Duration) (v Verdict, fail
 		return skipped(LivenessFailedDuringDrain, fmt.Sprintf("no liveness poll was made in [0, %s) while pid %d ran (it was gone at %s)", ms(P), o.Pid, ms(x.At))), false
 	}
 	if bad < 0 {
-		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness %s on %s made in [0, %s) that got an answer", answeredWord(upWord(o, Live)), allOf(n, "poll"), ms(P))), false
+		return verdict(LivenessFailedDuringDrain, true, fmt.Sprintf("liveness %s on %s made in [0, %s) that got an answer", answeredWord(upWord(o, evidence.Live)), allOf(n, "poll"), ms(P))), false
 	}
 	p := live[bad]
-	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", Describe(p), ms(p.At), ms(P), livenessWho)), true
+	return verdict(LivenessFailedDuringDrain, false, fmt.Sprintf("liveness answered %s to a poll made at %s, inside the pre-drain window (P = %s): %s", evidence.Describe(p), ms(p.At), ms(P), livenessWho)), true
 }
 
 // livenessWho says who acts on a liveness failure during the drain.

@@ -10,24 +10,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/words"
 )
 
 // judgeInflight: every request in flight at the signal completes 2xx with
 // its body. last is when the last request ended (notSeen: none ran).
-func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duration) {
+func judgeInflight(o evidence.Observation, P time.Duration) (v Verdict, last time.Duration) {
 	last = notSeen
 	// Traffic requests accepted inside P and cut after it were in flight
 	// when the pre-drain ended: their cut is this invariant's.
 	var cutTraffic []string
-	polls := append([]Poll(nil), o.Polls...)
+	polls := append([]evidence.Poll(nil), o.Polls...)
 	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
 	for _, p := range polls {
-		if p.Probe == Traffic && cutAfterPreDrain(o, p, P) {
+		if p.Probe == evidence.Traffic && cutAfterPreDrain(o, p, P) {
 			how := "a reset before any answer"
 			switch {
 			case p.Answered():
-				how = Describe(p)
+				how = evidence.Describe(p)
 			case transportResult(p.Err) == ResultEOF:
 				how = "the connection closed before any answer"
 			}
@@ -53,10 +54,10 @@ func judgeInflight(o Observation, P time.Duration) (v Verdict, last time.Duratio
 		inFlight++
 		switch {
 		case !q.OK():
-			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, DescribeRequest(q), ms(q.End)))
+			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, evidence.DescribeRequest(q), ms(q.End)))
 		case shortDelimited(q, o):
 			bad = append(bad, fmt.Sprintf("#%d %s at %s", i+1, shortDelimitedWhy(q, o), ms(q.End)))
-		case q.Framing == FramingClose:
+		case q.Framing == evidence.FramingClose:
 			delimited++
 		}
 	}
@@ -95,11 +96,11 @@ func firstFew(what []string) []string {
 // is shorter than the same URL's answer before the signal: a cut body. A
 // close-delimited body is otherwise complete (RFC 9112 §6.3): Jetty's
 // graceful stop answers in-flight requests so, then the JVM exits.
-func shortDelimited(q Request, o Observation) bool {
+func shortDelimited(q evidence.Request, o evidence.Observation) bool {
 	return q.OK() && endedWithProcess(q, o.Exit) && o.InflightBaseline >= 0 && q.Bytes < o.InflightBaseline
 }
 
-func shortDelimitedWhy(q Request, o Observation) string {
+func shortDelimitedWhy(q evidence.Request, o evidence.Observation) string {
 	return fmt.Sprintf("a close-delimited body of %d bytes, shorter than the %d bytes the same URL answered before the signal, ended with the process", q.Bytes, o.InflightBaseline)
 }
 
@@ -110,7 +111,7 @@ const exitSlack = 100 * time.Millisecond
 
 // endedWithProcess says q's body had no length and ended when the process
 // exited (or was killed): its end proves nothing.
-func endedWithProcess(q Request, x Exit) bool {
+func endedWithProcess(q evidence.Request, x evidence.Exit) bool {
 	if !q.Delimited {
 		return false
 	}
@@ -127,21 +128,21 @@ func endedWithProcess(q Request, x Exit) bool {
 // answer was served: 200-399 (or --traffic-expect) with its whole body.
 // One that got no answer is the listener's (LISTENER_CLOSED_EARLY) and is
 // never counted as served.
-func judgeTraffic(o Observation, P time.Duration) Verdict {
+func judgeTraffic(o evidence.Observation, P time.Duration) Verdict {
 	switch {
-	case o.Endpoints[Traffic] == "" && !o.InflightURL:
+	case o.Endpoints[evidence.Traffic] == "" && !o.InflightURL:
 		return skipped(NewRequestsRefused, "no --traffic or --inflight URL: no traffic endpoint to send new requests to")
-	case o.Endpoints[Traffic] == "" && o.InflightGRPC:
+	case o.Endpoints[evidence.Traffic] == "" && o.InflightGRPC:
 		return skipped(NewRequestsRefused, "no --traffic URL, and the --inflight URL is a gRPC call, not a traffic endpoint: name an HTTP app path with --traffic")
 	}
-	served := OKStatus
+	served := evidence.OKStatus
 	if o.TrafficOK != nil {
 		served = o.TrafficOK
 	}
-	var first *Poll
+	var first *evidence.Poll
 	n, answered, ok, cutLater, unansweredCut := 0, 0, 0, 0, 0
 	for i, p := range o.Polls {
-		if p.Probe != Traffic || p.At < 0 || p.At >= P {
+		if p.Probe != evidence.Traffic || p.At < 0 || p.At >= P {
 			continue
 		}
 		n++
@@ -200,7 +201,7 @@ func judgeTraffic(o Observation, P time.Duration) Verdict {
 
 // trafficTo is "; traffic: URL (where it came from; its window)", "" when
 // the observation does not say.
-func trafficTo(t TrafficInfo) string {
+func trafficTo(t evidence.TrafficInfo) string {
 	if t.URL == "" {
 		return ""
 	}
@@ -216,12 +217,12 @@ func allOf(n int, word string) string {
 }
 
 // judgeKeepAlive: no reset mid-response on a kept-alive connection.
-func judgeKeepAlive(k KeepAlive) Verdict {
+func judgeKeepAlive(k evidence.KeepAlive) Verdict {
 	if !k.Watched {
 		return skipped(KeepaliveReset, k.Why)
 	}
 	for _, e := range k.Events {
-		if e.Kind == KeepAliveReset {
+		if e.Kind == evidence.KeepAliveReset {
 			return verdict(KeepaliveReset, false, fmt.Sprintf("the kept-alive connection was reset at %s: %s", ms(e.At), e.Detail))
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 )
 
 // StarvedBound is how late drain-test may run and still name the
@@ -14,7 +16,7 @@ import (
 // later than that could see a poll time out, a flip come late or the
 // listener look closed because drain-test itself was not scheduled, and
 // calls a run that failed unknown (exit 9) instead of naming invariants.
-const StarvedBound = PollTimeout / 4
+const StarvedBound = evidence.PollTimeout / 4
 
 // Starved says a run that failed was measured while drain-test itself was
 // starved: its failures are not named.
@@ -45,8 +47,8 @@ func (r Report) Unknown() bool {
 // prober can fake: a request that got no answer within its window, or a
 // moment (the flip, the exit) seen within late of its bound. A refusal, a
 // reset, a close, a status, an exit status are the server's doing.
-func byTimingAlone(o Observation, s Settings, name string, flip, late time.Duration) bool {
-	timedOut := func(p Poll) bool {
+func byTimingAlone(o evidence.Observation, s evidence.Settings, name string, flip, late time.Duration) bool {
+	timedOut := func(p evidence.Poll) bool {
 		return !p.Answered() && !p.Refused && transportResult(p.Err) == ResultNoAnswer
 	}
 	P := s.PreDrain
@@ -61,14 +63,14 @@ func byTimingAlone(o Observation, s Settings, name string, flip, late time.Durat
 		return true
 	case LivenessFailedDuringDrain:
 		for _, p := range o.Polls {
-			if p.Probe == Live && p.At >= 0 && p.At < P && p.Answered() && !OKStatus(p.Status) {
+			if p.Probe == evidence.Live && p.At >= 0 && p.At < P && p.Answered() && !evidence.OKStatus(p.Status) {
 				return false // a status: the server's
 			}
 		}
 		return true
 	case ReadinessNeverFlips:
 		for _, p := range o.Polls {
-			if p.Probe == Ready && p.At >= 0 && timedOut(p) {
+			if p.Probe == evidence.Ready && p.At >= 0 && timedOut(p) {
 				return true
 			}
 		}
@@ -82,7 +84,7 @@ func byTimingAlone(o Observation, s Settings, name string, flip, late time.Durat
 			}
 		}
 		for _, p := range o.Polls {
-			if p.Probe == Traffic && cutAfterPreDrain(o, p, P) {
+			if p.Probe == evidence.Traffic && cutAfterPreDrain(o, p, P) {
 				return false
 			}
 		}

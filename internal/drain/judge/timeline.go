@@ -7,16 +7,17 @@ import (
 	"sort"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/shutdown"
 )
 
 // timeline orders what happened after the signal.
-func timeline(o Observation, P time.Duration) []Event {
+func timeline(o evidence.Observation, P time.Duration) []Event {
 	if !o.ReadyBefore {
 		return nil
 	}
 	ev := []Event{{0, "signal", fmt.Sprintf("%s sent to pid %d", o.Signal, o.Pid)}}
-	served := OKStatus
+	served := evidence.OKStatus
 	if o.TrafficOK != nil {
 		served = o.TrafficOK
 	}
@@ -24,7 +25,7 @@ func timeline(o Observation, P time.Duration) []Event {
 	last, done := notSeen, 0
 	for i, q := range o.Inflight {
 		if !q.OK() {
-			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, DescribeRequest(q))})
+			ev = append(ev, Event{tms(q.End), "inflight_aborted", fmt.Sprintf("in-flight request #%d: %s", i+1, evidence.DescribeRequest(q))})
 			continue
 		}
 		if shortDelimited(q, o) {
@@ -55,37 +56,37 @@ func tms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // pollEvents are the first time each thing was seen in the polls after the
 // signal: the flip, a flap back to 200, a liveness failure, the listener
 // closing; and the first answer that came after the process exited.
-func pollEvents(o Observation, P time.Duration, served func(int) bool) []Event {
+func pollEvents(o evidence.Observation, P time.Duration, served func(int) bool) []Event {
 	x := o.Exit
 	var ev []Event
 	var flipped, flapped, liveFailed, closed, refused bool
-	polls := append([]Poll(nil), o.Polls...)
+	polls := append([]evidence.Poll(nil), o.Polls...)
 	sort.SliceStable(polls, func(i, j int) bool { return polls[i].At < polls[j].At })
 	for _, p := range polls {
 		if p.At < 0 {
 			continue
 		}
 		switch {
-		case p.Probe == Ready && failStatus(p.Status) && !flipped:
+		case p.Probe == evidence.Ready && failStatus(p.Status) && !flipped:
 			flipped = true
 			ev = append(ev, Event{tms(p.At), "ready_flip", fmt.Sprintf("readiness answered %s", p.Said())})
-		case p.Probe == Ready && OKStatus(p.Status) && flipped && !flapped:
+		case p.Probe == evidence.Ready && evidence.OKStatus(p.Status) && flipped && !flapped:
 			flapped = true
 			ev = append(ev, Event{tms(p.At), "ready_flap", fmt.Sprintf("readiness answered %s again", p.Said())})
-		case p.Probe == Traffic && p.Answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
+		case p.Probe == evidence.Traffic && p.Answered() && (p.Cut || !served(p.Status)) && !refused && !cutAfterPreDrain(o, p, P):
 			refused = true
 			what := fmt.Sprintf("HTTP %d", p.Status)
 			if p.Cut {
 				what += " with its body cut"
 			}
 			ev = append(ev, Event{tms(p.At), "traffic_refused", "a new request made then to the traffic endpoint got " + what})
-		case p.Probe == Live && p.Answered() && !OKStatus(p.Status) && !liveFailed:
+		case p.Probe == evidence.Live && p.Answered() && !evidence.OKStatus(p.Status) && !liveFailed:
 			liveFailed = true
 			ev = append(ev, Event{tms(p.At), "live_fail", fmt.Sprintf("liveness answered %s", p.Said())})
 		}
 		if !p.Answered() && !closed && !(x.Killed && p.End() >= x.KilledAt) && !cutAfterPreDrain(o, p, P) {
 			closed = true
-			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + Describe(p)})
+			ev = append(ev, Event{tms(p.At), "listener_closed", "a new connection (" + string(p.Probe) + ") made then got " + evidence.Describe(p)})
 		}
 		if x.Gone && !x.Killed && p.At > x.At && p.Answered() {
 			ev = append(ev, Event{tms(p.At), "answered_after_exit", fmt.Sprintf("%s answered %s after the process exited", p.Probe, p.Said())})
@@ -109,7 +110,7 @@ type Formula struct {
 // the exit within S, and the preStop, terminationGracePeriodSeconds and
 // stop_grace_period a deployment of this service needs (the same rules the
 // manifest lint checks, seeds/003).
-func Formulas(s Settings, f Facts) []Formula {
+func Formulas(s evidence.Settings, f Facts) []Formula {
 	P, S := s.PreDrain.Milliseconds(), s.ShutdownTimeout.Milliseconds()
 	holds := func(ok bool) string {
 		if ok {

@@ -1,4 +1,4 @@
-package judge
+package evidence
 
 // What drain-test saw, as the experiment hands it to Judge: the settings,
 // the polls, the in-flight requests, the kept-alive connection, the exit
