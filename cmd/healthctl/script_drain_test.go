@@ -58,6 +58,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/fixture"
 )
 
@@ -227,7 +228,7 @@ func cmdDrainClose(ts *testscript.TestScript, neg bool, args []string) {
 	data, err := os.ReadFile(ts.MkAbs(args[1]))
 	ts.Check(err)
 	var j struct {
-		Timeline []drain.Event `json:"timeline"`
+		Timeline []judge.Event `json:"timeline"`
 		// Lateness is drain-test's own measured scheduling lateness: a
 		// poll that ran that late saw the change that much later.
 		Lateness struct {

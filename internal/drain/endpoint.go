@@ -8,23 +8,21 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
-// Inflight names the --inflight endpoint among Config.Opts.
-const Inflight Probe = "inflight"
-
 // endpoints are the probe options of each URL drain-test speaks to.
-type endpoints map[Probe]*scheme.Options
+type endpoints map[evidence.Probe]*scheme.Options
 
 // endpoints returns each configured URL's options: the command's, or
 // plain defaults (a GET, no TLS settings) for a URL given without.
 func (cfg Config) endpoints() endpoints {
 	ep := endpoints{}
-	for which, u := range map[Probe]string{Ready: cfg.ReadyURL, Live: cfg.LiveURL, Inflight: cfg.InflightURL, Traffic: cfg.TrafficURL} {
+	for which, u := range map[evidence.Probe]string{evidence.Ready: cfg.ReadyURL, evidence.Live: cfg.LiveURL, evidence.Inflight: cfg.InflightURL, evidence.Traffic: cfg.TrafficURL} {
 		if u == "" {
 			continue
 		}
@@ -47,7 +45,7 @@ func (cfg Config) endpoints() endpoints {
 // poll is one health request through the probe, on a fresh connection (as
 // the kubelet does), bounded by pollTimeout: its failure carries the
 // probe's classified reason.
-func poll(ctx context.Context, opts *scheme.Options, which Probe) timedPoll {
+func poll(ctx context.Context, opts *scheme.Options, which evidence.Probe) timedPoll {
 	return pollWithin(ctx, opts, which, pollTimeout)
 }
 
@@ -58,11 +56,11 @@ func poll(ctx context.Context, opts *scheme.Options, which Probe) timedPoll {
 // body all within window (min(S, 5 s) or --traffic-timeout), never the
 // probe's 2 s read default (a slow --inflight path, the traffic endpoint
 // without --traffic, answered in 3 s is served, not cut).
-func pollWithin(ctx context.Context, opts *scheme.Options, which Probe, window time.Duration) timedPoll {
-	tp := timedPoll{Poll: Poll{Probe: which}, start: time.Now()}
+func pollWithin(ctx context.Context, opts *scheme.Options, which evidence.Probe, window time.Duration) timedPoll {
+	tp := timedPoll{Poll: evidence.Poll{Probe: which}, start: time.Now()}
 	o := *opts
 	o.Follow = 0 // the kubelet's 3xx is an answer
-	if which == Traffic {
+	if which == evidence.Traffic {
 		o.ConnectTimeout, o.ReadTimeout = window, window
 	} else {
 		o.ConnectTimeout = min(nonZero(o.ConnectTimeout, pollTimeout), pollTimeout)
@@ -157,7 +155,7 @@ func nonZero(d, def time.Duration) time.Duration {
 }
 
 type timedPoll struct {
-	Poll
+	evidence.Poll
 	start time.Time
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
 	input "github.com/healthctl/healthctl/internal/target"
@@ -174,10 +175,10 @@ func TestTrafficWindowIsDrainTests(t *testing.T) {
 	defer srv.Close()
 	o := optionsFor(t, srv.URL+"/slow", func(in *input.Input) { in.ReadTimeout = 100 * time.Millisecond })
 	ctx := context.Background()
-	if tp := pollWithin(ctx, o, Traffic, 5*time.Second); tp.Status != http.StatusOK || tp.Cut || tp.Err != "" {
+	if tp := pollWithin(ctx, o, evidence.Traffic, 5*time.Second); tp.Status != http.StatusOK || tp.Cut || tp.Err != "" {
 		t.Errorf("traffic request within a 5 s window, --read-timeout 100ms: %+v, want 200 served", tp.Poll)
 	}
-	if tp := pollWithin(ctx, o, Ready, pollTimeout); tp.Status != 0 || !strings.Contains(tp.Err, "timeout") {
+	if tp := pollWithin(ctx, o, evidence.Ready, pollTimeout); tp.Status != 0 || !strings.Contains(tp.Err, "timeout") {
 		t.Errorf("readiness poll, --read-timeout 100ms, a 400 ms answer: %+v, want a timeout", tp.Poll)
 	}
 }
@@ -238,8 +239,8 @@ func TestEmptyReplyHasNoTLSHint(t *testing.T) {
 			c.Close()
 		}
 	}()
-	tp := poll(context.Background(), optionsFor(t, "http://"+l.Addr().String()+"/ready", func(*input.Input) {}), Ready)
-	if tp.answered() || !strings.Contains(tp.Err, "EOF") {
+	tp := poll(context.Background(), optionsFor(t, "http://"+l.Addr().String()+"/ready", func(*input.Input) {}), evidence.Ready)
+	if tp.Answered() || !strings.Contains(tp.Err, "EOF") {
 		t.Fatalf("poll = %+v: want an EOF without an answer", tp.Poll)
 	}
 	if strings.Contains(tp.Err, "https://") || !strings.Contains(tp.Err, "the server closed the connection") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -41,9 +42,9 @@ type Config struct {
 	// Opts are each URL's probe options, built by the command from the
 	// shared probe flags (--cacert, --insecure, -H, --resolve, -4/-6); an
 	// endpoint without them gets plain defaults.
-	Opts     map[Probe]*scheme.Options
+	Opts     map[evidence.Probe]*scheme.Options
 	Signal   syscall.Signal
-	Settings Settings
+	Settings evidence.Settings
 	// ReadyTimeout bounds the wait for readiness before the signal.
 	ReadyTimeout time.Duration
 	// Inflight is how many slow requests are in flight at the signal.
@@ -57,8 +58,12 @@ type Config struct {
 	Prober probe.Prober
 }
 
-// Interval is how often readiness and liveness are polled.
-const Interval = 50 * time.Millisecond
+// Interval is how often readiness and liveness are polled (the judge
+// counts in it).
+const Interval = evidence.Interval
+
+// pollTimeout bounds one health poll.
+const pollTimeout = evidence.PollTimeout
 
 // TrafficInterval is how often the traffic endpoint gets a new request
 // (50 a second) from the signal until P: a listener that stops
@@ -70,15 +75,12 @@ const TrafficInterval = 20 * time.Millisecond
 // is the --inflight URL (no --traffic): a slow path, 10 requests a second.
 const SlowTrafficInterval = 100 * time.Millisecond
 
-// pollTimeout bounds one health poll.
-const pollTimeout = time.Second
-
 // Run starts (or attaches to) the service, waits for it to be ready,
 // signals it and watches its shutdown. It returns what it saw for Judge.
 // It never leaves a process it started running: on every return path the
 // child's process group is killed. ctx cancellation (drain-test itself got
 // SIGINT/SIGTERM) ends the run early, with interrupted set.
-func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, err error) {
+func Run(ctx context.Context, cfg Config) (obs evidence.Observation, interrupted bool, err error) {
 	ctx = withProber(ctx, cfg.Prober)
 	logf := cfg.Log
 	if logf == nil {
@@ -98,7 +100,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	}
 	obs.TrafficOK = cfg.TrafficOK
 	if cfg.TrafficURL != "" {
-		obs.Traffic = TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
+		obs.Traffic = evidence.TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
 	}
 	if !proc.SignalsSupported {
 		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
@@ -106,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 	ep := cfg.endpoints()
 	// The request log names each endpoint as the probe's redactor shows
 	// it: no password, no secret query parameter.
-	obs.Endpoints = map[Probe]string{}
+	obs.Endpoints = map[evidence.Probe]string{}
 	for which, o := range ep {
 		if o.Redactor != nil {
 			obs.Endpoints[which] = o.Redactor.URL(o.URL)
@@ -114,7 +116,14 @@ func Run(ctx context.Context, cfg Config) (obs Observation, interrupted bool, er
 			obs.Endpoints[which] = redact.NewRedactor(nil, nil).URL(o.URL)
 		}
 	}
-	obs.Traffic.URL = obs.Endpoints[Traffic]
+	obs.Traffic.URL = obs.Endpoints[evidence.Traffic]
+	obs.HostPorts, obs.GRPC = map[evidence.Probe]string{}, map[evidence.Probe]bool{}
+	for which, u := range obs.Endpoints {
+		obs.HostPorts[which] = hostPort(u)
+		if pu, err := url.Parse(u); err == nil && u != "" && IsGRPC(pu) {
+			obs.GRPC[which] = true
+		}
+	}
 	if len(cfg.Argv) > 0 {
 		if err := portsFree(ep); err != nil {
 			return obs, false, err
@@ -237,7 +246,7 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, r := range in.got {
-		if r.end.Before(t0) && !r.ok() {
+		if r.end.Before(t0) && !r.OK() {
 			hint := ""
 			if r.Status != 0 {
 				hint = " (a wrong path or method?)"
@@ -245,7 +254,7 @@ func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
 					hint = grpcSetupHint(r.Err, len(cfg.InflightBody))
 				}
 			}
-			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), describeRequest(r.Request), hint)}
+			return &SetupError{fmt.Sprintf("--inflight %s: %s before the signal%s: nothing was judged", redactURL(cfg.InflightURL), evidence.DescribeRequest(r.Request), hint)}
 		}
 	}
 	return nil
@@ -265,7 +274,7 @@ func redactURL(u string) string {
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
+func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *evidence.Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
 	if why, ok := waitReady(ctx, ep, cfg, tg); !ok {
 		if ctx.Err() != nil {
 			return nil, nil, true, nil
@@ -280,12 +289,12 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 	}
 	obs.ReadyBefore = true
 	logf("readiness and liveness answer 200-399")
-	ka = openKeepAlive(ep[Live])
+	ka = openKeepAlive(ep[evidence.Live])
 	if ka.conn == nil {
 		obs.KeepAlive.Why = ka.why
 	}
-	in = startInflight(cfg, ep[Inflight])
-	in.settle(func() { poll(ctx, ep[Ready], Ready) })
+	in = startInflight(cfg, ep[evidence.Inflight])
+	in.settle(func() { poll(ctx, ep[evidence.Ready], evidence.Ready) })
 	return ka, in, false, nil
 }
 
@@ -293,7 +302,7 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 // polls in the window) and a little past the exit (a wrapper's service
 // still answering), and until the in-flight requests are done. It reports
 // whether ctx ended meanwhile.
-func watchAfterExit(ctx context.Context, s Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
+func watchAfterExit(ctx context.Context, s evidence.Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
 	end := t0.Add(s.PreDrain)
 	select {
 	case <-tg.gone:
@@ -320,7 +329,7 @@ func watchAfterExit(ctx context.Context, s Settings, tg *target, t0 time.Time, i
 
 // observe fills obs with what was seen, relative to t0, once the watch and
 // the in-flight requests have ended.
-func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
+func observe(obs *evidence.Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
 	obs.SignalledAt = t0
 	for _, p := range w.polls {
 		p.Poll.At = p.start.Sub(t0)
@@ -339,13 +348,13 @@ func observe(obs *Observation, t0, killedAt time.Time, tg *target, w *watcher, i
 	obs.KeepAlive.Requests = w.kaRequests
 	w.late.mu.Lock()
 	if w.late.max > 0 {
-		obs.Lateness = Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
+		obs.Lateness = evidence.Lateness{Max: w.late.max, At: w.late.at.Sub(t0), What: w.late.what}
 	}
 	w.late.mu.Unlock()
 	obs.InflightBaseline = in.baseline
 	select {
 	case <-tg.gone:
-		obs.Exit = Exit{Gone: true, At: tg.goneAt.Sub(t0)}
+		obs.Exit = evidence.Exit{Gone: true, At: tg.goneAt.Sub(t0)}
 	default:
 	}
 	if !killedAt.IsZero() {
@@ -367,9 +376,9 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	var lastR, lastL timedPoll
 	for {
-		lastR = poll(ctx, ep[Ready], Ready)
-		lastL = poll(ctx, ep[Live], Live)
-		if okStatus(lastR.Status) && okStatus(lastL.Status) {
+		lastR = poll(ctx, ep[evidence.Ready], evidence.Ready)
+		lastL = poll(ctx, ep[evidence.Live], evidence.Live)
+		if evidence.OKStatus(lastR.Status) && evidence.OKStatus(lastL.Status) {
 			return "", true
 		}
 		select {
@@ -384,7 +393,7 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 		case <-time.After(Interval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, describe(lastR.Poll), describe(lastL.Poll)), false
+			return fmt.Sprintf("not both 200-399 within --ready-timeout %s (last: readiness %s, liveness %s)", cfg.ReadyTimeout, evidence.Describe(lastR.Poll), evidence.Describe(lastL.Poll)), false
 		}
 	}
 }

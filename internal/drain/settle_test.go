@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	input "github.com/healthctl/healthctl/internal/target"
 )
 
@@ -85,7 +86,7 @@ func TestInflightSettleWaitsForTheServer(t *testing.T) {
 	start := time.Now()
 	in := startInflight(Config{Inflight: 2}, slow)
 	defer in.cancel()
-	in.settle(func() { poll(context.Background(), ready, Ready) })
+	in.settle(func() { poll(context.Background(), ready, evidence.Ready) })
 	took := time.Since(start)
 	got := s.paths()
 	// The first /slow is the baseline (held: no answer within its window).

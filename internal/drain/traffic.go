@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -81,7 +82,7 @@ func startInflight(cfg Config, opts *scheme.Options) *inflight {
 		bc := *ic
 		bc.Timeout = cfg.trafficWindow()
 		b := slowRequest(ctx, &bc, opts, make(chan struct{}, 1))
-		if b.ok() {
+		if b.OK() {
 			in.baseline = b.Bytes
 		}
 	}
@@ -159,23 +160,23 @@ func startWatch(ep endpoints, cfg Config, ka *keepAlive, t0 time.Time) *watcher 
 	loop, stop := context.WithCancel(ctx)
 	w := &watcher{cancel: cancel, stop: stop}
 	type pollSpec struct {
-		probe    Probe
+		probe    evidence.Probe
 		interval time.Duration
 		window   time.Duration
 	}
-	specs := []pollSpec{{Ready, Interval, pollTimeout}, {Live, Interval, pollTimeout}}
-	if ep[Traffic] != nil {
+	specs := []pollSpec{{evidence.Ready, Interval, pollTimeout}, {evidence.Live, Interval, pollTimeout}}
+	if ep[evidence.Traffic] != nil {
 		every := TrafficInterval
 		if cfg.TrafficURL == cfg.InflightURL {
 			// The slow in-flight path by default: 10 a second, not 50,
 			// or the traffic itself would load the service down.
 			every = SlowTrafficInterval
 		}
-		specs = append(specs, pollSpec{Traffic, every, cfg.trafficWindow()})
+		specs = append(specs, pollSpec{evidence.Traffic, every, cfg.trafficWindow()})
 	}
 	for _, p := range specs {
 		until := loop
-		if p.probe == Traffic {
+		if p.probe == evidence.Traffic {
 			// Traffic exists to check the pre-drain: no new request
 			// after P, so drain-test's own load never keeps a service
 			// alive (one that exits once nothing is in flight). Those
@@ -250,7 +251,7 @@ func (w *watcher) timeOwnLateness(loop context.Context) {
 // new ones, or cut by the service: its outcome is the service's, not the
 // end of the watch's). ctx ending cuts them (drain-test interrupted): those
 // are not recorded.
-func (w *watcher) pollEvery(loop, ctx context.Context, opts *scheme.Options, which Probe, interval, window time.Duration) {
+func (w *watcher) pollEvery(loop, ctx context.Context, opts *scheme.Options, which evidence.Probe, interval, window time.Duration) {
 	var polls sync.WaitGroup
 	defer polls.Wait()
 	t := time.NewTicker(interval)
@@ -275,7 +276,7 @@ func (w *watcher) pollEvery(loop, ctx context.Context, opts *scheme.Options, whi
 			if ctx.Err() != nil {
 				return // cut by the end of the watch, not by the service
 			}
-			if IsGRPC(opts.URL) && !tp.answered() && strings.Contains(tp.Err, "no HTTP/2 preface") {
+			if IsGRPC(opts.URL) && !tp.Answered() && strings.Contains(tp.Err, "no HTTP/2 preface") {
 				// The server answered gRPC before the signal: a
 				// connection closed before its first frame is the
 				// server closing, not a server that is not gRPC.
@@ -319,7 +320,7 @@ func shortErr(err error) string {
 // timedRequest is a Request with the wall-clock times it was made and
 // ended.
 type timedRequest struct {
-	Request
+	evidence.Request
 	made, end time.Time
 }
 
@@ -350,9 +351,9 @@ func slowRequest(ctx context.Context, hc *http.Client, opts *scheme.Options, wro
 	if err != nil {
 		r.Err = shortErr(err)
 		if resp.ContentLength >= 0 {
-			r.Framing = FramingLength
+			r.Framing = evidence.FramingLength
 		} else if chunked(resp) {
-			r.Framing = FramingChunked
+			r.Framing = evidence.FramingChunked
 		}
 		return r
 	}
@@ -363,11 +364,11 @@ func slowRequest(ctx context.Context, hc *http.Client, opts *scheme.Options, wro
 	r.Complete = resp.ContentLength < 0 || n == resp.ContentLength
 	switch {
 	case r.Delimited:
-		r.Framing = FramingClose
+		r.Framing = evidence.FramingClose
 	case resp.ContentLength >= 0:
-		r.Framing = FramingLength
+		r.Framing = evidence.FramingLength
 	default:
-		r.Framing = FramingChunked
+		r.Framing = evidence.FramingChunked
 	}
 	return r
 }
@@ -403,7 +404,7 @@ func (c *countReader) Read(p []byte) (int, error) {
 }
 
 type timedKA struct {
-	KeepAliveEvent
+	evidence.KeepAliveEvent
 	at time.Time
 }
 
@@ -478,8 +479,8 @@ func (ka *keepAlive) roundTrip() (closeHdr bool, partial int64, err error) {
 // ends or the connection does; before each it checks whether the server
 // has closed the idle connection (a FIN is a clean close, a reset is not).
 func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int) {
-	ev := func(kind KeepAliveKind, detail string) {
-		events = append(events, timedKA{KeepAliveEvent{Kind: kind, Detail: detail}, time.Now()})
+	ev := func(kind evidence.KeepAliveKind, detail string) {
+		events = append(events, timedKA{evidence.KeepAliveEvent{Kind: kind, Detail: detail}, time.Now()})
 	}
 	for ctx.Err() == nil {
 		_ = ka.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
@@ -488,12 +489,12 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 			switch {
 			case errors.As(err, &ne) && ne.Timeout():
 			case errors.Is(err, io.EOF):
-				ev(KeepAliveClosedIdle, "the server closed the idle kept-alive connection")
+				ev(evidence.KeepAliveClosedIdle, "the server closed the idle kept-alive connection")
 				return
 			case ctx.Err() != nil:
 				return
 			default:
-				ev(KeepAliveReset, "idle connection: "+shortErr(err))
+				ev(evidence.KeepAliveReset, "idle connection: "+shortErr(err))
 				return
 			}
 		}
@@ -503,29 +504,29 @@ func (ka *keepAlive) watch(ctx context.Context) (events []timedKA, requests int)
 			return
 		case err == nil && closeHdr:
 			requests++
-			ev(KeepAliveClosedByHeader, "a response said Connection: close")
+			ev(evidence.KeepAliveClosedByHeader, "a response said Connection: close")
 			return
 		case err == nil:
 			requests++
 		case partial > 0:
-			ev(KeepAliveReset, fmt.Sprintf("the connection ended %d bytes into a response: %s", partial, shortErr(err)))
+			ev(evidence.KeepAliveReset, fmt.Sprintf("the connection ended %d bytes into a response: %s", partial, shortErr(err)))
 			return
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE):
 			// The server had closed it (FIN) as the request went out: a
 			// clean close racing the request, which clients retry.
-			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection between responses")
+			ev(evidence.KeepAliveClosedIdle, "the server closed the kept-alive connection between responses")
 			return
 		default:
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				ev(KeepAliveNoAnswer, "no answer within 2s on the kept-alive connection; stopped watching it")
+				ev(evidence.KeepAliveNoAnswer, "no answer within 2s on the kept-alive connection; stopped watching it")
 				return
 			}
 			// A reset before any byte of the response is the close race
 			// every keep-alive client meets: the server closed the idle
 			// connection as the request arrived (unread data turns its
 			// FIN into a reset). Clients retry it; it is not mid-response.
-			ev(KeepAliveClosedIdle, "the server closed the kept-alive connection as a request arrived ("+shortErr(err)+" before any byte of the response)")
+			ev(evidence.KeepAliveClosedIdle, "the server closed the kept-alive connection as a request arrived ("+shortErr(err)+" before any byte of the response)")
 			return
 		}
 		select {

@@ -24,6 +24,7 @@ var pure = []string{
 	// rules of each row.
 	"internal/scheme",
 	"internal/source", "internal/words", "internal/shutdown", "internal/manifest",
+	"internal/drain/evidence", "internal/drain/judge",
 	"internal/exitcode", "internal/crash", "internal/version",
 }
 

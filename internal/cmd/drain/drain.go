@@ -18,6 +18,8 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
+	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
@@ -272,13 +274,13 @@ func (o *Options) readInflightBody() error {
 // endpointOptions builds each URL's probe options from the shared probe
 // flags: --cacert, --insecure, -H, --resolve, -4/-6 apply to the health
 // polls, the in-flight requests and the traffic endpoint alike.
-func (o *Options) endpointOptions(f *cli.Factory) (map[drain.Probe]*scheme.Options, error) {
+func (o *Options) endpointOptions(f *cli.Factory) (map[evidence.Probe]*scheme.Options, error) {
 	tmpl, err := o.probe.Build(f.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	out := map[drain.Probe]*scheme.Options{}
-	for which, u := range map[drain.Probe]string{drain.Ready: o.Ready, drain.Live: o.Live, drain.Inflight: o.Inflight, drain.Traffic: o.trafficURL()} {
+	out := map[evidence.Probe]*scheme.Options{}
+	for which, u := range map[evidence.Probe]string{evidence.Ready: o.Ready, evidence.Live: o.Live, evidence.Inflight: o.Inflight, evidence.Traffic: o.trafficURL()} {
 		if u == "" {
 			continue
 		}
@@ -336,7 +338,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	if o.Manifest != "" {
 		return lintRun(f, o)
 	}
-	s := drain.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
+	s := evidence.Settings{PreDrain: o.PreDrain, ShutdownTimeout: o.Shutdown, ReadyFlipMax: o.FlipMax}
 	opts, err := o.endpointOptions(f)
 	if err != nil {
 		return err
@@ -383,8 +385,8 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 		}
 		return err
 	}
-	r := drain.Judge(obs, s)
-	formulas := drain.Formulas(s, r.Facts)
+	r := judge.Judge(obs, s)
+	formulas := judge.Formulas(s, r.Facts)
 	code := exitcode.Pass
 	switch {
 	case interrupted:

@@ -10,7 +10,8 @@ import (
 
 	"github.com/fatih/color"
 
-	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
+	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/manifest"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/render"
@@ -28,21 +29,21 @@ type drainJSON struct {
 	// timeline lines up with the service's own logs.
 	SignalledAt string          `json:"signalled_at,omitempty"`
 	Interrupted bool            `json:"interrupted"`
-	Verdicts    []drain.Verdict `json:"verdicts"`
-	Timeline    []drain.Event   `json:"timeline"`
-	Formulas    []drain.Formula `json:"formulas"`
+	Verdicts    []judge.Verdict `json:"verdicts"`
+	Timeline    []judge.Event   `json:"timeline"`
+	Formulas    []judge.Formula `json:"formulas"`
 	// Requests is the request log: every request drain-test made, by the
 	// time it was made.
-	Requests []drain.Record `json:"requests"`
+	Requests []judge.Record `json:"requests"`
 	// NotChecked are the invariants this run did not check (always
 	// present: [] when every one was).
-	NotChecked []drain.NotChecked `json:"not_checked"`
+	NotChecked []judge.NotChecked `json:"not_checked"`
 	// Traffic is where the traffic requests went (absent: no traffic
 	// endpoint).
 	Traffic *trafficJSON `json:"traffic,omitempty"`
 	// Starved says the run failed while drain-test itself was starved:
 	// exit 9, unknown (absent otherwise).
-	Starved *drain.Starved `json:"starved,omitempty"`
+	Starved *judge.Starved `json:"starved,omitempty"`
 	// Lateness is the worst lateness drain-test measured of its own timer
 	// and pollers after the signal (absent before one was sent).
 	Lateness *latenessJSON `json:"lateness,omitempty"`
@@ -80,7 +81,7 @@ type lintJSON struct {
 
 // drainFirstLine is drain-test's stable first line: "PASS drain-test pid N
 // SIGTERM" or "FAIL drain-test VERDICT...".
-func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string {
+func drainFirstLine(r judge.Report, pid int, signal string, colored bool) string {
 	if st := r.Starved; st != nil && r.Unknown() {
 		return fmt.Sprintf("%s drain-test pid %d %s: %s; not named: %s", output.Paint(colored, color.FgYellow, color.Bold).Sprint("UNKNOWN"), pid, signal, st.Why(), strings.Join(st.Seen, " "))
 	}
@@ -104,7 +105,7 @@ func drainFirstLine(r drain.Report, pid int, signal string, colored bool) string
 
 // drainReport renders the first line, the timeline, the verdict table and
 // the formulas; the table and the formula lines fit in width columns.
-func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas []drain.Formula, pid int, signal string, colored bool, width int) error {
+func drainReport(w io.Writer, topt output.TableOptions, r judge.Report, formulas []judge.Formula, pid int, signal string, colored bool, width int) error {
 	fmt.Fprintln(w, drainFirstLine(r, pid, signal, colored))
 	if len(r.Timeline) > 0 {
 		fmt.Fprintf(w, "\ntimeline (ms since %s):\n", signal)
@@ -154,7 +155,7 @@ func drainReport(w io.Writer, topt output.TableOptions, r drain.Report, formulas
 // formulaLines prints each rule and its result in two aligned columns when
 // they fit in width, else the result on the next line, indented; a line
 // longer than width is wrapped at spaces.
-func formulaLines(w io.Writer, formulas []drain.Formula, width int) {
+func formulaLines(w io.Writer, formulas []judge.Formula, width int) {
 	col := 0
 	for _, f := range formulas {
 		col = max(col, len(f.Formula))
@@ -266,9 +267,9 @@ func (l *lintResult) Text(w render.Writer) error {
 
 // runResult is a drain experiment's verdicts, timeline and requests.
 type runResult struct {
-	r           drain.Report
-	obs         drain.Observation
-	formulas    []drain.Formula
+	r           judge.Report
+	obs         evidence.Observation
+	formulas    []judge.Formula
 	interrupted bool
 	code        int
 	// pid is --pid: the service drain-test attached to (0: it started it).
@@ -281,7 +282,7 @@ func (x *runResult) Docs(render.Writer) render.Docs {
 		Signal: obs.Signal, Interrupted: interrupted, Verdicts: r.Verdicts, Timeline: r.Timeline, Formulas: x.formulas, Requests: r.Requests}
 	j.NotChecked = slices.Clone(r.NotChecked)
 	if j.NotChecked == nil || interrupted {
-		j.NotChecked = []drain.NotChecked{}
+		j.NotChecked = []judge.NotChecked{}
 	}
 	for i := range j.NotChecked {
 		j.NotChecked[i].Why = output.Untrusted(j.NotChecked[i].Why)
@@ -289,7 +290,7 @@ func (x *runResult) Docs(render.Writer) render.Docs {
 	j.Starved = r.Starved
 	if !obs.SignalledAt.IsZero() {
 		l := obs.Lateness
-		j.Lateness = &latenessJSON{MaxMS: float64(l.Max.Microseconds()) / 1000, AtMS: float64(l.At.Microseconds()) / 1000, What: l.What, BoundMS: float64(drain.StarvedBound.Milliseconds())}
+		j.Lateness = &latenessJSON{MaxMS: float64(l.Max.Microseconds()) / 1000, AtMS: float64(l.At.Microseconds()) / 1000, What: l.What, BoundMS: float64(judge.StarvedBound.Milliseconds())}
 	}
 	if t := obs.Traffic; t.URL != "" {
 		j.Traffic = &trafficJSON{URL: t.URL, From: t.Source(), WindowMS: t.Window.Milliseconds()}
@@ -299,10 +300,10 @@ func (x *runResult) Docs(render.Writer) render.Docs {
 	}
 	if interrupted {
 		// Cut short: what was seen is not a shutdown to judge.
-		j.Verdicts, j.Formulas = []drain.Verdict{}, []drain.Formula{}
+		j.Verdicts, j.Formulas = []judge.Verdict{}, []judge.Formula{}
 	}
 	if j.Timeline == nil {
-		j.Timeline = []drain.Event{}
+		j.Timeline = []judge.Event{}
 	}
 	// Details quote what the service sent (an error, a status line):
 	// escaped in JSON as in the report.
@@ -316,7 +317,7 @@ func (x *runResult) Docs(render.Writer) render.Docs {
 	}
 	j.Requests = slices.Clone(j.Requests)
 	if j.Requests == nil {
-		j.Requests = []drain.Record{}
+		j.Requests = []judge.Record{}
 	}
 	for i := range j.Requests {
 		j.Requests[i].Detail = output.Untrusted(j.Requests[i].Detail)

@@ -7,7 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/healthctl/healthctl/internal/drain"
+	"github.com/healthctl/healthctl/internal/drain/evidence"
+	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -26,13 +27,13 @@ func TestTrafficURL(t *testing.T) {
 }
 
 func TestReportFitsWidth(t *testing.T) {
-	s := drain.Settings{PreDrain: 5 * time.Second, ShutdownTimeout: 30 * time.Second, ReadyFlipMax: time.Second}
-	o := drain.Observation{Pid: 1, Signal: "SIGTERM", ReadyBefore: true, InflightURL: true,
-		Exit: drain.Exit{Gone: true, At: 5200 * time.Millisecond, Known: true}}
-	r := drain.Judge(o, s)
+	s := evidence.Settings{PreDrain: 5 * time.Second, ShutdownTimeout: 30 * time.Second, ReadyFlipMax: time.Second}
+	o := evidence.Observation{Pid: 1, Signal: "SIGTERM", ReadyBefore: true, InflightURL: true,
+		Exit: evidence.Exit{Gone: true, At: 5200 * time.Millisecond, Known: true}}
+	r := judge.Judge(o, s)
 	for _, width := range []int{72, 80, 120} {
 		var b bytes.Buffer
-		if err := drainReport(&b, output.TableOptions{Terminal: true}, r, drain.Formulas(s, r.Facts), 1, "SIGTERM", false, width); err != nil {
+		if err := drainReport(&b, output.TableOptions{Terminal: true}, r, judge.Formulas(s, r.Facts), 1, "SIGTERM", false, width); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range strings.Split(b.String(), "\n") {
@@ -46,7 +47,7 @@ func TestReportFitsWidth(t *testing.T) {
 // TestStarvedFirstLine: a starved run's first line says UNKNOWN and the
 // lateness, and names no invariant as failed.
 func TestStarvedFirstLine(t *testing.T) {
-	r := drain.Report{Starved: &drain.Starved{LatenessMS: 730, AtMS: 110, What: "its 10 ms timer", BoundMS: 250, Seen: []string{drain.ListenerClosedEarly}}}
+	r := judge.Report{Starved: &judge.Starved{LatenessMS: 730, AtMS: 110, What: "its 10 ms timer", BoundMS: 250, Seen: []string{judge.ListenerClosedEarly}}}
 	line := drainFirstLine(r, 42, "SIGTERM", false)
 	if !strings.HasPrefix(line, "UNKNOWN drain-test pid 42 SIGTERM: drain-test itself was starved: its 10 ms timer ran 730 ms late at 110 ms") || strings.Contains(line, "FAIL") {
 		t.Errorf("first line %q", line)

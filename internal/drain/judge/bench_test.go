@@ -1,4 +1,4 @@
-package drain
+package judge
 
 import "testing"
 

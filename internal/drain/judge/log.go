@@ -1,8 +1,10 @@
-package drain
+package judge
 
 import (
 	"sort"
 	"strings"
+
+	"github.com/healthctl/healthctl/internal/drain/evidence"
 )
 
 // The kinds of request in the request log, besides the polled endpoints
@@ -48,13 +50,13 @@ type Record struct {
 }
 
 // pollResult is how a poll ended, in the log's words.
-func pollResult(p Poll, served func(int) bool) string {
+func pollResult(p evidence.Poll, served func(int) bool) string {
 	switch {
 	case p.Cut:
 		return ResultCut
-	case p.answered() && served(p.Status):
+	case p.Answered() && served(p.Status):
 		return ResultServed
-	case p.answered():
+	case p.Answered():
 		return ResultStatus
 	case p.Refused:
 		return ResultRefused
@@ -80,15 +82,15 @@ func transportResult(err string) string {
 }
 
 // requestLog is every request of o, in the order they were made.
-func requestLog(o Observation) []Record {
-	served := okStatus
+func requestLog(o evidence.Observation) []Record {
+	served := evidence.OKStatus
 	var out []Record
 	for _, p := range o.Polls {
 		ok := served
-		if p.Probe == Traffic && o.TrafficOK != nil {
+		if p.Probe == evidence.Traffic && o.TrafficOK != nil {
 			ok = o.TrafficOK
 		}
-		r := Record{Kind: string(p.Probe), Endpoint: o.Endpoints[p.Probe], MadeMS: tms(p.At), EndedMS: tms(p.end()),
+		r := Record{Kind: string(p.Probe), Endpoint: o.Endpoints[p.Probe], MadeMS: tms(p.At), EndedMS: tms(p.End()),
 			Result: pollResult(p, ok), Status: p.Status}
 		if r.Result != ResultServed && r.Result != ResultStatus {
 			r.Detail = p.Err
@@ -101,27 +103,27 @@ func requestLog(o Observation) []Record {
 		out = append(out, r)
 	}
 	for _, q := range o.Inflight {
-		r := Record{Kind: KindInflight, Endpoint: o.Endpoints[Inflight], MadeMS: tms(q.Made), EndedMS: tms(q.End), Status: q.Status, Framing: q.Framing}
+		r := Record{Kind: KindInflight, Endpoint: o.Endpoints[evidence.Inflight], MadeMS: tms(q.Made), EndedMS: tms(q.End), Status: q.Status, Framing: q.Framing}
 		switch {
 		case shortDelimited(q, o):
 			r.Result, r.Detail = ResultCut, shortDelimitedWhy(q, o)
-		case q.ok():
+		case q.OK():
 			r.Result = ResultServed
 		case q.Status != 0 && q.Err == "" && q.Complete:
 			r.Result = ResultStatus
 		case q.Status != 0:
-			r.Result, r.Detail = ResultCut, describeRequest(q)
+			r.Result, r.Detail = ResultCut, evidence.DescribeRequest(q)
 		default:
 			r.Result, r.Detail = transportResult(q.Err), q.Err
 		}
 		out = append(out, r)
 	}
 	for _, e := range o.KeepAlive.Events {
-		r := Record{Kind: KindKeepAlive, Endpoint: o.Endpoints[Live], MadeMS: tms(e.At), EndedMS: tms(e.At), Detail: e.Detail}
+		r := Record{Kind: KindKeepAlive, Endpoint: o.Endpoints[evidence.Live], MadeMS: tms(e.At), EndedMS: tms(e.At), Detail: e.Detail}
 		switch e.Kind {
-		case KeepAliveReset:
+		case evidence.KeepAliveReset:
 			r.Result = ResultReset
-		case KeepAliveNoAnswer:
+		case evidence.KeepAliveNoAnswer:
 			r.Result = ResultNoAnswer
 		default:
 			r.Result = ResultClosed
@@ -132,29 +134,26 @@ func requestLog(o Observation) []Record {
 	return out
 }
 
-// hostOf is the endpoint's host:port ("" when unknown).
-func (o Observation) hostOf(p Probe) string { return hostPort(o.Endpoints[p]) }
-
 // portAnswered says the port of p still answered, as a whole, when p got
 // no answer: a request made after it (between half an interval and three
 // intervals later) was answered, and no other request to that port made
 // within three intervals of it went unanswered. A port that closed, or is
 // closing worker by worker, as p was made is the listener's failure.
-func portAnswered(o Observation, p Poll) bool {
-	h := o.hostOf(p.Probe)
+func portAnswered(o evidence.Observation, p evidence.Poll) bool {
+	h := o.HostPorts[p.Probe]
 	if h == "" {
 		return false
 	}
 	answered := false
 	for _, q := range o.Polls {
-		if o.hostOf(q.Probe) != h || q.Probe == p.Probe {
+		if o.HostPorts[q.Probe] != h || q.Probe == p.Probe {
 			continue
 		}
-		near := q.At >= p.At-3*Interval && q.At <= p.At+3*Interval
+		near := q.At >= p.At-3*evidence.Interval && q.At <= p.At+3*evidence.Interval
 		switch {
-		case near && !q.answered():
+		case near && !q.Answered():
 			return false
-		case q.answered() && q.At >= p.At+Interval/2 && q.At <= p.At+3*Interval:
+		case q.Answered() && q.At >= p.At+evidence.Interval/2 && q.At <= p.At+3*evidence.Interval:
 			answered = true
 		}
 	}
