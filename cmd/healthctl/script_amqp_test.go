@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/wirefix"
 )
 
 func init() { extraCmds["amqpd"] = cmdAMQPd }
@@ -35,7 +36,7 @@ func cmdAMQPd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf(usage)
 	}
 	user, password, _ := strings.Cut(*login, ":")
-	srv, err := fixture.NewAMQPServer(fixture.DeferFunc(ts.Defer), fixture.AMQPMode(*mode), user, password)
+	srv, err := wirefix.NewAMQPServer(fixture.DeferFunc(ts.Defer), wirefix.AMQPMode(*mode), user, password)
 	ts.Check(err)
 	srv.LogTo(ts.MkAbs(args[0] + ".amqp.log"))
 	setAddrVarsFrom(ts, args[0], "amqp", srv.Addr)
