@@ -3,7 +3,7 @@ package main
 // The fake AMQP broker of the amqp:// scripts (testdata/script/*amqp*).
 //
 //	amqpd NAME [-mode ok|auth|auth-silent|vhost|internal|header|garbage|silent|close] [-login USER:PASSWORD]
-//	    starts internal/fixture's fake broker on 127.0.0.1 answering as
+//	    starts internal/fixture/wirefix's fake broker on 127.0.0.1 answering as
 //	    the mode says (default ok: Start, Tune, Open-Ok, Close-Ok; with
 //	    -login only those credentials, Close 403 to others); sets $NAME_URL
 //	    (amqp://127.0.0.1:PORT), $NAME_HOSTPORT, $NAME_PORT. What it saw is
