@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 // TestActionNeverWritesRawInputs: the Action's job summary shows the URLs
@@ -20,7 +21,7 @@ import (
 // included, for a passing and a failing wait.
 func TestActionNeverWritesRawInputs(t *testing.T) {
 	besideScripts(t)
-	fixture.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum", "base64")
+	stackfix.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum", "base64")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
 		t.Fatal(err)

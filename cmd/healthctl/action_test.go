@@ -22,6 +22,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -239,7 +240,7 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 // annotation say what happened.
 func TestActionYAML(t *testing.T) {
 	besideScripts(t)
-	fixture.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum")
+	stackfix.Require(t, stacksDir, "bash", "curl", "tar", "sha256sum")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -414,7 +415,7 @@ esac
 // PowerShell with Windows paths (cygpath -w), never MSYS ones.
 func TestActionPinnedBySHA(t *testing.T) {
 	besideScripts(t)
-	fixture.Require(t, stacksDir, "bash")
+	stackfix.Require(t, stacksDir, "bash")
 	b, err := os.ReadFile("../../action.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +462,7 @@ func TestActionPinnedBySHA(t *testing.T) {
 	}
 	noCurl := bare("nocurl")
 	noWget := bare("nowget", "wget")
-	fixture.Require(t, stacksDir, "/usr/bin/python3")
+	stackfix.Require(t, stacksDir, "/usr/bin/python3")
 	for _, p := range []string{noCurl, noWget} {
 		for _, tool := range []string{"go", "curl"} {
 			if _, err := os.Stat(filepath.Join(p, tool)); err == nil {
@@ -587,7 +588,7 @@ func TestActionLint(t *testing.T) {
 	if err != nil {
 		gobin := filepath.Join(os.Getenv("HOME"), "go", "bin", "actionlint")
 		if _, e := os.Stat(gobin); e != nil {
-			fixture.Require(t, stacksDir, "actionlint")
+			stackfix.Require(t, stacksDir, "actionlint")
 		}
 		lint = gobin
 	}

@@ -10,7 +10,7 @@
 // Run it alone: go test ./cmd/healthctl -run TestCurlDiff -v
 //
 // curl here has no c-ares (no --dns-servers): it asks the DNS fixture
-// through a DNS-over-HTTPS front (fixture.DoHFront, --doh-url), which passes
+// through a DNS-over-HTTPS front (dnsfix.DoHFront, --doh-url), which passes
 // each query on over UDP (TCP after a truncated reply) and hands back the
 // server's bytes.
 package main
@@ -37,8 +37,14 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
 	"github.com/healthctl/healthctl/internal/scheme"
+	"github.com/healthctl/healthctl/internal/fixture/hostile"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/proxyfix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
+	"github.com/healthctl/healthctl/internal/fixture/tlsfix"
 )
 
 // diffCase is one probe run by both.
@@ -125,8 +131,8 @@ func TestCurlDiff(t *testing.T) {
 		t.Skip("-short: the curl differential test runs real servers for about a minute")
 	}
 	// curl is the oracle here, a peer run beside us: a real-stack test.
-	fixture.RequireStacks(t)
-	fixture.Require(t, stacksDir, "curl")
+	stackfix.RequireStacks(t)
+	stackfix.Require(t, stacksDir, "curl")
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Fatal(err)
@@ -140,11 +146,11 @@ func TestCurlDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	pki, err := fixture.NewPKI(filepath.Join(dir, "pki"))
+	pki, err := pkifix.NewPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +180,7 @@ func TestCurlDiff(t *testing.T) {
 	dohs := map[string]string{} // DNS server -> its DoH front
 	for _, c := range cases {
 		if c.dns != "" && dohs[c.dns] == "" {
-			front, err := fixture.NewDoHFront(t, pki, c.dns)
+			front, err := dnsfix.NewDoHFront(t, pki, c.dns)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,7 +312,7 @@ func (g *groupTB) add(e string) {
 	g.errs = append(g.errs, e)
 }
 
-// Logf keeps fixture.Missing's skip line as the group's, and logs.
+// Logf keeps stackfix.Missing's skip line as the group's, and logs.
 func (g *groupTB) Logf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	if strings.HasPrefix(line, "skipped outside CI") {
@@ -877,7 +883,7 @@ func readDisagreements(file string) (map[string]string, error) {
 // fixtureCases are the probe fixture cases of the suite: every httpd mode
 // and TLS mode, closedport, backlog, the DNS fixture's names, the proxies
 // and the hostile servers.
-func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
+func fixtureCases(t *testing.T, pki *pkifix.PKI, dnsAddr string) []diffCase {
 	var cases []diffCase
 	add := func(c diffCase) { cases = append(cases, c) }
 	httpd := func(o fixture.HTTPOptions) *fixture.HTTPServer {
@@ -905,18 +911,18 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 	cc := httpd(fixture.HTTPOptions{TLS: fixture.TLSClientCert})
 	add(diffCase{name: "tls/clientcert-given", url: cc.URL + "/health", cacert: pki.CAFile, cert: pki.ClientCertFile, key: pki.ClientKeyFile})
 	add(diffCase{name: "tls/not-tls", url: strings.Replace(ok.URL, "http://", "https://", 1) + "/health", cacert: pki.CAFile})
-	for _, f := range fixture.TLSFaults {
-		s, err := fixture.NewTLSFaultServer(t, pki, f)
+	for _, f := range tlsfix.TLSFaults {
+		s, err := tlsfix.NewTLSFaultServer(t, pki, f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := diffCase{name: "tls/" + string(f), url: "https://" + s.Addr + "/health", cacert: pki.CAFile}
-		if f == fixture.TLSMustStaple || f.Stapler() {
+		if f == tlsfix.TLSMustStaple || f.Stapler() {
 			// healthctl reads the staple as curl --cert-status does.
 			c.curl = []string{"--cert-status"}
 		}
 		add(c)
-		if f == fixture.TLSCertRequired12 {
+		if f == tlsfix.TLSCertRequired12 {
 			add(diffCase{name: "tls/clientcert12-given", url: "https://" + s.Addr + "/health", cacert: pki.CAFile, cert: pki.ClientCertFile, key: pki.ClientKeyFile})
 		}
 	}
@@ -945,7 +951,7 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 	add(diffCase{name: "dns/resolver-closed", url: "http://app.invalid:" + port + "/health", dns: deadDNS.Addr})
 
 	good := httpd(fixture.HTTPOptions{TLS: fixture.TLSGood})
-	px, err := fixture.NewHTTPProxy(t)
+	px, err := proxyfix.NewHTTPProxy(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -953,8 +959,8 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 	add(diffCase{name: "proxy/good-https", url: good.URL + "/health", proxy: px.URL, cacert: pki.CAFile})
 	add(diffCase{name: "proxy/closed-http", url: ok.URL + "/health", proxy: cp.URL()})
 	add(diffCase{name: "proxy/closed-https", url: good.URL + "/health", proxy: cp.URL(), cacert: pki.CAFile})
-	for _, f := range fixture.ProxyFaults {
-		bp, err := fixture.NewBadProxy(t, nil, f)
+	for _, f := range hostile.ProxyFaults {
+		bp, err := hostile.NewBadProxy(t, nil, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -966,18 +972,18 @@ func fixtureCases(t *testing.T, pki *fixture.PKI, dnsAddr string) []diffCase {
 	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range fixture.HoldModes {
-		s, err := fixture.NewHoldServer(t, nil, m)
+	for _, m := range hostile.HoldModes {
+		s, err := hostile.NewHoldServer(t, nil, m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		add(diffCase{name: "hold/" + string(m), url: "http://" + s.Addr + "/health"})
-		if m == fixture.Hold413 {
+		if m == hostile.Hold413 {
 			// An upload refused on its head and never read.
 			add(diffCase{name: "hold/413-bigdata", url: "http://" + s.Addr + "/health", dataFile: big})
 		}
 	}
-	cert, err := pki.ServerCertificate(fixture.CertGood)
+	cert, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}

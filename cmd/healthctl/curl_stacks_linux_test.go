@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 // The real servers of the curl differential test, each from Debian
@@ -23,8 +25,8 @@ import (
 
 // stackCases starts every real server installed here and returns its cases.
 // A server that is not installed is skipped outside CI and fails in CI.
-func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
-	good, err := pki.ServerCertificate(fixture.CertGood)
+func stackCases(t *testing.T, dir string, pki *pkifix.PKI) []diffCase {
+	good, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 		{"nghttpd", "nghttpd", st.nghttpd},
 	} {
 		g := group(s.name)
-		if !fixture.Installed(g, s.prog, "") {
+		if !stackfix.Installed(g, s.prog, "") {
 			skippedStacks.Store(s.name, true)
 			continue
 		}
@@ -97,7 +99,7 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 	st.t = t
 	// The application stacks of drain-test's differential test: a
 	// framework's own server answering its health route and its own 404.
-	for _, app := range fixture.AppStacks {
+	for _, app := range stackfix.AppStacks {
 		port, ok := app.Start(group(app.Name), filepath.Join("..", "..", "testdata", "stacks"), dir)
 		st.t = t
 		if !ok {
@@ -120,7 +122,7 @@ func stackCases(t *testing.T, dir string, pki *fixture.PKI) []diffCase {
 type stacks struct {
 	t                                     testing.TB
 	dir                                   string
-	pki                                   *fixture.PKI
+	pki                                   *pkifix.PKI
 	cert, key                             string
 	okPort, tlsPort, closedPort, hangPort int
 	resetPort                             int
@@ -150,9 +152,9 @@ func (s *stacks) write(name, text string) string {
 
 // start runs a server in the foreground in its own process group, waits
 // until every port accepts TCP connections (10 s at most), and kills the
-// group when the test ends (fixture.StartDaemon).
+// group when the test ends (stackfix.StartDaemon).
 func (s *stacks) start(name string, ports []int, prog string, args ...string) bool {
-	return fixture.StartDaemon(s.t, fixture.Daemon{Name: name, Dir: s.dir, Ports: ports, Prog: prog, Args: args,
+	return stackfix.StartDaemon(s.t, stackfix.Daemon{Name: name, Dir: s.dir, Ports: ports, Prog: prog, Args: args,
 		Env: append(diffEnv(s.dir, ""), "XDG_DATA_HOME="+filepath.Join(s.dir, "data")), LogEnv: "CURLDIFF_LOGS"})
 }
 
@@ -181,7 +183,7 @@ func (s *stacks) openDir(dir string, mode os.FileMode) {
 func (s *stacks) nginx() []diffCase {
 	p, ptls, pcc := s.freePort(), s.freePort(), s.freePort()
 	d := filepath.Join(s.dir, "nginx")
-	conf := s.write("nginx/nginx.conf", fixture.NginxPrelude(d)+fmt.Sprintf(`  proxy_connect_timeout 1s;
+	conf := s.write("nginx/nginx.conf", stackfix.NginxPrelude(d)+fmt.Sprintf(`  proxy_connect_timeout 1s;
   proxy_read_timeout 1s;
   server {
     listen 127.0.0.1:%[2]d;
@@ -353,7 +355,7 @@ func (s *stacks) nginx() []diffCase {
 
 func (s *stacks) haproxy() []diffCase {
 	p := s.freePort()
-	conf := s.write("haproxy/haproxy.cfg", fixture.HAProxyPrelude(64)+fmt.Sprintf(`frontend f
+	conf := s.write("haproxy/haproxy.cfg", stackfix.HAProxyPrelude(64)+fmt.Sprintf(`frontend f
   bind 127.0.0.1:%d
   http-request return status 200 content-type text/plain string "ok" if { path /health }
   use_backend dead if { path /dead }

@@ -25,6 +25,7 @@ import (
 	"github.com/healthctl/healthctl/internal/demo"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -512,7 +513,7 @@ spec:
 	}
 	// watch's example: api serves, billing refuses; --all-addresses's:
 	// two4.invalid is 127.0.0.2 (nothing listens) then 127.0.0.1.
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -99,7 +100,7 @@ func TestNagiosAgainstPlugins(t *testing.T) {
 	})
 	for _, p := range []string{"check_http", "check_curl"} {
 		t.Run(p, func(t *testing.T) {
-			fixture.Require(t, stacksDir, pluginsDir+p)
+			stackfix.Require(t, stacksDir, pluginsDir+p)
 			var wg sync.WaitGroup
 			for _, c := range cases {
 				wg.Go(func() {

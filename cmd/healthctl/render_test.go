@@ -8,6 +8,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/output"
 )
 
@@ -27,7 +28,7 @@ const ansi = "\x1b["
 // first line (and the error of a failure); NO_COLOR and --no-color keep the
 // details but drop the colour.
 func TestTTYRendering(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

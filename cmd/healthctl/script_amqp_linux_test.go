@@ -45,6 +45,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 )
 
 func init() {
@@ -118,7 +119,7 @@ func cmdRabbitmqd(ts *testscript.TestScript, neg bool, args []string) {
 		port, filepath.Join(dir, "definitions.json"))
 	if *secure {
 		p := state(ts).PKI(ts)
-		cert, err := p.ServerCertificate(fixture.CertGood)
+		cert, err := p.ServerCertificate(pkifix.CertGood)
 		ts.Check(err)
 		certFile, keyFile, err := p.WriteServerFiles("rabbitmq-"+name, cert)
 		ts.Check(err)

@@ -3,7 +3,7 @@ package main
 // The fake AMQP broker of the amqp:// scripts (testdata/script/*amqp*).
 //
 //	amqpd NAME [-mode ok|auth|auth-silent|vhost|internal|header|garbage|silent|close] [-login USER:PASSWORD]
-//	    starts internal/fixture's fake broker on 127.0.0.1 answering as
+//	    starts internal/fixture/wirefix's fake broker on 127.0.0.1 answering as
 //	    the mode says (default ok: Start, Tune, Open-Ok, Close-Ok; with
 //	    -login only those credentials, Close 403 to others); sets $NAME_URL
 //	    (amqp://127.0.0.1:PORT), $NAME_HOSTPORT, $NAME_PORT. What it saw is
@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/wirefix"
 )
 
 func init() { extraCmds["amqpd"] = cmdAMQPd }
@@ -35,7 +36,7 @@ func cmdAMQPd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf(usage)
 	}
 	user, password, _ := strings.Cut(*login, ":")
-	srv, err := fixture.NewAMQPServer(fixture.DeferFunc(ts.Defer), fixture.AMQPMode(*mode), user, password)
+	srv, err := wirefix.NewAMQPServer(fixture.DeferFunc(ts.Defer), wirefix.AMQPMode(*mode), user, password)
 	ts.Check(err)
 	srv.LogTo(ts.MkAbs(args[0] + ".amqp.log"))
 	setAddrVarsFrom(ts, args[0], "amqp", srv.Addr)

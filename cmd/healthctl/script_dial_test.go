@@ -8,6 +8,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/proxyfix"
 )
 
 // Commands for the dialling scripts:
@@ -72,11 +74,11 @@ func cmdHTTPSProxy(ts *testscript.TestScript, neg bool, args []string) {
 	pki := state(ts).PKI(ts)
 	var cert *tls.Certificate
 	if args[1] != "plain" {
-		c, err := pki.ServerCertificate(fixture.CertKind(args[1]))
+		c, err := pki.ServerCertificate(pkifix.CertKind(args[1]))
 		ts.Check(err)
 		cert = &c
 	}
-	p, err := fixture.NewHTTPSProxy(cleaner(ts), cert, host)
+	p, err := proxyfix.NewHTTPSProxy(cleaner(ts), cert, host)
 	ts.Check(err)
 	_, port, _ := net.SplitHostPort(p.Addr)
 	n, _ := strconv.Atoi(port)
@@ -92,7 +94,7 @@ func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s", usage)
 	}
 	var (
-		p   *fixture.Proxy
+		p   *proxyfix.Proxy
 		err error
 	)
 	switch len(args) {
@@ -101,11 +103,11 @@ func cmdProxy(ts *testscript.TestScript, neg bool, args []string) {
 		if cerr != nil || code < 1 || code > 255 {
 			ts.Fatalf("%s", usage)
 		}
-		p, err = fixture.NewSOCKS5Reply(cleaner(ts), byte(code))
+		p, err = proxyfix.NewSOCKS5Reply(cleaner(ts), byte(code))
 	case 2:
-		p, err = fixture.NewSOCKS5(cleaner(ts))
+		p, err = proxyfix.NewSOCKS5(cleaner(ts))
 	default:
-		p, err = fixture.NewHTTPProxy(cleaner(ts))
+		p, err = proxyfix.NewHTTPProxy(cleaner(ts))
 	}
 	ts.Check(err)
 	_, port, _ := net.SplitHostPort(p.Addr)

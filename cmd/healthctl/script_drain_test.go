@@ -4,7 +4,7 @@
 //	$DRAINSVC [-addr A] [-traffic-addr A] [-mode M] [-events F] [-pidfile F]
 //	          [-slow D] [-flip-after D] [-cut-after D] [-hold-headers] [-hits F]
 //	          [-cert F -key F]
-//	    the Go drain fixture (fixture.DrainService): this test binary
+//	    the Go drain fixture (stackfix.DrainService): this test binary
 //	    re-executed as "drainsvc", a real process that receives real signals.
 //	$DRAINPY
 //	    the Python 3 fixture testdata/drain/drainsvc.py (stdlib only).
@@ -60,12 +60,14 @@ import (
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/drain/judge"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 func init() {
 	// The test binary re-executed through the drainsvc link is the fixture.
 	if filepath.Base(os.Args[0]) == "drainsvc" {
-		os.Exit(fixture.DrainService(os.Args[1:]))
+		os.Exit(stackfix.DrainService(os.Args[1:]))
 	}
 	extraCmds["freeport"] = cmdFreePort
 	extraCmds["drainsvc"] = cmdDrainSvc
@@ -188,7 +190,7 @@ func cmdDrainPKI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: drainpki")
 	}
 	p := state(ts).PKI(ts)
-	cert, err := p.ServerCertificate(fixture.CertGood)
+	cert, err := p.ServerCertificate(pkifix.CertGood)
 	ts.Check(err)
 	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
 	ts.Check(err)

@@ -61,6 +61,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 )
 
 func init() {
@@ -138,7 +139,7 @@ func cmdGRPCD(ts *testscript.TestScript, neg bool, args []string) {
 	scheme := "grpc"
 	if kind != "" {
 		p := state(ts).PKI(ts)
-		cert, err := p.ServerCertificate(fixture.CertKind(kind))
+		cert, err := p.ServerCertificate(pkifix.CertKind(kind))
 		ts.Check(err)
 		o.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 		scheme = "grpcs"
@@ -313,12 +314,12 @@ func cmdTLSD(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	fs := flag.NewFlagSet("tlsd", flag.ContinueOnError)
 	fs.SetOutput(new(strings.Builder))
-	kind := fs.String("cert", string(fixture.CertGood), "")
+	kind := fs.String("cert", string(pkifix.CertGood), "")
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
 		ts.Fatalf("usage: tlsd NAME [-cert KIND]")
 	}
 	p := state(ts).PKI(ts)
-	cert, err := p.ServerCertificate(fixture.CertKind(*kind))
+	cert, err := p.ServerCertificate(pkifix.CertKind(*kind))
 	ts.Check(err)
 	l, err := net.Listen("tcp4", fixture.Loopback4+":0")
 	ts.Check(err)

@@ -61,6 +61,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 func init() {
@@ -145,7 +147,7 @@ func startServer(e fixtureEnv, what string, cmd *exec.Cmd, port int, logPath str
 }
 
 func requireProg(e fixtureEnv, prog string) string {
-	if why, fail := fixture.Gate(prog, stacksDir); why != "" {
+	if why, fail := stackfix.Gate(prog, stacksDir); why != "" {
 		if fail {
 			e.fatalf("%s, and CI=%s (%s installs it)", why, os.Getenv("CI"), kindsDeps)
 		}
@@ -206,7 +208,7 @@ func cmdRedisd(ts *testscript.TestScript, neg bool, args []string) {
 	scheme := "redis"
 	if secure {
 		p := state(ts).PKI(ts)
-		cert, err := p.ServerCertificate(fixture.CertGood)
+		cert, err := p.ServerCertificate(pkifix.CertGood)
 		ts.Check(err)
 		certFile, keyFile, err := p.WriteServerFiles("redis-"+name, cert)
 		ts.Check(err)
@@ -300,7 +302,7 @@ func cmdPgd(ts *testscript.TestScript, neg bool, args []string) {
 	o.log = ts.MkAbs(name + ".postgres.log")
 	if *secure {
 		p := state(ts).PKI(ts)
-		cert, err := p.ServerCertificate(fixture.CertGood)
+		cert, err := p.ServerCertificate(pkifix.CertGood)
 		ts.Check(err)
 		o.certFile, o.keyFile, err = p.WriteServerFiles("postgres-"+name, cert)
 		ts.Check(err)

@@ -3,7 +3,7 @@ package main
 // The MySQL servers of the mysql:// scripts (testdata/script/*mysql*):
 //
 //	mysqld NAME [-mode MODE]
-//	    a loopback fake MySQL server (internal/fixture.MySQL): greeting
+//	    a loopback fake MySQL server (internal/fixture/wirefix.MySQL): greeting
 //	    (the default: a login as app/apppw succeeds, COM_PING answers),
 //	    err1040, err1045, err1129, shutdown, starting, err1105, garbage,
 //	    hang, close; sets $NAME_URL (mysql://127.0.0.1:PORT),
@@ -26,6 +26,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/wirefix"
 )
 
 func init() {
@@ -36,7 +37,7 @@ func init() {
 // cmdMySQLD implements mysqld NAME [-mode MODE].
 func cmdMySQLD(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "mysqld")
-	mode := fixture.MySQLGreeting
+	mode := wirefix.MySQLGreeting
 	switch {
 	case len(args) == 3 && args[1] == "-mode":
 		mode = args[2]
@@ -45,7 +46,7 @@ func cmdMySQLD(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	l, err := net.Listen("tcp4", fixture.Loopback4+":0")
 	ts.Check(err)
-	holdListener(ts, l, func(c net.Conn) { fixture.MySQL(c, mode) })
+	holdListener(ts, l, func(c net.Conn) { wirefix.MySQL(c, mode) })
 	setAddrVarsFrom(ts, args[0], "mysql", l.Addr().String())
 }
 
@@ -75,7 +76,7 @@ func cmdMariaDBD(ts *testscript.TestScript, neg bool, args []string) {
 	sql := strings.Join([]string{
 		"DROP USER IF EXISTS ''@'localhost'",
 		"CREATE DATABASE appdb",
-		"CREATE USER 'app'@'%' IDENTIFIED BY '" + fixture.MySQLPassword + "'",
+		"CREATE USER 'app'@'%' IDENTIFIED BY '" + wirefix.MySQLPassword + "'",
 		"GRANT ALL ON appdb.* TO 'app'@'%'",
 		"FLUSH PRIVILEGES",
 	}, "; ")

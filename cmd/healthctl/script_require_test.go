@@ -6,7 +6,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 // require STACK... makes a script that needs a real stack run only with
@@ -36,11 +36,11 @@ type scriptTKey struct{}
 var stacksDir = filepath.Join("..", "..", "testdata", "stacks")
 
 // requireGate is the first of a require line's stacks that does not run
-// here, said as fixture.Gate says it ("" when all do), and whether that
+// here, said as stackfix.Gate says it ("" when all do), and whether that
 // fails the script.
 func requireGate(args []string) (string, bool) {
 	for _, name := range args {
-		if why, fail := fixture.Gate(name, stacksDir); why != "" {
+		if why, fail := stackfix.Gate(name, stacksDir); why != "" {
 			return why, fail
 		}
 	}

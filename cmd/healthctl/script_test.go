@@ -8,7 +8,7 @@
 // Every script gets:
 //
 //	HEALTHCTL_DNS_SERVER, DNS_ADDR  127.0.0.1:PORT of one DNS fixture shared by the
-//	                                whole test (see fixture.DNSServer for its names),
+//	                                whole test (see dnsfix.DNSServer for its names),
 //	                                so no script can reach the machine's resolver
 //	HOME, XDG_CONFIG_HOME           $WORK and $WORK/.config
 //	GORACE=halt_on_error=1          a data race in healthctl (built with -race)
@@ -92,6 +92,9 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
+	"github.com/healthctl/healthctl/internal/fixture/peers"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -146,15 +149,15 @@ type scriptStateKey struct{}
 // scriptState is what one script's fixtures share.
 type scriptState struct {
 	mu  sync.Mutex
-	pki *fixture.PKI
+	pki *pkifix.PKI
 }
 
 // PKI returns the script's CA, created on first use in $WORK/.pki.
-func (s *scriptState) PKI(ts *testscript.TestScript) *fixture.PKI {
+func (s *scriptState) PKI(ts *testscript.TestScript) *pkifix.PKI {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pki == nil {
-		p, err := fixture.NewPKI(filepath.Join(ts.Getenv("WORK"), ".pki"))
+		p, err := pkifix.NewPKI(filepath.Join(ts.Getenv("WORK"), ".pki"))
 		ts.Check(err)
 		s.pki = p
 	}
@@ -195,7 +198,7 @@ func runsAlone(name string) bool { return strings.HasPrefix(name, "drain_truth_"
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 func TestScripts(t *testing.T) {
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +407,7 @@ func cmdStatsD(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: statsd NAME")
 	}
 	file := ts.MkAbs(args[0] + ".statsd")
-	s, err := fixture.NewStatsD(cleaner(ts), file)
+	s, err := peers.NewStatsD(cleaner(ts), file)
 	ts.Check(err)
 	ts.Setenv(args[0]+"_ADDR", s.Addr)
 	_, port, _ := strings.Cut(s.Addr, ":")

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 )
 
 // Script commands for the TLS seam scripts (probe_tls_clientcert_*):
@@ -26,7 +26,7 @@ func cmdClientPKI(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: clientpki")
 	}
 	p := state(ts).PKI(ts)
-	good, err := p.ServerCertificate(fixture.CertGood)
+	good, err := p.ServerCertificate(pkifix.CertGood)
 	ts.Check(err)
 	certFile, keyFile, err := p.WriteServerFiles("seam-server", good)
 	ts.Check(err)
@@ -36,9 +36,9 @@ func cmdClientPKI(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("PKI_CLIENT_CERT", p.ClientCertFile)
 	ts.Setenv("PKI_CLIENT_KEY", p.ClientKeyFile)
 	for _, k := range []struct {
-		kind fixture.ClientKind
+		kind pkifix.ClientKind
 		name string
-	}{{fixture.ClientExpired, "EXPIRED"}, {fixture.ClientSelfSigned, "SELF"}} {
+	}{{pkifix.ClientExpired, "EXPIRED"}, {pkifix.ClientSelfSigned, "SELF"}} {
 		c, key, err := p.WriteClientFiles("client-"+string(k.kind), k.kind)
 		ts.Check(err)
 		ts.Setenv("PKI_"+k.name+"_CERT", c)

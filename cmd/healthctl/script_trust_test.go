@@ -15,7 +15,7 @@
 //	    an HTTP proxy that answers every request (CONNECT or forwarded)
 //	    with that fault and never connects anywhere. Sets $NAME_URL.
 //	tlsfault NAME tls10|muststaple|clientcert12|alert|stapled|revoked|unknownstaple|stalestaple|wrongorder
-//	    an HTTPS server with one TLS fault (fixture.TLSFault); sets
+//	    an HTTPS server with one TLS fault (tlsfix.TLSFault); sets
 //	    $NAME_URL, $NAME_CA, $NAME_CERT, $NAME_KEY (a client certificate).
 //	bigfile FILE SIZE
 //	    writes SIZE bytes (e.g. 4MiB) of filler to FILE.
@@ -44,6 +44,9 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
+	"github.com/healthctl/healthctl/internal/fixture/hostile"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/tlsfix"
 )
 
 func init() {
@@ -55,7 +58,7 @@ func init() {
 	extraCmds["within"] = cmdWithin
 	extraCmds["sigwithin"] = cmdSigWithin
 	extraSetup = append(extraSetup, func(env *testscript.Env) error {
-		env.Values[rawServersKey{}] = &rawServers{m: map[string]*fixture.RawServer{}}
+		env.Values[rawServersKey{}] = &rawServers{m: map[string]*hostile.RawServer{}}
 		return nil
 	})
 }
@@ -65,10 +68,10 @@ type rawServersKey struct{}
 
 type rawServers struct {
 	mu sync.Mutex
-	m  map[string]*fixture.RawServer
+	m  map[string]*hostile.RawServer
 }
 
-func keepRaw(ts *testscript.TestScript, name string, s *fixture.RawServer) {
+func keepRaw(ts *testscript.TestScript, name string, s *hostile.RawServer) {
 	all := ts.Value(rawServersKey{}).(*rawServers)
 	all.mu.Lock()
 	all.m[name] = s
@@ -80,7 +83,7 @@ func cmdHoldd(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: holdd NAME 101|1xx|body|413")
 	}
-	s, err := fixture.NewHoldServer(cleaner(ts), nil, fixture.HoldMode(args[1]))
+	s, err := hostile.NewHoldServer(cleaner(ts), nil, hostile.HoldMode(args[1]))
 	ts.Check(err)
 	keepRaw(ts, args[0], s)
 	setAddrVars(ts, args[0], "http://"+s.Addr, s.Addr, s.Port)
@@ -99,7 +102,7 @@ func cmdH2Hostile(ts *testscript.TestScript, neg bool, args []string) {
 		s, err = h2fixture.New(cleaner(ts), h2fixture.Mode(args[1]), nil)
 	} else {
 		pki := state(ts).PKI(ts)
-		cert, cerr := pki.ServerCertificate(fixture.CertGood)
+		cert, cerr := pki.ServerCertificate(pkifix.CertGood)
 		ts.Check(cerr)
 		s, err = h2fixture.New(cleaner(ts), h2fixture.Mode(args[1]), &cert)
 		ts.Setenv(args[0]+"_CA", pki.CAFile)
@@ -115,7 +118,7 @@ func cmdBadProxy(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: badproxy NAME silent|407|403|squid503|502|close")
 	}
-	s, err := fixture.NewBadProxy(cleaner(ts), nil, fixture.ProxyFault(args[1]))
+	s, err := hostile.NewBadProxy(cleaner(ts), nil, hostile.ProxyFault(args[1]))
 	ts.Check(err)
 	keepRaw(ts, args[0], s)
 	setAddrVars(ts, args[0], "http://"+s.Addr, s.Addr, s.Port)
@@ -127,7 +130,7 @@ func cmdTLSFault(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: tlsfault NAME tls10|muststaple|clientcert12|alert|stapled|revoked|unknownstaple|stalestaple|wrongorder")
 	}
 	pki := state(ts).PKI(ts)
-	s, err := fixture.NewTLSFaultServer(cleaner(ts), pki, fixture.TLSFault(args[1]))
+	s, err := tlsfix.NewTLSFaultServer(cleaner(ts), pki, tlsfix.TLSFault(args[1]))
 	ts.Check(err)
 	setAddrVars(ts, args[0], "https://"+s.Addr, s.Addr, s.Port)
 	ts.Setenv(args[0]+"_CA", pki.CAFile)
@@ -190,7 +193,7 @@ const loadSlack = 4 * time.Second
 func cmdSigWithin(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sigwithin")
 	const usage = "usage: sigwithin [-requests NAME] [-after D] BG INT|TERM MAX N"
-	var srv *fixture.RawServer
+	var srv *hostile.RawServer
 	var after time.Duration
 	for len(args) > 1 && (args[0] == "-requests" || args[0] == "-after") {
 		if args[0] == "-after" {

@@ -35,6 +35,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 func init() {
@@ -118,7 +119,7 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if group {
-		cmd.SysProcAttr = fixture.ProcessGroupAttr()
+		cmd.SysProcAttr = stackfix.ProcessGroupAttr()
 	}
 	ts.Check(cmd.Start())
 	exited := make(chan error, 1)
@@ -139,7 +140,7 @@ func cmdSigWhen(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sigwhen: %s did not match %q within 10s", args[2], args[3])
 	}
 	if group {
-		ts.Check(fixture.SignalGroup(cmd.Process.Pid, sig.(syscall.Signal)))
+		ts.Check(stackfix.SignalGroup(cmd.Process.Pid, sig.(syscall.Signal)))
 	} else {
 		ts.Check(cmd.Process.Signal(sig))
 	}

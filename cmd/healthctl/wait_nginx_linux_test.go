@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 // TestWaitRetryAfterNginx: `wait-healthy --respect-retry-after` against a
@@ -27,7 +28,7 @@ func TestWaitRetryAfterNginx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs nginx for a few seconds")
 	}
-	if !fixture.Installed(t, "nginx", ".ci/deps/curl-trust.sh") {
+	if !stackfix.Installed(t, "nginx", ".ci/deps/curl-trust.sh") {
 		t.SkipNow()
 	}
 	hc, err := exec.LookPath("healthctl")
@@ -42,7 +43,7 @@ func TestWaitRetryAfterNginx(t *testing.T) {
 	ready := filepath.Join(dir, "ready")
 	logFile := filepath.Join(dir, "access.log")
 	conf := filepath.Join(dir, "nginx.conf")
-	text := fixture.NginxPrelude(dir) + fmt.Sprintf(`  log_format t '$msec $status';
+	text := stackfix.NginxPrelude(dir) + fmt.Sprintf(`  log_format t '$msec $status';
   server {
     listen 127.0.0.1:%d;
     location = /health {
@@ -57,7 +58,7 @@ func TestWaitRetryAfterNginx(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !fixture.StartDaemon(t, fixture.Daemon{Name: "nginx", Dir: dir, Ports: []int{port}, Prog: "nginx", Args: []string{"-c", conf, "-p", dir}}) {
+	if !stackfix.StartDaemon(t, stackfix.Daemon{Name: "nginx", Dir: dir, Ports: []int{port}, Prog: "nginx", Args: []string{"-c", conf, "-p", dir}}) {
 		t.FailNow()
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/health", port)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 )
 
 // TestWaitHealthyPostgresStarts: `wait-healthy postgres://…` against a real
@@ -24,7 +24,7 @@ func TestWaitHealthyPostgresStarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs postgres for a few seconds")
 	}
-	if !fixture.Installed(t, "pg_isready", kindsDeps) {
+	if !stackfix.Installed(t, "pg_isready", kindsDeps) {
 		t.SkipNow()
 	}
 	hc, err := exec.LookPath("healthctl")

@@ -32,6 +32,10 @@ var pure = []string{
 var commandSide = []string{"cmd/healthctl", "internal/cmd/", "internal/cli", "internal/config", "scripts/"}
 
 // testOnly are imported by tests, benchmarks and the demo's fixtures only.
+// A room here covers the packages below it: internal/fixture is the core
+// of the fault catalogue and internal/fixture/... its packages by concept
+// (pkifix, tlsfix, dnsfix, proxyfix, hostile, wirefix, stackfix, peers,
+// grpcsrv, h2fixture).
 var testOnly = []string{"internal/fixture", "internal/truthclient", "internal/kubedocs", "internal/cli/clitest"}
 
 type pkg struct {
@@ -105,6 +109,13 @@ func TestImportsRunOneWay(t *testing.T) {
 				t.Errorf("%s imports %s: the rooms below the commands take their options, they do not read flags", p.path, im)
 			case under(im, testOnly) && !under(p.path, append([]string{"scripts/"}, testOnly...)):
 				t.Errorf("%s imports %s, which is for tests only", p.path, im)
+			}
+		}
+		if p.path == "cmd/healthctl" {
+			for _, d := range p.deps {
+				if under(d, testOnly) {
+					t.Errorf("the healthctl binary depends on %s, which is for tests only", d)
+				}
 			}
 		}
 		switch p.path {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -37,11 +37,11 @@ var (
 // a health answer — and no http series.
 func TestGRPCSeriesAsBlackbox(t *testing.T) {
 	dir := t.TempDir()
-	pki, err := fixture.NewPKI(filepath.Join(dir, "pki"))
+	pki, err := pkifix.NewPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := pki.ServerCertificate(fixture.CertGood)
+	good, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/peers"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -38,17 +38,17 @@ func apiServer(t *testing.T, want func() string) *httptest.Server {
 // is probe_success 0 saying why (never a hang past the budget); the
 // secret and the token appear in no answer, /config or debug=true.
 func TestOAuth2(t *testing.T) {
-	ts := fixture.NewTokenServer(t, "healthctl", "s3cr3t-client")
-	formOnly := fixture.NewTokenServer(t, "healthctl", "s3cr3t-client")
+	ts := peers.NewTokenServer(t, "healthctl", "s3cr3t-client")
+	formOnly := peers.NewTokenServer(t, "healthctl", "s3cr3t-client")
 	formOnly.FormOnly = true
-	hang := fixture.NewTokenServer(t, "healthctl", "s3cr3t-client")
+	hang := peers.NewTokenServer(t, "healthctl", "s3cr3t-client")
 	hang.Hang = true
 	var mu sync.Mutex
 	issued := 0
 	api := apiServer(t, func() string {
 		mu.Lock()
 		defer mu.Unlock()
-		return "Bearer " + fixture.Token(issued)
+		return "Bearer " + peers.Token(issued)
 	})
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("s3cr3t-client\n"), 0o600); err != nil {
@@ -99,7 +99,7 @@ func TestOAuth2(t *testing.T) {
 		module string
 		// grants is how many grants the endpoint made by now.
 		grants  int
-		server  *fixture.TokenServer
+		server  *peers.TokenServer
 		want    []string
 		granted bool
 	}{

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -161,8 +163,8 @@ var oracleDNSSkipped = map[string]bool{
 // a closed port) and compares every probe_success and every series both
 // answer, timings aside. Only with HEALTHCTL_STACKS=1.
 func TestBlackboxOracleDNS(t *testing.T) {
-	fixture.Require(t, "", blackboxBin)
-	d, err := fixture.NewDNSServer(t)
+	stackfix.Require(t, "", blackboxBin)
+	d, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestBlackboxOracleDNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, _ := exec.LookPath(blackboxBin)
-	if !fixture.StartDaemon(t, fixture.Daemon{Name: "blackbox_exporter", Dir: dir, Ports: []int{port}, Prog: bin,
+	if !stackfix.StartDaemon(t, stackfix.Daemon{Name: "blackbox_exporter", Dir: dir, Ports: []int{port}, Prog: bin,
 		Args: []string{"--config.file=" + cfg, "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}}) {
 		return
 	}

@@ -28,6 +28,9 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/fixture/peers"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -261,7 +264,7 @@ var oracleTimings = map[string]bool{"probe_http_duration_seconds": true, "probe_
 // every probe_success and every series both answer (timings aside): the
 // oracle for /probe's semantics. Only with HEALTHCTL_STACKS=1.
 func TestBlackboxOracle(t *testing.T) {
-	fixture.Require(t, "", blackboxBin)
+	stackfix.Require(t, "", blackboxBin)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "UP") })
 	mux.HandleFunc("/redir", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
@@ -310,11 +313,11 @@ func TestBlackboxOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pki, err := fixture.NewPKI(filepath.Join(dir, "pki"))
+	pki, err := pkifix.NewPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := fixture.NewTokenServer(t, "healthctl", "s3cr3t-client")
+	tokens := peers.NewTokenServer(t, "healthctl", "s3cr3t-client")
 	// A proxy that answers every request itself: a probe through it
 	// passes, one past it finds nothing listening.
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "UP via the proxy") }))
@@ -338,7 +341,7 @@ func TestBlackboxOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, _ := exec.LookPath(blackboxBin)
-	if !fixture.StartDaemon(t, fixture.Daemon{Name: "blackbox_exporter", Dir: dir, Ports: []int{port}, Prog: bin,
+	if !stackfix.StartDaemon(t, stackfix.Daemon{Name: "blackbox_exporter", Dir: dir, Ports: []int{port}, Prog: bin,
 		Args: []string{"--config.file=" + cfg, "--web.listen-address=127.0.0.1:" + strconv.Itoa(port)}}) {
 		return
 	}
@@ -375,7 +378,7 @@ func TestBlackboxOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := pki.ServerCertificate(fixture.CertGood)
+	good, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/wirefix"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -18,7 +19,7 @@ import (
 // and vhost sent, the polite close), and that the password is never shown.
 func TestAMQPStates(t *testing.T) {
 	for _, tc := range []struct {
-		mode     fixture.AMQPMode
+		mode     wirefix.AMQPMode
 		url      string // after amqp://, before the fixture's address
 		path     string
 		reason   classify.Reason
@@ -27,44 +28,44 @@ func TestAMQPStates(t *testing.T) {
 		sawLast  string // the broker's last log line
 		sawLogin string
 	}{
-		{mode: fixture.AMQPOK, url: "guest:s3cretpw@", reason: classify.OK,
+		{mode: wirefix.AMQPOK, url: "guest:s3cretpw@", reason: classify.OK,
 			json:     `"product":"RabbitMQ","version":"3.10.8","cluster_name":"rabbit@fixture","mechanisms":"PLAIN AMQPLAIN","user":"guest","vhost":"/","logged_in":true`,
 			sawLogin: "login PLAIN guest s3cretpw", sawLast: "close 200"},
-		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/orders%2Feu", reason: classify.OK,
+		{mode: wirefix.AMQPOK, url: "app:s3cretpw@", path: "/orders%2Feu", reason: classify.OK,
 			json: `"vhost":"orders/eu"`, sawLast: "close 200"},
-		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/%2F", reason: classify.OK, json: `"vhost":"/"`, sawLast: "close 200"},
+		{mode: wirefix.AMQPOK, url: "app:s3cretpw@", path: "/%2F", reason: classify.OK, json: `"vhost":"/"`, sawLast: "close 200"},
 		// A lone "/" is the default vhost, as amqp091-go and pika read it.
-		{mode: fixture.AMQPOK, url: "app:s3cretpw@", path: "/", reason: classify.OK, json: `"vhost":"/"`, sawLogin: "open /"},
+		{mode: wirefix.AMQPOK, url: "app:s3cretpw@", path: "/", reason: classify.OK, json: `"vhost":"/"`, sawLogin: "open /"},
 		// No credentials: Start alone, pg_isready's "accepting connections".
-		{mode: fixture.AMQPOK, reason: classify.OK, json: `"vhost":"/","accepting":true`, sawLast: "header \"AMQP\\x00\\x00\\t\\x01\""},
+		{mode: wirefix.AMQPOK, reason: classify.OK, json: `"vhost":"/","accepting":true`, sawLast: "header \"AMQP\\x00\\x00\\t\\x01\""},
 		// A user without a password logs in with an empty one (amqp091-go).
-		{mode: fixture.AMQPOK, url: "guest@", reason: classify.OK, sawLogin: "login PLAIN guest "},
-		{mode: fixture.AMQPAuth, url: "guest:s3cretpw@", reason: amqpwire.AuthRefused,
+		{mode: wirefix.AMQPOK, url: "guest@", reason: classify.OK, sawLogin: "login PLAIN guest "},
+		{mode: wirefix.AMQPAuth, url: "guest:s3cretpw@", reason: amqpwire.AuthRefused,
 			text:    `the AMQP broker closed the connection in answer to Connection.Start-Ok: 403 ACCESS_REFUSED "ACCESS_REFUSED - Login was refused`,
 			json:    `"close":{"code":403,"name":"ACCESS_REFUSED"`,
 			sawLast: "close-ok"},
-		{mode: fixture.AMQPAuthSilent, url: "guest:s3cretpw@", reason: amqpwire.AuthRefused,
+		{mode: wirefix.AMQPAuthSilent, url: "guest:s3cretpw@", reason: amqpwire.AuthRefused,
 			text: "closed the connection after Connection.Start-Ok without a word", json: `"closed_after":"Connection.Start-Ok"`},
 		// The broker's own refusal does not need the fixture's mode.
 		{mode: "", url: "guest:wrong@", reason: amqpwire.AuthRefused, text: "403 ACCESS_REFUSED"},
-		{mode: fixture.AMQPVhost, url: "guest:s3cretpw@", path: "/nope", reason: amqpwire.VhostRefused,
+		{mode: wirefix.AMQPVhost, url: "guest:s3cretpw@", path: "/nope", reason: amqpwire.VhostRefused,
 			text: `in answer to Connection.Open: 530 NOT_ALLOWED "NOT_ALLOWED - vhost nope not found"`, sawLast: "close-ok"},
-		{mode: fixture.AMQPInternal, url: "guest:s3cretpw@", reason: amqpwire.ServerError,
+		{mode: wirefix.AMQPInternal, url: "guest:s3cretpw@", reason: amqpwire.ServerError,
 			text: `541 INTERNAL_ERROR "INTERNAL_ERROR - vhost '/' is down"`},
 		// Without credentials, a vhost's trouble is not seen: Start only.
-		{mode: fixture.AMQPVhost, path: "/nope", reason: classify.OK},
-		{mode: fixture.AMQPHeader, url: "guest:s3cretpw@", reason: amqpwire.Protocol,
+		{mode: wirefix.AMQPVhost, path: "/nope", reason: classify.OK},
+		{mode: wirefix.AMQPHeader, url: "guest:s3cretpw@", reason: amqpwire.Protocol,
 			text: "not AMQP 0-9-1: the server answered the protocol header with its own: it speaks AMQP 1-0-0", json: `"speaks":"AMQP 1-0-0"`},
-		{mode: fixture.AMQPGarbage, reason: amqpwire.Protocol, text: `not AMQP: the server sent "HTTP/1.1 400 Bad Request"`},
-		{mode: fixture.AMQPClose, reason: amqpwire.Protocol, text: "not AMQP: "},
-		{mode: fixture.AMQPSilent, reason: classify.HeadersTimeout, text: "no Connection.Start"},
+		{mode: wirefix.AMQPGarbage, reason: amqpwire.Protocol, text: `not AMQP: the server sent "HTTP/1.1 400 Bad Request"`},
+		{mode: wirefix.AMQPClose, reason: amqpwire.Protocol, text: "not AMQP: "},
+		{mode: wirefix.AMQPSilent, reason: classify.HeadersTimeout, text: "no Connection.Start"},
 	} {
 		mode := tc.mode
 		user, pass := "", ""
 		if mode == "" {
-			mode, user, pass = fixture.AMQPOK, "guest", "guest"
+			mode, user, pass = wirefix.AMQPOK, "guest", "guest"
 		}
-		srv, err := fixture.NewAMQPServer(t, mode, user, pass)
+		srv, err := wirefix.NewAMQPServer(t, mode, user, pass)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/proxyfix"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -33,15 +35,15 @@ func TestCrossPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the cross-path differential starts ~30 servers")
 	}
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	httpProxy, err := fixture.NewHTTPProxy(t)
+	httpProxy, err := proxyfix.NewHTTPProxy(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	socks, err := fixture.NewSOCKS5(t)
+	socks, err := proxyfix.NewSOCKS5(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +85,11 @@ func TestCrossPath(t *testing.T) {
 	}
 	servers = append(servers, crossServer{name: "http/closed", url: "http://" + closed.Addr + "/health"},
 		crossServer{name: "https/closed", url: "https://" + closed.Addr + "/health", tls: true})
-	good, err := pki.ServerCertificate(fixture.CertGood)
+	good, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}
-	expired, err := pki.ServerCertificate(fixture.CertExpired)
+	expired, err := pki.ServerCertificate(pkifix.CertExpired)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +188,7 @@ type crossServer struct {
 
 type crossPath struct {
 	name string
-	run  func(t *testing.T, raw string, pki *fixture.PKI) Result
+	run  func(t *testing.T, raw string, pki *pkifix.PKI) Result
 }
 
 // crossPaths are the paths a flag can select for s's URL.
@@ -202,7 +204,7 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 		}
 	}
 	mk := func(name string, set ...func(*scheme.Options)) crossPath {
-		return crossPath{name: name, run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
+		return crossPath{name: name, run: func(t *testing.T, raw string, pki *pkifix.PKI) Result {
 			o := crossOpts(t, raw, pki)
 			for _, f := range set {
 				f(o)
@@ -219,7 +221,7 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 	if !s.tls {
 		// The HTTP/1.1 exchange takes a direct http:// probe; the same
 		// probe through net/http's Transport.
-		paths = append(paths, crossPath{name: "transport", run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
+		paths = append(paths, crossPath{name: "transport", run: func(t *testing.T, raw string, pki *pkifix.PKI) Result {
 			p := newRun(crossOpts(t, raw, pki), hooks{transport: true})
 			if !p.http1Fits() {
 				t.Fatalf("%s: the HTTP/1.1 exchange does not take it", raw)
@@ -229,7 +231,7 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 	}
 	if s.tls && !s.grpc {
 		// tls:// of the same server: the handshake's verdict.
-		paths = append(paths, crossPath{name: "tls-url", run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
+		paths = append(paths, crossPath{name: "tls-url", run: func(t *testing.T, raw string, pki *pkifix.PKI) Result {
 			u, _ := url.Parse(raw)
 			return Run(context.Background(), crossOpts(t, "tls://"+u.Host, pki))
 		}})
@@ -251,7 +253,7 @@ func same(want, got Result, path string) bool {
 		got.BodyTruncated == want.BodyTruncated
 }
 
-func crossOpts(t *testing.T, raw string, pki *fixture.PKI) *scheme.Options {
+func crossOpts(t *testing.T, raw string, pki *pkifix.PKI) *scheme.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {

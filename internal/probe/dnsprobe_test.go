@@ -11,6 +11,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -41,7 +42,7 @@ func udpServer(t *testing.T, reply func(q []byte) [][]byte) string {
 // TestDNSProbe: dns:// against the loopback DNS fixture over UDP and TCP:
 // every rcode, the validators, truncation, garbage, silence.
 func TestDNSProbe(t *testing.T) {
-	d, err := fixture.NewDNSServer(t)
+	d, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

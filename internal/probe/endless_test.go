@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/proxyfix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -40,7 +40,7 @@ func TestEndlessBodyBounded(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	proxy, err := fixture.NewHTTPProxy(t)
+	proxy, err := proxyfix.NewHTTPProxy(t)
 	if err != nil {
 		t.Fatal(err)
 	}

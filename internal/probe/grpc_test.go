@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/grpchealth"
 	"github.com/healthctl/healthctl/internal/probe"
 )
@@ -25,15 +26,15 @@ import (
 // against grpc-go's own health server and real listeners that are not gRPC,
 // and checks the reason, the error text and the recorded answer.
 func TestGRPCFromRealServers(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := pki.ServerCertificate(fixture.CertGood)
+	good, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}
-	expired, err := pki.ServerCertificate(fixture.CertExpired)
+	expired, err := pki.ServerCertificate(pkifix.CertExpired)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +214,11 @@ func TestGRPCWindows(t *testing.T) {
 // pending-tls), never conn_reset (exit 1, a redeploy of a healthy
 // service); tls:// of the same server too.
 func TestGRPCMTLSOneVerdict(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, err := pki.ServerCertificate(fixture.CertGood)
+	good, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
+	"github.com/healthctl/healthctl/internal/fixture/hostile"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -18,19 +19,19 @@ import (
 // probe returns by --max-time (generous margin), and at once when its
 // caller cancels.
 func TestHostileAnswersKeepTheDeadline(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := pki.ServerCertificate(fixture.CertGood)
+	cert, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hold101, err := fixture.NewHoldServer(t, nil, fixture.Hold101)
+	hold101, err := hostile.NewHoldServer(t, nil, hostile.Hold101)
 	if err != nil {
 		t.Fatal(err)
 	}
-	holdBody, err := fixture.NewHoldServer(t, nil, fixture.HoldBody)
+	holdBody, err := hostile.NewHoldServer(t, nil, hostile.HoldBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestHostileAnswersKeepTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hold413, err := fixture.NewHoldServer(t, nil, fixture.Hold413)
+	hold413, err := hostile.NewHoldServer(t, nil, hostile.Hold413)
 	if err != nil {
 		t.Fatal(err)
 	}

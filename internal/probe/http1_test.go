@@ -20,6 +20,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/hostile"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -123,7 +124,7 @@ func TestHTTP1MatchesTransport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var seen []string
-			srv, err := fixture.NewRawServer(t, nil, func(c net.Conn, done <-chan struct{}) {
+			srv, err := hostile.NewRawServer(t, nil, func(c net.Conn, done <-chan struct{}) {
 				defer c.Close()
 				br := bufio.NewReader(c)
 				req, err := http.ReadRequest(br)
@@ -324,7 +325,7 @@ func TestNewRequestURL(t *testing.T) {
 // backstop into the window's (checked: this test passes without that check
 // too — it holds the behaviour, the check keeps it whatever the reader).
 func TestBackstopInTheStatusLine(t *testing.T) {
-	srv, err := fixture.NewRawServer(t, nil, func(c net.Conn, done <-chan struct{}) {
+	srv, err := hostile.NewRawServer(t, nil, func(c net.Conn, done <-chan struct{}) {
 		defer c.Close()
 		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/icmp"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/icmpwire"
 	"github.com/healthctl/healthctl/internal/probe"
 )
@@ -29,7 +29,7 @@ func skipNoICMP(t *testing.T, res probe.Result) {
 // reply passes, with the three phases and the reply's hop limit in the
 // answer; a name with no address of the family asked for is the DNS's.
 func TestICMPProbe(t *testing.T) {
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/probe"
 )
@@ -50,11 +51,11 @@ var hbaNoSSL = func() string {
 // not tried again (pgconn stops at 28P01). Every try in the probe's
 // windows.
 func TestPostgresSSLFallbacks(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := pki.ServerCertificate(fixture.CertGood)
+	cert, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -19,7 +21,7 @@ import (
 
 // opts returns probe options for raw with short windows, using dns as the
 // only DNS server.
-func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *scheme.Options {
+func opts(t testing.TB, raw, dns string, pool *pkifix.PKI) *scheme.Options {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -43,11 +45,11 @@ func opts(t testing.TB, raw, dns string, pool *fixture.PKI) *scheme.Options {
 // fixtures and checks the reason, and that every hang ends within its window
 // plus a generous margin.
 func TestReasonsFromRealServers(t *testing.T) {
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

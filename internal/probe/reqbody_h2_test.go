@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
 	"github.com/healthctl/healthctl/internal/scheme"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 )
 
 // TestFileBodyCancelledOnHTTP2 is probe_hold_signal's shape: -d @FILE's
@@ -30,11 +30,11 @@ import (
 // return the cancellation, the file end closed, and a Read after the
 // Close fail.
 func TestFileBodyCancelledOnHTTP2(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := pki.ServerCertificate(fixture.CertGood)
+	cert, err := pki.ServerCertificate(pkifix.CertGood)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -64,7 +65,7 @@ func TestTinyWindows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loop test")
 	}
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 )
 
 // TestFollowChain: the CNAME chains an answer (and the answers asked again
@@ -83,7 +83,7 @@ func xName(i int) string { return "x" + strconv.Itoa(i) + "." }
 // each is named, and classify calls it dns_no_address (the name exists,
 // and the server's NOERROR answer reaches no address).
 func TestLookupCNAMEChain(t *testing.T) {
-	d, err := fixture.NewDNSServer(t)
+	d, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

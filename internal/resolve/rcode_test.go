@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 )
 
 func TestFirstNameserver(t *testing.T) {
@@ -39,7 +40,7 @@ func TestFirstNameserver(t *testing.T) {
 // TestExchangeRcode asks the loopback DNS fixture the one question askAgain
 // asks and reads the answer's rcode.
 func TestExchangeRcode(t *testing.T) {
-	d, err := fixture.NewDNSServer(t)
+	d, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

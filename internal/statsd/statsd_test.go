@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 )
 
 func TestCountSendsLines(t *testing.T) {
@@ -45,7 +45,7 @@ func TestCountSendsLines(t *testing.T) {
 // the StatsD host is resolved there, not by the system resolver (which
 // cannot know app.invalid).
 func TestDNSServerResolvesTheHost(t *testing.T) {
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestDNSServerResolvesTheHost(t *testing.T) {
 // bound, however long the lookup hangs: a client that resolved or dialled
 // in Count or New would take the resolver's whole timeout here.
 func TestCountAndCloseNeverBlockOnASilentResolver(t *testing.T) {
-	dns, err := fixture.NewDNSServer(t)
+	dns, err := dnsfix.NewDNSServer(t)
 	if err != nil {
 		t.Fatal(err)
 	}

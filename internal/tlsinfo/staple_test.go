@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/crypto/ocsp"
 
-	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
@@ -18,16 +18,16 @@ import (
 // invalid; a revoked one and a must-staple certificate without one are the
 // handshake's errors.
 func TestStaple(t *testing.T) {
-	pki, err := fixture.NewPKI(t.TempDir())
+	pki, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := fixture.NewPKI(t.TempDir())
+	other, err := pkifix.NewPKI(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	stapled := func(p *fixture.PKI, status int, stale bool) tls.Certificate {
+	stapled := func(p *pkifix.PKI, status int, stale bool) tls.Certificate {
 		c, err := p.StapledCertificate(status, stale)
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 )
 
 func main() {
@@ -35,7 +36,7 @@ func main() {
 	if *dir == "" {
 		*dir = filepath.Join(filepath.Dir(*out), "pki")
 	}
-	pki, err := fixture.NewPKI(*dir)
+	pki, err := pkifix.NewPKI(*dir)
 	check(err)
 	type fault struct {
 		name string
