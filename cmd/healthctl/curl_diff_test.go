@@ -39,12 +39,12 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
-	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/fixture/hostile"
 	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/fixture/proxyfix"
 	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 	"github.com/healthctl/healthctl/internal/fixture/tlsfix"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // diffCase is one probe run by both.

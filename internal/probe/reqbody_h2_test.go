@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/fixture/h2fixture"
-	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // TestFileBodyCancelledOnHTTP2 is probe_hold_signal's shape: -d @FILE's
