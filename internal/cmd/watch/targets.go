@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
+	"github.com/healthctl/healthctl/internal/targetsfile"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -90,9 +91,9 @@ func buildTargets(f *cli.Factory, opts *Options) ([]*watch.Endpoint, int, error)
 			return nil, 0, cli.UsageErrorf("%s: %v", opts.source("targets"), err)
 		}
 	}
-	fts, err := watch.ReadTargets(opts.TargetsFile)
+	fts, err := targetsfile.ReadTargets(opts.TargetsFile)
 	if err != nil {
-		var te *watch.TargetsError
+		var te *targetsfile.TargetsError
 		if errors.As(err, &te) && te.Unreadable {
 			// The path as given, and where: --targets "t.yaml", or
 			// HEALTHCTL_WATCH_TARGETS="t.yaml".
@@ -181,7 +182,7 @@ type entryBuilder struct {
 // optionsKey is one text for an entry's option values, equal for two
 // entries exactly when they set the same keys to the same values (in any
 // order in the file).
-func optionsKey(probe map[string]watch.Value) string {
+func optionsKey(probe map[string]targetsfile.Value) string {
 	keys := make([]string, 0, len(probe))
 	for k := range probe {
 		keys = append(keys, k)
@@ -204,7 +205,7 @@ func optionsKey(probe map[string]watch.Value) string {
 // ownTemplate builds the template of an entry's own options (the file's
 // values over the flags); errors name file, line, target and key (or the
 // flag, for a flag's value).
-func (b *entryBuilder) ownTemplate(ft *watch.FileEntry) (*target.Template, error) {
+func (b *entryBuilder) ownTemplate(ft *targetsfile.FileEntry) (*target.Template, error) {
 	in, err := ft.Input(b.opts.Flags.Input(), b.opts.TargetsFile)
 	if err == nil {
 		var tmpl *target.Template
@@ -220,7 +221,7 @@ func (b *entryBuilder) ownTemplate(ft *watch.FileEntry) (*target.Template, error
 // built for the first of them, or for ft. The second result is true when
 // it was built for another entry (an error checking ft's URL against it
 // would name that entry's lines: ft's own template says it instead).
-func (b *entryBuilder) sharedTemplate(ft *watch.FileEntry) (*target.Template, bool, error) {
+func (b *entryBuilder) sharedTemplate(ft *targetsfile.FileEntry) (*target.Template, bool, error) {
 	key := optionsKey(ft.Probe)
 	b.mu.Lock()
 	tmpl := b.byOptions[key]
@@ -243,7 +244,7 @@ func (b *entryBuilder) sharedTemplate(ft *watch.FileEntry) (*target.Template, bo
 }
 
 // endpoint builds one entry's endpoint.
-func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
+func (b *entryBuilder) endpoint(ft *targetsfile.FileEntry) (*watch.Endpoint, error) {
 	opts := b.opts
 	t := &watch.Endpoint{Name: ft.Name, Recover: ft.Recover, StartedAt: ft.StartedAt}
 	if ft.URL == "" {
@@ -265,7 +266,7 @@ func (b *entryBuilder) endpoint(ft *watch.FileEntry) (*watch.Endpoint, error) {
 	if hv, ok := ft.Probe["headers"]; ok {
 		rest := *ft
 		rest.Probe = maps.Clone(ft.Probe)
-		rest.Probe["headers"] = watch.Value{Line: hv.Line} // replaces -H with none
+		rest.Probe["headers"] = targetsfile.Value{Line: hv.Line} // replaces -H with none
 		// An error here is said below, by a build with the headers, as
 		// it would be without this path.
 		if rt, other, err := b.sharedTemplate(&rest); err == nil {
@@ -373,7 +374,7 @@ func oneCopy(text, raw string) string {
 func fromFile[T any](file, name string, line int, do func(source string) (T, error)) (T, error) {
 	v, err := do("")
 	if err != nil {
-		ent := watch.FileEntry{Name: name, URLLine: line}
+		ent := targetsfile.FileEntry{Name: name, URLLine: line}
 		v, err = do(ent.URLSource(file))
 	}
 	return v, err

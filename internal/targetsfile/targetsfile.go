@@ -1,4 +1,8 @@
-package watch
+// Package targetsfile reads watch's --targets file: yaml.v3's node tree
+// (every shape alike: block or flow, anchors, aliases and merge keys within
+// yamlsafe's budget), a large file a slice of its entries at a time, every
+// error naming the file, the line and the target.
+package targetsfile
 
 import (
 	"bytes"
