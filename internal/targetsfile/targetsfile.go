@@ -155,6 +155,16 @@ func ReadTargets(path string) ([]FileEntry, error) {
 	return ParseTargets(path, data)
 }
 
+// Count is about how many targets the file holds (its name: keys), 0
+// when it cannot be read (reading it for real then says why).
+func Count(path string) int {
+	data, err := inputfile.Read(path, inputfile.Targets)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte("name:"))
+}
+
 // ParseTargets is ReadTargets on data already read.
 func ParseTargets(path string, data []byte) ([]FileEntry, error) {
 	if out, ok := parseSliced(path, data, sliceFrom, sliceItems); ok {

@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/targetsfile"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -160,7 +161,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// Reading the targets file is the run's first peak (its YAML tree
 		// is ~1.5 KiB a target, garbage once the targets are built): the
 		// limit is in place before it, from a count of the file's names.
-		if n := countTargets(opts.TargetsFile); n > 0 {
+		if n := targetsfile.Count(opts.TargetsFile); n > 0 {
 			f.SetMemoryLimit(watch.MemoryLimit(n+len(opts.URLs), 0))
 			if f.SetGCPercent != nil && f.Getenv("GOGC") == "" {
 				// Until the targets are built the heap is the file's tree
