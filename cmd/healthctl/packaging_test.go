@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/healthctl/healthctl/internal/watch"
+	"github.com/healthctl/healthctl/internal/targetsfile"
 )
 
 // TestSystemdUnitsAreThePages: the units and the timer the packages install
@@ -61,7 +61,7 @@ func TestSystemdUnitsAreThePages(t *testing.T) {
 // TestExampleTargetsFile: the example the packages ship loads as watch
 // reads it, and sends nothing off the machine if run as shipped.
 func TestExampleTargetsFile(t *testing.T) {
-	ts, err := watch.ReadTargets("../../packaging/examples/targets.yaml")
+	ts, err := targetsfile.ReadTargets("../../packaging/examples/targets.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

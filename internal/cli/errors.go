@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"strings"
-
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 )
@@ -70,7 +68,5 @@ func (f *Factory) SignalExit() error { return SilentExit(exitcode.ForSignal(f.Si
 // SignalCode is the exit code for the signal that cancelled this run.
 func (f *Factory) SignalCode() int { return exitcode.ForSignal(f.Signal()) }
 
-// OneLine keeps an error message on one line.
-func OneLine(s string) string {
-	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
-}
+// OneLine keeps an error message on one line (output.OneLine).
+func OneLine(s string) string { return output.OneLine(s) }

@@ -6,6 +6,12 @@ import (
 	"unicode/utf8"
 )
 
+// OneLine keeps an error message on one line: its line breaks and runs of
+// blanks one space, the rest shown as Untrusted shows it.
+func OneLine(s string) string {
+	return Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
+}
+
 // Untrusted shows text healthctl did not write — what a server sent
 // (certificate names, headers, Location, body excerpts, error text quoting
 // them, a hook's output) and every name from a targets file — so that it

@@ -1,6 +1,7 @@
 package watchcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +11,13 @@ import (
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/heartbeat"
 	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/proxyenv"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/version"
 	"github.com/healthctl/healthctl/internal/watch"
 
 	"github.com/healthctl/healthctl/internal/words"
@@ -55,7 +59,25 @@ type watchReporter struct {
 	// GOMEMLIMIT of the user's, or --once).
 	memLimit func(n, own int)
 	// heartbeat is --heartbeat's pinger (nil without it).
-	heartbeat *heartbeat
+	heartbeat *heartbeat.Sender
+}
+
+// newHeartbeat is the --heartbeat of opts (nil without one); its proxy is
+// the probe's rule over the same environment and --noproxy.
+func newHeartbeat(ctx context.Context, f *cli.Factory, opts *Options) *heartbeat.Sender {
+	if opts.heartbeatURL == nil {
+		return nil
+	}
+	p := &heartbeat.Pinger{URL: opts.heartbeatURL, Timeout: opts.HeartbeatTimeout, UserAgent: "healthctl/" + version.String(),
+		Proxy: proxyenv.FromEnv(f.Getenv, opts.Flags.Input().NoProxy)}
+	return heartbeat.NewSender(ctx, p, opts.source("heartbeat"), opts.HeartbeatOnFailure, opts.HeartbeatStart, f.Streams.Err)
+}
+
+// ping is --heartbeat's after sweep s, whose report ended with err.
+func (r *watchReporter) ping(ctx context.Context, s *watch.Sweep, err error) {
+	if r.heartbeat != nil {
+		r.heartbeat.After(ctx, s.N, s.Interrupted, s.Fail > 0, sweepLine(s), err)
+	}
 }
 
 // save writes the watcher's current state to the state file.

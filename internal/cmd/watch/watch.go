@@ -16,10 +16,12 @@ import (
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/exitcode"
+	"github.com/healthctl/healthctl/internal/heartbeat"
 	"github.com/healthctl/healthctl/internal/limits"
 	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/targetsfile"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -131,7 +133,7 @@ the probes that finished is saved).`,
 	fs.DurationVar(&opts.HookTimeout, "hook-timeout", watch.DefaultHookTimeout, "time limit of one --on-redeploy run (then its process group is killed)")
 	fs.StringVar(&opts.PromFile, "prom-file", "", "write Prometheus text metrics to this file after each sweep (atomically; node_exporter textfile collector)")
 	fs.StringVar(&opts.Heartbeat, "heartbeat", "", "URL to ping after each completed sweep, whatever the targets did: the watcher is alive (healthchecks.io; a status= query: Uptime Kuma's push)")
-	fs.DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", watch.DefaultHeartbeatTimeout, "time limit of one --heartbeat ping")
+	fs.DurationVar(&opts.HeartbeatTimeout, "heartbeat-timeout", heartbeat.DefaultTimeout, "time limit of one --heartbeat ping")
 	fs.BoolVar(&opts.HeartbeatOnFailure, "heartbeat-on-failure", false, "ping --heartbeat's failure form (URL/fail, status=down) when a target failed")
 	fs.BoolVar(&opts.HeartbeatStart, "heartbeat-start", false, "ping URL/start as each sweep begins (healthchecks.io's run timing)")
 	fs.StringVar(&opts.Listen, "listen", "", "ADDR to serve the status page, /status.json, /metrics, /probe and /healthz on (long-running mode; a port alone binds 127.0.0.1)")
@@ -160,7 +162,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// Reading the targets file is the run's first peak (its YAML tree
 		// is ~1.5 KiB a target, garbage once the targets are built): the
 		// limit is in place before it, from a count of the file's names.
-		if n := countTargets(opts.TargetsFile); n > 0 {
+		if n := targetsfile.Count(opts.TargetsFile); n > 0 {
 			f.SetMemoryLimit(watch.MemoryLimit(n+len(opts.URLs), 0))
 			if f.SetGCPercent != nil && f.Getenv("GOGC") == "" {
 				// Until the targets are built the heap is the file's tree
@@ -247,7 +249,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if opts.OnRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
-	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(ctx, f, opts, opts.heartbeatURL),
+	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(ctx, f, opts),
 		metricsOn: opts.PromFile != "" || opts.Listen != "", svc: svc, memLimit: longLimit}
 	if r.metricsOn && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
@@ -259,7 +261,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		cfg.BeforeHooks = r.save
 	}
 	if r.heartbeat != nil {
-		cfg.SweepStarting = r.heartbeat.starting
+		cfg.SweepStarting = r.heartbeat.Starting
 	}
 	w := watch.New(cfg, file)
 	r.w = w
@@ -312,13 +314,13 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 		return shard, settings, cli.UsageError(err)
 	}
 	if opts.Heartbeat != "" {
-		u, err := watch.ParseHeartbeat(opts.Heartbeat)
+		u, err := heartbeat.Parse(opts.Heartbeat)
 		if err != nil {
 			// Never the URL itself: its path is the check's key.
 			return shard, settings, cli.UsageErrorf("%s: %v", opts.source("heartbeat"), err)
 		}
 		opts.heartbeatURL = u
-		if opts.HeartbeatStart && !watch.HasStart(u) {
+		if opts.HeartbeatStart && !heartbeat.HasStart(u) {
 			return shard, settings, cli.UsageErrorf("%s: the receiver (a status= query: Uptime Kuma's push) has no start signal", opts.named("heartbeat-start"))
 		}
 	}
@@ -348,8 +350,8 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchReporter, exit0 bool) error {
 	s := w.Sweep(ctx)
 	err := r.report(s)
-	r.heartbeat.after(ctx, s, err)
-	r.heartbeat.wait()
+	r.ping(ctx, s, err)
+	r.heartbeat.Wait()
 	if err != nil {
 		return err
 	}
@@ -406,9 +408,9 @@ func runLoop(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 		if err != nil {
 			fmt.Fprintf(f.Streams.Err, "healthctl: watch: %s\n", cli.OneLine(err.Error()))
 		}
-		r.heartbeat.after(ctx, s, err)
+		r.ping(ctx, s, err)
 	})
-	r.heartbeat.wait()
+	r.heartbeat.Wait()
 	fmt.Fprintf(f.Streams.Err, "healthctl: watch stopped after %d sweeps (%d redeploy decisions)\n", r.sweeps, r.redeploys)
 	return cli.SilentExit(exitcode.SIGINT)
 }

@@ -1,4 +1,8 @@
-package watch
+// Package heartbeat is watch's --heartbeat: a dead-man's switch pinged
+// after each completed sweep (healthchecks.io's convention and Uptime
+// Kuma's push), through the probe's proxy rules, the URL never named in
+// what it says; Sender sends the pings one at a time behind the sweeps.
+package heartbeat
 
 import (
 	"context"
@@ -13,12 +17,12 @@ import (
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
-// DefaultHeartbeatTimeout bounds one heartbeat ping: the connection, the
+// DefaultTimeout bounds one heartbeat ping: the connection, the
 // request and the answer (curl -m 10, as healthchecks.io's examples have
 // it).
-const DefaultHeartbeatTimeout = 10 * time.Second
+const DefaultTimeout = 10 * time.Second
 
-// Heartbeat pings a URL after each completed sweep: a dead-man's switch
+// Pinger pings a URL after each completed sweep: a dead-man's switch
 // that alerts when the pings stop (the watcher itself, its cron or timer,
 // died). The URL is a secret (its path or query is the check's key), so
 // nothing it returns names it.
@@ -28,7 +32,7 @@ const DefaultHeartbeatTimeout = 10 * time.Second
 // sweep, the sweep's line as the body — and Uptime Kuma's push monitors,
 // chosen by a status= in the query: a GET with status=up or status=down
 // and msg= the line (no start signal).
-type Heartbeat struct {
+type Pinger struct {
 	URL     *url.URL
 	Timeout time.Duration
 	// UserAgent names healthctl to the receiver.
@@ -71,9 +75,9 @@ func (p Ping) String() string {
 // status= query) does not.
 func HasStart(u *url.URL) bool { return !u.Query().Has("status") }
 
-// ParseHeartbeat checks a --heartbeat URL: http or https, with a host.
+// Parse checks a --heartbeat URL: http or https, with a host.
 // Its error never repeats the URL.
-func ParseHeartbeat(raw string) (*url.URL, error) {
+func Parse(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, errors.New("not a URL")
@@ -90,7 +94,7 @@ func ParseHeartbeat(raw string) (*url.URL, error) {
 
 // Request is the ping of kind p, with msg (one line) as what it says. A
 // start for a receiver without one (HasStart) is an error.
-func (h *Heartbeat) Request(ctx context.Context, p Ping, msg string) (*http.Request, error) {
+func (h *Pinger) Request(ctx context.Context, p Ping, msg string) (*http.Request, error) {
 	failed := p == PingFail
 	u := *h.URL
 	var req *http.Request
@@ -129,7 +133,7 @@ func (h *Heartbeat) Request(ctx context.Context, p Ping, msg string) (*http.Requ
 
 // proxy is the Transport's Proxy: the probe's rule, its error without the
 // setting (a proxy URL may carry a password).
-func (h *Heartbeat) proxy(r *http.Request) (*url.URL, error) {
+func (h *Pinger) proxy(r *http.Request) (*url.URL, error) {
 	if h.Proxy == nil {
 		return nil, nil
 	}
@@ -143,10 +147,10 @@ func (h *Heartbeat) proxy(r *http.Request) (*url.URL, error) {
 // Ping sends one ping within the timeout. Its error says what went wrong
 // without the URL (a *url.Error would repeat it); the sweep is never
 // failed by it: the caller reports it.
-func (h *Heartbeat) Ping(ctx context.Context, p Ping, msg string) error {
+func (h *Pinger) Ping(ctx context.Context, p Ping, msg string) error {
 	timeout := h.Timeout
 	if timeout <= 0 {
-		timeout = DefaultHeartbeatTimeout
+		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -1,12 +1,14 @@
-package watch
+// Package targetsfile reads watch's --targets file: yaml.v3's node tree
+// (every shape alike: block or flow, anchors, aliases and merge keys within
+// yamlsafe's budget), a large file a slice of its entries at a time, every
+// error naming the file, the line and the target.
+package targetsfile
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,6 +153,16 @@ func ReadTargets(path string) ([]FileEntry, error) {
 		return nil, &TargetsError{File: path, Err: inputfile.Cause(err), Unreadable: true}
 	}
 	return ParseTargets(path, data)
+}
+
+// Count is about how many targets the file holds (its name: keys), 0
+// when it cannot be read (reading it for real then says why).
+func Count(path string) int {
+	data, err := inputfile.Read(path, inputfile.Targets)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte("name:"))
 }
 
 // ParseTargets is ReadTargets on data already read.
@@ -312,283 +324,4 @@ func (p *targetsParser) readDefaults(v *yaml.Node) error {
 		p.defaults[dk.Value] = val
 	}
 	return nil
-}
-
-// target reads one entry of targets:, the defaults applied.
-func (p *targetsParser) target(e *yaml.Node) (FileEntry, error) {
-	// The defaults' map itself until the entry sets a key of its own
-	// (a map an entry was ~400 bytes of 100,000 entries' peak).
-	t := FileEntry{Line: e.Line, Recover: p.defaultRecover, Probe: p.defaults}
-	if e.Kind != yaml.MappingNode {
-		return t, p.fail(e.Line, "", "a target must be a mapping with name: and url:")
-	}
-	epairs, err := pairs(e)
-	if err != nil {
-		return t, p.fail(e.Line, "", "%v", err)
-	}
-	// The name first, so every other error can name the target.
-	if t.Name, err = p.name(e, epairs); err != nil {
-		return t, err
-	}
-	for i, kv := range epairs {
-		k, v := kv[0], kv[1]
-		// A key given twice, by a look back: an entry has a handful
-		// (a set of them was a map a target).
-		for _, before := range epairs[:i] {
-			if before[0].Value == k.Value {
-				return t, p.fail(k.Line, t.Name, "%s: given twice", k.Value)
-			}
-		}
-		if err := p.targetKey(&t, k, v); err != nil {
-			return t, err
-		}
-	}
-	return t, nil
-}
-
-// name reads an entry's name: and checks that it is new.
-func (p *targetsParser) name(e *yaml.Node, epairs [][2]*yaml.Node) (string, error) {
-	name, hasName := "", false
-	for _, kv := range epairs {
-		if kv[0].Value == "name" {
-			nv := kv[1]
-			if nv.Kind != yaml.ScalarNode || nv.Tag == "!!null" || nv.Value == "" {
-				return "", p.fail(nv.Line, "", "name: want a non-empty string")
-			}
-			name, hasName = nv.Value, true
-		}
-	}
-	if !hasName {
-		return "", p.fail(e.Line, "", "a target without name: (names are identity in the state and the metrics)")
-	}
-	if prev, dup := p.names[name]; dup {
-		return "", p.fail(e.Line, name, "duplicate name (first at line %d)", prev)
-	}
-	p.names[name] = e.Line
-	return name, nil
-}
-
-// targetKey reads one key of an entry into t.
-func (p *targetsParser) targetKey(t *FileEntry, k, v *yaml.Node) error {
-	switch k.Value {
-	case "name":
-	case "url":
-		s, err := stringValue(v)
-		if err != nil {
-			return p.fail(v.Line, t.Name, "url: %v", err)
-		}
-		t.URL, t.URLLine = s, v.Line
-	case "started_at":
-		s, err := stringValue(v)
-		if err != nil {
-			return p.fail(v.Line, t.Name, "started_at: %v", err)
-		}
-		// The sanity check first: it says "milliseconds?" more plainly
-		// than the parser's year range does.
-		if err := saneDigits(s); err != nil {
-			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
-		}
-		if t.StartedAt, err = target.ParseTime(s); err != nil {
-			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
-		}
-		if err := saneStart(s, t.StartedAt, now()); err != nil {
-			return p.fail(v.Line, t.Name, "started_at: %q: %v", s, err)
-		}
-	case "recover":
-		b, err := boolValue(v)
-		if err != nil {
-			return p.fail(v.Line, t.Name, "recover: %v", err)
-		}
-		t.Recover = b
-	default:
-		val, err := probeValue(k, v)
-		if err != nil {
-			return p.fail(k.Line, t.Name, "%v", err)
-		}
-		if !t.ownProbe {
-			t.Probe = make(map[string]Value, len(p.defaults)+1)
-			maps.Copy(t.Probe, p.defaults)
-			t.ownProbe = true
-		}
-		t.Probe[k.Value] = val
-	}
-	return nil
-}
-
-// now is the clock that judges a started_at "far in the future".
-var now = time.Now
-
-// FutureSlack is how far in the future a started_at may be (clock skew
-// between the deploying machine and this one); past it, it is an error: the
-// target would sit inside its grace window until then.
-const FutureSlack = time.Hour
-
-// saneStart checks a started_at where it enters, so one target can never
-// make the state unsavable (time.Time's JSON stops at year 9999) nor hide
-// inside a grace window that never ends.
-func saneStart(raw string, t, now time.Time) error {
-	if err := saneDigits(raw); err != nil {
-		return err
-	}
-	switch {
-	case t.Year() > 9999:
-		return fmt.Errorf("year %d: want a year up to 9999", t.Year())
-	case t.Year() < 1970:
-		return fmt.Errorf("year %d: before 1970", t.Year())
-	case t.After(now.Add(FutureSlack)):
-		ahead := t.Sub(now).Round(time.Minute).String()
-		if d := t.Sub(now); d > 48*time.Hour {
-			ahead = fmt.Sprintf("%d days", d/(24*time.Hour))
-		}
-		return fmt.Errorf("%s is %s in the future: the target would stay inside its grace window until then",
-			t.UTC().Format(time.RFC3339), ahead)
-	}
-	return nil
-}
-
-// saneDigits refuses unix times of 12 digits or more: milliseconds (or
-// smaller units) where seconds are meant.
-func saneDigits(raw string) error {
-	raw = strings.TrimSpace(raw)
-	if raw != "" && strings.Trim(raw, "0123456789") == "" && len(raw) >= 12 {
-		return fmt.Errorf("%d digits: milliseconds or smaller units? want unix seconds (10 digits today)", len(raw))
-	}
-	return nil
-}
-
-// deref follows aliases (*name) to the node they name.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// pairs returns a mapping's key/value pairs with aliases followed and merge
-// keys (<<: *base, <<: [*a, *b]) resolved as YAML 1.1 defines them: the
-// mapping's own keys win over merged ones, and earlier merged mappings over
-// later ones. Duplicate own keys are kept (the caller reports them).
-func pairs(m *yaml.Node) ([][2]*yaml.Node, error) {
-	return pairsDepth(m, 0)
-}
-
-func pairsDepth(m *yaml.Node, depth int) ([][2]*yaml.Node, error) {
-	if depth > 16 {
-		return nil, errors.New("merge keys (<<) nested too deep")
-	}
-	own := make([][2]*yaml.Node, 0, len(m.Content)/2)
-	var merged [][2]*yaml.Node
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], deref(m.Content[i+1])
-		if k.Tag != "!!merge" {
-			own = append(own, [2]*yaml.Node{deref(k), v})
-			continue
-		}
-		srcs := []*yaml.Node{v}
-		if v.Kind == yaml.SequenceNode {
-			srcs = v.Content
-		}
-		for _, src := range srcs {
-			src = deref(src)
-			if src.Kind != yaml.MappingNode {
-				return nil, fmt.Errorf("line %d: <<: want a mapping or a list of mappings to merge", k.Line)
-			}
-			p, err := pairsDepth(src, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			merged = append(merged, p...)
-		}
-	}
-	if len(merged) == 0 {
-		return own, nil // most mappings merge nothing: no set of keys to build
-	}
-	have := make(map[string]bool, len(own))
-	for _, kv := range own {
-		have[kv[0].Value] = true
-	}
-	for _, kv := range merged {
-		if !have[kv[0].Value] {
-			have[kv[0].Value] = true
-			own = append(own, kv)
-		}
-	}
-	return own, nil
-}
-
-// probeValue checks one probe key and its value's type.
-func probeValue(k, v *yaml.Node) (Value, error) {
-	v = deref(v)
-	kind, ok := ProbeKeys()[k.Value]
-	if !ok {
-		return Value{}, fmt.Errorf("unknown key %q (want name, url, started_at, recover or one of: %s)", k.Value, strings.Join(probeKeyNames(), ", "))
-	}
-	val := Value{Line: k.Line}
-	switch kind {
-	case KindList:
-		if v.Kind == yaml.SequenceNode {
-			for _, e := range v.Content {
-				s, err := stringValue(deref(e))
-				if err != nil {
-					return Value{}, fmt.Errorf("%s: each item: %v", k.Value, err)
-				}
-				val.Strings = append(val.Strings, s)
-			}
-			return val, nil
-		}
-		s, err := stringValue(v)
-		if err != nil {
-			return Value{}, fmt.Errorf("%s: want a string or a list of strings", k.Value)
-		}
-		val.Strings = []string{s}
-	case KindString:
-		s, err := stringValue(v)
-		if err != nil {
-			return Value{}, fmt.Errorf("%s: %v", k.Value, err)
-		}
-		val.Strings = []string{s}
-	case KindBool:
-		b, err := boolValue(v)
-		if err != nil {
-			return Value{}, fmt.Errorf("%s: %v", k.Value, err)
-		}
-		val.Strings = []string{strconv.FormatBool(b)}
-	case KindInt:
-		if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
-			return Value{}, fmt.Errorf("%s: want an integer", k.Value)
-		}
-		val.Strings = []string{v.Value}
-	}
-	return val, nil
-}
-
-func probeKeyNames() []string {
-	names := make([]string, 0, len(ProbeKeys()))
-	for k := range ProbeKeys() {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// stringValue accepts a scalar (a number or a time written bare is taken as
-// written: `expect_status: 200`, `started_at: 1700000000`).
-func stringValue(v *yaml.Node) (string, error) {
-	v = deref(v)
-	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-		return "", errors.New("want a string")
-	}
-	return v.Value, nil
-}
-
-func boolValue(v *yaml.Node) (bool, error) {
-	v = deref(v)
-	if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-		return false, errors.New("want true or false")
-	}
-	var b bool
-	if err := v.Decode(&b); err != nil {
-		return false, errors.New("want true or false")
-	}
-	return b, nil
 }

@@ -1,4 +1,4 @@
-package watch
+package heartbeat
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestHeartbeat(t *testing.T) {
 	defer srv.Close()
 	defer close(hang) // before Close, which waits for the hanging handler
 	ping := func(path string, failed bool, timeout time.Duration) error {
-		u, err := ParseHeartbeat(srv.URL + path)
+		u, err := Parse(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestHeartbeat(t *testing.T) {
 		if failed {
 			p = PingFail
 		}
-		return (&Heartbeat{URL: u, Timeout: timeout}).Ping(context.Background(), p, "sweep 3: 2 targets, 1 pass, 1 fail")
+		return (&Pinger{URL: u, Timeout: timeout}).Ping(context.Background(), p, "sweep 3: 2 targets, 1 pass, 1 fail")
 	}
 	if err := ping("/ping/KEY-1", false, time.Minute); err != nil {
 		t.Fatal(err)
@@ -92,8 +92,8 @@ func TestHeartbeat(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"ftp://KEY-1/x", "http:///KEY-1", "://KEY-1"} {
-		if _, err := ParseHeartbeat(bad); err == nil || strings.Contains(err.Error(), "KEY-1") {
-			t.Errorf("ParseHeartbeat(%q): %v", bad, err)
+		if _, err := Parse(bad); err == nil || strings.Contains(err.Error(), "KEY-1") {
+			t.Errorf("Parse(%q): %v", bad, err)
 		}
 	}
 }
@@ -112,12 +112,12 @@ func TestHeartbeatStartAndProxy(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer proxy.Close()
-	u, err := ParseHeartbeat("http://127.0.0.1:1/ping/KEY-1")
+	u, err := Parse("http://127.0.0.1:1/ping/KEY-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"HTTP_PROXY": proxy.URL}
-	h := &Heartbeat{URL: u, Timeout: 5 * time.Second, Proxy: proxyenv.FromEnv(func(k string) string { return env[k] }, "")}
+	h := &Pinger{URL: u, Timeout: 5 * time.Second, Proxy: proxyenv.FromEnv(func(k string) string { return env[k] }, "")}
 	for _, p := range []Ping{PingStart, PingSuccess, PingFail} {
 		if err := h.Ping(context.Background(), p, "sweep 1"); err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -130,14 +130,14 @@ func TestHeartbeatStartAndProxy(t *testing.T) {
 	}
 	mu.Unlock()
 
-	kuma, _ := ParseHeartbeat("http://127.0.0.1:1/api/push/KEY-1?status=up")
+	kuma, _ := Parse("http://127.0.0.1:1/api/push/KEY-1?status=up")
 	if HasStart(kuma) || !HasStart(u) {
 		t.Error("HasStart: Uptime Kuma's push has no start, healthchecks.io has")
 	}
-	if err := (&Heartbeat{URL: kuma}).Ping(context.Background(), PingStart, ""); err == nil || strings.Contains(err.Error(), "KEY-1") {
+	if err := (&Pinger{URL: kuma}).Ping(context.Background(), PingStart, ""); err == nil || strings.Contains(err.Error(), "KEY-1") {
 		t.Errorf("a start to Uptime Kuma: %v", err)
 	}
-	bad := &Heartbeat{URL: u, Timeout: time.Second, Proxy: func(*url.URL) (*url.URL, error) {
+	bad := &Pinger{URL: u, Timeout: time.Second, Proxy: func(*url.URL) (*url.URL, error) {
 		return nil, errors.New(`parse "http://user:PASS-1@[::1": missing ']'`)
 	}}
 	if err := bad.Ping(context.Background(), PingSuccess, ""); err == nil || strings.Contains(err.Error(), "PASS-1") {

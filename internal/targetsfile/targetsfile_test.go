@@ -1,4 +1,4 @@
-package watch
+package targetsfile
 
 import (
 	"slices"
@@ -94,23 +94,6 @@ func TestFileTargetInputSources(t *testing.T) {
 	}
 	if got := in.SourceOf("read-timeout"); got != `t.yaml:2: target "api": read_timeout` {
 		t.Fatalf("a default's value is named %q", got)
-	}
-}
-
-func TestMemoryLimit(t *testing.T) {
-	for _, tc := range []struct {
-		n, own int
-		want   int64
-	}{{0, 0, 80 << 20}, {10000, 0, 80 << 20}, {30000, 0, 80<<20 + 20000*1724}, {100000, 0, 80<<20 + 90000*1724},
-		{10000, 10000, 80<<20 + 10000*3072}} {
-		if got := MemoryLimit(tc.n, tc.own); got != tc.want {
-			t.Errorf("MemoryLimit(%d, %d) = %d, want %d", tc.n, tc.own, got, tc.want)
-		}
-	}
-	// The budget's lines (SPEC §10: 96 MiB at 10,000, 256 MiB at 100,000)
-	// with the ~13 MiB the process holds beside the limit.
-	if MemoryLimit(10000, 0)+13<<20 > 96<<20 || MemoryLimit(100000, 0)+13<<20 > 256<<20 {
-		t.Errorf("the limit leaves no room under the budget")
 	}
 }
 
