@@ -1,7 +1,11 @@
-package listen
+// Package blackbox is blackbox_exporter's module configuration for
+// watch --listen's /probe: a modules file read into modules, and a module
+// with a /probe target made into the probe's options.
+package blackbox
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -18,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/healthctl/healthctl/internal/blackbox/oauth2"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
@@ -52,9 +57,9 @@ type Module struct {
 	// follow: redirects are followed (blackbox's follow_redirects,
 	// true by default), each hop checked against the allow list.
 	follow bool
-	// allow is the listener's allow list (BindAllow): without one, no
-	// redirect is followed.
-	allow *Allow
+	// hopAllowed is the listener's allow list (BindAllow): without one,
+	// no redirect is followed.
+	hopAllowed func(*url.URL) bool
 	// prefer is preferred_ip_protocol with ip_protocol_fallback (4, 6).
 	prefer int
 	// answer are the conditions on the answer itself (fail_if_ssl,
@@ -76,7 +81,7 @@ type Module struct {
 	proxy   *url.URL
 	noProxy string
 	// oauth is http_client_config's oauth2 (nil: none).
-	oauth *oauth2Config
+	oauth *oauth2.Config
 	// icmpQuery is an icmp module's icmp:// parameters ("?ttl=…"; "?"
 	// none).
 	icmpQuery string
@@ -85,6 +90,22 @@ type Module struct {
 	tmpl   *target.Template
 }
 
+// Config is the module as /config shows it: as the modules file has it,
+// secrets masked.
+func (m *Module) Config() string { return m.config }
+
+// Redactor is the module's own redactor, shared by its requests (each
+// probe's options carry a copy of their own).
+func (m *Module) Redactor() *redact.Redactor { return m.tmpl.Redactor() }
+
+// HasToken says the module fetches an OAuth 2.0 token before each probe
+// (http_client_config.oauth2).
+func (m *Module) HasToken() bool { return m.oauth != nil }
+
+// Token fetches the module's OAuth 2.0 token within ctx's deadline: the
+// Authorization value to send ("Bearer …").
+func (m *Module) Token(ctx context.Context) (string, error) { return m.oauth.Token(ctx) }
+
 // MaxRedirects is how many redirects a module follows: Go's HTTP
 // client's limit, which blackbox_exporter's http prober keeps.
 const MaxRedirects = 10
@@ -92,9 +113,9 @@ const MaxRedirects = 10
 // BindAllow gives each module the allow list its redirects' hops are
 // checked against: a module with follow_redirects (blackbox's default)
 // follows a redirect only to a host and port the list allows.
-func BindAllow(mods map[string]*Module, a *Allow) {
+func BindAllow(mods map[string]*Module, permits func(*url.URL) bool) {
 	for _, m := range mods {
-		m.allow = a
+		m.hopAllowed = permits
 	}
 }
 
@@ -368,8 +389,8 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	if m.proxy != nil {
 		tmpl.Redactor().AddURL(m.proxy)
 	}
-	if m.oauth != nil && m.oauth.clientSecret != "" {
-		tmpl.Redactor().AddSecret(m.oauth.clientSecret)
+	if m.oauth != nil && m.oauth.Secret() != "" {
+		tmpl.Redactor().AddSecret(m.oauth.Secret())
 	}
 	if len(m.headerOptional) > 0 {
 		m.headerRE = slices.Clone(tmpl.Options().Expect.HeaderRE)
@@ -620,7 +641,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			if m.Prober != "http" {
 				return bad("only for prober http")
 			}
-			m.oauth, err = parseOAuth2(val, dir, func(f string, line int, format string, args ...any) error {
+			m.oauth, err = oauth2.Parse(val, func(f string) string { return inDir(dir, f) }, func(f string, line int, format string, args ...any) error {
 				if f != "" {
 					f = "." + f
 				}
@@ -853,12 +874,7 @@ func basicAuth(v *yaml.Node, in *target.Input, dir string, bad func(string, ...a
 }
 
 // deref follows an alias.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
+var deref = yamlsafe.Deref
 
 // url is the URL module m probes for a /probe target: blackbox's http
 // prober takes a URL (the default scheme's when none is given), tcp and
@@ -899,12 +915,12 @@ func (m *Module) url(tgt string) (string, error) {
 	return s.URL(tgt), nil
 }
 
-// options are the probe's options for a /probe target with a budget
+// Options are the probe's options for a /probe target with a budget
 // (Budget; 0: the module's windows as built): the module's windows are
 // blackbox's one timeout, the budget, all three (connect, read and the
 // whole probe). A module without timeout: gets the scrape's budget, not
 // the flags' windows.
-func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, error) {
+func (m *Module) Options(tgt string, budget time.Duration) (*probe.Options, error) {
 	raw, err := m.url(tgt)
 	if err != nil {
 		return nil, err
@@ -926,8 +942,8 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 		o.Body, o.BodyFile, o.BodySize = m.body, "", 0
 	}
 	o.Follow, o.HopAllowed = 0, nil
-	if m.follow && m.allow != nil && m.Prober == "http" {
-		o.Follow, o.HopAllowed = MaxRedirects, m.allow.Permits
+	if m.follow && m.hopAllowed != nil && m.Prober == "http" {
+		o.Follow, o.HopAllowed = MaxRedirects, m.hopAllowed
 	}
 	o.Prefer = m.prefer
 	if m.proxy != nil {
@@ -953,28 +969,28 @@ func (m *Module) options(tgt string, budget time.Duration) (*probe.Options, erro
 	return o, nil
 }
 
-// wrongFamily is a target that is an address of the family a module
+// WrongFamily is a target that is an address of the family a module
 // without ip_protocol_fallback does not use: blackbox finds no address of
 // its family for it and answers probe_success 0, not a refusal.
-type wrongFamily struct {
-	u      *url.URL
+type WrongFamily struct {
+	URL    *url.URL
 	family string
 	// answer is the prober's answer to no probe (nil: none).
 	answer classify.Answer
 }
 
-func (e *wrongFamily) Error() string {
-	return e.u.Hostname() + " has no " + e.family + " address (ip_protocol_fallback: false)"
+func (e *WrongFamily) Error() string {
+	return e.URL.Hostname() + " has no " + e.family + " address (ip_protocol_fallback: false)"
 }
 
-// result is the probe's answer: no address of the family.
-func (e *wrongFamily) result() probe.Result {
+// Result is the probe's answer: no address of the family.
+func (e *WrongFamily) Result() probe.Result {
 	return probe.Result{Outcome: classify.DNS, Reason: classify.DNSNoAddress, Error: e.Error(), Answer: e.answer}
 }
 
 // wrongFamily says raw's host is an address the module's one family
 // excludes (nil otherwise).
-func (m *Module) wrongFamily(raw string) *wrongFamily {
+func (m *Module) wrongFamily(raw string) *WrongFamily {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil
@@ -985,9 +1001,9 @@ func (m *Module) wrongFamily(raw string) *wrongFamily {
 	}
 	switch n := m.tmpl.Options().Network; {
 	case n == "tcp4" && !ip.Unmap().Is4():
-		return &wrongFamily{u: u, family: "IPv4"}
+		return &WrongFamily{URL: u, family: "IPv4"}
 	case n == "tcp6" && ip.Is4():
-		return &wrongFamily{u: u, family: "IPv6"}
+		return &WrongFamily{URL: u, family: "IPv6"}
 	}
 	return nil
 }

@@ -122,6 +122,14 @@ func TestImportsRunOneWay(t *testing.T) {
 			if slices.Contains(p.imports, "internal/config") {
 				t.Errorf("%s imports internal/config: the loader writes a value's source, the command side reads it (internal/source's keys)", p.path)
 			}
+		case "internal/blackbox", "internal/blackbox/oauth2":
+			// A module is configuration for the listener's /probe: the
+			// service calls it, never the other way.
+			for _, d := range p.deps {
+				if under(d, []string{"internal/listen", "internal/watch", "internal/metrics", "internal/report", "internal/state"}) {
+					t.Errorf("%s depends on %s: blackbox's modules are below the service that serves them", p.path, d)
+				}
+			}
 		case "internal/probe":
 			for _, d := range p.deps {
 				if under(d, []string{"internal/target", "internal/wait", "internal/watch", "internal/drain", "internal/report", "internal/render", "internal/state", "internal/metrics"}) {

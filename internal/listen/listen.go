@@ -19,9 +19,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"golang.org/x/net/icmp"
 )
 
 // DefaultProbeRate is --probe-rate's default: /probe requests a second
@@ -42,7 +44,7 @@ type Config struct {
 	MaxSweep time.Duration
 	Now      func() time.Time
 	Probe    probe.Prober
-	Modules  map[string]*Module
+	Modules  map[string]*blackbox.Module
 	// ModuleSet, when set, is where /probe takes its modules from
 	// (Modules is then unused), reloaded by POST /-/reload and shown
 	// by /config.
@@ -63,6 +65,11 @@ type Config struct {
 	// the page says so.
 	Hook bool
 }
+
+// ICMPSocket opens the socket an echo request goes out on, as
+// golang.org/x/net/icmp.ListenPacket: network "udp4"/"udp6" is an
+// unprivileged ping socket, "ip4:icmp"/"ip6:ipv6-icmp" a raw one.
+type ICMPSocket func(network, address string) (*icmp.PacketConn, error)
 
 // Service serves the endpoints.
 type Service struct {
@@ -214,7 +221,7 @@ func (s *Service) serveJSON(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query(); q.Has("limit") || q.Has("after") {
 		page, err := st.page(q.Get("limit"), q.Get("after"), q.Has("after"))
 		if err != nil {
-			http.Error(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+			http.Error(w, output.Bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 			return
 		}
 		st = page
@@ -361,7 +368,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	name := q.Get("module")
 	if name == "" {
-		name = DefaultModule
+		name = blackbox.DefaultModule
 	}
 	mods := s.cfg.Modules
 	if s.cfg.ModuleSet != nil {
@@ -369,7 +376,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	mod, ok := mods[name]
 	if !ok {
-		s.refuse(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
+		s.refuse(w, fmt.Sprintf("Unknown module %q", output.Bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
 		return
 	}
 	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
@@ -381,27 +388,27 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
-	o, err := mod.options(tgt, budget)
+	o, err := mod.Options(tgt, budget)
 	var res probe.Result
-	var wf *wrongFamily
-	var nh *noHost
+	var wf *blackbox.WrongFamily
+	var nh *blackbox.NoHost
 	switch {
 	case errors.As(err, &nh):
 		// Blackbox looks it up and finds nothing: probe_success 0.
-		res = nh.result(mod)
+		res = nh.Result(mod)
 	case errors.As(err, &wf):
 		// Blackbox resolves it to no address: probe_success 0.
-		if !s.cfg.Allow.Permits(wf.u) {
-			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(wf.u), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+		if !s.cfg.Allow.Permits(wf.URL) {
+			s.refuse(w, "target "+strconv.Quote(output.Bounded(displayHost(wf.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 			return
 		}
-		res = wf.result()
+		res = wf.Result()
 	case err != nil:
-		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+		s.refuse(w, output.Bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 		return
 	default:
 		if !s.cfg.Allow.Permits(o.URL) {
-			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+			s.refuse(w, "target "+strconv.Quote(output.Bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 			return
 		}
 		if !s.acquire(r.Context(), deadline) {
@@ -412,11 +419,11 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { <-s.probes }()
-		if mod.oauth != nil {
+		if mod.HasToken() {
 			// The token first, within the same budget: blackbox's
 			// client fetches one for each probe.
 			ctx, cancel := context.WithDeadline(r.Context(), deadline)
-			auth, err := mod.oauth.token(ctx)
+			auth, err := mod.Token(ctx)
 			cancel()
 			if r.Context().Err() != nil {
 				return // the scraper went away

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
@@ -253,7 +254,7 @@ func fakeProber(seen *[]string) probe.Prober {
 // (never probed), an unknown module 400, past the rate 429.
 func TestProbeEndpoint(t *testing.T) {
 	var seen []string
-	mods, err := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
@@ -64,7 +65,7 @@ func TestBudget(t *testing.T) {
 // longer timeout is cut to the budget; what a wait for a slot took comes
 // out of it.
 func TestProbeWindowsFitBudget(t *testing.T) {
-	mods, err := ParseModules("bb.yml", []byte("modules:\n  tcp:\n    prober: tcp\n  long:\n    prober: http\n    timeout: 30s\n"), target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.ParseModules("bb.yml", []byte("modules:\n  tcp:\n    prober: tcp\n  long:\n    prober: http\n    timeout: 30s\n"), target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestProbeWindowsFitBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := m.options("127.0.0.1:9", b)
+		o, err := m.Options("127.0.0.1:9", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // probe_success 1.
 func TestHealthzNotBehindSlowProbes(t *testing.T) {
 	u, inflight, release := slowTarget(t)
-	mods, err := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestKeepAliveConnsAnswered(t *testing.T) {
 // TestProbeBusy: with every probe slot taken for a scrape's whole budget,
 // /probe answers probe_success 0 and why (never a hang, never nothing).
 func TestProbeBusy(t *testing.T) {
-	mods, _ := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, _ := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
 	started := make(chan struct{}, 1)
 	hold := make(chan struct{})
