@@ -45,7 +45,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/healthctl/healthctl/internal/fixture"
-	"github.com/healthctl/healthctl/internal/listen"
+	"github.com/healthctl/healthctl/internal/listen/board"
 )
 
 func init() {
@@ -149,7 +149,7 @@ func cmdPageAgrees(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	raw, err := os.ReadFile(ts.MkAbs(args[1]))
 	ts.Check(err)
-	var st listen.Status
+	var st board.Status
 	ts.Check(json.Unmarshal(raw, &st))
 	doc, err := html.Parse(bytes.NewReader(dom))
 	ts.Check(err)
@@ -226,7 +226,7 @@ func cmdStatusAgrees(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	_, raw := fetch(ts, "http://"+args[0]+"/status.json")
 	_, mtext := fetch(ts, "http://"+args[0]+"/metrics")
-	var st listen.Status
+	var st board.Status
 	ts.Check(json.Unmarshal(raw, &st))
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(mtext))

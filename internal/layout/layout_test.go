@@ -142,6 +142,14 @@ func TestImportsRunOneWay(t *testing.T) {
 			if p.path == "internal/target" && under("internal/probe", p.deps) {
 				t.Errorf("internal/target depends on internal/probe: it reads the scheme table (internal/scheme), not the exchanges")
 			}
+		case "internal/blackbox", "internal/blackbox/oauth2":
+			// A module is configuration for the listener's /probe: the
+			// service calls it, never the other way.
+			for _, d := range p.deps {
+				if under(d, []string{"internal/listen", "internal/watch", "internal/metrics", "internal/report", "internal/state"}) {
+					t.Errorf("%s depends on %s: blackbox's modules are below the service that serves them", p.path, d)
+				}
+			}
 		case "internal/probe":
 			for _, d := range p.deps {
 				if under(d, []string{"internal/target", "internal/wait", "internal/watch", "internal/drain", "internal/report", "internal/render", "internal/state", "internal/metrics"}) {

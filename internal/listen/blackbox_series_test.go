@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -75,12 +76,12 @@ func TestSeriesAsBlackbox(t *testing.T) {
 	}
 	yml := "modules:\n  http_2xx:\n    prober: http\n  https:\n    prober: http\n    http:\n      tls_config: {ca_file: " + ca + "}\n" +
 		"  insecure:\n    prober: http\n    http:\n      tls_config: {insecure_skip_verify: true}\n"
-	mods, err := ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	h := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	fp := sha256.Sum256(tlsSrv.Certificate().Raw)
 	for _, c := range []struct {

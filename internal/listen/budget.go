@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -40,7 +39,7 @@ func Budget(header string, module time.Duration) (time.Duration, error) {
 	if h := strings.TrimSpace(header); h != "" {
 		f, err := strconv.ParseFloat(h, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-			return 0, fmt.Errorf("%s %s: want a number of seconds", ScrapeTimeoutHeader, strconv.Quote(bounded(output.Untrusted(header), 40)))
+			return 0, fmt.Errorf("%s %s: want a number of seconds", ScrapeTimeoutHeader, strconv.Quote(output.Bounded(output.Untrusted(header), 40)))
 		}
 		if f > 0 {
 			scrape = time.Duration(min(f, MaxBudget.Seconds()+1) * float64(time.Second))
@@ -65,16 +64,4 @@ func fit(o *scheme.Options, d time.Duration) {
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = d
 	}
-}
-
-// bounded cuts s to at most n bytes (at a rune boundary), marking the cut.
-func bounded(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
 }

@@ -14,6 +14,7 @@ import (
 
 	"encoding/pem"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -142,12 +143,12 @@ func TestDialogue(t *testing.T) {
         send: "QUIT"
       tls_config: {ca_file: ` + ca + `, server_name: example.com}
 `
-	mods, err := ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	h := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	for _, c := range []struct {
 		module, addr string

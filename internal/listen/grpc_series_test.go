@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
 	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -85,12 +86,12 @@ func TestGRPCSeriesAsBlackbox(t *testing.T) {
     prober: grpc
     grpc: {preferred_ip_protocol: ip6, ip_protocol_fallback: false}
 `
-	mods, err := ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	h := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	status := func(answered string) []string {
 		var out []string
@@ -160,7 +161,7 @@ func TestGRPCSeriesAsBlackbox(t *testing.T) {
 // TestGRPCDefaultPort: a grpc target without a port is dialled on 80, or
 // 443 with tls: true, as blackbox's grpc prober does.
 func TestGRPCDefaultPort(t *testing.T) {
-	mods, err := ParseModules("bb.yml", []byte("modules:\n  g:\n    prober: grpc\n  gs:\n    prober: grpc\n    grpc: {tls: true}\n"), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules("bb.yml", []byte("modules:\n  g:\n    prober: grpc\n  gs:\n    prober: grpc\n    grpc: {tls: true}\n"), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestGRPCDefaultPort(t *testing.T) {
 		{"g", "127.0.0.1", "grpc://127.0.0.1:80"}, {"gs", "app.invalid", "grpcs://app.invalid:443"},
 		{"g", "::1", "grpc://[::1]:80"}, {"g", "[::1]", "grpc://[::1]:80"}, {"g", "127.0.0.1:50051", "grpc://127.0.0.1:50051"},
 	} {
-		o, err := mods[c.module].options(c.target, time.Second)
+		o, err := mods[c.module].Options(c.target, time.Second)
 		if err != nil || o.URL.String() != c.want {
 			t.Errorf("%s %s: %v %v, want %s", c.module, c.target, o, err, c.want)
 		}

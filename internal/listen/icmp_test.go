@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/icmp"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -38,7 +39,7 @@ const icmpModules = `modules:
 // sockets opened by open (nil: the real ones).
 func icmpHandler(t *testing.T, open ICMPSocket) *Service {
 	t.Helper()
-	mods, err := ParseModules("bb.yml", []byte(icmpModules), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules("bb.yml", []byte(icmpModules), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestICMPModuleFields(t *testing.T) {
 		"modules:\n  m:\n    prober: icmp\n    icmp:\n      source_ip_address: 10.0.0.1\n": `icmp.source_ip_address: not supported:`,
 		"modules:\n  m:\n    prober: icmp\n    icmp:\n      tls: true\n":                   `icmp.tls: unknown field`,
 	} {
-		_, err := ParseModules("bb.yml", []byte(yml), target.Defaults(), noEnv)
+		_, err := blackbox.ParseModules("bb.yml", []byte(yml), target.Defaults(), noEnv)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yml, err, want)
 		}

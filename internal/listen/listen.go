@@ -1,11 +1,9 @@
 package listen
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,9 +17,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
+	"github.com/healthctl/healthctl/internal/listen/board"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
+	"golang.org/x/net/icmp"
 )
 
 // DefaultProbeRate is --probe-rate's default: /probe requests a second
@@ -42,7 +43,7 @@ type Config struct {
 	MaxSweep time.Duration
 	Now      func() time.Time
 	Probe    probe.Prober
-	Modules  map[string]*Module
+	Modules  map[string]*blackbox.Module
 	// ModuleSet, when set, is where /probe takes its modules from
 	// (Modules is then unused), reloaded by POST /-/reload and shown
 	// by /config.
@@ -64,10 +65,15 @@ type Config struct {
 	Hook bool
 }
 
+// ICMPSocket opens the socket an echo request goes out on, as
+// golang.org/x/net/icmp.ListenPacket: network "udp4"/"udp6" is an
+// unprivileged ping socket, "ip4:icmp"/"ip6:ipv6-icmp" a raw one.
+type ICMPSocket func(network, address string) (*icmp.PacketConn, error)
+
 // Service serves the endpoints.
 type Service struct {
 	cfg    Config
-	board  board
+	board  board.Board
 	bucket *bucket
 	// probes holds a token for each /probe probe under way.
 	probes chan struct{}
@@ -107,14 +113,14 @@ func (s *Service) Publish(in metrics.Input) error {
 	if cerr := zw.Close(); err == nil {
 		err = cerr
 	}
-	s.board.publish(in, slices.Clip(b.Bytes()), s.cfg.Now())
+	s.board.Publish(in, slices.Clip(b.Bytes()), s.cfg.Now())
 	return err
 }
 
 // Status is the status last published (nil before the first sweep).
-func (s *Service) Status() *Status {
-	if c := s.board.cur.Load(); c != nil {
-		return c.status
+func (s *Service) Status() *board.Status {
+	if c := s.board.Current(); c != nil {
+		return c.Status
 	}
 	return nil
 }
@@ -169,11 +175,11 @@ func (s *Service) refuse(w http.ResponseWriter, text string, code int) {
 
 func (s *Service) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	if c := s.board.cur.Load(); c != nil {
+	if c := s.board.Current(); c != nil {
 		// The fleet's series are kept compressed between sweeps. A copy
 		// that cannot be read back is a failed scrape (up == 0), never an
 		// answer whose targets silently vanished from Prometheus.
-		zr, err := gzip.NewReader(bytes.NewReader(c.metrics))
+		zr, err := gzip.NewReader(bytes.NewReader(c.Metrics))
 		if err != nil {
 			http.Error(w, "the fleet's metrics cannot be read: "+err.Error(), http.StatusInternalServerError)
 			return
@@ -203,108 +209,34 @@ func (s *Service) writeOwn(w io.Writer) {
 	w.Write(b.Bytes())
 }
 
-// MaxPage is the most targets a page of /status.json holds (?limit=).
-const MaxPage = 10000
-
 func (s *Service) serveJSON(w http.ResponseWriter, r *http.Request) {
 	st := s.Status()
-	if st == nil {
-		st = &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}}
-	}
 	if q := r.URL.Query(); q.Has("limit") || q.Has("after") {
-		page, err := st.page(q.Get("limit"), q.Get("after"), q.Has("after"))
+		page, err := st.Page(q.Get("limit"), q.Get("after"), q.Has("after"))
 		if err != nil {
-			http.Error(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+			http.Error(w, output.Bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 			return
 		}
 		st = page
 	}
-	// The document is written a target at a time: the whole fleet's is
-	// tens of MB at 100,000, and was built whole (three times over) to be
-	// written.
-	head := *st
-	head.Targets = []TargetStatus{}
-	var b bytes.Buffer
-	if err := output.JSONIndent(&b, &head, "  "); err != nil {
-		http.Error(w, "status: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	doc := b.Bytes()
-	at := bytes.Index(doc, []byte(targetsKey))
-	if at < 0 {
-		http.Error(w, "status: no targets key", http.StatusInternalServerError)
-		return
-	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if len(st.Targets) == 0 {
-		bw.Write(doc)
-		bw.Flush()
-		return
+	if err := board.WriteJSON(w, st); err != nil {
+		http.Error(w, "status: "+err.Error(), http.StatusInternalServerError)
 	}
-	bw.Write(doc[:at+len(targetsKey)-1])
-	bw.WriteString("\n")
-	var one bytes.Buffer
-	enc := json.NewEncoder(&one)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("    ", "  ")
-	for i := range st.Targets {
-		one.Reset()
-		one.WriteString("    ")
-		if err := enc.Encode(&st.Targets[i]); err != nil {
-			return // cannot happen: the head encoded; the answer is cut
-		}
-		t := bytes.TrimSuffix(one.Bytes(), []byte("\n"))
-		bw.Write(output.JSONEscape(t))
-		if i < len(st.Targets)-1 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n")
-	}
-	bw.WriteString("  ]")
-	bw.Write(doc[at+len(targetsKey):])
-	bw.Flush()
 }
 
-// targetsKey is how the status document's empty list of targets reads
-// (the document is written around it, a target at a time).
-const targetsKey = `"targets": []`
-
-// page is st's page of at most limit targets after the one named after
-// (from the first without it): the same document with those targets,
-// the total and the next page's after= (none on the last page).
-func (st *Status) page(limitText, after string, hasAfter bool) (*Status, error) {
-	limit := MaxPage
-	if limitText != "" || !hasAfter {
-		n, err := strconv.Atoi(limitText)
-		if err != nil || n < 1 || n > MaxPage {
-			return nil, fmt.Errorf("limit %q: want a number of targets from 1 to %d", limitText, MaxPage)
-		}
-		limit = n
+func (s *Service) servePage(w http.ResponseWriter, r *http.Request) {
+	var b bytes.Buffer
+	if err := board.WritePage(&b, s.Status(), s.cfg.Now(), s.cfg.Refresh, r.URL.Query(), s.cfg.Hook); err != nil {
+		http.Error(w, "healthctl: page: "+err.Error(), http.StatusBadRequest)
+		return
 	}
-	from := 0
-	if hasAfter {
-		from = -1
-		for i := range st.Targets {
-			if st.Targets[i].Name == after {
-				from = i + 1
-				break
-			}
-		}
-		if from < 0 {
-			return nil, fmt.Errorf("after %q: no such target (the targets were reloaded? start again without after=)", after)
-		}
-	}
-	p := *st
-	end := min(from+limit, len(st.Targets))
-	p.Targets = st.Targets[from:end]
-	total := len(st.Targets)
-	p.Total, p.Next = &total, ""
-	if end < len(st.Targets) && end > 0 {
-		p.Next = st.Targets[end-1].Name
-	}
-	return &p, nil
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	// Nothing the page needs comes from anywhere else.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; frame-ancestors 'none'")
+	w.Write(b.Bytes())
 }
 
 // serveHealthz is the watcher's own health: 200 while sweeps complete on
@@ -316,22 +248,22 @@ func (s *Service) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 	limit := 2*s.cfg.Interval + s.cfg.MaxSweep + 10*time.Second
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	c := s.board.cur.Load()
+	c := s.board.Current()
 	switch {
 	case c == nil && now.Sub(s.started) <= limit:
 		fmt.Fprintf(w, "ok: starting, no sweep completed yet\n")
 	case c == nil:
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "stuck: no sweep completed in %s (limit %s)\n", now.Sub(s.started).Round(time.Second), limit)
-	case now.Sub(c.at) > limit:
+	case now.Sub(c.At) > limit:
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "stuck: the last sweep completed %s ago (limit %s)\n", now.Sub(c.at).Round(time.Second), limit)
+		fmt.Fprintf(w, "stuck: the last sweep completed %s ago (limit %s)\n", now.Sub(c.At).Round(time.Second), limit)
 	default:
 		n := int64(0)
-		if c.status.Sweep != nil {
-			n = c.status.Sweep.N
+		if c.Status.Sweep != nil {
+			n = c.Status.Sweep.N
 		}
-		fmt.Fprintf(w, "ok: sweep %d completed %s ago\n", n, now.Sub(c.at).Round(time.Millisecond))
+		fmt.Fprintf(w, "ok: sweep %d completed %s ago\n", n, now.Sub(c.At).Round(time.Millisecond))
 	}
 }
 
@@ -361,7 +293,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	name := q.Get("module")
 	if name == "" {
-		name = DefaultModule
+		name = blackbox.DefaultModule
 	}
 	mods := s.cfg.Modules
 	if s.cfg.ModuleSet != nil {
@@ -369,7 +301,7 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	mod, ok := mods[name]
 	if !ok {
-		s.refuse(w, fmt.Sprintf("Unknown module %q", bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
+		s.refuse(w, fmt.Sprintf("Unknown module %q", output.Bounded(output.Untrusted(name), 64)), http.StatusBadRequest)
 		return
 	}
 	budget, err := Budget(r.Header.Get(ScrapeTimeoutHeader), mod.Timeout)
@@ -381,27 +313,27 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(deadline.Add(WriteSlack))
 	_ = rc.SetReadDeadline(deadline.Add(WriteSlack))
-	o, err := mod.options(tgt, budget)
+	o, err := mod.Options(tgt, budget)
 	var res probe.Result
-	var wf *wrongFamily
-	var nh *noHost
+	var wf *blackbox.WrongFamily
+	var nh *blackbox.NoHost
 	switch {
 	case errors.As(err, &nh):
 		// Blackbox looks it up and finds nothing: probe_success 0.
-		res = nh.result(mod)
+		res = nh.Result(mod)
 	case errors.As(err, &wf):
 		// Blackbox resolves it to no address: probe_success 0.
-		if !s.cfg.Allow.Permits(wf.u) {
-			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(wf.u), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+		if !s.cfg.Allow.Permits(wf.URL) {
+			s.refuse(w, "target "+strconv.Quote(output.Bounded(displayHost(wf.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 			return
 		}
-		res = wf.result()
+		res = wf.Result()
 	case err != nil:
-		s.refuse(w, bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
+		s.refuse(w, output.Bounded(output.Untrusted(err.Error()), MaxErrorText), http.StatusBadRequest)
 		return
 	default:
 		if !s.cfg.Allow.Permits(o.URL) {
-			s.refuse(w, "target "+strconv.Quote(bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
+			s.refuse(w, "target "+strconv.Quote(output.Bounded(displayHost(o.URL), 128))+" is not allowed by --probe-allow", http.StatusForbidden)
 			return
 		}
 		if !s.acquire(r.Context(), deadline) {
@@ -412,11 +344,11 @@ func (s *Service) serveProbe(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer func() { <-s.probes }()
-		if mod.oauth != nil {
+		if mod.HasToken() {
 			// The token first, within the same budget: blackbox's
 			// client fetches one for each probe.
 			ctx, cancel := context.WithDeadline(r.Context(), deadline)
-			auth, err := mod.oauth.token(ctx)
+			auth, err := mod.Token(ctx)
 			cancel()
 			if r.Context().Err() != nil {
 				return // the scraper went away

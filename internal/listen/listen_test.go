@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/listen/board"
+
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/policy"
@@ -85,7 +88,7 @@ func TestStatusAgreesWithMetrics(t *testing.T) {
 	}
 	h := svc.Handler()
 	_, body := get(t, h, "/status.json")
-	var st Status
+	var st board.Status
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +114,7 @@ func TestStatusAgreesWithMetrics(t *testing.T) {
 }
 
 // CheckAgreement fails t unless every target of st says what fams say.
-func CheckAgreement(t testing.TB, st *Status, fams map[string]*metricFamily) {
+func CheckAgreement(t testing.TB, st *board.Status, fams map[string]*metricFamily) {
 	t.Helper()
 	label := func(m *metricSample, k string) string {
 		for _, l := range m.GetLabel() {
@@ -219,23 +222,23 @@ func TestHealthz(t *testing.T) {
 // first, and a target gone from the targets drops out.
 func TestTimelineBounded(t *testing.T) {
 	svc := New(Config{Interval: time.Minute})
-	for n := int64(1); n <= TimelineLen+5; n++ {
+	for n := int64(1); n <= board.TimelineLen+5; n++ {
 		a := policy.IgnoreBlip
-		if n == TimelineLen+5 {
+		if n == board.TimelineLen+5 {
 			a = policy.Redeploy
 		}
 		publish(t, svc, sweepInput(n, a))
 	}
 	st := svc.Status()
 	tl := st.Targets[1].Timeline.Cells()
-	if len(tl) != TimelineLen || tl[len(tl)-1].Action != policy.Redeploy || tl[0].Action != policy.IgnoreBlip {
+	if len(tl) != board.TimelineLen || tl[len(tl)-1].Action != policy.Redeploy || tl[0].Action != policy.IgnoreBlip {
 		t.Fatalf("timeline %v", tl)
 	}
-	in := sweepInput(TimelineLen+6, policy.Stay)
+	in := sweepInput(board.TimelineLen+6, policy.Stay)
 	in.Latest = in.Latest[:1]
 	publish(t, svc, in)
-	if len(svc.board.marks) != 1 {
-		t.Errorf("%d tracks kept for 1 target", len(svc.board.marks))
+	if svc.board.Tracked() != 1 {
+		t.Errorf("%d tracks kept for 1 target", svc.board.Tracked())
 	}
 }
 
@@ -254,7 +257,7 @@ func fakeProber(seen *[]string) probe.Prober {
 // (never probed), an unknown module 400, past the rate 429.
 func TestProbeEndpoint(t *testing.T) {
 	var seen []string
-	mods, err := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +353,7 @@ func TestStatusPaged(t *testing.T) {
 	publish(t, svc, sweepInput(1, policy.Stay))
 	h := svc.Handler()
 	_, whole := get(t, h, "/status.json")
-	var all Status
+	var all board.Status
 	if err := json.Unmarshal([]byte(whole), &all); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +367,7 @@ func TestStatusPaged(t *testing.T) {
 			t.Fatal("pages never end")
 		}
 		code, body := get(t, h, path)
-		var p Status
+		var p board.Status
 		if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
 			t.Fatalf("%s: %d %v %s", path, code, err, body)
 		}

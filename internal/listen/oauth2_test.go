@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/fixture/peers"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
@@ -88,12 +89,12 @@ func TestOAuth2(t *testing.T) {
     http:
       oauth2: {client_id: healthctl, client_secret: s3cr3t-client, token_url: "http://127.0.0.1:1/token"}
 `
-	mods, err := ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules(filepath.Join(dir, "bb.yml"), []byte(yml), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	h := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	for _, c := range []struct {
 		module string
@@ -193,12 +194,12 @@ func TestProxyURL(t *testing.T) {
       proxy_url: ` + proxy.URL + `
       no_proxy: 127.0.0.1
 `
-	mods, err := ParseModules("bb.yml", []byte(yml), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules("bb.yml", []byte(yml), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	h := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	// Nothing listens on the target's port: only the proxy answers.
 	tgt := "http://127.0.0.1:1/health"
@@ -219,7 +220,7 @@ func TestProxyURL(t *testing.T) {
 	if len(seen) != 2 || !strings.HasPrefix(seen[0], tgt+" ") || !strings.HasPrefix(seen[1], tgt+" Basic ") {
 		t.Errorf("the proxy saw %q: want the two proxied probes, the second with its credentials", seen)
 	}
-	if cfg := mods["proxied_auth"].config; strings.Contains(cfg, "pr0xy-pw") || !strings.Contains(cfg, "proxy_url: http://prober:") {
+	if cfg := mods["proxied_auth"].Config(); strings.Contains(cfg, "pr0xy-pw") || !strings.Contains(cfg, "proxy_url: http://prober:") {
 		t.Errorf("/config's module: %s", cfg)
 	}
 }
@@ -236,7 +237,7 @@ func TestHTTPClientConfigRefused(t *testing.T) {
 		"modules:\n  m:\n    prober: http\n    http:\n      oauth2: {client_id: a, token_url: http://t.invalid/, client_secret_file: nope}\n": `http.oauth2.client_secret_file: "nope"`,
 		"modules:\n  m:\n    prober: tcp\n    tcp:\n      proxy_url: http://p.invalid\n":                                                      `tcp.proxy_url: only for prober http`,
 	} {
-		_, err := ParseModules("bb.yml", []byte(yml), target.Defaults(), noEnv)
+		_, err := blackbox.ParseModules("bb.yml", []byte(yml), target.Defaults(), noEnv)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", yml, err, want)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/fixture/stackfix"
@@ -173,12 +174,12 @@ func TestBlackboxOracleDNS(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(oracleDNSModules), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mods, err := ReadModules(cfg, target.Defaults(), noEnv)
+	mods, err := blackbox.ReadModules(cfg, target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	ours := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	port, err := fixture.UnusedPort()
 	if err != nil {

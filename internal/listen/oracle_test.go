@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
 	"github.com/healthctl/healthctl/internal/fixture/peers"
@@ -327,12 +328,12 @@ func TestBlackboxOracle(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mods, err := ReadModules(cfg, target.Defaults(), noEnv)
+	mods, err := blackbox.ReadModules(cfg, target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := ParseAllow([]string{"127.0.0.1", "::1"})
-	BindAllow(mods, allow)
+	blackbox.BindAllow(mods, allow.Permits)
 	ours := New(Config{Interval: time.Minute, Probe: probe.Run, Modules: mods, Allow: allow}).Handler()
 	oursHandler := ours
 

@@ -3,10 +3,13 @@ package listen
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/healthctl/healthctl/internal/listen/board"
 
 	"github.com/healthctl/healthctl/internal/listen/listentest"
 )
@@ -57,7 +60,7 @@ func TestPageFleet(t *testing.T) {
 	}{
 		{10, 10, 40 << 10},
 		{500, 30, 80 << 10},
-		{10000, PageRows, 600 << 10},
+		{10000, board.PageRows, 600 << 10},
 	} {
 		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
 			code, page := fleetPage(t, tc.n, false, "/")
@@ -86,13 +89,13 @@ func TestPageFleet(t *testing.T) {
 					t.Errorf("the counts lack %q", want)
 				}
 			}
-			if got := len(rows(page)); got != min(tc.rows, PageRows) {
+			if got := len(rows(page)); got != min(tc.rows, board.PageRows) {
 				t.Errorf("%d rows, want %d", got, tc.rows)
 			}
-			if tc.n > FailingOnlyOver && !strings.Contains(page, `<a href="?show=all">show all</a>`) {
+			if tc.n > board.FailingOnlyOver && !strings.Contains(page, `<a href="?show=all">show all</a>`) {
 				t.Error("no link to every target")
 			}
-			if tc.n > PageRows && !strings.Contains(page, `id="more"`) {
+			if tc.n > board.PageRows && !strings.Contains(page, `id="more"`) {
 				t.Error("the rows not listed are not counted")
 			}
 			// Failing first, and the held groups first among them.
@@ -104,7 +107,7 @@ func TestPageFleet(t *testing.T) {
 				listentest.HeldRefused: listentest.GroupWhy(listentest.HeldRefused, c[listentest.HeldRefused], tc.n),
 				listentest.Held503:     listentest.GroupWhy(listentest.Held503, c[listentest.Held503], tc.n),
 			} {
-				if n := strings.Count(page, esc(why)); n != 1 {
+				if n := strings.Count(page, html.EscapeString(why)); n != 1 {
 					t.Errorf("group %d's why is on the page %d times, want once (in the box)", k, n)
 				}
 			}

@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/words"
@@ -23,12 +25,12 @@ import (
 // its configuration. A file that no longer loads keeps the modules in
 // force, and Reload says why.
 type ModuleSet struct {
-	cur atomic.Pointer[map[string]*Module]
+	cur atomic.Pointer[map[string]*blackbox.Module]
 	// mu makes reloads one at a time.
 	mu sync.Mutex
 	// path is the modules file ("": none, the default module).
 	path string
-	load func() (map[string]*Module, error)
+	load func() (map[string]*blackbox.Module, error)
 }
 
 // ModuleSet is /probe's reloadable modules (nil: fixed modules).
@@ -36,7 +38,7 @@ func (s *Service) ModuleSet() *ModuleSet { return s.cfg.ModuleSet }
 
 // NewModuleSet is the set of mods, read from path by load (nil load:
 // nothing to reload).
-func NewModuleSet(mods map[string]*Module, path string, load func() (map[string]*Module, error)) *ModuleSet {
+func NewModuleSet(mods map[string]*blackbox.Module, path string, load func() (map[string]*blackbox.Module, error)) *ModuleSet {
 	ms := &ModuleSet{path: path, load: load}
 	ms.cur.Store(&mods)
 	return ms
@@ -44,7 +46,7 @@ func NewModuleSet(mods map[string]*Module, path string, load func() (map[string]
 
 // Modules are the modules in force (never changed in place: a reload
 // replaces them whole).
-func (ms *ModuleSet) Modules() map[string]*Module { return *ms.cur.Load() }
+func (ms *ModuleSet) Modules() map[string]*blackbox.Module { return *ms.cur.Load() }
 
 // Reload reads the modules file again. On success the new modules are in
 // force for every /probe request from then on; on failure the modules in
@@ -75,7 +77,7 @@ func (ms *ModuleSet) ServeReload(w http.ResponseWriter, _ *http.Request) {
 	n, err := ms.Reload()
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
-		fmt.Fprintf(w, "failed to reload config: %s (keeping the %s in force)\n", bounded(err.Error(), 1024), words.Plural(n, "module"))
+		fmt.Fprintf(w, "failed to reload config: %s (keeping the %s in force)\n", output.Bounded(err.Error(), 1024), words.Plural(n, "module"))
 		return
 	}
 	fmt.Fprintf(w, "reloaded %s: %s\n", ms.path, words.Plural(n, "module"))
@@ -91,8 +93,8 @@ func (ms *ModuleSet) ServeConfig(w http.ResponseWriter, _ *http.Request) {
 }
 
 // ConfigText is mods in the modules file's shape, by name, secrets
-// masked (Module.config).
-func ConfigText(mods map[string]*Module) string {
+// masked (Module.Config).
+func ConfigText(mods map[string]*blackbox.Module) string {
 	names := make([]string, 0, len(mods))
 	for n := range mods {
 		names = append(names, n)
@@ -102,7 +104,7 @@ func ConfigText(mods map[string]*Module) string {
 	b.WriteString("modules:\n")
 	for _, n := range names {
 		b.WriteString("  " + yamlKey(n) + ":\n")
-		for _, l := range strings.SplitAfter(strings.TrimRight(mods[n].config, "\n"), "\n") {
+		for _, l := range strings.SplitAfter(strings.TrimRight(mods[n].Config(), "\n"), "\n") {
 			b.WriteString("    " + l)
 		}
 		b.WriteString("\n")
@@ -123,7 +125,7 @@ func yamlKey(s string) string {
 // recorded), the metrics the scrape would have got, and the module as
 // /config shows it; text, never a scrape's exposition. Everything from the
 // target or the server goes through the request's redactor.
-func WriteDebug(w http.ResponseWriter, m *Module, o *scheme.Options, budget time.Duration, r *probe.Result, exposition []byte) {
+func WriteDebug(w http.ResponseWriter, m *blackbox.Module, o *scheme.Options, budget time.Duration, r *probe.Result, exposition []byte) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	var b bytes.Buffer
@@ -191,6 +193,6 @@ func WriteDebug(w http.ResponseWriter, m *Module, o *scheme.Options, budget time
 	b.WriteString("\n\n\nMetrics that would have been returned:\n")
 	b.Write(exposition)
 	b.WriteString("\n\n\nModule configuration:\n")
-	b.WriteString(m.config)
+	b.WriteString(m.Config())
 	w.Write(b.Bytes())
 }

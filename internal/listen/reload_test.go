@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/target"
 )
@@ -25,7 +26,9 @@ func reloadable(t *testing.T, body string) (*ModuleSet, func(string)) {
 		}
 	}
 	write(body)
-	load := func() (map[string]*Module, error) { return ReadModules(path, target.Defaults(), noEnv) }
+	load := func() (map[string]*blackbox.Module, error) {
+		return blackbox.ReadModules(path, target.Defaults(), noEnv)
+	}
 	mods, err := load()
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +55,7 @@ func TestReload(t *testing.T) {
 		t.Errorf("bad file: %d %s", rec.Code, rec.Body)
 	}
 	// Without a file: nothing to reload, said so.
-	none := NewModuleSet(map[string]*Module{}, "", nil)
+	none := NewModuleSet(map[string]*blackbox.Module{}, "", nil)
 	if _, err := none.Reload(); err == nil {
 		t.Error("a reload without a file succeeded")
 	}
@@ -118,12 +121,12 @@ func TestConfig(t *testing.T) {
 func TestDebug(t *testing.T) {
 	srv := httptest.NewServer(http.RedirectHandler("/ok", http.StatusFound))
 	defer srv.Close()
-	mods, err := ParseModules("bb.yml", []byte("modules:\n  m:\n    prober: http\n    http:\n      follow_redirects: false\n"), target.Defaults(), noEnv)
+	mods, err := blackbox.ParseModules("bb.yml", []byte("modules:\n  m:\n    prober: http\n    http:\n      follow_redirects: false\n"), target.Defaults(), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := mods["m"]
-	o, err := m.options(strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)+"/x", time.Second)
+	o, err := m.Options(strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)+"/x", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +155,7 @@ func TestDebug(t *testing.T) {
 func TestConfigMasksSecretHeaders(t *testing.T) {
 	base := target.Defaults()
 	base.SecretHeader = []string{"X-Auth-Token"}
-	mods, err := ParseModules("bb.yml", []byte("modules:\n  m:\n    prober: http\n    http:\n      headers: {X-Auth-Token: s3cr3tvalue, X-Plain: shown}\n  icmp:\n    prober: icmp\n"), base, noEnv)
+	mods, err := blackbox.ParseModules("bb.yml", []byte("modules:\n  m:\n    prober: http\n    http:\n      headers: {X-Auth-Token: s3cr3tvalue, X-Plain: shown}\n  icmp:\n    prober: icmp\n"), base, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -26,7 +27,7 @@ import (
 // that masks its own secrets.
 func TestProbeRedactorPerRequest(t *testing.T) {
 	const secret = "hunter2-s3cret"
-	mods, err := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestProbeRedactorPerRequest(t *testing.T) {
 	if c != 400 || !strings.Contains(body, secret) || strings.Contains(body, redact.Mask) {
 		t.Errorf("a guess after the secret's request: %d %q: want it quoted as sent", c, body)
 	}
-	if got := mods[DefaultModule].tmpl.Redactor().String("x " + secret); strings.Contains(got, redact.Mask) {
+	if got := mods[blackbox.DefaultModule].Redactor().String("x " + secret); strings.Contains(got, redact.Mask) {
 		t.Errorf("the module's shared redactor learnt a request's secret: %q", got)
 	}
 	get(t, h, "/probe?target="+url.QueryEscape("http://127.0.0.1:1/other"))
@@ -73,7 +74,7 @@ func TestProbeRedactorPerRequest(t *testing.T) {
 // TestProbeErrorsBounded: a refusal's text quotes at most MaxErrorText
 // of the client's input, and refusals are counted against the rate.
 func TestProbeErrorsBounded(t *testing.T) {
-	mods, _ := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, _ := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	svc := New(Config{Interval: time.Minute, Modules: mods, Allow: &Allow{}, Rate: 2, Now: func() time.Time { return t0 }})
 	h := svc.Handler()
 	long := "http://127.0.0.1:99999/" + strings.Repeat("a", 20000)
@@ -124,12 +125,12 @@ func TestModuleBodyIsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	yml := "modules:\n  post:\n    prober: http\n    http:\n      method: POST\n      body: \"@" + secretFile + "\"\n  get:\n    http:\n      body: \"@/etc/passwd\"\n"
-	mods, err := ParseModules("bb.yml", []byte(yml), target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.ParseModules("bb.yml", []byte(yml), target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"post": "@" + secretFile, "get": "@/etc/passwd"} {
-		o, err := mods[name].options("http://127.0.0.1:1/", time.Second)
+		o, err := mods[name].Options("http://127.0.0.1:1/", time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func TestModuleBodyIsText(t *testing.T) {
 			t.Errorf("%s: body %q, file %q: want the text %q", name, o.Body, o.BodyFile, want)
 		}
 	}
-	if o, _ := mods["get"].options("http://127.0.0.1:1/", time.Second); o.Method != "GET" {
+	if o, _ := mods["get"].Options("http://127.0.0.1:1/", time.Second); o.Method != "GET" {
 		t.Errorf("a body without method: %s, want GET (blackbox)", o.Method)
 	}
 }
@@ -146,7 +147,7 @@ func TestModuleBodyIsText(t *testing.T) {
 // /metrics, /healthz, /probe and its refusals, a 404 — says it must not be
 // framed and must not be sniffed.
 func TestHeadersOnEveryAnswer(t *testing.T) {
-	mods, _ := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, _ := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
 	var seen []string
 	svc := New(Config{Interval: time.Minute, Probe: fakeProber(&seen), Modules: mods, Allow: allow})

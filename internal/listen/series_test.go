@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -18,7 +19,7 @@ import (
 // common probe_http_status_code <= 199 alert for a passing target); an
 // http module's has them. grpc has no probe_failed_due_to_regex either.
 func TestNoHTTPSeriesOffHTTP(t *testing.T) {
-	mods, err := ParseModules("bb.yml", []byte("modules:\n  http_2xx:\n    prober: http\n  tcp_connect:\n    prober: tcp\n  grpc_plain:\n    prober: grpc\n"),
+	mods, err := blackbox.ParseModules("bb.yml", []byte("modules:\n  http_2xx:\n    prober: http\n  tcp_connect:\n    prober: tcp\n  grpc_plain:\n    prober: grpc\n"),
 		target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestNoHTTPSeriesOffHTTP(t *testing.T) {
 // TestOwnSeries: /metrics carries the listener's own series apart from
 // the fleet's: probes in flight, the limit, and /probe's answers by kind.
 func TestOwnSeries(t *testing.T) {
-	mods, _ := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, _ := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
 	var seen []string
 	now := t0

@@ -20,7 +20,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
@@ -65,7 +67,7 @@ func TestBudget(t *testing.T) {
 // longer timeout is cut to the budget; what a wait for a slot took comes
 // out of it.
 func TestProbeWindowsFitBudget(t *testing.T) {
-	mods, err := ParseModules("bb.yml", []byte("modules:\n  tcp:\n    prober: tcp\n  long:\n    prober: http\n    timeout: 30s\n"), target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.ParseModules("bb.yml", []byte("modules:\n  tcp:\n    prober: tcp\n  long:\n    prober: http\n    timeout: 30s\n"), target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestProbeWindowsFitBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := m.options("127.0.0.1:9", b)
+		o, err := m.Options("127.0.0.1:9", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // probe_success 1.
 func TestHealthzNotBehindSlowProbes(t *testing.T) {
 	u, inflight, release := slowTarget(t)
-	mods, err := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, err := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +261,7 @@ func TestKeepAliveConnsAnswered(t *testing.T) {
 // TestProbeBusy: with every probe slot taken for a scrape's whole budget,
 // /probe answers probe_success 0 and why (never a hang, never nothing).
 func TestProbeBusy(t *testing.T) {
-	mods, _ := DefaultModules(target.Defaults(), func(string) string { return "" })
+	mods, _ := blackbox.DefaultModules(target.Defaults(), func(string) string { return "" })
 	allow, _ := ParseAllow([]string{"127.0.0.1"})
 	started := make(chan struct{}, 1)
 	hold := make(chan struct{})
@@ -370,7 +372,7 @@ func checkExposition(t *testing.T, body string) {
 // back answer 500 (Prometheus: up == 0), not a 200 without the targets.
 func TestMetricsUnreadableIsAFailedScrape(t *testing.T) {
 	svc := New(Config{Interval: time.Minute})
-	svc.board.cur.Store(&snapshot{metrics: []byte("not gzip")})
+	svc.board.Publish(metrics.Input{}, []byte("not gzip"), time.Now())
 	rec := httptest.NewRecorder()
 	svc.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusInternalServerError {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/listen/board"
+
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 )
@@ -15,7 +17,7 @@ import (
 func TestStatusStreamedAsWhole(t *testing.T) {
 	svc := New(Config{Interval: time.Minute, Now: func() time.Time { return t0.Add(time.Hour) }})
 	h := svc.Handler()
-	check := func(path string, st *Status) {
+	check := func(path string, st *board.Status) {
 		t.Helper()
 		var want bytes.Buffer
 		if err := output.JSONIndent(&want, st, "  "); err != nil {
@@ -25,12 +27,12 @@ func TestStatusStreamedAsWhole(t *testing.T) {
 			t.Errorf("%s:\n%s\nwant\n%s", path, got, want.String())
 		}
 	}
-	check("/status.json", &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}})
+	check("/status.json", &board.Status{SchemaVersion: board.SchemaVersion, Targets: []board.TargetStatus{}})
 	for n := int64(1); n <= 3; n++ {
 		publish(t, svc, sweepInput(n, policy.HoldFleet))
 	}
 	check("/status.json", svc.Status())
-	p, err := svc.Status().page("2", "", false)
+	p, err := svc.Status().Page("2", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,3 +131,16 @@ func JSONEscape(b []byte) []byte {
 	}
 	return out
 }
+
+// Bounded cuts s to at most n bytes (at a rune boundary), marking the cut
+// with "…".
+func Bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}

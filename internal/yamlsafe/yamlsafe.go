@@ -100,3 +100,11 @@ func (c *counter) size(n *yaml.Node) int {
 	c.memo[n] = t
 	return t
 }
+
+// Deref follows an alias to the node it names.
+func Deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}

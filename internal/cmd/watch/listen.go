@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 
+	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -16,16 +17,16 @@ import (
 // anything is probed.
 func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concurrency int) (*listen.Service, error) {
 	base := opts.Flags.Input()
-	var mods map[string]*listen.Module
+	var mods map[string]*blackbox.Module
 	var err error
 	if opts.ProbeModules != "" {
-		mods, err = listen.ReadModules(opts.ProbeModules, base, f.Getenv)
-		var me *listen.ModulesError
+		mods, err = blackbox.ReadModules(opts.ProbeModules, base, f.Getenv)
+		var me *blackbox.ModulesError
 		if errors.As(err, &me) {
 			return nil, cli.UsageErrorf("%s: %v", opts.source("probe-modules"), err)
 		}
 	} else {
-		mods, err = listen.DefaultModules(base, f.Getenv)
+		mods, err = blackbox.DefaultModules(base, f.Getenv)
 	}
 	if err != nil {
 		return nil, cli.UsageError(err)
@@ -45,13 +46,13 @@ func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concur
 		allow = listen.AllowURLs(urls)
 	}
 	// A module's redirects are followed only to hops the list allows.
-	listen.BindAllow(mods, allow)
-	var load func() (map[string]*listen.Module, error)
+	blackbox.BindAllow(mods, allow.Permits)
+	var load func() (map[string]*blackbox.Module, error)
 	if opts.ProbeModules != "" {
-		load = func() (map[string]*listen.Module, error) {
-			m, err := listen.ReadModules(opts.ProbeModules, base, f.Getenv)
+		load = func() (map[string]*blackbox.Module, error) {
+			m, err := blackbox.ReadModules(opts.ProbeModules, base, f.Getenv)
 			if err == nil {
-				listen.BindAllow(m, allow)
+				blackbox.BindAllow(m, allow.Permits)
 			}
 			return m, err
 		}

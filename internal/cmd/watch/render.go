@@ -14,7 +14,6 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/healthctl/healthctl/internal/classify"
-	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
@@ -25,74 +24,15 @@ import (
 	"github.com/healthctl/healthctl/internal/words"
 )
 
-// watchJSON is one target in one sweep: the probe result with
-// its target name and decision, the streak after it, whether it is a
-// transition, and the hook run, if any.
-type watchJSON struct {
-	report.ResultJSON
-	Streak     int               `json:"streak"`
-	Transition bool              `json:"transition"`
-	Hook       *watch.HookResult `json:"hook,omitempty"`
-}
-
-// MarshalJSON writes the result's fields, then the item's own (the
-// embedded ResultJSON's MarshalJSON would write only its own).
-func (j watchJSON) MarshalJSON() ([]byte, error) {
-	b, err := j.ResultJSON.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return report.AppendFields(b, struct {
-		Streak     int               `json:"streak"`
-		Transition bool              `json:"transition"`
-		Hook       *watch.HookResult `json:"hook,omitempty"`
-	}{j.Streak, j.Transition, j.Hook})
-}
-
-// newWatchJSON converts one probed item; fold is the --exit-1 decision
-// applied to its outcome's exit code (and to each address's).
-func newWatchJSON(it *watch.Item, fold func(int) int) watchJSON {
-	var j watchJSON
-	d := it.Decided()
-	j.fill(it, fold, &d)
-	return j
-}
-
-// fill makes j what newWatchJSON makes of the item, with d (a copy of the
-// item's decision) as its decision, keeping j's maps (the lines of a sweep
-// are encoded through a few of them, lineScratch).
-func (j *watchJSON) fill(it *watch.Item, fold func(int) int, d *policy.Decision) {
-	j.ResultJSON.Fill(it.Result, d, fold(exitcode.ForResult(it.Result.Outcome, it.Result.Reason)))
-	j.Streak, j.Transition, j.Hook = it.Streak, it.Transition, it.Hook
-	j.FoldAddresses(fold)
-	// The name as it is: it is the target's identity, the state file's key
-	// (JSON both), so it must read back as the same string; the JSON
-	// encoder writes every terminal-active character of it as \uXXXX. A
-	// hook's output is only shown: escaped as in the table, lines kept.
-	j.Target = it.Endpoint.Name
-	if it.Hook != nil && it.Hook.Output != "" {
-		h := *it.Hook
-		lines := strings.Split(h.Output, "\n") // lines stay lines
-		for i, l := range lines {
-			lines[i] = output.Untrusted(l)
-		}
-		h.Output = strings.Join(lines, "\n")
-		j.Hook = &h
-	}
-	if j.URL == "" {
-		j.URL = it.Endpoint.URL
-	}
-}
-
 // itemLine is one item's line as JSONLines writes it: its value
-// (newWatchJSON) made only when the line is encoded, by encoding/json.
+// (report.NewWatchJSON) made only when the line is encoded, by encoding/json.
 type itemLine struct {
 	it   *watch.Item
 	fold func(int) int
 }
 
 // LineValue is the line's value for encoding/json (output.LineValuer).
-func (l *itemLine) LineValue() any { return newWatchJSON(l.it, l.fold) }
+func (l *itemLine) LineValue() any { return report.NewWatchJSON(l.it, l.fold) }
 
 // sweepJSON is the line that ends each sweep in JSON output:
 // {"schema_version":1,"sweep":{...}}.

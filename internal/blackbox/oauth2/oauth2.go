@@ -1,10 +1,9 @@
-package listen
-
-// http_client_config.oauth2 of a blackbox http module: OAuth 2.0's client
+// Package oauth2 is http_client_config.oauth2 of a blackbox http module: OAuth 2.0's client
 // credentials grant (RFC 6749 §4.4), as prometheus/common's client runs it
 // through golang.org/x/oauth2/clientcredentials — a token fetched from
 // token_url for each probe, within the probe's budget, and sent as the
 // probe's Authorization.
+package oauth2
 
 import (
 	"context"
@@ -18,19 +17,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/inputfile"
-	"github.com/healthctl/healthctl/internal/output"
-	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
+	"github.com/healthctl/healthctl/internal/yamlsafe"
 )
 
-// oauth2Config is a module's oauth2: section.
-type oauth2Config struct {
+// Config is a module's oauth2: section.
+type Config struct {
 	clientID, clientSecret string
 	tokenURL               string
 	scopes                 []string
@@ -48,16 +44,16 @@ var oauth2Refused = map[string]string{
 	"proxy_connect_header":   "the token request's proxy_connect_header: healthctl's token request goes direct",
 }
 
-// parseOAuth2 reads an oauth2: section; files it names are read now,
-// relative to the modules file.
-func parseOAuth2(v *yaml.Node, dir string, bad func(field string, line int, format string, args ...any) error) (*oauth2Config, error) {
+// Parse reads an oauth2: section; files it names are read now, where file
+// says (relative to the modules file).
+func Parse(v *yaml.Node, file func(string) string, bad func(field string, line int, format string, args ...any) error) (*Config, error) {
 	if v.Kind != yaml.MappingNode {
 		return nil, bad("", v.Line, "want a mapping (client_id, client_secret, token_url, scopes, endpoint_params)")
 	}
-	c := &oauth2Config{}
+	c := &Config{}
 	secretGiven := false
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], deref(v.Content[i+1])
+		k, val := v.Content[i], yamlsafe.Deref(v.Content[i+1])
 		scalar := func() (string, error) {
 			if val.Kind != yaml.ScalarNode {
 				return "", bad(k.Value, val.Line, "want a value")
@@ -81,7 +77,7 @@ func parseOAuth2(v *yaml.Node, dir string, bad func(field string, line int, form
 					return nil, bad(k.Value, k.Line, "give client_secret or client_secret_file, not both")
 				}
 				secretGiven = true
-				b, rerr := inputfile.Read(inDir(dir, f), inputfile.Headers)
+				b, rerr := inputfile.Read(file(f), inputfile.Headers)
 				if rerr != nil {
 					return nil, bad(k.Value, val.Line, "%q: %v", f, inputfile.Cause(rerr))
 				}
@@ -101,14 +97,14 @@ func parseOAuth2(v *yaml.Node, dir string, bad func(field string, line int, form
 				return nil, bad(k.Value, val.Line, "want a list")
 			}
 			for _, e := range val.Content {
-				c.scopes = append(c.scopes, deref(e).Value)
+				c.scopes = append(c.scopes, yamlsafe.Deref(e).Value)
 			}
 		case "endpoint_params":
 			if val.Kind != yaml.MappingNode {
 				return nil, bad(k.Value, val.Line, "want a mapping of names to values")
 			}
 			for j := 0; j+1 < len(val.Content); j += 2 {
-				c.params = append(c.params, [2]string{val.Content[j].Value, deref(val.Content[j+1]).Value})
+				c.params = append(c.params, [2]string{val.Content[j].Value, yamlsafe.Deref(val.Content[j+1]).Value})
 			}
 			slices.SortFunc(c.params, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 		default:
@@ -127,30 +123,9 @@ func parseOAuth2(v *yaml.Node, dir string, bad func(field string, line int, form
 	return c, nil
 }
 
-// writeTokenFailed answers a probe whose OAuth 2.0 token could not be
-// had: probe_success 0, never probed, and why on the family's help line
-// (what the endpoint answered is not quoted; the secrets are masked).
-func writeTokenFailed(w http.ResponseWriter, r *http.Request, m *Module, o *scheme.Options, budget, waited time.Duration, why string) {
-	why = strings.NewReplacer("\\", "\\\\", "\n", " ", "\r", " ").Replace(output.Untrusted(why))
-	exposition := fmt.Sprintf(`# HELP probe_success Displays whether or not the probe was a success
-# TYPE probe_success gauge
-probe_success 0
-# HELP probe_duration_seconds Returns how long the probe took to complete in seconds
-# TYPE probe_duration_seconds gauge
-probe_duration_seconds %s
-# HELP healthctl_probe_not_started Why /probe answered without probing (always 1): %s
-# TYPE healthctl_probe_not_started gauge
-healthctl_probe_not_started{why="oauth2_token",prober="http"} 1
-`, strconv.FormatFloat(waited.Seconds(), 'g', -1, 64), why)
-	if r.URL.Query().Get("debug") == "true" {
-		res := probe.Result{Outcome: classify.Unknown, Error: why}
-		res.Timings.Set(probe.PhaseTotal, waited)
-		WriteDebug(w, m, o, budget, &res, []byte(exposition))
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	io.WriteString(w, exposition)
-}
+// Secret is the client secret (a secret of the module's: masked in every
+// answer).
+func (c *Config) Secret() string { return c.clientSecret }
 
 // httpURL says u is an http:// or https:// URL (the scheme table's
 // default row, or that row over TLS).
@@ -167,12 +142,12 @@ func httpURL(u *url.URL) bool {
 // maxTokenAnswer bounds a token endpoint's answer (x/oauth2's own bound).
 const maxTokenAnswer = 1 << 20
 
-// token fetches an access token (within ctx's deadline): the credentials
+// Token fetches an access token (within ctx's deadline): the credentials
 // in a Basic header first, then, if the endpoint refuses that, in the
 // form (x/oauth2's AuthStyleAutoDetect). It returns the Authorization
 // value to send ("Bearer …"). Errors name the endpoint and its status,
 // never what it answered.
-func (c *oauth2Config) token(ctx context.Context) (string, error) {
+func (c *Config) Token(ctx context.Context) (string, error) {
 	tr := &http.Transport{DisableKeepAlives: true, Proxy: nil, MaxResponseHeaderBytes: 64 << 10}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -183,7 +158,7 @@ func (c *oauth2Config) token(ctx context.Context) (string, error) {
 	return auth, err
 }
 
-func (c *oauth2Config) fetch(ctx context.Context, client *http.Client, inHeader bool) (string, error) {
+func (c *Config) fetch(ctx context.Context, client *http.Client, inHeader bool) (string, error) {
 	form := url.Values{"grant_type": {"client_credentials"}}
 	if len(c.scopes) > 0 {
 		form.Set("scope", strings.Join(c.scopes, " "))

@@ -1,4 +1,4 @@
-package listen
+package blackbox
 
 import (
 	"os"
@@ -56,7 +56,7 @@ func TestModulesMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	post := mods["http_post_2xx"]
-	o, err := post.options("https://127.0.0.1:8443/x", 0)
+	o, err := post.Options("https://127.0.0.1:8443/x", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestModulesMap(t *testing.T) {
 		t.Errorf("http_post_2xx: method %q, header %v, follow %d, tls %+v", o.Method, o.Header, o.Follow, o.TLSConfig)
 	}
 	for name, url := range map[string]string{"tcp_connect": "tcp://127.0.0.1:9", "grpc_plain": "grpc://127.0.0.1:9"} {
-		o, err := mods[name].options("127.0.0.1:9", 0)
+		o, err := mods[name].Options("127.0.0.1:9", 0)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -72,16 +72,16 @@ func TestModulesMap(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, o.URL, url)
 		}
 	}
-	if o, err := mods["tls_connect"].options("[::1]:9", 0); err != nil || o.URL.String() != "tls://[::1]:9" || o.Network != "tcp6" {
+	if o, err := mods["tls_connect"].Options("[::1]:9", 0); err != nil || o.URL.String() != "tls://[::1]:9" || o.Network != "tcp6" {
 		t.Errorf("tls, ip6 without fallback: %v %+v", err, o)
 	}
-	h, _ := mods["http_2xx"].options("127.0.0.1:9", 0)
+	h, _ := mods["http_2xx"].Options("127.0.0.1:9", 0)
 	if h.MaxTime != 5*time.Second || h.ConnectTimeout != 5*time.Second || h.ReadTimeout != 5*time.Second || h.Network != "tcp" {
 		t.Errorf("timeout 5s: max %v connect %v read %v; network %q (fallback: both families)", h.MaxTime, h.ConnectTimeout, h.ReadTimeout, h.Network)
 	}
-	// Without a module timeout, the scrape's budget (TestBudget).
-	b, _ := Budget("2", mods["tcp_connect"].Timeout)
-	p, _ := mods["tcp_connect"].options("127.0.0.1:9", b)
+	// Without a module timeout, the scrape's budget (listen's Budget
+	// for a 2 s scrape: 1.5 s).
+	p, _ := mods["tcp_connect"].Options("127.0.0.1:9", 1500*time.Millisecond)
 	if p.MaxTime != 1500*time.Millisecond {
 		t.Errorf("scrape timeout 2s: max %v", p.MaxTime)
 	}

@@ -1,4 +1,4 @@
-package listen
+package blackbox
 
 import (
 	"net/url"
@@ -46,7 +46,7 @@ func TestDNSModules(t *testing.T) {
 			t.Errorf("%s: %v", tc.body, err)
 			continue
 		}
-		o, err := mods["m"].options("127.0.0.1:53", 0)
+		o, err := mods["m"].Options("127.0.0.1:53", 0)
 		if err != nil {
 			t.Errorf("%s: %v", tc.body, err)
 			continue
@@ -58,7 +58,7 @@ func TestDNSModules(t *testing.T) {
 	// The target is the server alone.
 	mods, _ := ParseModules("bb.yml", []byte("modules:\n  m:\n    prober: dns\n    dns: {query_name: x}\n"), target.Defaults(), func(string) string { return "" })
 	for _, tgt := range []string{"", "127.0.0.1/y", "127.0.0.1?type=MX", "u@127.0.0.1", "127.0.0.1#f"} {
-		if _, err := mods["m"].options(tgt, 0); err == nil {
+		if _, err := mods["m"].Options(tgt, 0); err == nil {
 			t.Errorf("target %q: no error", tgt)
 		}
 	}

@@ -1,4 +1,4 @@
-package listen
+package blackbox
 
 // prober: icmp — blackbox's icmp prober, through the probe's icmp://
 // exchange (internal/probe/icmp.go: one echo request on a Linux ping
@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"golang.org/x/net/icmp"
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/icmpwire"
@@ -25,11 +24,6 @@ import (
 	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
-
-// ICMPSocket opens the socket an echo request goes out on, as
-// golang.org/x/net/icmp.ListenPacket: network "udp4"/"udp6" is an
-// unprivileged ping socket, "ip4:icmp"/"ip6:ipv6-icmp" a raw one.
-type ICMPSocket func(network, address string) (*icmp.PacketConn, error)
 
 // icmpSection reads an icmp: section; its fields are blackbox's, and a
 // field of another prober's is refused as blackbox refuses it. ttl and
@@ -109,7 +103,7 @@ func (m *Module) icmpURL(tgt string) (string, error) {
 	host := strings.TrimSuffix(strings.TrimPrefix(tgt, "["), "]")
 	a, err := netip.ParseAddr(host)
 	if host == "" || err != nil && strings.ContainsAny(host, "/ @?#:%[]") {
-		return "", &noHost{tgt}
+		return "", &NoHost{tgt}
 	}
 	if err == nil && a.Is6() {
 		// A zone's % escaped, as a URL writes it (RFC 6874).
@@ -122,17 +116,17 @@ func (m *Module) icmpURL(tgt string) (string, error) {
 	return s.URL(host + strings.TrimSuffix(m.icmpQuery, "?")), nil
 }
 
-// noHost is an icmp target that is no host name or address: blackbox
+// NoHost is an icmp target that is no host name or address: blackbox
 // looks it up and finds nothing (probe_success 0); nothing is looked up
 // or sent here.
-type noHost struct{ tgt string }
+type NoHost struct{ tgt string }
 
-func (e *noHost) Error() string {
-	return "target " + strconv.Quote(bounded(output.Untrusted(e.tgt), 128)) + " is no host name or address (prober icmp)"
+func (e *NoHost) Error() string {
+	return "target " + strconv.Quote(output.Bounded(output.Untrusted(e.tgt), 128)) + " is no host name or address (prober icmp)"
 }
 
-// result is the probe's answer: no such name.
-func (e *noHost) result(m *Module) probe.Result {
+// Result is the probe's answer: no such name.
+func (e *NoHost) Result(m *Module) probe.Result {
 	return probe.Result{Outcome: classify.DNS, Reason: classify.DNSNXDomain, Error: e.Error(), Answer: m.notProbed()}
 }
 

@@ -1,4 +1,4 @@
-package listen
+package blackbox
 
 // prober: dns: a module's dns: section mapped onto a dns:// URL's query
 // (internal/dnswire's parameters), so that /probe and `healthctl probe

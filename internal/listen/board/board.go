@@ -1,8 +1,8 @@
-// Package listen is watch --listen's HTTP service: /metrics, /status.json
-// and the status page at / (one board, fed once per sweep from the same
-// input as the metrics, so the three cannot disagree), /healthz for the
-// watcher itself, and blackbox_exporter's multi-target /probe.
-package listen
+// Package board is watch --listen's board: each target's state after a
+// sweep, made once per sweep from the same input as the metrics (so the
+// page, /status.json and /metrics cannot disagree), with its two views:
+// the /status.json document and the status page.
+package board
 
 import (
 	"encoding/json"
@@ -166,20 +166,30 @@ type Cell struct {
 // Failing reports whether the target's last probe did not pass.
 func (t *TargetStatus) Failing() bool { return t.Outcome != "" && t.Outcome != classify.Pass }
 
-// snapshot is what one sweep published: the metrics' bytes (gzip) and
+// Snapshot is what one sweep published: the metrics' bytes (gzip) and
 // the status made from the same input.
-type snapshot struct {
-	metrics []byte
-	status  *Status
-	// at is when it was published.
-	at time.Time
+type Snapshot struct {
+	Metrics []byte
+	Status  *Status
+	// At is when it was published.
+	At time.Time
 }
 
-// board holds each target's timeline and since, and the last snapshot.
-type board struct {
+// Board holds each target's timeline and since, and the last snapshot.
+type Board struct {
 	mu    sync.Mutex
 	marks map[string]*track
-	cur   atomic.Pointer[snapshot]
+	cur   atomic.Pointer[Snapshot]
+}
+
+// Current is the last snapshot published (nil before the first).
+func (b *Board) Current() *Snapshot { return b.cur.Load() }
+
+// Tracked is how many targets the board keeps a memory of.
+func (b *Board) Tracked() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.marks)
 }
 
 // track is a target's memory between sweeps: a ring of cells (an outcome
@@ -223,9 +233,9 @@ func (t *track) timeline() Timeline {
 	return tl
 }
 
-// publish records a sweep's input (the metrics' own) and its metrics
+// Publish records a sweep's input (the metrics' own) and its metrics
 // bytes (gzip) as the board's snapshot.
-func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
+func (b *Board) Publish(in metrics.Input, m []byte, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.marks == nil {
@@ -287,7 +297,7 @@ func (b *board) publish(in metrics.Input, m []byte, now time.Time) {
 		st.Targets[i] = ts
 	}
 	b.marks = keep
-	b.cur.Store(&snapshot{metrics: m, status: st, at: now})
+	b.cur.Store(&Snapshot{Metrics: m, Status: st, At: now})
 }
 
 // errorLine is a probe's error text as one line, escaped (it is the
