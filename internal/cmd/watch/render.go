@@ -91,8 +91,27 @@ type itemLine struct {
 	fold func(int) int
 }
 
-// LineValue is the line's value for encoding/json (output.LineValuer).
-func (l *itemLine) LineValue() any { return newWatchJSON(l.it, l.fold) }
+// LineValue is the line's value for encoding/json (output.LineValuer):
+// encoded once. A result without a kind's answer (an HTTP probe's, most
+// lines of a sweep) is watchFields, the result's fields and the item's in
+// one pass; watchJSON.MarshalJSON, which puts the answer under its kind's
+// name, makes bytes that encoding/json then checks and copies again.
+func (l *itemLine) LineValue() any {
+	j := newWatchJSON(l.it, l.fold)
+	if j.Answer != nil {
+		return j
+	}
+	return watchFields{(*report.ResultFields)(&j.ResultJSON), j.Streak, j.Transition, j.Hook}
+}
+
+// watchFields is watchJSON without its MarshalJSON, for a result without a
+// kind's answer: the same bytes (TestLineValueAsMarshalJSON).
+type watchFields struct {
+	*report.ResultFields
+	Streak     int               `json:"streak"`
+	Transition bool              `json:"transition"`
+	Hook       *watch.HookResult `json:"hook,omitempty"`
+}
 
 // sweepJSON is the line that ends each sweep in JSON output:
 // {"schema_version":1,"sweep":{...}}.
