@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,7 +22,9 @@ const SchemaVersion = 1
 // (a full disk, a closed pipe) is a *WriteError, exit 74 in every command;
 // a value that cannot be encoded is a bug and stays untyped.
 func JSONLine(w io.Writer, v any) error {
-	b, err := encodeJSON(v, "")
+	e := jsonEncoders.Get().(*jsonEncoder)
+	defer e.release()
+	b, err := e.encode(v, "")
 	if err != nil {
 		return err
 	}
@@ -35,7 +38,9 @@ func JSONLine(w io.Writer, v any) error {
 // json.MarshalIndent and a final newline (the state file); its write error
 // is returned as it is, for the caller to name the file.
 func JSONIndent(w io.Writer, v any, indent string) error {
-	b, err := encodeJSON(v, indent)
+	e := jsonEncoders.Get().(*jsonEncoder)
+	defer e.release()
+	b, err := e.encode(v, indent)
 	if err != nil {
 		return err
 	}
@@ -43,19 +48,38 @@ func JSONIndent(w io.Writer, v any, indent string) error {
 	return err
 }
 
-// encodeJSON is every JSON healthctl writes: no HTML escaping, the
-// terminal-active characters escaped.
-func encodeJSON(v any, indent string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if indent != "" {
-		enc.SetIndent("", indent)
-	}
-	if err := enc.Encode(v); err != nil {
+// jsonEncoder is an encoder into its own buffer, kept for the next value
+// (a sweep writes a line a target, not an encoder and a buffer grown
+// anew each).
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonEncoders = sync.Pool{New: func() any {
+	e := &jsonEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// encode is every JSON healthctl writes: no HTML escaping, the
+// terminal-active characters escaped. The bytes are e's until release.
+func (e *jsonEncoder) encode(v any, indent string) ([]byte, error) {
+	e.buf.Reset()
+	e.enc.SetIndent("", indent)
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return JSONEscape(b.Bytes()), nil
+	return JSONEscape(e.buf.Bytes()), nil
+}
+
+// release hands e back for the next value; a buffer a big document grew
+// is let go.
+func (e *jsonEncoder) release() {
+	if e.buf.Cap() <= 64<<10 {
+		jsonEncoders.Put(e)
+	}
 }
 
 // FormatMS renders a duration as milliseconds with one decimal: 12.4ms.

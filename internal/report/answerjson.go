@@ -6,8 +6,12 @@ import (
 	"sync"
 )
 
-// resultFields is ResultJSON without its MarshalJSON.
-type resultFields ResultJSON
+// ResultFields is ResultJSON without its MarshalJSON: encoding/json
+// writes its fields in one pass, and those of a type that embeds
+// *ResultFields after them (watch's lines). MarshalJSON is the result's
+// JSON with a kind's answer: for one without (Answer nil) the two are the
+// same bytes.
+type ResultFields ResultJSON
 
 // MarshalJSON writes the result's fields as encoding/json would, with the
 // kind's answer as one more field under its kind's name ("grpc": {…})
@@ -22,11 +26,11 @@ func (j ResultJSON) MarshalJSON() ([]byte, error) {
 	if obj == nil {
 		// No answer of a kind (HTTP, most lines of a sweep): the
 		// fields as they are, in one pass.
-		return encodeJSON(nil, (*resultFields)(&j))
+		return encodeJSON(nil, (*ResultFields)(&j))
 	}
 	decision, addresses := j.Decision, j.Addresses
 	j.Decision, j.Addresses = nil, nil
-	b, err := encodeJSON(nil, (*resultFields)(&j))
+	b, err := encodeJSON(nil, (*ResultFields)(&j))
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,27 @@ func (j WatchJSON) MarshalJSON() ([]byte, error) {
 	}{j.Streak, j.Transition, j.Hook})
 }
 
+// Value is j for encoding/json, encoded once. A result without a kind's
+// answer (an HTTP probe's, most lines of a sweep) is watchFields: the
+// result's fields and the item's in one pass. MarshalJSON, which puts an
+// answer under its kind's name, makes bytes that encoding/json then checks
+// and copies again.
+func (j *WatchJSON) Value() any {
+	if j.Answer != nil {
+		return *j
+	}
+	return watchFields{(*ResultFields)(&j.ResultJSON), j.Streak, j.Transition, j.Hook}
+}
+
+// watchFields is WatchJSON without its MarshalJSON, for a result without a
+// kind's answer: the same bytes (TestLineValueAsMarshalJSON).
+type watchFields struct {
+	*ResultFields
+	Streak     int               `json:"streak"`
+	Transition bool              `json:"transition"`
+	Hook       *watch.HookResult `json:"hook,omitempty"`
+}
+
 // NewWatchJSON converts one probed item; fold is the --exit-1 decision
 // applied to its outcome's exit code (and to each address's).
 func NewWatchJSON(it *watch.Item, fold func(int) int) WatchJSON {

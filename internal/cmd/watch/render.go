@@ -31,8 +31,12 @@ type itemLine struct {
 	fold func(int) int
 }
 
-// LineValue is the line's value for encoding/json (output.LineValuer).
-func (l *itemLine) LineValue() any { return report.NewWatchJSON(l.it, l.fold) }
+// LineValue is the line's value for encoding/json (output.LineValuer),
+// encoded once (report.WatchJSON.Value).
+func (l *itemLine) LineValue() any {
+	j := report.NewWatchJSON(l.it, l.fold)
+	return j.Value()
+}
 
 // sweepJSON is the line that ends each sweep in JSON output:
 // {"schema_version":1,"sweep":{...}}.

@@ -2,6 +2,7 @@ package watchcmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -86,6 +88,45 @@ func TestShorten(t *testing.T) {
 	} {
 		if got := shorten(tc.in, tc.n); got != tc.want {
 			t.Errorf("shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestLineValueAsMarshalJSON: a sweep's line is encoded once (watchFields)
+// and reads as watchJSON.MarshalJSON writes it, byte for byte, for results
+// of every shape a probe without a kind's answer makes.
+func TestLineValueAsMarshalJSON(t *testing.T) {
+	ra := 3 * time.Second
+	timings := probe.TimingsOf(map[probe.Phase]time.Duration{probe.PhaseTotal: 2 * time.Millisecond, probe.PhaseConnect: time.Millisecond, probe.PhaseTTFB: 900 * time.Microsecond})
+	pass := probe.Result{URL: "http://127.0.0.1:8080/env/1/health", Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200,
+		HTTPVersion: "HTTP/1.1", Address: "127.0.0.1:8080", IPFamily: 4, Timings: timings}
+	failed := probe.Result{URL: "http://[::1]:9/health?token=REDACTED", Outcome: classify.Refused, Reason: classify.ConnRefused,
+		Error: "connect: connection refused \x1b[31m", Timings: timings, RetryAfter: &ra, BodyExcerpt: "<html>\u009b2J",
+		DialAttempts: []probe.DialAttempt{{Address: "[::1]:9", Error: "refused", MS: 0.1}}}
+	all := pass
+	all.Addresses = []probe.Result{pass, failed}
+	for name, it := range map[string]watch.Item{
+		"pass":       {Endpoint: &watch.Endpoint{Name: "api"}, Result: pass, Decision: policy.Decision{Action: policy.Stay, Why: "pass"}},
+		"failed":     {Endpoint: &watch.Endpoint{Name: "bill\u202eing"}, Result: failed, Transition: true, Streak: 3, Decision: policy.Decision{Action: policy.Redeploy, Why: "<&>"}},
+		"hook":       {Endpoint: &watch.Endpoint{Name: "h", URL: "http://h/"}, Result: failed, Hook: &watch.HookResult{OK: true, Status: "exit 0", Output: "a\n\x1b[2Jb"}},
+		"addresses":  {Endpoint: &watch.Endpoint{Name: "all"}, Result: all},
+		"no timings": {Endpoint: &watch.Endpoint{Name: "none"}},
+	} {
+		fold := func(c int) int { return min(c, 1) }
+		l := &itemLine{it: &it, fold: fold}
+		v := l.LineValue()
+		if _, marshaler := v.(json.Marshaler); marshaler {
+			t.Errorf("%s: line value %T is a json.Marshaler: encoded twice", name, v)
+		}
+		var got, want bytes.Buffer
+		if err := output.JSONLine(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := output.JSONLine(&want, report.NewWatchJSON(&it, fold)); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s:\n got %s\nwant %s", name, got.String(), want.String())
 		}
 	}
 }
