@@ -17,6 +17,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/sweepreport"
 	"github.com/healthctl/healthctl/internal/version"
 	"github.com/healthctl/healthctl/internal/watch"
 
@@ -76,7 +77,7 @@ func newHeartbeat(ctx context.Context, f *cli.Factory, opts *Options) *heartbeat
 // ping is --heartbeat's after sweep s, whose report ended with err.
 func (r *watchReporter) ping(ctx context.Context, s *watch.Sweep, err error) {
 	if r.heartbeat != nil {
-		r.heartbeat.After(ctx, s.N, s.Interrupted, s.Fail > 0, sweepLine(s), err)
+		r.heartbeat.After(ctx, s.N, s.Interrupted, s.Fail > 0, sweepreport.Line(s), err)
 	}
 }
 
@@ -248,8 +249,8 @@ func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 // print renders the sweep; code is the --once run's exit code (the sweep
 // object's exit_code), unused in long-running mode. Its error is stdout's.
 func (r *watchReporter) print(s *watch.Sweep, code int) error {
-	res := &sweepResult{s: s, shard: r.shard, once: r.opts.Once, code: code, fold: r.f.ExitCode,
-		stateWrite: r.stateWrite, metricsWrite: r.metricsWrite}
+	res := &sweepreport.Result{Sweep: s, Shard: r.shard, Once: r.opts.Once, Code: code, Fold: r.f.ExitCode,
+		StateWrite: r.stateWrite, MetricsWrite: r.metricsWrite}
 	werr := r.f.Render(res)
 	errw := r.f.Streams.Err
 	switch {
@@ -268,7 +269,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 	// when the targets' lines did not carry them (the table).
 	for i := range s.Items {
 		h := s.Items[i].Hook
-		if h == nil || (h.OK && res.lines) {
+		if h == nil || (h.OK && res.WroteLines()) {
 			continue
 		}
 		verdict := "ran"
@@ -279,7 +280,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 			verdict = "FAILED"
 		}
 		fmt.Fprintf(errw, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Endpoint.Name, verdict, h.Status)
-		if !res.lines && h.Output != "" {
+		if !res.WroteLines() && h.Output != "" {
 			for _, l := range output.UntrustedLines(h.Output) {
 				fmt.Fprintf(errw, "  | %s\n", l)
 			}

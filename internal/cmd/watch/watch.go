@@ -21,6 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/sweepreport"
 	"github.com/healthctl/healthctl/internal/targetsfile"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -356,7 +357,7 @@ func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 		return err
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
+		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepreport.Line(s))
 	}
 	return cli.SilentExit(onceCode(f, s, ctx.Err() != nil, exit0, false))
 }
