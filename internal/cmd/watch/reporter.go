@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -34,17 +33,10 @@ type watchReporter struct {
 	shardOf watch.Shard
 	// metricsOn is --prom-file or --listen.
 	metricsOn bool
-	// latest is each target's last probed item, in the order of the
-	// targets latestOf (reports are serialised), kept only for the
-	// metrics of a long-running watch (latestOn): the items of the last
-	// sweep that probed every target, else updated in place (a copy of
-	// every item a sweep, a map of them and a slice made from it, was
-	// ~1 KB a target more between sweeps). latestAt is a target's index
-	// by name.
+	// latest is each target's last probed item, kept only for the
+	// metrics of a long-running watch (latestOn).
 	latestOn bool
-	latest   []watch.Item
-	latestOf []*watch.Endpoint
-	latestAt map[string]int
+	latest   watch.Latest
 	// svc is --listen's service: each sweep's metrics and status are
 	// published to it together.
 	svc       *listen.Service
@@ -102,46 +94,7 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latestOn {
 		// The targets of now (a SIGHUP may have reloaded them), in
 		// order: a target kept keeps its last item.
-		targets := r.w.Targets()
-		switch {
-		case r.whole(s, targets):
-			// Every target of now probed in this sweep: its items are
-			// the latest themselves, not copied into the last ones (a
-			// second ~600 bytes a target live as the sweep is
-			// published: 62 MB at 100,000).
-			if !slices.Equal(targets, r.latestOf) {
-				at := make(map[string]int, len(targets))
-				for i, t := range targets {
-					at[t.Name] = i
-				}
-				r.latestOf, r.latestAt = targets, at
-			}
-			r.latest = s.Items
-		default:
-			if !slices.Equal(targets, r.latestOf) {
-				next := make([]watch.Item, len(targets))
-				at := make(map[string]int, len(targets))
-				for i, t := range targets {
-					at[t.Name] = i
-					if j, ok := r.latestAt[t.Name]; ok {
-						next[i] = r.latest[j]
-					} else {
-						next[i] = watch.Item{Endpoint: t}
-					}
-				}
-				r.latest, r.latestOf, r.latestAt = next, targets, at
-			}
-			// In place: r.latest may be an earlier sweep's items, which
-			// nothing else holds once reported.
-			for i := range s.Items {
-				if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-					if j, ok := r.latestAt[it.Endpoint.Name]; ok {
-						r.latest[j] = *it
-					}
-				}
-			}
-		}
-		latest = r.latest
+		latest = r.latest.Update(s, r.w.Targets())
 	}
 	var errs []error
 	var st *statestore.File
@@ -185,20 +138,6 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		errs = append(errs, metricsErr)
 	}
 	return r.finish(s, errs)
-}
-
-// whole reports whether sweep s probed every one of targets, in their
-// order (none skipped, none interrupted, no reload since it began).
-func (r *watchReporter) whole(s *watch.Sweep, targets []*watch.Endpoint) bool {
-	if len(s.Items) != len(targets) {
-		return false
-	}
-	for i := range s.Items {
-		if it := &s.Items[i]; it.Skipped || it.Interrupted || it.Endpoint != targets[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // writeMetrics writes the sweep's metrics: for /metrics (--listen) and to
