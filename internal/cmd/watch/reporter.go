@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sync"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
@@ -16,6 +13,7 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/sweepfiles"
 	"github.com/healthctl/healthctl/internal/sweepreport"
 	"github.com/healthctl/healthctl/internal/version"
 	"github.com/healthctl/healthctl/internal/watch"
@@ -25,14 +23,13 @@ import (
 
 // watchReporter prints each sweep, saves the state and writes the metrics.
 type watchReporter struct {
-	f       *cli.Factory
-	opts    *Options
-	w       *watch.Watcher
-	store   *statestore.Store
+	f    *cli.Factory
+	opts *Options
+	w    *watch.Watcher
+	// files are --state's and the metrics' (--prom-file, --listen).
+	files   *sweepfiles.Files
 	shard   string
 	shardOf watch.Shard
-	// metricsOn is --prom-file or --listen.
-	metricsOn bool
 	// latest is each target's last probed item, kept only for the
 	// metrics of a long-running watch (latestOn).
 	latestOn bool
@@ -42,11 +39,9 @@ type watchReporter struct {
 	svc       *listen.Service
 	sweeps    int
 	redeploys int
-	// saveMu serialises state saves: after a sweep, and before its hooks.
-	saveMu sync.Mutex
-	// stateWrite and metricsWrite are how long the last sweep's files took
-	// to write (0: not written), for its JSON line.
-	stateWrite, metricsWrite time.Duration
+	// written is how long the last sweep's files took to write, for its
+	// JSON line.
+	written sweepfiles.Written
 	// memLimit sets a long-running watch's soft memory limit for n
 	// targets, own of them with a template of their own (nil: a
 	// GOMEMLIMIT of the user's, or --once).
@@ -75,14 +70,7 @@ func (r *watchReporter) ping(ctx context.Context, s *watch.Sweep, err error) {
 
 // save writes the watcher's current state to the state file.
 func (r *watchReporter) save() error {
-	return r.saveState(r.w.State())
-}
-
-// saveState writes st to the state file.
-func (r *watchReporter) saveState(st *statestore.File) error {
-	r.saveMu.Lock()
-	defer r.saveMu.Unlock()
-	return r.store.Save(st)
+	return r.files.Save(r.w.State())
 }
 
 // report handles one finished sweep; its error is a state or metrics file
@@ -96,9 +84,8 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 		// order: a target kept keeps its last item.
 		latest = r.latest.Update(s, r.w.Targets())
 	}
-	var errs []error
 	var st *statestore.File
-	if r.store != nil || r.metricsOn {
+	if r.files.Store != nil || r.files.Metrics() {
 		if r.opts.Once {
 			// Every probe and hook of the one sweep has ended: the
 			// state itself, not a copy (100,000 targets' state is ~30 MB).
@@ -108,67 +95,9 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			st = r.w.State()
 		}
 	}
-	r.stateWrite, r.metricsWrite = 0, 0
-	// The state file and the metrics are written side by side (each only
-	// reads st once Prepare has readied it): ~40 ms each at 10,000 targets.
-	var stateErr error
-	var saved sync.WaitGroup
-	if r.store != nil {
-		r.saveMu.Lock()
-		write := r.store.Prepare(st)
-		t0 := time.Now()
-		saved.Go(func() {
-			stateErr = write()
-			r.stateWrite = max(time.Since(t0), time.Microsecond)
-		})
-	}
-	var metricsErr error
-	if r.metricsOn {
-		metricsErr = r.writeMetrics(metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard})
-	}
-	saved.Wait()
-	if r.store != nil {
-		r.saveMu.Unlock()
-	}
-	// The state's error first, as when it was written first.
-	if stateErr != nil {
-		errs = append(errs, cli.WriteError("", stateErr))
-	}
-	if metricsErr != nil {
-		errs = append(errs, metricsErr)
-	}
+	written, errs := r.files.Write(st, metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard})
+	r.written = written
 	return r.finish(s, errs)
-}
-
-// writeMetrics writes the sweep's metrics: for /metrics (--listen) and to
-// --prom-file; the error is the first write's, ready for the exit (74).
-func (r *watchReporter) writeMetrics(in metrics.Input) error {
-	t0 := time.Now()
-	var err error
-	switch {
-	case r.opts.Listen != "":
-		// /metrics serves the last sweep's metrics (kept compressed);
-		// --prom-file gets them written again, straight to the file.
-		if werr := r.svc.Publish(in); werr != nil {
-			err = cli.WriteError("metrics", werr)
-		}
-		if r.opts.PromFile != "" && err == nil {
-			werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
-			if werr != nil {
-				err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
-			}
-		}
-	case r.opts.PromFile != "":
-		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
-		if werr != nil {
-			err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
-		}
-	}
-	if r.opts.PromFile != "" {
-		r.metricsWrite = max(time.Since(t0), time.Microsecond)
-	}
-	return err
 }
 
 // finish prints the sweep and returns the files' errors (joined: a
@@ -189,7 +118,7 @@ func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 // object's exit_code), unused in long-running mode. Its error is stdout's.
 func (r *watchReporter) print(s *watch.Sweep, code int) error {
 	res := &sweepreport.Result{Sweep: s, Shard: r.shard, Once: r.opts.Once, Code: code, Fold: r.f.ExitCode,
-		StateWrite: r.stateWrite, MetricsWrite: r.metricsWrite}
+		StateWrite: r.written.State, MetricsWrite: r.written.Metrics}
 	werr := r.f.Render(res)
 	errw := r.f.Streams.Err
 	switch {
