@@ -198,13 +198,7 @@ func (r *watchReporter) reloadTargets() {
 			r.opts.TargetsFile, len(before), cli.OneLine(err.Error()))
 		return
 	}
-	kept := targets[:0]
-	for _, t := range targets {
-		if r.shardOf.Keeps(t.Name) {
-			kept = append(kept, t)
-		}
-	}
-	targets = kept
+	targets = r.shardOf.Filter(targets)
 	had := make(map[string]bool, len(before))
 	for _, t := range before {
 		had[t.Name] = true

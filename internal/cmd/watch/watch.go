@@ -184,13 +184,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	// Signals are caught before the state file is locked or a target
 	// probed: from here on an interrupted sweep still saves what it has.
 	f.SignalsCaught()
-	kept := targets[:0]
-	for _, t := range targets {
-		if shard.Keeps(t.Name) {
-			kept = append(kept, t)
-		}
-	}
-	targets = kept
+	targets = shard.Filter(targets)
 	if setLimit {
 		// A soft limit for one sweep's fleet, the budget's line above its
 		// working set (GOMEMLIMIT, "off" included, wins). Not for a
