@@ -37,6 +37,18 @@ func (s Shard) Keeps(name string) bool {
 	return int(h.Sum32()%uint32(s.N)) == s.K
 }
 
+// Filter keeps the targets of this shard, in their order, in targets'
+// own array.
+func (s Shard) Filter(targets []*Endpoint) []*Endpoint {
+	kept := targets[:0]
+	for _, t := range targets {
+		if s.Keeps(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
 // String is "K/N" ("" for no sharding).
 func (s Shard) String() string {
 	if s.N == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -245,6 +246,23 @@ func TestShard(t *testing.T) {
 	}
 	if !(Shard{}).Keeps("x") {
 		t.Error("no shard keeps everything")
+	}
+	var targets []*Endpoint
+	for i := range 30 {
+		targets = append(targets, &Endpoint{Name: fmt.Sprintf("target-%d", i)})
+	}
+	kept := (Shard{K: 1, N: 3}).Filter(slices.Clone(targets))
+	var want []*Endpoint
+	for _, e := range targets {
+		if (Shard{K: 1, N: 3}).Keeps(e.Name) {
+			want = append(want, e)
+		}
+	}
+	if len(kept) == 0 || !slices.Equal(kept, want) {
+		t.Errorf("Filter kept %d, want the %d Keeps keeps, in order", len(kept), len(want))
+	}
+	if all := (Shard{}).Filter(slices.Clone(targets)); !slices.Equal(all, targets) {
+		t.Error("no shard filters nothing")
 	}
 }
 

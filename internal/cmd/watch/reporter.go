@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
-	"sync"
-	"time"
 
 	"github.com/healthctl/healthctl/internal/cli"
 	"github.com/healthctl/healthctl/internal/exitcode"
@@ -17,6 +13,8 @@ import (
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/sweepfiles"
+	"github.com/healthctl/healthctl/internal/sweepreport"
 	"github.com/healthctl/healthctl/internal/version"
 	"github.com/healthctl/healthctl/internal/watch"
 
@@ -25,35 +23,25 @@ import (
 
 // watchReporter prints each sweep, saves the state and writes the metrics.
 type watchReporter struct {
-	f       *cli.Factory
-	opts    *Options
-	w       *watch.Watcher
-	store   *statestore.Store
+	f    *cli.Factory
+	opts *Options
+	w    *watch.Watcher
+	// files are --state's and the metrics' (--prom-file, --listen).
+	files   *sweepfiles.Files
 	shard   string
 	shardOf watch.Shard
-	// metricsOn is --prom-file or --listen.
-	metricsOn bool
-	// latest is each target's last probed item, in the order of the
-	// targets latestOf (reports are serialised), kept only for the
-	// metrics of a long-running watch (latestOn): the items of the last
-	// sweep that probed every target, else updated in place (a copy of
-	// every item a sweep, a map of them and a slice made from it, was
-	// ~1 KB a target more between sweeps). latestAt is a target's index
-	// by name.
+	// latest is each target's last probed item, kept only for the
+	// metrics of a long-running watch (latestOn).
 	latestOn bool
-	latest   []watch.Item
-	latestOf []*watch.Endpoint
-	latestAt map[string]int
+	latest   watch.Latest
 	// svc is --listen's service: each sweep's metrics and status are
 	// published to it together.
 	svc       *listen.Service
 	sweeps    int
 	redeploys int
-	// saveMu serialises state saves: after a sweep, and before its hooks.
-	saveMu sync.Mutex
-	// stateWrite and metricsWrite are how long the last sweep's files took
-	// to write (0: not written), for its JSON line.
-	stateWrite, metricsWrite time.Duration
+	// written is how long the last sweep's files took to write, for its
+	// JSON line.
+	written sweepfiles.Written
 	// memLimit sets a long-running watch's soft memory limit for n
 	// targets, own of them with a template of their own (nil: a
 	// GOMEMLIMIT of the user's, or --once).
@@ -76,20 +64,13 @@ func newHeartbeat(ctx context.Context, f *cli.Factory, opts *Options) *heartbeat
 // ping is --heartbeat's after sweep s, whose report ended with err.
 func (r *watchReporter) ping(ctx context.Context, s *watch.Sweep, err error) {
 	if r.heartbeat != nil {
-		r.heartbeat.After(ctx, s.N, s.Interrupted, s.Fail > 0, sweepLine(s), err)
+		r.heartbeat.After(ctx, s.N, s.Interrupted, s.Fail > 0, sweepreport.Line(s), err)
 	}
 }
 
 // save writes the watcher's current state to the state file.
 func (r *watchReporter) save() error {
-	return r.saveState(r.w.State())
-}
-
-// saveState writes st to the state file.
-func (r *watchReporter) saveState(st *statestore.File) error {
-	r.saveMu.Lock()
-	defer r.saveMu.Unlock()
-	return r.store.Save(st)
+	return r.files.Save(r.w.State())
 }
 
 // report handles one finished sweep; its error is a state or metrics file
@@ -101,50 +82,10 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 	if r.latestOn {
 		// The targets of now (a SIGHUP may have reloaded them), in
 		// order: a target kept keeps its last item.
-		targets := r.w.Targets()
-		switch {
-		case r.whole(s, targets):
-			// Every target of now probed in this sweep: its items are
-			// the latest themselves, not copied into the last ones (a
-			// second ~600 bytes a target live as the sweep is
-			// published: 62 MB at 100,000).
-			if !slices.Equal(targets, r.latestOf) {
-				at := make(map[string]int, len(targets))
-				for i, t := range targets {
-					at[t.Name] = i
-				}
-				r.latestOf, r.latestAt = targets, at
-			}
-			r.latest = s.Items
-		default:
-			if !slices.Equal(targets, r.latestOf) {
-				next := make([]watch.Item, len(targets))
-				at := make(map[string]int, len(targets))
-				for i, t := range targets {
-					at[t.Name] = i
-					if j, ok := r.latestAt[t.Name]; ok {
-						next[i] = r.latest[j]
-					} else {
-						next[i] = watch.Item{Endpoint: t}
-					}
-				}
-				r.latest, r.latestOf, r.latestAt = next, targets, at
-			}
-			// In place: r.latest may be an earlier sweep's items, which
-			// nothing else holds once reported.
-			for i := range s.Items {
-				if it := &s.Items[i]; !it.Skipped && !it.Interrupted {
-					if j, ok := r.latestAt[it.Endpoint.Name]; ok {
-						r.latest[j] = *it
-					}
-				}
-			}
-		}
-		latest = r.latest
+		latest = r.latest.Update(s, r.w.Targets())
 	}
-	var errs []error
 	var st *statestore.File
-	if r.store != nil || r.metricsOn {
+	if r.files.Store != nil || r.files.Metrics() {
 		if r.opts.Once {
 			// Every probe and hook of the one sweep has ended: the
 			// state itself, not a copy (100,000 targets' state is ~30 MB).
@@ -154,81 +95,9 @@ func (r *watchReporter) report(s *watch.Sweep) error {
 			st = r.w.State()
 		}
 	}
-	r.stateWrite, r.metricsWrite = 0, 0
-	// The state file and the metrics are written side by side (each only
-	// reads st once Prepare has readied it): ~40 ms each at 10,000 targets.
-	var stateErr error
-	var saved sync.WaitGroup
-	if r.store != nil {
-		r.saveMu.Lock()
-		write := r.store.Prepare(st)
-		t0 := time.Now()
-		saved.Go(func() {
-			stateErr = write()
-			r.stateWrite = max(time.Since(t0), time.Microsecond)
-		})
-	}
-	var metricsErr error
-	if r.metricsOn {
-		metricsErr = r.writeMetrics(metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard})
-	}
-	saved.Wait()
-	if r.store != nil {
-		r.saveMu.Unlock()
-	}
-	// The state's error first, as when it was written first.
-	if stateErr != nil {
-		errs = append(errs, cli.WriteError("", stateErr))
-	}
-	if metricsErr != nil {
-		errs = append(errs, metricsErr)
-	}
+	written, errs := r.files.Write(st, metrics.Input{Latest: latest, State: st, Sweep: s, Shard: r.shard})
+	r.written = written
 	return r.finish(s, errs)
-}
-
-// whole reports whether sweep s probed every one of targets, in their
-// order (none skipped, none interrupted, no reload since it began).
-func (r *watchReporter) whole(s *watch.Sweep, targets []*watch.Endpoint) bool {
-	if len(s.Items) != len(targets) {
-		return false
-	}
-	for i := range s.Items {
-		if it := &s.Items[i]; it.Skipped || it.Interrupted || it.Endpoint != targets[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// writeMetrics writes the sweep's metrics: for /metrics (--listen) and to
-// --prom-file; the error is the first write's, ready for the exit (74).
-func (r *watchReporter) writeMetrics(in metrics.Input) error {
-	t0 := time.Now()
-	var err error
-	switch {
-	case r.opts.Listen != "":
-		// /metrics serves the last sweep's metrics (kept compressed);
-		// --prom-file gets them written again, straight to the file.
-		if werr := r.svc.Publish(in); werr != nil {
-			err = cli.WriteError("metrics", werr)
-		}
-		if r.opts.PromFile != "" && err == nil {
-			werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
-			if werr != nil {
-				err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
-			}
-		}
-	case r.opts.PromFile != "":
-		// Straight to the file: 10,000 targets' metrics are ~10 MB.
-		werr := statestore.WriteOutputFunc(r.opts.PromFile, 0o644, func(w io.Writer) error { return metrics.Write(w, in) })
-		if werr != nil {
-			err = cli.WriteError(r.opts.source("prom-file")+" "+r.opts.PromFile, werr)
-		}
-	}
-	if r.opts.PromFile != "" {
-		r.metricsWrite = max(time.Since(t0), time.Microsecond)
-	}
-	return err
 }
 
 // finish prints the sweep and returns the files' errors (joined: a
@@ -248,8 +117,8 @@ func (r *watchReporter) finish(s *watch.Sweep, errs []error) error {
 // print renders the sweep; code is the --once run's exit code (the sweep
 // object's exit_code), unused in long-running mode. Its error is stdout's.
 func (r *watchReporter) print(s *watch.Sweep, code int) error {
-	res := &sweepResult{s: s, shard: r.shard, once: r.opts.Once, code: code, fold: r.f.ExitCode,
-		stateWrite: r.stateWrite, metricsWrite: r.metricsWrite}
+	res := &sweepreport.Result{Sweep: s, Shard: r.shard, Once: r.opts.Once, Code: code, Fold: r.f.ExitCode,
+		StateWrite: r.written.State, MetricsWrite: r.written.Metrics}
 	werr := r.f.Render(res)
 	errw := r.f.Streams.Err
 	switch {
@@ -268,7 +137,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 	// when the targets' lines did not carry them (the table).
 	for i := range s.Items {
 		h := s.Items[i].Hook
-		if h == nil || (h.OK && res.lines) {
+		if h == nil || (h.OK && res.WroteLines()) {
 			continue
 		}
 		verdict := "ran"
@@ -279,7 +148,7 @@ func (r *watchReporter) print(s *watch.Sweep, code int) error {
 			verdict = "FAILED"
 		}
 		fmt.Fprintf(errw, "healthctl: watch: --on-redeploy for target %q %s: %s\n", s.Items[i].Endpoint.Name, verdict, h.Status)
-		if !res.lines && h.Output != "" {
+		if !res.WroteLines() && h.Output != "" {
 			for _, l := range output.UntrustedLines(h.Output) {
 				fmt.Fprintf(errw, "  | %s\n", l)
 			}
@@ -329,13 +198,7 @@ func (r *watchReporter) reloadTargets() {
 			r.opts.TargetsFile, len(before), cli.OneLine(err.Error()))
 		return
 	}
-	kept := targets[:0]
-	for _, t := range targets {
-		if r.shardOf.Keeps(t.Name) {
-			kept = append(kept, t)
-		}
-	}
-	targets = kept
+	targets = r.shardOf.Filter(targets)
 	had := make(map[string]bool, len(before))
 	for _, t := range before {
 		had[t.Name] = true

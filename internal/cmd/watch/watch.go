@@ -21,6 +21,8 @@ import (
 	"github.com/healthctl/healthctl/internal/listen"
 	"github.com/healthctl/healthctl/internal/policy"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/sweepfiles"
+	"github.com/healthctl/healthctl/internal/sweepreport"
 	"github.com/healthctl/healthctl/internal/targetsfile"
 	"github.com/healthctl/healthctl/internal/watch"
 )
@@ -182,13 +184,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	// Signals are caught before the state file is locked or a target
 	// probed: from here on an interrupted sweep still saves what it has.
 	f.SignalsCaught()
-	kept := targets[:0]
-	for _, t := range targets {
-		if shard.Keeps(t.Name) {
-			kept = append(kept, t)
-		}
-	}
-	targets = kept
+	targets = shard.Filter(targets)
 	if setLimit {
 		// A soft limit for one sweep's fleet, the budget's line above its
 		// working set (GOMEMLIMIT, "off" included, wins). Not for a
@@ -249,9 +245,13 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 	if opts.OnRedeploy != "" {
 		cfg.Hook = watch.ShellHook(opts.OnRedeploy, opts.HookTimeout)
 	}
-	r := &watchReporter{f: f, opts: opts, store: store, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(ctx, f, opts),
-		metricsOn: opts.PromFile != "" || opts.Listen != "", svc: svc, memLimit: longLimit}
-	if r.metricsOn && !opts.Once {
+	files := &sweepfiles.Files{Store: store, PromFile: opts.PromFile, PromSource: opts.source("prom-file")}
+	if svc != nil {
+		files.Publish = svc.Publish
+	}
+	r := &watchReporter{f: f, opts: opts, files: files, shard: shard.String(), shardOf: shard, heartbeat: newHeartbeat(ctx, f, opts),
+		svc: svc, memLimit: longLimit}
+	if files.Metrics() && !opts.Once {
 		// Sweeps overlap and skip targets: the metrics need each target's
 		// last probed item. One sweep (--once) is its own latest.
 		r.latestOn = true
@@ -339,7 +339,7 @@ func check(opts *Options) (watch.Shard, policy.Settings, error) {
 		// Checked before the first probe: exit 2 means nothing probed,
 		// nothing run (the state file is checked when it is opened).
 		if err := statestore.CheckOutputWritable(opts.PromFile); err != nil {
-			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v%s", opts.source("prom-file"), opts.PromFile, err, textfileHint("/", opts.PromFile))
+			return shard, settings, cli.UsageErrorf("%s %s: cannot be written: %v%s", opts.source("prom-file"), opts.PromFile, err, sweepfiles.TextfileHint("/", opts.PromFile))
 		}
 	}
 	return shard, settings, nil
@@ -356,7 +356,7 @@ func runOnce(ctx context.Context, f *cli.Factory, w *watch.Watcher, r *watchRepo
 		return err
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepLine(s))
+		fmt.Fprintf(f.Streams.Err, "healthctl: watch interrupted: %s\n", sweepreport.Line(s))
 	}
 	return cli.SilentExit(onceCode(f, s, ctx.Err() != nil, exit0, false))
 }

@@ -1,4 +1,4 @@
-package watchcmd
+package sweepfiles
 
 import (
 	"bufio"
@@ -22,12 +22,12 @@ var textfileConfigs = []string{"/etc/default/prometheus-node-exporter", "/etc/sy
 
 var textfileFlag = regexp.MustCompile(`-?-collector\.textfile\.directory[= ]+["']?([^"' ]+)`)
 
-// textfileHint is what to add to the error about a --prom-file whose
+// TextfileHint is what to add to the error about a --prom-file whose
 // directory does not exist: which directory node_exporter reads on this
 // system, when it can tell — the directory its arguments name, else one
 // of textfileDirs that exists — or "" when it cannot (root is "/" but for
 // tests).
-func textfileHint(root, promFile string) string {
+func TextfileHint(root, promFile string) string {
 	dir := filepath.Dir(promFile)
 	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 		return ""

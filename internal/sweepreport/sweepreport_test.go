@@ -1,4 +1,4 @@
-package watchcmd
+package sweepreport
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func sweepSample() *watch.Sweep {
 
 func TestWatchTableTTY(t *testing.T) {
 	var b bytes.Buffer
-	if err := watchTable(&b, output.TableOptions{Terminal: true}, sweepSample(), true, false); err != nil {
+	if err := Table(&b, output.TableOptions{Terminal: true}, sweepSample(), true, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -38,7 +38,7 @@ func TestWatchTableTTY(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := watchTable(&b, output.TableOptions{Terminal: true}, sweepSample(), false, true); err != nil {
+	if err := Table(&b, output.TableOptions{Terminal: true}, sweepSample(), false, true); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); strings.Contains(out, "api") || strings.Contains(out, "slow") || !strings.Contains(out, "*billing") || strings.Contains(out, "\x1b[") {
@@ -47,8 +47,8 @@ func TestWatchTableTTY(t *testing.T) {
 }
 
 func TestSweepLine(t *testing.T) {
-	if got := sweepLine(sweepSample()); got != "sweep 3: 3 targets, 1 pass, 1 fail, 1 skipped, 1 redeploy in 0.0ms" {
-		t.Fatalf("sweepLine = %q", got)
+	if got := Line(sweepSample()); got != "sweep 3: 3 targets, 1 pass, 1 fail, 1 skipped, 1 redeploy in 0.0ms" {
+		t.Fatalf("Line = %q", got)
 	}
 }
 
@@ -58,7 +58,7 @@ func TestWatchTableFitsWidth(t *testing.T) {
 	s.Items[1].Endpoint = &watch.Endpoint{Name: "prod-eu-west-1-payments-gateway-internal-health-check-endpoint-8"}
 	for _, colored := range []bool{false, true} {
 		var b bytes.Buffer
-		if err := watchTable(&b, output.TableOptions{Terminal: true, Width: 80}, s, colored, false); err != nil {
+		if err := Table(&b, output.TableOptions{Terminal: true, Width: 80}, s, colored, false); err != nil {
 			t.Fatal(err)
 		}
 		if w := tableWidth(b.String()); w > 80 {
@@ -70,7 +70,7 @@ func TestWatchTableFitsWidth(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := watchTable(&b, output.TableOptions{Terminal: true, Width: 80}, sweepSample(), false, false); err != nil {
+	if err := Table(&b, output.TableOptions{Terminal: true, Width: 80}, sweepSample(), false, false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "…") {

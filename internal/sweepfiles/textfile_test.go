@@ -1,4 +1,4 @@
-package watchcmd
+package sweepfiles
 
 import (
 	"os"
@@ -45,14 +45,14 @@ func TestTextfileHint(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := textfileHint(root, missing); got != c.want {
+		if got := TextfileHint(root, missing); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}
 	// The directory exists: the error is another (a permission), no hint.
 	root := t.TempDir()
 	mk(t, root, "/var/lib/prometheus/node-exporter")
-	if got := textfileHint(root, filepath.Join(t.TempDir(), "healthctl.prom")); got != "" {
+	if got := TextfileHint(root, filepath.Join(t.TempDir(), "healthctl.prom")); got != "" {
 		t.Errorf("existing directory: %q", got)
 	}
 }

@@ -1,4 +1,9 @@
-package watchcmd
+// Package sweepreport renders one watch sweep, as internal/report renders
+// one probe: each target's JSON line (report.WatchJSON: the probe's object with the
+// target's decision, streak, transition and hook), the sweep's object
+// (SweepJSON), its one-line summary (Line) and the table (Table); Result
+// hands them to the chosen format.
+package sweepreport
 
 import (
 	"bytes"
@@ -38,16 +43,16 @@ func (l *itemLine) LineValue() any {
 	return j.Value()
 }
 
-// sweepJSON is the line that ends each sweep in JSON output:
+// SweepJSON is the line that ends each sweep in JSON output:
 // {"schema_version":1,"sweep":{...}}.
-type sweepJSON struct {
+type SweepJSON struct {
 	SchemaVersion int          `json:"schema_version"`
-	Sweep         sweepSummary `json:"sweep"`
+	Sweep         SweepSummary `json:"sweep"`
 }
 
-// sweepSummary counts one sweep's targets: the counts /status.json shows
+// SweepSummary counts one sweep's targets: the counts /status.json shows
 // too, and what only the sweep line says.
-type sweepSummary struct {
+type SweepSummary struct {
 	watch.SweepCounts
 	HookFailures int `json:"hook_failures"`
 	Transitions  int `json:"transitions"`
@@ -58,7 +63,7 @@ type sweepSummary struct {
 	HoldWhy    string `json:"hold_why,omitempty"`
 	// HeldGroups are the groups the fleet rule held, each counted with
 	// its own why.
-	HeldGroups  []heldGroupJSON `json:"held_groups,omitempty"`
+	HeldGroups  []HeldGroupJSON `json:"held_groups,omitempty"`
 	Interrupted bool            `json:"interrupted"`
 	Shard       string          `json:"shard,omitempty"`
 	// StateWriteMS and MetricsWriteMS are how long writing --state and
@@ -73,29 +78,29 @@ type sweepSummary struct {
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
-// heldGroupJSON is one group the fleet rule held: how many targets failed
+// HeldGroupJSON is one group the fleet rule held: how many targets failed
 // together, how many of their redeploys were held, and why.
-type heldGroupJSON struct {
+type HeldGroupJSON struct {
 	Targets int    `json:"targets"`
 	Held    int    `json:"held"`
 	Why     string `json:"why"`
 }
 
-// newSweepJSON summarises a sweep.
-func newSweepJSON(s *watch.Sweep, shard string) sweepJSON {
-	var groups []heldGroupJSON
+// NewSweepJSON summarises a sweep.
+func NewSweepJSON(s *watch.Sweep, shard string) SweepJSON {
+	var groups []HeldGroupJSON
 	for _, g := range s.HeldGroups {
-		groups = append(groups, heldGroupJSON{Targets: g.Targets, Held: g.Held, Why: g.Why})
+		groups = append(groups, HeldGroupJSON{Targets: g.Targets, Held: g.Held, Why: g.Why})
 	}
-	return sweepJSON{SchemaVersion: output.SchemaVersion, Sweep: sweepSummary{
+	return SweepJSON{SchemaVersion: output.SchemaVersion, Sweep: SweepSummary{
 		SweepCounts:  s.Counts(),
 		HookFailures: s.HookFailures, Transitions: s.Transitions, Interrupted: s.Interrupted, Shard: shard,
 		HeldFleet: s.HeldFleet, HeldBudget: s.HeldBudget, HoldWhy: s.HoldWhy, HeldGroups: groups,
 	}}
 }
 
-// sweepLine is the one-line text summary of a sweep.
-func sweepLine(s *watch.Sweep) string {
+// Line is the one-line text summary of a sweep.
+func Line(s *watch.Sweep) string {
 	line := fmt.Sprintf("sweep %d: %s, %d pass, %d fail, %d skipped, %d redeploy in %s",
 		s.N, words.Plural(s.Targets, "target"), s.Pass, s.Fail, s.Skipped, s.Redeploys, output.FormatMS(s.Duration))
 	switch {
@@ -120,12 +125,12 @@ func sweepLine(s *watch.Sweep) string {
 	return line
 }
 
-// watchTable draws one sweep as a table: target, outcome, reason, latency,
+// Table draws one sweep as a table: target, outcome, reason, latency,
 // decision, streak. A transition is marked with "*" before the target (and
 // in colour: the new decision stands out). onlyTransitions keeps just those
 // rows (-q). width > 0 is the terminal's: names too long for it are
 // shortened in the middle with "…" (both ends of a name tell targets apart).
-func watchTable(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, onlyTransitions bool) error {
+func Table(w io.Writer, topt output.TableOptions, s *watch.Sweep, colored, onlyTransitions bool) error {
 	width := topt.Width
 	longest := 0
 	for i := range s.Items {
@@ -235,26 +240,36 @@ func decisionColor(colored bool, a policy.Action) *color.Color {
 	return output.Paint(colored, color.FgYellow)
 }
 
-// sweepResult is one sweep: a line per target and the sweep's object, or
+// Result is one sweep: a line per target and the sweep's object, or
 // the table on a terminal (and wherever text was asked for by name).
-type sweepResult struct {
-	s                        *watch.Sweep
-	shard                    string
-	once                     bool
-	code                     int
-	fold                     func(int) int
-	stateWrite, metricsWrite time.Duration
+type Result struct {
+	Sweep *watch.Sweep
+	// Shard is --shard's K/N ("" without it).
+	Shard string
+	// Once says a --once run, whose sweep object carries Code, its exit
+	// code.
+	Once bool
+	Code int
+	// Fold is the --exit-1 decision, applied to each target's exit code.
+	Fold func(int) int
+	// StateWrite and MetricsWrite are how long the sweep's files took to
+	// write (0: not written).
+	StateWrite, MetricsWrite time.Duration
 	// lines is set once the targets' lines were written (which carry each
 	// hook's output): the table does not.
 	lines     bool
 	lineItems []itemLine
 }
 
+// WroteLines says the targets' lines were written (each carrying its
+// hook's output), not the table.
+func (x *Result) WroteLines() bool { return x.lines }
+
 // Docs are a line per probed target (with -q: per transition) and the
 // sweep's object.
-func (x *sweepResult) Docs(w render.Writer) render.Docs {
+func (x *Result) Docs(w render.Writer) render.Docs {
 	x.lines = true
-	s := x.s
+	s := x.Sweep
 	n := len(s.Items)
 	// A line each, pointing at its item: no line's value is made unless
 	// encoding/json must write it (itemLine).
@@ -267,26 +282,26 @@ func (x *sweepResult) Docs(w render.Writer) render.Docs {
 		if it.Skipped || it.Interrupted || (w.Quiet && !it.Transition) {
 			return nil, false
 		}
-		x.lineItems[i] = itemLine{it: it, fold: x.fold}
+		x.lineItems[i] = itemLine{it: it, fold: x.Fold}
 		return &x.lineItems[i], true
 	}}
 }
 
-func (x *sweepResult) sweepObject(quiet bool) (any, bool) {
+func (x *Result) sweepObject(quiet bool) (any, bool) {
 	if quiet {
 		return nil, false
 	}
-	j := newSweepJSON(x.s, x.shard)
-	if x.stateWrite > 0 {
-		ms := output.JSONMillis(x.stateWrite)
+	j := NewSweepJSON(x.Sweep, x.Shard)
+	if x.StateWrite > 0 {
+		ms := output.JSONMillis(x.StateWrite)
 		j.Sweep.StateWriteMS = &ms
 	}
-	if x.metricsWrite > 0 {
-		ms := output.JSONMillis(x.metricsWrite)
+	if x.MetricsWrite > 0 {
+		ms := output.JSONMillis(x.MetricsWrite)
 		j.Sweep.MetricsWriteMS = &ms
 	}
-	if x.once {
-		j.Sweep.ExitCode = &x.code
+	if x.Once {
+		j.Sweep.ExitCode = &x.Code
 	}
 	return j, true
 }
@@ -294,17 +309,17 @@ func (x *sweepResult) sweepObject(quiet bool) (any, bool) {
 // Text is the table and the sweep's line on a terminal, or where text was
 // asked for by name (-o text); elsewhere (a pipe, a file, a log) the lines
 // a program reads (SPEC §6).
-func (x *sweepResult) Text(w render.Writer) error {
+func (x *Result) Text(w render.Writer) error {
 	if !w.OutTTY && !w.Named {
 		return render.WriteDocs(w, x.Docs(w))
 	}
 	topt := w.OutTable()
 	topt.Width = w.Columns(w.Getenv)
-	if err := watchTable(w.Out, topt, x.s, w.OutColor, w.Quiet); err != nil {
+	if err := Table(w.Out, topt, x.Sweep, w.OutColor, w.Quiet); err != nil {
 		fmt.Fprintf(w.Err, "healthctl: watch: table: %v\n", err)
 	}
 	if !w.Quiet {
-		fmt.Fprintln(w.Out, sweepLine(x.s))
+		fmt.Fprintln(w.Out, Line(x.Sweep))
 	}
 	return nil
 }
