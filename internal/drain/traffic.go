@@ -22,6 +22,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/drain/evidence"
+	"github.com/healthctl/healthctl/internal/drain/service"
 	"github.com/healthctl/healthctl/internal/probe"
 )
 
@@ -68,7 +69,7 @@ func startInflight(cfg Config, opts *probe.Options) *inflight {
 		return in
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
-	window := cfg.Settings.ShutdownTimeout + KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second
+	window := cfg.Settings.ShutdownTimeout + service.KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second
 	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
 		Timeout:       window,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
