@@ -57,8 +57,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/drain/judge"
+	"github.com/healthctl/healthctl/internal/drain/service"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/fixture/stackfix"
@@ -162,7 +162,7 @@ func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil || pid <= 1 {
 		ts.Fatalf("gone: %s: bad pid %q", args[0], b)
 	}
-	if !fixture.WaitFor(5*time.Second, func() bool { return !drain.Alive(pid) }) {
+	if !fixture.WaitFor(5*time.Second, func() bool { return !service.Alive(pid) }) {
 		if p, err := os.FindProcess(pid); err == nil {
 			p.Kill()
 		}

@@ -4,9 +4,9 @@
 //
 // Run does the I/O and returns what it saw (package evidence); package
 // judge is pure and turns it into the request log, verdicts and a
-// timeline. The I/O has two sides: the process side (process.go: start or
-// attach, signal, wait, kill what is left; tree_*.go, alive_*.go) and the
-// traffic side (traffic.go, endpoint.go: health polls, traffic, in-flight
+// timeline. The I/O has two sides: the process side (package service:
+// start or attach, signal, wait, kill what is left) and the traffic side
+// (traffic.go, keepalive.go, endpoint.go: health polls, traffic, in-flight
 // requests and the kept-alive connection, all built from probe's request,
 // dialler and TLS builders — drain has no HTTP client of its own). Linting
 // a manifest's timing, which runs nothing, is package manifest's job.

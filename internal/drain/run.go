@@ -12,6 +12,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/drain/evidence"
+	"github.com/healthctl/healthctl/internal/drain/service"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/redact"
@@ -103,7 +104,7 @@ func Run(ctx context.Context, cfg Config) (obs evidence.Observation, interrupted
 		obs.Traffic = evidence.TrafficInfo{Window: cfg.trafficWindow(), FromInflight: cfg.TrafficURL == cfg.InflightURL}
 	}
 	if !proc.SignalsSupported {
-		return obs, false, &StartError{fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
+		return obs, false, &service.StartError{Err: fmt.Errorf("drain-test sends %s to the service and judges its reaction, but %w: run it on Linux or macOS (--manifest lints a file anywhere)", obs.Signal, proc.ErrUnsupported)}
 	}
 	ep := cfg.endpoints()
 	// The request log names each endpoint as the probe's redactor shows
@@ -129,19 +130,19 @@ func Run(ctx context.Context, cfg Config) (obs evidence.Observation, interrupted
 			return obs, false, err
 		}
 	}
-	tg, err := start(ctx, cfg, logf)
+	tg, err := service.Start(ctx, service.Spec{Argv: cfg.Argv, Env: cfg.Env, Pid: cfg.Pid, Stdout: cfg.Stdout, Stderr: cfg.Stderr}, logf)
 	if err != nil {
 		return obs, false, err
 	}
 	defer func() {
-		if tg.teardown(logf) && obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
+		if tg.Teardown(logf) && obs.Exit.Gone && !obs.Exit.Killed && !interrupted {
 			obs.Leftover = true
 		}
 		// The tree is gone: its output's last bytes reach drain-test's
 		// stderr before the report does (and never beside it).
-		tg.outputCopied(2 * time.Second)
+		tg.OutputCopied(2 * time.Second)
 	}()
-	obs.Pid = tg.pid
+	obs.Pid = tg.Pid()
 
 	// Before the signal: ready, a kept-alive connection, requests in flight.
 	ka, in, interrupted, err := beforeSignal(ctx, ep, cfg, tg, &obs, logf)
@@ -155,10 +156,10 @@ func Run(ctx context.Context, cfg Config) (obs evidence.Observation, interrupted
 
 	// t=0: the signal; then watch until the process is gone and the
 	// in-flight requests are done.
-	t0 := sendSignal(cfg.Signal, tg, logf)
+	t0 := service.SendSignal(cfg.Signal, tg, logf)
 	w := startWatch(ep, cfg, ka, t0)
 	obs.KeepAlive.Watched = ka.conn != nil
-	killedAt, interrupted := awaitExit(ctx, cfg.Settings.ShutdownTimeout, tg, t0, logf)
+	killedAt, interrupted := service.AwaitExit(ctx, cfg.Settings.ShutdownTimeout, tg, t0, logf)
 	if !interrupted {
 		interrupted = watchAfterExit(ctx, cfg.Settings, tg, t0, in)
 	}
@@ -235,11 +236,11 @@ func hostPort(u string) string {
 // setupFailed says whether an in-flight request failed before t0 (a wrong
 // --inflight path, a 404) or, with tg, whether the service exited before
 // the signal.
-func setupFailed(cfg Config, tg *target, in *inflight, t0 time.Time) error {
+func setupFailed(cfg Config, tg *service.Target, in *inflight, t0 time.Time) error {
 	if tg != nil {
 		select {
-		case <-tg.gone:
-			return &SetupError{fmt.Sprintf("pid %d exited (%s) before the signal was sent: nothing to judge", tg.pid, tg.status())}
+		case <-tg.Gone():
+			return &SetupError{fmt.Sprintf("pid %d exited (%s) before the signal was sent: nothing to judge", tg.Pid(), tg.Status())}
 		default:
 		}
 	}
@@ -274,13 +275,13 @@ func redactURL(u string) string {
 // in-flight requests. When the service never gets ready, obs.NotReadyWhy
 // says what it answered, or interrupted says ctx ended; nothing is to be
 // signalled then.
-func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs *evidence.Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
+func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *service.Target, obs *evidence.Observation, logf func(string, ...any)) (ka *keepAlive, in *inflight, interrupted bool, err error) {
 	if why, ok := waitReady(ctx, ep, cfg, tg); !ok {
 		if ctx.Err() != nil {
 			return nil, nil, true, nil
 		}
 		select {
-		case <-tg.gone:
+		case <-tg.Gone():
 			return nil, nil, false, &SetupError{why + ": nothing was signalled, nothing judged"}
 		default:
 		}
@@ -302,11 +303,11 @@ func beforeSignal(ctx context.Context, ep endpoints, cfg Config, tg *target, obs
 // polls in the window) and a little past the exit (a wrapper's service
 // still answering), and until the in-flight requests are done. It reports
 // whether ctx ended meanwhile.
-func watchAfterExit(ctx context.Context, s evidence.Settings, tg *target, t0 time.Time, in *inflight) (interrupted bool) {
+func watchAfterExit(ctx context.Context, s evidence.Settings, tg *service.Target, t0 time.Time, in *inflight) (interrupted bool) {
 	end := t0.Add(s.PreDrain)
 	select {
-	case <-tg.gone:
-		if g := tg.goneAt.Add(4 * Interval); g.After(end) {
+	case <-tg.Gone():
+		if g := tg.GoneAt().Add(4 * Interval); g.After(end) {
 			end = g
 		}
 	default:
@@ -322,14 +323,14 @@ func watchAfterExit(ctx context.Context, s evidence.Settings, tg *target, t0 tim
 	case <-done:
 	case <-ctx.Done():
 		interrupted = true
-	case <-time.After(KillMargin(s.ShutdownTimeout) + 2*time.Second):
+	case <-time.After(service.KillMargin(s.ShutdownTimeout) + 2*time.Second):
 	}
 	return interrupted
 }
 
 // observe fills obs with what was seen, relative to t0, once the watch and
 // the in-flight requests have ended.
-func observe(obs *evidence.Observation, t0, killedAt time.Time, tg *target, w *watcher, in *inflight) {
+func observe(obs *evidence.Observation, t0, killedAt time.Time, tg *service.Target, w *watcher, in *inflight) {
 	obs.SignalledAt = t0
 	for _, p := range w.polls {
 		p.Poll.At = p.start.Sub(t0)
@@ -353,15 +354,15 @@ func observe(obs *evidence.Observation, t0, killedAt time.Time, tg *target, w *w
 	w.late.mu.Unlock()
 	obs.InflightBaseline = in.baseline
 	select {
-	case <-tg.gone:
-		obs.Exit = evidence.Exit{Gone: true, At: tg.goneAt.Sub(t0)}
+	case <-tg.Gone():
+		obs.Exit = evidence.Exit{Gone: true, At: tg.GoneAt().Sub(t0)}
 	default:
 	}
 	if !killedAt.IsZero() {
 		obs.Exit.Killed, obs.Exit.KilledAt = true, killedAt.Sub(t0)
 	}
-	if tg.child != nil && obs.Exit.Gone {
-		st := tg.child.Status()
+	if tg.Child() != nil && obs.Exit.Gone {
+		st := tg.Child().Status()
 		obs.Exit.Known = st.Exited || st.Signal != 0
 		obs.Exit.Code = st.Code
 		if st.Signal != 0 {
@@ -372,7 +373,7 @@ func observe(obs *evidence.Observation, t0, killedAt time.Time, tg *target, w *w
 
 // waitReady polls readiness and liveness until both answer 200, bounded by
 // cfg.ReadyTimeout; it says what they answered when they did not.
-func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (string, bool) {
+func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *service.Target) (string, bool) {
 	deadline := time.Now().Add(cfg.ReadyTimeout)
 	var lastR, lastL timedPoll
 	for {
@@ -382,12 +383,12 @@ func waitReady(ctx context.Context, ep endpoints, cfg Config, tg *target) (strin
 			return "", true
 		}
 		select {
-		case <-tg.gone:
+		case <-tg.Gone():
 			st := "gone"
-			if tg.child != nil {
-				st = tg.child.Status().String()
+			if tg.Child() != nil {
+				st = tg.Child().Status().String()
 			}
-			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200-399", tg.pid, st), false
+			return fmt.Sprintf("pid %d exited (%s) before readiness and liveness answered 200-399", tg.Pid(), st), false
 		case <-ctx.Done():
 			return "interrupted", false
 		case <-time.After(Interval):

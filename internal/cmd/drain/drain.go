@@ -20,6 +20,7 @@ import (
 	"github.com/healthctl/healthctl/internal/drain"
 	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/drain/judge"
+	"github.com/healthctl/healthctl/internal/drain/service"
 	"github.com/healthctl/healthctl/internal/exitcode"
 	"github.com/healthctl/healthctl/internal/expect"
 	"github.com/healthctl/healthctl/internal/inputfile"
@@ -378,7 +379,7 @@ func Run(ctx context.Context, f *cli.Factory, o *Options) error {
 	f.SignalsCaught()
 	obs, interrupted, err := drain.Run(ctx, cfg)
 	if err != nil {
-		var se *drain.StartError
+		var se *service.StartError
 		var sue *drain.SetupError
 		if errors.As(err, &se) || errors.As(err, &sue) {
 			return cli.UsageError(err)

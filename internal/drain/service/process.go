@@ -1,4 +1,4 @@
-package drain
+package service
 
 // The process side of drain-test: start the service or attach to it, send
 // the signal, wait for the exit, and kill whatever it left (the process
@@ -30,8 +30,18 @@ func (e *StartError) Error() string { return e.Err.Error() }
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// target is the process under test, started or attached.
-type target struct {
+// Spec says which service to run: Argv starts it (--exec), else Pid
+// attaches to a running one (--pid); Env is added to its environment, and
+// Stdout and Stderr receive its output (nil: discarded).
+type Spec struct {
+	Argv           []string
+	Env            []string
+	Pid            int
+	Stdout, Stderr io.Writer
+}
+
+// Target is the process under test, started or attached.
+type Target struct {
 	child *proc.Child
 	pid   int
 	gone  chan struct{}
@@ -44,9 +54,21 @@ type target struct {
 	copied <-chan struct{}
 }
 
-// outputCopied waits, at most d, for the service's output to be copied
+// Pid is the process's id.
+func (tg *Target) Pid() int { return tg.pid }
+
+// Gone closes once the process is seen gone.
+func (tg *Target) Gone() <-chan struct{} { return tg.gone }
+
+// GoneAt is when the process was seen gone (zero before Gone closes).
+func (tg *Target) GoneAt() time.Time { return tg.goneAt }
+
+// Child is the started child (nil when attached to a --pid).
+func (tg *Target) Child() *proc.Child { return tg.child }
+
+// OutputCopied waits, at most d, for the service's output to be copied
 // to drain-test's own writers: after it, nothing else writes to them.
-func (tg *target) outputCopied(d time.Duration) {
+func (tg *Target) OutputCopied(d time.Duration) {
 	if tg.copied == nil {
 		return
 	}
@@ -56,18 +78,18 @@ func (tg *target) outputCopied(d time.Duration) {
 	}
 }
 
-// status says how a gone target ended, when it can be read.
-func (tg *target) status() string {
+// Status says how a gone target ended, when it can be read.
+func (tg *Target) Status() string {
 	if tg.child != nil {
 		return tg.child.Status().String()
 	}
 	return "gone"
 }
 
-// start starts the service (--exec) or attaches to a running one (--pid).
+// Start starts the service (--exec) or attaches to a running one (--pid).
 // A service that cannot be started or signalled is a *StartError.
-func start(ctx context.Context, cfg Config, logf func(string, ...any)) (*target, error) {
-	tg := &target{gone: make(chan struct{})}
+func Start(ctx context.Context, cfg Spec, logf func(string, ...any)) (*Target, error) {
+	tg := &Target{gone: make(chan struct{})}
 	if len(cfg.Argv) == 0 {
 		switch err := signalPid(cfg.Pid, 0); {
 		case errors.Is(err, syscall.ESRCH) || (err == nil && !Alive(cfg.Pid)):
@@ -118,11 +140,11 @@ func unwrapExec(err error) error {
 	return err
 }
 
-// teardown kills whatever a started child left (a wrapper's orphan, a
+// Teardown kills whatever a started child left (a wrapper's orphan, a
 // helper, a daemon that called setsid) with the child, and returns once
 // they are gone; it reports whether anything was left. An attached process
 // is not healthctl's to kill.
-func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
+func (tg *Target) Teardown(logf func(string, ...any)) (leftover bool) {
 	if tg.child == nil {
 		return false
 	}
@@ -141,7 +163,7 @@ func (tg *target) teardown(logf func(string, ...any)) (leftover bool) {
 // waits for the child, and returns once the rest are gone too (5s at
 // most): a check right after healthctl exits finds nothing listening. It
 // returns how many still ran.
-func (tg *target) killAll() int {
+func (tg *Target) killAll() int {
 	tg.child.Kill()
 	n := killTree(tg.pid, 5*time.Second)
 	for end := time.Now().Add(5 * time.Second); groupExists(tg.pid) && time.Now().Before(end); {
@@ -150,9 +172,9 @@ func (tg *target) killAll() int {
 	return n
 }
 
-// sendSignal sends sig to the process itself (not its group, as an
+// SendSignal sends sig to the process itself (not its group, as an
 // orchestrator signals PID 1) and returns t=0, when it was sent.
-func sendSignal(sig syscall.Signal, tg *target, logf func(string, ...any)) time.Time {
+func SendSignal(sig syscall.Signal, tg *Target, logf func(string, ...any)) time.Time {
 	t0 := time.Now()
 	var err error
 	if tg.child != nil {
@@ -167,10 +189,10 @@ func sendSignal(sig syscall.Signal, tg *target, logf func(string, ...any)) time.
 	return t0
 }
 
-// awaitExit waits for the process to exit. Past S plus KillMargin it kills
+// AwaitExit waits for the process to exit. Past S plus KillMargin it kills
 // it (killedAt says when); when ctx ends (drain-test interrupted) it kills
 // a started child and waits for it.
-func awaitExit(ctx context.Context, S time.Duration, tg *target, t0 time.Time, logf func(string, ...any)) (killedAt time.Time, interrupted bool) {
+func AwaitExit(ctx context.Context, S time.Duration, tg *Target, t0 time.Time, logf func(string, ...any)) (killedAt time.Time, interrupted bool) {
 	deadline := time.NewTimer(S + KillMargin(S))
 	defer deadline.Stop()
 	select {
@@ -199,7 +221,7 @@ func awaitExit(ctx context.Context, S time.Duration, tg *target, t0 time.Time, l
 
 // kill ends the process past the deadline: the child's whole group, or the
 // attached pid (as an orchestrator's SIGKILL would).
-func (tg *target) kill() {
+func (tg *Target) kill() {
 	if tg.child != nil {
 		_ = tg.child.SignalGroup(syscall.SIGKILL)
 		return
@@ -209,7 +231,7 @@ func (tg *target) kill() {
 
 // watchPid closes tg.gone once the attached pid no longer runs (no such
 // process, or a zombie its parent has not reaped yet).
-func watchPid(ctx context.Context, tg *target) {
+func watchPid(ctx context.Context, tg *Target) {
 	for {
 		if !Alive(tg.pid) {
 			tg.goneAt = time.Now()

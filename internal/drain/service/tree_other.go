@@ -1,6 +1,6 @@
 //go:build !linux
 
-package drain
+package service
 
 import (
 	"syscall"
