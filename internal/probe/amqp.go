@@ -20,6 +20,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -30,20 +31,20 @@ type amqpExchange struct {
 	answer amqpwire.Answer
 }
 
-func newAMQP(_ context.Context, p *run) (exchange, error) {
+func newAMQP(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	return &amqpExchange{cv: conversation{p: p}}, nil
 }
 
-func (x *amqpExchange) answered() bool { return x.cv.first }
+func (x *amqpExchange) Answered() bool { return x.cv.first }
 
-func (x *amqpExchange) close() { x.cv.close() }
+func (x *amqpExchange) Close() { x.cv.close() }
 
 // goodbye bounds the wait for the server's Close-Ok once the answer is
 // decided.
 const goodbye = time.Second
 
-func (x *amqpExchange) run(ctx context.Context) error {
-	cv, o := &x.cv, x.cv.p.opts
+func (x *amqpExchange) Run(ctx context.Context) error {
+	cv, o := &x.cv, x.cv.p.Opts
 	if err := x.talk(ctx); err != nil || !x.got {
 		return err
 	}
@@ -62,7 +63,7 @@ func (x *amqpExchange) run(ctx context.Context) error {
 // talk is the exchange up to its answer: the server's Start, and with
 // credentials the login and Open.
 func (x *amqpExchange) talk(ctx context.Context) error {
-	cv, o := &x.cv, x.cv.p.opts
+	cv, o := &x.cv, x.cv.p.Opts
 	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (x *amqpExchange) unexpected(m amqpwire.Method, after string) error {
 		return x.notAMQP(err)
 	}
 	x.answer.Close = &amqpwire.CloseSaid{Code: c.Code, Name: amqpwire.ReplyName(c.Code),
-		Text: x.cv.p.opts.Redactor.String(c.Text), After: after}
+		Text: x.cv.p.Opts.Redactor.String(c.Text), After: after}
 	x.write(amqpwire.CloseOk())
 	return nil
 }
@@ -211,11 +212,11 @@ func (x *amqpExchange) notAMQP(err error) error {
 	return err
 }
 
-func (x *amqpExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := x.cv.p.opts.Redactor.String
-	user, _, _ := amqpwire.Login(x.cv.p.opts.URL)
+func (x *amqpExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.p.Opts.Redactor.String
+	user, _, _ := amqpwire.Login(x.cv.p.Opts.URL)
 	a := &x.answer
-	a.User, a.Vhost = red(user), red(amqpwire.Vhost(x.cv.p.opts.URL))
+	a.User, a.Vhost = red(user), red(amqpwire.Vhost(x.cv.p.Opts.URL))
 	obs.Answer = a
 	if err != nil || !x.got {
 		return

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
 // readChunk is the size of one read of the body.
@@ -23,7 +24,7 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readChunk); return 
 // as curl's --compressed does. Any other encoding is returned as is, with
 // its name, so the conditions can say why they cannot read it.
 func decodedBody(resp *http.Response, conditions bool) (io.Reader, string) {
-	ce := strings.ToLower(strings.TrimSpace(headerValue(resp.Header, "Content-Encoding")))
+	ce := strings.ToLower(strings.TrimSpace(session.HeaderValue(resp.Header, "Content-Encoding")))
 	if !conditions || resp.Uncompressed || ce == "" || ce == "identity" {
 		return resp.Body, ""
 	}

@@ -220,8 +220,8 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 		// The HTTP/1.1 exchange takes a direct http:// probe; the same
 		// probe through net/http's Transport.
 		paths = append(paths, crossPath{name: "transport", run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
-			p := newRun(crossOpts(t, raw, pki), hooks{transport: true})
-			if !p.http1Fits() {
+			p := newRun(crossOpts(t, raw, pki), hooks{Transport: true})
+			if !http1Fits(p.Probe) {
 				t.Fatalf("%s: the HTTP/1.1 exchange does not take it", raw)
 			}
 			return p.do(context.Background())

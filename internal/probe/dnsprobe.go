@@ -33,6 +33,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/eyeballs"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -51,24 +52,24 @@ type dnsExchange struct {
 	query []byte
 }
 
-func newDNS(_ context.Context, p *run) (exchange, error) {
-	q, err := dnswire.ParseURL(p.opts.URL)
+func newDNS(_ context.Context, p *session.Probe) (session.Exchange, error) {
+	q, err := dnswire.ParseURL(p.Opts.URL)
 	if err != nil {
 		return nil, err
 	}
 	return &dnsExchange{cv: conversation{p: p}, q: q}, nil
 }
 
-func (d *dnsExchange) answered() bool { return d.cv.first }
+func (d *dnsExchange) Answered() bool { return d.cv.first }
 
-func (d *dnsExchange) close() { d.cv.close() }
+func (d *dnsExchange) Close() { d.cv.close() }
 
 // errNoReply is a TCP connection closed before a whole reply.
 var errNoReply = errors.New("the server closed the connection without a DNS reply")
 
-func (d *dnsExchange) run(ctx context.Context) error {
+func (d *dnsExchange) Run(ctx context.Context) error {
 	cv := &d.cv
-	port := scheme.DefaultPort(cv.p.opts.URL.Scheme)
+	port := scheme.DefaultPort(cv.p.Opts.URL.Scheme)
 	if d.q.TCP {
 		if err := cv.connect(ctx, port); err != nil {
 			return err
@@ -95,16 +96,16 @@ func (d *dnsExchange) run(ctx context.Context) error {
 // connectUDP resolves the server (the dns stage) and opens a UDP socket
 // to its first address of the family asked for, in the connect window.
 func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err error) {
-	p, o := d.cv.p, d.cv.p.opts
+	p, o := d.cv.p, d.cv.p.Opts
 	u := o.URL
-	deadline := p.openConnectWindow(u)
-	defer func() { p.closeConnectWindow(err, deadline) }()
-	dctx := newDeadlined(ctx, deadline)
+	deadline := p.OpenConnectWindow(u)
+	defer func() { p.CloseConnectWindow(err, deadline) }()
+	dctx := session.NewDeadlined(ctx, deadline)
 	port := u.Port()
 	if port == "" {
 		port = defaultPort
 	}
-	addrs, err := p.addresses(&dctx, u.Hostname(), port, nil)
+	addrs, err := p.Addresses(&dctx, u.Hostname(), port, nil)
 	if err != nil {
 		return err
 	}
@@ -113,9 +114,9 @@ func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err e
 		d.next = append(d.next, netip.AddrPortFrom(a, uint16(n)))
 	}
 	t0 := time.Now()
-	p.mu.Lock()
-	p.enterAt(classify.StageConnect, t0)
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.EnterAt(classify.StageConnect, t0)
+	p.Mu.Unlock()
 	err = d.dialUDP(&dctx, netip.AddrPortFrom(addrs[0], uint16(n)))
 	for err != nil && len(d.next) > 0 && dctx.Err() == nil {
 		// No socket to that address (a family this host lacks): the
@@ -123,28 +124,28 @@ func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err e
 		err = d.dialUDP(&dctx, d.next[0])
 		d.next = d.next[1:]
 	}
-	p.mu.Lock()
-	p.record(PhaseConnect, time.Since(t0))
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Record(PhaseConnect, time.Since(t0))
+	p.Mu.Unlock()
 	return err
 }
 
 // dialUDP opens the UDP socket to ap (the probe's address from now on).
 func (d *dnsExchange) dialUDP(ctx context.Context, ap netip.AddrPort) error {
 	p := d.cv.p
-	p.mu.Lock()
-	p.address, p.family = ap.String(), eyeballs.Family(ap.Addr())
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Address, p.Family = ap.String(), eyeballs.Family(ap.Addr())
+	p.Mu.Unlock()
 	var dialer net.Dialer
 	c, err := dialer.DialContext(ctx, "udp", ap.String())
 	if err != nil {
 		return err
 	}
-	p.mu.Lock()
-	p.keepConn(c)
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.KeepConn(c)
+	p.Mu.Unlock()
 	// A backstop only: the windows close the socket first.
-	c.SetDeadline(p.start.Add(p.opts.MaxTime + 2*maxTimeBackstop))
+	c.SetDeadline(p.Start.Add(p.Opts.MaxTime + 2*session.MaxTimeBackstop))
 	d.cv.conn = c
 	return nil
 }
@@ -260,7 +261,7 @@ func (d *dnsExchange) read(msg []byte) error {
 	return nil
 }
 
-func (d *dnsExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+func (d *dnsExchange) Describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
 	q := d.q
 	a := &dnswire.Answer{Question: q.Question(), Transport: "udp", SOA: q.Type == dnsmessage.TypeSOA,
 		Resolve: res.Timings.Of(PhaseDNS).Seconds(), Connect: res.Timings.Of(PhaseConnect).Seconds(), Request: res.Timings.Of(PhaseTTFB).Seconds()}
@@ -276,7 +277,7 @@ func (d *dnsExchange) describe(err error, _ time.Time, res *Result, obs *classif
 	if err != nil || (d.reply == nil && d.seen == "") {
 		return
 	}
-	red := d.cv.p.opts.Redactor.String
+	red := d.cv.p.Opts.Redactor.String
 	a.Read = true
 	if d.seen != "" {
 		a.NotDNS, a.Seen = true, red(d.seen)

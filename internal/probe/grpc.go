@@ -23,6 +23,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/grpchealth"
+	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
 // GRPCInfo is what a health call answered (grpchealth.Info).
@@ -31,7 +32,7 @@ type GRPCInfo = grpchealth.Info
 // grpcExchange is the gRPC health protocol: one Check call on its own
 // HTTP/2 connection, through the run's dialler, TLS capture and windows.
 type grpcExchange struct {
-	p       *run
+	p       *session.Probe
 	service string
 	// first holds the first bytes a grpc:// server sent, to say what it
 	// speaks when it is not HTTP/2.
@@ -46,15 +47,15 @@ type grpcExchange struct {
 	goAway bool
 }
 
-func newGRPC(ctx context.Context, p *run) (exchange, error) {
-	o := p.opts
+func newGRPC(ctx context.Context, p *session.Probe) (session.Exchange, error) {
+	o := p.Opts
 	service := o.GRPCService
 	if service == "" {
 		service = grpchealth.ServiceOf(o.URL)
 	}
 	// The server may give up when the probe does: the call's deadline
 	// is the whole probe's.
-	req, err := grpchealth.NewRequest(p.traceContext(ctx), o.URL, o.Secure(), service, o.MaxTime, o.UserAgent)
+	req, err := grpchealth.NewRequest(traceContext(p, ctx), o.URL, o.Secure(), service, o.MaxTime, o.UserAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func newGRPC(ctx context.Context, p *run) (exchange, error) {
 		req.Host = o.Host
 	}
 	g := &grpcExchange{p: p, service: service, req: req}
-	g.tr = p.grpcTransport(&g.first)
+	g.tr = grpcTransport(p, &g.first)
 	return g, nil
 }
 
@@ -146,13 +147,13 @@ func seenText(b []byte) string {
 // connection kept. grpcs:// goes through a proxy as https does (a CONNECT
 // tunnel); grpc:// connects directly, as a forward proxy cannot carry
 // cleartext HTTP/2.
-func (p *run) grpcTransport(first *firstBytes) *http.Transport {
-	o := p.opts
+func grpcTransport(p *session.Probe, first *firstBytes) *http.Transport {
+	o := p.Opts
 	secure := o.Secure()
-	dial := p.dial
+	dial := p.Dial
 	if !secure {
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := p.dial(ctx, network, addr)
+			c, err := p.Dial(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
@@ -167,12 +168,12 @@ func (p *run) grpcTransport(first *firstBytes) *http.Transport {
 		Protocols:              grpchealth.Protocols(secure),
 	}
 	if secure {
-		tc := p.tlsConfig()
+		tc := p.TlsConfig()
 		verify := tc.VerifyConnection
 		tc.VerifyConnection = func(cs tls.ConnectionState) error {
-			p.mu.Lock()
-			proxy := p.inProxyTLS
-			p.mu.Unlock()
+			p.Mu.Lock()
+			proxy := p.InProxyTLS
+			p.Mu.Unlock()
 			if err := verify(cs); err != nil || proxy {
 				// An https:// proxy's own handshake speaks no gRPC.
 				return err
@@ -192,28 +193,28 @@ func (p *run) grpcTransport(first *firstBytes) *http.Transport {
 				pu, err = o.Proxy(r.URL)
 			}
 			o.Redactor.AddURL(pu)
-			p.mu.Lock()
-			p.proxied, p.proxyURL = pu != nil, pu
-			p.mu.Unlock()
+			p.Mu.Lock()
+			p.Proxied, p.ProxyURL = pu != nil, pu
+			p.Mu.Unlock()
 			return pu, err
 		}
 	}
 	return tr
 }
 
-func (g *grpcExchange) answered() bool { return g.resp != nil }
+func (g *grpcExchange) Answered() bool { return g.resp != nil }
 
-func (g *grpcExchange) close() { g.tr.CloseIdleConnections() }
+func (g *grpcExchange) Close() { g.tr.CloseIdleConnections() }
 
-func (g *grpcExchange) run(ctx context.Context) error {
+func (g *grpcExchange) Run(ctx context.Context) error {
 	p := g.p
-	p.mu.Lock()
-	p.hopURL = p.opts.URL
-	p.serverName = p.opts.URL.Hostname()
-	if tc := p.opts.TLSConfig; tc != nil && tc.ServerName != "" {
-		p.serverName = tc.ServerName
+	p.Mu.Lock()
+	p.HopURL = p.Opts.URL
+	p.ServerName = p.Opts.URL.Hostname()
+	if tc := p.Opts.TLSConfig; tc != nil && tc.ServerName != "" {
+		p.ServerName = tc.ServerName
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	resp, err := g.tr.RoundTrip(g.req)
 	if err != nil {
 		if ctx.Err() == nil && strings.Contains(err.Error(), "received GOAWAY") {
@@ -229,23 +230,23 @@ func (g *grpcExchange) run(ctx context.Context) error {
 		return err
 	}
 	g.resp = resp
-	p.headersArrived()
-	p.setStage(classify.StageBody)
+	p.HeadersArrived()
+	p.SetStage(classify.StageBody)
 	g.ans, err = grpchealth.Read(resp, g.service)
 	g.read = true
 	resp.Body.Close()
-	p.bodyRead(err)
+	p.BodyRead(err)
 	return err
 }
 
-func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := g.p.opts.Redactor.String
+func (g *grpcExchange) Describe(err error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
+	red := g.p.Opts.Redactor.String
 	a := &grpchealth.Reply{Info: g.ans.Info}
 	a.Info.Service = g.service
 	a.Info.Message = red(a.Info.Message)
 	obs.Answer = a
 	if g.resp == nil && !g.goAway {
-		if err != nil && !g.p.opts.Secure() && g.p.stage == classify.StageHeaders {
+		if err != nil && !g.p.Opts.Secure() && g.p.Stage == classify.StageHeaders {
 			a.Seen = red(seenText(g.first.get()))
 		}
 		obs.Refuted = grpchealth.Refutes(err, a.Seen != "")
@@ -254,7 +255,7 @@ func (g *grpcExchange) describe(err error, _ time.Time, res *Result, obs *classi
 	if g.resp != nil {
 		res.HTTPVersion = g.resp.Proto
 		if g.resp.TLS != nil {
-			g.p.tlsState = g.resp.TLS
+			g.p.TlsState = g.resp.TLS
 		}
 	}
 	obs.Refuted = err != nil && grpchealth.Refutes(err, false)

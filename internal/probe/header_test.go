@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
 // TestHeaderValueKeysCanonical: headerValue skips canonicalizing its key,
@@ -22,11 +24,18 @@ import (
 // would miss what Header.Get finds). The keys are read from the package's
 // own source, so a new call with a key that is not canonical fails here.
 func TestHeaderValueKeysCanonical(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	// The probe's packages: the front door and the ones under it.
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := regexp.MustCompile(`headerValue\([\w.]+, ("[^"]*"|[^)]*)\)`)
+	call := regexp.MustCompile(`(?:session\.H|h)eaderValue\([\w.]+, ("[^"]*"|[^)]*)\)`)
 	keys := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -39,7 +48,7 @@ func TestHeaderValueKeysCanonical(t *testing.T) {
 		for _, m := range call.FindAllSubmatch(src, -1) {
 			arg := string(m[1])
 			if !strings.HasPrefix(arg, `"`) {
-				t.Errorf("%s: headerValue(…, %s): the key must be a constant", f, arg)
+				t.Errorf("%s: HeaderValue(…, %s): the key must be a constant", f, arg)
 				continue
 			}
 			k := strings.Trim(arg, `"`)
@@ -49,8 +58,8 @@ func TestHeaderValueKeysCanonical(t *testing.T) {
 			}
 			h := http.Header{}
 			h.Set(strings.ToLower(k), "v")
-			if headerValue(h, k) != h.Get(k) {
-				t.Errorf("%s: headerValue %q, Get %q", k, headerValue(h, k), h.Get(k))
+			if session.HeaderValue(h, k) != h.Get(k) {
+				t.Errorf("%s: headerValue %q, Get %q", k, session.HeaderValue(h, k), h.Get(k))
 			}
 		}
 	}
@@ -100,7 +109,7 @@ func TestHeaderConditionSeesEncoding(t *testing.T) {
 				name, expr, _ := strings.Cut(tc.cond, "=")
 				o.Expect.HeaderRE = []expect.HeaderExpect{{Name: name, RE: regexp.MustCompile(expr)}}
 				o.Expect.JSON = []expect.JSONExpect{{Path: "status", Value: "ready"}}
-				r := newRun(o, hooks{transport: only}).do(context.Background())
+				r := newRun(o, hooks{Transport: only}).do(context.Background())
 				if got := r.Outcome == classify.Pass; got != tc.pass {
 					t.Errorf("%s %s (%s), want pass %v", r.Outcome, r.Reason, r.Error, tc.pass)
 				}

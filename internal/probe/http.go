@@ -11,13 +11,14 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
 // httpExchange is the HTTP(S) protocol: one request (and the redirects it
 // follows with --follow), its body read through the cap while the body
 // conditions look at it.
 type httpExchange struct {
-	p    *run
+	p    *session.Probe
 	req  *http.Request
 	tr   *http.Transport
 	rt   roundTripped
@@ -27,52 +28,52 @@ type httpExchange struct {
 	// itself (http.ReadResponse's), closed early, reads a chunked body to
 	// its end, and an endless one for as long as the window allows. (An
 	// interface, not a func: a method value costs an allocation a probe.)
-	letGo interface{ close() }
+	letGo interface{ Close() }
 }
 
 // newHTTP builds the request (traced) and the transport of one probe; the
 // common case (plain HTTP/1.1 to the URL itself) takes the HTTP/1.1 exchange
 // instead (http1.go), unless a test turned it off.
-func newHTTP(ctx context.Context, p *run) (exchange, error) {
-	if !p.hooks.transport && p.http1Fits() {
+func newHTTP(ctx context.Context, p *session.Probe) (session.Exchange, error) {
+	if !p.Hooks.Transport && http1Fits(p) {
 		return newHTTP1(ctx, p)
 	}
-	req, err := NewRequest(p.traceContext(ctx), p.opts)
+	req, err := NewRequest(traceContext(p, ctx), p.Opts)
 	if err != nil {
 		return nil, err
 	}
-	p.countBody(req)
-	return &httpExchange{p: p, req: req, tr: p.transport()}, nil
+	countBody(p, req)
+	return &httpExchange{p: p, req: req, tr: transport(p)}, nil
 }
 
-func (h *httpExchange) answered() bool { return h.rt.resp != nil }
+func (h *httpExchange) Answered() bool { return h.rt.resp != nil }
 
 // close: net/http lets a dial outlive its cancelled request (for a later
 // request to use); a probe has none, and CloseIdleConnections cancels such
 // dials — else each probe of a silent port leaves a dial behind for the
 // kernel's SYN timeout (goleak; scripts/soak.sh).
-func (h *httpExchange) close() {
+func (h *httpExchange) Close() {
 	if h.tr != nil {
 		h.tr.CloseIdleConnections()
 	}
 }
 
-func (h *httpExchange) run(ctx context.Context) error {
-	h.rt = h.p.roundTrips(ctx, h.tr, h.req)
+func (h *httpExchange) Run(ctx context.Context) error {
+	h.rt = roundTrips(h.p, ctx, h.tr, h.req)
 	return h.readAnswer()
 }
 
 // readAnswer takes the answer the round trip gave (h.rt): ttfb, a 101, and
 // the body read through the cap while the body conditions look at it.
 func (h *httpExchange) readAnswer() error {
-	p, o := h.p, h.p.opts
+	p, o := h.p, h.p.Opts
 	resp, err := h.rt.resp, h.rt.err
 	if resp != nil {
 		// The headers are here: ttfb is known even when the first-byte
 		// hook raced the request-written ones (HTTP/2) or never fired.
-		p.headersArrived()
-		if p.hooks.afterHeaders != nil {
-			p.hooks.afterHeaders(p)
+		p.HeadersArrived()
+		if p.Hooks.AfterHeaders != nil {
+			p.Hooks.AfterHeaders(p)
 		}
 	}
 	if err != nil {
@@ -83,12 +84,12 @@ func (h *httpExchange) readAnswer() error {
 		// protocol, and nothing more of HTTP will come. Report the
 		// status and close.
 		resp.Body.Close()
-		p.mu.Lock()
-		p.stage = classify.StageDone
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Stage = classify.StageDone
+		p.Mu.Unlock()
 		return nil
 	}
-	p.setStage(classify.StageBody)
+	p.SetStage(classify.StageBody)
 	// blackbox's compression decodes the body it asked for.
 	r, enc := decodedBody(resp, o.Expect.ReadsBody() || o.Expect.Answer.Encoding != "")
 	h.body, err = readBody(r, o.MaxBody, &o.Expect)
@@ -104,18 +105,18 @@ func (h *httpExchange) readAnswer() error {
 		h.body.Trailer = sentTrailer(resp.Trailer)
 	}
 	if h.letGo != nil {
-		h.letGo.close()
+		h.letGo.Close()
 	}
 	resp.Body.Close()
-	if p.hooks.afterBody != nil {
-		p.hooks.afterBody(p)
+	if p.Hooks.AfterBody != nil {
+		p.Hooks.AfterBody(p)
 	}
-	p.bodyRead(err)
+	p.BodyRead(err)
 	return err
 }
 
-func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
-	p, o, resp := h.p, h.p.opts, h.rt.resp
+func (h *httpExchange) Describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+	p, o, resp := h.p, h.p.Opts, h.rt.resp
 	res.Hops = h.rt.hops
 	res.Downgrade = h.rt.downgrade
 	f.CredentialsDropped = h.rt.credentialsDropped
@@ -124,11 +125,11 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	}
 	res.HTTPStatus = resp.StatusCode
 	res.HTTPVersion = resp.Proto
-	res.RetryAfter = expect.RetryAfter(headerValue(resp.Header, "Retry-After"), now)
+	res.RetryAfter = expect.RetryAfter(session.HeaderValue(resp.Header, "Retry-After"), now)
 	res.BodyTruncated = h.body.Truncated
 	res.ContentLength, res.BodyRead = resp.ContentLength, h.body.Read
 	// Most answers have none: ParseTime of "" would build three errors.
-	if v := headerValue(resp.Header, "Last-Modified"); v != "" {
+	if v := session.HeaderValue(resp.Header, "Last-Modified"); v != "" {
 		if lm, err := http.ParseTime(v); err == nil {
 			res.LastModified = lm
 		}
@@ -138,24 +139,24 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	f.Status, f.Want = resp.Status, o.Expect.Status.String()
 	if h.rt.location != "" {
 		obs.HasLocation = true
-		res.Redirect = p.redirect(resp.Request.URL, h.rt.location)
+		res.Redirect = redirect(p, resp.Request.URL, h.rt.location)
 		f.Location, f.OtherHost, f.BadLocation = res.Redirect.Location, res.Redirect.OtherHost, res.Redirect.Invalid
 		f.Limited, f.Hops, f.Follow = h.rt.limited, len(h.rt.hops), o.Follow
 		f.Loop = h.rt.loop
 	}
 	if resp.TLS != nil {
-		p.tlsState = resp.TLS
+		p.TlsState = resp.TLS
 	}
-	if p.forward {
+	if p.Forward {
 		// A forward proxy answers for the server; an answer carrying
 		// the proxy's own error marks is the proxy's, not the server's.
-		if d := proxyDetail(resp.Header); d != "" {
+		if d := session.ProxyDetail(resp.Header); d != "" {
 			obs.ProxyGenerated = true
 			f.ProxyDetail = o.Redactor.String(d)
 		}
 	}
 	if resp.TLS != nil && resp.TLS.Version == tls.VersionTLS13 && resp.StatusCode == http.StatusForbidden &&
-		clientCertGiven(o) && !p.certAsked {
+		session.ClientCertGiven(o) && !p.CertAsked {
 		// Go has no TLS 1.3 post-handshake authentication: a server
 		// that asks for the certificate after the handshake (Apache's
 		// per-location SSLVerifyClient) gets none, and may answer 403.
@@ -164,7 +165,7 @@ func (h *httpExchange) describe(err error, now time.Time, res *Result, obs *clas
 	if err == nil && obs.StatusExpected {
 		msg := o.Expect.Check(conditionHeader(resp, o.Expect.HeaderRE), h.body, o.MaxBody)
 		if msg == "" && !o.Expect.Answer.IsZero() {
-			msg = o.Expect.Answer.CheckAnswer(resp.TLS != nil, resp.Proto, headerValue(resp.Header, "Content-Encoding"), h.body.Truncated, o.MaxBody)
+			msg = o.Expect.Answer.CheckAnswer(resp.TLS != nil, resp.Proto, session.HeaderValue(resp.Header, "Content-Encoding"), h.body.Truncated, o.MaxBody)
 			res.AnswerConditionFailed = msg != ""
 		}
 		if msg != "" {
@@ -219,100 +220,100 @@ func sentTrailer(t http.Header) http.Header {
 // proxyTLSBegins says a handshake that starts now is an https:// proxy's
 // own (the first of the connection, to the proxy), and marks it so (p.mu
 // held).
-func (p *run) proxyTLSBegins() bool {
-	if !p.proxied || p.proxyURL == nil || p.proxyURL.Scheme != "https" || p.proxyTLSStarted {
+func proxyTLSBegins(p *session.Probe) bool {
+	if !p.Proxied || p.ProxyURL == nil || p.ProxyURL.Scheme != "https" || p.ProxyTLSStarted {
 		return false
 	}
-	p.proxyTLSStarted, p.inProxyTLS = true, true
+	p.ProxyTLSStarted, p.InProxyTLS = true, true
 	return true
 }
 
 // traceContext follows the request through net/http's trace hooks: each
 // moves the stage, records a phase or arms a window.
-func (p *run) traceContext(ctx context.Context) context.Context {
+func traceContext(p *session.Probe, ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GetConn: func(string) {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.enter(p.firstStage(p.hopURL, p.proxied))
-			p.arm(&p.connWin, p.opts.ConnectTimeout)
-			p.connDeadline = time.Now().Add(p.opts.ConnectTimeout)
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			p.Enter(p.FirstStage(p.HopURL, p.Proxied))
+			p.Arm(&p.ConnWin, p.Opts.ConnectTimeout)
+			p.ConnDeadline = time.Now().Add(p.Opts.ConnectTimeout)
 		},
 		TLSHandshakeStart: func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.proxyTLSBegins() {
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			if proxyTLSBegins(p) {
 				// The proxy's own handshake is part of reaching the
 				// proxy: its time is the proxy phase's.
 				return
 			}
-			p.leaveProxy()
-			p.enter(classify.StageTLS)
+			p.LeaveProxy()
+			p.Enter(classify.StageTLS)
 		},
 		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.inProxyTLS {
-				p.inProxyTLS = false
-				p.proxyTLSOK = err == nil
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			if p.InProxyTLS {
+				p.InProxyTLS = false
+				p.ProxyTLSOK = err == nil
 				if err == nil {
-					p.proxyTLSState = &cs
+					p.ProxyTLSState = &cs
 				}
 				return
 			}
 			// The stage is still tls: GotConn comes after this.
-			p.record(PhaseTLS, time.Since(p.stageStart))
+			p.Record(PhaseTLS, time.Since(p.StageStart))
 			if err == nil {
-				p.tlsState = &cs
+				p.TlsState = &cs
 			}
 		},
 		GotConn: func(httptrace.GotConnInfo) {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.disarm(&p.connWin)
-			p.connReady = time.Now()
-			if p.forward {
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			p.Disarm(&p.ConnWin)
+			p.ConnReady = time.Now()
+			if p.Forward {
 				// Plain HTTP through an HTTP proxy: the answer is the
 				// proxy's to give.
-				p.enter(classify.StageProxy)
+				p.Enter(classify.StageProxy)
 				return
 			}
-			p.leaveProxy() // a SOCKS5 tunnel to a plain-HTTP server
-			p.enter(classify.StageHeaders)
+			p.LeaveProxy() // a SOCKS5 tunnel to a plain-HTTP server
+			p.Enter(classify.StageHeaders)
 		},
 		WroteHeaders: func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.wroteHeaders = time.Now()
-			if bodyLen(p.opts) > 0 && p.firstByte.IsZero() {
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			p.WroteHeaders = time.Now()
+			if session.BodyLen(p.Opts) > 0 && p.FirstByte.IsZero() {
 				// The body streams from here, the answer may come
 				// while it does: the read window opens with the
 				// headers out, as on the HTTP/1.1 exchange.
-				p.wrote = p.wroteHeaders
-				p.arm(&p.readWin, p.opts.ReadTimeout)
+				p.Wrote = p.WroteHeaders
+				p.Arm(&p.ReadWin, p.Opts.ReadTimeout)
 			}
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.firstByte.IsZero() && p.wrote.IsZero() {
-				p.wrote = time.Now()
-				p.arm(&p.readWin, p.opts.ReadTimeout)
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			if p.FirstByte.IsZero() && p.Wrote.IsZero() {
+				p.Wrote = time.Now()
+				p.Arm(&p.ReadWin, p.Opts.ReadTimeout)
 			}
 		},
 		GotFirstResponseByte: func() {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.firstByte = time.Now()
+			p.Mu.Lock()
+			defer p.Mu.Unlock()
+			p.FirstByte = time.Now()
 			// HTTP/2 may see the answer before it reports the request
 			// written (or even its headers written): count from the
 			// headers written, else from the connection ready.
-			if p.wrote.IsZero() {
-				p.wrote = p.requestStart()
-				p.arm(&p.readWin, p.opts.ReadTimeout)
+			if p.Wrote.IsZero() {
+				p.Wrote = p.RequestStart()
+				p.Arm(&p.ReadWin, p.Opts.ReadTimeout)
 			}
-			if !p.wrote.IsZero() {
-				p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
+			if !p.Wrote.IsZero() {
+				p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
 			}
 		},
 	})
@@ -320,10 +321,10 @@ func (p *run) traceContext(ctx context.Context) context.Context {
 
 // transport is a probe's own transport: a fresh connection through the
 // run's dialler and TLS capture, the proxy the options choose.
-func (p *run) transport() *http.Transport {
-	o := p.opts
+func transport(p *session.Probe) *http.Transport {
+	o := p.Opts
 	tr := &http.Transport{
-		DialContext:        p.dial,
+		DialContext:        p.Dial,
 		DisableKeepAlives:  true,
 		DisableCompression: removesHeader(o, "Accept-Encoding"),
 		// Our own windows bound every phase; the transport's would only
@@ -344,8 +345,8 @@ func (p *run) transport() *http.Transport {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetUnencryptedHTTP2(true)
 		tr.Protocols.SetHTTP2(true)
-		tr.TLSClientConfig = p.tlsConfig()
-	} else if p.plainOnly() {
+		tr.TLSClientConfig = p.TlsConfig()
+	} else if plainOnly(p) {
 		// No TLS and no HTTP/2 can happen: leave both unset. With a
 		// custom DialContext and no TLS config, net/http never builds
 		// its HTTP/2 transport, which it would otherwise do on the
@@ -353,14 +354,14 @@ func (p *run) transport() *http.Transport {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetHTTP1(true)
 	} else {
-		tr.TLSClientConfig = p.tlsConfig()
+		tr.TLSClientConfig = p.TlsConfig()
 		tr.ForceAttemptHTTP2 = true
 	}
 	tr.OnProxyConnectResponse = func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
 		if resp.StatusCode != http.StatusOK {
-			p.mu.Lock()
-			p.proxyStatus, p.proxyStatusLine, p.proxyHeader = resp.StatusCode, resp.Status, resp.Header.Clone()
-			p.mu.Unlock()
+			p.Mu.Lock()
+			p.ProxyStatus, p.ProxyStatusLine, p.ProxyHeader = resp.StatusCode, resp.Status, resp.Header.Clone()
+			p.Mu.Unlock()
 		}
 		return nil
 	}
@@ -372,10 +373,10 @@ func (p *run) transport() *http.Transport {
 		}
 		// A proxy's credentials are secrets like the target's.
 		o.Redactor.AddURL(pu)
-		p.mu.Lock()
-		p.proxied, p.proxyURL = pu != nil, pu
-		p.forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Proxied, p.ProxyURL = pu != nil, pu
+		p.Forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
+		p.Mu.Unlock()
 		return pu, err
 	}
 	return tr
@@ -387,8 +388,8 @@ func (p *run) transport() *http.Transport {
 // TLS. Then the transport needs neither a TLS configuration nor HTTP/2.
 // When in doubt (a proxy function that fails) it says false and the
 // transport is set up in full.
-func (p *run) plainOnly() bool {
-	o := p.opts
+func plainOnly(p *session.Probe) bool {
+	o := p.Opts
 	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 {
 		return false
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -40,7 +41,7 @@ type http1Exchange struct {
 	// br reads the answer; back to readers when the exchange is done.
 	br *bufio.Reader
 	// backstop is the window whose backstop is the connection's deadline.
-	backstop *window
+	backstop *session.Window
 	// ctx is the probe's context, for RoundTrip (the redirect logic's
 	// round tripper is the exchange itself); lim bounds the headers' read.
 	// Both are parts of the exchange, not allocations of their own.
@@ -56,8 +57,8 @@ const maxHeaderBytes = 1 << 20
 // exchange: plain HTTP/1.1 to the URL itself, and a request that the
 // Transport would send as it is, with nothing of its own to add but
 // Accept-Encoding and Connection: close.
-func (p *run) http1Fits() bool {
-	o := p.opts
+func http1Fits(p *session.Probe) bool {
+	o := p.Opts
 	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 || o.HTTP2PriorKnowledge {
 		return false
 	}
@@ -119,12 +120,12 @@ func validHeader(k string, vs []string) bool {
 
 // newHTTP1 builds the request of one probe, untraced: the exchange records
 // its own phases.
-func newHTTP1(ctx context.Context, p *run) (exchange, error) {
-	req, err := NewRequest(ctx, p.opts)
+func newHTTP1(ctx context.Context, p *session.Probe) (session.Exchange, error) {
+	req, err := NewRequest(ctx, p.Opts)
 	if err != nil {
 		return nil, err
 	}
-	p.countBody(req)
+	countBody(p, req)
 	h := &http1Exchange{httpExchange: httpExchange{p: p, req: req}}
 	h.letGo = h
 	return h, nil
@@ -132,31 +133,31 @@ func newHTTP1(ctx context.Context, p *run) (exchange, error) {
 
 // close closes the connection once: run closes it as soon as the answer
 // is read, and the probe's deferred close comes after.
-func (h *http1Exchange) close() {
+func (h *http1Exchange) Close() {
 	if h.conn != nil {
 		h.conn.Close()
 		h.conn = nil
 	}
 }
 
-func (h *http1Exchange) run(ctx context.Context) error {
+func (h *http1Exchange) Run(ctx context.Context) error {
 	// Through the redirect logic with --follow 0: a Location is
 	// reported, never followed.
 	h.ctx = ctx
-	h.rt = h.p.roundTrips(ctx, h, h.req)
+	h.rt = roundTrips(h.p, ctx, h, h.req)
 	err := h.readAnswer()
 	if errors.Is(err, os.ErrDeadlineExceeded) && h.backstop != nil {
 		// The connection's deadline came before the window's timer (a
 		// starved timer goroutine): the window closed all the same.
 		p := h.p
-		p.mu.Lock()
-		if !p.stopped {
-			p.noteWindow()
-			p.end(h.backstop.err())
+		p.Mu.Lock()
+		if !p.Stopped {
+			p.NoteWindow()
+			p.End(h.backstop.Err())
 		}
-		p.mu.Unlock()
+		p.Mu.Unlock()
 	}
-	h.close()
+	h.Close()
 	if h.br != nil {
 		// Nothing reads the answer from here on: its headers and body
 		// are copies (ReadResponse's strings, readAnswer's buffer).
@@ -194,7 +195,7 @@ func (h *http1Exchange) roundTrip(ctx context.Context) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if gzipAsked && strings.EqualFold(headerValue(resp.Header, "Content-Encoding"), "gzip") && resp.Body != http.NoBody {
+	if gzipAsked && strings.EqualFold(session.HeaderValue(resp.Header, "Content-Encoding"), "gzip") && resp.Body != http.NoBody {
 		// The Accept-Encoding was ours: decode, as the Transport does.
 		resp.Body = &gzipBody{lazyGzip{src: resp.Body}, resp.Body}
 		resp.Header.Del("Content-Encoding")
@@ -209,19 +210,19 @@ func (h *http1Exchange) roundTrip(ctx context.Context) (*http.Response, error) {
 // connected, the headers stage begins, and the connection's write deadline
 // is the --max-time backstop.
 func (h *http1Exchange) connect(ctx context.Context) (net.Conn, error) {
-	p, o, req := h.p, h.p.opts, h.req
-	p.beginHop(req.URL)
-	p.mu.Lock()
+	p, o, req := h.p, h.p.Opts, h.req
+	beginHop(p, req.URL)
+	p.Mu.Lock()
 	now := time.Now()
-	p.enterAt(p.firstStage(p.hopURL, false), now)
-	p.connDeadline = now.Add(o.ConnectTimeout)
-	p.armAt(&p.connWin, now, p.connDeadline)
-	p.mu.Unlock()
+	p.EnterAt(p.FirstStage(p.HopURL, false), now)
+	p.ConnDeadline = now.Add(o.ConnectTimeout)
+	p.ArmAt(&p.ConnWin, now, p.ConnDeadline)
+	p.Mu.Unlock()
 	port := req.URL.Port()
 	if port == "" {
 		port = scheme.DefaultPort(req.URL.Scheme)
 	}
-	conn, err := p.dialHost(ctx, req.URL.Hostname(), port)
+	conn, err := p.DialHost(ctx, req.URL.Hostname(), port)
 	if err != nil {
 		return nil, err
 	}
@@ -232,29 +233,29 @@ func (h *http1Exchange) connect(ctx context.Context) (net.Conn, error) {
 	// Backstops only: the windows close the connection through the
 	// context a moment before these deadlines. The write's is set now,
 	// the read's once the request is out.
-	conn.SetWriteDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
-	h.backstop = &p.maxWin
-	p.mu.Lock()
-	p.disarm(&p.connWin)
-	p.connReady = time.Now()
-	p.enterAt(classify.StageHeaders, p.connReady)
-	p.mu.Unlock()
+	conn.SetWriteDeadline(p.Start.Add(o.MaxTime + 2*session.MaxTimeBackstop))
+	h.backstop = &p.MaxWin
+	p.Mu.Lock()
+	p.Disarm(&p.ConnWin)
+	p.ConnReady = time.Now()
+	p.EnterAt(classify.StageHeaders, p.ConnReady)
+	p.Mu.Unlock()
 	return conn, nil
 }
 
 // requestWritten opens the read window once the request is out, and sets
 // the connection's read deadline, its backstop, which it returns.
 func (h *http1Exchange) requestWritten(conn net.Conn) time.Time {
-	p, o := h.p, h.p.opts
+	p, o := h.p, h.p.Opts
 	now := time.Now()
-	p.mu.Lock()
-	p.wroteHeaders, p.wrote = now, now
-	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
-	p.mu.Unlock()
-	backstop := p.start.Add(o.MaxTime + 2*maxTimeBackstop)
-	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(backstop) {
+	p.Mu.Lock()
+	p.WroteHeaders, p.Wrote = now, now
+	p.ArmAt(&p.ReadWin, now, now.Add(o.ReadTimeout))
+	p.Mu.Unlock()
+	backstop := p.Start.Add(o.MaxTime + 2*session.MaxTimeBackstop)
+	if d := now.Add(o.ReadTimeout + 2*session.MaxTimeBackstop); d.Before(backstop) {
 		backstop = d
-		h.backstop = &p.readWin
+		h.backstop = &p.ReadWin
 	}
 	conn.SetReadDeadline(backstop)
 	return backstop
@@ -275,10 +276,10 @@ func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Respo
 		// error (EOF, a reset).
 		return nil, err
 	}
-	p.mu.Lock()
-	p.firstByte = time.Now()
-	p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.FirstByte = time.Now()
+	p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+	p.Mu.Unlock()
 	for {
 		resp, err := http.ReadResponse(br, h.req)
 		if err != nil {
@@ -311,9 +312,9 @@ func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Respo
 // Connection: close added after the caller's headers. It reports whether
 // gzip was asked for.
 func (h *http1Exchange) write(conn net.Conn) (bool, error) {
-	o, req := h.p.opts, h.req
-	gzipAsked := !removesHeader(o, "Accept-Encoding") && headerValue(req.Header, "Accept-Encoding") == "" &&
-		headerValue(req.Header, "Range") == "" && req.Method != http.MethodHead
+	o, req := h.p.Opts, h.req
+	gzipAsked := !removesHeader(o, "Accept-Encoding") && session.HeaderValue(req.Header, "Accept-Encoding") == "" &&
+		session.HeaderValue(req.Header, "Range") == "" && req.Method != http.MethodHead
 	extra := "Connection: close\r\n"
 	if gzipAsked {
 		extra = "Accept-Encoding: gzip\r\nConnection: close\r\n"

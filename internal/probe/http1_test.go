@@ -153,8 +153,8 @@ func TestHTTP1MatchesTransport(t *testing.T) {
 				if tc.timeout > 0 {
 					o.ReadTimeout = tc.timeout
 				}
-				p := newRun(o, hooks{transport: only})
-				if !only && !p.http1Fits() {
+				p := newRun(o, hooks{Transport: only})
+				if !only && !http1Fits(p.Probe) {
 					t.Fatal("the HTTP/1.1 exchange does not take this probe")
 				}
 				results[i] = p.do(context.Background())
@@ -263,7 +263,7 @@ func TestHTTP1FitsPicks(t *testing.T) {
 		if tc.set != nil {
 			tc.set(o)
 		}
-		if got := newRun(o, hooks{}).http1Fits(); got != tc.want {
+		if got := http1Fits(newRun(o, hooks{}).Probe); got != tc.want {
 			t.Errorf("%s: http1Fits = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -345,7 +345,7 @@ func TestBackstopInTheStatusLine(t *testing.T) {
 	}
 	o := plainOpts(t, "http://"+srv.Addr+"/health")
 	o.ReadTimeout = 300 * time.Millisecond
-	r := newRun(o, hooks{starvedTimer: true}).do(context.Background())
+	r := newRun(o, hooks{StarvedTimer: true}).do(context.Background())
 	if r.Reason != classify.HeadersTimeout {
 		t.Fatalf("%s/%s (%s): want headers_timeout (the backstop is the read window's)", r.Outcome, r.Reason, r.Error)
 	}
@@ -365,7 +365,7 @@ func TestStarvedTimerConnectDeadline(t *testing.T) {
 	}
 	o := plainOpts(t, "http://"+bl.Addr+"/health")
 	o.MaxTime = 20 * time.Millisecond
-	r := newRun(o, hooks{starvedTimer: true}).do(context.Background())
+	r := newRun(o, hooks{StarvedTimer: true}).do(context.Background())
 	if r.Reason != classify.ConnectTimeout {
 		t.Fatalf("%s/%s (%s): want connect_timeout", r.Outcome, r.Reason, r.Error)
 	}

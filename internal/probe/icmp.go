@@ -33,6 +33,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/eyeballs"
 	"github.com/healthctl/healthctl/internal/icmpwire"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -52,22 +53,22 @@ type icmpExchange struct {
 	notPermitted string
 }
 
-func newICMP(_ context.Context, p *run) (exchange, error) {
-	q, err := icmpwire.ParseQuery(p.opts.URL)
+func newICMP(_ context.Context, p *session.Probe) (session.Exchange, error) {
+	q, err := icmpwire.ParseQuery(p.Opts.URL)
 	if err != nil {
 		return nil, err
 	}
 	return &icmpExchange{cv: conversation{p: p}, q: q, hop: -1}, nil
 }
 
-func (e *icmpExchange) answered() bool { return e.cv.first }
+func (e *icmpExchange) Answered() bool { return e.cv.first }
 
-func (e *icmpExchange) close() { e.cv.close() }
+func (e *icmpExchange) Close() { e.cv.close() }
 
 // icmpSeq numbers the echo requests of the process.
 var icmpSeq atomic.Uint32
 
-func (e *icmpExchange) run(ctx context.Context) error {
+func (e *icmpExchange) Run(ctx context.Context) error {
 	if err := e.setup(ctx); err != nil {
 		return err
 	}
@@ -115,25 +116,25 @@ func (e *icmpExchange) run(ctx context.Context) error {
 
 // setup resolves the host and opens the socket, in the connect window.
 func (e *icmpExchange) setup(ctx context.Context) (err error) {
-	p, o := e.cv.p, e.cv.p.opts
+	p, o := e.cv.p, e.cv.p.Opts
 	u := o.URL
-	deadline := p.openConnectWindow(u)
-	defer func() { p.closeConnectWindow(err, deadline) }()
-	dctx := newDeadlined(ctx, deadline)
-	addrs, err := p.addresses(&dctx, u.Hostname(), scheme.DefaultPort(u.Scheme), nil)
+	deadline := p.OpenConnectWindow(u)
+	defer func() { p.CloseConnectWindow(err, deadline) }()
+	dctx := session.NewDeadlined(ctx, deadline)
+	addrs, err := p.Addresses(&dctx, u.Hostname(), scheme.DefaultPort(u.Scheme), nil)
 	if err != nil {
 		return err
 	}
 	e.addr = addrs[0].Unmap()
 	t0 := time.Now()
-	p.mu.Lock()
-	p.address, p.family = e.addr.String(), eyeballs.Family(e.addr)
-	p.enterAt(classify.StageConnect, t0)
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Address, p.Family = e.addr.String(), eyeballs.Family(e.addr)
+	p.EnterAt(classify.StageConnect, t0)
+	p.Mu.Unlock()
 	err = e.open()
-	p.mu.Lock()
-	p.record(PhaseConnect, time.Since(t0))
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Record(PhaseConnect, time.Since(t0))
+	p.Mu.Unlock()
 	return err
 }
 
@@ -141,7 +142,7 @@ func (e *icmpExchange) setup(ctx context.Context) (err error) {
 // connections (a window that closes closes it).
 func (e *icmpExchange) open() error {
 	p := e.cv.p
-	listen := p.opts.ICMPSocket
+	listen := p.Opts.ICMPSocket
 	if listen == nil {
 		listen = icmp.ListenPacket
 	}
@@ -166,11 +167,11 @@ func (e *icmpExchange) open() error {
 	e.pc = pc
 	c := icmpConn{pc}
 	e.cv.conn = c
-	p.mu.Lock()
-	p.keepConn(c)
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.KeepConn(c)
+	p.Mu.Unlock()
 	// A backstop only: the windows close the socket first.
-	pc.SetDeadline(p.start.Add(p.opts.MaxTime + 2*maxTimeBackstop))
+	pc.SetDeadline(p.Start.Add(p.Opts.MaxTime + 2*session.MaxTimeBackstop))
 	if e.addr.Is4() {
 		if e.q.TTL > 0 {
 			pc.IPv4PacketConn().SetTTL(e.q.TTL)
@@ -237,7 +238,7 @@ func peerAddr(a net.Addr) netip.Addr {
 	return p.Unmap()
 }
 
-func (e *icmpExchange) describe(_ error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
+func (e *icmpExchange) Describe(_ error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
 	a := &icmpwire.Answer{Echo: e.echo, Bytes: len(e.data), HopLimit: e.hop, NotPermitted: e.notPermitted,
 		Setup: res.Timings.Of(PhaseConnect).Seconds(), RTT: res.Timings.Of(PhaseTTFB).Seconds()}
 	if res.Address != "" || e.addr.IsValid() {

@@ -30,11 +30,11 @@ func TestEveryKindRowAnswers(t *testing.T) {
 			o := &scheme.Options{URL: u, Method: "GET", Header: http.Header{}, Network: "tcp", Resolve: map[string][]string{},
 				ConnectTimeout: time.Second, ReadTimeout: time.Second, MaxTime: time.Second, Redactor: redact.NewRedactor(nil, nil)}
 			p := newRun(o, hooks{})
-			ex, err := exchanges[row.Name](context.Background(), p)
+			ex, err := exchanges[row.Name](context.Background(), p.Probe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer ex.close()
+			defer ex.Close()
 			_, isHTTP := ex.(*httpExchange)
 			if _, ok := ex.(*http1Exchange); ok {
 				isHTTP = true
@@ -49,7 +49,7 @@ func TestEveryKindRowAnswers(t *testing.T) {
 				var res Result
 				obs := classify.Observation{Kind: row.Kind, StatusCode: 200, StatusExpected: true}
 				var f classify.Facts
-				ex.describe(end, time.Now(), &res, &obs, &f)
+				ex.Describe(end, time.Now(), &res, &obs, &f)
 				if obs.Answer == nil {
 					t.Fatalf("ended by %v: no Answer", end)
 				}

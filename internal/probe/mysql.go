@@ -20,6 +20,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/mysqlwire"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -32,16 +33,16 @@ type mysqlExchange struct {
 	got      bool
 }
 
-func newMySQL(_ context.Context, p *run) (exchange, error) {
+func newMySQL(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	return &mysqlExchange{cv: conversation{p: p}}, nil
 }
 
-func (x *mysqlExchange) answered() bool { return x.cv.first }
+func (x *mysqlExchange) Answered() bool { return x.cv.first }
 
-func (x *mysqlExchange) close() { x.cv.close() }
+func (x *mysqlExchange) Close() { x.cv.close() }
 
-func (x *mysqlExchange) run(ctx context.Context) error {
-	cv, o := &x.cv, x.cv.p.opts
+func (x *mysqlExchange) Run(ctx context.Context) error {
+	cv, o := &x.cv, x.cv.p.Opts
 	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
@@ -103,15 +104,15 @@ func (x *mysqlExchange) ended(err error) error {
 	return err
 }
 
-func (x *mysqlExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := x.cv.p.opts.Redactor.String
-	user, db := mysqlwire.UserDB(x.cv.p.opts.URL)
+func (x *mysqlExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.p.Opts.Redactor.String
+	user, db := mysqlwire.UserDB(x.cv.p.Opts.URL)
 	a := &mysqlwire.Reply{User: red(user), Database: red(db)}
 	obs.Answer = a
 	if err != nil || !x.got {
 		return
 	}
-	_, a.Login = x.cv.p.opts.URL.User.Password()
+	_, a.Login = x.cv.p.Opts.URL.User.Password()
 	a.Read, a.LoggedIn = true, x.loggedIn
 	if x.seen != "" {
 		a.Seen = red(x.seen)

@@ -33,7 +33,7 @@ const maxLoginMessage = 64 << 10
 // to hop (connected, TLS done) and runs an empty query. A server's ErrorResponse
 // is returned in the answer (err nil); any other failure as err.
 func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password string) (pgwire.Answer, error) {
-	cv, o := &x.cv, x.cv.p.opts
+	cv, o := &x.cv, x.cv.p.Opts
 	user, db := pgwire.UserDB(o.URL)
 	// ParseConfig is the one way to a config pgconn connects with; what
 	// it read from the environment is replaced below: the URL decides.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -42,21 +43,21 @@ type postgresExchange struct {
 	seen      string
 }
 
-func newPostgres(_ context.Context, p *run) (exchange, error) {
-	q := p.opts.URL.Query()
+func newPostgres(_ context.Context, p *session.Probe) (session.Exchange, error) {
+	q := p.Opts.URL.Query()
 	m := scheme.SSLModes[q.Get("sslmode")]
 	x := &postgresExchange{cv: conversation{p: p}, ssl: m.Ask, insist: m.Insist,
 		readWrite: q.Get("target_session_attrs") == "read-write"}
-	if scheme.PostgresSocket(p.opts.URL) != "" {
+	if scheme.PostgresSocket(p.Opts.URL) != "" {
 		// libpq asks for no TLS over a Unix socket, whatever sslmode
 		// says.
 		x.ssl, x.insist = false, false
 	}
-	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.opts.ConnectTimeout {
+	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.Opts.ConnectTimeout {
 		// libpq's connect_timeout, when it is the shorter: the connect
 		// window, named after it when it closes.
 		x.cv.connectTimeout = d
-		p.connWin.cause = windowError{"the URL's connect_timeout", d}
+		p.ConnWin.Cause = session.WindowError{Flag: "the URL's connect_timeout", Limit: d}
 	}
 	return x, nil
 }
@@ -71,9 +72,9 @@ func connectTimeout(v string) time.Duration {
 	return time.Duration(max(n, 2)) * time.Second
 }
 
-func (x *postgresExchange) answered() bool { return x.cv.first }
+func (x *postgresExchange) Answered() bool { return x.cv.first }
 
-func (x *postgresExchange) close() { x.cv.close() }
+func (x *postgresExchange) Close() { x.cv.close() }
 
 // run tries the URL's hosts in order, as libpq does: the next one when a
 // host cannot be connected to (refused, unreachable, no such name), when
@@ -81,9 +82,9 @@ func (x *postgresExchange) close() { x.cv.close() }
 // each host has windows of its own, --max-time bounds them all) or, with
 // target_session_attrs=read-write, when its session is read-only. The
 // last host tried decides; its windows end the probe.
-func (x *postgresExchange) run(ctx context.Context) error {
+func (x *postgresExchange) Run(ctx context.Context) error {
 	p := x.cv.p
-	hosts := postgresHosts(p.opts.URL)
+	hosts := postgresHosts(p.Opts.URL)
 	ssl, insist := x.ssl, x.insist
 	for i, hop := range hosts {
 		x.ssl, x.insist = ssl, insist
@@ -95,20 +96,20 @@ func (x *postgresExchange) run(ctx context.Context) error {
 			return err
 		}
 		hctx, cancel := context.WithCancelCause(ctx)
-		p.mu.Lock()
-		p.hopEnd, p.hopWindow = cancel, nil
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.HopEnd, p.HopWindow = cancel, nil
+		p.Mu.Unlock()
 		err := x.tryHost(hctx, hop)
-		p.mu.Lock()
-		p.hopEnd = nil
+		p.Mu.Lock()
+		p.HopEnd = nil
 		// Closed by its window, or by the deadline the window set a
 		// moment before the window's timer ran (an answer read as the
 		// window closed stands).
 		now := time.Now()
-		closed := err != nil && (p.hopWindow != nil || overdue(&p.connWin, now) || overdue(&p.readWin, now))
-		p.disarm(&p.connWin)
-		p.disarm(&p.readWin)
-		p.mu.Unlock()
+		closed := err != nil && (p.HopWindow != nil || overdue(&p.ConnWin, now) || overdue(&p.ReadWin, now))
+		p.Disarm(&p.ConnWin)
+		p.Disarm(&p.ReadWin)
+		p.Mu.Unlock()
 		cancel(nil)
 		if x.next(ctx, err, closed) {
 			continue
@@ -135,7 +136,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 		return err
 	}
 	refused := err == nil && x.got && x.answer.Error != nil && !finalRefusal[x.answer.Error.Code]
-	switch mode := x.cv.p.opts.URL.Query().Get("sslmode"); {
+	switch mode := x.cv.p.Opts.URL.Query().Get("sslmode"); {
 	case mode == "prefer" && x.ssl && (x.tlsFailed || refused):
 		x.ssl = false
 	case mode == "allow" && !x.ssl && refused && scheme.PostgresSocket(hop) == "":
@@ -145,14 +146,14 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 	}
 	x.reset()
 	p := x.cv.p
-	p.mu.Lock()
-	p.tlsState, p.tlsUnverified = nil, ""
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.TlsState, p.TlsUnverified = nil, ""
+	p.Mu.Unlock()
 	return x.runHost(ctx, hop)
 }
 
 // overdue says w is armed and due at now (p.mu held).
-func overdue(w *window, now time.Time) bool { return w.active && !w.due.After(now) }
+func overdue(w *session.Window, now time.Time) bool { return w.Active && !w.Due.After(now) }
 
 // finalRefusal are the SQLSTATEs after which pgconn tries no other way
 // to the same server (nor another host).
@@ -163,9 +164,9 @@ var finalRefusal = map[string]bool{"28P01": true, "3D000": true, "42501": true}
 // readies the exchange for it.
 func (x *postgresExchange) next(ctx context.Context, err error, closed bool) bool {
 	p := x.cv.p
-	p.mu.Lock()
-	stopped := p.stopped
-	p.mu.Unlock()
+	p.Mu.Lock()
+	stopped := p.Stopped
+	p.Mu.Unlock()
 	switch {
 	case stopped || ctx.Err() != nil:
 		return false
@@ -188,9 +189,9 @@ func (x *postgresExchange) reset() {
 	x.cv.close()
 	x.cv.conn, x.cv.br, x.cv.first = nil, nil, false
 	x.answer, x.got, x.seen = pgwire.Answer{}, false, ""
-	p.mu.Lock()
-	p.disarm(&p.readWin)
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Disarm(&p.ReadWin)
+	p.Mu.Unlock()
 }
 
 // startTLS is the handshake after the server's S, verifying what the URL's
@@ -200,13 +201,13 @@ func (x *postgresExchange) reset() {
 // names roots (libpq's require with a root certificate is verify-ca).
 // --insecure turns every check off, as everywhere.
 func (x *postgresExchange) startTLS(ctx context.Context) error {
-	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
+	cv, p, o := &x.cv, x.cv.p, x.cv.p.Opts
 	mode := o.URL.Query().Get("sslmode")
-	tc := p.tlsConfig()
+	tc := p.TlsConfig()
 	if tc.ServerName == "" {
-		p.mu.Lock()
-		tc.ServerName = p.serverName
-		p.mu.Unlock()
+		p.Mu.Lock()
+		tc.ServerName = p.ServerName
+		p.Mu.Unlock()
 	}
 	if o.TLSConfig == nil || !o.TLSConfig.InsecureSkipVerify {
 		roots := o.TLSConfig != nil && o.TLSConfig.RootCAs != nil
@@ -214,18 +215,18 @@ func (x *postgresExchange) startTLS(ctx context.Context) error {
 		case mode == "verify-full":
 		case mode == "verify-ca" || roots:
 			// The chain and its staple, not the name.
-			tc.VerifyConnection = func(cs tls.ConnectionState) error { return p.verifyAgainst(cs, "") }
+			tc.VerifyConnection = func(cs tls.ConnectionState) error { return p.VerifyAgainst(cs, "") }
 		default:
-			tc.VerifyConnection = p.keepState
-			p.mu.Lock()
-			p.tlsUnverified = "sslmode=" + mode
-			p.mu.Unlock()
+			tc.VerifyConnection = p.KeepState
+			p.Mu.Lock()
+			p.TlsUnverified = "sslmode=" + mode
+			p.Mu.Unlock()
 		}
 	}
-	p.setStage(classify.StageTLS)
+	p.SetStage(classify.StageTLS)
 	conn := tls.Client(cv.conn, tc)
 	cv.conn = conn
-	return p.handshake(ctx, conn, nil)
+	return handshake(p, ctx, conn, nil)
 }
 
 // postgresHosts are the hosts a libpq URL names (h1:p1,h2:p2), each as
@@ -246,12 +247,12 @@ func postgresHosts(u *url.URL) []*url.URL {
 // runHost is one host's attempt: connect, TLS as sslmode says, then the
 // login or the startup message; the answer is kept, done() left to run.
 func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
-	cv, p, o := &x.cv, x.cv.p, x.cv.p.opts
+	cv, p, o := &x.cv, x.cv.p, x.cv.p.Opts
 	if err := cv.connectTo(ctx, hop, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	if x.ssl {
-		p.setStage(classify.StageTLS)
+		p.SetStage(classify.StageTLS)
 		if _, err := cv.conn.Write(pgwire.SSLRequest); err != nil {
 			return err
 		}
@@ -317,15 +318,15 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 // authNames are the authentication requests' names, by code.
 var authNames = map[uint32]string{0: "ok", 2: "kerberos", 3: "password", 5: "md5", 7: "gss", 9: "sspi", 10: "sasl"}
 
-func (x *postgresExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := x.cv.p.opts.Redactor.String
-	user, db := pgwire.UserDB(x.cv.p.opts.URL)
+func (x *postgresExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.p.Opts.Redactor.String
+	user, db := pgwire.UserDB(x.cv.p.Opts.URL)
 	a := &pgwire.Reply{User: red(user), Database: red(db), SSL: x.ssl}
 	obs.Answer = a
 	if err != nil || !x.got {
 		return
 	}
-	_, a.Login = x.cv.p.opts.URL.User.Password()
+	_, a.Login = x.cv.p.Opts.URL.User.Password()
 	a.Read = true
 	switch {
 	case x.seen != "":

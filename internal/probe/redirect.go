@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/follow"
+	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
 // roundTripped is what the request (and the redirects it followed) gave.
@@ -40,8 +41,8 @@ type roundTripped struct {
 // roundTrips sends req and follows redirects itself (up to --follow), so that
 // a Location that is not a URL keeps its status, no Referer is ever added,
 // and credentials stay behind when a hop changes origin.
-func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Request) roundTripped {
-	o := p.opts
+func roundTrips(p *session.Probe, ctx context.Context, tr http.RoundTripper, req *http.Request) roundTripped {
+	o := p.Opts
 	var rt roundTripped
 	// What a redirect needs (the origins crossed, the URLs requested) is
 	// made at the first one: most probes are answered without one.
@@ -49,7 +50,7 @@ func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Re
 	var origins []string
 	var requested map[string]bool
 	for {
-		p.beginHop(req.URL)
+		beginHop(p, req.URL)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			var rh tls.RecordHeaderError
@@ -64,7 +65,7 @@ func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Re
 			return rt
 		}
 		rt.resp = resp
-		loc := headerValue(resp.Header, "Location")
+		loc := session.HeaderValue(resp.Header, "Location")
 		if resp.StatusCode < 300 || resp.StatusCode > 399 || loc == "" {
 			return rt
 		}
@@ -108,38 +109,38 @@ func (p *run) roundTrips(ctx context.Context, tr http.RoundTripper, req *http.Re
 		had := follow.HasCredentials(req.Header, secret)
 		req = follow.Next(ctx, req, resp.StatusCode, next, crossed, secret)
 		rt.credentialsDropped = rt.credentialsDropped || (crossed && had)
-		p.mu.Lock()
-		p.disarm(&p.readWin)
-		p.timings = Timings{}
-		p.wrote, p.wroteHeaders, p.firstByte, p.connReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-		p.tlsState, p.ocsp = nil, nil
-		p.inProxyTLS, p.proxyTLSStarted, p.proxyTLSOK, p.proxyTLSState = false, false, false, nil
-		p.attempts = nil
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Disarm(&p.ReadWin)
+		p.Timings = Timings{}
+		p.Wrote, p.WroteHeaders, p.FirstByte, p.ConnReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		p.TlsState, p.Ocsp = nil, nil
+		p.InProxyTLS, p.ProxyTLSStarted, p.ProxyTLSOK, p.ProxyTLSState = false, false, false, nil
+		p.Attempts = nil
+		p.Mu.Unlock()
 	}
 }
 
 // beginHop records the URL being requested and the name its certificate
 // must carry.
-func (p *run) beginHop(u *url.URL) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.hopURL = u
-	p.serverName = u.Hostname()
-	if tc := p.opts.TLSConfig; tc != nil && tc.ServerName != "" && follow.Origin(u) == follow.Origin(p.opts.URL) {
-		p.serverName = tc.ServerName
+func beginHop(p *session.Probe, u *url.URL) {
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	p.HopURL = u
+	p.ServerName = u.Hostname()
+	if tc := p.Opts.TLSConfig; tc != nil && tc.ServerName != "" && follow.Origin(u) == follow.Origin(p.Opts.URL) {
+		p.ServerName = tc.ServerName
 	}
 }
 
 // redirect describes the final answer's Location: resolved against the
 // request URL and redacted, or, when it is not a URL, the raw text redacted.
-func (p *run) redirect(base *url.URL, loc string) *Redirect {
+func redirect(p *session.Probe, base *url.URL, loc string) *Redirect {
 	u, ok := follow.Target(base, loc)
 	if !ok {
-		return &Redirect{Location: p.opts.Redactor.RawURL(loc), Invalid: true}
+		return &Redirect{Location: p.Opts.Redactor.RawURL(loc), Invalid: true}
 	}
 	return &Redirect{
-		Location:  p.opts.Redactor.URL(u),
-		OtherHost: !strings.EqualFold(u.Hostname(), p.opts.URL.Hostname()),
+		Location:  p.Opts.Redactor.URL(u),
+		OtherHost: !strings.EqualFold(u.Hostname(), p.Opts.URL.Hostname()),
 	}
 }

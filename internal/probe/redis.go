@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/rediswire"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -28,16 +29,16 @@ type redisExchange struct {
 	notRESP string
 }
 
-func newRedis(_ context.Context, p *run) (exchange, error) {
+func newRedis(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	return &redisExchange{cv: conversation{p: p}}, nil
 }
 
-func (r *redisExchange) answered() bool { return r.cv.first }
+func (r *redisExchange) Answered() bool { return r.cv.first }
 
-func (r *redisExchange) close() { r.cv.close() }
+func (r *redisExchange) Close() { r.cv.close() }
 
-func (r *redisExchange) run(ctx context.Context) error {
-	cv, o := &r.cv, r.cv.p.opts
+func (r *redisExchange) Run(ctx context.Context) error {
+	cv, o := &r.cv, r.cv.p.Opts
 	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
@@ -97,13 +98,13 @@ func noReply(err error) error {
 	return err
 }
 
-func (r *redisExchange) describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+func (r *redisExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
 	a := &rediswire.Answer{}
 	obs.Answer = a
 	if err != nil || (!r.cv.first && r.notRESP == "") {
 		return
 	}
-	red := r.cv.p.opts.Redactor.String
+	red := r.cv.p.Opts.Redactor.String
 	a.Read = true
 	if r.notRESP != "" {
 		a.NotRESP = true

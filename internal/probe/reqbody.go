@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/healthctl/healthctl/internal/inputfile"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -19,14 +20,6 @@ import (
 // every 307/308 hop (http.Request.GetBody), every drain-test request — and
 // streamed from it with BodySize as its Content-Length, so memory stays
 // bounded whatever its size.
-
-// bodyLen is the request body's length.
-func bodyLen(o *scheme.Options) int64 {
-	if o.BodyFile != "" {
-		return o.BodySize
-	}
-	return int64(len(o.Body))
-}
 
 // setBody gives req o's body: its reader, Content-Length and GetBody (for
 // a redirect that repeats it). An empty body is http.NoBody.
@@ -141,16 +134,16 @@ func (b *fileBody) Close() error {
 // otherwise have the whole file queued.
 type countedBody struct {
 	io.ReadCloser
-	p *run
+	p *session.Probe
 	n *atomic.Int64
 }
 
 func (c countedBody) Read(b []byte) (int, error) {
-	c.p.mu.Lock()
-	wb := c.p.wb
-	c.p.mu.Unlock()
+	c.p.Mu.Lock()
+	wb := c.p.Wb
+	c.p.Mu.Unlock()
 	if wb != nil {
-		wb.waitRoom()
+		wb.WaitRoom()
 	}
 	n, err := c.ReadCloser.Read(b)
 	c.n.Add(int64(n))
@@ -160,49 +153,27 @@ func (c countedBody) Read(b []byte) (int, error) {
 // countBody makes req's body (and the bodies GetBody gives a redirect or
 // a retry) count into a counter of its own, from zero, which becomes
 // p.bodyHanded.
-func (p *run) countBody(req *http.Request) {
+func countBody(p *session.Probe, req *http.Request) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return
 	}
-	req.Body = p.counted(req.Body)
+	req.Body = counted(p, req.Body)
 	if get := req.GetBody; get != nil {
 		req.GetBody = func() (io.ReadCloser, error) {
 			b, err := get()
 			if err != nil || b == http.NoBody {
 				return b, err
 			}
-			return p.counted(b), nil
+			return counted(p, b), nil
 		}
 	}
 }
 
 // counted is b counting into a new p.bodyHanded.
-func (p *run) counted(b io.ReadCloser) countedBody {
+func counted(p *session.Probe, b io.ReadCloser) countedBody {
 	n := new(atomic.Int64)
-	p.mu.Lock()
-	p.bodyHanded = n
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.BodyHanded = n
+	p.Mu.Unlock()
 	return countedBody{b, p, n}
-}
-
-// bodyUnsent reports, for a probe with a request body, whether the body
-// has not all gone out to the kernel — the server stopped reading it —
-// and how many of its bytes did (p.mu held). The bytes handed to the
-// connection and not yet written (writeBehind's queue) are not counted as
-// sent; the Transport's own write buffer (4 KiB) may be.
-func (p *run) bodyUnsent() (sent, size int64, unsent bool) {
-	size = bodyLen(p.opts)
-	if size == 0 {
-		return 0, 0, false
-	}
-	var handed int64
-	if p.bodyHanded != nil {
-		handed = p.bodyHanded.Load()
-	}
-	var queued int64
-	if p.wb != nil {
-		queued = p.wb.pending()
-	}
-	sent = max(handed-queued, 0)
-	return sent, size, handed < size || queued > 0
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"github.com/healthctl/healthctl/internal/scheme"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -57,54 +56,6 @@ func TestNewRequestBodyFile(t *testing.T) {
 	o.BodySize = 0
 	if req, _ = NewRequest(context.Background(), o); req.ContentLength != 0 || req.Body == nil {
 		t.Errorf("an empty file: Content-Length %d, body %v", req.ContentLength, req.Body)
-	}
-}
-
-// TestWriteBehindRoom: waitRoom returns while the queue has room, waits
-// while maxQueued bytes are unwritten, and returns after a write failed
-// only once the connection is closed.
-func TestWriteBehindRoom(t *testing.T) {
-	a, b := net.Pipe()
-	defer b.Close()
-	w := newWriteBehind(a)
-	w.waitRoom() // empty: at once
-	w.Write(make([]byte, maxQueued))
-	waited := make(chan struct{})
-	go func() { w.waitRoom(); close(waited) }()
-	select {
-	case <-waited:
-		t.Fatal("waitRoom returned with the queue full and nothing reading")
-	case <-time.After(50 * time.Millisecond):
-	}
-	io.CopyN(io.Discard, b, maxQueued) // the writer empties the queue
-	select {
-	case <-waited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("waitRoom still waiting 10 s after the queue was written")
-	}
-
-	b.Close() // the next write fails
-	w.Write([]byte("x"))
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		w.mu.Lock()
-		failed := w.err != nil
-		w.mu.Unlock()
-		if failed {
-			break
-		}
-	}
-	waited = make(chan struct{})
-	go func() { w.waitRoom(); close(waited) }()
-	select {
-	case <-waited:
-		t.Fatal("waitRoom returned after a failed write, before Close")
-	case <-time.After(50 * time.Millisecond):
-	}
-	w.Close()
-	select {
-	case <-waited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("waitRoom still waiting 10 s after Close")
 	}
 }
 

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"crypto/tls"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 	"net"
 	"net/http"
@@ -103,17 +104,17 @@ func TLSConfig(o *scheme.Options) *tls.Config {
 // a probe's connect window), when it is set.
 func Dialer(o *scheme.Options) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		p := newRun(o, hooks{})
-		p.cancel = func(error) {}
+		p := session.New(o, session.Hooks{})
+		p.Cancel = func(error) {}
 		if o.ConnectTimeout > 0 {
 			// No window's timer here: the context's own deadline ends
 			// the lookup and the race.
-			p.connDeadline = time.Now().Add(o.ConnectTimeout)
+			p.ConnDeadline = time.Now().Add(o.ConnectTimeout)
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, p.connDeadline)
+			ctx, cancel = context.WithDeadline(ctx, p.ConnDeadline)
 			defer cancel()
 		}
-		return p.dial(ctx, network, addr)
+		return p.Dial(ctx, network, addr)
 	}
 }
 
@@ -129,35 +130,4 @@ func Transport(o *scheme.Options) *http.Transport {
 		DisableKeepAlives:  true,
 		DisableCompression: removesHeader(o, "Accept-Encoding"),
 	}
-}
-
-// clientCertGiven reports whether --cert/--key configured a client
-// certificate.
-func clientCertGiven(o *scheme.Options) bool {
-	return o.TLSConfig != nil && (len(o.TLSConfig.Certificates) > 0 || o.TLSConfig.GetClientCertificate != nil)
-}
-
-// proxyDetail is the mark a proxy leaves on an error answer it generated
-// itself: squid's X-Squid-Error, or an RFC 9209 Proxy-Status entry with an
-// error parameter. "" when the answer carries neither.
-func proxyDetail(h http.Header) string {
-	if v := headerValue(h, "X-Squid-Error"); v != "" {
-		return "X-Squid-Error: " + v
-	}
-	for _, v := range h.Values("Proxy-Status") {
-		if strings.Contains(v, "error=") {
-			return "Proxy-Status: " + v
-		}
-	}
-	return ""
-}
-
-// headerValue is h.Get(key) for a key already in canonical form (every
-// caller's is a constant): the map's first value, without canonicalizing
-// the key again on each of a probe's lookups.
-func headerValue(h http.Header, key string) string {
-	if v := h[key]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
 }

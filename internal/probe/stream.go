@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -19,7 +20,7 @@ import (
 // from the request written to the answer's first byte, total). No proxy is
 // used, as for tcp://: a tunnel would prove only that the proxy connected.
 type conversation struct {
-	p    *run
+	p    *session.Probe
 	conn net.Conn
 	br   *bufio.Reader
 	// first: the answer's first byte came.
@@ -31,34 +32,34 @@ type conversation struct {
 
 // connect dials the URL's host, at defaultPort when it names none.
 func (cv *conversation) connect(ctx context.Context, defaultPort string) error {
-	return cv.connectTo(ctx, cv.p.opts.URL, defaultPort)
+	return cv.connectTo(ctx, cv.p.Opts.URL, defaultPort)
 }
 
 // connectTo dials hop's host (the URL's, or one of a libpq URL's hosts),
 // at defaultPort when it names none, in a connect window of its own.
 func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort string) error {
-	p, o := cv.p, cv.p.opts
-	p.mu.Lock()
-	p.hopURL = hop
-	p.serverName = hop.Hostname()
+	p, o := cv.p, cv.p.Opts
+	p.Mu.Lock()
+	p.HopURL = hop
+	p.ServerName = hop.Hostname()
 	if tc := o.TLSConfig; tc != nil && tc.ServerName != "" {
-		p.serverName = tc.ServerName
+		p.ServerName = tc.ServerName
 	}
 	now := time.Now()
 	sock := scheme.SocketPath(hop)
 	if sock != "" {
 		// A Unix socket: no lookup, the connect is the first stage.
-		p.enterAt(classify.StageConnect, now)
+		p.EnterAt(classify.StageConnect, now)
 	} else {
-		p.enterAt(p.firstStage(hop, false), now)
+		p.EnterAt(p.FirstStage(hop, false), now)
 	}
 	window := o.ConnectTimeout
 	if cv.connectTimeout > 0 {
 		window = cv.connectTimeout
 	}
-	p.connDeadline = now.Add(window)
-	p.armAt(&p.connWin, now, p.connDeadline)
-	p.mu.Unlock()
+	p.ConnDeadline = now.Add(window)
+	p.ArmAt(&p.ConnWin, now, p.ConnDeadline)
+	p.Mu.Unlock()
 	port := hop.Port()
 	if port == "" {
 		port = defaultPort
@@ -66,36 +67,36 @@ func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort
 	var c net.Conn
 	var err error
 	if sock != "" {
-		c, err = p.dialUnix(ctx, sock)
+		c, err = p.DialUnix(ctx, sock)
 	} else {
-		c, err = p.dialHost(ctx, hop.Hostname(), port)
+		c, err = p.DialHost(ctx, hop.Hostname(), port)
 	}
 	if err != nil {
 		return err
 	}
 	// A backstop only: the windows close the connection through the
 	// context a moment before it.
-	c.SetDeadline(p.start.Add(o.MaxTime + 2*maxTimeBackstop))
+	c.SetDeadline(p.Start.Add(o.MaxTime + 2*session.MaxTimeBackstop))
 	cv.conn = c
 	return nil
 }
 
 // startTLS makes the connection TLS (the tls phase, every TLS reason).
 func (cv *conversation) startTLS(ctx context.Context) error {
-	conn := cv.p.tlsClient(cv.conn)
+	conn := tlsClient(cv.p, cv.conn)
 	cv.conn = conn
-	return cv.p.handshake(ctx, conn, nil)
+	return handshake(cv.p, ctx, conn, nil)
 }
 
 // connected closes the connect window: what follows is the request and
 // its answer.
 func (cv *conversation) connected() {
 	p := cv.p
-	p.mu.Lock()
-	p.disarm(&p.connWin)
-	p.connReady = time.Now()
-	p.enterAt(classify.StageHeaders, p.connReady)
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Disarm(&p.ConnWin)
+	p.ConnReady = time.Now()
+	p.EnterAt(classify.StageHeaders, p.ConnReady)
+	p.Mu.Unlock()
 }
 
 // send writes the request; the read window opens when it is out.
@@ -109,13 +110,13 @@ func (cv *conversation) send(b []byte) error {
 
 // armRead opens the read window: the request is out.
 func (cv *conversation) armRead() {
-	p, o := cv.p, cv.p.opts
+	p, o := cv.p, cv.p.Opts
 	now := time.Now()
-	p.mu.Lock()
-	p.wroteHeaders, p.wrote = now, now
-	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
-	p.mu.Unlock()
-	if d := now.Add(o.ReadTimeout + 2*maxTimeBackstop); d.Before(p.start.Add(o.MaxTime + 2*maxTimeBackstop)) {
+	p.Mu.Lock()
+	p.WroteHeaders, p.Wrote = now, now
+	p.ArmAt(&p.ReadWin, now, now.Add(o.ReadTimeout))
+	p.Mu.Unlock()
+	if d := now.Add(o.ReadTimeout + 2*session.MaxTimeBackstop); d.Before(p.Start.Add(o.MaxTime + 2*session.MaxTimeBackstop)) {
 		cv.conn.SetReadDeadline(d)
 	}
 	if cv.br == nil {
@@ -135,17 +136,17 @@ func (cv *conversation) firstByte() error {
 // gotFirstByte records the answer's first byte: ttfb.
 func (cv *conversation) gotFirstByte() {
 	p := cv.p
-	p.mu.Lock()
+	p.Mu.Lock()
 	cv.first = true
-	p.firstByte = time.Now()
-	p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
-	p.enter(classify.StageBody)
-	p.mu.Unlock()
+	p.FirstByte = time.Now()
+	p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+	p.Enter(classify.StageBody)
+	p.Mu.Unlock()
 }
 
 // done ends the exchange once the answer is read: no window counts from
 // here on.
-func (cv *conversation) done() { cv.p.bodyRead(nil) }
+func (cv *conversation) done() { cv.p.BodyRead(nil) }
 
 func (cv *conversation) close() {
 	if cv.conn != nil {

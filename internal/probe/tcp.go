@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -21,60 +22,60 @@ import (
 // closed at once. No proxy is used: a tunnel would prove only that the
 // proxy connected.
 type streamExchange struct {
-	p    *run
+	p    *session.Probe
 	conn net.Conn
 	// failed says which step of the dialogue found no line it expected.
 	failed string
 }
 
-func newStream(_ context.Context, p *run) (exchange, error) {
+func newStream(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	return &streamExchange{p: p}, nil
 }
 
-func (s *streamExchange) answered() bool { return false }
+func (s *streamExchange) Answered() bool { return false }
 
-func (s *streamExchange) close() {
+func (s *streamExchange) Close() {
 	if s.conn != nil {
 		s.conn.Close()
 	}
 }
 
-func (s *streamExchange) run(ctx context.Context) error {
-	p, o := s.p, s.p.opts
-	p.mu.Lock()
-	p.hopURL = o.URL
-	p.serverName = o.URL.Hostname()
+func (s *streamExchange) Run(ctx context.Context) error {
+	p, o := s.p, s.p.Opts
+	p.Mu.Lock()
+	p.HopURL = o.URL
+	p.ServerName = o.URL.Hostname()
 	if tc := o.TLSConfig; tc != nil && tc.ServerName != "" {
-		p.serverName = tc.ServerName
+		p.ServerName = tc.ServerName
 	}
 	// What net/http's GetConn hook does for HTTP: the connect window opens.
-	p.enter(p.firstStage(o.URL, false))
-	p.arm(&p.connWin, o.ConnectTimeout)
-	p.connDeadline = time.Now().Add(o.ConnectTimeout)
-	p.mu.Unlock()
+	p.Enter(p.FirstStage(o.URL, false))
+	p.Arm(&p.ConnWin, o.ConnectTimeout)
+	p.ConnDeadline = time.Now().Add(o.ConnectTimeout)
+	p.Mu.Unlock()
 	network := o.Network
 	if network == "" {
 		network = "tcp"
 	}
-	c, err := p.dial(ctx, network, o.URL.Host)
+	c, err := p.Dial(ctx, network, o.URL.Host)
 	if err != nil {
 		return err
 	}
 	s.conn = c
 	if o.Secure() {
-		conn := p.tlsClient(c)
+		conn := tlsClient(p, c)
 		s.conn = conn
-		if err := p.handshake(ctx, conn, s.firstRecord); err != nil {
+		if err := handshake(p, ctx, conn, s.firstRecord); err != nil {
 			return err
 		}
 	}
 	if len(o.Dialogue) > 0 {
 		return s.converse(ctx)
 	}
-	p.mu.Lock()
-	p.disarm(&p.connWin)
-	p.stage = classify.StageDone
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Disarm(&p.ConnWin)
+	p.Stage = classify.StageDone
+	p.Mu.Unlock()
 	return nil
 }
 
@@ -85,17 +86,17 @@ const maxDialogueLine = 64 << 10
 // matching line before the server closes is a failed condition (which
 // step, what it wanted), a read that runs out of time the window's.
 func (s *streamExchange) converse(ctx context.Context) error {
-	p, o := s.p, s.p.opts
+	p, o := s.p, s.p.Opts
 	now := time.Now()
-	p.mu.Lock()
-	p.disarm(&p.connWin)
-	p.connReady, p.wroteHeaders, p.wrote = now, now, now
-	p.enterAt(classify.StageHeaders, now)
-	p.armAt(&p.readWin, now, now.Add(o.ReadTimeout))
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Disarm(&p.ConnWin)
+	p.ConnReady, p.WroteHeaders, p.Wrote = now, now, now
+	p.EnterAt(classify.StageHeaders, now)
+	p.ArmAt(&p.ReadWin, now, now.Add(o.ReadTimeout))
+	p.Mu.Unlock()
 	// A backstop only: the read window ends the probe (and closes the
 	// connection) first.
-	s.conn.SetDeadline(now.Add(o.ReadTimeout + 2*maxTimeBackstop))
+	s.conn.SetDeadline(now.Add(o.ReadTimeout + 2*session.MaxTimeBackstop))
 	scanner := func() *bufio.Scanner {
 		sc := bufio.NewScanner(s.conn)
 		sc.Buffer(make([]byte, 0, 4096), maxDialogueLine)
@@ -110,11 +111,11 @@ func (s *streamExchange) converse(ctx context.Context) error {
 			for match == nil && sc.Scan() {
 				if first {
 					first = false
-					p.mu.Lock()
-					p.firstByte = time.Now()
-					p.record(PhaseTTFB, p.firstByte.Sub(p.wrote))
-					p.enter(classify.StageBody)
-					p.mu.Unlock()
+					p.Mu.Lock()
+					p.FirstByte = time.Now()
+					p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+					p.Enter(classify.StageBody)
+					p.Mu.Unlock()
 				}
 				match = st.Expect.FindSubmatchIndex(sc.Bytes())
 			}
@@ -123,7 +124,7 @@ func (s *streamExchange) converse(ctx context.Context) error {
 			}
 			if match == nil {
 				s.failed = fmt.Sprintf("step %d of the dialogue: no line matched /%s/ before the server closed the connection", i+1, st.Expect)
-				p.bodyRead(nil)
+				p.BodyRead(nil)
 				return nil
 			}
 			send = string(st.Expect.Expand(nil, []byte(send), sc.Bytes(), match))
@@ -134,22 +135,22 @@ func (s *streamExchange) converse(ctx context.Context) error {
 			}
 		}
 		if st.StartTLS {
-			conn := p.tlsClient(s.conn)
+			conn := tlsClient(p, s.conn)
 			s.conn = conn
-			if err := p.handshake(ctx, conn, nil); err != nil {
+			if err := handshake(p, ctx, conn, nil); err != nil {
 				return err
 			}
-			p.mu.Lock()
-			p.enter(classify.StageBody)
-			p.mu.Unlock()
+			p.Mu.Lock()
+			p.Enter(classify.StageBody)
+			p.Mu.Unlock()
 			sc = scanner()
 		}
 	}
-	p.bodyRead(nil)
+	p.BodyRead(nil)
 	return nil
 }
 
-func (s *streamExchange) describe(_ error, _ time.Time, _ *Result, obs *classify.Observation, f *classify.Facts) {
+func (s *streamExchange) Describe(_ error, _ time.Time, _ *Result, obs *classify.Observation, f *classify.Facts) {
 	if s.failed != "" {
 		obs.ConditionFailed, f.Condition = true, s.failed
 	}
@@ -192,14 +193,14 @@ const firstRecordWait = 250 * time.Millisecond
 // handshake's end is the verdict and nothing is read.
 func (s *streamExchange) firstRecord(conn *tls.Conn) error {
 	p := s.p
-	p.mu.Lock()
-	asked := p.certAsked
-	p.mu.Unlock()
+	p.Mu.Lock()
+	asked := p.CertAsked
+	p.Mu.Unlock()
 	if !asked || conn.ConnectionState().Version != tls.VersionTLS13 {
 		return nil
 	}
 	wait := time.Now().Add(firstRecordWait)
-	if d, ok := p.ctx.Deadline(); ok && d.Before(wait) {
+	if d, ok := p.Ctx.Deadline(); ok && d.Before(wait) {
 		wait = d
 	}
 	conn.SetReadDeadline(wait)
@@ -216,13 +217,13 @@ func (s *streamExchange) firstRecord(conn *tls.Conn) error {
 // tlsClient is the TLS side of a connection the run dialled, through the
 // shared TLS capture, for the name the certificate must carry (p.mu not
 // held): tls://, rediss://, PostgreSQL's sslmode=require.
-func (p *run) tlsClient(c net.Conn) *tls.Conn {
-	p.setStage(classify.StageTLS)
-	tc := p.tlsConfig()
+func tlsClient(p *session.Probe, c net.Conn) *tls.Conn {
+	p.SetStage(classify.StageTLS)
+	tc := p.TlsConfig()
 	if tc.ServerName == "" {
-		p.mu.Lock()
-		tc.ServerName = p.serverName
-		p.mu.Unlock()
+		p.Mu.Lock()
+		tc.ServerName = p.ServerName
+		p.Mu.Unlock()
 	}
 	return tls.Client(c, tc)
 }
@@ -230,16 +231,16 @@ func (p *run) tlsClient(c net.Conn) *tls.Conn {
 // handshake completes conn's handshake, then after (when not nil: what
 // the protocol reads of the handshake's end), recording the tls phase and,
 // when the handshake completed, the connection state.
-func (p *run) handshake(ctx context.Context, conn *tls.Conn, after func(*tls.Conn) error) error {
+func handshake(p *session.Probe, ctx context.Context, conn *tls.Conn, after func(*tls.Conn) error) error {
 	err := conn.HandshakeContext(ctx)
 	if err == nil && after != nil {
 		err = after(conn)
 	}
-	p.mu.Lock()
-	p.record(PhaseTLS, time.Since(p.stageStart))
+	p.Mu.Lock()
+	p.Record(PhaseTLS, time.Since(p.StageStart))
 	if cs := conn.ConnectionState(); cs.HandshakeComplete {
-		p.tlsState = &cs
+		p.TlsState = &cs
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	return err
 }

@@ -78,7 +78,7 @@ func TestHeaderConditionTrailer(t *testing.T) {
 				} else {
 					o.Expect.HeaderRE = c
 				}
-				r := newRun(o, hooks{transport: p.transport}).do(context.Background())
+				r := newRun(o, hooks{Transport: p.transport}).do(context.Background())
 				if p.h2 && r.HTTPVersion != "HTTP/2.0" {
 					t.Fatalf("spoke %s", r.HTTPVersion)
 				}

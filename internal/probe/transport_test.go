@@ -44,10 +44,10 @@ func TestPlainOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := newRun(&scheme.Options{URL: u, Follow: tc.follow, Proxy: tc.proxy, TLSConfig: &tls.Config{}, Redactor: redact.NewRedactor(nil, nil)}, hooks{})
-		if got := p.plainOnly(); got != tc.want {
+		if got := plainOnly(p.Probe); got != tc.want {
 			t.Errorf("%s: plainOnly = %v, want %v", tc.name, got, tc.want)
 		}
-		tr := p.transport()
+		tr := transport(p.Probe)
 		if tls := tr.TLSClientConfig != nil && tr.ForceAttemptHTTP2; tls == tc.want {
 			t.Errorf("%s: TLS config set %v, HTTP/2 forced %v", tc.name, tr.TLSClientConfig != nil, tr.ForceAttemptHTTP2)
 		}

@@ -1,4 +1,4 @@
-package probe
+package session
 
 import (
 	"crypto/tls"
@@ -8,12 +8,12 @@ import (
 	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
-// tlsConfig is the TLS capture every protocol's handshake goes through:
+// TlsConfig is the TLS capture every protocol's handshake goes through:
 // the options' configuration, with the chain verified after the handshake
 // (as crypto/tls would have during it), so version, cipher and chain are
 // recorded also when verification fails.
-func (p *run) tlsConfig() *tls.Config {
-	tc := p.opts.TLSConfig.Clone() // net/http writes NextProtos into it: one per transport
+func (p *Probe) TlsConfig() *tls.Config {
+	tc := p.Opts.TLSConfig.Clone() // net/http writes NextProtos into it: one per transport
 	if tc == nil {
 		tc = &tls.Config{}
 	}
@@ -24,9 +24,9 @@ func (p *run) tlsConfig() *tls.Config {
 	tc.Renegotiation = tls.RenegotiateOnceAsClient
 	certs, get := tc.Certificates, tc.GetClientCertificate
 	tc.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
-		p.mu.Lock()
-		p.certAsked = true
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.CertAsked = true
+		p.Mu.Unlock()
 		if get != nil {
 			return get(cri)
 		}
@@ -35,15 +35,15 @@ func (p *run) tlsConfig() *tls.Config {
 		}
 		return &tls.Certificate{}, nil
 	}
-	target := p.keepState
+	target := p.KeepState
 	if !tc.InsecureSkipVerify {
 		tc.InsecureSkipVerify = true
 		target = p.verifyConnection
 	}
 	tc.VerifyConnection = func(cs tls.ConnectionState) error {
-		p.mu.Lock()
-		proxy := p.inProxyTLS
-		p.mu.Unlock()
+		p.Mu.Lock()
+		proxy := p.InProxyTLS
+		p.Mu.Unlock()
 		if proxy {
 			return p.verifyProxy(cs)
 		}
@@ -55,29 +55,29 @@ func (p *run) tlsConfig() *tls.Config {
 // verifyProxy verifies an https:// proxy's own certificate against the
 // proxy's name, with --proxy-cacert (else the system's roots), unless
 // --proxy-insecure: -k and --cacert are the target's, as curl keeps them.
-func (p *run) verifyProxy(cs tls.ConnectionState) error {
-	p.mu.Lock()
-	p.proxyTLSState = &cs
-	name := p.proxyURL.Hostname()
-	p.mu.Unlock()
-	ptc := p.opts.ProxyTLSConfig
+func (p *Probe) verifyProxy(cs tls.ConnectionState) error {
+	p.Mu.Lock()
+	p.ProxyTLSState = &cs
+	name := p.ProxyURL.Hostname()
+	p.Mu.Unlock()
+	ptc := p.Opts.ProxyTLSConfig
 	if ptc != nil && ptc.InsecureSkipVerify {
 		return nil
 	}
 	return tlsinfo.Verify(cs.PeerCertificates, ptc, name)
 }
 
-// keepState records the handshake's state (--insecure: nothing to verify).
-func (p *run) keepState(cs tls.ConnectionState) error {
+// KeepState records the handshake's state (--insecure: nothing to verify).
+func (p *Probe) KeepState(cs tls.ConnectionState) error {
 	var staple *tlsinfo.OCSP
 	if len(cs.PeerCertificates) > 0 {
 		// Shown, never judged: verification is off.
 		staple = tlsinfo.Staple(cs.OCSPResponse, cs.PeerCertificates[0], nil, cs.PeerCertificates, time.Now())
 	}
-	p.mu.Lock()
-	p.tlsState = &cs
-	p.ocsp = staple
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.TlsState = &cs
+	p.Ocsp = staple
+	p.Mu.Unlock()
 	return nil
 }
 
@@ -89,21 +89,21 @@ func (p *run) keepState(cs tls.ConnectionState) error {
 // says is revoked, or a must-staple certificate with no staple, fails the
 // handshake (tls_revoked, tls_must_staple); an unknown, stale or invalid
 // staple is only shown.
-func (p *run) verifyConnection(cs tls.ConnectionState) error {
-	p.mu.Lock()
-	name := p.serverName
-	p.mu.Unlock()
-	return p.verifyAgainst(cs, name)
+func (p *Probe) verifyConnection(cs tls.ConnectionState) error {
+	p.Mu.Lock()
+	name := p.ServerName
+	p.Mu.Unlock()
+	return p.VerifyAgainst(cs, name)
 }
 
-// verifyAgainst is verifyConnection for a given name to check, "" for the
+// VerifyAgainst is verifyConnection for a given name to check, "" for the
 // chain alone (PostgreSQL's sslmode=verify-ca): the staple is judged all
 // the same.
-func (p *run) verifyAgainst(cs tls.ConnectionState, name string) error {
-	p.mu.Lock()
-	p.tlsState = &cs
-	p.mu.Unlock()
-	chain, err := tlsinfo.VerifyChain(cs.PeerCertificates, p.opts.TLSConfig, name)
+func (p *Probe) VerifyAgainst(cs tls.ConnectionState, name string) error {
+	p.Mu.Lock()
+	p.TlsState = &cs
+	p.Mu.Unlock()
+	chain, err := tlsinfo.VerifyChain(cs.PeerCertificates, p.Opts.TLSConfig, name)
 	if err != nil {
 		return err
 	}
@@ -112,12 +112,12 @@ func (p *run) verifyAgainst(cs tls.ConnectionState, name string) error {
 		issuer = chain[1]
 	}
 	now := time.Now()
-	if tc := p.opts.TLSConfig; tc != nil && tc.Time != nil {
+	if tc := p.Opts.TLSConfig; tc != nil && tc.Time != nil {
 		now = tc.Time()
 	}
 	staple := tlsinfo.Staple(cs.OCSPResponse, chain[0], issuer, cs.PeerCertificates, now)
-	p.mu.Lock()
-	p.ocsp = staple
-	p.mu.Unlock()
+	p.Mu.Lock()
+	p.Ocsp = staple
+	p.Mu.Unlock()
 	return tlsinfo.StapleVerdict(chain[0], staple)
 }

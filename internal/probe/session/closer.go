@@ -1,4 +1,4 @@
-package probe
+package session
 
 import (
 	"context"
@@ -22,25 +22,25 @@ type closerKey struct{}
 // it closes the connections of the probe that holds it (at most one at a
 // time; a probe that finds it held registers its own).
 type closer struct {
-	ctx  context.Context // the context handed out: probes under exactly it
-	mu   sync.Mutex
-	cur  *run
+	Ctx  context.Context // the context handed out: probes under exactly it
+	Mu   sync.Mutex
+	cur  *Probe
 	stop func() bool
-	// timer is the windows' timer of the probes that hold the closer,
+	// Timer is the windows' timer of the probes that hold the closer,
 	// one after another (made by the first, reset by the others, stopped
 	// by each as it stops its windows): a timer and its function a worker
 	// instead of a probe. Only the holder touches it.
-	timer *time.Timer
+	Timer *time.Timer
 }
 
-// arm sets the closer's timer to fire in d, and returns it.
-func (c *closer) arm(d time.Duration) *time.Timer {
-	if c.timer == nil {
-		c.timer = time.AfterFunc(d, c.tick)
+// Arm sets the closer's timer to fire in d, and returns it.
+func (c *closer) Arm(d time.Duration) *time.Timer {
+	if c.Timer == nil {
+		c.Timer = time.AfterFunc(d, c.tick)
 	} else {
-		c.timer.Reset(d)
+		c.Timer.Reset(d)
 	}
-	return c.timer
+	return c.Timer
 }
 
 // tick is the closer's timer: the windows' timer of the probe holding it.
@@ -49,9 +49,9 @@ func (c *closer) arm(d time.Duration) *time.Timer {
 // one) or none.
 func (c *closer) tick() {
 	defer crash.Recover() // runs on a timer's goroutine
-	c.mu.Lock()
+	c.Mu.Lock()
 	p := c.cur
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	if p != nil {
 		p.tick()
 	}
@@ -64,24 +64,24 @@ func (c *closer) tick() {
 // from it included) a probe registers its own.
 func WithCloser(ctx context.Context) (context.Context, func()) {
 	c := &closer{}
-	c.ctx = context.WithValue(ctx, closerKey{}, c)
+	c.Ctx = context.WithValue(ctx, closerKey{}, c)
 	c.stop = context.AfterFunc(ctx, c.fire)
-	return c.ctx, func() {
+	return c.Ctx, func() {
 		c.stop()
-		c.mu.Lock()
-		if c.cur == nil && c.timer != nil {
-			c.timer.Stop()
+		c.Mu.Lock()
+		if c.cur == nil && c.Timer != nil {
+			c.Timer.Stop()
 		}
-		c.mu.Unlock()
+		c.Mu.Unlock()
 	}
 }
 
 // fire closes the connections of the probe holding the closer: its
 // context has ended.
 func (c *closer) fire() {
-	c.mu.Lock()
+	c.Mu.Lock()
 	p := c.cur
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	if p != nil {
 		p.closeConns()
 	}
@@ -89,18 +89,18 @@ func (c *closer) fire() {
 
 // closerFor is the closer p may hold under parent: parent's own, when it is
 // free and parent has not ended. Otherwise nil, and p registers its own.
-func closerFor(parent context.Context, p *run) *closer {
+func closerFor(parent context.Context, p *Probe) *closer {
 	c, _ := parent.Value(closerKey{}).(*closer)
-	if c == nil || c.ctx != parent {
+	if c == nil || c.Ctx != parent {
 		return nil
 	}
-	c.mu.Lock()
+	c.Mu.Lock()
 	if c.cur != nil {
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		return nil
 	}
 	c.cur = p
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	// Ended before p held it: fire may have run already, and found no
 	// probe. (Ending after this, fire finds p: the context's error is set
 	// before its AfterFunc starts.)
@@ -112,10 +112,10 @@ func closerFor(parent context.Context, p *run) *closer {
 }
 
 // release lets the closer go once p has returned.
-func (c *closer) release(p *run) {
-	c.mu.Lock()
+func (c *closer) release(p *Probe) {
+	c.Mu.Lock()
 	if c.cur == p {
 		c.cur = nil
 	}
-	c.mu.Unlock()
+	c.Mu.Unlock()
 }

@@ -1,4 +1,4 @@
-package probe
+package session
 
 import (
 	"net"
@@ -31,13 +31,13 @@ import (
 // its queue is empty or its write fails.
 type writeBehind struct {
 	net.Conn
-	mu    sync.Mutex
+	Mu    sync.Mutex
 	room  sync.Cond // signalled when the queue shrinks or an error is kept
 	queue []byte
 	// inFlight is the length of the buffer the goroutine is writing.
 	inFlight int
 	writing  bool
-	err      error
+	Err      error
 	closed   bool
 }
 
@@ -46,17 +46,17 @@ const maxQueued = 1 << 20
 
 func newWriteBehind(c net.Conn) *writeBehind {
 	w := &writeBehind{Conn: c}
-	w.room.L = &w.mu
+	w.room.L = &w.Mu
 	return w
 }
 
 // Write queues b (copied) and returns at once, or returns the error an
 // earlier write met.
 func (w *writeBehind) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return 0, w.err
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	if w.Err != nil {
+		return 0, w.Err
 	}
 	w.queue = append(w.queue, b...)
 	if !w.writing {
@@ -66,25 +66,25 @@ func (w *writeBehind) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// waitRoom waits while maxQueued bytes or more are unwritten, until some
+// WaitRoom waits while maxQueued bytes or more are unwritten, until some
 // are written or the connection is closed. Once a write has failed (the
 // server reset a connection it answered without reading the body) it
 // waits for the Close: the body's writer must not report that failure
 // before the answer already on its way is read — net/http's Transport
 // returns a write error that comes before the response instead of it —
 // and the exchange, or the window, closes the connection when it is done.
-func (w *writeBehind) waitRoom() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for !w.closed && (w.err != nil || len(w.queue)+w.inFlight >= maxQueued) {
+func (w *writeBehind) WaitRoom() {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	for !w.closed && (w.Err != nil || len(w.queue)+w.inFlight >= maxQueued) {
 		w.room.Wait()
 	}
 }
 
 // pending is how many bytes were queued and not yet written.
 func (w *writeBehind) pending() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
 	return int64(len(w.queue) + w.inFlight)
 }
 
@@ -92,13 +92,13 @@ func (w *writeBehind) pending() int64 {
 // writes return net.ErrClosed unless a write error came first.
 func (w *writeBehind) Close() error {
 	err := w.Conn.Close()
-	w.mu.Lock()
+	w.Mu.Lock()
 	w.closed = true
-	if w.err == nil {
-		w.err = net.ErrClosed
+	if w.Err == nil {
+		w.Err = net.ErrClosed
 	}
 	w.room.Broadcast()
-	w.mu.Unlock()
+	w.Mu.Unlock()
 	return err
 }
 
@@ -106,11 +106,11 @@ func (w *writeBehind) Close() error {
 func (w *writeBehind) drain() {
 	var buf []byte
 	for {
-		w.mu.Lock()
-		if len(w.queue) == 0 || w.err != nil {
+		w.Mu.Lock()
+		if len(w.queue) == 0 || w.Err != nil {
 			w.queue = nil
 			w.writing = false
-			w.mu.Unlock()
+			w.Mu.Unlock()
 			return
 		}
 		// Swap the buffers: Write appends to the spare while this one is
@@ -118,20 +118,20 @@ func (w *writeBehind) drain() {
 		buf, w.queue = w.queue, buf[:0]
 		w.inFlight = len(buf)
 		w.room.Broadcast()
-		w.mu.Unlock()
+		w.Mu.Unlock()
 		_, err := w.Conn.Write(buf)
-		w.mu.Lock()
+		w.Mu.Lock()
 		w.inFlight = 0
 		w.room.Broadcast()
 		if err != nil {
-			if w.err == nil {
-				w.err = err
+			if w.Err == nil {
+				w.Err = err
 			}
 			w.queue = nil
 			w.writing = false
-			w.mu.Unlock()
+			w.Mu.Unlock()
 			return
 		}
-		w.mu.Unlock()
+		w.Mu.Unlock()
 	}
 }

@@ -1,4 +1,4 @@
-package probe
+package session
 
 import (
 	"context"
@@ -18,16 +18,16 @@ import (
 // answer, and every attempt of the last connect. Guarded by run.mu.
 type dialState struct {
 	// dns is the resolver of the probe's lookups.
-	dns       resolve.Client
-	address   string
-	family    int
+	DNS       resolve.Client
+	Address   string
+	Family    int
 	dnsAnswer classify.DNSAnswer
 	// resolverErr is the first error that said a DNS server could not be
 	// reached (refused, no route).
 	resolverErr error
-	// attempts are the dial attempts of the last connect, in the order
+	// Attempts are the dial attempts of the last connect, in the order
 	// they started.
-	attempts []DialAttempt
+	Attempts []DialAttempt
 	// dialErr is the last connect's error when an address answered for
 	// itself (refused, unreachable) and none connected: it is the probe's
 	// answer even when the connect window closed on another address.
@@ -52,9 +52,9 @@ type dialState struct {
 	addrsBuf    [2]netip.Addr
 }
 
-// keepConn records a connection the dialler made (p.mu held); once the
+// KeepConn records a connection the dialler made (p.mu held); once the
 // probe's context has ended it is closed at once.
-func (p *run) keepConn(c net.Conn) {
+func (p *Probe) KeepConn(c net.Conn) {
 	if p.connsDone {
 		c.Close()
 		return
@@ -64,11 +64,11 @@ func (p *run) keepConn(c net.Conn) {
 
 // closeConns closes every connection the dialler made and every one it
 // will make from now on (p.mu not held): the probe's context has ended.
-func (p *run) closeConns() {
-	p.mu.Lock()
+func (p *Probe) closeConns() {
+	p.Mu.Lock()
 	cs := p.conns
 	p.conns, p.connsDone = nil, true
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	for _, c := range cs {
 		c.Close()
 	}
@@ -84,50 +84,50 @@ type DialAttempt struct {
 	Duration time.Duration `json:"-"`
 }
 
-// dial resolves and connects, recording the dns and connect phases. The
+// Dial resolves and connects, recording the dns and connect phases. The
 // address families race as RFC 8305 describes: the first family's addresses
 // are tried in turn, and the other family's start FallbackDelay later, or at
 // once when the first family has run out. The error reported is the one of
 // the first address in the list (its address and family are the result's),
 // and every failed address is kept for -v.
-func (p *run) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (p *Probe) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	return p.dialHost(ctx, host, port)
+	return p.DialHost(ctx, host, port)
 }
 
-// dialHost is dial of host and port given apart (the HTTP/1.1 exchange's: no
+// DialHost is dial of host and port given apart (the HTTP/1.1 exchange's: no
 // address text joined only to be split again).
-func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err error) {
-	o := p.opts
+func (p *Probe) DialHost(ctx context.Context, host, port string) (c net.Conn, err error) {
+	o := p.Opts
 	// The connect window is the dial's context deadline: every attempt
 	// (and the lookup) ends when it closes, whatever the timer does.
-	p.mu.Lock()
-	if p.stopped {
-		p.mu.Unlock()
+	p.Mu.Lock()
+	if p.Stopped {
+		p.Mu.Unlock()
 		return nil, context.Canceled
 	}
 	p.dialing++
 	p.dialErr = nil
-	deadline := p.connDeadline
+	deadline := p.ConnDeadline
 	// The addresses go in the run's own buffer when no other dial of
 	// the probe is running (none reads them once its dial is done).
 	var buf []netip.Addr
 	if p.dialing == 1 {
 		buf = p.addrsBuf[:0]
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	defer func() { p.dialDone(deadline, err) }()
 	if !deadline.IsZero() {
 		// The connect window's timer cancels ctx when it closes; its
 		// deadline bounds the lookup's queries and the connects even
 		// before that.
-		d := newDeadlined(ctx, deadline)
+		d := NewDeadlined(ctx, deadline)
 		ctx = &d
 	}
-	addrs, err := p.addresses(ctx, host, port, buf)
+	addrs, err := p.Addresses(ctx, host, port, buf)
 	if err != nil {
 		return nil, err
 	}
@@ -136,92 +136,92 @@ func (p *run) dialHost(ctx context.Context, host, port string) (c net.Conn, err 
 	// check and the stage change are one step.)
 	// The window's mark is checked, not only ctx: the context net/http
 	// hands the dialer may learn of the cancellation a moment later.
-	p.mu.Lock()
+	p.Mu.Lock()
 	if err := ctx.Err(); err != nil || p.windowStage != "" {
-		p.mu.Unlock()
+		p.Mu.Unlock()
 		if err == nil {
 			err = context.Canceled
 		}
 		return nil, err
 	}
 	t0 := time.Now()
-	p.enterAt(classify.StageConnect, t0)
-	p.mu.Unlock()
+	p.EnterAt(classify.StageConnect, t0)
+	p.Mu.Unlock()
 	c, err = p.race(ctx, addrs, port)
-	p.mu.Lock()
-	if err == nil && bodyLen(o) > 0 {
+	p.Mu.Lock()
+	if err == nil && BodyLen(o) > 0 {
 		// The request body's write must never hold up the reading of
 		// the answer, on either exchange (writeBehind). It is the
 		// connection kept for closing: its Close wakes a body reader
 		// waiting on it.
-		p.wb = newWriteBehind(c)
-		c = p.wb
+		p.Wb = newWriteBehind(c)
+		c = p.Wb
 	}
 	if err == nil {
-		p.keepConn(c)
+		p.KeepConn(c)
 	}
-	p.record(PhaseConnect, time.Since(t0))
-	if err == nil && p.proxied {
+	p.Record(PhaseConnect, time.Since(t0))
+	if err == nil && p.Proxied {
 		// Connected to the proxy: now it must open the way (CONNECT) or
 		// answer the request.
-		p.enter(classify.StageProxy)
+		p.Enter(classify.StageProxy)
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 	return c, err
 }
 
 // dialDone ends a dial that began with the connect window closing at
 // deadline and ended with err (p.mu not held).
-func (p *run) dialDone(deadline time.Time, err error) {
-	p.mu.Lock()
-	if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.stopped && p.connWin.active {
+func (p *Probe) dialDone(deadline time.Time, err error) {
+	p.Mu.Lock()
+	if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.Stopped && p.ConnWin.Active {
 		// The window's deadline ended the lookup or every attempt
 		// before its timer fired: close the window now, as the
 		// timer would (unless it closed a host's attempt of several,
 		// which disarms it).
-		p.closeWindow(&p.connWin)
+		p.closeWindow(&p.ConnWin)
 	}
 	if p.dialing--; p.dialing == 0 {
 		p.dialIdle.Broadcast()
 	}
-	p.mu.Unlock()
+	p.Mu.Unlock()
 }
 
-// dialUnix connects to the Unix socket at path (postgres://?host=/DIR,
+// DialUnix connects to the Unix socket at path (postgres://?host=/DIR,
 // unix:///PATH) in the connect window: no lookup and no address race, the
 // connect stage and phase as for TCP, the path as the address. A socket
 // that is not there, or that nothing listens on, answers for itself
 // (dialErr), as a refused port does.
-func (p *run) dialUnix(ctx context.Context, path string) (c net.Conn, err error) {
-	p.mu.Lock()
-	if p.stopped {
-		p.mu.Unlock()
+func (p *Probe) DialUnix(ctx context.Context, path string) (c net.Conn, err error) {
+	p.Mu.Lock()
+	if p.Stopped {
+		p.Mu.Unlock()
 		return nil, context.Canceled
 	}
 	p.dialing++
 	p.dialErr = nil
-	deadline := p.connDeadline
+	deadline := p.ConnDeadline
 	t0 := time.Now()
-	p.enterAt(classify.StageConnect, t0)
-	p.address, p.family = path, 0
-	p.mu.Unlock()
+	p.EnterAt(classify.StageConnect, t0)
+	p.Address, p.Family = path, 0
+	p.Mu.Unlock()
 	defer func() { p.dialDone(deadline, err) }()
 	if !deadline.IsZero() {
-		d := newDeadlined(ctx, deadline)
+		d := NewDeadlined(ctx, deadline)
 		ctx = &d
 	}
 	var d net.Dialer
 	c, err = d.DialContext(ctx, "unix", path)
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
 	took := time.Since(t0)
-	p.record(PhaseConnect, took)
+	p.Record(PhaseConnect, took)
 	da := DialAttempt{Address: path, Duration: took, MS: float64(took.Microseconds()) / 1000}
 	switch {
 	case err == nil:
-		p.keepConn(c)
+		p.KeepConn(c)
 	case ctx.Err() != nil:
-		da.Error = "no answer within " + p.connWin.err().Error()
+		da.Error = "no answer within " + p.ConnWin.Err().Error()
 	default:
 		da.Error = err.Error()
 		if errors.Is(err, syscall.ENOENT) {
@@ -229,7 +229,7 @@ func (p *run) dialUnix(ctx context.Context, path string) (c net.Conn, err error)
 		}
 		p.dialErr = err
 	}
-	p.attempts = append(p.attempts[:0], da)
+	p.Attempts = append(p.Attempts[:0], da)
 	return c, err
 }
 
@@ -241,30 +241,30 @@ func (e noSocketError) Unwrap() error { return e.error }
 
 func (noSocketError) Is(target error) bool { return target == syscall.ECONNREFUSED }
 
-// addresses are the addresses to dial for host: --resolve's, a literal's,
+// Addresses are the addresses to dial for host: --resolve's, a literal's,
 // or the lookup's (the DNS stage and phase), of the family asked for. Fixed
 // addresses go in buf (nil: a slice of their own).
-func (p *run) addresses(ctx context.Context, host, port string, buf []netip.Addr) ([]netip.Addr, error) {
-	o := p.opts
-	addrs, fixed := fixedAddrs(o, host, port, buf)
+func (p *Probe) Addresses(ctx context.Context, host, port string, buf []netip.Addr) ([]netip.Addr, error) {
+	o := p.Opts
+	addrs, fixed := FixedAddrs(o, host, port, buf)
 	if !fixed {
-		p.setStage(classify.StageDNS)
+		p.SetStage(classify.StageDNS)
 		t0 := time.Now()
 		var err error
 		addrs, err = p.lookup(ctx, host)
-		p.mu.Lock()
-		p.record(PhaseDNS, time.Since(t0))
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Record(PhaseDNS, time.Since(t0))
+		p.Mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
 	}
-	addrs = ofFamily(o, addrs)
+	addrs = OfFamily(o, addrs)
 	if len(addrs) == 0 {
 		if !fixed {
 			return nil, p.noAddress(host)
 		}
-		p.setStage(classify.StageConnect)
+		p.SetStage(classify.StageConnect)
 		return nil, &net.AddrError{Err: "no address of the family asked for (-4/-6)", Addr: host}
 	}
 	return addrs, nil
@@ -276,15 +276,15 @@ func (p *run) addresses(ctx context.Context, host, port string, buf []netip.Addr
 // error returned is that of the first address (in the order tried) that
 // failed for a reason of its own: a refusal beats an address that only ran
 // out of time.
-func (p *run) race(ctx context.Context, addrs []netip.Addr, port string) (net.Conn, error) {
+func (p *Probe) race(ctx context.Context, addrs []netip.Addr, port string) (net.Conn, error) {
 	r := eyeballs.Race(ctx, addrs, port, func(addr string, fam int) {
-		p.mu.Lock()
-		p.address, p.family = addr, fam
-		p.mu.Unlock()
+		p.Mu.Lock()
+		p.Address, p.Family = addr, fam
+		p.Mu.Unlock()
 	})
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.attempts = p.attempts[:0]
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	p.Attempts = p.Attempts[:0]
 	for i, a := range r.Attempts {
 		da := DialAttempt{Address: a.Addr, Duration: a.Took, MS: float64(a.Took.Microseconds()) / 1000}
 		switch {
@@ -292,17 +292,17 @@ func (p *run) race(ctx context.Context, addrs []netip.Addr, port string) (net.Co
 		case r.Won && errors.Is(a.Err, context.Canceled):
 			da.Error = "abandoned: another address connected first"
 		case eyeballs.OutOfTime(a.Err):
-			da.Error = "no answer within " + p.connWin.err().Error()
+			da.Error = "no answer within " + p.ConnWin.Err().Error()
 		default:
 			da.Error = a.Err.Error()
 		}
-		p.attempts = append(p.attempts, da)
+		p.Attempts = append(p.Attempts, da)
 	}
 	if r.Pick < 0 {
 		return nil, context.Cause(ctx)
 	}
 	pick := r.Attempts[r.Pick]
-	p.address, p.family = pick.Addr, pick.Family
+	p.Address, p.Family = pick.Addr, pick.Family
 	p.dialErr = nil
 	if r.Answered {
 		// An answer of its own (refused, unreachable): it is the probe's

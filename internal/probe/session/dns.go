@@ -1,4 +1,4 @@
-package probe
+package session
 
 import (
 	"context"
@@ -14,29 +14,29 @@ import (
 
 // lookup resolves host through the run's DNS client (--dns-server, -4/-6)
 // and keeps what the follow-up query learnt for classify.
-func (p *run) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
-	addrs, answer, err := p.dns.Lookup(ctx, host)
+func (p *Probe) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	addrs, answer, err := p.DNS.Lookup(ctx, host)
 	if err != nil {
-		p.mu.Lock()
+		p.Mu.Lock()
 		p.dnsAnswer = answer
-		p.mu.Unlock()
+		p.Mu.Unlock()
 	}
 	return addrs, err
 }
 
 // noAddress is the error for a name that resolved, but not to the family
 // asked for (-4/-6): the name exists and has no address of that kind.
-func (p *run) noAddress(host string) error {
-	p.mu.Lock()
+func (p *Probe) noAddress(host string) error {
+	p.Mu.Lock()
 	p.dnsAnswer = classify.DNSNoRecords
-	p.mu.Unlock()
-	return resolve.NoAddress(host, p.opts.Network)
+	p.Mu.Unlock()
+	return resolve.NoAddress(host, p.Opts.Network)
 }
 
-// fixedAddrs are the addresses of host:port known without a lookup:
+// FixedAddrs are the addresses of host:port known without a lookup:
 // --resolve's, the IP literal itself, or localhost's loopback, appended to
 // buf[:0] (nil: a slice of their own).
-func fixedAddrs(o *scheme.Options, host, port string, buf []netip.Addr) ([]netip.Addr, bool) {
+func FixedAddrs(o *scheme.Options, host, port string, buf []netip.Addr) ([]netip.Addr, bool) {
 	if as, ok := resolved(o, host, port); ok {
 		addrs := buf[:0]
 		for _, a := range as {
@@ -65,9 +65,9 @@ func resolved(o *scheme.Options, host, port string) ([]string, bool) {
 	return as, ok
 }
 
-// isFixed is fixedAddrs without the addresses: whether host needs no
+// IsFixed is fixedAddrs without the addresses: whether host needs no
 // lookup.
-func isFixed(o *scheme.Options, host, port string) bool {
+func IsFixed(o *scheme.Options, host, port string) bool {
 	if _, ok := resolved(o, host, port); ok {
 		return true
 	}
@@ -83,9 +83,9 @@ func isLocalhost(host string) bool {
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
-// ofFamily keeps the addresses of the family -4/-6 asks for, and of the
+// OfFamily keeps the addresses of the family -4/-6 asks for, and of the
 // family Prefer names when there is any.
-func ofFamily(o *scheme.Options, addrs []netip.Addr) []netip.Addr {
+func OfFamily(o *scheme.Options, addrs []netip.Addr) []netip.Addr {
 	addrs = slices.DeleteFunc(addrs, func(a netip.Addr) bool {
 		return (o.Network == "tcp4" && eyeballs.Family(a) != 4) || (o.Network == "tcp6" && eyeballs.Family(a) != 6)
 	})

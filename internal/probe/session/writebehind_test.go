@@ -1,4 +1,4 @@
-package probe
+package session
 
 import (
 	"bytes"
@@ -60,5 +60,53 @@ func TestWriteBehind(t *testing.T) {
 	}
 	if n := runtime.NumGoroutine() - before; n > 0 {
 		t.Errorf("%d goroutines left after Close", n)
+	}
+}
+
+// TestWriteBehindRoom: waitRoom returns while the queue has room, waits
+// while maxQueued bytes are unwritten, and returns after a write failed
+// only once the connection is closed.
+func TestWriteBehindRoom(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	w := newWriteBehind(a)
+	w.WaitRoom() // empty: at once
+	w.Write(make([]byte, maxQueued))
+	waited := make(chan struct{})
+	go func() { w.WaitRoom(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("waitRoom returned with the queue full and nothing reading")
+	case <-time.After(50 * time.Millisecond):
+	}
+	io.CopyN(io.Discard, b, maxQueued) // the writer empties the queue
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waitRoom still waiting 10 s after the queue was written")
+	}
+
+	b.Close() // the next write fails
+	w.Write([]byte("x"))
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		w.Mu.Lock()
+		failed := w.Err != nil
+		w.Mu.Unlock()
+		if failed {
+			break
+		}
+	}
+	waited = make(chan struct{})
+	go func() { w.WaitRoom(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("waitRoom returned after a failed write, before Close")
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.Close()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waitRoom still waiting 10 s after Close")
 	}
 }
