@@ -40,6 +40,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -54,36 +55,36 @@ func Run(ctx context.Context, opts *scheme.Options) Result {
 	return session.New(opts, session.Hooks{}).Do(ctx, exchangeFor(opts.URL.Scheme))
 }
 
-// The result of a probe, as session records it: the front door's names
+// The result of a probe, as session records it (internal/probe/result): the front door's names
 // for it, so the callers of Run name one package.
 type (
-	Result      = session.Result
-	Phase       = session.Phase
-	Timings     = session.Timings
-	Redirect    = session.Redirect
-	Hop         = session.Hop
-	TLSInfo     = session.TLSInfo
-	OCSP        = session.OCSP
-	CertInfo    = session.CertInfo
-	DialAttempt = session.DialAttempt
+	Result      = result.Result
+	Phase       = result.Phase
+	Timings     = result.Timings
+	Redirect    = result.Redirect
+	Hop         = result.Hop
+	TLSInfo     = result.TLSInfo
+	OCSP        = result.OCSP
+	CertInfo    = result.CertInfo
+	DialAttempt = result.DialAttempt
 )
 
 // The phases, in waterfall order (Phases).
 const (
-	PhaseDNS      = session.PhaseDNS
-	PhaseConnect  = session.PhaseConnect
-	PhaseProxy    = session.PhaseProxy
-	PhaseTLS      = session.PhaseTLS
-	PhaseTTFB     = session.PhaseTTFB
-	PhaseTransfer = session.PhaseTransfer
-	PhaseTotal    = session.PhaseTotal
+	PhaseDNS      = result.PhaseDNS
+	PhaseConnect  = result.PhaseConnect
+	PhaseProxy    = result.PhaseProxy
+	PhaseTLS      = result.PhaseTLS
+	PhaseTTFB     = result.PhaseTTFB
+	PhaseTransfer = result.PhaseTransfer
+	PhaseTotal    = result.PhaseTotal
 )
 
 // Phases lists the phases in waterfall order.
-var Phases = session.Phases
+var Phases = result.Phases
 
-// TimingsOf is session.TimingsOf: the timings of a map of phases.
-func TimingsOf(m map[Phase]time.Duration) Timings { return session.TimingsOf(m) }
+// TimingsOf is result.TimingsOf: the timings of a map of phases.
+func TimingsOf(m map[Phase]time.Duration) Timings { return result.TimingsOf(m) }
 
 // WithCloser is session.WithCloser: a context whose cancellation closes
 // the connections of the probes run under it, and its release.

@@ -31,7 +31,7 @@ func (p *Probe) bodyUnsent() (sent, size int64, unsent bool) {
 	}
 	var queued int64
 	if p.Wb != nil {
-		queued = p.Wb.pending()
+		queued = p.Wb.Pending()
 	}
 	sent = max(handed-queued, 0)
 	return sent, size, handed < size || queued > 0

@@ -11,6 +11,8 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/eyeballs"
+	"github.com/healthctl/healthctl/internal/probe/result"
+	"github.com/healthctl/healthctl/internal/probe/writebehind"
 	"github.com/healthctl/healthctl/internal/resolve"
 )
 
@@ -27,7 +29,7 @@ type dialState struct {
 	resolverErr error
 	// Attempts are the dial attempts of the last connect, in the order
 	// they started.
-	Attempts []DialAttempt
+	Attempts []result.DialAttempt
 	// dialErr is the last connect's error when an address answered for
 	// itself (refused, unreachable) and none connected: it is the probe's
 	// answer even when the connect window closed on another address.
@@ -48,7 +50,7 @@ type dialState struct {
 	// addrsBuf the addresses of an IP literal, localhost or a short
 	// --resolve list (dialHost's, one dial at a time).
 	connsBuf    [1]net.Conn
-	attemptsBuf [1]DialAttempt
+	attemptsBuf [1]result.DialAttempt
 	addrsBuf    [2]netip.Addr
 }
 
@@ -72,16 +74,6 @@ func (p *Probe) closeConns() {
 	for _, c := range cs {
 		c.Close()
 	}
-}
-
-// DialAttempt is one address tried: how it ended and how long it took.
-// Error is empty for the attempt that connected.
-type DialAttempt struct {
-	Address string  `json:"address"`
-	Error   string  `json:"error,omitempty"`
-	MS      float64 `json:"ms"`
-	// Duration is MS as a duration (for -v).
-	Duration time.Duration `json:"-"`
 }
 
 // Dial resolves and connects, recording the dns and connect phases. The
@@ -154,13 +146,13 @@ func (p *Probe) DialHost(ctx context.Context, host, port string) (c net.Conn, er
 		// the answer, on either exchange (writeBehind). It is the
 		// connection kept for closing: its Close wakes a body reader
 		// waiting on it.
-		p.Wb = newWriteBehind(c)
+		p.Wb = writebehind.New(c)
 		c = p.Wb
 	}
 	if err == nil {
 		p.KeepConn(c)
 	}
-	p.Record(PhaseConnect, time.Since(t0))
+	p.Record(result.PhaseConnect, time.Since(t0))
 	if err == nil && p.Proxied {
 		// Connected to the proxy: now it must open the way (CONNECT) or
 		// answer the request.
@@ -215,8 +207,8 @@ func (p *Probe) DialUnix(ctx context.Context, path string) (c net.Conn, err erro
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
 	took := time.Since(t0)
-	p.Record(PhaseConnect, took)
-	da := DialAttempt{Address: path, Duration: took, MS: float64(took.Microseconds()) / 1000}
+	p.Record(result.PhaseConnect, took)
+	da := result.DialAttempt{Address: path, Duration: took, MS: float64(took.Microseconds()) / 1000}
 	switch {
 	case err == nil:
 		p.KeepConn(c)
@@ -253,7 +245,7 @@ func (p *Probe) Addresses(ctx context.Context, host, port string, buf []netip.Ad
 		var err error
 		addrs, err = p.lookup(ctx, host)
 		p.Mu.Lock()
-		p.Record(PhaseDNS, time.Since(t0))
+		p.Record(result.PhaseDNS, time.Since(t0))
 		p.Mu.Unlock()
 		if err != nil {
 			return nil, err
@@ -286,7 +278,7 @@ func (p *Probe) race(ctx context.Context, addrs []netip.Addr, port string) (net.
 	defer p.Mu.Unlock()
 	p.Attempts = p.Attempts[:0]
 	for i, a := range r.Attempts {
-		da := DialAttempt{Address: a.Addr, Duration: a.Took, MS: float64(a.Took.Microseconds()) / 1000}
+		da := result.DialAttempt{Address: a.Addr, Duration: a.Took, MS: float64(a.Took.Microseconds()) / 1000}
 		switch {
 		case r.Won && i == r.Pick:
 		case r.Won && errors.Is(a.Err, context.Canceled):

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/result"
+	"github.com/healthctl/healthctl/internal/probe/writebehind"
 	"github.com/healthctl/healthctl/internal/resolve"
 	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/tlsinfo"
@@ -34,7 +36,7 @@ type Exchange interface {
 	Answered() bool
 	// Describe fills in what the answer said, with p.mu held and the
 	// timers stopped; err is the probe's final error.
-	Describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts)
+	Describe(err error, now time.Time, res *result.Result, obs *classify.Observation, f *classify.Facts)
 	// Close releases what the exchange holds (idle connections, dials
 	// still running), once the result is made.
 	Close()
@@ -80,7 +82,7 @@ type Probe struct {
 	// result, and the observation and facts finish judges it from, are
 	// parts of the run, not allocations of their own (the exchange's
 	// describe takes pointers to them): a sweep makes one run a target.
-	result Result
+	result result.Result
 	obs    classify.Observation
 	facts  classify.Facts
 
@@ -91,14 +93,14 @@ type Probe struct {
 	// bodyUnsent tells from them whether the server stopped reading it.
 	// Both under mu.
 	BodyHanded *atomic.Int64
-	Wb         *writeBehind
+	Wb         *writebehind.Conn
 }
 
 // recorder is the phase recorder: the stage running, the phases done, and
 // the moments the request went out and the answer began.
 type recorder struct {
 	Stage   classify.Stage
-	Timings Timings
+	Timings result.Timings
 	// StageStart is when the running stage began, for the partial
 	// duration of a phase that a window or an error cut short.
 	StageStart time.Time
@@ -180,7 +182,7 @@ func (p *Probe) EnterAt(s classify.Stage, now time.Time) {
 
 // Record sets a phase's duration with p.mu held, unless the probe has
 // already returned.
-func (p *Probe) Record(ph Phase, d time.Duration) {
+func (p *Probe) Record(ph result.Phase, d time.Duration) {
 	if !p.finished {
 		p.Timings.Set(ph, d)
 	}
@@ -205,7 +207,7 @@ func (p *Probe) RequestStart() time.Time {
 func (p *Probe) HeadersArrived() {
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
-	if p.Timings.Has(PhaseTTFB) {
+	if p.Timings.Has(result.PhaseTTFB) {
 		return
 	}
 	if start := p.RequestStart(); !start.IsZero() {
@@ -213,7 +215,7 @@ func (p *Probe) HeadersArrived() {
 		if end.IsZero() {
 			end = time.Now()
 		}
-		p.Record(PhaseTTFB, end.Sub(start))
+		p.Record(result.PhaseTTFB, end.Sub(start))
 	}
 }
 
@@ -221,24 +223,24 @@ func (p *Probe) HeadersArrived() {
 // (p.mu held).
 func (p *Probe) LeaveProxy() {
 	if p.Stage == classify.StageProxy && !p.Forward {
-		p.Record(PhaseProxy, time.Since(p.StageStart))
+		p.Record(result.PhaseProxy, time.Since(p.StageStart))
 	}
 }
 
 // stagePhase is the waterfall phase a stage's time belongs to.
-var stagePhase = map[classify.Stage]Phase{
-	classify.StageDNS:     PhaseDNS,
-	classify.StageConnect: PhaseConnect,
-	classify.StageTLS:     PhaseTLS,
+var stagePhase = map[classify.Stage]result.Phase{
+	classify.StageDNS:     result.PhaseDNS,
+	classify.StageConnect: result.PhaseConnect,
+	classify.StageTLS:     result.PhaseTLS,
 	// A CONNECT (or SOCKS5 handshake) cut short is the proxy phase;
 	// closeTimings leaves a forward proxy's wait to ttfb.
-	classify.StageProxy: PhaseProxy,
+	classify.StageProxy: result.PhaseProxy,
 }
 
 // Do runs the probe: open makes its exchange (nil: a scheme no row
 // speaks, a bug guard), which talks to the target in the probe's windows;
 // the result is made once it has returned.
-func (p *Probe) Do(parent context.Context, open func(ctx context.Context, p *Probe) (Exchange, error)) Result {
+func (p *Probe) Do(parent context.Context, open func(ctx context.Context, p *Probe) (Exchange, error)) result.Result {
 	o := p.Opts
 	// The windows' timer cancels the context when --max-time closes,
 	// noting the stage that was running. The context also reports a
@@ -269,7 +271,7 @@ func (p *Probe) Do(parent context.Context, open func(ctx context.Context, p *Pro
 	defer p.stopTimers()
 
 	res := &p.result
-	*res = Result{URL: o.DisplayURL(), Started: p.Start}
+	*res = result.Result{URL: o.DisplayURL(), Started: p.Start}
 	var ex Exchange
 	var err error
 	if open != nil {
@@ -299,7 +301,7 @@ func (p *Probe) Do(parent context.Context, open func(ctx context.Context, p *Pro
 // finish makes the result once the exchange has returned: the phases cut
 // short, a window that closed, the TLS chain, the dial attempts, and the
 // outcome, reason and sentence.
-func (p *Probe) finish(parent, ctx context.Context, ex Exchange, err error, res *Result) {
+func (p *Probe) finish(parent, ctx context.Context, ex Exchange, err error, res *result.Result) {
 	o := p.Opts
 	now := time.Now()
 	p.Mu.Lock()
@@ -386,7 +388,7 @@ func (p *Probe) finish(parent, ctx context.Context, ex Exchange, err error, res 
 		res.TLS.VerificationOff(p.TlsUnverified)
 	}
 	if len(p.Attempts) > 1 {
-		res.DialAttempts = append([]DialAttempt(nil), p.Attempts...)
+		res.DialAttempts = append([]result.DialAttempt(nil), p.Attempts...)
 		for i := range res.DialAttempts {
 			res.DialAttempts[i].Error = o.Redactor.String(res.DialAttempts[i].Error)
 		}
@@ -418,18 +420,18 @@ func (p *Probe) closeTimings(now time.Time) {
 	if st == classify.StageHeaders || st == classify.StageWrite || (st == classify.StageProxy && p.Forward) {
 		// Waiting for headers that never came: the wait is the ttfb
 		// phase, cut short, so the waterfall shows it.
-		if !p.Timings.Has(PhaseTTFB) {
+		if !p.Timings.Has(result.PhaseTTFB) {
 			if start := p.RequestStart(); !start.IsZero() {
-				p.Timings.Set(PhaseTTFB, now.Sub(start))
+				p.Timings.Set(result.PhaseTTFB, now.Sub(start))
 			}
 		}
-		if !p.FirstByte.IsZero() && !p.Timings.Has(PhaseTransfer) {
+		if !p.FirstByte.IsZero() && !p.Timings.Has(result.PhaseTransfer) {
 			// The first byte came and the headers never finished: the
 			// rest of the wait is the transfer of the headers.
-			p.Timings.Set(PhaseTransfer, now.Sub(p.FirstByte))
+			p.Timings.Set(result.PhaseTransfer, now.Sub(p.FirstByte))
 		}
 	}
-	p.Timings.Set(PhaseTotal, now.Sub(p.Start))
+	p.Timings.Set(result.PhaseTotal, now.Sub(p.Start))
 }
 
 // FirstStage is the stage a connection to u starts in (p.mu held): DNS when

@@ -11,6 +11,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/probe/result"
 )
 
 // WindowError is the cause a probe's own window cancels its context with.
@@ -258,7 +259,7 @@ func (p *Probe) stopTimers() {
 // windowed adjusts the observation when one of the probe's windows ended it
 // (cause is the probe context's cause; p.mu held), and returns the error
 // the probe reports. answered says the response headers had arrived.
-func (p *Probe) windowed(err, cause error, answered bool, obs *classify.Observation, f *classify.Facts, res *Result) error {
+func (p *Probe) windowed(err, cause error, answered bool, obs *classify.Observation, f *classify.Facts, res *result.Result) error {
 	if err == nil {
 		return nil
 	}
@@ -326,7 +327,7 @@ func (p *Probe) BodyRead(err error) {
 	p.Mu.Lock()
 	defer p.Mu.Unlock()
 	if !p.FirstByte.IsZero() {
-		p.Record(PhaseTransfer, end.Sub(p.FirstByte))
+		p.Record(result.PhaseTransfer, end.Sub(p.FirstByte))
 	}
 	if err == nil {
 		p.Stage = classify.StageDone

@@ -1,4 +1,4 @@
-package session
+package result
 
 import (
 	"iter"
@@ -223,3 +223,13 @@ type OCSP = tlsinfo.OCSP
 
 // CertInfo is one presented certificate.
 type CertInfo = tlsinfo.Cert
+
+// DialAttempt is one address tried: how it ended and how long it took.
+// Error is empty for the attempt that connected.
+type DialAttempt struct {
+	Address string  `json:"address"`
+	Error   string  `json:"error,omitempty"`
+	MS      float64 `json:"ms"`
+	// Duration is MS as a duration (for -v).
+	Duration time.Duration `json:"-"`
+}

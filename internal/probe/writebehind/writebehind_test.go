@@ -1,4 +1,4 @@
-package session
+package writebehind
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 func TestWriteBehind(t *testing.T) {
 	before := runtime.NumGoroutine()
 	a, b := net.Pipe() // a write blocks until the other end reads
-	w := newWriteBehind(a)
+	w := New(a)
 	var want bytes.Buffer
 	for i := range 100 {
 		p := bytes.Repeat([]byte{byte('a' + i%26)}, 1000+i)
@@ -69,7 +69,7 @@ func TestWriteBehind(t *testing.T) {
 func TestWriteBehindRoom(t *testing.T) {
 	a, b := net.Pipe()
 	defer b.Close()
-	w := newWriteBehind(a)
+	w := New(a)
 	w.WaitRoom() // empty: at once
 	w.Write(make([]byte, maxQueued))
 	waited := make(chan struct{})
@@ -89,9 +89,9 @@ func TestWriteBehindRoom(t *testing.T) {
 	b.Close() // the next write fails
 	w.Write([]byte("x"))
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		w.Mu.Lock()
-		failed := w.Err != nil
-		w.Mu.Unlock()
+		w.mu.Lock()
+		failed := w.err != nil
+		w.mu.Unlock()
 		if failed {
 			break
 		}

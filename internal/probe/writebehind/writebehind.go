@@ -1,11 +1,11 @@
-package session
+package writebehind
 
 import (
 	"net"
 	"sync"
 )
 
-// writeBehind is a connection whose writes never block the writer: what a
+// Conn is a connection whose writes never block the writer: what a
 // write hands over is queued and a goroutine of its own writes it out. The
 // dialler gives it to every probe with a request body, so that a server
 // refusing an upload it will not read (a 413, a 401) is heard: its answer
@@ -29,34 +29,34 @@ import (
 // blocked in and wakes a waiting Write; a write error is kept and returned
 // by every later Write. No goroutine outlives a Close: the writer ends when
 // its queue is empty or its write fails.
-type writeBehind struct {
+type Conn struct {
 	net.Conn
-	Mu    sync.Mutex
+	mu    sync.Mutex
 	room  sync.Cond // signalled when the queue shrinks or an error is kept
 	queue []byte
 	// inFlight is the length of the buffer the goroutine is writing.
 	inFlight int
 	writing  bool
-	Err      error
+	err      error
 	closed   bool
 }
 
-// maxQueued bounds what a writeBehind holds unwritten.
+// maxQueued bounds what a Conn holds unwritten.
 const maxQueued = 1 << 20
 
-func newWriteBehind(c net.Conn) *writeBehind {
-	w := &writeBehind{Conn: c}
-	w.room.L = &w.Mu
+func New(c net.Conn) *Conn {
+	w := &Conn{Conn: c}
+	w.room.L = &w.mu
 	return w
 }
 
 // Write queues b (copied) and returns at once, or returns the error an
 // earlier write met.
-func (w *writeBehind) Write(b []byte) (int, error) {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
-	if w.Err != nil {
-		return 0, w.Err
+func (w *Conn) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
 	}
 	w.queue = append(w.queue, b...)
 	if !w.writing {
@@ -73,44 +73,44 @@ func (w *writeBehind) Write(b []byte) (int, error) {
 // before the answer already on its way is read — net/http's Transport
 // returns a write error that comes before the response instead of it —
 // and the exchange, or the window, closes the connection when it is done.
-func (w *writeBehind) WaitRoom() {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
-	for !w.closed && (w.Err != nil || len(w.queue)+w.inFlight >= maxQueued) {
+func (w *Conn) WaitRoom() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !w.closed && (w.err != nil || len(w.queue)+w.inFlight >= maxQueued) {
 		w.room.Wait()
 	}
 }
 
-// pending is how many bytes were queued and not yet written.
-func (w *writeBehind) pending() int64 {
-	w.Mu.Lock()
-	defer w.Mu.Unlock()
+// Pending is how many bytes were queued and not yet written.
+func (w *Conn) Pending() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return int64(len(w.queue) + w.inFlight)
 }
 
 // Close closes the connection underneath and wakes a waitRoom; later
 // writes return net.ErrClosed unless a write error came first.
-func (w *writeBehind) Close() error {
+func (w *Conn) Close() error {
 	err := w.Conn.Close()
-	w.Mu.Lock()
+	w.mu.Lock()
 	w.closed = true
-	if w.Err == nil {
-		w.Err = net.ErrClosed
+	if w.err == nil {
+		w.err = net.ErrClosed
 	}
 	w.room.Broadcast()
-	w.Mu.Unlock()
+	w.mu.Unlock()
 	return err
 }
 
 // drain writes the queue out until it is empty or a write fails.
-func (w *writeBehind) drain() {
+func (w *Conn) drain() {
 	var buf []byte
 	for {
-		w.Mu.Lock()
-		if len(w.queue) == 0 || w.Err != nil {
+		w.mu.Lock()
+		if len(w.queue) == 0 || w.err != nil {
 			w.queue = nil
 			w.writing = false
-			w.Mu.Unlock()
+			w.mu.Unlock()
 			return
 		}
 		// Swap the buffers: Write appends to the spare while this one is
@@ -118,20 +118,20 @@ func (w *writeBehind) drain() {
 		buf, w.queue = w.queue, buf[:0]
 		w.inFlight = len(buf)
 		w.room.Broadcast()
-		w.Mu.Unlock()
+		w.mu.Unlock()
 		_, err := w.Conn.Write(buf)
-		w.Mu.Lock()
+		w.mu.Lock()
 		w.inFlight = 0
 		w.room.Broadcast()
 		if err != nil {
-			if w.Err == nil {
-				w.Err = err
+			if w.err == nil {
+				w.err = err
 			}
 			w.queue = nil
 			w.writing = false
-			w.Mu.Unlock()
+			w.mu.Unlock()
 			return
 		}
-		w.Mu.Unlock()
+		w.mu.Unlock()
 	}
 }
