@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/grpchealth"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -66,7 +66,7 @@ func grpcCall(ctx context.Context, opts *scheme.Options, body []byte, timeout ti
 	defer tell()
 	row, _ := scheme.LookupScheme(opts.URL.Scheme)
 	secure := row.TLS
-	tr := probe.Transport(withTimeout(opts, pollTimeout))
+	tr := httpprobe.Transport(withTimeout(opts, pollTimeout))
 	tr.Protocols = grpchealth.Protocols(secure)
 	tr.TLSClientConfig.NextProtos = []string{"h2"}
 	defer tr.CloseIdleConnections()

@@ -14,6 +14,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -221,7 +222,7 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 		// probe through net/http's Transport.
 		paths = append(paths, crossPath{name: "transport", run: func(t *testing.T, raw string, pki *fixture.PKI) Result {
 			p := newRun(crossOpts(t, raw, pki), hooks{Transport: true})
-			if !http1Fits(p.Probe) {
+			if !httpprobe.HTTP1Fits(p.Probe) {
 				t.Fatalf("%s: the HTTP/1.1 exchange does not take it", raw)
 			}
 			return p.do(context.Background())

@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -35,10 +37,8 @@ func TestEveryKindRowAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ex.Close()
-			_, isHTTP := ex.(*httpExchange)
-			if _, ok := ex.(*http1Exchange); ok {
-				isHTTP = true
-			}
+			// HTTP's exchange (either of its two) is httpprobe.New's.
+			isHTTP := reflect.ValueOf(exchanges[row.Name]).Pointer() == reflect.ValueOf(httpprobe.New).Pointer()
 			if isHTTP != (row.Kind == nil) {
 				t.Fatalf("HTTP exchange %v, kind %v: a row that is not HTTP names its kind, HTTP's none", isHTTP, row.Kind)
 			}

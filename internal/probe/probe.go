@@ -7,31 +7,31 @@
 // # Protocols
 //
 // Each protocol is one row of the scheme table (internal/scheme) and one file
-// (http.go, net/http's Transport; http1.go, the plain HTTP/1.1 case
-// newHTTP picks for an http:// URL with no proxy for it, --follow 0 and no
+// in an exchange package (httpprobe: http.go, net/http's Transport; http1.go, the plain HTTP/1.1 case
+// httpprobe.New picks for an http:// URL with no proxy for it, --follow 0 and no
 // HTTP/2, on Request.Write and http.ReadResponse, with the Transport's own
 // answers and errors but none of its goroutines; grpc.go, the gRPC health
-// call over net/http's HTTP/2; tcp.go, tcp:// and tls://) holding a type
-// that implements exchange and its constructor, which exchanges.go names for the row. Run
+// call over net/http's HTTP/2, grpcprobe; streamprobe's tcp.go, tcp:// and tls://; ...) holding a type
+// that implements session.Exchange and its constructor, which exchanges.go names for the row. Run
 // picks the exchange by the URL's scheme; everything else is shared through
-// the *run it is given:
-//   - the dialler, p.dial: --resolve, the DNS client (p.lookup, with
+// the *session.Probe it is given:
+//   - the dialler, p.Dial: --resolve, the DNS client (p.lookup, with
 //     --dns-server and the follow-up query that tells NXDOMAIN from
 //     NODATA), -4/-6, RFC 8305 racing, the connect window;
-//   - the TLS capture, p.tlsConfig: verification after the handshake, so
+//   - the TLS capture, p.TLSConfig: verification after the handshake, so
 //     version, cipher and the presented chain are recorded also when
 //     verification fails;
-//   - the windows (connect, read, max-time: p.arm, p.disarm) and the phase
-//     recorder (p.enter, p.record), whose stage names a timeout's phase.
+//   - the windows (connect, read, max-time: p.Arm, p.Disarm) and the phase
+//     recorder (p.Enter, p.Record), whose stage names a timeout's phase.
 //
-// An exchange's run does the I/O and returns the error that ended it; its
-// describe fills in what the answer said (status, version, conditions;
+// An exchange's Run does the I/O and returns the error that ended it; its
+// Describe fills in what the answer said (status, version, conditions;
 // for a row of a kind other than HTTP, the kind's classify.Answer, always,
-// read or not) once the timers have stopped. The common finish (finish) records the
+// read or not) once the timers have stopped. The common finish (session's finish) records the
 // phases, judges a closed window, and asks classify for the outcome,
 // reason and sentence.
 //
-// The exported builders (NewRequest, Dialer, TLSConfig, Transport) give
+// httpprobe's exported builders (NewRequest, Dialer, TLSConfig, Transport) give
 // other callers (drain-test) the same request, dialler and TLS
 // configuration a probe uses.
 package probe

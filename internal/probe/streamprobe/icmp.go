@@ -1,4 +1,4 @@
-package probe
+package streamprobe
 
 // The ICMP exchange (icmp://HOST): blackbox_exporter's icmp prober, one
 // echo request and its reply. The host is resolved through the run's
@@ -33,12 +33,13 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/eyeballs"
 	"github.com/healthctl/healthctl/internal/icmpwire"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type icmpExchange struct {
-	cv   conversation
+	cv   Conversation
 	q    icmpwire.Query
 	pc   *icmp.PacketConn
 	addr netip.Addr
@@ -53,17 +54,17 @@ type icmpExchange struct {
 	notPermitted string
 }
 
-func newICMP(_ context.Context, p *session.Probe) (session.Exchange, error) {
+func NewICMP(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	q, err := icmpwire.ParseQuery(p.Opts.URL)
 	if err != nil {
 		return nil, err
 	}
-	return &icmpExchange{cv: conversation{p: p}, q: q, hop: -1}, nil
+	return &icmpExchange{cv: Conversation{P: p}, q: q, hop: -1}, nil
 }
 
-func (e *icmpExchange) Answered() bool { return e.cv.first }
+func (e *icmpExchange) Answered() bool { return e.cv.First }
 
-func (e *icmpExchange) Close() { e.cv.close() }
+func (e *icmpExchange) Close() { e.cv.Close() }
 
 // icmpSeq numbers the echo requests of the process.
 var icmpSeq atomic.Uint32
@@ -90,8 +91,8 @@ func (e *icmpExchange) Run(ctx context.Context) error {
 	if _, err := e.pc.WriteTo(req, dst); err != nil {
 		return err
 	}
-	cv.connected()
-	cv.armRead()
+	cv.Connected()
+	cv.ArmRead()
 	rb := make([]byte, 1500+len(e.data))
 	for {
 		n, hop, peer, err := e.read(rb)
@@ -104,8 +105,8 @@ func (e *icmpExchange) Run(ctx context.Context) error {
 			// way; a reply only from the host.
 			continue
 		}
-		cv.gotFirstByte()
-		cv.done()
+		cv.GotFirstByte()
+		cv.Done()
 		if v == icmpwire.Unreachable {
 			return err
 		}
@@ -116,7 +117,7 @@ func (e *icmpExchange) Run(ctx context.Context) error {
 
 // setup resolves the host and opens the socket, in the connect window.
 func (e *icmpExchange) setup(ctx context.Context) (err error) {
-	p, o := e.cv.p, e.cv.p.Opts
+	p, o := e.cv.P, e.cv.P.Opts
 	u := o.URL
 	deadline := p.OpenConnectWindow(u)
 	defer func() { p.CloseConnectWindow(err, deadline) }()
@@ -133,7 +134,7 @@ func (e *icmpExchange) setup(ctx context.Context) (err error) {
 	p.Mu.Unlock()
 	err = e.open()
 	p.Mu.Lock()
-	p.Record(PhaseConnect, time.Since(t0))
+	p.Record(result.PhaseConnect, time.Since(t0))
 	p.Mu.Unlock()
 	return err
 }
@@ -141,7 +142,7 @@ func (e *icmpExchange) setup(ctx context.Context) (err error) {
 // open opens a ping socket, else a raw one, and keeps it with the run's
 // connections (a window that closes closes it).
 func (e *icmpExchange) open() error {
-	p := e.cv.p
+	p := e.cv.P
 	listen := p.Opts.ICMPSocket
 	if listen == nil {
 		listen = icmp.ListenPacket
@@ -166,7 +167,7 @@ func (e *icmpExchange) open() error {
 	}
 	e.pc = pc
 	c := icmpConn{pc}
-	e.cv.conn = c
+	e.cv.Conn = c
 	p.Mu.Lock()
 	p.KeepConn(c)
 	p.Mu.Unlock()
@@ -238,11 +239,11 @@ func peerAddr(a net.Addr) netip.Addr {
 	return p.Unmap()
 }
 
-func (e *icmpExchange) Describe(_ error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
+func (e *icmpExchange) Describe(_ error, _ time.Time, res *result.Result, obs *classify.Observation, _ *classify.Facts) {
 	a := &icmpwire.Answer{Echo: e.echo, Bytes: len(e.data), HopLimit: e.hop, NotPermitted: e.notPermitted,
-		Setup: res.Timings.Of(PhaseConnect).Seconds(), RTT: res.Timings.Of(PhaseTTFB).Seconds()}
+		Setup: res.Timings.Of(result.PhaseConnect).Seconds(), RTT: res.Timings.Of(result.PhaseTTFB).Seconds()}
 	if res.Address != "" || e.addr.IsValid() {
-		a.Resolve = res.Timings.Of(PhaseDNS).Seconds()
+		a.Resolve = res.Timings.Of(result.PhaseDNS).Seconds()
 	}
 	a.Socket = "ping"
 	if e.raw {

@@ -1,4 +1,4 @@
-package probe
+package httpprobe
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
@@ -31,14 +32,14 @@ type httpExchange struct {
 	letGo interface{ Close() }
 }
 
-// newHTTP builds the request (traced) and the transport of one probe; the
+// New builds the request (traced) and the transport of one probe; the
 // common case (plain HTTP/1.1 to the URL itself) takes the HTTP/1.1 exchange
 // instead (http1.go), unless a test turned it off.
-func newHTTP(ctx context.Context, p *session.Probe) (session.Exchange, error) {
-	if !p.Hooks.Transport && http1Fits(p) {
+func New(ctx context.Context, p *session.Probe) (session.Exchange, error) {
+	if !p.Hooks.Transport && HTTP1Fits(p) {
 		return newHTTP1(ctx, p)
 	}
-	req, err := NewRequest(traceContext(p, ctx), p.Opts)
+	req, err := NewRequest(TraceContext(p, ctx), p.Opts)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func newHTTP(ctx context.Context, p *session.Probe) (session.Exchange, error) {
 
 func (h *httpExchange) Answered() bool { return h.rt.resp != nil }
 
-// close: net/http lets a dial outlive its cancelled request (for a later
+// Close: net/http lets a dial outlive its cancelled request (for a later
 // request to use); a probe has none, and CloseIdleConnections cancels such
 // dials — else each probe of a silent port leaves a dial behind for the
 // kernel's SYN timeout (goleak; scripts/soak.sh).
@@ -115,7 +116,7 @@ func (h *httpExchange) readAnswer() error {
 	return err
 }
 
-func (h *httpExchange) Describe(err error, now time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+func (h *httpExchange) Describe(err error, now time.Time, res *result.Result, obs *classify.Observation, f *classify.Facts) {
 	p, o, resp := h.p, h.p.Opts, h.rt.resp
 	res.Hops = h.rt.hops
 	res.Downgrade = h.rt.downgrade
@@ -228,9 +229,9 @@ func proxyTLSBegins(p *session.Probe) bool {
 	return true
 }
 
-// traceContext follows the request through net/http's trace hooks: each
+// TraceContext follows the request through net/http's trace hooks: each
 // moves the stage, records a phase or arms a window.
-func traceContext(p *session.Probe, ctx context.Context) context.Context {
+func TraceContext(p *session.Probe, ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GetConn: func(string) {
 			p.Mu.Lock()
@@ -262,7 +263,7 @@ func traceContext(p *session.Probe, ctx context.Context) context.Context {
 				return
 			}
 			// The stage is still tls: GotConn comes after this.
-			p.Record(PhaseTLS, time.Since(p.StageStart))
+			p.Record(result.PhaseTLS, time.Since(p.StageStart))
 			if err == nil {
 				p.TlsState = &cs
 			}
@@ -313,7 +314,7 @@ func traceContext(p *session.Probe, ctx context.Context) context.Context {
 				p.Arm(&p.ReadWin, p.Opts.ReadTimeout)
 			}
 			if !p.Wrote.IsZero() {
-				p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+				p.Record(result.PhaseTTFB, p.FirstByte.Sub(p.Wrote))
 			}
 		},
 	})

@@ -1,4 +1,4 @@
-package probe
+package httpprobe
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/follow"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
@@ -24,7 +25,7 @@ type roundTripped struct {
 	// badLocation is set when location is not a URL.
 	badLocation bool
 	// hops are the redirects followed, in order.
-	hops []Hop
+	hops []result.Hop
 	// limited is set when --follow=N stopped at its limit.
 	limited bool
 	// credentialsDropped is set when a hop changed origin and the
@@ -96,7 +97,7 @@ func roundTrips(p *session.Probe, ctx context.Context, tr http.RoundTripper, req
 			// answer, as with --follow 0.
 			return rt
 		}
-		rt.hops = append(rt.hops, Hop{URL: o.Redactor.URL(req.URL), Status: resp.StatusCode, Location: o.Redactor.URL(next)})
+		rt.hops = append(rt.hops, result.Hop{URL: o.Redactor.URL(req.URL), Status: resp.StatusCode, Location: o.Redactor.URL(next)})
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 
@@ -111,7 +112,7 @@ func roundTrips(p *session.Probe, ctx context.Context, tr http.RoundTripper, req
 		rt.credentialsDropped = rt.credentialsDropped || (crossed && had)
 		p.Mu.Lock()
 		p.Disarm(&p.ReadWin)
-		p.Timings = Timings{}
+		p.Timings = result.Timings{}
 		p.Wrote, p.WroteHeaders, p.FirstByte, p.ConnReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		p.TlsState, p.Ocsp = nil, nil
 		p.InProxyTLS, p.ProxyTLSStarted, p.ProxyTLSOK, p.ProxyTLSState = false, false, false, nil
@@ -134,12 +135,12 @@ func beginHop(p *session.Probe, u *url.URL) {
 
 // redirect describes the final answer's Location: resolved against the
 // request URL and redacted, or, when it is not a URL, the raw text redacted.
-func redirect(p *session.Probe, base *url.URL, loc string) *Redirect {
+func redirect(p *session.Probe, base *url.URL, loc string) *result.Redirect {
 	u, ok := follow.Target(base, loc)
 	if !ok {
-		return &Redirect{Location: p.Opts.Redactor.RawURL(loc), Invalid: true}
+		return &result.Redirect{Location: p.Opts.Redactor.RawURL(loc), Invalid: true}
 	}
-	return &Redirect{
+	return &result.Redirect{
 		Location:  p.Opts.Redactor.URL(u),
 		OtherHost: !strings.EqualFold(u.Hostname(), p.Opts.URL.Hostname()),
 	}

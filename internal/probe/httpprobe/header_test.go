@@ -1,4 +1,4 @@
-package probe
+package httpprobe
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 func TestHeaderValueKeysCanonical(t *testing.T) {
 	// The probe's packages: the front door and the ones under it.
 	var files []string
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
 			files = append(files, path)
 		}

@@ -1,4 +1,4 @@
-package probe
+package httpprobe
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -140,7 +141,7 @@ func TestHTTP1MatchesTransport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			results := make([]Result, 2)
+			results := make([]result.Result, 2)
 			for i, only := range []bool{false, true} {
 				o := plainOpts(t, "http://"+srv.Addr+"/health")
 				if tc.method != "" {
@@ -154,7 +155,7 @@ func TestHTTP1MatchesTransport(t *testing.T) {
 					o.ReadTimeout = tc.timeout
 				}
 				p := newRun(o, hooks{Transport: only})
-				if !only && !http1Fits(p.Probe) {
+				if !only && !HTTP1Fits(p.Probe) {
 					t.Fatal("the HTTP/1.1 exchange does not take this probe")
 				}
 				results[i] = p.do(context.Background())
@@ -183,11 +184,11 @@ func TestHTTP1MatchesTransport(t *testing.T) {
 			if tc.name == "trickled headers" {
 				// Headers begun and never finished: said so, and the
 				// wait after the first byte is in the transfer phase.
-				for _, r := range []Result{plain, tr} {
+				for _, r := range []result.Result{plain, tr} {
 					if !strings.Contains(r.Error, "response headers begun but not complete within --read-timeout") {
 						t.Errorf("error %q: want it to say the headers had begun", r.Error)
 					}
-					if d, ok := r.Timings.Get(PhaseTransfer); !ok || d < tc.timeout/2 {
+					if d, ok := r.Timings.Get(result.PhaseTransfer); !ok || d < tc.timeout/2 {
 						t.Errorf("transfer phase %v (%v): want the wait after the first byte", d, ok)
 					}
 				}
@@ -210,8 +211,8 @@ func at(s []string, i int) string {
 	return ""
 }
 
-func phases(t Timings) []Phase {
-	var ps []Phase
+func phases(t result.Timings) []result.Phase {
+	var ps []result.Phase
 	for p := range t.All() {
 		ps = append(ps, p)
 	}
@@ -263,7 +264,7 @@ func TestHTTP1FitsPicks(t *testing.T) {
 		if tc.set != nil {
 			tc.set(o)
 		}
-		if got := http1Fits(newRun(o, hooks{}).Probe); got != tc.want {
+		if got := HTTP1Fits(newRun(o, hooks{}).Probe); got != tc.want {
 			t.Errorf("%s: http1Fits = %v, want %v", tc.name, got, tc.want)
 		}
 	}

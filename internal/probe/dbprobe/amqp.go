@@ -1,4 +1,4 @@
-package probe
+package dbprobe
 
 // The AMQP 0-9-1 exchange (amqp://, amqps://): the protocol header, then
 // the server's Connection.Start. With credentials in the URL, what a
@@ -20,39 +20,41 @@ import (
 
 	"github.com/healthctl/healthctl/internal/amqpwire"
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
+	"github.com/healthctl/healthctl/internal/probe/streamprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type amqpExchange struct {
-	cv     conversation
+	cv     streamprobe.Conversation
 	start  amqpwire.Start
 	got    bool
 	answer amqpwire.Answer
 }
 
-func newAMQP(_ context.Context, p *session.Probe) (session.Exchange, error) {
-	return &amqpExchange{cv: conversation{p: p}}, nil
+func NewAMQP(_ context.Context, p *session.Probe) (session.Exchange, error) {
+	return &amqpExchange{cv: streamprobe.Conversation{P: p}}, nil
 }
 
-func (x *amqpExchange) Answered() bool { return x.cv.first }
+func (x *amqpExchange) Answered() bool { return x.cv.First }
 
-func (x *amqpExchange) Close() { x.cv.close() }
+func (x *amqpExchange) Close() { x.cv.Close() }
 
 // goodbye bounds the wait for the server's Close-Ok once the answer is
 // decided.
 const goodbye = time.Second
 
 func (x *amqpExchange) Run(ctx context.Context) error {
-	cv, o := &x.cv, x.cv.p.Opts
+	cv, o := &x.cv, x.cv.P.Opts
 	if err := x.talk(ctx); err != nil || !x.got {
 		return err
 	}
-	cv.done()
+	cv.Done()
 	if x.answer.LoggedIn {
 		// Leave as a client does: Close, then the server's Close-Ok
 		// (not waited for past a moment: the answer is decided).
-		cv.conn.SetReadDeadline(time.Now().Add(min(o.ReadTimeout, goodbye)))
+		cv.Conn.SetReadDeadline(time.Now().Add(min(o.ReadTimeout, goodbye)))
 		if x.write(amqpwire.CloseFrame(200, "Goodbye")) == nil {
 			x.read()
 		}
@@ -63,20 +65,20 @@ func (x *amqpExchange) Run(ctx context.Context) error {
 // talk is the exchange up to its answer: the server's Start, and with
 // credentials the login and Open.
 func (x *amqpExchange) talk(ctx context.Context) error {
-	cv, o := &x.cv, x.cv.p.Opts
-	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	cv, o := &x.cv, x.cv.P.Opts
+	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	if o.Secure() {
-		if err := cv.startTLS(ctx); err != nil {
+		if err := cv.StartTLS(ctx); err != nil {
 			return err
 		}
 	}
-	cv.connected()
-	if err := cv.send(amqpwire.Header); err != nil {
+	cv.Connected()
+	if err := cv.Send(amqpwire.Header); err != nil {
 		return err
 	}
-	if err := cv.firstByte(); err != nil {
+	if err := cv.FirstByte(); err != nil {
 		return err
 	}
 	a := &x.answer
@@ -138,7 +140,7 @@ func (x *amqpExchange) talk(ctx context.Context) error {
 // server's protocol header, garbage), already recorded.
 func (x *amqpExchange) read() (*amqpwire.Method, error) {
 	for {
-		f, err := amqpwire.ReadFrame(x.cv.br)
+		f, err := amqpwire.ReadFrame(x.cv.BR)
 		var ph *amqpwire.ProtocolHeaderError
 		var na *amqpwire.NotAMQPError
 		switch {
@@ -166,7 +168,7 @@ func (x *amqpExchange) read() (*amqpwire.Method, error) {
 
 // write sends b on the connection (the read window is open already).
 func (x *amqpExchange) write(b []byte) error {
-	_, err := x.cv.conn.Write(b)
+	_, err := x.cv.Conn.Write(b)
 	return err
 }
 
@@ -184,7 +186,7 @@ func (x *amqpExchange) unexpected(m amqpwire.Method, after string) error {
 		return x.notAMQP(err)
 	}
 	x.answer.Close = &amqpwire.CloseSaid{Code: c.Code, Name: amqpwire.ReplyName(c.Code),
-		Text: x.cv.p.Opts.Redactor.String(c.Text), After: after}
+		Text: x.cv.P.Opts.Redactor.String(c.Text), After: after}
 	x.write(amqpwire.CloseOk())
 	return nil
 }
@@ -212,11 +214,11 @@ func (x *amqpExchange) notAMQP(err error) error {
 	return err
 }
 
-func (x *amqpExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := x.cv.p.Opts.Redactor.String
-	user, _, _ := amqpwire.Login(x.cv.p.Opts.URL)
+func (x *amqpExchange) Describe(err error, _ time.Time, _ *result.Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.P.Opts.Redactor.String
+	user, _, _ := amqpwire.Login(x.cv.P.Opts.URL)
 	a := &x.answer
-	a.User, a.Vhost = red(user), red(amqpwire.Vhost(x.cv.p.Opts.URL))
+	a.User, a.Vhost = red(user), red(amqpwire.Vhost(x.cv.P.Opts.URL))
 	obs.Answer = a
 	if err != nil || !x.got {
 		return

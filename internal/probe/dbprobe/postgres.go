@@ -1,4 +1,4 @@
-package probe
+package dbprobe
 
 // The PostgreSQL exchange (postgres://, postgresql://). With a password in
 // the URL, what psql does: a login with it and an empty query, through
@@ -25,12 +25,14 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
+	"github.com/healthctl/healthctl/internal/probe/streamprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type postgresExchange struct {
-	cv conversation
+	cv streamprobe.Conversation
 	// ssl: an SSLRequest is sent (sslmode prefer and stricter); insist:
 	// N to it fails the probe (require and stricter; prefer goes on in
 	// clear). readWrite: target_session_attrs=read-write.
@@ -43,10 +45,10 @@ type postgresExchange struct {
 	seen      string
 }
 
-func newPostgres(_ context.Context, p *session.Probe) (session.Exchange, error) {
+func NewPostgres(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	q := p.Opts.URL.Query()
 	m := scheme.SSLModes[q.Get("sslmode")]
-	x := &postgresExchange{cv: conversation{p: p}, ssl: m.Ask, insist: m.Insist,
+	x := &postgresExchange{cv: streamprobe.Conversation{P: p}, ssl: m.Ask, insist: m.Insist,
 		readWrite: q.Get("target_session_attrs") == "read-write"}
 	if scheme.PostgresSocket(p.Opts.URL) != "" {
 		// libpq asks for no TLS over a Unix socket, whatever sslmode
@@ -56,7 +58,7 @@ func newPostgres(_ context.Context, p *session.Probe) (session.Exchange, error) 
 	if d := connectTimeout(q.Get("connect_timeout")); d > 0 && d < p.Opts.ConnectTimeout {
 		// libpq's connect_timeout, when it is the shorter: the connect
 		// window, named after it when it closes.
-		x.cv.connectTimeout = d
+		x.cv.ConnectTimeout = d
 		p.ConnWin.Cause = session.WindowError{Flag: "the URL's connect_timeout", Limit: d}
 	}
 	return x, nil
@@ -72,18 +74,18 @@ func connectTimeout(v string) time.Duration {
 	return time.Duration(max(n, 2)) * time.Second
 }
 
-func (x *postgresExchange) Answered() bool { return x.cv.first }
+func (x *postgresExchange) Answered() bool { return x.cv.First }
 
-func (x *postgresExchange) Close() { x.cv.close() }
+func (x *postgresExchange) Close() { x.cv.Close() }
 
-// run tries the URL's hosts in order, as libpq does: the next one when a
+// Run tries the URL's hosts in order, as libpq does: the next one when a
 // host cannot be connected to (refused, unreachable, no such name), when
 // its connect or read window closes (libpq's connect_timeout is per host:
 // each host has windows of its own, --max-time bounds them all) or, with
 // target_session_attrs=read-write, when its session is read-only. The
 // last host tried decides; its windows end the probe.
 func (x *postgresExchange) Run(ctx context.Context) error {
-	p := x.cv.p
+	p := x.cv.P
 	hosts := postgresHosts(p.Opts.URL)
 	ssl, insist := x.ssl, x.insist
 	for i, hop := range hosts {
@@ -91,7 +93,7 @@ func (x *postgresExchange) Run(ctx context.Context) error {
 		if i == len(hosts)-1 {
 			err := x.tryHost(ctx, hop)
 			if err == nil {
-				x.cv.done()
+				x.cv.Done()
 			}
 			return err
 		}
@@ -115,7 +117,7 @@ func (x *postgresExchange) Run(ctx context.Context) error {
 			continue
 		}
 		if err == nil {
-			x.cv.done()
+			x.cv.Done()
 		}
 		return err
 	}
@@ -136,7 +138,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 		return err
 	}
 	refused := err == nil && x.got && x.answer.Error != nil && !finalRefusal[x.answer.Error.Code]
-	switch mode := x.cv.p.Opts.URL.Query().Get("sslmode"); {
+	switch mode := x.cv.P.Opts.URL.Query().Get("sslmode"); {
 	case mode == "prefer" && x.ssl && (x.tlsFailed || refused):
 		x.ssl = false
 	case mode == "allow" && !x.ssl && refused && scheme.PostgresSocket(hop) == "":
@@ -145,7 +147,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 		return err
 	}
 	x.reset()
-	p := x.cv.p
+	p := x.cv.P
 	p.Mu.Lock()
 	p.TlsState, p.TlsUnverified = nil, ""
 	p.Mu.Unlock()
@@ -163,7 +165,7 @@ var finalRefusal = map[string]bool{"28P01": true, "3D000": true, "42501": true}
 // answered; closed: its window closed) moves on to the next host, and
 // readies the exchange for it.
 func (x *postgresExchange) next(ctx context.Context, err error, closed bool) bool {
-	p := x.cv.p
+	p := x.cv.P
 	p.Mu.Lock()
 	stopped := p.Stopped
 	p.Mu.Unlock()
@@ -172,7 +174,7 @@ func (x *postgresExchange) next(ctx context.Context, err error, closed bool) boo
 		return false
 	case closed:
 		// Its connect or read window closed: libpq's connect_timeout.
-	case err != nil && x.cv.conn == nil:
+	case err != nil && x.cv.Conn == nil:
 		// The dial failed: the host is not there.
 	case err == nil && x.answer.ReadOnly:
 	default:
@@ -185,9 +187,9 @@ func (x *postgresExchange) next(ctx context.Context, err error, closed bool) boo
 // reset readies the exchange for another connection: the last one closed,
 // its answer and read window gone.
 func (x *postgresExchange) reset() {
-	p := x.cv.p
-	x.cv.close()
-	x.cv.conn, x.cv.br, x.cv.first = nil, nil, false
+	p := x.cv.P
+	x.cv.Close()
+	x.cv.Conn, x.cv.BR, x.cv.First = nil, nil, false
 	x.answer, x.got, x.seen = pgwire.Answer{}, false, ""
 	p.Mu.Lock()
 	p.Disarm(&p.ReadWin)
@@ -201,7 +203,7 @@ func (x *postgresExchange) reset() {
 // names roots (libpq's require with a root certificate is verify-ca).
 // --insecure turns every check off, as everywhere.
 func (x *postgresExchange) startTLS(ctx context.Context) error {
-	cv, p, o := &x.cv, x.cv.p, x.cv.p.Opts
+	cv, p, o := &x.cv, x.cv.P, x.cv.P.Opts
 	mode := o.URL.Query().Get("sslmode")
 	tc := p.TlsConfig()
 	if tc.ServerName == "" {
@@ -224,9 +226,9 @@ func (x *postgresExchange) startTLS(ctx context.Context) error {
 		}
 	}
 	p.SetStage(classify.StageTLS)
-	conn := tls.Client(cv.conn, tc)
-	cv.conn = conn
-	return handshake(p, ctx, conn, nil)
+	conn := tls.Client(cv.Conn, tc)
+	cv.Conn = conn
+	return streamprobe.Handshake(p, ctx, conn, nil)
 }
 
 // postgresHosts are the hosts a libpq URL names (h1:p1,h2:p2), each as
@@ -247,17 +249,17 @@ func postgresHosts(u *url.URL) []*url.URL {
 // runHost is one host's attempt: connect, TLS as sslmode says, then the
 // login or the startup message; the answer is kept, done() left to run.
 func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
-	cv, p, o := &x.cv, x.cv.p, x.cv.p.Opts
-	if err := cv.connectTo(ctx, hop, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	cv, p, o := &x.cv, x.cv.P, x.cv.P.Opts
+	if err := cv.ConnectTo(ctx, hop, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	if x.ssl {
 		p.SetStage(classify.StageTLS)
-		if _, err := cv.conn.Write(pgwire.SSLRequest); err != nil {
+		if _, err := cv.Conn.Write(pgwire.SSLRequest); err != nil {
 			return err
 		}
 		var b [1]byte
-		if _, err := io.ReadFull(cv.conn, b[:]); err != nil {
+		if _, err := io.ReadFull(cv.Conn, b[:]); err != nil {
 			return err
 		}
 		switch b[0] {
@@ -278,7 +280,7 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 			return nil
 		}
 	}
-	cv.connected()
+	cv.Connected()
 	if pw, ok := o.URL.User.Password(); ok {
 		a, err := x.login(ctx, hop, pw)
 		if err != nil {
@@ -287,16 +289,16 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 		x.answer, x.got = a, true
 		return nil
 	}
-	if err := cv.send(pgwire.Startup(pgwire.UserDB(o.URL))); err != nil {
+	if err := cv.Send(pgwire.Startup(pgwire.UserDB(o.URL))); err != nil {
 		return err
 	}
-	if err := cv.firstByte(); err != nil {
+	if err := cv.FirstByte(); err != nil {
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%w: %w", pgwire.ErrNoAnswer, err)
 		}
 		return err
 	}
-	a, err := pgwire.Read(cv.br)
+	a, err := pgwire.Read(cv.BR)
 	var np *pgwire.NotPostgresError
 	switch {
 	case errors.As(err, &np):
@@ -310,7 +312,7 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 		// request is left by closing, as pg_isready's libpq leaves it:
 		// the server logs nothing for an EOF there (a Terminate it
 		// would log as an unexpected message).
-		cv.conn.Write(pgwire.Terminate)
+		cv.Conn.Write(pgwire.Terminate)
 	}
 	return nil
 }
@@ -318,15 +320,15 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 // authNames are the authentication requests' names, by code.
 var authNames = map[uint32]string{0: "ok", 2: "kerberos", 3: "password", 5: "md5", 7: "gss", 9: "sspi", 10: "sasl"}
 
-func (x *postgresExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := x.cv.p.Opts.Redactor.String
-	user, db := pgwire.UserDB(x.cv.p.Opts.URL)
+func (x *postgresExchange) Describe(err error, _ time.Time, _ *result.Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.P.Opts.Redactor.String
+	user, db := pgwire.UserDB(x.cv.P.Opts.URL)
 	a := &pgwire.Reply{User: red(user), Database: red(db), SSL: x.ssl}
 	obs.Answer = a
 	if err != nil || !x.got {
 		return
 	}
-	_, a.Login = x.cv.p.Opts.URL.User.Password()
+	_, a.Login = x.cv.P.Opts.URL.User.Password()
 	a.Read = true
 	switch {
 	case x.seen != "":

@@ -1,4 +1,4 @@
-package probe
+package grpcprobe
 
 // The gRPC health exchange: one grpc.health.v1.Health/Check call, carried by
 // net/http's own HTTP/2 (cleartext for grpc://, TLS with ALPN h2 for
@@ -23,6 +23,8 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/grpchealth"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 )
 
@@ -47,7 +49,7 @@ type grpcExchange struct {
 	goAway bool
 }
 
-func newGRPC(ctx context.Context, p *session.Probe) (session.Exchange, error) {
+func New(ctx context.Context, p *session.Probe) (session.Exchange, error) {
 	o := p.Opts
 	service := o.GRPCService
 	if service == "" {
@@ -55,7 +57,7 @@ func newGRPC(ctx context.Context, p *session.Probe) (session.Exchange, error) {
 	}
 	// The server may give up when the probe does: the call's deadline
 	// is the whole probe's.
-	req, err := grpchealth.NewRequest(traceContext(p, ctx), o.URL, o.Secure(), service, o.MaxTime, o.UserAgent)
+	req, err := grpchealth.NewRequest(httpprobe.TraceContext(p, ctx), o.URL, o.Secure(), service, o.MaxTime, o.UserAgent)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +241,7 @@ func (g *grpcExchange) Run(ctx context.Context) error {
 	return err
 }
 
-func (g *grpcExchange) Describe(err error, _ time.Time, res *Result, obs *classify.Observation, _ *classify.Facts) {
+func (g *grpcExchange) Describe(err error, _ time.Time, res *result.Result, obs *classify.Observation, _ *classify.Facts) {
 	red := g.p.Opts.Redactor.String
 	a := &grpchealth.Reply{Info: g.ans.Info}
 	a.Info.Service = g.service

@@ -1,4 +1,4 @@
-package probe
+package streamprobe
 
 import (
 	"bufio"
@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // streamExchange is tcp:// (a connect and nothing more: the kubelet's
 // tcpSocket, blackbox's tcp prober) and tls:// (a connect and a TLS
-// handshake whose chain is verified: certificate checks of services that do
+// Handshake whose chain is verified: certificate checks of services that do
 // not speak HTTP). Nothing is written once connected; the connection is
 // closed at once. No proxy is used: a tunnel would prove only that the
 // proxy connected.
@@ -28,7 +29,7 @@ type streamExchange struct {
 	failed string
 }
 
-func newStream(_ context.Context, p *session.Probe) (session.Exchange, error) {
+func NewStream(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	return &streamExchange{p: p}, nil
 }
 
@@ -65,7 +66,7 @@ func (s *streamExchange) Run(ctx context.Context) error {
 	if o.Secure() {
 		conn := tlsClient(p, c)
 		s.conn = conn
-		if err := handshake(p, ctx, conn, s.firstRecord); err != nil {
+		if err := Handshake(p, ctx, conn, s.firstRecord); err != nil {
 			return err
 		}
 	}
@@ -113,7 +114,7 @@ func (s *streamExchange) converse(ctx context.Context) error {
 					first = false
 					p.Mu.Lock()
 					p.FirstByte = time.Now()
-					p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+					p.Record(result.PhaseTTFB, p.FirstByte.Sub(p.Wrote))
 					p.Enter(classify.StageBody)
 					p.Mu.Unlock()
 				}
@@ -137,7 +138,7 @@ func (s *streamExchange) converse(ctx context.Context) error {
 		if st.StartTLS {
 			conn := tlsClient(p, s.conn)
 			s.conn = conn
-			if err := handshake(p, ctx, conn, nil); err != nil {
+			if err := Handshake(p, ctx, conn, nil); err != nil {
 				return err
 			}
 			p.Mu.Lock()
@@ -150,7 +151,7 @@ func (s *streamExchange) converse(ctx context.Context) error {
 	return nil
 }
 
-func (s *streamExchange) Describe(_ error, _ time.Time, _ *Result, obs *classify.Observation, f *classify.Facts) {
+func (s *streamExchange) Describe(_ error, _ time.Time, _ *result.Result, obs *classify.Observation, f *classify.Facts) {
 	if s.failed != "" {
 		obs.ConditionFailed, f.Condition = true, s.failed
 	}
@@ -228,16 +229,16 @@ func tlsClient(p *session.Probe, c net.Conn) *tls.Conn {
 	return tls.Client(c, tc)
 }
 
-// handshake completes conn's handshake, then after (when not nil: what
+// Handshake completes conn's handshake, then after (when not nil: what
 // the protocol reads of the handshake's end), recording the tls phase and,
 // when the handshake completed, the connection state.
-func handshake(p *session.Probe, ctx context.Context, conn *tls.Conn, after func(*tls.Conn) error) error {
+func Handshake(p *session.Probe, ctx context.Context, conn *tls.Conn, after func(*tls.Conn) error) error {
 	err := conn.HandshakeContext(ctx)
 	if err == nil && after != nil {
 		err = after(conn)
 	}
 	p.Mu.Lock()
-	p.Record(PhaseTLS, time.Since(p.StageStart))
+	p.Record(result.PhaseTLS, time.Since(p.StageStart))
 	if cs := conn.ConnectionState(); cs.HandshakeComplete {
 		p.TlsState = &cs
 	}

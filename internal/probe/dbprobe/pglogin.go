@@ -1,4 +1,4 @@
-package probe
+package dbprobe
 
 // The PostgreSQL login (postgres:// with a password): the application's own
 // credentials checked as psql checks them, through pgx's pgconn on the
@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/healthctl/healthctl/internal/pgwire"
+	"github.com/healthctl/healthctl/internal/probe/streamprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -33,7 +34,7 @@ const maxLoginMessage = 64 << 10
 // to hop (connected, TLS done) and runs an empty query. A server's ErrorResponse
 // is returned in the answer (err nil); any other failure as err.
 func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password string) (pgwire.Answer, error) {
-	cv, o := &x.cv, x.cv.p.Opts
+	cv, o := &x.cv, x.cv.P.Opts
 	user, db := pgwire.UserDB(o.URL)
 	// ParseConfig is the one way to a config pgconn connects with; what
 	// it read from the environment is replaced below: the URL decides.
@@ -59,7 +60,7 @@ func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password str
 	// A server's message is read whole: bound it (pgconn's default is
 	// none), as pgwire bounds the startup's answer.
 	cfg.MaxProtocolMessageBodyLen = maxLoginMessage
-	wrapped := &pgConn{Conn: cv.conn, cv: cv}
+	wrapped := &pgConn{Conn: cv.Conn, cv: cv}
 	var once sync.Once
 	cfg.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
 	cfg.DialFunc = func(context.Context, string, string) (net.Conn, error) {
@@ -125,7 +126,7 @@ func answerOf(err error) (pgwire.Answer, error) {
 // the read window, its first byte read is ttfb.
 type pgConn struct {
 	net.Conn
-	cv            *conversation
+	cv            *streamprobe.Conversation
 	wrote, readOK bool
 }
 
@@ -133,7 +134,7 @@ func (c *pgConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if err == nil && !c.wrote {
 		c.wrote = true
-		c.cv.armRead()
+		c.cv.ArmRead()
 	}
 	return n, err
 }
@@ -142,7 +143,7 @@ func (c *pgConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 && !c.readOK {
 		c.readOK = true
-		c.cv.gotFirstByte()
+		c.cv.GotFirstByte()
 	}
 	return n, err
 }

@@ -1,4 +1,4 @@
-package probe
+package httpprobe
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -53,11 +54,11 @@ type http1Exchange struct {
 // the Transport's MaxResponseHeaderBytes does.
 const maxHeaderBytes = 1 << 20
 
-// http1Fits reports whether a probe of p's options can take the plain
+// HTTP1Fits reports whether a probe of p's options can take the plain
 // exchange: plain HTTP/1.1 to the URL itself, and a request that the
 // Transport would send as it is, with nothing of its own to add but
 // Accept-Encoding and Connection: close.
-func http1Fits(p *session.Probe) bool {
+func HTTP1Fits(p *session.Probe) bool {
 	o := p.Opts
 	if o.URL == nil || o.URL.Scheme != "http" || o.Follow != 0 || o.HTTP2PriorKnowledge {
 		return false
@@ -131,7 +132,7 @@ func newHTTP1(ctx context.Context, p *session.Probe) (session.Exchange, error) {
 	return h, nil
 }
 
-// close closes the connection once: run closes it as soon as the answer
+// Close closes the connection once: run closes it as soon as the answer
 // is read, and the probe's deferred close comes after.
 func (h *http1Exchange) Close() {
 	if h.conn != nil {
@@ -278,7 +279,7 @@ func (h *http1Exchange) readHead(conn net.Conn, backstop time.Time) (*http.Respo
 	}
 	p.Mu.Lock()
 	p.FirstByte = time.Now()
-	p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+	p.Record(result.PhaseTTFB, p.FirstByte.Sub(p.Wrote))
 	p.Mu.Unlock()
 	for {
 		resp, err := http.ReadResponse(br, h.req)

@@ -1,4 +1,4 @@
-package probe
+package streamprobe
 
 import (
 	"bufio"
@@ -8,37 +8,38 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
-// conversation is what the exchanges of request/answer services over one
+// Conversation is what the exchanges of request/answer services over one
 // connection share (redis.go, postgres.go): the connect through the run's
 // dialler in the connect window, TLS through the shared capture, the
 // request written and the answer read in the read window, the phases
 // recorded as the HTTP/1.1 exchange records them (connect, tls, ttfb
 // from the request written to the answer's first byte, total). No proxy is
 // used, as for tcp://: a tunnel would prove only that the proxy connected.
-type conversation struct {
-	p    *session.Probe
-	conn net.Conn
-	br   *bufio.Reader
-	// first: the answer's first byte came.
-	first bool
-	// connectTimeout, when set, is the connect window in place of
+type Conversation struct {
+	P    *session.Probe
+	Conn net.Conn
+	BR   *bufio.Reader
+	// First: the answer's first byte came.
+	First bool
+	// ConnectTimeout, when set, is the connect window in place of
 	// --connect-timeout (a URL's own: postgres' connect_timeout).
-	connectTimeout time.Duration
+	ConnectTimeout time.Duration
 }
 
-// connect dials the URL's host, at defaultPort when it names none.
-func (cv *conversation) connect(ctx context.Context, defaultPort string) error {
-	return cv.connectTo(ctx, cv.p.Opts.URL, defaultPort)
+// Connect dials the URL's host, at defaultPort when it names none.
+func (cv *Conversation) Connect(ctx context.Context, defaultPort string) error {
+	return cv.ConnectTo(ctx, cv.P.Opts.URL, defaultPort)
 }
 
-// connectTo dials hop's host (the URL's, or one of a libpq URL's hosts),
+// ConnectTo dials hop's host (the URL's, or one of a libpq URL's hosts),
 // at defaultPort when it names none, in a connect window of its own.
-func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort string) error {
-	p, o := cv.p, cv.p.Opts
+func (cv *Conversation) ConnectTo(ctx context.Context, hop *url.URL, defaultPort string) error {
+	p, o := cv.P, cv.P.Opts
 	p.Mu.Lock()
 	p.HopURL = hop
 	p.ServerName = hop.Hostname()
@@ -54,8 +55,8 @@ func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort
 		p.EnterAt(p.FirstStage(hop, false), now)
 	}
 	window := o.ConnectTimeout
-	if cv.connectTimeout > 0 {
-		window = cv.connectTimeout
+	if cv.ConnectTimeout > 0 {
+		window = cv.ConnectTimeout
 	}
 	p.ConnDeadline = now.Add(window)
 	p.ArmAt(&p.ConnWin, now, p.ConnDeadline)
@@ -77,21 +78,21 @@ func (cv *conversation) connectTo(ctx context.Context, hop *url.URL, defaultPort
 	// A backstop only: the windows close the connection through the
 	// context a moment before it.
 	c.SetDeadline(p.Start.Add(o.MaxTime + 2*session.MaxTimeBackstop))
-	cv.conn = c
+	cv.Conn = c
 	return nil
 }
 
-// startTLS makes the connection TLS (the tls phase, every TLS reason).
-func (cv *conversation) startTLS(ctx context.Context) error {
-	conn := tlsClient(cv.p, cv.conn)
-	cv.conn = conn
-	return handshake(cv.p, ctx, conn, nil)
+// StartTLS makes the connection TLS (the tls phase, every TLS reason).
+func (cv *Conversation) StartTLS(ctx context.Context) error {
+	conn := tlsClient(cv.P, cv.Conn)
+	cv.Conn = conn
+	return Handshake(cv.P, ctx, conn, nil)
 }
 
-// connected closes the connect window: what follows is the request and
+// Connected closes the connect window: what follows is the request and
 // its answer.
-func (cv *conversation) connected() {
-	p := cv.p
+func (cv *Conversation) Connected() {
+	p := cv.P
 	p.Mu.Lock()
 	p.Disarm(&p.ConnWin)
 	p.ConnReady = time.Now()
@@ -99,57 +100,57 @@ func (cv *conversation) connected() {
 	p.Mu.Unlock()
 }
 
-// send writes the request; the read window opens when it is out.
-func (cv *conversation) send(b []byte) error {
-	if _, err := cv.conn.Write(b); err != nil {
+// Send writes the request; the read window opens when it is out.
+func (cv *Conversation) Send(b []byte) error {
+	if _, err := cv.Conn.Write(b); err != nil {
 		return err
 	}
-	cv.armRead()
+	cv.ArmRead()
 	return nil
 }
 
-// armRead opens the read window: the request is out.
-func (cv *conversation) armRead() {
-	p, o := cv.p, cv.p.Opts
+// ArmRead opens the read window: the request is out.
+func (cv *Conversation) ArmRead() {
+	p, o := cv.P, cv.P.Opts
 	now := time.Now()
 	p.Mu.Lock()
 	p.WroteHeaders, p.Wrote = now, now
 	p.ArmAt(&p.ReadWin, now, now.Add(o.ReadTimeout))
 	p.Mu.Unlock()
 	if d := now.Add(o.ReadTimeout + 2*session.MaxTimeBackstop); d.Before(p.Start.Add(o.MaxTime + 2*session.MaxTimeBackstop)) {
-		cv.conn.SetReadDeadline(d)
+		cv.Conn.SetReadDeadline(d)
 	}
-	if cv.br == nil {
-		cv.br = bufio.NewReaderSize(cv.conn, 4096)
+	if cv.BR == nil {
+		cv.BR = bufio.NewReaderSize(cv.Conn, 4096)
 	}
 }
 
-// firstByte waits for the answer's first byte and records ttfb.
-func (cv *conversation) firstByte() error {
-	if _, err := cv.br.Peek(1); err != nil {
+// FirstByte waits for the answer's first byte and records ttfb.
+func (cv *Conversation) FirstByte() error {
+	if _, err := cv.BR.Peek(1); err != nil {
 		return err
 	}
-	cv.gotFirstByte()
+	cv.GotFirstByte()
 	return nil
 }
 
-// gotFirstByte records the answer's first byte: ttfb.
-func (cv *conversation) gotFirstByte() {
-	p := cv.p
+// GotFirstByte records the answer's first byte: ttfb.
+func (cv *Conversation) GotFirstByte() {
+	p := cv.P
 	p.Mu.Lock()
-	cv.first = true
+	cv.First = true
 	p.FirstByte = time.Now()
-	p.Record(PhaseTTFB, p.FirstByte.Sub(p.Wrote))
+	p.Record(result.PhaseTTFB, p.FirstByte.Sub(p.Wrote))
 	p.Enter(classify.StageBody)
 	p.Mu.Unlock()
 }
 
-// done ends the exchange once the answer is read: no window counts from
+// Done ends the exchange once the answer is read: no window counts from
 // here on.
-func (cv *conversation) done() { cv.p.BodyRead(nil) }
+func (cv *Conversation) Done() { cv.P.BodyRead(nil) }
 
-func (cv *conversation) close() {
-	if cv.conn != nil {
-		cv.conn.Close()
+func (cv *Conversation) Close() {
+	if cv.Conn != nil {
+		cv.Conn.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package probe
+package streamprobe
 
 // The DNS exchange (dns://): one query to the DNS server the URL names,
 // the question from its path and parameters (internal/dnswire), over UDP
@@ -33,12 +33,13 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/eyeballs"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type dnsExchange struct {
-	cv    conversation
+	cv    Conversation
 	q     dnswire.Query
 	id    uint16
 	reply *dnswire.Reply
@@ -52,38 +53,38 @@ type dnsExchange struct {
 	query []byte
 }
 
-func newDNS(_ context.Context, p *session.Probe) (session.Exchange, error) {
+func NewDNS(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	q, err := dnswire.ParseURL(p.Opts.URL)
 	if err != nil {
 		return nil, err
 	}
-	return &dnsExchange{cv: conversation{p: p}, q: q}, nil
+	return &dnsExchange{cv: Conversation{P: p}, q: q}, nil
 }
 
-func (d *dnsExchange) Answered() bool { return d.cv.first }
+func (d *dnsExchange) Answered() bool { return d.cv.First }
 
-func (d *dnsExchange) Close() { d.cv.close() }
+func (d *dnsExchange) Close() { d.cv.Close() }
 
 // errNoReply is a TCP connection closed before a whole reply.
 var errNoReply = errors.New("the server closed the connection without a DNS reply")
 
 func (d *dnsExchange) Run(ctx context.Context) error {
 	cv := &d.cv
-	port := scheme.DefaultPort(cv.p.Opts.URL.Scheme)
+	port := scheme.DefaultPort(cv.P.Opts.URL.Scheme)
 	if d.q.TCP {
-		if err := cv.connect(ctx, port); err != nil {
+		if err := cv.Connect(ctx, port); err != nil {
 			return err
 		}
 	} else if err := d.connectUDP(ctx, port); err != nil {
 		return err
 	}
-	cv.connected()
+	cv.Connected()
 	d.id = uint16(rand.Uint32())
 	msg, err := d.q.Pack(d.id)
 	if err != nil {
 		return err
 	}
-	if err := cv.send(msg); err != nil {
+	if err := cv.Send(msg); err != nil {
 		return err
 	}
 	d.ctx, d.query = ctx, msg
@@ -96,7 +97,7 @@ func (d *dnsExchange) Run(ctx context.Context) error {
 // connectUDP resolves the server (the dns stage) and opens a UDP socket
 // to its first address of the family asked for, in the connect window.
 func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err error) {
-	p, o := d.cv.p, d.cv.p.Opts
+	p, o := d.cv.P, d.cv.P.Opts
 	u := o.URL
 	deadline := p.OpenConnectWindow(u)
 	defer func() { p.CloseConnectWindow(err, deadline) }()
@@ -125,14 +126,14 @@ func (d *dnsExchange) connectUDP(ctx context.Context, defaultPort string) (err e
 		d.next = d.next[1:]
 	}
 	p.Mu.Lock()
-	p.Record(PhaseConnect, time.Since(t0))
+	p.Record(result.PhaseConnect, time.Since(t0))
 	p.Mu.Unlock()
 	return err
 }
 
 // dialUDP opens the UDP socket to ap (the probe's address from now on).
 func (d *dnsExchange) dialUDP(ctx context.Context, ap netip.AddrPort) error {
-	p := d.cv.p
+	p := d.cv.P
 	p.Mu.Lock()
 	p.Address, p.Family = ap.String(), eyeballs.Family(ap.Addr())
 	p.Mu.Unlock()
@@ -146,7 +147,7 @@ func (d *dnsExchange) dialUDP(ctx context.Context, ap netip.AddrPort) error {
 	p.Mu.Unlock()
 	// A backstop only: the windows close the socket first.
 	c.SetDeadline(p.Start.Add(p.Opts.MaxTime + 2*session.MaxTimeBackstop))
-	d.cv.conn = c
+	d.cv.Conn = c
 	return nil
 }
 
@@ -159,11 +160,11 @@ func (d *dnsExchange) retry(err error) (bool, error) {
 	}
 	ap := d.next[0]
 	d.next = d.next[1:]
-	d.cv.conn.Close()
+	d.cv.Conn.Close()
 	if err := d.dialUDP(d.ctx, ap); err != nil {
 		return false, err
 	}
-	_, err = d.cv.conn.Write(d.query)
+	_, err = d.cv.Conn.Write(d.query)
 	return err == nil, err
 }
 
@@ -180,7 +181,7 @@ func (d *dnsExchange) readUDP() error {
 	defer udpBufs.Put(b)
 	buf := b[:]
 	for {
-		n, err := cv.conn.Read(buf)
+		n, err := cv.Conn.Read(buf)
 		if err != nil {
 			again, err := d.retry(err)
 			if !again {
@@ -188,8 +189,8 @@ func (d *dnsExchange) readUDP() error {
 			}
 			continue
 		}
-		if !cv.first {
-			cv.gotFirstByte()
+		if !cv.First {
+			cv.GotFirstByte()
 		}
 		if d.other(buf[:n]) {
 			continue
@@ -202,18 +203,18 @@ func (d *dnsExchange) readUDP() error {
 func (d *dnsExchange) readTCP() error {
 	cv := &d.cv
 	for {
-		if err := cv.firstByte(); err != nil {
+		if err := cv.FirstByte(); err != nil {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("%w: %w", errNoReply, err)
 			}
 			return err
 		}
 		var size [2]byte
-		if _, err := io.ReadFull(cv.br, size[:]); err != nil {
+		if _, err := io.ReadFull(cv.BR, size[:]); err != nil {
 			return d.cut(size[:1], err)
 		}
 		msg := make([]byte, binary.BigEndian.Uint16(size[:]))
-		if n, err := io.ReadFull(cv.br, msg); err != nil {
+		if n, err := io.ReadFull(cv.BR, msg); err != nil {
 			return d.cut(append(size[:], msg[:n]...), err)
 		}
 		if d.other(msg) {
@@ -230,7 +231,7 @@ func (d *dnsExchange) cut(seen []byte, err error) error {
 		return err
 	}
 	d.seen = dnswire.QuoteSeen(seen) + ", then closed the connection inside a DNS message"
-	d.cv.done()
+	d.cv.Done()
 	return nil
 }
 
@@ -248,7 +249,7 @@ func (d *dnsExchange) other(msg []byte) bool {
 
 // read takes the reply: parsed, or quoted when it is not DNS.
 func (d *dnsExchange) read(msg []byte) error {
-	defer d.cv.done()
+	defer d.cv.Done()
 	r, err := dnswire.Parse(msg)
 	switch {
 	case err != nil:
@@ -261,10 +262,10 @@ func (d *dnsExchange) read(msg []byte) error {
 	return nil
 }
 
-func (d *dnsExchange) Describe(err error, _ time.Time, res *Result, obs *classify.Observation, f *classify.Facts) {
+func (d *dnsExchange) Describe(err error, _ time.Time, res *result.Result, obs *classify.Observation, f *classify.Facts) {
 	q := d.q
 	a := &dnswire.Answer{Question: q.Question(), Transport: "udp", SOA: q.Type == dnsmessage.TypeSOA,
-		Resolve: res.Timings.Of(PhaseDNS).Seconds(), Connect: res.Timings.Of(PhaseConnect).Seconds(), Request: res.Timings.Of(PhaseTTFB).Seconds()}
+		Resolve: res.Timings.Of(result.PhaseDNS).Seconds(), Connect: res.Timings.Of(result.PhaseConnect).Seconds(), Request: res.Timings.Of(result.PhaseTTFB).Seconds()}
 	if q.TCP {
 		a.Transport = "tcp"
 	}
@@ -277,7 +278,7 @@ func (d *dnsExchange) Describe(err error, _ time.Time, res *Result, obs *classif
 	if err != nil || (d.reply == nil && d.seen == "") {
 		return
 	}
-	red := d.cv.p.Opts.Redactor.String
+	red := d.cv.P.Opts.Redactor.String
 	a.Read = true
 	if d.seen != "" {
 		a.NotDNS, a.Seen = true, red(d.seen)

@@ -1,4 +1,4 @@
-package probe
+package dbprobe
 
 // The Redis exchange (redis://, rediss://): one PING, after AUTH when the
 // URL carries credentials and SELECT when its path names a database, as
@@ -17,48 +17,50 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
+	"github.com/healthctl/healthctl/internal/probe/streamprobe"
 	"github.com/healthctl/healthctl/internal/rediswire"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type redisExchange struct {
-	cv      conversation
+	cv      streamprobe.Conversation
 	cmds    []rediswire.Command
 	replies []rediswire.Reply
 	notRESP string
 }
 
-func newRedis(_ context.Context, p *session.Probe) (session.Exchange, error) {
-	return &redisExchange{cv: conversation{p: p}}, nil
+func NewRedis(_ context.Context, p *session.Probe) (session.Exchange, error) {
+	return &redisExchange{cv: streamprobe.Conversation{P: p}}, nil
 }
 
-func (r *redisExchange) Answered() bool { return r.cv.first }
+func (r *redisExchange) Answered() bool { return r.cv.First }
 
-func (r *redisExchange) Close() { r.cv.close() }
+func (r *redisExchange) Close() { r.cv.Close() }
 
 func (r *redisExchange) Run(ctx context.Context) error {
-	cv, o := &r.cv, r.cv.p.Opts
-	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	cv, o := &r.cv, r.cv.P.Opts
+	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
 	if o.Secure() {
-		if err := cv.startTLS(ctx); err != nil {
+		if err := cv.StartTLS(ctx); err != nil {
 			return err
 		}
 	}
-	cv.connected()
+	cv.Connected()
 	req, cmds := rediswire.Request(wireURL(o.URL))
 	r.cmds = cmds
-	if err := cv.send(req); err != nil {
+	if err := cv.Send(req); err != nil {
 		return err
 	}
-	if err := cv.firstByte(); err != nil {
+	if err := cv.FirstByte(); err != nil {
 		return noReply(err)
 	}
 	for _, cmd := range cmds {
 		if cmd == rediswire.Info || cmd == rediswire.ClusterInfo {
-			rep, err := rediswire.ReadBulk(cv.br)
+			rep, err := rediswire.ReadBulk(cv.BR)
 			var nr *rediswire.NotRESPError
 			if errors.As(err, &nr) || errors.Is(err, rediswire.ErrNoReply) {
 				// PING was answered; a server that says no more
@@ -71,7 +73,7 @@ func (r *redisExchange) Run(ctx context.Context) error {
 			r.replies = append(r.replies, rep)
 			continue
 		}
-		rep, err := rediswire.Read(cv.br)
+		rep, err := rediswire.Read(cv.BR)
 		var nr *rediswire.NotRESPError
 		if errors.As(err, &nr) {
 			r.notRESP = nr.Seen
@@ -86,7 +88,7 @@ func (r *redisExchange) Run(ctx context.Context) error {
 			break
 		}
 	}
-	cv.done()
+	cv.Done()
 	return nil
 }
 
@@ -98,13 +100,13 @@ func noReply(err error) error {
 	return err
 }
 
-func (r *redisExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
+func (r *redisExchange) Describe(err error, _ time.Time, _ *result.Result, obs *classify.Observation, _ *classify.Facts) {
 	a := &rediswire.Answer{}
 	obs.Answer = a
-	if err != nil || (!r.cv.first && r.notRESP == "") {
+	if err != nil || (!r.cv.First && r.notRESP == "") {
 		return
 	}
-	red := r.cv.p.Opts.Redactor.String
+	red := r.cv.P.Opts.Redactor.String
 	a.Read = true
 	if r.notRESP != "" {
 		a.NotRESP = true

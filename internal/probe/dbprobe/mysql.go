@@ -1,4 +1,4 @@
-package probe
+package dbprobe
 
 // The MySQL/MariaDB exchange (mysql://, mariadb://): the server speaks
 // first, then the probe logs in with the URL's user, password and database
@@ -20,12 +20,14 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/mysqlwire"
+	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
+	"github.com/healthctl/healthctl/internal/probe/streamprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type mysqlExchange struct {
-	cv       conversation
+	cv       streamprobe.Conversation
 	greeting *mysqlwire.Greeting
 	refused  *mysqlwire.ErrPacket
 	loggedIn bool
@@ -33,32 +35,32 @@ type mysqlExchange struct {
 	got      bool
 }
 
-func newMySQL(_ context.Context, p *session.Probe) (session.Exchange, error) {
-	return &mysqlExchange{cv: conversation{p: p}}, nil
+func NewMySQL(_ context.Context, p *session.Probe) (session.Exchange, error) {
+	return &mysqlExchange{cv: streamprobe.Conversation{P: p}}, nil
 }
 
-func (x *mysqlExchange) Answered() bool { return x.cv.first }
+func (x *mysqlExchange) Answered() bool { return x.cv.First }
 
-func (x *mysqlExchange) Close() { x.cv.close() }
+func (x *mysqlExchange) Close() { x.cv.Close() }
 
 func (x *mysqlExchange) Run(ctx context.Context) error {
-	cv, o := &x.cv, x.cv.p.Opts
-	if err := cv.connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	cv, o := &x.cv, x.cv.P.Opts
+	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
 		return err
 	}
-	cv.connected()
+	cv.Connected()
 	// The server speaks first: the read window opens on the connection.
-	cv.armRead()
-	if err := cv.firstByte(); err != nil {
+	cv.ArmRead()
+	if err := cv.FirstByte(); err != nil {
 		return fmt.Errorf("%w: %w", mysqlwire.ErrNoAnswer, err)
 	}
-	g, refused, err := mysqlwire.ReadGreeting(cv.br)
+	g, refused, err := mysqlwire.ReadGreeting(cv.BR)
 	if x.notMySQL(err) || err != nil {
 		return x.ended(err)
 	}
 	x.greeting, x.refused, x.got = g, refused, true
 	if g == nil {
-		cv.done()
+		cv.Done()
 		return nil
 	}
 	pw, _ := o.URL.User.Password()
@@ -66,22 +68,22 @@ func (x *mysqlExchange) Run(ctx context.Context) error {
 	if user == "" {
 		user = "healthctl"
 	}
-	refused, err = mysqlwire.Login(cv.br, cv.conn, g, user, pw, db)
+	refused, err = mysqlwire.Login(cv.BR, cv.Conn, g, user, pw, db)
 	if x.notMySQL(err) || err != nil {
 		return x.ended(err)
 	}
 	if refused == nil && pw != "" {
-		refused, err = mysqlwire.Ping(cv.br, cv.conn)
+		refused, err = mysqlwire.Ping(cv.BR, cv.Conn)
 		if x.notMySQL(err) || err != nil {
 			return x.ended(err)
 		}
 		x.loggedIn = refused == nil
 	}
 	if refused == nil {
-		cv.conn.Write(mysqlwire.Quit)
+		cv.Conn.Write(mysqlwire.Quit)
 	}
 	x.refused = refused
-	cv.done()
+	cv.Done()
 	return nil
 }
 
@@ -90,7 +92,7 @@ func (x *mysqlExchange) notMySQL(err error) bool {
 	var nm *mysqlwire.NotMySQLError
 	if errors.As(err, &nm) {
 		x.seen, x.got = nm.Seen, true
-		x.cv.done()
+		x.cv.Done()
 		return true
 	}
 	return false
@@ -104,15 +106,15 @@ func (x *mysqlExchange) ended(err error) error {
 	return err
 }
 
-func (x *mysqlExchange) Describe(err error, _ time.Time, _ *Result, obs *classify.Observation, _ *classify.Facts) {
-	red := x.cv.p.Opts.Redactor.String
-	user, db := mysqlwire.UserDB(x.cv.p.Opts.URL)
+func (x *mysqlExchange) Describe(err error, _ time.Time, _ *result.Result, obs *classify.Observation, _ *classify.Facts) {
+	red := x.cv.P.Opts.Redactor.String
+	user, db := mysqlwire.UserDB(x.cv.P.Opts.URL)
 	a := &mysqlwire.Reply{User: red(user), Database: red(db)}
 	obs.Answer = a
 	if err != nil || !x.got {
 		return
 	}
-	_, a.Login = x.cv.p.Opts.URL.User.Password()
+	_, a.Login = x.cv.P.Opts.URL.User.Password()
 	a.Read, a.LoggedIn = true, x.loggedIn
 	if x.seen != "" {
 		a.Seen = red(x.seen)

@@ -1,4 +1,4 @@
-package probe
+package httpprobe
 
 import (
 	"compress/flate"
