@@ -130,10 +130,16 @@ func TestImportsRunOneWay(t *testing.T) {
 			if p.path == "internal/target" && under("internal/probe", p.deps) {
 				t.Errorf("internal/target depends on internal/probe: it reads the scheme table (internal/scheme), not the exchanges")
 			}
-		case "internal/probe":
+		case "internal/probe", "internal/probe/session", "internal/probe/httpprobe", "internal/probe/grpcprobe",
+			"internal/probe/streamprobe", "internal/probe/dbprobe", "internal/probe/result", "internal/probe/writebehind":
 			for _, d := range p.deps {
 				if under(d, []string{"internal/target", "internal/wait", "internal/watch", "internal/drain", "internal/report", "internal/render", "internal/state", "internal/metrics"}) {
-					t.Errorf("internal/probe depends on %s: probe is below every loop and renderer", d)
+					t.Errorf("%s depends on %s: probe is below every loop and renderer", p.path, d)
+				}
+				// The shared machinery knows no exchange: each exchange
+				// package imports it, and the front door picks among them.
+				if p.path != "internal/probe" && !strings.HasSuffix(p.path, "probe") && under(d, []string{"internal/probe/httpprobe", "internal/probe/grpcprobe", "internal/probe/streamprobe", "internal/probe/dbprobe"}) {
+					t.Errorf("%s depends on the exchange package %s: the session is below every exchange", p.path, d)
 				}
 			}
 		}

@@ -149,7 +149,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 	x.reset()
 	p := x.cv.P
 	p.Mu.Lock()
-	p.TlsState, p.TlsUnverified = nil, ""
+	p.TLSState, p.TLSUnverified = nil, ""
 	p.Mu.Unlock()
 	return x.runHost(ctx, hop)
 }
@@ -205,7 +205,7 @@ func (x *postgresExchange) reset() {
 func (x *postgresExchange) startTLS(ctx context.Context) error {
 	cv, p, o := &x.cv, x.cv.P, x.cv.P.Opts
 	mode := o.URL.Query().Get("sslmode")
-	tc := p.TlsConfig()
+	tc := p.TLSConfig()
 	if tc.ServerName == "" {
 		p.Mu.Lock()
 		tc.ServerName = p.ServerName
@@ -221,7 +221,7 @@ func (x *postgresExchange) startTLS(ctx context.Context) error {
 		default:
 			tc.VerifyConnection = p.KeepState
 			p.Mu.Lock()
-			p.TlsUnverified = "sslmode=" + mode
+			p.TLSUnverified = "sslmode=" + mode
 			p.Mu.Unlock()
 		}
 	}

@@ -170,7 +170,7 @@ func grpcTransport(p *session.Probe, first *firstBytes) *http.Transport {
 		Protocols:              grpchealth.Protocols(secure),
 	}
 	if secure {
-		tc := p.TlsConfig()
+		tc := p.TLSConfig()
 		verify := tc.VerifyConnection
 		tc.VerifyConnection = func(cs tls.ConnectionState) error {
 			p.Mu.Lock()
@@ -257,7 +257,7 @@ func (g *grpcExchange) Describe(err error, _ time.Time, res *result.Result, obs 
 	if g.resp != nil {
 		res.HTTPVersion = g.resp.Proto
 		if g.resp.TLS != nil {
-			g.p.TlsState = g.resp.TLS
+			g.p.TLSState = g.resp.TLS
 		}
 	}
 	obs.Refuted = err != nil && grpchealth.Refutes(err, false)

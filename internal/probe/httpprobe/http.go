@@ -146,7 +146,7 @@ func (h *httpExchange) Describe(err error, now time.Time, res *result.Result, ob
 		f.Loop = h.rt.loop
 	}
 	if resp.TLS != nil {
-		p.TlsState = resp.TLS
+		p.TLSState = resp.TLS
 	}
 	if p.Forward {
 		// A forward proxy answers for the server; an answer carrying
@@ -265,7 +265,7 @@ func TraceContext(p *session.Probe, ctx context.Context) context.Context {
 			// The stage is still tls: GotConn comes after this.
 			p.Record(result.PhaseTLS, time.Since(p.StageStart))
 			if err == nil {
-				p.TlsState = &cs
+				p.TLSState = &cs
 			}
 		},
 		GotConn: func(httptrace.GotConnInfo) {
@@ -346,7 +346,7 @@ func transport(p *session.Probe) *http.Transport {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetUnencryptedHTTP2(true)
 		tr.Protocols.SetHTTP2(true)
-		tr.TLSClientConfig = p.TlsConfig()
+		tr.TLSClientConfig = p.TLSConfig()
 	} else if plainOnly(p) {
 		// No TLS and no HTTP/2 can happen: leave both unset. With a
 		// custom DialContext and no TLS config, net/http never builds
@@ -355,7 +355,7 @@ func transport(p *session.Probe) *http.Transport {
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetHTTP1(true)
 	} else {
-		tr.TLSClientConfig = p.TlsConfig()
+		tr.TLSClientConfig = p.TLSConfig()
 		tr.ForceAttemptHTTP2 = true
 	}
 	tr.OnProxyConnectResponse = func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {

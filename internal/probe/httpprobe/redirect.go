@@ -114,7 +114,7 @@ func roundTrips(p *session.Probe, ctx context.Context, tr http.RoundTripper, req
 		p.Disarm(&p.ReadWin)
 		p.Timings = result.Timings{}
 		p.Wrote, p.WroteHeaders, p.FirstByte, p.ConnReady = time.Time{}, time.Time{}, time.Time{}, time.Time{}
-		p.TlsState, p.Ocsp = nil, nil
+		p.TLSState, p.OCSP = nil, nil
 		p.InProxyTLS, p.ProxyTLSStarted, p.ProxyTLSOK, p.ProxyTLSState = false, false, false, nil
 		p.Attempts = nil
 		p.Mu.Unlock()

@@ -105,9 +105,9 @@ type recorder struct {
 	// duration of a phase that a window or an error cut short.
 	StageStart time.Time
 	finished   bool
-	TlsState   *tls.ConnectionState
-	// Ocsp is what the last handshake's stapled OCSP response said (nil: none).
-	Ocsp *tlsinfo.OCSP
+	TLSState   *tls.ConnectionState
+	// OCSP is what the last handshake's stapled OCSP response said (nil: none).
+	OCSP *tlsinfo.OCSP
 	// An https:// proxy's own handshake: inProxyTLS while it runs (the
 	// trace hooks and the verification tell it from the target's),
 	// proxyTLSStarted once it began, proxyTLSOK once it verified;
@@ -142,9 +142,9 @@ type hop struct {
 	// CertAsked: the server asked for a client certificate (at the
 	// handshake or by renegotiation).
 	CertAsked bool
-	// TlsUnverified, when set, names why the exchange did not verify the
+	// TLSUnverified, when set, names why the exchange did not verify the
 	// chain it was shown (postgres' sslmode=require, as libpq's).
-	TlsUnverified string
+	TLSUnverified string
 }
 
 // New prepares one probe of opts; h are test seams (none in probe.Run).
@@ -377,15 +377,15 @@ func (p *Probe) finish(parent, ctx context.Context, ex Exchange, err error, res 
 		}
 	}
 	if !proxyTLSFailed {
-		res.TLS = tlsinfo.Describe(p.TlsState, exchangeErr, now)
+		res.TLS = tlsinfo.Describe(p.TLSState, exchangeErr, now)
 	}
 	if res.TLS != nil {
-		res.TLS.OCSP = p.Ocsp
+		res.TLS.OCSP = p.OCSP
 	}
 	if tc := p.Opts.TLSConfig; tc != nil && tc.InsecureSkipVerify && res.TLS != nil {
 		res.TLS.VerificationOff(p.Opts.InsecureWhy)
-	} else if p.TlsUnverified != "" {
-		res.TLS.VerificationOff(p.TlsUnverified)
+	} else if p.TLSUnverified != "" {
+		res.TLS.VerificationOff(p.TLSUnverified)
 	}
 	if len(p.Attempts) > 1 {
 		res.DialAttempts = append([]result.DialAttempt(nil), p.Attempts...)

@@ -8,11 +8,11 @@ import (
 	"github.com/healthctl/healthctl/internal/tlsinfo"
 )
 
-// TlsConfig is the TLS capture every protocol's handshake goes through:
+// TLSConfig is the TLS capture every protocol's handshake goes through:
 // the options' configuration, with the chain verified after the handshake
 // (as crypto/tls would have during it), so version, cipher and chain are
 // recorded also when verification fails.
-func (p *Probe) TlsConfig() *tls.Config {
+func (p *Probe) TLSConfig() *tls.Config {
 	tc := p.Opts.TLSConfig.Clone() // net/http writes NextProtos into it: one per transport
 	if tc == nil {
 		tc = &tls.Config{}
@@ -75,8 +75,8 @@ func (p *Probe) KeepState(cs tls.ConnectionState) error {
 		staple = tlsinfo.Staple(cs.OCSPResponse, cs.PeerCertificates[0], nil, cs.PeerCertificates, time.Now())
 	}
 	p.Mu.Lock()
-	p.TlsState = &cs
-	p.Ocsp = staple
+	p.TLSState = &cs
+	p.OCSP = staple
 	p.Mu.Unlock()
 	return nil
 }
@@ -101,7 +101,7 @@ func (p *Probe) verifyConnection(cs tls.ConnectionState) error {
 // the same.
 func (p *Probe) VerifyAgainst(cs tls.ConnectionState, name string) error {
 	p.Mu.Lock()
-	p.TlsState = &cs
+	p.TLSState = &cs
 	p.Mu.Unlock()
 	chain, err := tlsinfo.VerifyChain(cs.PeerCertificates, p.Opts.TLSConfig, name)
 	if err != nil {
@@ -117,7 +117,7 @@ func (p *Probe) VerifyAgainst(cs tls.ConnectionState, name string) error {
 	}
 	staple := tlsinfo.Staple(cs.OCSPResponse, chain[0], issuer, cs.PeerCertificates, now)
 	p.Mu.Lock()
-	p.Ocsp = staple
+	p.OCSP = staple
 	p.Mu.Unlock()
 	return tlsinfo.StapleVerdict(chain[0], staple)
 }

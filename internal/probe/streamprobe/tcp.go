@@ -220,7 +220,7 @@ func (s *streamExchange) firstRecord(conn *tls.Conn) error {
 // held): tls://, rediss://, PostgreSQL's sslmode=require.
 func tlsClient(p *session.Probe, c net.Conn) *tls.Conn {
 	p.SetStage(classify.StageTLS)
-	tc := p.TlsConfig()
+	tc := p.TLSConfig()
 	if tc.ServerName == "" {
 		p.Mu.Lock()
 		tc.ServerName = p.ServerName
@@ -240,7 +240,7 @@ func Handshake(p *session.Probe, ctx context.Context, conn *tls.Conn, after func
 	p.Mu.Lock()
 	p.Record(result.PhaseTLS, time.Since(p.StageStart))
 	if cs := conn.ConnectionState(); cs.HandshakeComplete {
-		p.TlsState = &cs
+		p.TLSState = &cs
 	}
 	p.Mu.Unlock()
 	return err
