@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/healthctl/healthctl/internal/cli"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/spf13/pflag"
 )
 
@@ -58,7 +58,7 @@ func TestHeadersFromFileAndFlags(t *testing.T) {
 	}
 	if u, err := tm.ForURL("http://127.0.0.1:1/health"); err != nil {
 		t.Error(err)
-	} else if req, err := probe.NewRequest(context.Background(), u); err != nil {
+	} else if req, err := httpprobe.NewRequest(context.Background(), u); err != nil {
 		t.Error(err)
 	} else {
 		body, err := io.ReadAll(req.Body)

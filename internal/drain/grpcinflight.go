@@ -6,9 +6,7 @@ package drain
 // (OK, or cut: INFLIGHT_ABORTED with the gRPC status).
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +18,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/grpchealth"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -44,15 +42,8 @@ func GRPCMethod(u *url.URL) error {
 // longer one (RESOURCE_EXHAUSTED) unless it was configured otherwise.
 const MaxGRPCBody = 4 << 20
 
-// grpcFrame is msg as one uncompressed gRPC message: a zero flag byte, the
-// length (4 bytes, big-endian), the bytes. An empty msg is the empty
-// request (google.protobuf.Empty, or any message whose fields all
-// default): 0 0 0 0 0.
-func grpcFrame(msg []byte) []byte {
-	f := make([]byte, 5, 5+len(msg))
-	binary.BigEndian.PutUint32(f[1:], uint32(len(msg)))
-	return append(f, msg...)
-}
+// grpcFrame is msg as one uncompressed gRPC message (grpchealth.Frame).
+func grpcFrame(msg []byte) []byte { return grpchealth.Frame(msg) }
 
 // grpcCall makes one unary call on its own connection, bounded by
 // timeout, with body (a serialized protobuf message; empty: the empty
@@ -66,36 +57,30 @@ func grpcCall(ctx context.Context, opts *scheme.Options, body []byte, timeout ti
 	defer tell()
 	row, _ := scheme.LookupScheme(opts.URL.Scheme)
 	secure := row.TLS
-	tr := probe.Transport(withTimeout(opts, pollTimeout))
+	tr := httpprobe.Transport(withTimeout(opts, pollTimeout))
 	tr.Protocols = grpchealth.Protocols(secure)
 	tr.TLSClientConfig.NextProtos = []string{"h2"}
 	defer tr.CloseIdleConnections()
-	scheme := "http"
-	if secure {
-		scheme = "https"
-	}
-	target := &url.URL{Scheme: scheme, Host: opts.URL.Host, Path: opts.URL.Path}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { tell() }})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(grpcFrame(body)))
+	// The call as the health probe builds it (grpchealth.NewCall); -H adds
+	// request metadata, but not over the call's own headers.
+	req, err := grpchealth.NewCall(ctx, opts.URL, secure, opts.URL.Path, grpcFrame(body), timeout, opts.UserAgent)
 	if err != nil {
 		r.Err = err.Error()
 		return r
 	}
 	for k, vs := range opts.Header {
+		if _, own := req.Header[http.CanonicalHeaderKey(k)]; own {
+			continue
+		}
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
 	}
 	if opts.Host != "" {
 		req.Host = opts.Host
-	}
-	req.Header.Set("Content-Type", "application/grpc")
-	req.Header.Set("Te", "trailers")
-	req.Header.Set("Grpc-Timeout", grpchealth.Timeout(timeout))
-	if opts.UserAgent != "" {
-		req.Header.Set("User-Agent", opts.UserAgent)
 	}
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
@@ -119,10 +104,7 @@ func grpcCall(ctx context.Context, opts *scheme.Options, body []byte, timeout ti
 		r.Err = "gRPC call cut: " + shortErr(err)
 		return r
 	}
-	st, msg := resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
-	if st == "" {
-		st, msg = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
-	}
+	st, msg := grpchealth.CallStatus(resp)
 	code, cerr := strconv.Atoi(st)
 	switch {
 	case st == "":

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/drain/evidence"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -64,9 +64,9 @@ func openKeepAlive(opts *scheme.Options) *keepAlive {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 	defer cancel()
-	c, err := probe.Dialer(withTimeout(opts, pollTimeout))(ctx, "tcp", hostPort(pu.String()))
+	c, err := httpprobe.Dialer(withTimeout(opts, pollTimeout))(ctx, "tcp", hostPort(pu.String()))
 	if err == nil && row.TLS {
-		tc := probe.TLSConfig(opts)
+		tc := httpprobe.TLSConfig(opts)
 		tc.NextProtos = []string{"http/1.1"}
 		t := tls.Client(c, tc)
 		if err = t.HandshakeContext(ctx); err != nil {

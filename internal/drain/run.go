@@ -14,6 +14,7 @@ import (
 	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/drain/service"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/proc"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -210,7 +211,7 @@ func portsFree(ep endpoints) error {
 		}
 		seen[addr] = true
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		c, err := probe.Dialer(withTimeout(o, 300*time.Millisecond))(ctx, "tcp", addr)
+		c, err := httpprobe.Dialer(withTimeout(o, 300*time.Millisecond))(ctx, "tcp", addr)
 		cancel()
 		if err == nil {
 			c.Close()

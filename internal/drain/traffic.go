@@ -21,7 +21,7 @@ import (
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/drain/evidence"
 	"github.com/healthctl/healthctl/internal/drain/service"
-	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -69,7 +69,7 @@ func startInflight(cfg Config, opts *scheme.Options) *inflight {
 	}
 	wrote := make(chan struct{}, cfg.Inflight)
 	window := cfg.Settings.ShutdownTimeout + service.KillMargin(cfg.Settings.ShutdownTimeout) + 2*time.Second
-	ic := &http.Client{Transport: probe.Transport(withTimeout(opts, pollTimeout)),
+	ic := &http.Client{Transport: httpprobe.Transport(withTimeout(opts, pollTimeout)),
 		Timeout:       window,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	if !IsGRPC(opts.URL) {
@@ -328,7 +328,7 @@ type timedRequest struct {
 func slowRequest(ctx context.Context, hc *http.Client, opts *scheme.Options, wrote chan<- struct{}) (r timedRequest) {
 	r.made = time.Now()
 	defer func() { r.end = time.Now() }()
-	req, err := probe.NewRequest(ctx, opts)
+	req, err := httpprobe.NewRequest(ctx, opts)
 	if err != nil {
 		r.Err = err.Error()
 		wrote <- struct{}{}

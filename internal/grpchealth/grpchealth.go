@@ -116,6 +116,14 @@ func EncodeRequest(service string) []byte {
 		msg = appendVarint(msg, uint64(len(service)))
 		msg = append(msg, service...)
 	}
+	return Frame(msg)
+}
+
+// Frame is msg as one uncompressed gRPC message: a zero flag byte, the
+// length (4 bytes, big-endian), the bytes. An empty msg is the empty
+// request (google.protobuf.Empty, or any message whose fields all
+// default): 0 0 0 0 0.
+func Frame(msg []byte) []byte {
 	out := make([]byte, 5, 5+len(msg))
 	putUint32(out[1:], uint32(len(msg)))
 	return append(out, msg...)
@@ -271,12 +279,20 @@ func UnescapeMessage(s string) string {
 // NewRequest builds the Check call to u's host asking about service, over
 // TLS when secure, telling the server how long the call may take.
 func NewRequest(ctx context.Context, u *url.URL, secure bool, service string, timeout time.Duration, userAgent string) (*http.Request, error) {
+	return NewCall(ctx, u, secure, Path, EncodeRequest(service), timeout, userAgent)
+}
+
+// NewCall builds a unary call of method (/pkg.Service/Method) to u's host
+// with framed (one message, Frame) as its request, over TLS when secure,
+// telling the server how long the call may take: the health probe's Check
+// and drain-test's in-flight call alike.
+func NewCall(ctx context.Context, u *url.URL, secure bool, method string, framed []byte, timeout time.Duration, userAgent string) (*http.Request, error) {
 	scheme := "http"
 	if secure {
 		scheme = "https"
 	}
-	target := &url.URL{Scheme: scheme, Host: u.Host, Path: Path}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(EncodeRequest(service)))
+	target := &url.URL{Scheme: scheme, Host: u.Host, Path: method}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.String(), bytes.NewReader(framed))
 	if err != nil {
 		return nil, err
 	}
@@ -342,13 +358,7 @@ func Read(resp *http.Response, service string) (Answer, error) {
 		a.Protocol = fmt.Sprintf("response larger than %d bytes", MaxBody)
 		return a, nil
 	}
-	// Trailers are complete once the body has been read to its end; a
-	// trailers-only answer carries the status in its headers instead.
-	st := resp.Trailer.Get("Grpc-Status")
-	msg := resp.Trailer.Get("Grpc-Message")
-	if st == "" {
-		st, msg = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
-	}
+	st, msg := CallStatus(resp)
 	if st == "" {
 		if resp.StatusCode != http.StatusOK {
 			a.Protocol = fmt.Sprintf("HTTP/2 status %d without grpc-status", resp.StatusCode)
@@ -388,4 +398,17 @@ func Read(resp *http.Response, service string) (Answer, error) {
 	a.Serving, a.HasMessage = s, true
 	a.Info.Status = StatusName(s)
 	return a, nil
+}
+
+// CallStatus is a call's grpc-status and grpc-message, as its answer
+// carries them once the body has been read to its end: in the trailers,
+// or, in a trailers-only answer, in its headers.
+func CallStatus(resp *http.Response) (status, message string) {
+	// Trailers are complete once the body has been read to its end; a
+	// trailers-only answer carries the status in its headers instead.
+	status, message = resp.Trailer.Get("Grpc-Status"), resp.Trailer.Get("Grpc-Message")
+	if status == "" {
+		status, message = resp.Header.Get("Grpc-Status"), resp.Header.Get("Grpc-Message")
+	}
+	return status, message
 }

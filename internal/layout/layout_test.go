@@ -150,10 +150,16 @@ func TestImportsRunOneWay(t *testing.T) {
 					t.Errorf("%s depends on %s: blackbox's modules are below the service that serves them", p.path, d)
 				}
 			}
-		case "internal/probe":
+		case "internal/probe", "internal/probe/session", "internal/probe/httpprobe", "internal/probe/grpcprobe",
+			"internal/probe/streamprobe", "internal/probe/dbprobe", "internal/probe/result", "internal/probe/writebehind":
 			for _, d := range p.deps {
 				if under(d, []string{"internal/target", "internal/wait", "internal/watch", "internal/drain", "internal/report", "internal/render", "internal/state", "internal/metrics"}) {
-					t.Errorf("internal/probe depends on %s: probe is below every loop and renderer", d)
+					t.Errorf("%s depends on %s: probe is below every loop and renderer", p.path, d)
+				}
+				// The shared machinery knows no exchange: each exchange
+				// package imports it, and the front door picks among them.
+				if p.path != "internal/probe" && !strings.HasSuffix(p.path, "probe") && under(d, []string{"internal/probe/httpprobe", "internal/probe/grpcprobe", "internal/probe/streamprobe", "internal/probe/dbprobe"}) {
+					t.Errorf("%s depends on the exchange package %s: the session is below every exchange", p.path, d)
 				}
 			}
 		}

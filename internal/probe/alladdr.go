@@ -9,6 +9,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/crash"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
 
@@ -76,16 +77,16 @@ func runAll(ctx context.Context, opts *scheme.Options) Result {
 // --dns-server, -4/-6), within the connect window; nil when it does not
 // resolve (the probe then reports why).
 func addressesOf(ctx context.Context, opts *scheme.Options, host, port string) []netip.Addr {
-	addrs, fixed := fixedAddrs(opts, host, port, nil)
+	addrs, fixed := session.FixedAddrs(opts, host, port, nil)
 	if !fixed {
 		ctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 		defer cancel()
 		var err error
-		if addrs, _, err = newRun(opts, hooks{}).dns.Lookup(ctx, host); err != nil {
+		if addrs, _, err = session.New(opts, session.Hooks{}).DNS.Lookup(ctx, host); err != nil {
 			return nil
 		}
 	}
-	addrs = ofFamily(opts, addrs)
+	addrs = session.OfFamily(opts, addrs)
 	for i := range addrs {
 		addrs[i] = addrs[i].Unmap()
 	}

@@ -9,50 +9,6 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture"
 )
 
-// TestCloserFor: a probe holds its worker's closer only under exactly the
-// closer's context, only while no other probe holds it, and only while the
-// context has not ended (its one registration may have fired already);
-// otherwise it registers its own.
-func TestCloserFor(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cctx, release := WithCloser(ctx)
-	defer release()
-	a, b := &run{}, &run{}
-	if closerFor(ctx, a) != nil {
-		t.Fatal("held a closer under a context that has none")
-	}
-	derived, stop := context.WithCancel(cctx)
-	defer stop()
-	if closerFor(derived, a) != nil {
-		t.Fatal("held the closer under a context derived from its own (whose end it does not see)")
-	}
-	c := closerFor(cctx, a)
-	if c == nil {
-		t.Fatal("a free closer not held")
-	}
-	if closerFor(cctx, b) != nil {
-		t.Fatal("two probes held one closer")
-	}
-	c.release(b) // not b's: a keeps it
-	if closerFor(cctx, b) != nil {
-		t.Fatal("a release by a probe that did not hold it freed the closer")
-	}
-	c.release(a)
-	if c2 := closerFor(cctx, b); c2 == nil {
-		t.Fatal("a released closer not held again")
-	} else {
-		c2.release(b)
-	}
-	cancel()
-	if closerFor(cctx, a) != nil {
-		t.Fatal("held the closer of a context that has ended")
-	}
-	if c.cur != nil {
-		t.Fatal("a closer refused for an ended context stays held")
-	}
-}
-
 // TestCloserTimer: the probes of one worker share its closer's timer, one
 // after another. Each one's windows close on it (a hung server: the read
 // window, then again for the next probe), a pass between them is not cut
@@ -80,7 +36,7 @@ func TestCloserTimer(t *testing.T) {
 		if r.Reason != c.want {
 			t.Errorf("probe %d: %s (%q), want %s", i, r.Reason, r.Error, c.want)
 		}
-		if p.closer == nil || p.timer == nil || p.timer != p.closer.timer {
+		if p.Closer == nil || p.Timer == nil || p.Timer != p.Closer.Timer {
 			t.Errorf("probe %d: did not run on the closer's timer", i)
 		}
 	}
@@ -93,7 +49,7 @@ func TestCloserTimer(t *testing.T) {
 	if r := p.do(derived); r.Reason != classify.HeadersTimeout {
 		t.Errorf("own timer: %s (%q), want headers_timeout", r.Reason, r.Error)
 	}
-	if p.closer != nil || p.timer == nil {
+	if p.Closer != nil || p.Timer == nil {
 		t.Error("a probe without the closer did not make a timer of its own")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture/grpcsrv"
 	"github.com/healthctl/healthctl/internal/fixture/pkifix"
 	"github.com/healthctl/healthctl/internal/fixture/proxyfix"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -222,8 +223,8 @@ func crossPaths(s crossServer, httpProxy, socks string) []crossPath {
 		// The HTTP/1.1 exchange takes a direct http:// probe; the same
 		// probe through net/http's Transport.
 		paths = append(paths, crossPath{name: "transport", run: func(t *testing.T, raw string, pki *pkifix.PKI) Result {
-			p := newRun(crossOpts(t, raw, pki), hooks{transport: true})
-			if !p.http1Fits() {
+			p := newRun(crossOpts(t, raw, pki), hooks{Transport: true})
+			if !httpprobe.HTTP1Fits(p.Probe) {
 				t.Fatalf("%s: the HTTP/1.1 exchange does not take it", raw)
 			}
 			return p.do(context.Background())

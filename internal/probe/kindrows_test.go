@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/probe/httpprobe"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -30,15 +32,13 @@ func TestEveryKindRowAnswers(t *testing.T) {
 			o := &scheme.Options{URL: u, Method: "GET", Header: http.Header{}, Network: "tcp", Resolve: map[string][]string{},
 				ConnectTimeout: time.Second, ReadTimeout: time.Second, MaxTime: time.Second, Redactor: redact.NewRedactor(nil, nil)}
 			p := newRun(o, hooks{})
-			ex, err := exchanges[row.Name](context.Background(), p)
+			ex, err := exchanges[row.Name](context.Background(), p.Probe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer ex.close()
-			_, isHTTP := ex.(*httpExchange)
-			if _, ok := ex.(*http1Exchange); ok {
-				isHTTP = true
-			}
+			defer ex.Close()
+			// HTTP's exchange (either of its two) is httpprobe.New's.
+			isHTTP := reflect.ValueOf(exchanges[row.Name]).Pointer() == reflect.ValueOf(httpprobe.New).Pointer()
 			if isHTTP != (row.Kind == nil) {
 				t.Fatalf("HTTP exchange %v, kind %v: a row that is not HTTP names its kind, HTTP's none", isHTTP, row.Kind)
 			}
@@ -49,7 +49,7 @@ func TestEveryKindRowAnswers(t *testing.T) {
 				var res Result
 				obs := classify.Observation{Kind: row.Kind, StatusCode: 200, StatusExpected: true}
 				var f classify.Facts
-				ex.describe(end, time.Now(), &res, &obs, &f)
+				ex.Describe(end, time.Now(), &res, &obs, &f)
 				if obs.Answer == nil {
 					t.Fatalf("ended by %v: no Answer", end)
 				}

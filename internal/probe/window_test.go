@@ -15,6 +15,7 @@ import (
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
+	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -42,11 +43,11 @@ func TestLateWindowDoesNotCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	fired := false
-	late := hooks{afterBody: func(p *run) {
-		p.mu.Lock()
-		gen := p.maxWin.gen
-		p.mu.Unlock()
-		p.fire(&p.maxWin, gen)
+	late := hooks{AfterBody: func(p *session.Probe) {
+		p.Mu.Lock()
+		gen := p.MaxWin.Gen
+		p.Mu.Unlock()
+		p.Fire(&p.MaxWin, gen)
 		fired = true
 	}}
 	r := newRun(testOptions(t, s.URL, ""), late).do(context.Background())
@@ -173,11 +174,11 @@ func TestWindowAfterHeadersIsBody(t *testing.T) {
 	o := testOptions(t, srv.URL+"/health", "")
 	o.TLSConfig.RootCAs = srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	fired := false
-	early := hooks{afterHeaders: func(p *run) {
-		p.mu.Lock()
-		gen := p.readWin.gen
-		p.mu.Unlock()
-		p.fire(&p.readWin, gen)
+	early := hooks{AfterHeaders: func(p *session.Probe) {
+		p.Mu.Lock()
+		gen := p.ReadWin.Gen
+		p.Mu.Unlock()
+		p.Fire(&p.ReadWin, gen)
 		fired = true
 	}}
 	r := newRun(o, early).do(context.Background())
@@ -247,16 +248,4 @@ func TestNoGoInternalNames(t *testing.T) {
 			t.Errorf("%q -> %q, want %q", in, got, want)
 		}
 	}
-}
-
-// fire closes a window now, as the windows' timer would when it is due,
-// unless it was stopped or re-armed since gen: the test seam for a window
-// that closes at a chosen moment.
-func (p *run) fire(w *window, gen int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped || !w.active || w.gen != gen {
-		return
-	}
-	p.closeWindow(w)
 }

@@ -17,9 +17,9 @@ import (
 // servers, not about schemes.
 var schemeHome = []string{
 	"internal/scheme/schemes.go", "internal/scheme/urls.go",
-	"internal/probe/http.go", "internal/probe/http1.go", "internal/probe/redirect.go",
-	"internal/probe/grpc.go", "internal/probe/tcp.go",
-	"internal/probe/redis.go", "internal/probe/postgres.go", "internal/probe/stream.go", "internal/probe/dnsprobe.go",
+	"internal/probe/httpprobe/http.go", "internal/probe/httpprobe/http1.go", "internal/probe/httpprobe/redirect.go",
+	"internal/probe/grpcprobe/grpc.go", "internal/probe/streamprobe/tcp.go",
+	"internal/probe/dbprobe/redis.go", "internal/probe/dbprobe/postgres.go", "internal/probe/streamprobe/stream.go", "internal/probe/streamprobe/dnsprobe.go",
 	"internal/follow/", "internal/proxyenv/",
 	"internal/fixture/", "internal/truthclient/", "internal/kubedocs/",
 	// Synthetic fleets for the page's tests: URLs as data.
