@@ -17,13 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/icmp"
+
 	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/listen/board"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
-	"golang.org/x/net/icmp"
 )
 
 // DefaultProbeRate is --probe-rate's default: /probe requests a second

@@ -22,8 +22,9 @@ import (
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-// SchemaVersion is /status.json's schema_version.
-const SchemaVersion = 1
+// SchemaVersion is /status.json's schema_version: 2 since each target is
+// its -o json line (1: a target object of the board's own).
+const SchemaVersion = 2
 
 // TimelineLen is how many sweeps of each target the timeline keeps.
 const TimelineLen = 30
