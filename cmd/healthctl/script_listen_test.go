@@ -46,6 +46,8 @@ import (
 
 	"github.com/healthctl/healthctl/internal/fixture"
 	"github.com/healthctl/healthctl/internal/listen/board"
+	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/policy"
 )
 
 func init() {
@@ -149,8 +151,7 @@ func cmdPageAgrees(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	raw, err := os.ReadFile(ts.MkAbs(args[1]))
 	ts.Check(err)
-	var st board.Status
-	ts.Check(json.Unmarshal(raw, &st))
+	st := readStatus(ts, raw)
 	doc, err := html.Parse(bytes.NewReader(dom))
 	ts.Check(err)
 	rows := map[string]domRow{}
@@ -209,6 +210,33 @@ func cmdPageAgrees(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("the page shows the %d targets of status.json", len(rows))
 }
 
+// statusTarget is what the scripts read of a /status.json target: its
+// line (watch -o json's object), the name escaped as the page and the
+// metrics show it.
+type statusTarget struct {
+	Name     string           `json:"-"`
+	Target   string           `json:"target"`
+	Outcome  string           `json:"outcome"`
+	Reason   string           `json:"reason"`
+	Streak   int              `json:"streak"`
+	Decision *policy.Decision `json:"decision"`
+}
+
+// readStatus decodes a /status.json document's targets.
+func readStatus(ts *testscript.TestScript, raw []byte) (st struct{ Targets []statusTarget }) {
+	var doc board.Document
+	ts.Check(json.Unmarshal(raw, &doc))
+	if len(doc.Board) != len(doc.Targets) {
+		ts.Fatalf("/status.json has %d targets, %d board entries", len(doc.Targets), len(doc.Board))
+	}
+	st.Targets = make([]statusTarget, len(doc.Targets))
+	for i, t := range doc.Targets {
+		ts.Check(json.Unmarshal(t, &st.Targets[i]))
+		st.Targets[i].Name = output.Untrusted(st.Targets[i].Target)
+	}
+	return st
+}
+
 func fetch(ts *testscript.TestScript, u string) (int, []byte) {
 	c := &http.Client{Timeout: 30 * time.Second}
 	resp, err := c.Get(u)
@@ -226,8 +254,7 @@ func cmdStatusAgrees(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	_, raw := fetch(ts, "http://"+args[0]+"/status.json")
 	_, mtext := fetch(ts, "http://"+args[0]+"/metrics")
-	var st board.Status
-	ts.Check(json.Unmarshal(raw, &st))
+	st := readStatus(ts, raw)
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(mtext))
 	ts.Check(err)

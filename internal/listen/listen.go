@@ -17,12 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/icmp"
+
 	"github.com/healthctl/healthctl/internal/blackbox"
+	"github.com/healthctl/healthctl/internal/crash"
 	"github.com/healthctl/healthctl/internal/listen/board"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
-	"golang.org/x/net/icmp"
 )
 
 // DefaultProbeRate is --probe-rate's default: /probe requests a second
@@ -59,6 +61,9 @@ type Config struct {
 	// ICMPSocket opens an icmp module's socket (nil: golang.org/x/net's
 	// icmp.ListenPacket); tests give one that is refused.
 	ICMPSocket ICMPSocket
+	// Fold is the --exit-1 decision on an exit code (nil: none): each
+	// target of /status.json is the sweep's -o json line, exit_code too.
+	Fold func(int) int
 	// Hook says an --on-redeploy hook is set: without one (or for a
 	// recover: false target) a redeploy decision restarts nothing, and
 	// the page says so.
@@ -104,16 +109,19 @@ func New(cfg Config) *Service {
 // from the same in) what the endpoints serve, together. The metrics are
 // kept gzip-compressed (~1.2 KB of text a target, a tenth of it
 // compressed: the largest part of what a long-running --listen keeps
-// between sweeps) and decompressed as /metrics is served; the error is
-// the rendering's.
+// between sweeps) and decompressed as /metrics is served; each target's
+// -o json line is encoded beside them, while they are written. The error
+// is the rendering's.
 func (s *Service) Publish(in metrics.Input) error {
+	lines := make(chan board.Lines, 1)
+	crash.Go(func() { lines <- board.EncodeLines(in.Latest, s.cfg.Fold) })
 	var b bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 	err := metrics.Write(zw, in)
 	if cerr := zw.Close(); err == nil {
 		err = cerr
 	}
-	s.board.Publish(in, slices.Clip(b.Bytes()), s.cfg.Now())
+	s.board.Publish(in, slices.Clip(b.Bytes()), s.cfg.Now(), <-lines)
 	return err
 }
 

@@ -2,7 +2,6 @@ package listen
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/healthctl/healthctl/internal/listen/board"
+	"github.com/healthctl/healthctl/internal/output"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -47,7 +47,7 @@ func sweepInput(n int64, refusedAction policy.Action) metrics.Input {
 		{Endpoint: eps[0], Result: probe.Result{Outcome: classify.Pass, Reason: classify.OK, HTTPStatus: 200, Started: at},
 			Decision: policy.Decision{Action: policy.Stay, Why: "pass"}},
 		{Endpoint: eps[1], Result: probe.Result{Outcome: classify.Refused, Reason: classify.ConnRefused, Error: "connect: " + hostile + "\nsecond line", Started: at},
-			Decision: policy.Decision{Action: refusedAction, Why: "why " + hostile}},
+			Decision: policy.Decision{Action: refusedAction, Why: "why " + hostile}, Streak: int(n)},
 		{Endpoint: eps[2], Result: probe.Result{Outcome: classify.TLS, Reason: classify.TLSExpired, Error: "x509: expired", Started: at},
 			Decision: policy.Decision{Action: policy.PendingTLS, Why: "tls pending"}},
 	}
@@ -88,11 +88,8 @@ func TestStatusAgreesWithMetrics(t *testing.T) {
 	}
 	h := svc.Handler()
 	_, body := get(t, h, "/status.json")
-	var st board.Status
-	if err := json.Unmarshal([]byte(body), &st); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(body, `"started": "2026-12-03T12:03:00Z"`) || !strings.Contains(body, `"last_probe": "2026-12-03T12:03:00Z"`) {
+	st := readStatus(t, body)
+	if !strings.Contains(body, `"started": "2026-12-03T12:03:00Z"`) || !strings.Contains(body, `"last_probe":"2026-12-03T12:03:00Z"`) {
 		t.Errorf("/status.json's times are not in UTC: %s", body)
 	}
 	_, mtext := get(t, h, "/metrics")
@@ -101,20 +98,20 @@ func TestStatusAgreesWithMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatalf("/metrics: %v", err)
 	}
-	CheckAgreement(t, &st, fams)
-	if len(st.Targets) != 3 || st.Sweep == nil || st.Sweep.N != 3 {
+	CheckAgreement(t, st, fams)
+	if len(st.lines) != 3 || st.Sweep == nil || st.Sweep.N != 3 {
 		t.Fatalf("status: %+v", st)
 	}
-	if got := st.Targets[1].Timeline.Len(); got != 3 {
+	if got := st.Board[1].Timeline.Len(); got != 3 {
 		t.Errorf("timeline has %d cells after 3 sweeps", got)
 	}
-	if !st.Targets[1].Since.Equal(t0.Add(time.Minute)) {
-		t.Errorf("since %v: want the first sweep's probe (the outcome never changed)", st.Targets[1].Since)
+	if !st.Board[1].Since.Equal(t0.Add(time.Minute)) {
+		t.Errorf("since %v: want the first sweep's probe (the outcome never changed)", st.Board[1].Since)
 	}
 }
 
 // CheckAgreement fails t unless every target of st says what fams say.
-func CheckAgreement(t testing.TB, st *board.Status, fams map[string]*metricFamily) {
+func CheckAgreement(t testing.TB, st *statusDoc, fams map[string]*metricFamily) {
 	t.Helper()
 	label := func(m *metricSample, k string) string {
 		for _, l := range m.GetLabel() {
@@ -139,29 +136,30 @@ func CheckAgreement(t testing.TB, st *board.Status, fams map[string]*metricFamil
 		return out
 	}
 	result, streak, decision, success := byTarget("healthctl_probe_result"), byTarget("healthctl_streak"), byTarget("healthctl_decision"), byTarget("probe_success")
-	for _, tg := range st.Targets {
-		// The label is the name escaped for a label; the JSON's is
-		// escaped for a terminal: both went through output.Untrusted.
-		r := result[tg.Name]
+	for _, tg := range st.lines {
+		// The label is the name escaped for a label (through
+		// output.Untrusted); the JSON's is the name as it is.
+		tg.Target = output.Untrusted(tg.Target)
+		r := result[tg.Target]
 		if r == nil {
-			t.Errorf("target %q: in /status.json, not in healthctl_probe_result", tg.Name)
+			t.Errorf("target %q: in /status.json, not in healthctl_probe_result", tg.Target)
 			continue
 		}
 		if o, why := label(r, "outcome"), label(r, "reason"); o != string(tg.Outcome) || why != string(tg.Reason) {
-			t.Errorf("target %q: status %s/%s, metrics %s/%s", tg.Name, tg.Outcome, tg.Reason, o, why)
+			t.Errorf("target %q: status %s/%s, metrics %s/%s", tg.Target, tg.Outcome, tg.Reason, o, why)
 		}
-		if s := streak[tg.Name]; s == nil || int(s.GetGauge().GetValue()) != tg.Streak {
-			t.Errorf("target %q: status streak %d, metrics %v", tg.Name, tg.Streak, s)
+		if s := streak[tg.Target]; s == nil || int(s.GetGauge().GetValue()) != tg.Streak {
+			t.Errorf("target %q: status streak %d, metrics %v", tg.Target, tg.Streak, s)
 		}
-		if d := decision[tg.Name]; d == nil || tg.Decision == nil || label(d, "decision") != string(tg.Decision.Action) {
-			t.Errorf("target %q: status decision %v, metrics %v", tg.Name, tg.Decision, d)
+		if d := decision[tg.Target]; d == nil || tg.Decision == nil || label(d, "decision") != string(tg.Decision.Action) {
+			t.Errorf("target %q: status decision %v, metrics %v", tg.Target, tg.Decision, d)
 		}
-		if s := success[tg.Name]; s == nil || (s.GetGauge().GetValue() == 1) != (tg.Outcome == classify.Pass) {
-			t.Errorf("target %q: status outcome %s, probe_success %v", tg.Name, tg.Outcome, s)
+		if s := success[tg.Target]; s == nil || (s.GetGauge().GetValue() == 1) != (tg.Outcome == classify.Pass) {
+			t.Errorf("target %q: status outcome %s, probe_success %v", tg.Target, tg.Outcome, s)
 		}
 	}
-	if len(result) != len(st.Targets) {
-		t.Errorf("metrics have %d targets, status %d", len(result), len(st.Targets))
+	if len(result) != len(st.lines) {
+		t.Errorf("metrics have %d targets, status %d", len(result), len(st.lines))
 	}
 }
 
@@ -353,11 +351,8 @@ func TestStatusPaged(t *testing.T) {
 	publish(t, svc, sweepInput(1, policy.Stay))
 	h := svc.Handler()
 	_, whole := get(t, h, "/status.json")
-	var all board.Status
-	if err := json.Unmarshal([]byte(whole), &all); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(whole, `"total"`) || strings.Contains(whole, `"next"`) || len(all.Targets) != 3 {
+	all := readStatus(t, whole)
+	if strings.Contains(whole, `"total"`) || strings.Contains(whole, `"next"`) || len(all.lines) != 3 {
 		t.Fatalf("the whole document changed shape: %s", whole)
 	}
 	var names []string
@@ -367,22 +362,22 @@ func TestStatusPaged(t *testing.T) {
 			t.Fatal("pages never end")
 		}
 		code, body := get(t, h, path)
-		var p board.Status
-		if err := json.Unmarshal([]byte(body), &p); code != 200 || err != nil {
-			t.Fatalf("%s: %d %v %s", path, code, err, body)
+		if code != 200 {
+			t.Fatalf("%s: %d %s", path, code, body)
 		}
-		if p.Total == nil || *p.Total != 3 || len(p.Targets) > 2 || p.Sweep == nil || p.Sweep.N != 1 {
-			t.Fatalf("%s: total %v, %d targets, sweep %v", path, p.Total, len(p.Targets), p.Sweep)
+		p := readStatus(t, body)
+		if p.Total == nil || *p.Total != 3 || len(p.lines) > 2 || p.Sweep == nil || p.Sweep.N != 1 {
+			t.Fatalf("%s: total %v, %d targets, sweep %v", path, p.Total, len(p.lines), p.Sweep)
 		}
-		for _, tg := range p.Targets {
-			names = append(names, tg.Name)
+		for _, tg := range p.lines {
+			names = append(names, tg.Target)
 		}
 		if p.Next == "" {
 			break
 		}
 		path = "/status.json?limit=2&after=" + url.QueryEscape(p.Next)
 	}
-	want := []string{all.Targets[0].Name, all.Targets[1].Name, all.Targets[2].Name}
+	want := []string{all.lines[0].Target, all.lines[1].Target, all.lines[2].Target}
 	if strings.Join(names, "\n") != strings.Join(want, "\n") {
 		t.Errorf("pages gave %q, want %q", names, want)
 	}
@@ -391,7 +386,7 @@ func TestStatusPaged(t *testing.T) {
 			t.Errorf("%s: %d %s", bad, code, body)
 		}
 	}
-	if code, body := get(t, h, "/status.json?after="+url.QueryEscape(all.Targets[2].Name)); code != 200 || !strings.Contains(body, `"targets": []`) {
+	if code, body := get(t, h, "/status.json?after="+url.QueryEscape(all.lines[2].Target)); code != 200 || !strings.Contains(body, `"targets": []`) {
 		t.Errorf("after the last: %d %s", code, body)
 	}
 }

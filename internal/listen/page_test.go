@@ -1,7 +1,6 @@
 package listen
 
 import (
-	"encoding/json"
 	"fmt"
 	"html"
 	"regexp"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/listen/board"
 
 	"github.com/healthctl/healthctl/internal/listen/listentest"
@@ -267,24 +267,15 @@ func TestHeldGroupFromTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body := get(t, svc.Handler(), "/status.json")
-	var st struct {
-		Targets []struct {
-			Name      string `json:"name"`
-			Reason    string `json:"reason"`
-			HeldGroup int    `json:"held_group"`
-		} `json:"targets"`
-	}
-	if err := json.Unmarshal([]byte(body), &st); err != nil {
-		t.Fatal(err)
-	}
+	st := readStatus(t, body)
 	held := 0
-	for _, ts := range st.Targets {
+	for i, ts := range st.Board {
 		if ts.HeldGroup == 0 {
 			continue
 		}
 		held++
-		if want := map[string]int{"conn_refused": 1, "http_status": 2}[ts.Reason]; ts.HeldGroup != want {
-			t.Errorf("%s (%s) in group %d, want %d", ts.Name, ts.Reason, ts.HeldGroup, want)
+		if want := map[classify.Reason]int{"conn_refused": 1, "http_status": 2}[st.lines[i].Reason]; ts.HeldGroup != want {
+			t.Errorf("%s (%s) in group %d, want %d", ts.Target, st.lines[i].Reason, ts.HeldGroup, want)
 		}
 	}
 	if held == 0 {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/blackbox"
 	"github.com/healthctl/healthctl/internal/classify"
+	"github.com/healthctl/healthctl/internal/listen/board"
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -372,7 +373,7 @@ func checkExposition(t *testing.T, body string) {
 // back answer 500 (Prometheus: up == 0), not a 200 without the targets.
 func TestMetricsUnreadableIsAFailedScrape(t *testing.T) {
 	svc := New(Config{Interval: time.Minute})
-	svc.board.Publish(metrics.Input{}, []byte("not gzip"), time.Now())
+	svc.board.Publish(metrics.Input{}, []byte("not gzip"), time.Now(), board.Lines{})
 	rec := httptest.NewRecorder()
 	svc.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusInternalServerError {

@@ -70,7 +70,7 @@ func newService(f *cli.Factory, opts *Options, targets []*watch.Endpoint, concur
 		maxSweep += opts.HookTimeout
 	}
 	return listen.New(listen.Config{Interval: opts.Interval, MaxSweep: maxSweep, Now: f.Clock, Probe: f.Probe,
-		ModuleSet: set, Allow: allow, Rate: opts.ProbeRate, ProbeConcurrency: concurrency, Hook: opts.OnRedeploy != ""}), nil
+		ModuleSet: set, Allow: allow, Rate: opts.ProbeRate, ProbeConcurrency: concurrency, Fold: f.ExitCode, Hook: opts.OnRedeploy != ""}), nil
 }
 
 // checkListenFlags refuses the /probe flags without --listen.

@@ -5,6 +5,7 @@
 package board
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -16,32 +17,50 @@ import (
 	"github.com/healthctl/healthctl/internal/metrics"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/policy"
+	"github.com/healthctl/healthctl/internal/report"
 	"github.com/healthctl/healthctl/internal/state"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
-// SchemaVersion is /status.json's schema_version.
-const SchemaVersion = 1
+// SchemaVersion is /status.json's schema_version: 2 since each target is
+// its -o json line (1: a target object of the board's own).
+const SchemaVersion = 2
 
 // TimelineLen is how many sweeps of each target the timeline keeps.
 const TimelineLen = 30
 
-// Status is /status.json: the last sweep's state of every target, as the
-// page shows it.
+// Status is the last sweep's state of every target, as the page shows it
+// and /status.json writes it (Document is its shape in JSON).
 type Status struct {
-	SchemaVersion int `json:"schema_version"`
+	SchemaVersion int
 	// Shard is --shard's K/N, or "all".
-	Shard string `json:"shard"`
+	Shard string
 	// Sweep is the last completed sweep (nil before the first), in the
 	// sweep line's shape.
-	Sweep *watch.SweepCounts `json:"sweep"`
-	Fleet FleetStatus        `json:"fleet"`
+	Sweep *watch.SweepCounts
+	Fleet FleetStatus
 	// Targets are in the targets' order (the page puts failing ones first).
-	Targets []TargetStatus `json:"targets"`
+	Targets []TargetStatus
 	// Total and Next are a page's (?limit=N): how many targets there are
 	// in all, and the after= of the next page ("" on the last).
-	Total *int   `json:"total,omitempty"`
-	Next  string `json:"next,omitempty"`
+	Total *int
+	Next  string
+	// lines are each target's object as watch -o json writes it, one
+	// line after another: target i's ends at ends[from+i] (from: a page's
+	// first target).
+	lines []byte
+	ends  []int
+	from  int
+}
+
+// Line is target i's object (of st's Targets) as watch -o json writes its
+// line for the same probe, without the newline.
+func (st *Status) Line(i int) []byte {
+	start := 0
+	if k := st.from + i; k > 0 {
+		start = st.ends[k-1]
+	}
+	return st.lines[start : st.ends[st.from+i]-1]
 }
 
 // FleetStatus is the fleet rule's verdict on the last sweep.
@@ -66,22 +85,27 @@ type HeldGroup struct {
 	Why     string `json:"why"`
 }
 
-// TargetStatus is one target on the board.
+// TargetStatus is one target on the board. In /status.json its board
+// entry holds what the target's line (Status.Line: watch -o json's object)
+// does not say; the fields tagged "-" are in the line.
 type TargetStatus struct {
-	Name string `json:"name"`
+	// Target is the name as it is (the line's target, the state's key);
+	// Name is it escaped for a terminal, as the page shows it.
+	Target string `json:"target"`
+	Name   string `json:"-"`
 	// URL is redacted ("" for a target without one).
-	URL string `json:"url"`
+	URL string `json:"-"`
 	// Outcome and Reason are "" for a target not probed yet.
-	Outcome    classify.Outcome `json:"outcome,omitempty"`
-	Reason     classify.Reason  `json:"reason,omitempty"`
-	Error      string           `json:"error,omitempty"`
-	HTTPStatus int              `json:"http_status,omitempty"`
+	Outcome    classify.Outcome `json:"-"`
+	Reason     classify.Reason  `json:"-"`
+	Error      string           `json:"-"`
+	HTTPStatus int              `json:"-"`
 	LastProbe  time.Time        `json:"last_probe,omitzero"`
 	// Since is when the target's current outcome began, as far as this
 	// watcher saw (a restart starts it again).
 	Since        time.Time        `json:"since,omitzero"`
-	Streak       int              `json:"streak"`
-	Decision     *policy.Decision `json:"decision,omitempty"`
+	Streak       int              `json:"-"`
+	Decision     *policy.Decision `json:"-"`
 	Redeploys    int64            `json:"redeploys"`
 	LastRedeploy time.Time        `json:"last_redeploy,omitzero"`
 	HookPending  bool             `json:"hook_pending"`
@@ -233,9 +257,10 @@ func (t *track) timeline() Timeline {
 	return tl
 }
 
-// Publish records a sweep's input (the metrics' own) and its metrics
-// bytes (gzip) as the board's snapshot.
-func (b *Board) Publish(in metrics.Input, m []byte, now time.Time) {
+// Publish records a sweep's input (the metrics' own), its metrics bytes
+// (gzip) and its targets' lines (EncodeLines of the same input) as the
+// board's snapshot.
+func (b *Board) Publish(in metrics.Input, m []byte, now time.Time, lines Lines) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.marks == nil {
@@ -267,7 +292,7 @@ func (b *Board) Publish(in metrics.Input, m []byte, now time.Time) {
 		}
 		keep[name] = t
 		r := &it.Result
-		ts := TargetStatus{Name: output.Untrusted(name), URL: output.Untrusted(it.Endpoint.URL), Recover: it.Endpoint.Recover}
+		ts := TargetStatus{Target: name, Name: output.Untrusted(name), URL: output.Untrusted(it.Endpoint.URL), Recover: it.Endpoint.Recover}
 		var e state.Entry
 		if in.State != nil {
 			e = in.State.Targets[name]
@@ -297,6 +322,12 @@ func (b *Board) Publish(in metrics.Input, m []byte, now time.Time) {
 		st.Targets[i] = ts
 	}
 	b.marks = keep
+	st.lines, st.ends = lines.b, lines.ends
+	if len(st.ends) != len(st.Targets) {
+		// Lines of another input (a bug): each target's says so
+		// rather than another's.
+		st.lines, st.ends = unprobedLines(in.Latest)
+	}
 	b.cur.Store(&Snapshot{Metrics: m, Status: st, At: now})
 }
 
@@ -307,4 +338,66 @@ func errorLine(s string) string {
 		return ""
 	}
 	return output.Untrusted(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
+}
+
+// unprobed is the line of a target not probed yet: watch -o json writes
+// none; /status.json names it.
+type unprobed struct {
+	SchemaVersion int    `json:"schema_version"`
+	Target        string `json:"target"`
+	URL           string `json:"url"`
+}
+
+// Lines are a sweep's targets' -o json lines, one after another.
+type Lines struct {
+	b    []byte
+	ends []int
+}
+
+// EncodeLines encodes each item's -o json line (report.NewWatchJSON through
+// output.JSONLines, as watch writes its lines: on every P, in order) into
+// one buffer, and where each ends (after its newline); fold is the
+// --exit-1 decision (nil: none), as the sweep's lines apply it.
+func EncodeLines(items []watch.Item, fold func(int) int) Lines {
+	if fold == nil {
+		fold = func(c int) int { return c }
+	}
+	var buf bytes.Buffer
+	err := output.JSONLines(&buf, len(items), func(i int) (any, bool) {
+		it := &items[i]
+		if it.Result.Outcome == "" {
+			return unprobed{SchemaVersion: output.SchemaVersion, Target: it.Endpoint.Name, URL: it.Endpoint.URL}, true
+		}
+		return report.NewWatchJSON(it, fold), true
+	})
+	b := buf.Bytes()
+	ends := make([]int, 0, len(items))
+	for at := 0; at < len(b); {
+		n := bytes.IndexByte(b[at:], '\n')
+		if n < 0 {
+			break
+		}
+		at += n + 1
+		ends = append(ends, at)
+	}
+	if err != nil || len(ends) != len(items) {
+		// Cannot happen (a bug: a value that does not encode).
+		return Lines{}
+	}
+	if cap(b) > len(b)+len(b)/4 {
+		b = bytes.Clone(b) // kept until the next sweep: no spare capacity
+	}
+	return Lines{b, ends}
+}
+
+// unprobedLines are the lines of items none of which was probed.
+func unprobedLines(items []watch.Item) ([]byte, []int) {
+	var b []byte
+	ends := make([]int, 0, len(items))
+	for _, it := range items {
+		line, _ := json.Marshal(unprobed{SchemaVersion: output.SchemaVersion, Target: it.Endpoint.Name, URL: it.Endpoint.URL})
+		b = append(append(b, output.JSONEscape(line)...), '\n')
+		ends = append(ends, len(b))
+	}
+	return b, ends
 }

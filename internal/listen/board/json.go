@@ -10,29 +10,45 @@ import (
 	"strconv"
 
 	"github.com/healthctl/healthctl/internal/output"
+	"github.com/healthctl/healthctl/internal/watch"
 )
 
 // MaxPage is the most targets a page of /status.json holds (?limit=).
 const MaxPage = 10000
+
+// Document is /status.json: the sweep's own fields, then each target's
+// object as watch -o json writes its line (targets) and, in the same order,
+// each target's board entry (board: what the line does not say — since,
+// the timeline, the state's redeploys, recover, the held group).
+type Document struct {
+	SchemaVersion int                `json:"schema_version"`
+	Shard         string             `json:"shard"`
+	Sweep         *watch.SweepCounts `json:"sweep"`
+	Fleet         FleetStatus        `json:"fleet"`
+	Targets       []json.RawMessage  `json:"targets"`
+	Board         []TargetStatus     `json:"board"`
+	Total         *int               `json:"total,omitempty"`
+	Next          string             `json:"next,omitempty"`
+}
 
 // WriteJSON writes st (nil: before the first sweep) as /status.json.
 // An error is the document's, before anything is written (the writer's
 // own are not returned: a client that went away is no error of ours).
 func WriteJSON(w io.Writer, st *Status) error {
 	if st == nil {
-		st = &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}}
+		st = &Status{SchemaVersion: SchemaVersion}
 	}
 	// The document is written a target at a time: the whole fleet's is
 	// tens of MB at 100,000, and was built whole (three times over) to be
 	// written.
-	head := *st
-	head.Targets = []TargetStatus{}
+	head := Document{SchemaVersion: st.SchemaVersion, Shard: st.Shard, Sweep: st.Sweep, Fleet: st.Fleet,
+		Targets: []json.RawMessage{}, Board: []TargetStatus{}, Total: st.Total, Next: st.Next}
 	var b bytes.Buffer
 	if err := output.JSONIndent(&b, &head, "  "); err != nil {
 		return err
 	}
 	doc := b.Bytes()
-	at := bytes.Index(doc, []byte(targetsKey))
+	at := bytes.Index(doc, []byte(listsKey))
 	if at < 0 {
 		return errors.New("no targets key")
 	}
@@ -42,34 +58,42 @@ func WriteJSON(w io.Writer, st *Status) error {
 		bw.Flush()
 		return nil
 	}
-	bw.Write(doc[:at+len(targetsKey)-1])
-	bw.WriteString("\n")
+	bw.Write(doc[:at])
+	// Each target's line as -o json writes it, one a line.
+	bw.WriteString("\"targets\": [\n")
+	for i := range st.Targets {
+		bw.WriteString("    ")
+		bw.Write(st.Line(i))
+		if i < len(st.Targets)-1 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+	}
+	bw.WriteString("  ],\n  \"board\": [\n")
 	var one bytes.Buffer
 	enc := json.NewEncoder(&one)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("    ", "  ")
 	for i := range st.Targets {
 		one.Reset()
 		one.WriteString("    ")
 		if err := enc.Encode(&st.Targets[i]); err != nil {
 			return nil // cannot happen: the head encoded; the answer is cut
 		}
-		t := bytes.TrimSuffix(one.Bytes(), []byte("\n"))
-		bw.Write(output.JSONEscape(t))
+		bw.Write(output.JSONEscape(bytes.TrimSuffix(one.Bytes(), []byte("\n"))))
 		if i < len(st.Targets)-1 {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n")
 	}
 	bw.WriteString("  ]")
-	bw.Write(doc[at+len(targetsKey):])
+	bw.Write(doc[at+len(listsKey):])
 	bw.Flush()
 	return nil
 }
 
-// targetsKey is how the status document's empty list of targets reads
-// (the document is written around it, a target at a time).
-const targetsKey = `"targets": []`
+// listsKey is how the status document's empty lists of targets read (the
+// document is written around them, a target at a time).
+const listsKey = "\"targets\": [],\n  \"board\": []"
 
 // PageError is a page asked for that cannot be given: the client's input.
 type PageError struct{ Err error }
@@ -82,7 +106,7 @@ func (e *PageError) Error() string { return e.Err.Error() }
 // on the last page).
 func (st *Status) Page(limitText, after string, hasAfter bool) (*Status, error) {
 	if st == nil {
-		st = &Status{SchemaVersion: SchemaVersion, Targets: []TargetStatus{}}
+		st = &Status{SchemaVersion: SchemaVersion}
 	}
 	limit := MaxPage
 	if limitText != "" || !hasAfter {
@@ -96,7 +120,7 @@ func (st *Status) Page(limitText, after string, hasAfter bool) (*Status, error) 
 	if hasAfter {
 		from = -1
 		for i := range st.Targets {
-			if st.Targets[i].Name == after {
+			if st.Targets[i].Target == after {
 				from = i + 1
 				break
 			}
@@ -107,11 +131,11 @@ func (st *Status) Page(limitText, after string, hasAfter bool) (*Status, error) 
 	}
 	p := *st
 	end := min(from+limit, len(st.Targets))
-	p.Targets = st.Targets[from:end]
+	p.Targets, p.from = st.Targets[from:end], st.from+from
 	total := len(st.Targets)
 	p.Total, p.Next = &total, ""
 	if end < len(st.Targets) && end > 0 {
-		p.Next = st.Targets[end-1].Name
+		p.Next = st.Targets[end-1].Target
 	}
 	return &p, nil
 }
