@@ -13,7 +13,9 @@ import (
 	"github.com/healthctl/healthctl/internal/listen/board"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/render"
+	"github.com/healthctl/healthctl/internal/scheme"
 	statestore "github.com/healthctl/healthctl/internal/state"
+	"github.com/healthctl/healthctl/internal/sweepfiles"
 	"github.com/healthctl/healthctl/internal/watch"
 )
 
@@ -26,7 +28,7 @@ func TestStatusJSONIsTheJSONLines(t *testing.T) {
 	fk := clitest.New(nil, classify.Pass)
 	fk.F.Format, fk.F.Exit1 = render.JSON, true
 	outcomes := map[string]classify.Outcome{"/a": classify.Pass, "/b": classify.Refused, "/c": classify.Unreachable, "/d": classify.TLS}
-	fk.F.Prober = func(_ context.Context, o *probe.Options) probe.Result {
+	fk.F.Prober = func(_ context.Context, o *scheme.Options) probe.Result {
 		r := clitest.Result(o.URL, outcomes[o.URL.Path])
 		r.Timings.Set(probe.PhaseConnect, 2*time.Millisecond)
 		r.Timings.Set(probe.PhaseTotal, 12500*time.Microsecond)
@@ -49,7 +51,7 @@ func TestStatusJSONIsTheJSONLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := watch.New(watch.Config{Targets: targets, Settings: settings, Concurrency: 4, Interval: time.Hour, Probe: fk.F.Probe, Now: fk.F.Clock}, statestore.New())
-	r := &watchReporter{f: fk.F, opts: opts, w: w, svc: svc, metricsOn: true, latestOn: true}
+	r := &watchReporter{f: fk.F, opts: opts, w: w, svc: svc, files: &sweepfiles.Files{Publish: svc.Publish}, latestOn: true}
 	if err := r.report(w.Sweep(context.Background())); err != nil {
 		t.Fatal(err)
 	}
