@@ -154,7 +154,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 	return x.runHost(ctx, hop)
 }
 
-// overdue says w is armed and due at now (p.mu held).
+// overdue says w is armed and due at now (p.Mu held).
 func overdue(w *session.Window, now time.Time) bool { return w.Active && !w.Due.After(now) }
 
 // finalRefusal are the SQLSTATEs after which pgconn tries no other way

@@ -219,7 +219,7 @@ func sentTrailer(t http.Header) http.Header {
 }
 
 // proxyTLSBegins says a handshake that starts now is an https:// proxy's
-// own (the first of the connection, to the proxy), and marks it so (p.mu
+// own (the first of the connection, to the proxy), and marks it so (p.Mu
 // held).
 func proxyTLSBegins(p *session.Probe) bool {
 	if !p.Proxied || p.ProxyURL == nil || p.ProxyURL.Scheme != "https" || p.ProxyTLSStarted {

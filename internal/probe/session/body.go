@@ -17,7 +17,7 @@ func BodyLen(o *scheme.Options) int64 {
 
 // bodyUnsent reports, for a probe with a request body, whether the body
 // has not all gone out to the kernel — the server stopped reading it —
-// and how many of its bytes did (p.mu held). The bytes handed to the
+// and how many of its bytes did (p.Mu held). The bytes handed to the
 // connection and not yet written (writeBehind's queue) are not counted as
 // sent; the Transport's own write buffer (4 KiB) may be.
 func (p *Probe) bodyUnsent() (sent, size int64, unsent bool) {

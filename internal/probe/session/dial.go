@@ -54,7 +54,7 @@ type dialState struct {
 	addrsBuf    [2]netip.Addr
 }
 
-// KeepConn records a connection the dialler made (p.mu held); once the
+// KeepConn records a connection the dialler made (p.Mu held); once the
 // probe's context has ended it is closed at once.
 func (p *Probe) KeepConn(c net.Conn) {
 	if p.connsDone {
@@ -65,7 +65,7 @@ func (p *Probe) KeepConn(c net.Conn) {
 }
 
 // closeConns closes every connection the dialler made and every one it
-// will make from now on (p.mu not held): the probe's context has ended.
+// will make from now on (p.Mu not held): the probe's context has ended.
 func (p *Probe) closeConns() {
 	p.Mu.Lock()
 	cs := p.conns
@@ -124,7 +124,7 @@ func (p *Probe) DialHost(ctx context.Context, host, port string) (c net.Conn, er
 		return nil, err
 	}
 	// A window that closed while the lookup was answered ends the probe
-	// here: no connect stage begins. (Windows cancel under p.mu, so the
+	// here: no connect stage begins. (Windows cancel under p.Mu, so the
 	// check and the stage change are one step.)
 	// The window's mark is checked, not only ctx: the context net/http
 	// hands the dialer may learn of the cancellation a moment later.
@@ -163,7 +163,7 @@ func (p *Probe) DialHost(ctx context.Context, host, port string) (c net.Conn, er
 }
 
 // dialDone ends a dial that began with the connect window closing at
-// deadline and ended with err (p.mu not held).
+// deadline and ended with err (p.Mu not held).
 func (p *Probe) dialDone(deadline time.Time, err error) {
 	p.Mu.Lock()
 	if err != nil && p.dialErr == nil && !deadline.IsZero() && !time.Now().Before(deadline) && !p.Stopped && p.ConnWin.Active {

@@ -34,7 +34,7 @@ type Exchange interface {
 	// Answered reports whether the answer's headers had arrived: a window
 	// that closes after that closes on the body.
 	Answered() bool
-	// Describe fills in what the answer said, with p.mu held and the
+	// Describe fills in what the answer said, with p.Mu held and the
 	// timers stopped; err is the probe's final error.
 	Describe(err error, now time.Time, res *result.Result, obs *classify.Observation, f *classify.Facts)
 	// Close releases what the exchange holds (idle connections, dials
@@ -169,7 +169,7 @@ func (p *Probe) SetStage(s classify.Stage) {
 	p.Mu.Unlock()
 }
 
-// Enter is setStage with p.mu held.
+// Enter is SetStage with p.Mu held.
 func (p *Probe) Enter(s classify.Stage) {
 	p.EnterAt(s, time.Now())
 }
@@ -180,7 +180,7 @@ func (p *Probe) EnterAt(s classify.Stage, now time.Time) {
 	p.StageStart = now
 }
 
-// Record sets a phase's duration with p.mu held, unless the probe has
+// Record sets a phase's duration with p.Mu held, unless the probe has
 // already returned.
 func (p *Probe) Record(ph result.Phase, d time.Duration) {
 	if !p.finished {
@@ -188,7 +188,7 @@ func (p *Probe) Record(ph result.Phase, d time.Duration) {
 	}
 }
 
-// RequestStart is when the request went out, as well as it is known (p.mu
+// RequestStart is when the request went out, as well as it is known (p.Mu
 // held): written, else its headers written, else the connection ready.
 func (p *Probe) RequestStart() time.Time {
 	switch {
@@ -220,7 +220,7 @@ func (p *Probe) HeadersArrived() {
 }
 
 // LeaveProxy records the proxy phase when the tunnel through a proxy is up
-// (p.mu held).
+// (p.Mu held).
 func (p *Probe) LeaveProxy() {
 	if p.Stage == classify.StageProxy && !p.Forward {
 		p.Record(result.PhaseProxy, time.Since(p.StageStart))
@@ -404,7 +404,7 @@ func (p *Probe) finish(parent, ctx context.Context, ex Exchange, err error, res 
 	res.Error = classify.Sentence(*obs, res.Reason, *f)
 }
 
-// closeTimings records the phase cut short and the total (p.mu held); from
+// closeTimings records the phase cut short and the total (p.Mu held); from
 // now on late hooks write nothing.
 func (p *Probe) closeTimings(now time.Time) {
 	p.finished = true
@@ -434,7 +434,7 @@ func (p *Probe) closeTimings(now time.Time) {
 	p.Timings.Set(result.PhaseTotal, now.Sub(p.Start))
 }
 
-// FirstStage is the stage a connection to u starts in (p.mu held): DNS when
+// FirstStage is the stage a connection to u starts in (p.Mu held): DNS when
 // its host must be looked up, otherwise connect.
 func (p *Probe) FirstStage(u *url.URL, proxied bool) classify.Stage {
 	if proxied || u == nil {

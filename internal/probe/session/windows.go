@@ -111,7 +111,7 @@ type windows struct {
 	HopWindow *Window
 }
 
-// Arm starts (or restarts) a window with p.mu held: it closes d from now.
+// Arm starts (or restarts) a window with p.Mu held: it closes d from now.
 func (p *Probe) Arm(w *Window, d time.Duration) {
 	now := time.Now()
 	p.ArmAt(w, now, now.Add(d))
@@ -126,7 +126,7 @@ func (p *Probe) ArmAt(w *Window, now, due time.Time) {
 	p.setTimer(now, due)
 }
 
-// setTimer makes the windows' timer fire at or before at (p.mu held).
+// setTimer makes the windows' timer fire at or before at (p.Mu held).
 func (p *Probe) setTimer(now, at time.Time) {
 	switch {
 	case p.Stopped, p.Hooks.StarvedTimer:
@@ -144,7 +144,7 @@ func (p *Probe) setTimer(now, at time.Time) {
 	}
 }
 
-// Disarm stops a window with p.mu held; the timer, when it fires, finds it
+// Disarm stops a window with p.Mu held; the timer, when it fires, finds it
 // inactive.
 func (p *Probe) Disarm(w *Window) {
 	w.Gen++
@@ -184,10 +184,10 @@ func (p *Probe) tick() {
 }
 
 // closeWindow ends the probe because w closed, remembering the stage that
-// was running at that moment (p.mu held). It cancels under the lock, so no
+// was running at that moment (p.Mu held). It cancels under the lock, so no
 // stage can begin between the stage noted and the cancellation (cancel
 // only closes channels and starts goroutines: it never calls back into the
-// hooks that take p.mu).
+// hooks that take p.Mu).
 func (p *Probe) closeWindow(w *Window) {
 	if p.HopEnd != nil && w != &p.MaxWin {
 		p.closeHop(w)
@@ -198,7 +198,7 @@ func (p *Probe) closeWindow(w *Window) {
 }
 
 // closeHop ends the attempt on one host of several because w closed
-// (p.mu held): its context is cancelled and the connections made so far
+// (p.Mu held): its context is cancelled and the connections made so far
 // closed (the earlier hosts' are already), and the timer is set for
 // --max-time, which still bounds the next host.
 func (p *Probe) closeHop(w *Window) {
@@ -218,9 +218,9 @@ func (p *Probe) closeHop(w *Window) {
 	}
 }
 
-// End ends the probe with cause (p.mu held): it cancels the probe's
+// End ends the probe with cause (p.Mu held): it cancels the probe's
 // context, and closes its connections as the probe's own registration on
-// the context would (on a goroutine of their own: closeConns takes p.mu)
+// the context would (on a goroutine of their own: closeConns takes p.Mu)
 // when the probe holds its worker's closer instead.
 func (p *Probe) End(cause error) {
 	p.Cancel(cause)
@@ -230,7 +230,7 @@ func (p *Probe) End(cause error) {
 }
 
 // NoteWindow remembers the stage and address of the first window to close
-// (p.mu held).
+// (p.Mu held).
 func (p *Probe) NoteWindow() {
 	if p.windowStage == "" {
 		p.windowStage, p.windowAddr = p.Stage, p.Address
@@ -257,7 +257,7 @@ func (p *Probe) stopTimers() {
 }
 
 // windowed adjusts the observation when one of the probe's windows ended it
-// (cause is the probe context's cause; p.mu held), and returns the error
+// (cause is the probe context's cause; p.Mu held), and returns the error
 // the probe reports. answered says the response headers had arrived.
 func (p *Probe) windowed(err, cause error, answered bool, obs *classify.Observation, f *classify.Facts, res *result.Result) error {
 	if err == nil {

@@ -216,7 +216,7 @@ func (s *streamExchange) firstRecord(conn *tls.Conn) error {
 }
 
 // tlsClient is the TLS side of a connection the run dialled, through the
-// shared TLS capture, for the name the certificate must carry (p.mu not
+// shared TLS capture, for the name the certificate must carry (p.Mu not
 // held): tls://, rediss://, PostgreSQL's sslmode=require.
 func tlsClient(p *session.Probe, c net.Conn) *tls.Conn {
 	p.SetStage(classify.StageTLS)
