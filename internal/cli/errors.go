@@ -49,10 +49,6 @@ func UsageError(err error) error {
 	return &ExitError{Code: exitcode.Usage, Err: err}
 }
 
-// WriteError is healthctl failing to write its own output, state or
-// metrics: exit 74, never 2 (see output.WriteError).
-func WriteError(what string, err error) error { return output.NewWriteError(what, err) }
-
 // SilentExit ends the command with code and prints nothing more.
 func SilentExit(code int) error {
 	if code == 0 {
