@@ -8,6 +8,23 @@ import (
 
 // The URL.
 
+// URLForm is the URL form of an amqp:// or amqps:// probe.
+func URLForm(u *url.URL) string {
+	return u.Scheme + "://[USER[:PASSWORD]@]HOST[:PORT][/VHOST]"
+}
+
+// CheckURL holds an amqp:// or amqps:// URL to what the probe sends:
+// credentials, a virtual host as the path, no query. The scheme table's
+// rows apply it after the rules every database's URL shares
+// (internal/scheme: no fragment, no control character in the path).
+func CheckURL(u *url.URL) error {
+	form := URLForm(u)
+	if u.RawQuery != "" || u.ForceQuery {
+		return fmt.Errorf("%s URL has a query, which the probe does not use (want %s)", u.Scheme, form)
+	}
+	return CheckPath(u)
+}
+
 // Login is what an amqp:// URL says of credentials: ok when it carries
 // any (a user, with or without a password), as amqp091-go reads it. A URL
 // without them is probed without logging in.

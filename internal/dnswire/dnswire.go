@@ -47,6 +47,14 @@ const Form = "dns://SERVER[:PORT]/NAME[?type=A&transport=udp|tcp&rcode=NOERROR&â
 // validators' (SECTION_VALIDATOR).
 var Parameters = []string{"type", "class", "transport", "recursion_desired", "rcode"}
 
+// CheckURL holds a dns:// URL to its form (the scheme table's row
+// applies it): the server as host[:port], the query name as the path, the
+// parameters ParseURL reads.
+func CheckURL(u *url.URL) error {
+	_, err := ParseURL(u)
+	return err
+}
+
 // ParseURL reads a dns:// URL's query: the path is the query name, the
 // parameters the rest. Every error names the part that is wrong.
 func ParseURL(u *url.URL) (Query, error) {

@@ -31,6 +31,13 @@ type Query struct {
 	TTL, Size int
 }
 
+// CheckURL holds an icmp:// URL to its form (the scheme table's row
+// applies it): a host, ttl= and size=.
+func CheckURL(u *url.URL) error {
+	_, err := ParseURL(u)
+	return err
+}
+
 // ParseURL reads an icmp:// URL: a host and nothing else but ttl= and
 // size= (blackbox's ttl and payload_size).
 func ParseURL(u *url.URL) (Query, error) {

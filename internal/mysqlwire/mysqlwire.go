@@ -90,6 +90,26 @@ func CheckPath(u *url.URL) error {
 	return nil
 }
 
+// URLForm is the URL form of a mysql:// probe.
+func URLForm(u *url.URL) string {
+	return u.Scheme + "://[USER[:PASSWORD]@]HOST[:PORT][/DB]"
+}
+
+// CheckURL holds a mysql:// URL to what the probe sends: a user and
+// password, a database name as the path, no query. The scheme table's row
+// applies it after the rules every database's URL shares (internal/scheme:
+// no fragment, no control character in the database's name).
+func CheckURL(u *url.URL) error {
+	form := URLForm(u)
+	if u.RawQuery != "" || u.ForceQuery {
+		return fmt.Errorf("%s URL has a query, which the probe does not use (want %s)", u.Scheme, form)
+	}
+	if err := CheckPath(u); err != nil {
+		return fmt.Errorf("%w (want %s)", err, form)
+	}
+	return nil
+}
+
 // readPacket reads one packet: its sequence number and payload.
 func readPacket(r *bufio.Reader) (byte, []byte, error) {
 	hdr, err := r.Peek(4)

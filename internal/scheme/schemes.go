@@ -75,10 +75,12 @@ type Scheme struct {
 	// (libpq's h1:p1,h2:p2).
 	MultiHost bool
 	// socket, when set, is the Unix socket a URL of the row names ("" when
-	// it names a host): postgres' host=/DIR, redis' unix:///PATH.
+	// it names a host): postgres' host=/DIR, redis' unix:///PATH (its wire
+	// package's Socket).
 	socket func(*url.URL) string
-	// check, when set, holds a URL to the protocol's own form (its
-	// exchange file's rules), instead of Form's generic ones.
+	// check, when set, holds a URL to the protocol's own form (its wire
+	// package's CheckURL, behind the rules the database rows share:
+	// databaseURL), instead of Form's generic ones.
 	check func(*url.URL) error
 	// Kind is the row's kind (its reasons and its answer's judge), nil
 	// for HTTP's rows; its exchange gives an Answer of it.
@@ -118,12 +120,7 @@ const (
 // each row's): http.go (and http1.go, its plain
 // HTTP/1.1 case), grpc.go, tcp.go, redis.go, postgres.go, dnsprobe.go, amqp.go,
 // mysql.go, icmp.go.
-var schemes []Scheme
-
-// init fills the table: its rows name URL rules that ask the table for
-// default ports (a package-level literal would be an initialization
-// cycle).
-func init() { schemes = table() }
+var schemes = table()
 
 func table() []Scheme {
 	return []Scheme{
@@ -161,39 +158,39 @@ func table() []Scheme {
 		{Name: "redis", Aliases: []string{"unix", "redis+socket"}, Secure: "rediss", DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "PING answers +PONG (after an AUTH that succeeded when the URL has credentials), on a server that is no Sentinel and no failed cluster", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			Kind:  rediswire.Kind, socket: RedisSocket, check: checkRedisURL},
+			Kind:  rediswire.Kind, socket: rediswire.Socket, check: databaseURL(rediswire.URLForm, rediswire.CheckURL)},
 		{Name: "rediss", TLS: true, DefaultPort: "6379", Path: PathAny,
 			Words: Words{Does: "is a Redis PING (its answer is a reply, not an HTTP response)", Pass: "as redis://, over a verified TLS chain", Missing: "no PONG"},
 			Drain: Drain{Ready: "+PONG is ready; anything else (a refused connection, LOADING) is the flip"},
-			Kind:  rediswire.Kind, check: checkRedisURL},
+			Kind:  rediswire.Kind, check: databaseURL(rediswire.URLForm, rediswire.CheckURL)},
 		// TLS with ?sslmode=require (the shared TLS capture after the
 		// SSLRequest).
-		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: "5432", Path: PathAny,
+		{Name: "postgres", Aliases: []string{"postgresql"}, TLS: true, DefaultPort: pgwire.DefaultPort, Path: PathAny,
 			Words:     Words{Does: "is a PostgreSQL startup message (its answer is whether it accepts connections, not an HTTP response)", Pass: "with a password in the URL, logged in with it and an empty query answered (as psql); without one, an authentication request: the server accepts connections, as pg_isready says (not logged in)", Missing: "no connection accepted"},
 			Drain:     Drain{Ready: "accepting connections is ready; a refused connection or 57P03 is the flip"},
-			MultiHost: true, Kind: pgwire.Kind, socket: PostgresSocket, check: checkPostgresURL},
+			MultiHost: true, Kind: pgwire.Kind, socket: pgwire.Socket, check: databaseURL(pgwire.URLForm, pgwire.CheckURL)},
 		// The server is the target; the query is the URL's path and
 		// parameters (blackbox's dns prober).
 		{Name: "dns", DefaultPort: "53", Form: dnswire.Form, Path: PathAny,
 			Words: Words{Does: "is a DNS query (its answer is an rcode and records, not an HTTP response)", Pass: "the server answers an rcode the URL allows (rcode=, default NOERROR) and every record validator holds", Missing: "no valid DNS answer"},
-			Kind:  dnswire.Kind, check: checkDNSURL},
+			Kind:  dnswire.Kind, check: dnswire.CheckURL},
 		{Name: "amqp", Secure: "amqps", DefaultPort: "5672", Path: PathAny,
 			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "with credentials in the URL, logged in with them and the URL's virtual host opened (Connection.Open-Ok, as a client connects); without any, Connection.Start: the broker accepts connections (not logged in)", Missing: "no connection opened"},
 			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
-			Kind:  amqpwire.Kind, check: checkAMQPURL},
+			Kind:  amqpwire.Kind, check: databaseURL(amqpwire.URLForm, amqpwire.CheckURL)},
 		{Name: "amqps", TLS: true, DefaultPort: "5671", Path: PathAny,
 			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "as amqp://, over a verified TLS chain", Missing: "no connection opened"},
 			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
-			Kind:  amqpwire.Kind, check: checkAMQPURL},
+			Kind:  amqpwire.Kind, check: databaseURL(amqpwire.URLForm, amqpwire.CheckURL)},
 		{Name: "mysql", Aliases: []string{"mariadb"}, DefaultPort: "3306", Path: PathAny,
 			Words: Words{Does: "is a MySQL connection (its answer is the server's greeting or login, not an HTTP response)", Pass: "with a password in the URL, logged in with it and COM_PING answered (as the mysql client); without one, the server's greeting: it accepts connections (not logged in)", Missing: "no connection accepted"},
 			Drain: Drain{Ready: "accepting connections is ready; a refused connection or an ERR packet (shutting down, too many connections) is the flip"},
-			Kind:  mysqlwire.Kind, check: checkMySQLURL},
+			Kind:  mysqlwire.Kind, check: databaseURL(mysqlwire.URLForm, mysqlwire.CheckURL)},
 		// blackbox's icmp prober: one echo request, on a ping socket or
 		// a raw one.
 		{Name: "icmp", Form: icmpwire.Form, Path: PathNone,
 			Words: Words{Does: "is an ICMP echo (its answer is an echo reply, not an HTTP response)", Pass: "the host answers the one echo request with an echo reply", Missing: "no echo reply"},
-			Kind:  icmpwire.Kind, check: checkICMPURL},
+			Kind:  icmpwire.Kind, check: icmpwire.CheckURL},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // are about http and https as such (redirects, proxy URLs). The test-only rooms (fixtures, the truth client) speak to
 // servers, not about schemes.
 var schemeHome = []string{
-	"internal/scheme/schemes.go", "internal/scheme/urls.go",
+	"internal/scheme/schemes.go",
 	"internal/probe/httpprobe/http.go", "internal/probe/httpprobe/http1.go", "internal/probe/httpprobe/redirect.go",
 	"internal/probe/grpcprobe/grpc.go", "internal/probe/streamprobe/tcp.go",
 	"internal/probe/dbprobe/redis.go", "internal/probe/dbprobe/postgres.go", "internal/probe/streamprobe/stream.go", "internal/probe/streamprobe/dnsprobe.go",

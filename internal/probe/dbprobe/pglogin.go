@@ -22,7 +22,6 @@ import (
 
 	"github.com/healthctl/healthctl/internal/pgwire"
 	"github.com/healthctl/healthctl/internal/probe/streamprobe"
-	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // maxLoginMessage is the longest message a login reads: an
@@ -46,7 +45,7 @@ func (x *postgresExchange) login(ctx context.Context, hop *url.URL, password str
 	// neither resolves nor dials them: see LookupFunc and DialFunc).
 	cfg.Host, cfg.Port = hop.Hostname(), 5432
 	port := hop.Port()
-	if sock := scheme.PostgresSocket(hop); sock != "" {
+	if sock := pgwire.Socket(hop); sock != "" {
 		// The socket's directory, as libpq names it.
 		cfg.Host, port = path.Dir(sock), strings.TrimPrefix(path.Base(sock), ".s.PGSQL.")
 	}

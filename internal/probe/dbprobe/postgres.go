@@ -47,10 +47,10 @@ type postgresExchange struct {
 
 func NewPostgres(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	q := p.Opts.URL.Query()
-	m := scheme.SSLModes[q.Get("sslmode")]
+	m := pgwire.SSLModes[q.Get("sslmode")]
 	x := &postgresExchange{cv: streamprobe.Conversation{P: p}, ssl: m.Ask, insist: m.Insist,
 		readWrite: q.Get("target_session_attrs") == "read-write"}
-	if scheme.PostgresSocket(p.Opts.URL) != "" {
+	if pgwire.Socket(p.Opts.URL) != "" {
 		// libpq asks for no TLS over a Unix socket, whatever sslmode
 		// says.
 		x.ssl, x.insist = false, false
@@ -141,7 +141,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 	switch mode := x.cv.P.Opts.URL.Query().Get("sslmode"); {
 	case mode == "prefer" && x.ssl && (x.tlsFailed || refused):
 		x.ssl = false
-	case mode == "allow" && !x.ssl && refused && scheme.PostgresSocket(hop) == "":
+	case mode == "allow" && !x.ssl && refused && pgwire.Socket(hop) == "":
 		x.ssl, x.insist = true, true
 	default:
 		return err

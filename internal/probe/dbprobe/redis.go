@@ -152,7 +152,7 @@ func (r *redisExchange) Describe(err error, _ time.Time, _ *result.Result, obs *
 // wireURL is u as the commands read it: a socket URL's database is its db
 // parameter (its path is the socket's).
 func wireURL(u *url.URL) *url.URL {
-	if scheme.RedisSocket(u) == "" {
+	if rediswire.Socket(u) == "" {
 		return u
 	}
 	w := *u
