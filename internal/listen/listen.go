@@ -114,7 +114,7 @@ func New(cfg Config) *Service {
 // is the rendering's.
 func (s *Service) Publish(in metrics.Input) error {
 	lines := make(chan board.Lines, 1)
-	crash.Go(func() { lines <- board.EncodeLines(in.Latest, s.cfg.Fold) })
+	crash.Go(func() { lines <- board.EncodeLines(in.Latest, s.cfg.Fold, s.board.LinesSize()) })
 	var b bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
 	err := metrics.Write(zw, in)

@@ -206,6 +206,14 @@ type Board struct {
 	cur   atomic.Pointer[Snapshot]
 }
 
+// LinesSize is the size of the last snapshot's lines (0: none yet).
+func (b *Board) LinesSize() int {
+	if c := b.Current(); c != nil {
+		return len(c.Status.lines)
+	}
+	return 0
+}
+
 // Current is the last snapshot published (nil before the first).
 func (b *Board) Current() *Snapshot { return b.cur.Load() }
 
@@ -357,12 +365,15 @@ type Lines struct {
 // EncodeLines encodes each item's -o json line (report.NewWatchJSON through
 // output.JSONLines, as watch writes its lines: on every P, in order) into
 // one buffer, and where each ends (after its newline); fold is the
-// --exit-1 decision (nil: none), as the sweep's lines apply it.
-func EncodeLines(items []watch.Item, fold func(int) int) Lines {
+// --exit-1 decision (nil: none), as the sweep's lines apply it. The buffer
+// starts at size (the last sweep's, LinesSize): grown by doubling it was
+// twice the lines at their peak, and copied to be kept.
+func EncodeLines(items []watch.Item, fold func(int) int, size int) Lines {
 	if fold == nil {
 		fold = func(c int) int { return c }
 	}
 	var buf bytes.Buffer
+	buf.Grow(size + size/16)
 	err := output.JSONLines(&buf, len(items), func(i int) (any, bool) {
 		it := &items[i]
 		if it.Result.Outcome == "" {
