@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -148,8 +149,59 @@ type fakeRelease struct {
 	tamper    atomic.Bool
 }
 
+// releaseAssets are the fake release's archives and their checksums, made
+// once a test binary: the archive holds the test binary itself (tens of
+// MiB), and gzip and SHA-256 over it under the race detector were most of
+// the action tests' time. The archive is stored, not compressed: tar -xzf
+// reads it all the same.
+var releaseAssets struct {
+	once   sync.Once
+	assets map[string][]byte
+	sums   map[string]string
+	err    error
+}
+
+func fakeReleaseAssets(hc string) (map[string][]byte, map[string]string, error) {
+	ra := &releaseAssets
+	ra.once.Do(func() {
+		bin, err := os.ReadFile(hc)
+		if err != nil {
+			ra.err = err
+			return
+		}
+		var tgz bytes.Buffer
+		gz, _ := gzip.NewWriterLevel(&tgz, gzip.NoCompression)
+		tw := tar.NewWriter(gz)
+		for _, f := range []struct {
+			name string
+			body []byte
+		}{{"LICENSE", []byte("Apache-2.0")}, {"healthctl", bin}} {
+			tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.body))})
+			tw.Write(f.body)
+		}
+		tw.Close()
+		gz.Close()
+		var zbuf bytes.Buffer
+		zw := zip.NewWriter(&zbuf)
+		for _, f := range []struct {
+			name string
+			body []byte
+		}{{"LICENSE", []byte("Apache-2.0")}, {"healthctl.exe", []byte("#!/bin/sh\n# the test binary runs as healthctl only under that name\nexec " + hc + " \"$@\"\n")}} {
+			w, _ := zw.Create(f.name)
+			w.Write(f.body)
+		}
+		zw.Close()
+		ra.assets = map[string][]byte{"linux_amd64.tar.gz": tgz.Bytes(), "windows_amd64.zip": zbuf.Bytes()}
+		ra.sums = map[string]string{}
+		for name, body := range ra.assets {
+			ra.sums[name] = fmt.Sprintf("%x", sha256.Sum256(body))
+		}
+	})
+	return ra.assets, ra.sums, ra.err
+}
+
 func newFakeRelease(t *testing.T, hc string) *fakeRelease {
-	bin, err := os.ReadFile(hc)
+	assets, sums, err := fakeReleaseAssets(hc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,29 +209,6 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tgz bytes.Buffer
-	gz := gzip.NewWriter(&tgz)
-	tw := tar.NewWriter(gz)
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{{"LICENSE", []byte("Apache-2.0")}, {"healthctl", bin}} {
-		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.body))})
-		tw.Write(f.body)
-	}
-	tw.Close()
-	gz.Close()
-	var zbuf bytes.Buffer
-	zw := zip.NewWriter(&zbuf)
-	for _, f := range []struct {
-		name string
-		body []byte
-	}{{"LICENSE", []byte("Apache-2.0")}, {"healthctl.exe", []byte("#!/bin/sh\n# the test binary runs as healthctl only under that name\nexec " + hc + " \"$@\"\n")}} {
-		w, _ := zw.Create(f.name)
-		w.Write(f.body)
-	}
-	zw.Close()
-	assets := map[string][]byte{"linux_amd64.tar.gz": tgz.Bytes(), "windows_amd64.zip": zbuf.Bytes()}
 	fr := &fakeRelease{}
 	versions := map[string]bool{"v1.2.3": true, strings.TrimSpace(string(recorded)): true}
 	fr.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -200,8 +229,8 @@ func newFakeRelease(t *testing.T, hc string) *fakeRelease {
 			prefix := "healthctl_" + strings.TrimPrefix(v, "v") + "_"
 			if file == "checksums.txt" {
 				fmt.Fprintf(w, "%s  %sdarwin_arm64.tar.gz\n", strings.Repeat("1", 64), prefix)
-				for name, body := range assets {
-					sum := fmt.Sprintf("%x", sha256.Sum256(body))
+				for name := range assets {
+					sum := sums[name]
 					if fr.tamper.Load() {
 						sum = strings.Repeat("0", 64)
 					}
