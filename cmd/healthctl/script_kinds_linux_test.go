@@ -82,6 +82,8 @@ type fixtureEnv struct {
 	fatalf  func(format string, args ...any)
 	cleanup func(func())
 	skip    func(why string)
+	// gated records that a stack was asked for (nil: a Go test's).
+	gated func()
 }
 
 func (e fixtureEnv) check(err error) {
@@ -91,7 +93,8 @@ func (e fixtureEnv) check(err error) {
 }
 
 func scriptFixtureEnv(ts *testscript.TestScript) fixtureEnv {
-	return fixtureEnv{fatalf: ts.Fatalf, cleanup: ts.Defer, skip: func(why string) { ts.Value(scriptTKey{}).(testscript.T).Skip(why) }}
+	return fixtureEnv{fatalf: ts.Fatalf, cleanup: ts.Defer, skip: func(why string) { ts.Value(scriptTKey{}).(testscript.T).Skip(why) },
+		gated: func() { markGated(ts) }}
 }
 
 func testFixtureEnv(t *testing.T) fixtureEnv {
@@ -147,6 +150,9 @@ func startServer(e fixtureEnv, what string, cmd *exec.Cmd, port int, logPath str
 }
 
 func requireProg(e fixtureEnv, prog string) string {
+	if e.gated != nil {
+		e.gated()
+	}
 	if why, fail := stackfix.Gate(prog, stacksDir); why != "" {
 		if fail {
 			e.fatalf("%s, and CI=%s (%s installs it)", why, os.Getenv("CI"), kindsDeps)

@@ -51,6 +51,7 @@ func cmdRequire(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: require STACK...")
 	}
+	markGated(ts)
 	if why, fail := requireGate(args); why != "" {
 		if fail {
 			ts.Fatalf("require: %s, and CI=%s (.ci/deps/*.sh must install it)", why, os.Getenv("CI"))

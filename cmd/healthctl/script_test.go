@@ -95,6 +95,7 @@ import (
 	"github.com/healthctl/healthctl/internal/fixture/dnsfix"
 	"github.com/healthctl/healthctl/internal/fixture/peers"
 	"github.com/healthctl/healthctl/internal/fixture/pkifix"
+	"github.com/healthctl/healthctl/internal/fixture/stackfix"
 	"github.com/healthctl/healthctl/internal/probe"
 	"github.com/healthctl/healthctl/internal/scheme"
 )
@@ -150,6 +151,16 @@ type scriptStateKey struct{}
 type scriptState struct {
 	mu  sync.Mutex
 	pki *pkifix.PKI
+	// gated: the script asked for a stack (require, or a command that
+	// starts a real server), which needsStack must see.
+	gated atomic.Bool
+}
+
+// markGated records that ts's script asked for a stack.
+func markGated(ts *testscript.TestScript) {
+	if st, ok := ts.Value(scriptStateKey{}).(*scriptState); ok {
+		st.gated.Store(true)
+	}
 }
 
 // PKI returns the script's CA, created on first use in $WORK/.pki.
@@ -232,6 +243,12 @@ func TestScripts(t *testing.T) {
 	}
 	var scriptsRun atomic.Int32
 	t.Cleanup(func() { checkReasonCoverage(t, reasonsFile, int(scriptsRun.Load()), len(scripts), conds) })
+	t.Cleanup(func() {
+		unseenStacks.Range(func(k, _ any) bool {
+			t.Errorf("script %s starts a real stack but names none with `require` (HEALTHCTL_STACKS=only would never run it): add `require PROGRAM`", k)
+			return true
+		})
+	})
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
@@ -245,6 +262,9 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
+			if stackfix.StacksOnly() && !needsStack(strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")) {
+				env.T().Skip("skipped: needs no stack (" + stackfix.StacksEnv + "=only): go test ./... runs it")
+			}
 			if runsAlone(strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")) {
 				alone.Lock()
 				env.Defer(alone.Unlock)
@@ -272,7 +292,17 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GORACE", "halt_on_error=1")
 			env.Setenv(reasonsFileVar, reasonsFile)
 			scriptsRun.Add(1)
-			env.Values[scriptStateKey{}] = &scriptState{}
+			st := &scriptState{}
+			env.Values[scriptStateKey{}] = st
+			// HEALTHCTL_STACKS=only runs the scripts needsStack sees: a
+			// script that asks for a stack some other way would never run
+			// against one.
+			name := strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")
+			env.Defer(func() {
+				if st.gated.Load() && !needsStack(name) {
+					unseenStacks.Store(name, true)
+				}
+			})
 			for _, f := range extraSetup {
 				if err := f(env); err != nil {
 					return err
@@ -281,6 +311,25 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// unseenStacks are the scripts that asked for a stack that needsStack
+// does not see.
+var unseenStacks sync.Map
+
+// stackLine is a script line that asks for a stack: `require`, or a
+// command that starts a real server (those call requireProg; a command
+// missing here fails TestScripts through unseenStacks).
+var stackLine = regexp.MustCompile(`(?m)^\s*(\[[^\]]*\]\s*)*(require|pgd|pgbouncerd|redisd|mariadbd|rabbitmqd)\s`)
+
+// needsStack says whether the script asks for a stack (stackLine).
+func needsStack(name string) bool {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "script", name+".txtar"))
+	if err != nil {
+		return true // run it: its own error says what is wrong
+	}
+	script, _, _ := strings.Cut(string(b), "\n-- ")
+	return stackLine.MatchString(script)
 }
 
 // cleaner registers fixture cleanups with the script.
