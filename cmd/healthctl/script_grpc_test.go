@@ -40,7 +40,7 @@
 //	    connection. Sets $NAME_URL (tls://…), $NAME_HOSTPORT, $NAME_PORT,
 //	    $NAME_CA.
 //
-// Conditions: [grpcpy] holds when /usr/bin/python3 can import grpc.
+// Scripts with grpcpy name its stack first: require /usr/bin/python3 py:grpc.
 package main
 
 import (
@@ -80,9 +80,6 @@ func init() {
 	extraCmds["h2cd"] = cmdH2CD
 	extraCmds["tcpd"] = cmdTCPD
 	extraCmds["tlsd"] = cmdTLSD
-	extraConds["grpcpy"] = func() (bool, error) {
-		return exec.Command("/usr/bin/python3", "-c", "import grpc").Run() == nil, nil
-	}
 	extraSetup = append(extraSetup, func(env *testscript.Env) error {
 		exe, err := os.Executable()
 		if err != nil {
