@@ -74,6 +74,21 @@ func (e *jsonEncoder) encode(v any, indent string) ([]byte, error) {
 	return JSONEscape(e.buf.Bytes()), nil
 }
 
+// AppendJSON appends v's encoding to b, without HTML escaping and without
+// the newline: a part of a document (a kind's object inside a result's)
+// that JSONLine or JSONIndent then writes whole, escaped. Its encoder is
+// theirs, kept for the next value.
+func AppendJSON(b []byte, v any) ([]byte, error) {
+	e := jsonEncoders.Get().(*jsonEncoder)
+	defer e.release()
+	e.buf.Reset()
+	e.enc.SetIndent("", "")
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...), nil
+}
+
 // release hands e back for the next value; a buffer a big document grew
 // is let go.
 func (e *jsonEncoder) release() {

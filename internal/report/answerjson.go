@@ -1,9 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
-	"sync"
+
+	"github.com/healthctl/healthctl/internal/output"
 )
 
 // ResultFields is ResultJSON without its MarshalJSON: encoding/json
@@ -26,11 +26,11 @@ func (j ResultJSON) MarshalJSON() ([]byte, error) {
 	if obj == nil {
 		// No answer of a kind (HTTP, most lines of a sweep): the
 		// fields as they are, in one pass.
-		return encodeJSON(nil, (*ResultFields)(&j))
+		return output.AppendJSON(nil, (*ResultFields)(&j))
 	}
 	decision, addresses := j.Decision, j.Addresses
 	j.Decision, j.Addresses = nil, nil
-	b, err := encodeJSON(nil, (*ResultFields)(&j))
+	b, err := output.AppendJSON(nil, (*ResultFields)(&j))
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (j ResultJSON) MarshalJSON() ([]byte, error) {
 // would) to the JSON object obj: the fields a type embedding ResultJSON
 // adds after its own.
 func AppendFields(obj []byte, v any) ([]byte, error) {
-	more, err := encodeJSON(nil, v)
+	more, err := output.AppendJSON(nil, v)
 	if err != nil {
 		return nil, err
 	}
@@ -73,35 +73,9 @@ func appendField(obj []byte, key string, v any) ([]byte, error) {
 		return nil, err
 	}
 	obj = append(append(append(obj[:len(obj)-1], ','), k...), ':')
-	obj, err = encodeJSON(obj, v)
+	obj, err = output.AppendJSON(obj, v)
 	if err != nil {
 		return nil, err
 	}
 	return append(obj, '}'), nil
 }
-
-// encodeJSON appends v's encoding to b, without escaping HTML: the
-// encoder that asked for the whole escapes it, or not, as it was told.
-func encodeJSON(b []byte, v any) ([]byte, error) {
-	e := encoders.Get().(*encoder)
-	defer encoders.Put(e)
-	e.buf.Reset()
-	if err := e.enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...), nil
-}
-
-// encoder is a reusable encoder into its own buffer (a sweep writes a
-// line a target).
-type encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var encoders = sync.Pool{New: func() any {
-	e := &encoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
