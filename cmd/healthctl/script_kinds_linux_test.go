@@ -126,24 +126,7 @@ func startServer(e fixtureEnv, what string, cmd *exec.Cmd, port int, logPath str
 		<-exited
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	up := fixture.WaitFor(20*time.Second, func() bool {
-		select {
-		case <-exited:
-			return true
-		default:
-		}
-		c, err := net.DialTimeout("tcp4", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	select {
-	case <-exited:
-		up = false
-	default:
-	}
-	if !up {
+	if !stackfix.Listening(addr, exited, 20*time.Second) {
 		b, _ := os.ReadFile(logPath)
 		e.fatalf("%s did not listen on %s within 20s: %s", what, addr, b)
 	}
