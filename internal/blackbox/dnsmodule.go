@@ -15,7 +15,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/healthctl/healthctl/internal/dnswire"
-	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -196,9 +195,6 @@ func (m *Module) dnsURL(tgt string) (string, error) {
 	if tgt == "" || strings.ContainsAny(tgt, "/?#@ ") {
 		return "", fmt.Errorf("target %q: want the DNS server as host[:port]", tgt)
 	}
-	s, ok := scheme.LookupScheme(m.Prober)
-	if !ok {
-		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
-	}
+	s := m.row
 	return s.URL(tgt) + m.dnsQuery, nil
 }

@@ -9,7 +9,6 @@ package blackbox
 // the target into the URL.
 
 import (
-	"fmt"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -21,7 +20,6 @@ import (
 	"github.com/healthctl/healthctl/internal/icmpwire"
 	"github.com/healthctl/healthctl/internal/output"
 	"github.com/healthctl/healthctl/internal/probe"
-	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -109,10 +107,7 @@ func (m *Module) icmpURL(tgt string) (string, error) {
 		// A zone's % escaped, as a URL writes it (RFC 6874).
 		host = "[" + strings.Replace(host, "%", "%25", 1) + "]"
 	}
-	s, ok := scheme.LookupScheme(m.Prober)
-	if !ok {
-		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
-	}
+	s := m.row
 	return s.URL(host + strings.TrimSuffix(m.icmpQuery, "?")), nil
 }
 

@@ -20,7 +20,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/healthctl/healthctl/internal/blackbox/oauth2"
+	"github.com/healthctl/healthctl/internal/dnswire"
 	"github.com/healthctl/healthctl/internal/expect"
+	"github.com/healthctl/healthctl/internal/icmpwire"
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/redact"
 	"github.com/healthctl/healthctl/internal/scheme"
@@ -40,8 +42,10 @@ const DefaultModule = "http_2xx"
 // probed. Its options were validated at start-up.
 type Module struct {
 	Name string
-	// Prober is blackbox's prober: http, tcp or grpc.
+	// Prober is blackbox's prober: http, tcp, grpc, dns or icmp (the
+	// scheme table's Prober column), row the row it names.
 	Prober string
+	row    scheme.Scheme
 	// TLS is tcp's and grpc's tls: true (tls://, grpcs://).
 	TLS bool
 	// Timeout is the module's timeout (0: none given): the budget when
@@ -134,7 +138,7 @@ func DefaultModules(base target.Input, getenv func(string) string) (map[string]*
 	if err != nil {
 		return nil, err
 	}
-	return map[string]*Module{DefaultModule: {Name: DefaultModule, Prober: "http", follow: true, prefer: 6, tmpl: tmpl,
+	return map[string]*Module{DefaultModule: {Name: DefaultModule, Prober: scheme.DefaultScheme().Prober, row: scheme.DefaultScheme(), follow: true, prefer: 6, tmpl: tmpl,
 		config: "prober: http\n"}}, nil
 }
 
@@ -306,7 +310,7 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	in.Headers = slices.Clone(base.Headers)
 	// blackbox's defaults: redirects followed, IPv6 preferred with a
 	// fallback to IPv4.
-	m := &Module{Name: name, Prober: "http", follow: true, prefer: 6}
+	m := &Module{Name: name, Prober: scheme.DefaultScheme().Prober, row: scheme.DefaultScheme(), follow: true, prefer: 6}
 	var section *yaml.Node
 	var sectionName string
 	src := func(field string) string { return "module " + strconv.Quote(name) + ": " + field }
@@ -314,38 +318,39 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		k, val := v.Content[i], deref(v.Content[i+1])
 		switch k.Value {
 		case "prober":
-			switch val.Value {
-			case "http", "tcp", "grpc", "dns", "icmp":
-				m.Prober = val.Value
-			default:
-				return nil, fail(val.Line, name, "prober", "%q: want http, tcp, grpc, dns or icmp", val.Value)
+			row, ok := scheme.ProberRow(val.Value)
+			if !ok {
+				return nil, fail(val.Line, name, "prober", "%q: want %s", val.Value, scheme.Probers())
 			}
+			m.Prober, m.row = val.Value, row
 		case "timeout":
 			d, err := time.ParseDuration(val.Value)
 			if err != nil || d <= 0 {
 				return nil, fail(val.Line, name, "timeout", "%q: want a positive duration (5s)", val.Value)
 			}
 			m.Timeout = d
-		case "http", "tcp", "grpc", "dns", "icmp":
-			section, sectionName = val, k.Value
-			if section.Kind != yaml.MappingNode {
-				return nil, fail(val.Line, name, k.Value, "want a mapping")
-			}
 		default:
+			if _, ok := scheme.ProberRow(k.Value); ok {
+				section, sectionName = val, k.Value
+				if section.Kind != yaml.MappingNode {
+					return nil, fail(val.Line, name, k.Value, "want a mapping")
+				}
+				continue
+			}
 			if why, ok := refused[k.Value]; ok {
 				return nil, fail(k.Line, name, k.Value, "not supported: %s", why)
 			}
-			return nil, fail(k.Line, name, k.Value, "unknown field (want prober, timeout, http, tcp, grpc, dns or icmp)")
+			return nil, fail(k.Line, name, k.Value, "unknown field (want prober, timeout, %s)", scheme.Probers())
 		}
 	}
 	if section != nil && sectionName != m.Prober {
 		return nil, fail(section.Line, name, sectionName, "given for prober %s: want %s:", m.Prober, m.Prober)
 	}
-	if m.Prober == "icmp" {
+	if m.row.Kind == icmpwire.Kind {
 		if err := m.icmpSection(section, &in, fail); err != nil {
 			return nil, err
 		}
-	} else if m.Prober == "dns" {
+	} else if m.row.Kind == dnswire.Kind {
 		if err := m.dnsSection(section, &in, fail, v.Line); err != nil {
 			return nil, err
 		}
@@ -355,10 +360,10 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 		}
 	}
 	in.Follow = 0
-	if m.follow && m.Prober == "http" {
+	if m.follow && m.speaks(scheme.AppliesRequest) {
 		in.Follow = MaxRedirects
 	}
-	if m.Prober == "http" && m.answer.Encoding == "" {
+	if m.speaks(scheme.AppliesRequest) && m.answer.Encoding == "" {
 		in.Headers = noCompression(in.Headers)
 	}
 	if m.Timeout > 0 {
@@ -395,3 +400,7 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	}
 	return m, nil
 }
+
+// speaks says whether the module's prober takes the option group a (its
+// row's): http's request fields, tcp's query_response, grpc's service.
+func (m *Module) speaks(a scheme.Applies) bool { return m.row.Options&a != 0 }

@@ -91,7 +91,7 @@ func TestModulesMap(t *testing.T) {
 // naming file, line, module and field.
 func TestModulesRefused(t *testing.T) {
 	for body, want := range map[string]string{
-		"modules:\n  m:\n    prober: ping\n":                                                                           `bb.yml:3: module "m": prober: "ping": want http, tcp, grpc, dns or icmp`,
+		"modules:\n  m:\n    prober: ping\n":                                                                           `bb.yml:3: module "m": prober: "ping": want http, grpc, tcp, dns or icmp`,
 		"modules:\n  m:\n    prober: http\n    http:\n      body_file: b.txt\n":                                        `bb.yml:5: module "m": http.body_file: not supported: "read the HTTP request body from from a file"`,
 		"modules:\n  m:\n    prober: http\n    http:\n      typo_field: 1\n":                                           `bb.yml:5: module "m": http.typo_field: unknown field`,
 		"modules:\n  m:\n    prober: http\n    extra: 1\n":                                                             `bb.yml:4: module "m": extra: unknown field`,

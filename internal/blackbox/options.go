@@ -31,20 +31,20 @@ func (m *Module) url(tgt string) (string, error) {
 	if m.icmpQuery != "" {
 		return m.icmpURL(tgt)
 	}
-	if m.Prober == "http" {
+	if m.speaks(scheme.AppliesRequest) {
 		if !strings.Contains(tgt, "://") {
 			return scheme.DefaultScheme().URL(tgt), nil
 		}
 		return tgt, nil
 	}
-	s, ok := scheme.LookupScheme(m.Prober)
-	if ok && m.TLS {
+	s, ok := m.row, true
+	if m.TLS {
 		s, ok = s.OverTLS()
 	}
 	if !ok {
-		return "", fmt.Errorf("prober %q has no scheme", m.Prober)
+		return "", fmt.Errorf("prober %q has no TLS", m.Prober)
 	}
-	if m.Prober == "grpc" && !strings.Contains(tgt, "/") {
+	if m.speaks(scheme.AppliesGRPCService) && !strings.Contains(tgt, "/") {
 		// blackbox's grpc prober: a target without a port is dialled
 		// on 80, or 443 with tls: true.
 		host := strings.TrimSuffix(strings.TrimPrefix(tgt, "["), "]")
@@ -86,7 +86,7 @@ func (m *Module) Options(tgt string, budget time.Duration) (*scheme.Options, err
 		o.Body, o.BodyFile, o.BodySize = m.body, "", 0
 	}
 	o.Follow, o.HopAllowed = 0, nil
-	if m.follow && m.hopAllowed != nil && m.Prober == "http" {
+	if m.follow && m.hopAllowed != nil && m.speaks(scheme.AppliesRequest) {
 		o.Follow, o.HopAllowed = MaxRedirects, m.hopAllowed
 	}
 	o.Prefer = m.prefer

@@ -13,6 +13,7 @@ import (
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/proxyenv"
 	"github.com/healthctl/healthctl/internal/redact"
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/target"
 )
 
@@ -75,7 +76,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				return fail(line, name, field+"."+f, format, args...)
 			})
 		case "valid_status_codes":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			var codes []string
@@ -92,7 +93,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				}
 			}
 		case "valid_http_versions":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			var vs []string
@@ -105,7 +106,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				m.answer.HTTPVersions = vs
 			}
 		case "fail_if_ssl", "fail_if_not_ssl":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			var b bool
@@ -117,7 +118,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				m.answer.TLS = want
 			}
 		case "body_size_limit":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			var n int64
@@ -134,7 +135,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				}
 			}
 		case "compression":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			if acceptEncoding, err = str(); err == nil {
@@ -171,17 +172,17 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				err = bad("true: healthctl takes proxies from HTTP(S)_PROXY/NO_PROXY and always resolves without one")
 			}
 		case "query_response":
-			if m.Prober != "tcp" {
+			if !m.speaks(scheme.AppliesDialogue) {
 				return bad("only for prober tcp")
 			}
 			m.dialogue, err = queryResponse(val, bad)
 		case "method":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			in.Method, err = str()
 		case "headers":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			if val.Kind != yaml.MappingNode {
@@ -191,7 +192,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				in.Headers = append(in.Headers, val.Content[j].Value+": "+deref(val.Content[j+1]).Value)
 			}
 		case "body":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			// blackbox sends the text as it is: "@FILE" is the text
@@ -202,7 +203,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				m.body = []byte(b)
 			}
 		case "fail_if_body_not_matches_regexp", "fail_if_body_matches_regexp":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			var res []string
@@ -215,7 +216,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				}
 			}
 		case "fail_if_header_not_matches", "fail_if_header_matches":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			err = m.headerMatches(val, in, k.Value == "fail_if_header_matches", bad)
@@ -230,17 +231,17 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			authGiven = true
 			err = basicAuth(val, in, dir, bad)
 		case "tls":
-			if m.Prober == "http" {
+			if m.speaks(scheme.AppliesRequest) {
 				return bad("unknown field for prober http (an https:// target uses TLS)")
 			}
 			m.TLS, err = boolean()
 		case "service":
-			if m.Prober != "grpc" {
+			if !m.speaks(scheme.AppliesGRPCService) {
 				return bad("only for prober grpc")
 			}
 			in.GRPCService, err = str()
 		case "proxy_url":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			var p string
@@ -251,12 +252,12 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				m.proxy, _ = proxyenv.Parse(p)
 			}
 		case "no_proxy":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			m.noProxy, err = str()
 		case "oauth2":
-			if m.Prober != "http" {
+			if !m.speaks(scheme.AppliesRequest) {
 				return bad("only for prober http")
 			}
 			m.oauth, err = oauth2.Parse(val, func(f string) string { return inDir(dir, f) }, func(f string, line int, format string, args ...any) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/healthctl/healthctl/internal/classify"
 	"github.com/healthctl/healthctl/internal/probe"
+	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 // WriteProbe writes the exposition of one /probe answer (watch --listen's
@@ -32,11 +33,12 @@ func WriteProbe(w io.Writer, prober string, r *probe.Result) error {
 	b := bufio.NewWriter(w)
 	m := &metricWriter{b: b}
 	writeCommon(m, r)
-	switch prober {
-	case "http":
+	row, _ := scheme.ProberRow(prober)
+	switch {
+	case row.Options&scheme.AppliesRequest != 0: // http
 		writeHTTP(m, r)
 		writeTLS(m, r)
-	case "grpc":
+	case row.Options&scheme.AppliesGRPCService != 0: // grpc
 		writeGRPC(m, r)
 	default:
 		writeTLS(m, r)

@@ -71,6 +71,10 @@ type Scheme struct {
 	Drain Drain
 	// Manifest names the Kubernetes probe kinds that map to it.
 	Manifest []string
+	// Prober is blackbox_exporter's name for the row's prober in a
+	// module file (prober: and its section's key), "" for a row no
+	// prober names: /probe reads the row through it (ProberRow).
+	Prober string
 	// MultiHost: the URL may name several hosts, tried in order
 	// (libpq's h1:p1,h2:p2).
 	MultiHost bool
@@ -128,7 +132,7 @@ func table() []Scheme {
 			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
 			Words:    Words{Pass: "a status in --expect-status (default 2xx) and every --expect condition held", Missing: "no 2xx"},
 			Drain:    Drain{Ready: "a 2xx is ready; anything else (a 503) is the flip", Inflight: "a request that must complete while the service drains"},
-			Manifest: []string{"httpGet"}},
+			Manifest: []string{"httpGet"}, Prober: "http"},
 		{Name: "https", TLS: true, DefaultPort: "443", Path: PathAny,
 			Options:  AppliesRequest | AppliesAnswer | AppliesHeader | AppliesProxy,
 			Words:    Words{Pass: "as http://, over a verified TLS chain", Missing: "no 2xx"},
@@ -138,7 +142,7 @@ func table() []Scheme {
 			Options:  AppliesHeader | AppliesGRPCService,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
 			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
-			Manifest: []string{"grpc"}, Kind: grpchealth.Kind},
+			Manifest: []string{"grpc"}, Kind: grpchealth.Kind, Prober: "grpc"},
 		{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "as grpc://, over a verified TLS chain", Missing: "no SERVING answer"},
@@ -147,7 +151,7 @@ func table() []Scheme {
 		{Name: "tcp", Secure: "tls", Form: "tcp://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words:    Words{Does: "only connects", Pass: "the connection is established", Missing: "no connection"},
 			Drain:    Drain{Ready: "a connection is ready; a refused one is the flip"},
-			Manifest: []string{"tcpSocket"}, Kind: StreamKind},
+			Manifest: []string{"tcpSocket"}, Kind: StreamKind, Prober: "tcp"},
 		{Name: "tls", TLS: true, Form: "tls://HOST:PORT", Path: PathNone, Options: AppliesDialogue,
 			Words: Words{Does: "only connects and completes a TLS handshake", Pass: "the handshake completes and the chain verifies", Missing: "no TLS handshake"},
 			Drain: Drain{Ready: "a verified handshake is ready; anything else is the flip"},
@@ -173,7 +177,7 @@ func table() []Scheme {
 		// parameters (blackbox's dns prober).
 		{Name: "dns", DefaultPort: "53", Form: dnswire.Form, Path: PathAny,
 			Words: Words{Does: "is a DNS query (its answer is an rcode and records, not an HTTP response)", Pass: "the server answers an rcode the URL allows (rcode=, default NOERROR) and every record validator holds", Missing: "no valid DNS answer"},
-			Kind:  dnswire.Kind, check: dnswire.CheckURL},
+			Kind:  dnswire.Kind, check: dnswire.CheckURL, Prober: "dns"},
 		{Name: "amqp", Secure: "amqps", DefaultPort: "5672", Path: PathAny,
 			Words: Words{Does: "is an AMQP 0-9-1 connection open (its answer is the broker's, not an HTTP response)", Pass: "with credentials in the URL, logged in with them and the URL's virtual host opened (Connection.Open-Ok, as a client connects); without any, Connection.Start: the broker accepts connections (not logged in)", Missing: "no connection opened"},
 			Drain: Drain{Ready: "Connection.Open-Ok (or Start, without credentials) is ready; a refused connection or a Close is the flip"},
@@ -190,7 +194,7 @@ func table() []Scheme {
 		// a raw one.
 		{Name: "icmp", Form: icmpwire.Form, Path: PathNone,
 			Words: Words{Does: "is an ICMP echo (its answer is an echo reply, not an HTTP response)", Pass: "the host answers the one echo request with an echo reply", Missing: "no echo reply"},
-			Kind:  icmpwire.Kind, check: icmpwire.CheckURL},
+			Kind:  icmpwire.Kind, check: icmpwire.CheckURL, Prober: "icmp"},
 	}
 }
 
@@ -256,6 +260,39 @@ func LookupScheme(name string) (Scheme, bool) {
 	return Scheme{}, false
 }
 
+// ProberRow is the row blackbox_exporter's prober name stands for (a
+// module file's prober: http, grpc, tcp, dns or icmp), false for a name
+// no row's prober has.
+func ProberRow(prober string) (Scheme, bool) {
+	for _, s := range schemes {
+		if s.Prober != "" && s.Prober == prober {
+			return s, true
+		}
+	}
+	return Scheme{}, false
+}
+
+// Probers lists the probers' names, as an error's list ("http, grpc, tcp,
+// dns or icmp").
+func Probers() string {
+	var names []string
+	for _, s := range schemes {
+		if s.Prober != "" {
+			names = append(names, s.Prober)
+		}
+	}
+	return orList(names)
+}
+
+// orList joins names as an error lists them: "a, b or c".
+func orList(names []string) string {
+	list := strings.Join(names, ", ")
+	if i := strings.LastIndex(list, ", "); i >= 0 {
+		list = list[:i] + " or " + list[i+2:]
+	}
+	return list
+}
+
 // Schemes are the table's rows, in order.
 func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
 
@@ -273,10 +310,7 @@ func SchemeList(urls bool, keep func(Scheme) bool) string {
 			names = append(names, n)
 		}
 	}
-	list := strings.Join(names, ", ")
-	if i := strings.LastIndex(list, ", "); i >= 0 {
-		list = list[:i] + " or " + list[i+2:]
-	}
+	list := orList(names)
 	if urls {
 		article := "a "
 		if strings.IndexByte("aeiou", names[0][0]) >= 0 || strings.HasPrefix(names[0], "http") {
