@@ -7,7 +7,6 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -41,7 +40,7 @@ func mainWith(configure func(*cli.Factory)) int {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		f := &cli.Factory{Streams: streams, Getenv: os.Getenv, Environ: os.Environ, UserConfigDir: os.UserConfigDir,
-			SetMemoryLimit: debug.SetMemoryLimit, SetGCPercent: debug.SetGCPercent, SetMaxProcs: runtime.GOMAXPROCS, ReplaceProcess: true}
+			SetMemoryLimit: debug.SetMemoryLimit, SetGCPercent: debug.SetGCPercent, ReplaceProcess: true}
 		if configure != nil {
 			configure(f)
 		}

@@ -60,9 +60,6 @@ type Factory struct {
 	// SetGCPercent sets GOGC (main passes debug.SetGCPercent; nil
 	// in-process).
 	SetGCPercent func(int) int
-	// SetMaxProcs sets GOMAXPROCS (main passes runtime.GOMAXPROCS; nil
-	// in-process, where it would hold for the whole test binary).
-	SetMaxProcs func(int) int
 	// ReplaceProcess lets `wait-healthy -- CMD` exec CMD in healthctl's
 	// place where the platform can (main sets it; in-process runs, such as
 	// tests and the demo, keep CMD as a supervised child).
