@@ -15,20 +15,17 @@ import (
 // "interrupted": true, with the exit code of the run (130 or 143) and the
 // time the probe had run.
 type InterruptedJSON struct {
-	SchemaVersion int                `json:"schema_version"`
-	URL           string             `json:"url"`
-	Interrupted   bool               `json:"interrupted"`
-	ExitCode      int                `json:"exit_code"`
-	Address       string             `json:"address,omitempty"`
-	TimingsMS     map[string]float64 `json:"timings_ms"`
+	SchemaVersion int    `json:"schema_version"`
+	URL           string `json:"url"`
+	Interrupted   bool   `json:"interrupted"`
+	ExitCode      int    `json:"exit_code"`
+	Address       string `json:"address,omitempty"`
+	TimingsMS     Millis `json:"timings_ms"`
 }
 
 // NewInterruptedJSON converts a probe result that has Canceled set.
 func NewInterruptedJSON(r probe.Result, exitCode int) InterruptedJSON {
-	j := InterruptedJSON{SchemaVersion: output.SchemaVersion, URL: r.URL, Interrupted: true, ExitCode: exitCode, Address: r.Address, TimingsMS: map[string]float64{}}
-	for ph, d := range r.Timings.All() {
-		j.TimingsMS[string(ph)] = output.JSONMillis(d)
-	}
+	j := InterruptedJSON{SchemaVersion: output.SchemaVersion, URL: r.URL, Interrupted: true, ExitCode: exitCode, Address: r.Address, TimingsMS: Millis(r.Timings)}
 	return j
 }
 

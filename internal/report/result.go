@@ -35,7 +35,7 @@ type ResultJSON struct {
 	Error         string              `json:"error,omitempty"`
 	Address       string              `json:"address,omitempty"`
 	IPFamily      int                 `json:"ip_family,omitempty"`
-	TimingsMS     map[string]float64  `json:"timings_ms"`
+	TimingsMS     Millis              `json:"timings_ms"`
 	Redirect      *probe.Redirect     `json:"redirect,omitempty"`
 	Redirects     []probe.Hop         `json:"redirects,omitempty"`
 	Proxy         string              `json:"proxy,omitempty"`
@@ -77,15 +77,9 @@ func NewResultJSON(r probe.Result, d *policy.Decision, exitCode int) ResultJSON 
 	return j
 }
 
-// Fill makes j what NewResultJSON makes of r, keeping j's timings map (a
-// writer of thousands of lines fills one ResultJSON again and again).
+// Fill makes j what NewResultJSON makes of r (a writer of thousands of
+// lines fills one ResultJSON again and again).
 func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
-	timings := j.TimingsMS
-	if timings == nil {
-		timings = make(map[string]float64, r.Timings.Len())
-	} else {
-		clear(timings)
-	}
 	*j = ResultJSON{
 		SchemaVersion: output.SchemaVersion,
 		URL:           output.DisplayURL(r.URL), // an IDN host in Unicode, as the text shows it
@@ -97,7 +91,7 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 		Error:         output.Untrusted(r.Error), // the server's words may reach it: escaped as in the text
 		Address:       r.Address,
 		IPFamily:      r.IPFamily,
-		TimingsMS:     timings,
+		TimingsMS:     Millis(r.Timings),
 		Redirect:      r.Redirect,
 		Redirects:     r.Hops,
 		Proxy:         r.Proxy,
@@ -116,9 +110,6 @@ func (j *ResultJSON) Fill(r probe.Result, d *policy.Decision, exitCode int) {
 	}
 	if allFailed(r.DialAttempts) {
 		j.DialErrors = r.DialAttempts
-	}
-	for ph, d := range r.Timings.All() {
-		j.TimingsMS[string(ph)] = output.JSONMillis(d)
 	}
 	if r.RetryAfter != nil {
 		s := r.RetryAfter.Seconds()
