@@ -159,25 +159,32 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		return err
 	}
 	setLimit := opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil
-	restoreGC := func() {}
+	// One sweep's collector runs when its memory limit asks, not at each
+	// doubling of the heap (GOGC): the limit is the budget's line above
+	// the sweep's working set (a 10,000-target sweep's live heap is ~15 MB
+	// against its 80 MiB), so the heap grows towards it and is collected
+	// once or twice, not every ~15 MB (9 times): ~9 % less CPU, peak RSS 62
+	// -> 84 MiB, within the budget's 96 (docs/benchmarks.md, "The memory
+	// policy"). Never more collections than GOGC's: the runtime collects
+	// at the earlier of the two goals. Turned off only once the limit is
+	// in place; a GOGC you set is left as it is.
+	gcOff := setLimit && f.SetGCPercent != nil && f.Getenv("GOGC") == ""
+	limit := func(n, own int) {
+		f.SetMemoryLimit(watch.MemoryLimit(n, own))
+		if gcOff {
+			f.SetGCPercent(-1)
+			gcOff = false
+		}
+	}
 	if setLimit && opts.TargetsFile != "" {
 		// Reading the targets file is the run's first peak (its YAML tree
 		// is ~1.5 KiB a target, garbage once the targets are built): the
 		// limit is in place before it, from a count of the file's names.
 		if n := targetsfile.Count(opts.TargetsFile); n > 0 {
-			f.SetMemoryLimit(watch.MemoryLimit(n+len(opts.URLs), 0))
-			if f.SetGCPercent != nil && f.Getenv("GOGC") == "" {
-				// Until the targets are built the heap is the file's tree
-				// and the targets, nearly all live: GOGC's doubling
-				// collected 8 times on the way to 15 MiB for 10,000
-				// targets. The limit alone bounds it meanwhile.
-				gogc := f.SetGCPercent(-1)
-				restoreGC = func() { f.SetGCPercent(gogc) }
-			}
+			limit(n+len(opts.URLs), 0)
 		}
 	}
 	targets, own, err := buildTargets(f, opts)
-	restoreGC()
 	if err != nil {
 		return err
 	}
@@ -191,7 +198,7 @@ func Run(ctx context.Context, f *cli.Factory, opts *Options) error {
 		// long-running watch: its live heap also holds the served metrics
 		// and overlapping sweeps, and a limit sized for one sweep made its
 		// collector run ~30 % more (it gets twice this one, below).
-		f.SetMemoryLimit(watch.MemoryLimit(len(targets), own))
+		limit(len(targets), own)
 	}
 	var longLimit func(n, own int)
 	if !opts.Once && f.Getenv("GOMEMLIMIT") == "" && f.SetMemoryLimit != nil {
