@@ -43,7 +43,7 @@ func (r *Redactor) mayHoldShape(s string) bool {
 // skips the pattern.
 func (r *Redactor) secretParamBefore(s string) bool {
 	for i := strings.IndexByte(s, '='); i >= 0; {
-		if j := strings.LastIndexAny(s[:i], "?&#;"); j >= 0 && r.params[asciiLower(s[j+1:i])] {
+		if j := strings.LastIndexAny(s[:i], "?&#;"); j >= 0 && r.params[asciiLower(s[j+1:i])] && !masked(s[i+1:]) {
 			return true
 		}
 		k := strings.IndexByte(s[i+1:], '=')
@@ -53,6 +53,17 @@ func (r *Redactor) secretParamBefore(s string) bool {
 		i += 1 + k
 	}
 	return false
+}
+
+// masked reports whether the value at the start of v, to where the shape
+// pattern ends one, is the mask already: the pattern would write the same
+// text again (a URL its query's secrets masked: URL, then String).
+func masked(v string) bool {
+	end := strings.IndexAny(v, "&#;\"'<>\\ \t\n\f\r")
+	if end < 0 {
+		end = len(v)
+	}
+	return v[:end] == Mask
 }
 
 // containsFoldASCII reports whether lower (ASCII, lowercase) occurs in the
@@ -173,20 +184,49 @@ func (r *Redactor) byShape(s string) string {
 	if r.text == nil || !strings.ContainsAny(s, "@=:") || !r.mayHoldShape(s) {
 		return s
 	}
-	re := r.text()
-	return re.ReplaceAllStringFunc(s, func(m string) string {
-		sub := re.FindStringSubmatch(m)
-		if sub[1] != "" {
-			if pw := m[min(len(sub[1])+len(sub[2])+1, len(m)-1) : len(m)-1]; showsUser(sub[2], pw, true) {
-				return sub[1] + sub[2] + ":" + Mask + "@"
-			}
-			return sub[1] + Mask + "@"
+	return r.shapeReplace(s)
+}
+
+// shapeReplace masks what the shape pattern finds in s. Each match is
+// masked from the groups it matched in s: matched again alone it may not
+// match at all (\b at its edges reads its neighbours).
+func (r *Redactor) shapeReplace(s string) string {
+	ms := r.text().FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(s[last:m[0]])
+		b.WriteString(maskShape(s, m))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// maskShape is what replaces one match of the shape pattern (m: its
+// submatch indices in s): the text its groups keep, then the mask.
+func maskShape(s string, m []int) string {
+	group := func(k int) string {
+		if m[2*k] < 0 {
+			return ""
 		}
-		for _, keep := range sub[3:] {
-			if keep != "" {
-				return keep + Mask
-			}
+		return s[m[2*k]:m[2*k+1]]
+	}
+	whole := s[m[0]:m[1]]
+	if scheme := group(1); scheme != "" {
+		user := group(2)
+		if pw := whole[min(len(scheme)+len(user)+1, len(whole)-1) : len(whole)-1]; showsUser(user, pw, true) {
+			return scheme + user + ":" + Mask + "@"
 		}
-		return Mask
-	})
+		return scheme + Mask + "@"
+	}
+	for k := 3; 2*k < len(m); k++ {
+		if keep := group(k); keep != "" {
+			return keep + Mask
+		}
+	}
+	return Mask
 }
