@@ -49,19 +49,26 @@ const (
 	MethodCloseOk  uint16 = 51
 )
 
-// methodNames are the connection methods' names, as the spec writes them.
-var methodNames = map[uint16]string{
-	MethodStart: "Connection.Start", MethodStartOk: "Connection.Start-Ok",
-	MethodSecure: "Connection.Secure", MethodSecureOk: "Connection.Secure-Ok",
-	MethodTune: "Connection.Tune", MethodTuneOk: "Connection.Tune-Ok",
-	MethodOpen: "Connection.Open", MethodOpenOk: "Connection.Open-Ok",
-	MethodClose: "Connection.Close", MethodCloseOk: "Connection.Close-Ok",
+// methodNames are the connection methods' names, as the spec writes them:
+// a table the linker lays out (a map literal is built at every start,
+// probe included).
+var methodNames = [...]struct {
+	id   uint16
+	name string
+}{
+	{MethodStart, "Connection.Start"}, {MethodStartOk, "Connection.Start-Ok"},
+	{MethodSecure, "Connection.Secure"}, {MethodSecureOk, "Connection.Secure-Ok"},
+	{MethodTune, "Connection.Tune"}, {MethodTuneOk, "Connection.Tune-Ok"},
+	{MethodOpen, "Connection.Open"}, {MethodOpenOk, "Connection.Open-Ok"},
+	{MethodClose, "Connection.Close"}, {MethodCloseOk, "Connection.Close-Ok"},
 }
 
 // MethodName names a method ("Connection.Start", "method 20.10").
 func MethodName(class, id uint16) string {
-	if n, ok := methodNames[id]; ok && class == ClassConnection {
-		return n
+	for _, m := range methodNames {
+		if m.id == id && class == ClassConnection {
+			return m.name
+		}
 	}
 	return fmt.Sprintf("method %d.%d", class, id)
 }
@@ -242,15 +249,26 @@ func ParseClose(args []byte) (Close, error) {
 	return c, d.done("Connection.Close")
 }
 
-// The reply codes a server closes a connection with (AMQP 0-9-1 §1.2).
-var replyNames = map[uint16]string{
-	200: "REPLY_SUCCESS", 311: "CONTENT_TOO_LARGE", 313: "NO_CONSUMERS", 320: "CONNECTION_FORCED",
-	402: "INVALID_PATH", 403: "ACCESS_REFUSED", 404: "NOT_FOUND", 405: "RESOURCE_LOCKED",
-	406: "PRECONDITION_FAILED", 501: "FRAME_ERROR", 502: "SYNTAX_ERROR", 503: "COMMAND_INVALID",
-	504: "CHANNEL_ERROR", 505: "UNEXPECTED_FRAME", 506: "RESOURCE_ERROR", 530: "NOT_ALLOWED",
-	540: "NOT_IMPLEMENTED", 541: "INTERNAL_ERROR",
+// The reply codes a server closes a connection with (AMQP 0-9-1 §1.2), a
+// table as methodNames.
+var replyNames = [...]struct {
+	code uint16
+	name string
+}{
+	{200, "REPLY_SUCCESS"}, {311, "CONTENT_TOO_LARGE"}, {313, "NO_CONSUMERS"}, {320, "CONNECTION_FORCED"},
+	{402, "INVALID_PATH"}, {403, "ACCESS_REFUSED"}, {404, "NOT_FOUND"}, {405, "RESOURCE_LOCKED"},
+	{406, "PRECONDITION_FAILED"}, {501, "FRAME_ERROR"}, {502, "SYNTAX_ERROR"}, {503, "COMMAND_INVALID"},
+	{504, "CHANNEL_ERROR"}, {505, "UNEXPECTED_FRAME"}, {506, "RESOURCE_ERROR"}, {530, "NOT_ALLOWED"},
+	{540, "NOT_IMPLEMENTED"}, {541, "INTERNAL_ERROR"},
 }
 
 // ReplyName names a reply code ("ACCESS_REFUSED"), "" for one the spec
 // does not name.
-func ReplyName(code uint16) string { return replyNames[code] }
+func ReplyName(code uint16) string {
+	for _, r := range replyNames {
+		if r.code == code {
+			return r.name
+		}
+	}
+	return ""
+}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -18,10 +19,14 @@ import (
 	"github.com/healthctl/healthctl/internal/target"
 )
 
-// dnsRefused are the dns section's fields healthctl does not map, in
-// blackbox's documentation's words, then why.
-var dnsRefused = map[string]string{
-	"source_ip_address": refused["source_ip_address"],
+// dnsRefused says why healthctl does not map a field of the dns section
+// (in blackbox's documentation's words, then why), ok false for a field it
+// does not know.
+func dnsRefused(field string) (why string, ok bool) {
+	if field == "source_ip_address" {
+		return refused()[field], true
+	}
+	return "", false
 }
 
 // dnsSection maps the module's dns: section (nil: none) onto the query the
@@ -123,7 +128,7 @@ func (m *Module) dnsSection(sec *yaml.Node, in *target.Input, fail failFunc, lin
 					err = bad("want a mapping")
 				}
 			default:
-				if why, ok := dnsRefused[k.Value]; ok {
+				if why, ok := dnsRefused(k.Value); ok {
 					return fail(k.Line, name, field, "not supported: %s", why)
 				}
 				return fail(k.Line, name, field, "unknown field (want query_name, query_type, query_class, transport_protocol, recursion_desired, valid_rcodes, validate_answer_rrs, validate_authority_rrs, validate_additional_rrs, preferred_ip_protocol, ip_protocol_fallback, dns_over_tls or tls_config)")
@@ -158,10 +163,12 @@ func (m *Module) dnsSection(sec *yaml.Node, in *target.Input, fail failFunc, lin
 
 // dnsValidators are blackbox's validator fields, by the URL's names for
 // them (dnswire's validator names: a URL naming another is refused).
-var dnsValidators = map[string]string{
-	"fail_if_matches_regexp": "fail_if_matches", "fail_if_all_match_regexp": "fail_if_all_match",
-	"fail_if_not_matches_regexp": "fail_if_not_matches", "fail_if_none_matches_regexp": "fail_if_none_matches",
-}
+var dnsValidators = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"fail_if_matches_regexp": "fail_if_matches", "fail_if_all_match_regexp": "fail_if_all_match",
+		"fail_if_not_matches_regexp": "fail_if_not_matches", "fail_if_none_matches_regexp": "fail_if_none_matches",
+	}
+})
 
 // dnsValidator maps a validate_*_rrs section onto the URL's SECTION_NAME
 // parameters: blackbox's four lists of regular expressions.
@@ -171,7 +178,7 @@ func dnsValidator(v *yaml.Node, q url.Values, section string, bad func(string, .
 	}
 	for j := 0; j+1 < len(v.Content); j += 2 {
 		k, val := v.Content[j].Value, deref(v.Content[j+1])
-		name, ok := dnsValidators[k]
+		name, ok := dnsValidators()[k]
 		if !ok {
 			return bad("%s: unknown field (want fail_if_matches_regexp, fail_if_all_match_regexp, fail_if_not_matches_regexp or fail_if_none_matches_regexp)", k)
 		}

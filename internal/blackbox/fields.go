@@ -16,8 +16,20 @@ import (
 // The sections' nested fields: tls_config, the header conditions and
 // basic_auth.
 
-// tlsVersions are tls_config's min_version and max_version values.
-var tlsVersions = map[string]uint16{"TLS10": tls.VersionTLS10, "TLS11": tls.VersionTLS11, "TLS12": tls.VersionTLS12, "TLS13": tls.VersionTLS13}
+// tlsVersion reads tls_config's min_version and max_version values.
+func tlsVersion(s string) (uint16, bool) {
+	switch s {
+	case "TLS10":
+		return tls.VersionTLS10, true
+	case "TLS11":
+		return tls.VersionTLS11, true
+	case "TLS12":
+		return tls.VersionTLS12, true
+	case "TLS13":
+		return tls.VersionTLS13, true
+	}
+	return 0, false
+}
 
 // tlsConfig maps blackbox's tls_config.
 func (m *Module) tlsConfig(v *yaml.Node, in *target.Input, dir string, fail func(field string, line int, format string, args ...any) error) error {
@@ -42,7 +54,7 @@ func (m *Module) tlsConfig(v *yaml.Node, in *target.Input, dir string, fail func
 		case "server_name":
 			in.ServerName = val.Value
 		case "min_version", "max_version":
-			ver, ok := tlsVersions[strings.ToUpper(val.Value)]
+			ver, ok := tlsVersion(strings.ToUpper(val.Value))
 			if !ok {
 				return fail(k.Value, val.Line, "%q: want TLS10, TLS11, TLS12 or TLS13", val.Value)
 			}
@@ -55,7 +67,7 @@ func (m *Module) tlsConfig(v *yaml.Node, in *target.Input, dir string, fail func
 				return fail(k.Value, val.Line, "%q: min_version is above max_version", val.Value)
 			}
 		default:
-			if why, ok := refused[k.Value]; ok {
+			if why, ok := refused()[k.Value]; ok {
 				return fail(k.Value, k.Line, "not supported: %s", why)
 			}
 			return fail(k.Value, k.Line, "unknown field (want insecure_skip_verify, ca_file, cert_file, key_file, server_name, min_version or max_version)")

@@ -80,7 +80,7 @@ func (m *Module) icmpSection(sec *yaml.Node, in *target.Input, fail failFunc) er
 				return bad("true: not supported: \"set the DF-bit in the IP-header. Only works with ip4, on *nix systems and requires raw sockets\": healthctl writes no IP header of its own")
 			}
 		default:
-			if why, ok := refused[k.Value]; ok {
+			if why, ok := refused()[k.Value]; ok {
 				return fail(k.Line, m.Name, field, "not supported: %s", why)
 			}
 			return fail(k.Line, m.Name, field, "unknown field (want preferred_ip_protocol, ip_protocol_fallback, ttl, payload_size or dont_fragment)")

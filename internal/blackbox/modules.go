@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -224,34 +225,39 @@ func ParseModules(path string, data []byte, base target.Input, getenv func(strin
 
 // blackboxField names, for an error, the module field a probe flag's
 // value came from.
-var blackboxField = map[string]string{
-	"header": "headers", "method": "method", "user": "basic_auth", "insecure": "tls_config.insecure_skip_verify",
-	"cacert": "tls_config.ca_file", "cert": "tls_config.cert_file", "key": "tls_config.key_file",
-	"servername": "tls_config.server_name", "expect-status": "valid_status_codes",
-	"expect-body-regex": "fail_if_body_not_matches_regexp", "expect-body-not": "fail_if_body_matches_regexp",
-	"expect-header": "fail_if_header_not_matches", "expect-header-not": "fail_if_header_matches",
-	"grpc-service": "service", "max-body": "body_size_limit", "ipv4": "preferred_ip_protocol", "ipv6": "preferred_ip_protocol",
-}
+var blackboxField = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"header": "headers", "method": "method", "user": "basic_auth", "insecure": "tls_config.insecure_skip_verify",
+		"cacert": "tls_config.ca_file", "cert": "tls_config.cert_file", "key": "tls_config.key_file",
+		"servername": "tls_config.server_name", "expect-status": "valid_status_codes",
+		"expect-body-regex": "fail_if_body_not_matches_regexp", "expect-body-not": "fail_if_body_matches_regexp",
+		"expect-header": "fail_if_header_not_matches", "expect-header-not": "fail_if_header_matches",
+		"grpc-service": "service", "max-body": "body_size_limit", "ipv4": "preferred_ip_protocol", "ipv6": "preferred_ip_protocol",
+	}
+})
 
 // failFunc words a modules file error.
 type failFunc func(line int, module, field string, format string, args ...any) error
 
 // refused are blackbox fields healthctl knows and does not map, with why.
 // Each says, in blackbox's documentation's words, what the field does,
-// then why healthctl does not.
-var refused = map[string]string{
-	"proxy_from_environment": "\"use environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY\": healthctl always does (its own process's)",
-	"proxy_connect_header":   "\"headers to send to proxies during CONNECT requests\": healthctl's proxies take none",
-	"authorization":          "\"the HTTP authorization credentials for the targets\": give bearer_token or headers: Authorization",
-	"credentials_file":       "\"the HTTP authorization credentials for the targets\": give bearer_token_file",
-	"body_file":              "\"read the HTTP request body from from a file\": healthctl's /probe reads no local file a module names as a body",
-	"source_ip_address":      "\"the source address for a connection\": healthctl does not bind a source address",
-	"password_file":          "\"basic_auth password file\": give password: (read at start-up) instead",
-	"health_check":           "use grpc: service:",
-	"enable_http3":           "\"whether HTTP/3 is enabled\": healthctl speaks HTTP/1.1 and HTTP/2",
-	"labels":                 "\"labels to add to the metric\" (query_response): healthctl adds no labels from an answer",
-	"regexp":                 "want fail_if_*_matches_regexp with a list of regexps",
-}
+// then why healthctl does not. Built on first use, as every table here: a
+// package-level map literal is built at every start, probe included.
+var refused = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"proxy_from_environment": "\"use environment HTTP_PROXY, HTTPS_PROXY and NO_PROXY\": healthctl always does (its own process's)",
+		"proxy_connect_header":   "\"headers to send to proxies during CONNECT requests\": healthctl's proxies take none",
+		"authorization":          "\"the HTTP authorization credentials for the targets\": give bearer_token or headers: Authorization",
+		"credentials_file":       "\"the HTTP authorization credentials for the targets\": give bearer_token_file",
+		"body_file":              "\"read the HTTP request body from from a file\": healthctl's /probe reads no local file a module names as a body",
+		"source_ip_address":      "\"the source address for a connection\": healthctl does not bind a source address",
+		"password_file":          "\"basic_auth password file\": give password: (read at start-up) instead",
+		"health_check":           "use grpc: service:",
+		"enable_http3":           "\"whether HTTP/3 is enabled\": healthctl speaks HTTP/1.1 and HTTP/2",
+		"labels":                 "\"labels to add to the metric\" (query_response): healthctl adds no labels from an answer",
+		"regexp":                 "want fail_if_*_matches_regexp with a list of regexps",
+	}
+})
 
 // queryResponse maps tcp.query_response: [{expect, send, starttls}] onto
 // the probe's dialogue (tcp:// and tls://).
@@ -287,7 +293,7 @@ func queryResponse(v *yaml.Node, bad func(string, ...any) error) ([]scheme.Step,
 				}
 				st.StartTLS = b
 			default:
-				if why, ok := refused[k]; ok {
+				if why, ok := refused()[k]; ok {
 					return nil, bad("%s: not supported: %s", k, why)
 				}
 				return nil, bad("%s: unknown field (want expect, send, starttls)", k)
@@ -337,7 +343,7 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 				}
 				continue
 			}
-			if why, ok := refused[k.Value]; ok {
+			if why, ok := refused()[k.Value]; ok {
 				return nil, fail(k.Line, name, k.Value, "not supported: %s", why)
 			}
 			return nil, fail(k.Line, name, k.Value, "unknown field (want prober, timeout, %s)", scheme.Probers())
@@ -372,7 +378,7 @@ func parseModule(name string, v *yaml.Node, base target.Input, getenv func(strin
 	in.Sources = make(map[string]string, len(target.Options))
 	for _, o := range target.Options {
 		f := o.Flag
-		if bb, ok := blackboxField[f]; ok {
+		if bb, ok := blackboxField()[f]; ok {
 			f = m.Prober + "." + bb
 		} else {
 			f += " (from the flags)"

@@ -267,7 +267,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 				return fail(line, name, field+f, format, args...)
 			})
 		default:
-			if why, ok := refused[k.Value]; ok {
+			if why, ok := refused()[k.Value]; ok {
 				return fail(k.Line, name, field, "not supported: %s", why)
 			}
 			return fail(k.Line, name, field, "unknown field")

@@ -11,8 +11,10 @@ import (
 
 // A module as /config shows it.
 
-// secretFields are the module fields /config masks.
-var secretFields = map[string]bool{"password": true, "bearer_token": true, "client_secret": true}
+// secretField says k is a module field /config masks.
+func secretField(k string) bool {
+	return k == "password" || k == "bearer_token" || k == "client_secret"
+}
 
 // shownModule is a module's YAML as /config shows it: as the file has
 // it, secrets (password:, bearer_token:, the values of the headers the
@@ -42,7 +44,7 @@ func copyNode(n *yaml.Node, mask bool, secretHeader func(string) bool) *yaml.Nod
 		m := mask
 		if n.Kind == yaml.MappingNode && i%2 == 1 {
 			k := strings.ToLower(n.Content[i-1].Value)
-			m = m || secretFields[k] || secretHeader(k)
+			m = m || secretField(k) || secretHeader(k)
 			if k == "proxy_url" && !m && deref(e).Kind == yaml.ScalarNode {
 				// The proxy's password masked where it stands.
 				u := *deref(e)

@@ -8,14 +8,28 @@ import (
 
 // severity ranks outcomes for --all-addresses, whose worst result decides:
 // the decisive failures (dns, refused, unreachable) over tls, over a
-// timeout, over unknown (nothing learnt), over pass.
-var severity = map[Outcome]int{
-	Pass: 0, Unknown: 1, Timeout: 2, TLS: 3,
-	Unreachable: 4, Refused: 5, DNS: 6,
+// timeout, over unknown (nothing learnt), over pass. A switch, not a map: a
+// map literal is built at every start, probe included.
+func severity(o Outcome) int {
+	switch o {
+	case Unknown:
+		return 1
+	case Timeout:
+		return 2
+	case TLS:
+		return 3
+	case Unreachable:
+		return 4
+	case Refused:
+		return 5
+	case DNS:
+		return 6
+	}
+	return 0 // Pass
 }
 
 // Worse reports whether outcome a is worse than b (--all-addresses).
-func Worse(a, b Outcome) bool { return severity[a] > severity[b] }
+func Worse(a, b Outcome) bool { return severity(a) > severity(b) }
 
 // AddressResult is one address's result of --all-addresses.
 type AddressResult struct {

@@ -81,25 +81,30 @@ type Answer interface {
 // or exchange file calls it once, for a package-level variable.
 func Declare(k Kind) *Kind {
 	var rs []Reason
-	for _, d := range k.Reasons {
+	for i, d := range k.Reasons {
 		if _, dup := declared[d.Reason]; dup || slices.Contains(Reasons, d.Reason) {
 			panic("classify: reason " + string(d.Reason) + " declared twice")
 		}
-		declared[d.Reason] = d
+		declared[d.Reason] = &k.Reasons[i]
 		rs = append(rs, d.Reason)
 	}
 	Reasons = slices.Insert(Reasons, slices.Index(Reasons, LocalError), rs...)
 	return &k
 }
 
-// declared holds every kind's reasons by name.
-var declared = map[Reason]ReasonDef{}
+// declared holds every kind's reasons by name. Declare fills it during
+// package initialisation, which every start pays, probe included: it holds
+// pointers (a declaration is 72 bytes) and is made with room for the
+// kinds' reasons (about 40), so that it does not grow as they come.
+var declared = make(map[Reason]*ReasonDef, 48)
 
 // Declared is the declaration of a kind's reason (ok false for the
 // generic reasons, which this package lists itself).
 func Declared(r Reason) (ReasonDef, bool) {
-	d, ok := declared[r]
-	return d, ok
+	if d, ok := declared[r]; ok {
+		return *d, true
+	}
+	return ReasonDef{}, false
 }
 
 // CredentialReasons are the declared reasons that refuse the URL's

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/healthctl/healthctl/internal/inputfile"
 	"github.com/healthctl/healthctl/internal/yamlsafe"
@@ -77,7 +78,7 @@ func Apply(cmdName string, flags *pflag.FlagSet, src Sources) error {
 	}
 	var firstErr error
 	flags.VisitAll(func(f *pflag.Flag) {
-		if firstErr != nil || f.Changed || skipConfig[f.Name] {
+		if firstErr != nil || f.Changed || skipConfig(f.Name) {
 			return
 		}
 		for _, name := range envNames(envSet, cmdEnv, f.Name) {
@@ -139,18 +140,16 @@ func annotateSource(f *pflag.Flag, from, raw string) {
 	f.Annotations[src.RawAnnotation] = []string{raw}
 }
 
-// commandFlags are the flags whose value is a command healthctl runs, per
-// command: they come only from the command line or a named config file.
-var commandFlags = map[string]map[string]bool{
-	"watch":      {"on-redeploy": true},
-	"drain-test": {"exec": true},
+// RunsCommand reports whether cmdName's flag is a command healthctl runs
+// (watch's --on-redeploy, drain-test's --exec): those come only from the
+// command line or a named config file. These tables are code, not map
+// literals: a package-level map is built at every start, probe included.
+func RunsCommand(cmdName, flag string) bool {
+	return cmdName == "watch" && flag == "on-redeploy" || cmdName == "drain-test" && flag == "exec"
 }
 
-// RunsCommand reports whether cmdName's flag is a command healthctl runs.
-func RunsCommand(cmdName, flag string) bool { return commandFlags[cmdName][flag] }
-
-// skipConfig are flags that make no sense outside the command line.
-var skipConfig = map[string]bool{"config": true, "help": true, "version": true}
+// skipConfig says a flag makes no sense outside the command line.
+func skipConfig(name string) bool { return name == "config" || name == "help" || name == "version" }
 
 // envName is a flag's name as a variable's: upper case, _ for -. Flag names
 // are ASCII; one pass and one allocation, for every flag of every start.
@@ -288,7 +287,7 @@ func readConfigFile(src Sources) (v *viper.Viper, path string, named bool, err e
 		}
 		return nil, "", named, fmt.Errorf("config %s: %v", path, err)
 	}
-	v = viper.NewWithOptions(viper.WithCodecRegistry(yamlCodecs))
+	v = viper.NewWithOptions(viper.WithCodecRegistry(yamlCodecs()))
 	v.SetConfigFile(path)
 	if filepath.Ext(path) == "" {
 		v.SetConfigType("yaml")
@@ -330,13 +329,13 @@ func checkConfigKeys(known Known, settings map[string]any, path string) error {
 			addFlags(known.Root, own)
 			addFlags(c, own)
 			for _, k := range sortedKeys(sec) {
-				if !own[k] || skipConfig[k] {
+				if !own[k] || skipConfig(k) {
 					return fmt.Errorf("config %s: %s.%s: %s has no flag --%s%s", path, key, k, key, k, suggest(k, own))
 				}
 			}
 			continue
 		}
-		if !all[key] || skipConfig[key] {
+		if !all[key] || skipConfig(key) {
 			return fmt.Errorf("config %s: %s: unknown key (no command has a flag --%s)%s", path, key, key, suggest(key, all))
 		}
 	}
@@ -370,7 +369,7 @@ func suggest(key string, known map[string]bool) string {
 			best, bestD = k, d
 		}
 	}
-	if best == "" || skipConfig[best] {
+	if best == "" || skipConfig(best) {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %s?", best)
@@ -400,12 +399,13 @@ func editDistance(a, b string) int {
 // safeYAML: viper stays the one reader of the config file, and the file is
 // parsed once, its aliases and merge keys within a budget before they are
 // expanded (viper's own decoder expands them without one).
-var yamlCodecs = func() *viper.DefaultCodecRegistry {
+// Made on first use: most starts read no config file.
+var yamlCodecs = sync.OnceValue(func() *viper.DefaultCodecRegistry {
 	r := viper.NewCodecRegistry()
 	_ = r.RegisterCodec("yaml", safeYAML{})
 	_ = r.RegisterCodec("yml", safeYAML{})
 	return r
-}()
+})
 
 // safeYAML decodes YAML through one node tree checked by yamlsafe.
 type safeYAML struct{}

@@ -17,11 +17,14 @@ import (
 )
 
 // SubjectModes are what the drain-test subject does on SIGTERM: the one
-// graceful shutdown the demo shows passing, and the one it shows failing.
-var SubjectModes = map[string]string{
-	"good":       "readiness 503 at once, serve for PRE_DRAIN_MS, close the listener, finish in-flight requests, exit 0",
-	"closeearly": "close the listener at once (no pre-drain), finish in-flight requests, exit 0",
-}
+// graceful shutdown the demo shows passing, and the one it shows failing
+// (built on first use: a package-level map literal is built at every start).
+var SubjectModes = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"good":       "readiness 503 at once, serve for PRE_DRAIN_MS, close the listener, finish in-flight requests, exit 0",
+		"closeearly": "close the listener at once (no pre-drain), finish in-flight requests, exit 0",
+	}
+})
 
 // DrainSubject is the demo's drain-test subject, run as its own process (the
 // healthctl binary re-executed with the hidden demo-service word), so
@@ -40,7 +43,7 @@ func DrainSubject(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if _, ok := SubjectModes[*mode]; !ok {
+	if _, ok := SubjectModes()[*mode]; !ok {
 		fmt.Fprintf(stderr, "demo-service: -mode %q: want good or closeearly\n", *mode)
 		return 2
 	}

@@ -8,20 +8,30 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
+// mnemonic is a name and its number: types and classes are tables of
+// them, which the linker lays out (a package-level map literal is built
+// at every start, probe included).
+type mnemonic struct {
+	name string
+	n    uint16
+}
+
 // types are the record types by mnemonic (miekg/dns's names) that the
 // query may ask for; others are TYPEn.
-var types = map[string]uint16{
-	"A": 1, "NS": 2, "CNAME": 5, "SOA": 6, "PTR": 12, "HINFO": 13, "MX": 15, "TXT": 16,
-	"AAAA": 28, "LOC": 29, "SRV": 33, "NAPTR": 35, "DS": 43, "SSHFP": 44, "RRSIG": 46,
-	"NSEC": 47, "DNSKEY": 48, "NSEC3": 50, "NSEC3PARAM": 51, "TLSA": 52, "CDS": 59, "CDNSKEY": 60,
-	"SVCB": 64, "HTTPS": 65, "SPF": 99, "AXFR": 252, "ANY": 255, "CAA": 257,
+var types = [...]mnemonic{
+	{"A", 1}, {"NS", 2}, {"CNAME", 5}, {"SOA", 6}, {"PTR", 12}, {"HINFO", 13}, {"MX", 15}, {"TXT", 16},
+	{"AAAA", 28}, {"LOC", 29}, {"SRV", 33}, {"NAPTR", 35}, {"DS", 43}, {"SSHFP", 44}, {"RRSIG", 46},
+	{"NSEC", 47}, {"DNSKEY", 48}, {"NSEC3", 50}, {"NSEC3PARAM", 51}, {"TLSA", 52}, {"CDS", 59}, {"CDNSKEY", 60},
+	{"SVCB", 64}, {"HTTPS", 65}, {"SPF", 99}, {"AXFR", 252}, {"ANY", 255}, {"CAA", 257},
 }
 
 // ParseType reads a record type: a mnemonic (any case) or TYPEn.
 func ParseType(s string) (dnsmessage.Type, bool) {
 	u := strings.ToUpper(s)
-	if t, ok := types[u]; ok {
-		return dnsmessage.Type(t), true
+	for _, t := range types {
+		if t.name == u {
+			return dnsmessage.Type(t.n), true
+		}
 	}
 	if n, err := strconv.ParseUint(strings.TrimPrefix(u, "TYPE"), 10, 16); strings.HasPrefix(u, "TYPE") && err == nil {
 		return dnsmessage.Type(n), true
@@ -31,22 +41,24 @@ func ParseType(s string) (dnsmessage.Type, bool) {
 
 // TypeName is a record type as miekg/dns writes it ("A", "TYPE65534").
 func TypeName(t dnsmessage.Type) string {
-	for n, v := range types {
-		if v == uint16(t) {
-			return n
+	for _, n := range types {
+		if n.n == uint16(t) {
+			return n.name
 		}
 	}
 	return "TYPE" + strconv.Itoa(int(t))
 }
 
 // classes are the classes by name.
-var classes = map[string]uint16{"IN": 1, "CS": 2, "CH": 3, "HS": 4, "NONE": 254, "ANY": 255}
+var classes = [...]mnemonic{{"IN", 1}, {"CS", 2}, {"CH", 3}, {"HS", 4}, {"NONE", 254}, {"ANY", 255}}
 
 // ParseClass reads a class: a name (any case) or CLASSn.
 func ParseClass(s string) (dnsmessage.Class, bool) {
 	u := strings.ToUpper(s)
-	if c, ok := classes[u]; ok {
-		return dnsmessage.Class(c), true
+	for _, c := range classes {
+		if c.name == u {
+			return dnsmessage.Class(c.n), true
+		}
 	}
 	if n, err := strconv.ParseUint(strings.TrimPrefix(u, "CLASS"), 10, 16); strings.HasPrefix(u, "CLASS") && err == nil {
 		return dnsmessage.Class(n), true
@@ -56,9 +68,9 @@ func ParseClass(s string) (dnsmessage.Class, bool) {
 
 // ClassName is a class as miekg/dns writes it ("IN", "CLASS7").
 func ClassName(c dnsmessage.Class) string {
-	for n, v := range classes {
-		if v == uint16(c) {
-			return n
+	for _, n := range classes {
+		if n.n == uint16(c) {
+			return n.name
 		}
 	}
 	return "CLASS" + strconv.Itoa(int(c))

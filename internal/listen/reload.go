@@ -2,6 +2,7 @@ package listen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -65,8 +66,9 @@ func (ms *ModuleSet) Reload() (int, error) {
 	return len(mods), nil
 }
 
-// errNoModulesFile is a reload without --probe-modules.
-var errNoModulesFile = fmt.Errorf("no --probe-modules file to reload")
+// errNoModulesFile is a reload without --probe-modules (errors.New, which
+// the compiler lays out: fmt.Errorf would run at every start).
+var errNoModulesFile = errors.New("no --probe-modules file to reload")
 
 // ServeReload is POST /-/reload: the modules file read again. 200 with
 // what is in force; 500 with why when the file does not load (the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,25 +20,28 @@ type gracefulServer struct {
 	Signal string
 }
 
-// gracefulServers by command or image name.
-var gracefulServers = map[string]gracefulServer{
-	"nginx":              {"nginx", "SIGQUIT"},
-	"nginx-debug":        {"nginx", "SIGQUIT"},
-	"nginx-unprivileged": {"nginx", "SIGQUIT"},
-	"openresty":          {"nginx", "SIGQUIT"},
-	"httpd":              {"Apache httpd", "SIGWINCH"},
-	"httpd-foreground":   {"Apache httpd", "SIGWINCH"},
-	"apache2":            {"Apache httpd", "SIGWINCH"},
-	"apache2-foreground": {"Apache httpd", "SIGWINCH"},
-	"apachectl":          {"Apache httpd", "SIGWINCH"},
-	"apache2ctl":         {"Apache httpd", "SIGWINCH"},
-	"unicorn":            {"unicorn", "SIGQUIT"},
-	"unicorn_rails":      {"unicorn", "SIGQUIT"},
-	// SIGTERM is their graceful stop, SIGINT their fast one: judged only
-	// when stop_signal says SIGINT.
-	"thin":     {"thin", "SIGTERM"},
-	"gunicorn": {"gunicorn", "SIGTERM"},
-}
+// gracefulServers by command or image name (built on first use: a
+// package-level map literal is built at every start, probe included).
+var gracefulServers = sync.OnceValue(func() map[string]gracefulServer {
+	return map[string]gracefulServer{
+		"nginx":              {"nginx", "SIGQUIT"},
+		"nginx-debug":        {"nginx", "SIGQUIT"},
+		"nginx-unprivileged": {"nginx", "SIGQUIT"},
+		"openresty":          {"nginx", "SIGQUIT"},
+		"httpd":              {"Apache httpd", "SIGWINCH"},
+		"httpd-foreground":   {"Apache httpd", "SIGWINCH"},
+		"apache2":            {"Apache httpd", "SIGWINCH"},
+		"apache2-foreground": {"Apache httpd", "SIGWINCH"},
+		"apachectl":          {"Apache httpd", "SIGWINCH"},
+		"apache2ctl":         {"Apache httpd", "SIGWINCH"},
+		"unicorn":            {"unicorn", "SIGQUIT"},
+		"unicorn_rails":      {"unicorn", "SIGQUIT"},
+		// SIGTERM is their graceful stop, SIGINT their fast one: judged only
+		// when stop_signal says SIGINT.
+		"thin":     {"thin", "SIGTERM"},
+		"gunicorn": {"gunicorn", "SIGTERM"},
+	}
+})
 
 // serverOf recognises the server a container runs: its command (through an
 // init, a shell's last command, exec, bundle exec), else its image's name
@@ -57,7 +61,7 @@ func serverOf(argv []string, image string) (gracefulServer, bool) {
 	if i := strings.Index(name, ":"); i >= 0 {
 		name = name[:i]
 	}
-	s, ok := gracefulServers[name]
+	s, ok := gracefulServers()[name]
 	return s, ok
 }
 
@@ -71,7 +75,7 @@ func serverOfArgv(argv []string, depth int) (gracefulServer, bool) {
 	if _, _, script, ok := shellScript(argv); ok {
 		cmds := splitScript(script)
 		for i := len(cmds) - 1; i >= 0; i-- {
-			if w := cmds[i].words; len(w) > 0 && !helpers[path.Base(w[0])] {
+			if w := cmds[i].words; len(w) > 0 && !slices.Contains(helpers, path.Base(w[0])) {
 				return serverOfArgv(w, depth+1)
 			}
 		}
@@ -83,7 +87,7 @@ func serverOfArgv(argv []string, depth int) (gracefulServer, bool) {
 	case path.Base(argv[0]) == "bundle" && len(argv) > 2 && argv[1] == "exec":
 		return serverOfArgv(argv[2:], depth+1)
 	}
-	s, ok := gracefulServers[path.Base(argv[0])]
+	s, ok := gracefulServers()[path.Base(argv[0])]
 	return s, ok
 }
 

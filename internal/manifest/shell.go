@@ -4,16 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
-var shells = map[string]bool{"sh": true, "bash": true, "ash": true, "dash": true, "zsh": true, "ksh": true}
+// shells and helpers are slices, which the linker lays out: a
+// package-level map literal is built at every start, probe included.
+var shells = []string{"sh", "bash", "ash", "dash", "zsh", "ksh"}
 
 // shellScript finds a `SHELL [options] -c SCRIPT` command: -c may be
 // clustered with other options (sh -ec, bash -lc). ok is false for
 // anything else (the exec form, a shell running a script file).
 func shellScript(argv []string) (shell, opt, script string, ok bool) {
-	if len(argv) < 2 || !shells[path.Base(argv[0])] {
+	if len(argv) < 2 || !slices.Contains(shells, path.Base(argv[0])) {
 		return "", "", "", false
 	}
 	for i := 1; i < len(argv); i++ {
@@ -181,7 +184,7 @@ opts:
 
 // helpers are commands that do not start a service (they run before or
 // after it in a wrapper script).
-var helpers = map[string]bool{"echo": true, "printf": true, "true": true, ":": true, "exit": true, "wait": true, "sleep": true, "cd": true, "export": true, "set": true, "trap": true}
+var helpers = []string{"echo", "printf", "true", ":", "exit", "wait", "sleep", "cd", "export", "set", "trap"}
 
 // WrapperCheck says whether argv keeps SIGTERM from the service, judged as
 // the shells behave: `sh -c` runs the service as its child unless the last
@@ -384,7 +387,7 @@ func shellCheck(argv []string) (why string, fix []string, bad bool) {
 	// The service: the last command that is not a helper.
 	svc := -1
 	for i := len(cmds) - 1; i >= 0; i-- {
-		if !helpers[path.Base(cmds[i].words[0])] && cmds[i].simple {
+		if !slices.Contains(helpers, path.Base(cmds[i].words[0])) && cmds[i].simple {
 			svc = i
 			break
 		}

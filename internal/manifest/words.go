@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ var sleepRe = sync.OnceValue(func() *regexp.Regexp {
 // 'sleep 2 && kill -QUIT 1') with its sleep set to need seconds, as a YAML
 // flow list; ok is false for a command that only sleeps.
 func longerSleep(argv []string, need int) (string, bool) {
-	if len(argv) < 3 || !shells[path.Base(argv[0])] || argv[1] != "-c" {
+	if len(argv) < 3 || !slices.Contains(shells, path.Base(argv[0])) || argv[1] != "-c" {
 		return "", false
 	}
 	loc := sleepRe().FindStringSubmatchIndex(argv[2])
@@ -48,7 +49,7 @@ func SleepOf(argv []string) (time.Duration, bool) {
 	if len(argv) >= 2 && path.Base(argv[0]) == "sleep" {
 		return sleepArg(argv[1])
 	}
-	if len(argv) >= 3 && shells[path.Base(argv[0])] && argv[1] == "-c" {
+	if len(argv) >= 3 && slices.Contains(shells, path.Base(argv[0])) && argv[1] == "-c" {
 		if m := sleepRe().FindStringSubmatch(argv[2]); m != nil {
 			return sleepArg(m[1])
 		}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The URL: its own rules, which the scheme table's postgres row applies
@@ -21,10 +22,14 @@ const DefaultPort = "5432"
 // for TLS first (an SSLRequest) and insists on it. allow and disable speak
 // in clear (libpq's allow tries clear first); prefer asks and goes on in
 // clear when the server says N; require, verify-ca and verify-full insist.
-var SSLModes = map[string]struct{ Ask, Insist bool }{
-	"disable": {}, "allow": {}, "prefer": {Ask: true},
-	"require": {Ask: true, Insist: true}, "verify-ca": {Ask: true, Insist: true}, "verify-full": {Ask: true, Insist: true},
-}
+// Built on first use: a package-level map literal is built at every start,
+// probe included.
+var SSLModes = sync.OnceValue(func() map[string]struct{ Ask, Insist bool } {
+	return map[string]struct{ Ask, Insist bool }{
+		"disable": {}, "allow": {}, "prefer": {Ask: true},
+		"require": {Ask: true, Insist: true}, "verify-ca": {Ask: true, Insist: true}, "verify-full": {Ask: true, Insist: true},
+	}
+})
 
 // Socket is the Unix socket a libpq URL names with host=/DIR
 // (postgres:///DB?host=/var/run/postgresql): DIR/.s.PGSQL.PORT, the port
@@ -64,7 +69,7 @@ func CheckURL(u *url.URL) error {
 	for k, vs := range q {
 		switch k {
 		case "sslmode":
-			if _, ok := SSLModes[vs[0]]; len(vs) != 1 || !ok {
+			if _, ok := SSLModes()[vs[0]]; len(vs) != 1 || !ok {
 				return fmt.Errorf("%s URL's sslmode %q is not one of libpq's: disable, allow, prefer, require, verify-ca or verify-full (want %s)", u.Scheme, strings.Join(vs, ","), form)
 			}
 		case "connect_timeout":

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // textfileDirs are the directories node_exporter's textfile collector
@@ -20,7 +21,12 @@ var textfileDirs = []string{"/var/lib/prometheus/node-exporter", "/var/lib/node_
 // its arguments (ARGS= on Debian, OPTIONS= in upstream's sysconfig).
 var textfileConfigs = []string{"/etc/default/prometheus-node-exporter", "/etc/sysconfig/node_exporter", "/etc/sysconfig/prometheus-node_exporter"}
 
-var textfileFlag = regexp.MustCompile(`-?-collector\.textfile\.directory[= ]+["']?([^"' ]+)`)
+// textfileFlag is node_exporter's --collector.textfile.directory in its
+// arguments; compiled on first use (package initialisation is paid by
+// every start, probe included).
+var textfileFlag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`-?-collector\.textfile\.directory[= ]+["']?([^"' ]+)`)
+})
 
 // TextfileHint is what to add to the error about a --prom-file whose
 // directory does not exist: which directory node_exporter reads on this
@@ -70,7 +76,7 @@ func textfileDirIn(name string) string {
 		if strings.HasPrefix(l, "#") {
 			continue
 		}
-		if m := textfileFlag.FindStringSubmatch(l); m != nil {
+		if m := textfileFlag().FindStringSubmatch(l); m != nil {
 			return m[1]
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,14 +36,17 @@ type Config struct {
 }
 
 // oauth2Refused are oauth2's own fields healthctl does not map, with why
-// (blackbox's documentation's words first).
-var oauth2Refused = map[string]string{
-	"tls_config":             "\"configures the token request's TLS settings\": healthctl's token request verifies with the system's roots",
-	"proxy_url":              "\"HTTP proxy server to use to connect to the targets\" (for the token request): healthctl's token request goes direct",
-	"no_proxy":               "the token request's no_proxy: healthctl's token request goes direct",
-	"proxy_from_environment": "the token request's proxy_from_environment: healthctl's token request goes direct",
-	"proxy_connect_header":   "the token request's proxy_connect_header: healthctl's token request goes direct",
-}
+// (blackbox's documentation's words first), built on first use: a
+// package-level map literal is built at every start, probe included.
+var oauth2Refused = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"tls_config":             "\"configures the token request's TLS settings\": healthctl's token request verifies with the system's roots",
+		"proxy_url":              "\"HTTP proxy server to use to connect to the targets\" (for the token request): healthctl's token request goes direct",
+		"no_proxy":               "the token request's no_proxy: healthctl's token request goes direct",
+		"proxy_from_environment": "the token request's proxy_from_environment: healthctl's token request goes direct",
+		"proxy_connect_header":   "the token request's proxy_connect_header: healthctl's token request goes direct",
+	}
+})
 
 // Parse reads an oauth2: section; files it names are read now, where file
 // says (relative to the modules file).
@@ -108,7 +112,7 @@ func Parse(v *yaml.Node, file func(string) string, bad func(field string, line i
 			}
 			slices.SortFunc(c.params, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 		default:
-			if why, ok := oauth2Refused[k.Value]; ok {
+			if why, ok := oauth2Refused()[k.Value]; ok {
 				return nil, bad(k.Value, k.Line, "not supported: %s", why)
 			}
 			return nil, bad(k.Value, k.Line, "unknown field (want client_id, client_secret, client_secret_file, token_url, scopes, endpoint_params)")

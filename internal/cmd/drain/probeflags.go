@@ -2,6 +2,7 @@ package draincmd
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,18 +15,21 @@ import (
 // after), never follow a redirect (a 3xx is an answer, as the kubelet takes
 // it), are bounded by the poll's own window, read no body, and talk to the
 // one address the name dials. They are not registered, so giving one is a
-// usage error naming it (exit 2), never a value silently ignored.
-var notHonoured = map[string]string{
-	"follow":            "a 3xx is an answer",
-	"max-time":          "each poll has its own window",
-	"max-body":          "no body is judged",
-	"all-addresses":     "the service is one process",
-	"expect-status":     "the status is judged by the invariants",
-	"expect-body":       "no body is judged",
-	"expect-body-regex": "no body is judged",
-	"expect-json":       "no body is judged",
-	"expect-header":     "no header is judged",
-}
+// usage error naming it (exit 2), never a value silently ignored. Built on
+// first use: a package-level map literal is built at every start.
+var notHonoured = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"follow":            "a 3xx is an answer",
+		"max-time":          "each poll has its own window",
+		"max-body":          "no body is judged",
+		"all-addresses":     "the service is one process",
+		"expect-status":     "the status is judged by the invariants",
+		"expect-body":       "no body is judged",
+		"expect-body-regex": "no body is judged",
+		"expect-json":       "no body is judged",
+		"expect-header":     "no header is judged",
+	}
+})
 
 // registerProbeFlags registers the probe flags drain-test honours (-H, -u,
 // --resolve, --cacert, --insecure, -4/-6, the timeouts …) into fl, read
@@ -34,7 +38,7 @@ func registerProbeFlags(cmd *cobra.Command, p *cli.ProbeFlags) {
 	all := pflag.NewFlagSet("probe", pflag.ContinueOnError)
 	p.Register(all)
 	all.VisitAll(func(f *pflag.Flag) {
-		if _, skip := notHonoured[f.Name]; !skip {
+		if _, skip := notHonoured()[f.Name]; !skip {
 			cmd.Flags().AddFlag(f)
 		}
 	})
@@ -42,7 +46,7 @@ func registerProbeFlags(cmd *cobra.Command, p *cli.ProbeFlags) {
 	// pflag's bare "unknown flag".
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if name := unknownProbeFlag(all, err.Error()); name != "" {
-			return cli.UsageErrorf("--%s: drain-test does not take this probe flag (%s)", name, notHonoured[name])
+			return cli.UsageErrorf("--%s: drain-test does not take this probe flag (%s)", name, notHonoured()[name])
 		}
 		return cli.SuggestFlag(c, err)
 	})
@@ -59,7 +63,7 @@ func unknownProbeFlag(all *pflag.FlagSet, msg string) string {
 			name = f.Name
 		}
 	}
-	if _, ok := notHonoured[name]; ok {
+	if _, ok := notHonoured()[name]; ok {
 		return name
 	}
 	return ""

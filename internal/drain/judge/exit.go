@@ -5,6 +5,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func judgeExitStatus(o evidence.Observation, flip, closed, P time.Duration) Verd
 		return verdict(NonzeroExit, false, fmt.Sprintf("the process was %s, not by the %s sent: it crashed or was killed while shutting down", x, o.Signal))
 	case x.Signal != "":
 		return verdict(NonzeroExit, false, "the process was "+x.String()+": it did not handle "+o.Signal)
-	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber && wrappers[o.Command]:
+	case x.Code != 0 && o.SignalNumber > 0 && x.Code == 128+o.SignalNumber && slices.Contains(wrappers, o.Command):
 		// tini, catatonit, dumb-init and shells pass on the exit of the
 		// process they ran: 143 is that process ended by SIGTERM.
 		return verdict(NonzeroExit, true, fmt.Sprintf("exit status %d = 128 + %d (%s): %s passes on that the process it ran ended by %s", x.Code, o.SignalNumber, o.Signal, o.Command, o.Signal))
@@ -181,12 +182,13 @@ func answeredAfterExit(o evidence.Observation) *evidence.Poll {
 
 // wrappers are the programs that run a service rather than being it:
 // inits and shells. In a container one is PID 1, and its exit ends the
-// container, whatever still runs under it.
-var wrappers = map[string]bool{
-	"tini": true, "tini-static": true, "dumb-init": true, "catatonit": true, "s6-svscan": true,
-	"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true,
-	"supervisord": true, "npm": true, "yarn": true, "pnpm": true,
-	"runsvdir": true, "runsv": true, "pm2-runtime": true,
+// container, whatever still runs under it. A slice, which the linker lays
+// out: a package-level map literal is built at every start, probe included.
+var wrappers = []string{
+	"tini", "tini-static", "dumb-init", "catatonit", "s6-svscan",
+	"sh", "bash", "dash", "ash", "zsh", "ksh", "busybox",
+	"supervisord", "npm", "yarn", "pnpm",
+	"runsvdir", "runsv", "pm2-runtime",
 }
 
 // judgeWrapper: the signalled process does not exit before the service
@@ -206,7 +208,7 @@ func judgeWrapper(o evidence.Observation, flip time.Duration) Verdict {
 		return verdict(WrapperExitedEarly, true, fmt.Sprintf("nothing answered after pid %d exited", o.Pid))
 	}
 	fix := "exec the service from the process signalled, or make it wait for the service"
-	if wrappers[o.Command] || o.Command == "" {
+	if slices.Contains(wrappers, o.Command) || o.Command == "" {
 		fix = "exec the service: sh -c 'exec svc …' (a shell that does not exec dies of the signal, and an init — tini, dumb-init — exits with its child, orphaning the service)"
 	}
 	return verdict(WrapperExitedEarly, false, fmt.Sprintf("%s exited (%s) at %s while the service it ran still answered (%s %s at %s; readiness had flipped at %s: the service got the signal): in a container PID 1's exit kills the service mid-drain; %s", who(o), x, ms(x.At), after.Probe, after.Said(), ms(after.At), ms(flip), fix))

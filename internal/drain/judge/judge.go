@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/healthctl/healthctl/internal/drain/evidence"
@@ -70,23 +71,27 @@ type NotChecked struct {
 	Why  string `json:"why"`
 }
 
-// checkedWhat names what each verdict checks, for "in-flight not checked".
-var checkedWhat = map[string]string{
-	InflightAborted:           "in-flight",
-	NewRequestsRefused:        "traffic",
-	KeepaliveReset:            "keep-alive",
-	NonzeroExit:               "exit status",
-	ExitCodeUnknown:           "exit status",
-	ReadinessFlaps:            "readiness flaps",
-	LivenessFailedDuringDrain: "liveness",
-	NotReadyBefore:            "readiness before the signal",
-	ReadinessNeverFlips:       "readiness flip",
-	ReadyFlipLate:             "readiness flip",
-	ListenerClosedEarly:       "listener",
-	ShutdownHang:              "exit time",
-	SignalNotForwarded:        "signal",
-	WrapperExitedEarly:        "wrapper",
-}
+// checkedWhat names what each verdict checks, for "in-flight not checked"
+// (built on first use: a package-level map literal is built at every
+// start, probe included).
+var checkedWhat = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		InflightAborted:           "in-flight",
+		NewRequestsRefused:        "traffic",
+		KeepaliveReset:            "keep-alive",
+		NonzeroExit:               "exit status",
+		ExitCodeUnknown:           "exit status",
+		ReadinessFlaps:            "readiness flaps",
+		LivenessFailedDuringDrain: "liveness",
+		NotReadyBefore:            "readiness before the signal",
+		ReadinessNeverFlips:       "readiness flip",
+		ReadyFlipLate:             "readiness flip",
+		ListenerClosedEarly:       "listener",
+		ShutdownHang:              "exit time",
+		SignalNotForwarded:        "signal",
+		WrapperExitedEarly:        "wrapper",
+	}
+})
 
 // NotCheckedLine is "in-flight not checked, keep-alive not checked" ("":
 // every invariant was checked).
@@ -166,7 +171,7 @@ func Judge(o evidence.Observation, s evidence.Settings) Report {
 	}
 	for _, v := range r.Verdicts {
 		if v.Skipped {
-			r.NotChecked = append(r.NotChecked, NotChecked{Verdict: v.Name, What: checkedWhat[v.Name], Why: v.Detail})
+			r.NotChecked = append(r.NotChecked, NotChecked{Verdict: v.Name, What: checkedWhat()[v.Name], Why: v.Detail})
 		}
 	}
 	exitAt := notSeen

@@ -47,7 +47,7 @@ type postgresExchange struct {
 
 func NewPostgres(_ context.Context, p *session.Probe) (session.Exchange, error) {
 	q := p.Opts.URL.Query()
-	m := pgwire.SSLModes[q.Get("sslmode")]
+	m := pgwire.SSLModes()[q.Get("sslmode")]
 	x := &postgresExchange{cv: streamprobe.Conversation{P: p}, ssl: m.Ask, insist: m.Insist,
 		readWrite: q.Get("target_session_attrs") == "read-write"}
 	if pgwire.Socket(p.Opts.URL) != "" {
@@ -137,7 +137,7 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 	if ctx.Err() != nil {
 		return err
 	}
-	refused := err == nil && x.got && x.answer.Error != nil && !finalRefusal[x.answer.Error.Code]
+	refused := err == nil && x.got && x.answer.Error != nil && !finalRefusal(x.answer.Error.Code)
 	switch mode := x.cv.P.Opts.URL.Query().Get("sslmode"); {
 	case mode == "prefer" && x.ssl && (x.tlsFailed || refused):
 		x.ssl = false
@@ -157,9 +157,10 @@ func (x *postgresExchange) tryHost(ctx context.Context, hop *url.URL) error {
 // overdue says w is armed and due at now (p.Mu held).
 func overdue(w *session.Window, now time.Time) bool { return w.Active && !w.Due.After(now) }
 
-// finalRefusal are the SQLSTATEs after which pgconn tries no other way
-// to the same server (nor another host).
-var finalRefusal = map[string]bool{"28P01": true, "3D000": true, "42501": true}
+// finalRefusal says code is a SQLSTATE after which pgconn tries no other
+// way to the same server (nor another host). This file's tables are code,
+// not map literals: a package-level map is built at every start.
+func finalRefusal(code string) bool { return code == "28P01" || code == "3D000" || code == "42501" }
 
 // next says whether a host's attempt that ended with err (nil: it
 // answered; closed: its window closed) moves on to the next host, and
@@ -317,8 +318,27 @@ func (x *postgresExchange) runHost(ctx context.Context, hop *url.URL) error {
 	return nil
 }
 
-// authNames are the authentication requests' names, by code.
-var authNames = map[uint32]string{0: "ok", 2: "kerberos", 3: "password", 5: "md5", 7: "gss", 9: "sspi", 10: "sasl"}
+// authName is an authentication request's name, by code ("" for a code
+// it does not know).
+func authName(code uint32) string {
+	switch code {
+	case 0:
+		return "ok"
+	case 2:
+		return "kerberos"
+	case 3:
+		return "password"
+	case 5:
+		return "md5"
+	case 7:
+		return "gss"
+	case 9:
+		return "sspi"
+	case 10:
+		return "sasl"
+	}
+	return ""
+}
 
 func (x *postgresExchange) Describe(err error, _ time.Time, _ *result.Result, obs *classify.Observation, _ *classify.Facts) {
 	red := x.cv.P.Opts.Redactor.String
@@ -336,7 +356,7 @@ func (x *postgresExchange) Describe(err error, _ time.Time, _ *result.Result, ob
 	case x.answer.LoggedIn:
 		a.LoggedIn, a.ReadOnly = true, x.answer.ReadOnly
 	case x.answer.Auth:
-		a.Auth = authNames[x.answer.AuthCode]
+		a.Auth = authName(x.answer.AuthCode)
 		if a.Auth == "" {
 			a.Auth = fmt.Sprint(x.answer.AuthCode)
 		}

@@ -227,14 +227,22 @@ func (p *Probe) LeaveProxy() {
 	}
 }
 
-// stagePhase is the waterfall phase a stage's time belongs to.
-var stagePhase = map[classify.Stage]result.Phase{
-	classify.StageDNS:     result.PhaseDNS,
-	classify.StageConnect: result.PhaseConnect,
-	classify.StageTLS:     result.PhaseTLS,
-	// A CONNECT (or SOCKS5 handshake) cut short is the proxy phase;
-	// closeTimings leaves a forward proxy's wait to ttfb.
-	classify.StageProxy: result.PhaseProxy,
+// stagePhase is the waterfall phase a stage's time belongs to (a switch,
+// not a map literal, which would be built at every start).
+func stagePhase(s classify.Stage) (result.Phase, bool) {
+	switch s {
+	case classify.StageDNS:
+		return result.PhaseDNS, true
+	case classify.StageConnect:
+		return result.PhaseConnect, true
+	case classify.StageTLS:
+		return result.PhaseTLS, true
+	case classify.StageProxy:
+		// A CONNECT (or SOCKS5 handshake) cut short is the proxy phase;
+		// closeTimings leaves a forward proxy's wait to ttfb.
+		return result.PhaseProxy, true
+	}
+	return "", false
 }
 
 // Do runs the probe: open makes its exchange (nil: a scheme no row
@@ -408,7 +416,7 @@ func (p *Probe) finish(parent, ctx context.Context, ex Exchange, err error, res 
 // now on late hooks write nothing.
 func (p *Probe) closeTimings(now time.Time) {
 	p.finished = true
-	if ph, ok := stagePhase[p.Stage]; ok && !p.StageStart.IsZero() && (p.Stage != classify.StageProxy || !p.Forward) {
+	if ph, ok := stagePhase(p.Stage); ok && !p.StageStart.IsZero() && (p.Stage != classify.StageProxy || !p.Forward) {
 		if !p.Timings.Has(ph) {
 			p.Timings.Set(ph, now.Sub(p.StageStart))
 		}
