@@ -2,8 +2,12 @@ package targetsfile
 
 import (
 	"bytes"
+	"runtime"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/healthctl/healthctl/internal/crash"
 )
 
 // A big targets file is read a slice of its targets: list at a time: the
@@ -121,37 +125,100 @@ func parseSliced(path string, data []byte, from, items int) (out []FileEntry, ok
 		return nil, false
 	}
 	out = make([]FileEntry, 0, len(starts))
-	var doc bytes.Buffer
-	for c := 0; c < len(starts); c += items {
+	all := parseSlices(len(starts), items, func(c int, n *yaml.Node) bool {
+		// The slice of entries c.., its lines from the file's: on any
+		// core, while the entries before it are made targets.
 		from, to := starts[c], end
 		if c+items < len(starts) {
 			to = starts[c+items]
 		}
-		doc.Reset()
+		size := len("targets:\n")
+		for _, l := range lines[from:to] {
+			size += len(l)
+		}
+		var doc bytes.Buffer
+		doc.Grow(size)
 		doc.WriteString("targets:\n")
 		for _, l := range lines[from:to] {
 			doc.Write(l)
 		}
-		var n yaml.Node
-		if err := yaml.Unmarshal(doc.Bytes(), &n); err != nil || len(n.Content) != 1 {
-			return nil, false
+		if err := yaml.Unmarshal(doc.Bytes(), n); err != nil || len(n.Content) != 1 {
+			return false
 		}
 		m := n.Content[0]
 		if m.Kind != yaml.MappingNode || len(m.Content) != 2 || m.Content[1].Kind != yaml.SequenceNode ||
 			len(m.Content[1].Content) != min(items, len(starts)-c) {
-			return nil, false
+			return false
 		}
 		// Line 2 of the slice is the file's line from+1.
 		shiftLines(m.Content[1], from-1)
-		for _, e := range m.Content[1].Content {
+		return true
+	}, func(n *yaml.Node) bool {
+		// In the file's order: the first of two entries of one name is
+		// the one a duplicate is said against.
+		for _, e := range n.Content[0].Content[1].Content {
 			t, err := p.target(e)
 			if err != nil {
-				return nil, false
+				return false
 			}
 			out = append(out, t)
 		}
+		return true
+	})
+	if !all {
+		return nil, false
 	}
 	return out, true
+}
+
+// parseSlices parses the slices of `count` entries, `items` a slice, with
+// parse on every core, and hands each parsed slice to use in order; it
+// stops at the first that fails, and reports whether all were used. At
+// most one more slice than there are cores is parsed ahead of use: the
+// trees it keeps are a few slices' (a slice a thousand entries for
+// memory), not the file's.
+func parseSlices(count, items int, parse func(c int, n *yaml.Node) bool, use func(n *yaml.Node) bool) bool {
+	slices := (count + items - 1) / items
+	workers := min(runtime.GOMAXPROCS(0), slices)
+	type parsed struct {
+		n    yaml.Node
+		ok   bool
+		done chan struct{}
+	}
+	ps := make([]parsed, slices)
+	for i := range ps {
+		ps[i].done = make(chan struct{})
+	}
+	ahead := make(chan struct{}, workers+1) // parsed, not yet used
+	stop := make(chan struct{})
+	defer close(stop)
+	var next atomic.Int64
+	for range workers {
+		crash.Go(func() {
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-stop:
+					return
+				}
+				i := int(next.Add(1)) - 1
+				if i >= slices {
+					return
+				}
+				ps[i].ok = parse(i*items, &ps[i].n)
+				close(ps[i].done)
+			}
+		})
+	}
+	for i := range ps {
+		<-ps[i].done
+		if !ps[i].ok || !use(&ps[i].n) {
+			return false
+		}
+		ps[i].n = yaml.Node{} // its tree goes
+		<-ahead
+	}
+	return true
 }
 
 // isTargetsLine: "targets:" with nothing after it but blanks or a comment.
