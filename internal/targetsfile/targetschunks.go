@@ -14,7 +14,8 @@ import (
 // YAML library builds the whole document's tree before it returns it
 // (~2 KiB a target with two headers of its own: 100,000 such entries
 // peaked at 239 MB of live heap while the file was read, past the sweep's
-// own peak), where a slice of sliceItems entries is a few MB. The slices
+// own peak), where a slice of sliceItems entries is a few MB; and the
+// slices are parsed on every core at once. The slices
 // are cut at the lines that start an entry of the list (its indentation,
 // then "- "), which in a file that parses are always an entry's start.
 // Whatever the cut cannot vouch for (anchors, aliases, tags, several
@@ -22,8 +23,8 @@ import (
 // list) is read whole, and so is any file the slices find an error in,
 // so that every error is the one the whole document gives.
 const (
-	sliceFrom  = 1 << 20 // files smaller than this are read whole
-	sliceItems = 1000    // entries a slice
+	sliceFrom  = 256 << 10 // files smaller than this are read whole (~2,000 entries: two slices)
+	sliceItems = 1000      // entries a slice
 )
 
 // unsliceable reports what the cut cannot vouch for: an anchor, alias or
