@@ -32,13 +32,13 @@ func TestEveryKindRowAnswers(t *testing.T) {
 			o := &scheme.Options{URL: u, Method: "GET", Header: http.Header{}, Network: "tcp", Resolve: map[string][]string{},
 				ConnectTimeout: time.Second, ReadTimeout: time.Second, MaxTime: time.Second, Redactor: redact.NewRedactor(nil, nil)}
 			p := newRun(o, hooks{})
-			ex, err := exchanges[row.Name](context.Background(), p.Probe)
+			ex, err := rowExchange(row)(context.Background(), p.Probe)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer ex.Close()
 			// HTTP's exchange (either of its two) is httpprobe.New's.
-			isHTTP := reflect.ValueOf(exchanges[row.Name]).Pointer() == reflect.ValueOf(httpprobe.New).Pointer()
+			isHTTP := reflect.ValueOf(rowExchange(row)).Pointer() == reflect.ValueOf(httpprobe.New).Pointer()
 			if isHTTP != (row.Kind == nil) {
 				t.Fatalf("HTTP exchange %v, kind %v: a row that is not HTTP names its kind, HTTP's none", isHTTP, row.Kind)
 			}
@@ -65,15 +65,15 @@ func TestEveryKindRowAnswers(t *testing.T) {
 }
 
 // TestEveryRowHasAnExchange: the table (internal/scheme) is data only;
-// each of its rows meets its exchange in exchanges, and nothing there
-// names a row the table does not have. A row added without its exchange
+// each of its rows meets its exchange in exchanges by its kind, and
+// nothing there is for a kind no row names. A row added without its exchange
 // fails here, not in a user's probe.
 func TestEveryRowHasAnExchange(t *testing.T) {
-	rows := map[string]bool{}
+	kinds := map[*classify.Kind]bool{}
 	for _, row := range scheme.Schemes() {
-		rows[row.Name] = true
-		if exchanges[row.Name] == nil {
-			t.Errorf("row %s: no exchange in exchanges", row.Name)
+		kinds[row.Kind] = true
+		if rowExchange(row) == nil {
+			t.Errorf("row %s: no exchange for its kind in exchanges", row.Name)
 		}
 		for _, a := range append([]string{row.Name}, row.Aliases...) {
 			if exchangeFor(a) == nil {
@@ -81,9 +81,9 @@ func TestEveryRowHasAnExchange(t *testing.T) {
 			}
 		}
 	}
-	for name := range exchanges {
-		if !rows[name] {
-			t.Errorf("exchanges names %s, which is no row of the table", name)
+	for k := range exchanges {
+		if !kinds[k] {
+			t.Errorf("exchanges has an exchange for kind %s, which no row of the table names", k.Name)
 		}
 	}
 }

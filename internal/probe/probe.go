@@ -12,7 +12,7 @@
 // HTTP/2, on Request.Write and http.ReadResponse, with the Transport's own
 // answers and errors but none of its goroutines; grpc.go, the gRPC health
 // call over net/http's HTTP/2, grpcprobe; streamprobe's tcp.go, tcp:// and tls://; ...) holding a type
-// that implements session.Exchange and its constructor, which exchanges.go names for the row. Run
+// that implements session.Exchange and its constructor, which exchanges.go gives the row's kind. Run
 // picks the exchange by the URL's scheme; everything else is shared through
 // the *session.Probe it is given:
 //   - the dialler, p.Dial: --resolve, the DNS client (p.lookup, with

@@ -120,8 +120,8 @@ const (
 )
 
 // schemes is the table: one row per protocol, in the order the docs and
-// errors list them. Its exchanges (internal/probe's exchanges map names
-// each row's): http.go (and http1.go, its plain
+// errors list them. Its exchanges (internal/probe's exchanges map gives
+// each row's kind its own): http.go (and http1.go, its plain
 // HTTP/1.1 case), grpc.go, tcp.go, redis.go, postgres.go, dnsprobe.go, amqp.go,
 // mysql.go, icmp.go.
 var schemes = table()
