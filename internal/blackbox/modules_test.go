@@ -130,3 +130,19 @@ func TestReadModulesMissing(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// TestFieldOfAnotherProber: a field of another prober's section names the
+// prober that takes it, as the scheme table's rows say (their option
+// groups and Prober column), and http's tls: names its TLS twin.
+func TestFieldOfAnotherProber(t *testing.T) {
+	for yml, want := range map[string]string{
+		"modules:\n  m:\n    prober: tcp\n    tcp:\n      service: s\n":                    `tcp.service: only for prober grpc`,
+		"modules:\n  m:\n    prober: grpc\n    grpc:\n      proxy_url: http://p.invalid\n": `grpc.proxy_url: only for prober http`,
+		"modules:\n  m:\n    prober: http\n    http:\n      tls: true\n":                   `http.tls: unknown field for prober http (an https:// target uses TLS)`,
+	} {
+		_, err := ParseModules("bb.yml", []byte(yml), target.Defaults(), func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yml, err, want)
+		}
+	}
+}

@@ -33,6 +33,8 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 		k, val := sec.Content[i], deref(sec.Content[i+1])
 		field := m.Prober + "." + k.Value
 		bad := func(format string, args ...any) error { return fail(val.Line, name, field, format, args...) }
+		// A field of another prober's: the table's rows say whose.
+		only := func(a scheme.Applies) error { return bad("only for prober %s", scheme.ProbersWith(a)) }
 		str := func() (string, error) {
 			if val.Kind != yaml.ScalarNode {
 				return "", bad("want a single value")
@@ -77,7 +79,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			})
 		case "valid_status_codes":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			var codes []string
 			if codes, err = list(); err == nil {
@@ -94,7 +96,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "valid_http_versions":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			var vs []string
 			if vs, err = list(); err == nil {
@@ -107,7 +109,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "fail_if_ssl", "fail_if_not_ssl":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			var b bool
 			if b, err = boolean(); err == nil && b {
@@ -119,7 +121,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "body_size_limit":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			var n int64
 			var t string
@@ -136,7 +138,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "compression":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			if acceptEncoding, err = str(); err == nil {
 				switch acceptEncoding {
@@ -173,17 +175,17 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "query_response":
 			if !m.speaks(scheme.AppliesDialogue) {
-				return bad("only for prober tcp")
+				return only(scheme.AppliesDialogue)
 			}
 			m.dialogue, err = queryResponse(val, bad)
 		case "method":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			in.Method, err = str()
 		case "headers":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			if val.Kind != yaml.MappingNode {
 				return bad("want a mapping of header names to values")
@@ -193,7 +195,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "body":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			// blackbox sends the text as it is: "@FILE" is the text
 			// "@FILE", never a file read (the options' Body, set per
@@ -204,7 +206,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "fail_if_body_not_matches_regexp", "fail_if_body_matches_regexp":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			var res []string
 			if res, err = list(); err == nil {
@@ -217,7 +219,7 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "fail_if_header_not_matches", "fail_if_header_matches":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			err = m.headerMatches(val, in, k.Value == "fail_if_header_matches", bad)
 		case "no_follow_redirects":
@@ -232,17 +234,17 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			err = basicAuth(val, in, dir, bad)
 		case "tls":
 			if m.speaks(scheme.AppliesRequest) {
-				return bad("unknown field for prober http (an https:// target uses TLS)")
+				return bad("unknown field for prober %s (%s target uses TLS)", m.Prober, strings.TrimSuffix(scheme.SchemeList(true, func(s scheme.Scheme) bool { return s.Name == m.row.Secure }), " URL"))
 			}
 			m.TLS, err = boolean()
 		case "service":
 			if !m.speaks(scheme.AppliesGRPCService) {
-				return bad("only for prober grpc")
+				return only(scheme.AppliesGRPCService)
 			}
 			in.GRPCService, err = str()
 		case "proxy_url":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			var p string
 			if p, err = str(); err == nil {
@@ -253,12 +255,12 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 			}
 		case "no_proxy":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			m.noProxy, err = str()
 		case "oauth2":
 			if !m.speaks(scheme.AppliesRequest) {
-				return bad("only for prober http")
+				return only(scheme.AppliesRequest)
 			}
 			m.oauth, err = oauth2.Parse(val, func(f string) string { return inDir(dir, f) }, func(f string, line int, format string, args ...any) error {
 				if f != "" {

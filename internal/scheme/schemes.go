@@ -284,6 +284,18 @@ func Probers() string {
 	return orList(names)
 }
 
+// ProbersWith lists the probers whose rows take the option group a, as
+// an error's list ("only for prober http").
+func ProbersWith(a Applies) string {
+	var names []string
+	for _, s := range schemes {
+		if s.Prober != "" && s.Options&a != 0 {
+			names = append(names, s.Prober)
+		}
+	}
+	return orList(names)
+}
+
 // orList joins names as an error lists them: "a, b or c".
 func orList(names []string) string {
 	list := strings.Join(names, ", ")
