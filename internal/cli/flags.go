@@ -83,18 +83,18 @@ func (f *ProbeFlags) Register(fs *pflag.FlagSet) {
 		o := &target.Options[i]
 		switch p := o.Field(&f.in).(type) {
 		case *[]string:
-			StringArrayVar(fs, p, o.Flag, o.Short, o.Usage)
+			StringArrayVar(fs, p, o.Flag, o.Short, o.Help())
 			continue
 		case *string:
-			fs.StringVarP(p, o.Flag, o.Short, *p, o.Usage)
+			fs.StringVarP(p, o.Flag, o.Short, *p, o.Help())
 		case *bool:
-			fs.BoolVarP(p, o.Flag, o.Short, *p, o.Usage)
+			fs.BoolVarP(p, o.Flag, o.Short, *p, o.Help())
 		case *int:
-			fs.IntVarP(p, o.Flag, o.Short, *p, o.Usage)
+			fs.IntVarP(p, o.Flag, o.Short, *p, o.Help())
 		case *time.Duration:
-			fs.DurationVarP(p, o.Flag, o.Short, *p, o.Usage)
+			fs.DurationVarP(p, o.Flag, o.Short, *p, o.Help())
 		case *int64:
-			fs.VarP(&sizeValue{text: target.FormatSize(*p), n: p}, o.Flag, o.Short, o.Usage)
+			fs.VarP(&sizeValue{text: target.FormatSize(*p), n: p}, o.Flag, o.Short, o.Help())
 		}
 		if o.NoOptDefault != "" {
 			fs.Lookup(o.Flag).NoOptDefVal = o.NoOptDefault

@@ -333,6 +333,18 @@ func SchemeList(urls bool, keep func(Scheme) bool) string {
 	return list
 }
 
+// URLList names the URLs of the rows keep says yes to, as help text lists
+// them: "grpc:// or grpcs://".
+func URLList(keep func(Scheme) bool) string {
+	var names []string
+	for _, s := range schemes {
+		if keep(s) {
+			names = append(names, s.Name+"://")
+		}
+	}
+	return orList(names)
+}
+
 // With keeps the rows whose options include a.
 func With(a Applies) func(Scheme) bool { return func(s Scheme) bool { return s.Options&a != 0 } }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/healthctl/healthctl/internal/scheme"
 	"github.com/healthctl/healthctl/internal/words"
 )
 
@@ -34,13 +35,25 @@ type Option struct {
 	Flag  string
 	Short string
 	Kind  Kind
+	// Usage is the flag's help; for an option of one group of the scheme
+	// table's (For), its %s is the URLs of the rows that take it (Help).
 	Usage string
+	For   scheme.Applies
 	// NoOptDefault is the value of the flag given without one ("--follow"
 	// alone), or "".
 	NoOptDefault string
 	// key is the targets-file key when it is not Flag with '_' for '-'.
 	key   string
 	field func(*Input) any
+}
+
+// Help is the flag's help: Usage, with the URLs of the rows that take the
+// option where it names them (For), as the scheme table says.
+func (o *Option) Help() string {
+	if o.For == 0 {
+		return o.Usage
+	}
+	return fmt.Sprintf(o.Usage, scheme.URLList(scheme.With(o.For)))
 }
 
 // Key is the option's targets-file key: the flag name with '-' written '_'
@@ -204,9 +217,9 @@ var Options = []Option{
 	{Flag: "degraded-if-json", Kind: List, field: func(in *Input) any { return &in.DegradedIfJSON },
 		Usage: "an answer that passes is degraded when this JSON condition holds, e.g. status=Degraded (repeatable)"},
 	{Flag: "grpc-service", Kind: String, field: func(in *Input) any { return &in.GRPCService },
-		Usage: "service whose health a grpc:// or grpcs:// probe asks (default: the URL's path; empty: the server's overall health)"},
+		Usage: "service whose health a %s probe asks (default: the URL's path; empty: the server's overall health)", For: scheme.AppliesGRPCService},
 	{Flag: "dialogue", Kind: List, field: func(in *Input) any { return &in.Dialogue },
-		Usage: "tcp:// and tls://: one step of a conversation once connected, in order (repeatable): expect:RE reads lines until one matches, send:TEXT sends a line (after an expect:, ${1} is its match's group), starttls upgrades to TLS (blackbox's query_response)"},
+		For: scheme.AppliesDialogue, Usage: "%s: one step of a conversation once connected, in order (repeatable): expect:RE reads lines until one matches, send:TEXT sends a line (after an expect:, ${1} is its match's group), starttls upgrades to TLS (blackbox's query_response)"},
 	{Flag: "http2-prior-knowledge", Kind: Bool, field: func(in *Input) any { return &in.HTTP2Prior },
 		Usage: "speak HTTP/2 over cleartext to http:// URLs (h2c, no upgrade), as curl does"},
 	{Flag: "secret-header", Kind: List, field: func(in *Input) any { return &in.SecretHeader },

@@ -2,6 +2,7 @@ package target
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,5 +91,24 @@ func TestParseDurationBareSeconds(t *testing.T) {
 	var in Input
 	if err := OptionByKey("connect_timeout").Set(&in, []string{"5"}); err != nil || in.ConnectTimeout != 5*time.Second {
 		t.Fatalf("connect_timeout: 5 -> %v, %v", in.ConnectTimeout, err)
+	}
+}
+
+// TestOptionHelpNamesTheRows: an option of one of the scheme table's
+// groups (For) names the URLs that take it from the table, never by hand;
+// every other help names none to fill.
+func TestOptionHelpNamesTheRows(t *testing.T) {
+	for _, o := range Options {
+		if got, want := strings.Count(o.Usage, "%s"), 0; o.For == 0 && got != want || o.For != 0 && got != 1 {
+			t.Errorf("--%s: %d %%s in its usage with For %v", o.Flag, got, o.For)
+		}
+		if h := o.Help(); strings.Contains(h, "%!") || o.For != 0 && !strings.Contains(h, "://") {
+			t.Errorf("--%s: help %q", o.Flag, h)
+		}
+	}
+	for _, o := range Options {
+		if o.Flag == "grpc-service" && !strings.Contains(o.Help(), "a grpc:// or grpcs:// probe") {
+			t.Errorf("--grpc-service: %q", o.Help())
+		}
 	}
 }
