@@ -32,7 +32,7 @@ func IsGRPC(u *url.URL) bool {
 func GRPCMethod(u *url.URL) error {
 	svc, method, ok := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 	if !ok || svc == "" || method == "" || strings.Contains(method, "/") || u.RawQuery != "" {
-		return fmt.Errorf("want grpc://HOST:PORT/pkg.Service/Method (a unary method, called with an empty request or --inflight-body's)")
+		return fmt.Errorf("want %s (a unary method, called with an empty request or --inflight-body's)", scheme.InflightCalls())
 	}
 	return nil
 }

@@ -107,6 +107,10 @@ type Words struct {
 // accepted).
 type Drain struct {
 	Ready, Inflight string
+	// Call is the form of an --inflight URL that is one of the protocol's
+	// unary calls ("" when --inflight takes none): drain-test keeps calls
+	// in flight as it keeps requests.
+	Call string
 }
 
 // PathRule is what a URL's path means for a protocol.
@@ -141,7 +145,7 @@ func table() []Scheme {
 		{Name: "grpc", Secure: "grpcs", Form: "grpc://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService,
 			Words:    Words{Does: "is a gRPC health call (its answer is a serving status, not an HTTP response)", Pass: "grpc.health.v1.Health/Check answers SERVING", Missing: "no SERVING answer"},
-			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip"},
+			Drain:    Drain{Ready: "SERVING is ready; NOT_SERVING (health Shutdown) is the flip", Call: "grpc://HOST:PORT/pkg.Service/Method"},
 			Manifest: []string{"grpc"}, Kind: grpchealth.Kind, Prober: "grpc"},
 		{Name: "grpcs", TLS: true, Form: "grpcs://HOST:PORT[/SERVICE]", Path: PathService,
 			Options:  AppliesHeader | AppliesGRPCService | AppliesProxy,
@@ -343,6 +347,18 @@ func URLList(keep func(Scheme) bool) string {
 		}
 	}
 	return orList(names)
+}
+
+// InflightCalls lists the forms of the --inflight URLs that are unary
+// calls (Drain.Call), as an error lists them.
+func InflightCalls() string {
+	var forms []string
+	for _, s := range schemes {
+		if s.Drain.Call != "" {
+			forms = append(forms, s.Drain.Call)
+		}
+	}
+	return orList(forms)
 }
 
 // With keeps the rows whose options include a.

@@ -211,3 +211,22 @@ func stringLit(e ast.Expr) (string, bool) {
 	s, err := strconv.Unquote(b.Value)
 	return s, err == nil
 }
+
+// TestInflightCallsAreTheirRows: a row's --inflight call form is a URL of
+// its own scheme, and drain-test calls it as the gRPC unary call it knows
+// (a row that asks for a gRPC service).
+func TestInflightCallsAreTheirRows(t *testing.T) {
+	n := 0
+	for _, s := range schemes {
+		if s.Drain.Call == "" {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(s.Drain.Call, s.Name+"://") || s.Options&AppliesGRPCService == 0 {
+			t.Errorf("row %s: --inflight call %q", s.Name, s.Drain.Call)
+		}
+	}
+	if n == 0 || !strings.Contains(InflightCalls(), "://") {
+		t.Fatalf("no row takes an --inflight call: %q", InflightCalls())
+	}
+}

@@ -118,7 +118,7 @@ without running anything (exit 0 clean, 7 findings, 2 unreadable).`,
 	fl.IntVar(&opts.Pid, "pid", 0, "attach to this running process instead of starting one")
 	fl.StringVar(&opts.Ready, "ready", "", "readiness URL: 200-399 before the signal, >= 400 after")
 	fl.StringVar(&opts.Live, "live", "", "liveness URL: 200-399 throughout the pre-drain")
-	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic); grpc://HOST:PORT/pkg.Service/Method: unary calls")
+	fl.StringVar(&opts.Inflight, "inflight", "", "a slow URL: requests in flight at the signal must complete (also the traffic endpoint without --traffic); "+scheme.InflightCalls()+": unary calls")
 	fl.StringVar(&opts.InflightBody, "inflight-body", "", "FILE: a gRPC --inflight call's request message, serialized protobuf (protoc --encode), sent as is (default: the empty message)")
 	fl.StringVar(&opts.Traffic, "traffic", "", "the traffic endpoint: a new request on a fresh connection every 20 ms from the signal to the exit (default: the --inflight URL)")
 	fl.DurationVar(&opts.TrafficTimeout, "traffic-timeout", 0, "bounds each traffic request, connection and whole body (default min(S, 5s); never the probe's --read-timeout)")
@@ -248,7 +248,7 @@ func (o *Options) check(cmd *cobra.Command, args []string) error {
 		}
 		want := scheme.SchemeList(true, takes)
 		if u.flag == "inflight" {
-			want += ", or grpc://HOST:PORT/pkg.Service/Method"
+			want += ", or " + scheme.InflightCalls()
 		}
 		return cli.UsageErrorf("%s: want %s", o.named(u.flag), want)
 	}
@@ -262,7 +262,7 @@ func (o *Options) readInflightBody() error {
 		return nil
 	}
 	if pu, err := url.Parse(o.Inflight); err != nil || pu.Host == "" || !drain.IsGRPC(pu) {
-		return cli.UsageErrorf("%s is the request message of a gRPC --inflight call (grpc://HOST:PORT/pkg.Service/Method); an HTTP --inflight request sends --data", o.named("inflight-body"))
+		return cli.UsageErrorf("%s is the request message of a gRPC --inflight call (%s); an HTTP --inflight request sends --data", o.named("inflight-body"), scheme.InflightCalls())
 	}
 	data, err := inputfile.Read(o.InflightBody, inputfile.Kind{Name: "gRPC request message", Max: drain.MaxGRPCBody})
 	if err != nil {
