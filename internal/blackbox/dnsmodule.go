@@ -45,24 +45,8 @@ func (m *Module) dnsSection(sec *yaml.Node, in *target.Input, fail failFunc, lin
 		for i := 0; i+1 < len(sec.Content); i += 2 {
 			k, val := sec.Content[i], deref(sec.Content[i+1])
 			field := "dns." + k.Value
-			bad := func(format string, args ...any) error { return fail(val.Line, name, field, format, args...) }
-			str := func() (string, error) {
-				if val.Kind != yaml.ScalarNode {
-					return "", bad("want a single value")
-				}
-				return val.Value, nil
-			}
-			boolean := func() (bool, error) {
-				s, err := str()
-				if err != nil {
-					return false, err
-				}
-				b, err := strconv.ParseBool(s)
-				if err != nil {
-					return false, bad("%q: want true or false", s)
-				}
-				return b, nil
-			}
+			f := newField(val, fail, name, field)
+			bad, str, boolean := f.bad, f.str, f.boolean
 			var err error
 			var s string
 			switch k.Value {

@@ -38,7 +38,7 @@ func (m *Module) icmpSection(sec *yaml.Node, in *target.Input, fail failFunc) er
 	for i := 0; i+1 < len(sec.Content); i += 2 {
 		k, val := sec.Content[i], deref(sec.Content[i+1])
 		field := "icmp." + k.Value
-		bad := func(format string, args ...any) error { return fail(val.Line, m.Name, field, format, args...) }
+		bad := newField(val, fail, m.Name, field).bad
 		switch k.Value {
 		case "preferred_ip_protocol":
 			switch val.Value {

@@ -32,39 +32,10 @@ func (m *Module) section(sec *yaml.Node, in *target.Input, fail failFunc, src fu
 	for i := 0; i+1 < len(sec.Content); i += 2 {
 		k, val := sec.Content[i], deref(sec.Content[i+1])
 		field := m.Prober + "." + k.Value
-		bad := func(format string, args ...any) error { return fail(val.Line, name, field, format, args...) }
+		f := newField(val, fail, name, field)
+		bad, str, list, boolean := f.bad, f.str, f.list, f.boolean
 		// A field of another prober's: the table's rows say whose.
 		only := func(a scheme.Applies) error { return bad("only for prober %s", scheme.ProbersWith(a)) }
-		str := func() (string, error) {
-			if val.Kind != yaml.ScalarNode {
-				return "", bad("want a single value")
-			}
-			return val.Value, nil
-		}
-		list := func() ([]string, error) {
-			if val.Kind != yaml.SequenceNode {
-				return nil, bad("want a list")
-			}
-			var out []string
-			for _, e := range val.Content {
-				if e = deref(e); e.Kind != yaml.ScalarNode {
-					return nil, bad("want a list of values")
-				}
-				out = append(out, e.Value)
-			}
-			return out, nil
-		}
-		boolean := func() (bool, error) {
-			s, err := str()
-			if err != nil {
-				return false, err
-			}
-			b, err := strconv.ParseBool(s)
-			if err != nil {
-				return false, bad("%q: want true or false", s)
-			}
-			return b, nil
-		}
 		var err error
 		switch k.Value {
 		case "preferred_ip_protocol":
