@@ -23,7 +23,6 @@ import (
 	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/probe/streamprobe"
-	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type amqpExchange struct {
@@ -66,15 +65,9 @@ func (x *amqpExchange) Run(ctx context.Context) error {
 // credentials the login and Open.
 func (x *amqpExchange) talk(ctx context.Context) error {
 	cv, o := &x.cv, x.cv.P.Opts
-	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.Open(ctx); err != nil {
 		return err
 	}
-	if o.Secure() {
-		if err := cv.StartTLS(ctx); err != nil {
-			return err
-		}
-	}
-	cv.Connected()
 	if err := cv.Send(amqpwire.Header); err != nil {
 		return err
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/healthctl/healthctl/internal/probe/result"
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/probe/streamprobe"
-	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type mysqlExchange struct {
@@ -45,10 +44,9 @@ func (x *mysqlExchange) Close() { x.cv.Close() }
 
 func (x *mysqlExchange) Run(ctx context.Context) error {
 	cv, o := &x.cv, x.cv.P.Opts
-	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.Open(ctx); err != nil {
 		return err
 	}
-	cv.Connected()
 	// The server speaks first: the read window opens on the connection.
 	cv.ArmRead()
 	if err := cv.FirstByte(); err != nil {

@@ -21,7 +21,6 @@ import (
 	"github.com/healthctl/healthctl/internal/probe/session"
 	"github.com/healthctl/healthctl/internal/probe/streamprobe"
 	"github.com/healthctl/healthctl/internal/rediswire"
-	"github.com/healthctl/healthctl/internal/scheme"
 )
 
 type redisExchange struct {
@@ -41,15 +40,9 @@ func (r *redisExchange) Close() { r.cv.Close() }
 
 func (r *redisExchange) Run(ctx context.Context) error {
 	cv, o := &r.cv, r.cv.P.Opts
-	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+	if err := cv.Open(ctx); err != nil {
 		return err
 	}
-	if o.Secure() {
-		if err := cv.StartTLS(ctx); err != nil {
-			return err
-		}
-	}
-	cv.Connected()
 	req, cmds := rediswire.Request(wireURL(o.URL))
 	r.cmds = cmds
 	if err := cv.Send(req); err != nil {

@@ -82,6 +82,23 @@ func (cv *Conversation) ConnectTo(ctx context.Context, hop *url.URL, defaultPort
 	return nil
 }
 
+// Open is a client's way in: it dials the URL's host (at its row's default
+// port when it names none), makes the connection TLS when the row speaks
+// TLS (rediss://, amqps://), and closes the connect window.
+func (cv *Conversation) Open(ctx context.Context) error {
+	o := cv.P.Opts
+	if err := cv.Connect(ctx, scheme.DefaultPort(o.URL.Scheme)); err != nil {
+		return err
+	}
+	if o.Secure() {
+		if err := cv.StartTLS(ctx); err != nil {
+			return err
+		}
+	}
+	cv.Connected()
+	return nil
+}
+
 // StartTLS makes the connection TLS (the tls phase, every TLS reason).
 func (cv *Conversation) StartTLS(ctx context.Context) error {
 	conn := tlsClient(cv.P, cv.Conn)
