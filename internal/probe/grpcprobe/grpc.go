@@ -188,18 +188,7 @@ func grpcTransport(p *session.Probe, first *firstBytes) *http.Transport {
 			return nil
 		}
 		tr.TLSClientConfig = tc
-		tr.Proxy = func(r *http.Request) (*url.URL, error) {
-			var pu *url.URL
-			var err error
-			if o.Proxy != nil {
-				pu, err = o.Proxy(r.URL)
-			}
-			o.Redactor.AddURL(pu)
-			p.Mu.Lock()
-			p.Proxied, p.ProxyURL = pu != nil, pu
-			p.Mu.Unlock()
-			return pu, err
-		}
+		tr.Proxy = func(r *http.Request) (*url.URL, error) { return p.UseProxy(r.URL, nil) }
 	}
 	return tr
 }

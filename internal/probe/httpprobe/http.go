@@ -367,18 +367,9 @@ func transport(p *session.Probe) *http.Transport {
 		return nil
 	}
 	tr.Proxy = func(r *http.Request) (*url.URL, error) {
-		var pu *url.URL
-		var err error
-		if o.Proxy != nil {
-			pu, err = o.Proxy(r.URL)
-		}
-		// A proxy's credentials are secrets like the target's.
-		o.Redactor.AddURL(pu)
-		p.Mu.Lock()
-		p.Proxied, p.ProxyURL = pu != nil, pu
-		p.Forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
-		p.Mu.Unlock()
-		return pu, err
+		return p.UseProxy(r.URL, func(pu *url.URL) {
+			p.Forward = pu != nil && r.URL.Scheme == "http" && (pu.Scheme == "http" || pu.Scheme == "https")
+		})
 	}
 	return tr
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"net/url"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +75,26 @@ func (p *Probe) closeConns() {
 	for _, c := range cs {
 		c.Close()
 	}
+}
+
+// UseProxy is the proxy of a request to u (the options' proxy rule, nil for
+// none), noted on the run with what also, when given, notes of it under the
+// same lock: a proxy's credentials are secrets like the target's.
+func (p *Probe) UseProxy(u *url.URL, also func(pu *url.URL)) (*url.URL, error) {
+	o := p.Opts
+	var pu *url.URL
+	var err error
+	if o.Proxy != nil {
+		pu, err = o.Proxy(u)
+	}
+	o.Redactor.AddURL(pu)
+	p.Mu.Lock()
+	p.Proxied, p.ProxyURL = pu != nil, pu
+	if also != nil {
+		also(pu)
+	}
+	p.Mu.Unlock()
+	return pu, err
 }
 
 // Dial resolves and connects, recording the dns and connect phases. The
