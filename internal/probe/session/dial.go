@@ -77,6 +77,17 @@ func (p *Probe) closeConns() {
 	}
 }
 
+// beginDial counts a dial in (p.Mu held) and gives its deadline, the
+// connect window's; false when the probe has stopped: no dial begins.
+func (p *Probe) beginDial() (deadline time.Time, ok bool) {
+	if p.Stopped {
+		return time.Time{}, false
+	}
+	p.dialing++
+	p.dialErr = nil
+	return p.ConnDeadline, true
+}
+
 // UseProxy is the proxy of a request to u (the options' proxy rule, nil for
 // none), noted on the run with what also, when given, notes of it under the
 // same lock: a proxy's credentials are secrets like the target's.
@@ -118,13 +129,11 @@ func (p *Probe) DialHost(ctx context.Context, host, port string) (c net.Conn, er
 	// The connect window is the dial's context deadline: every attempt
 	// (and the lookup) ends when it closes, whatever the timer does.
 	p.Mu.Lock()
-	if p.Stopped {
+	deadline, ok := p.beginDial()
+	if !ok {
 		p.Mu.Unlock()
 		return nil, context.Canceled
 	}
-	p.dialing++
-	p.dialErr = nil
-	deadline := p.ConnDeadline
 	// The addresses go in the run's own buffer when no other dial of
 	// the probe is running (none reads them once its dial is done).
 	var buf []netip.Addr
@@ -207,13 +216,11 @@ func (p *Probe) dialDone(deadline time.Time, err error) {
 // (dialErr), as a refused port does.
 func (p *Probe) DialUnix(ctx context.Context, path string) (c net.Conn, err error) {
 	p.Mu.Lock()
-	if p.Stopped {
+	deadline, ok := p.beginDial()
+	if !ok {
 		p.Mu.Unlock()
 		return nil, context.Canceled
 	}
-	p.dialing++
-	p.dialErr = nil
-	deadline := p.ConnDeadline
 	t0 := time.Now()
 	p.EnterAt(classify.StageConnect, t0)
 	p.Address, p.Family = path, 0
