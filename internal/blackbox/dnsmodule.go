@@ -103,7 +103,7 @@ func (m *Module) dnsSection(sec *yaml.Node, in *target.Input, fail failFunc, lin
 				fallback, err = boolean()
 			case "dns_over_tls":
 				if dot, err = boolean(); err == nil && dot {
-					err = bad("true: not supported: \"whether to use DNS over TLS\": healthctl's dns:// speaks DNS over UDP and TCP only")
+					err = bad("true: not supported: \"whether to use DNS over TLS\": healthctl's %s:// speaks DNS over UDP and TCP only", m.row.Name)
 				}
 			case "tls_config":
 				// Only DNS over TLS reads it (blackbox too), and that is

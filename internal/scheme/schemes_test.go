@@ -230,3 +230,73 @@ func TestInflightCallsAreTheirRows(t *testing.T) {
 		t.Fatalf("no row takes an --inflight call: %q", InflightCalls())
 	}
 }
+
+// TestSchemeURLsWrittenOnlyInTheirRooms: outside the table, its exchanges
+// and each kind's own wire package, no production string writes a URL of
+// a protocol other than HTTP ("grpc://…" in a flag's help, an error's
+// "want redis://…"): what a row's URLs look like, the help and the errors
+// read from the row (URLList, InflightCalls, Form), so a row's change is
+// one edit.
+func TestSchemeURLsWrittenOnlyInTheirRooms(t *testing.T) {
+	root := filepath.Join("..", "..")
+	var names []string
+	for _, s := range schemes {
+		if s.Kind != nil {
+			names = append(names, append([]string{s.Name}, s.Aliases...)...)
+		}
+	}
+	home := func(rel string) bool {
+		for _, h := range schemeHome {
+			if rel == h || strings.HasSuffix(h, "/") && strings.HasPrefix(rel, h) {
+				return true
+			}
+		}
+		for _, k := range append([]string{"icmpwire"}, kindPackages...) {
+			if strings.HasPrefix(rel, "internal/"+k+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") ||
+			!(strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "cmd/")) || home(rel) {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			e, ok := n.(ast.Expr)
+			if !ok {
+				return true
+			}
+			if lit, ok := stringLit(e); ok {
+				for _, name := range names {
+					if strings.Contains(lit, name+"://") {
+						t.Errorf("%s: %q writes a %s:// URL outside its rooms (read it from the row)", fset.Position(n.Pos()), lit, name)
+						break
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
